@@ -1,0 +1,86 @@
+#include "commands.hpp"
+
+#include <iostream>
+
+#include "core/file_io.hpp"
+#include "core/forward.hpp"
+#include "core/presets.hpp"
+#include "core/session.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+// Prints each problem as "error: <path>: <message>"; a problem about the whole document is
+// given the file's path.
+void report(const core::Problems& problems, const std::string& file) {
+    for (const core::Problem& p : problems)
+        std::cerr << "error: " << (p.path.empty() ? file + ": " + p.message : p.str()) << "\n";
+}
+
+int write_output(const std::string& text, const std::string& out_path) {
+    if (out_path.empty() || out_path == "-") {
+        std::cout << text;
+        std::cout.flush();
+        return std::cout ? exit_ok : exit_io;
+    }
+    const core::Problems problems = core::write_file_atomic(out_path, text);
+    report(problems, out_path);
+    return problems.empty() ? exit_ok : exit_io;
+}
+
+}  // namespace
+
+int compute_command(const std::string& session_path, const std::string& out_path) {
+    const core::Result<std::string> text = core::read_file(session_path);
+    if (!text) {
+        report(text.problems, session_path);
+        return exit_io;
+    }
+    const core::Result<core::Session> session = core::parse_session(*text.value);
+    if (!session) {
+        report(session.problems, session_path);
+        return exit_invalid;
+    }
+    const core::Session& s = *session.value;
+    const core::Trace trace = core::forward<double>(s.config, s.params);
+    if (const auto note = core::shape_note(s.config)) std::cerr << "note: " << *note << "\n";
+    return write_output(core::write_trace(trace), out_path);
+}
+
+int example_command(const ExampleOptions& o) {
+    core::Session session;
+    if (o.name == "worked-example") {
+        if (o.n || o.d_model || o.heads || o.d_k || o.d_v) {
+            std::cerr << "error: the worked example has fixed dimensions; -n, --d-model, --heads, --d-k and --d-v "
+                         "apply to random only\n";
+            return exit_invalid;
+        }
+        session = core::worked_example();
+    } else if (o.name == "random") {
+        core::Config c;
+        c.n = o.n.value_or(6);
+        c.d_model = o.d_model.value_or(8);
+        c.heads = o.heads.value_or(2);
+        if ((!o.d_k || !o.d_v) && c.heads > 0 && c.d_model % c.heads != 0) {
+            std::cerr << "error: --d-model " << c.d_model << " is not divisible by --heads " << c.heads
+                      << "; give --d-k and --d-v\n";
+            return exit_invalid;
+        }
+        const int per_head = c.heads > 0 ? c.d_model / c.heads : 1;
+        c.d_k = o.d_k.value_or(per_head);
+        c.d_v = o.d_v.value_or(per_head);
+        const core::Problems problems = core::validate(c);
+        if (!problems.empty()) {
+            report(problems, "");
+            return exit_invalid;
+        }
+        session = core::random_session(c, o.seed);
+    } else {
+        std::cerr << "error: unknown example \"" << o.name << "\"; expected worked-example or random\n";
+        return exit_invalid;
+    }
+    return write_output(core::write_session(session), o.out_path);
+}
+
+}  // namespace attnviz::app

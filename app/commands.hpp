@@ -1,0 +1,28 @@
+// The headless commands of the attnviz binary. Each returns the process exit code:
+// 0 success, 1 an I/O error, 2 invalid input; messages go to stderr as "error: <path>: <problem>".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnviz::app {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_io = 1;
+inline constexpr int exit_invalid = 2;
+
+// attnviz compute SESSION.json [-o TRACE.json]: the full trace as JSON, to stdout without -o.
+int compute_command(const std::string& session_path, const std::string& out_path);
+
+struct ExampleOptions {
+    std::string name;  // "worked-example" or "random"
+    std::uint64_t seed = 1;
+    std::optional<int> n, d_model, heads, d_k, d_v;
+    std::string out_path;
+};
+
+// attnviz example NAME [...] -o FILE: writes a preset session.
+int example_command(const ExampleOptions& options);
+
+}  // namespace attnviz::app

@@ -1,0 +1,18 @@
+// The explorer window: started by main when no command is given.
+#pragma once
+
+#include <string>
+
+namespace attnviz::app {
+
+struct GuiOptions {
+    std::string session_path;     // empty: the worked example
+    std::string screenshot_path;  // non-empty: render `frames` frames, write a PNG, exit
+    int frames = 3;
+    std::string size;  // "WxH"; empty: 1280x800
+};
+
+// Runs the window until it is closed (or the screenshot is written). Returns the exit code.
+int run_gui(const GuiOptions& options);
+
+}  // namespace attnviz::app

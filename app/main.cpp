@@ -1,0 +1,46 @@
+// attnviz: the command line. With a command it runs headless; without one it opens the GUI.
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "gui/gui.hpp"
+
+int main(int argc, char** argv) {
+    using namespace attnviz::app;
+    CLI::App cli{"attnviz: explore multi-head scaled dot-product attention by editing it.\n"
+                 "Without a command, opens the explorer on SESSION (or the worked example)."};
+    cli.require_subcommand(0, 1);
+
+    GuiOptions gui;
+    cli.add_option("session", gui.session_path, "A session file to open (attnviz-session JSON)");
+    cli.add_option("--screenshot", gui.screenshot_path, "Render, write the window as a PNG to this file, exit");
+    cli.add_option("--frames", gui.frames, "Frames to render before the screenshot")->check(CLI::Range(1, 10000));
+    cli.add_option("--size", gui.size, "Window size WxH, e.g. 1280x800");
+
+    std::string compute_session, compute_out;
+    CLI::App* compute = cli.add_subcommand("compute", "Compute every intermediate of a session, write it as JSON");
+    compute->add_option("session", compute_session, "The session file")->required();
+    compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)");
+
+    ExampleOptions example;
+    CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");
+    ex->add_option("name", example.name, "worked-example or random")->required();
+    ex->add_option("--seed", example.seed, "Seed of the random preset (default 1)");
+    ex->add_option("-n", example.n, "Tokens (random; default 6)");
+    ex->add_option("--d-model", example.d_model, "Embedding size (random; default 8)");
+    ex->add_option("--heads", example.heads, "Heads (random; default 2)");
+    ex->add_option("--d-k", example.d_k, "Query/key size per head (random; default d_model/heads)");
+    ex->add_option("--d-v", example.d_v, "Value size per head (random; default d_model/heads)");
+    ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
+
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // --help is a "parse error" with exit code 0; every real usage error exits with 2.
+        return cli.exit(e) == 0 ? exit_ok : exit_invalid;
+    }
+    if (compute->parsed()) return compute_command(compute_session, compute_out);
+    if (ex->parsed()) return example_command(example);
+    return run_gui(gui);
+}

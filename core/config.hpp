@@ -1,0 +1,69 @@
+// The dimensions and switches of one attention layer.
+//
+//   X ∈ R^{n×d_model}; per head i: W_Q⁽ⁱ⁾, W_K⁽ⁱ⁾ ∈ R^{d_model×d_k}, W_V⁽ⁱ⁾ ∈ R^{d_model×d_v};
+//   W_O ∈ R^{(h·d_v)×d_model} when output_projection is on.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "problem.hpp"
+
+namespace attnviz::core {
+
+enum class Mask { none, causal };
+
+// scores = scores_raw / s, with s chosen here.
+struct Scale {
+    enum class Kind { sqrt_dk, none, divisor };
+    Kind kind = Kind::sqrt_dk;
+    double divisor = 1.0;  // used only when kind == divisor (a temperature); must be > 0
+
+    // The divisor s actually applied for a given d_k: √d_k, 1, or the user's divisor.
+    double value(int d_k) const;
+    bool operator==(const Scale&) const = default;
+};
+
+struct Config {
+    int n = 2;        // sequence length (tokens, rows of X)
+    int d_model = 4;  // embedding size (columns of X)
+    int heads = 2;    // h
+    int d_k = 2;      // query/key size per head
+    int d_v = 2;      // value size per head
+    bool output_projection = true;  // output = concat·W_O, else output = concat
+    Mask mask = Mask::none;
+    Scale scale;
+
+    int concat_width() const { return heads * d_v; }  // h·d_v
+    // Columns of the output: d_model with W_O, h·d_v without.
+    int output_width() const { return output_projection ? d_model : concat_width(); }
+    bool operator==(const Config&) const = default;
+};
+
+// Size limits, so a typo cannot ask for terabytes. Documented in docs/session-format.md.
+struct Limits {
+    static constexpr int max_n = 8192;
+    static constexpr int max_d_model = 8192;
+    static constexpr int max_heads = 256;
+    static constexpr int max_d_k = 8192;
+    static constexpr int max_d_v = 8192;
+    // All numbers of the inputs and of the trace together (2^27 ≈ 134 million, 1 GiB in double).
+    static constexpr std::int64_t max_total_numbers = std::int64_t{1} << 27;
+};
+
+// How many numbers the inputs and the full trace of this config hold.
+std::int64_t total_numbers(const Config& config);
+
+// Every problem of the config, each with its field path ("config.d_k: ...").
+Problems validate(const Config& config);
+
+// A remark on a valid config that the user should see but that is not an error:
+// without W_O and with h·d_v ≠ d_model the output is not X's shape.
+std::optional<std::string> shape_note(const Config& config);
+
+const char* to_string(Mask mask);
+// "sqrt_dk", "none", or the divisor as a number.
+std::string to_string(const Scale& scale);
+
+}  // namespace attnviz::core

@@ -1,0 +1,18 @@
+// Whole-file reads and all-or-nothing writes.
+#pragma once
+
+#include <string>
+
+#include "problem.hpp"
+
+namespace attnviz::core {
+
+// The file's bytes, or a problem naming the path and the system's reason.
+Result<std::string> read_file(const std::string& path);
+
+// Writes `text` to a temporary file beside `path`, flushes it, then renames it over `path`,
+// so a reader never sees a partial file and a failed write leaves any old file untouched.
+// Returns the problems (empty on success).
+Problems write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace attnviz::core

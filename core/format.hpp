@@ -1,0 +1,15 @@
+// Number formatting used by explanations, messages and the JSON writers.
+#pragma once
+
+#include <string>
+
+namespace attnviz::core {
+
+// Shortest text that reads back as exactly the same double (at most 17 significant digits).
+std::string format_exact(double value);
+
+// A readable number for people: up to `digits` significant digits, trailing zeros dropped,
+// "−∞"/"-inf" style never produced for finite values. Negative zero prints as "0".
+std::string format_number(double value, int digits = 6);
+
+}  // namespace attnviz::core

@@ -1,0 +1,17 @@
+// Matrix types shared by the whole core.
+//
+// Every matrix is row-major, so row i of X is token i, exactly as the seeds
+// write it (X ∈ R^{n×d_model}, one token per row).
+#pragma once
+
+#include <Eigen/Core>
+
+namespace attnviz::core {
+
+template <class Scalar>
+using MatrixT = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// The user's values and the reference trace are kept in double.
+using Matrix = MatrixT<double>;
+
+}  // namespace attnviz::core

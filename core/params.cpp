@@ -1,0 +1,81 @@
+#include "params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "format.hpp"
+
+namespace attnviz::core {
+
+namespace {
+
+std::string shape_text(Eigen::Index rows, Eigen::Index cols) {
+    return std::to_string(rows) + "×" + std::to_string(cols);
+}
+
+void check_matrix(Problems& out, const std::string& path, const Matrix& m, int rows, int cols) {
+    if (m.rows() != rows || m.cols() != cols) {
+        out.push_back({path, "expected " + shape_text(rows, cols) + ", got " + shape_text(m.rows(), m.cols())});
+        return;
+    }
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            if (!std::isfinite(m(i, j)))
+                out.push_back({path + "[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+                               format_number(m(i, j)) + " is not allowed, values must be finite"});
+}
+
+// A rows×cols matrix holding `old`'s overlapping block, new cells from fill(r, c).
+template <class Fill>
+Matrix keep_and_fill(const Matrix& old, int rows, int cols, Fill fill) {
+    Matrix m(rows, cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            m(r, c) = (r < old.rows() && c < old.cols()) ? old(r, c) : fill(r, c);
+    return m;
+}
+
+}  // namespace
+
+Problems validate(const Config& config, const Params& p) {
+    Problems out;
+    check_matrix(out, "X", p.X, config.n, config.d_model);
+    if (static_cast<int>(p.heads.size()) != config.heads) {
+        out.push_back({"heads", "expected " + std::to_string(config.heads) + " heads, got " +
+                                    std::to_string(p.heads.size())});
+    } else {
+        for (int i = 0; i < config.heads; ++i) {
+            const std::string head = "heads[" + std::to_string(i) + "].";
+            check_matrix(out, head + "W_Q", p.heads[i].W_Q, config.d_model, config.d_k);
+            check_matrix(out, head + "W_K", p.heads[i].W_K, config.d_model, config.d_k);
+            check_matrix(out, head + "W_V", p.heads[i].W_V, config.d_model, config.d_v);
+        }
+    }
+    if (config.output_projection) check_matrix(out, "W_O", p.W_O, config.concat_width(), config.d_model);
+    return out;
+}
+
+double fill_weight(int head, int r, int c, int cols) { return (r + head) % cols == c ? 1.0 : 0.0; }
+
+double fill_output(int r, int c) { return r == c ? 1.0 : 0.0; }
+
+Params filled(const Config& config) { return resize(Params{}, config); }
+
+Params resize(const Params& from, const Config& to) {
+    Params p;
+    p.X = keep_and_fill(from.X, to.n, to.d_model, [](int, int) { return 0.0; });
+    p.heads.resize(to.heads);
+    for (int i = 0; i < to.heads; ++i) {
+        const HeadParams old = i < static_cast<int>(from.heads.size()) ? from.heads[i] : HeadParams{};
+        auto fill_k = [&](int r, int c) { return fill_weight(i, r, c, to.d_k); };
+        auto fill_v = [&](int r, int c) { return fill_weight(i, r, c, to.d_v); };
+        p.heads[i].W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill_k);
+        p.heads[i].W_K = keep_and_fill(old.W_K, to.d_model, to.d_k, fill_k);
+        p.heads[i].W_V = keep_and_fill(old.W_V, to.d_model, to.d_v, fill_v);
+    }
+    p.W_O = keep_and_fill(from.W_O, to.concat_width(), to.d_model, fill_output);
+    return p;
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,53 @@
+// The numbers a user edits: the input X and every weight matrix.
+#pragma once
+
+#include <vector>
+
+#include "config.hpp"
+#include "matrix.hpp"
+#include "problem.hpp"
+
+namespace attnviz::core {
+
+struct HeadParams {
+    Matrix W_Q;  // d_model×d_k
+    Matrix W_K;  // d_model×d_k
+    Matrix W_V;  // d_model×d_v
+    bool operator==(const HeadParams&) const = default;
+};
+
+struct Params {
+    Matrix X;                       // n×d_model, one token per row
+    std::vector<HeadParams> heads;  // h entries
+    Matrix W_O;                     // (h·d_v)×d_model; kept even while output_projection is off
+    bool operator==(const Params&) const = default;
+};
+
+// Which weight matrix of a head; used by the fill rule and by explain().
+enum class Weight { W_Q, W_K, W_V };
+
+// Every shape mismatch and every non-finite value, with its field path:
+// "heads[1].W_K: expected 4×2, got 4×3", "X[0][2]: NaN is not allowed".
+// W_O is checked only when config.output_projection is on.
+Problems validate(const Config& config, const Params& params);
+
+// The value the fill rule gives a cell that a resize creates (see resize()).
+//   X:            0
+//   W_Q/W_K/W_V of head i (0-based), r×c of a d_model×cols matrix:
+//                 1 when (r + i) mod cols == c, else 0
+//                 (the pattern of seed 001's worked example: head 1 [[1,0],[0,1],[1,0],[0,1]],
+//                  head 2 [[0,1],[1,0],[0,1],[1,0]])
+//   W_O:          1 when r == c, else 0 (the identity)
+double fill_weight(int head, int r, int c, int cols);
+double fill_output(int r, int c);
+
+// Zero-filled params of the right shapes, then the fill rule everywhere.
+Params filled(const Config& config);
+
+// Params for `to`, keeping every value of `from` whose (head, row, column) still exists —
+// the overlapping top-left block of each matrix and every head with index < min(h_from, h_to) —
+// and giving each new cell the fill rule's value. W_O keeps its block too.
+// Changing n, d_model, h, d_k or d_v therefore never loses an edit that still fits.
+Params resize(const Params& from, const Config& to);
+
+}  // namespace attnviz::core

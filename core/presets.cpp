@@ -1,0 +1,63 @@
+#include "presets.hpp"
+
+#include <cmath>
+#include <random>
+
+namespace attnviz::core {
+
+Session worked_example() {
+    Session s;
+    s.config = Config{};  // n = 2, d_model = 4, h = 2, d_k = d_v = 2, W_O on, no mask, √d_k
+    s.tokens = default_tokens(2);
+    s.params.X = Matrix{{1, 0, 1, 0}, {0, 2, 0, 2}};
+    const Matrix head1{{1, 0}, {0, 1}, {1, 0}, {0, 1}};
+    const Matrix head2{{0, 1}, {1, 0}, {0, 1}, {1, 0}};
+    s.params.heads = {{head1, head1, head1}, {head2, head2, head2}};
+    s.params.W_O = Matrix::Identity(4, 4);
+    return s;
+}
+
+namespace {
+
+// U(−a, a) from 53 random bits: the same numbers everywhere, unlike std::uniform_real_distribution.
+class Uniform {
+public:
+    explicit Uniform(std::uint64_t seed) : engine_(seed) {}
+    double operator()(double a) {
+        const double unit = static_cast<double>(engine_() >> 11) * 0x1.0p-53;  // [0, 1)
+        return (2 * unit - 1) * a;
+    }
+    Matrix matrix(int rows, int cols, double a) {
+        Matrix m(rows, cols);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) m(r, c) = (*this)(a);
+        return m;
+    }
+
+private:
+    std::mt19937_64 engine_;
+};
+
+double glorot(int fan_in, int fan_out) { return std::sqrt(6.0 / (fan_in + fan_out)); }
+
+}  // namespace
+
+Session random_session(const Config& config, std::uint64_t seed) {
+    Uniform u(seed);
+    Session s;
+    s.config = config;
+    s.tokens = default_tokens(config.n);
+    s.params.X = u.matrix(config.n, config.d_model, 1.0);
+    for (int i = 0; i < config.heads; ++i) {
+        HeadParams h;
+        h.W_Q = u.matrix(config.d_model, config.d_k, glorot(config.d_model, config.d_k));
+        h.W_K = u.matrix(config.d_model, config.d_k, glorot(config.d_model, config.d_k));
+        h.W_V = u.matrix(config.d_model, config.d_v, glorot(config.d_model, config.d_v));
+        s.params.heads.push_back(std::move(h));
+    }
+    // W_O is drawn even while the projection is off, so turning it on shows a real matrix.
+    s.params.W_O = u.matrix(config.concat_width(), config.d_model, glorot(config.concat_width(), config.d_model));
+    return s;
+}
+
+}  // namespace attnviz::core

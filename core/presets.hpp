@@ -1,0 +1,27 @@
+// Ready-made sessions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "session.hpp"
+
+namespace attnviz::core {
+
+// Seed 001's example exactly: n = 2, d_model = 4, h = 2, d_k = d_v = 2,
+//   X = [[1, 0, 1, 0], [0, 2, 0, 2]],
+//   head 1: W_Q = W_K = W_V = [[1, 0], [0, 1], [1, 0], [0, 1]],
+//   head 2: W_Q = W_K = W_V = [[0, 1], [1, 0], [0, 1], [1, 0]],
+//   W_O = the 4×4 identity (the seed gives none), scale √d_k, no mask.
+Session worked_example();
+
+// Glorot-uniform weights, W ~ U(−a, a) with a = √(6 / (fan_in + fan_out)), and X ~ U(−1, 1),
+// all drawn from one seeded generator in a fixed order (X, then per head W_Q, W_K, W_V, then W_O),
+// so a seed gives the same session on every machine. Precondition: validate(config) is empty.
+Session random_session(const Config& config, std::uint64_t seed);
+
+// The presets by name: "worked-example" or "random" (with the given config and seed).
+inline constexpr const char* preset_names[] = {"worked-example", "random"};
+
+}  // namespace attnviz::core

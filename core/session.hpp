@@ -1,0 +1,49 @@
+// A session: what the user edits and saves. Its file format is docs/session-format.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "forward.hpp"
+#include "params.hpp"
+#include "problem.hpp"
+
+namespace attnviz::core {
+
+inline constexpr const char* session_format = "attnviz-session";
+inline constexpr const char* trace_format = "attnviz-trace";
+inline constexpr int session_version = 1;
+inline constexpr int trace_version = 1;
+
+struct Session {
+    Config config;
+    std::vector<std::string> tokens;  // n labels, one per row of X
+    Params params;
+    bool operator==(const Session&) const = default;
+};
+
+// "x1" … "xn".
+std::vector<std::string> default_tokens(int n);
+
+// Every problem of a session held in memory: config, token count, shapes, finiteness.
+Problems validate(const Session& session);
+
+// The session with new dimensions: params through resize(), tokens kept or extended with defaults.
+// Precondition: validate(config) is empty.
+Session resized(const Session& session, const Config& config);
+
+// Parses a session file. Reports every problem it can find, each with its field path;
+// malformed JSON is reported with its line and column.
+Result<Session> parse_session(std::string_view text);
+
+// The session as JSON: deterministic, numbers in their shortest exact form, one matrix row per line.
+// parse_session(write_session(s)) == s, and writing again gives the same bytes.
+std::string write_session(const Session& session);
+
+// The trace as JSON ("attnviz-trace" version 1): every intermediate of every head, concat and output;
+// numbers in their shortest exact form (at most 17 significant digits), null for a masked score.
+std::string write_trace(const Trace& trace);
+
+}  // namespace attnviz::core
