@@ -22,4 +22,17 @@ std::string format_number(double value, int digits) {
     return buf;
 }
 
+std::string format_compact(double value, int digits) {
+    std::string s = format_number(value, digits);
+    const size_t e = s.find('e');
+    if (e == std::string::npos) return s;
+    size_t k = e + 1;
+    if (k < s.size() && (s[k] == '+' || s[k] == '-')) {
+        if (s[k] == '+') s.erase(k, 1);
+        else ++k;
+    }
+    while (k + 1 < s.size() && s[k] == '0') s.erase(k, 1);
+    return s;
+}
+
 }  // namespace attnviz::core

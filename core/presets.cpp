@@ -38,9 +38,14 @@ private:
     std::mt19937_64 engine_;
 };
 
-double glorot(int fan_in, int fan_out) { return std::sqrt(6.0 / (fan_in + fan_out)); }
-
 }  // namespace
+
+double glorot_limit(int fan_in, int fan_out) { return std::sqrt(6.0 / (fan_in + fan_out)); }
+
+Matrix random_matrix(int rows, int cols, double limit, std::uint64_t seed) {
+    Uniform u(seed);
+    return u.matrix(rows, cols, limit);
+}
 
 Session random_session(const Config& config, std::uint64_t seed) {
     Uniform u(seed);
@@ -50,13 +55,13 @@ Session random_session(const Config& config, std::uint64_t seed) {
     s.params.X = u.matrix(config.n, config.d_model, 1.0);
     for (int i = 0; i < config.heads; ++i) {
         HeadParams h;
-        h.W_Q = u.matrix(config.d_model, config.d_k, glorot(config.d_model, config.d_k));
-        h.W_K = u.matrix(config.d_model, config.d_k, glorot(config.d_model, config.d_k));
-        h.W_V = u.matrix(config.d_model, config.d_v, glorot(config.d_model, config.d_v));
+        h.W_Q = u.matrix(config.d_model, config.d_k, glorot_limit(config.d_model, config.d_k));
+        h.W_K = u.matrix(config.d_model, config.d_k, glorot_limit(config.d_model, config.d_k));
+        h.W_V = u.matrix(config.d_model, config.d_v, glorot_limit(config.d_model, config.d_v));
         s.params.heads.push_back(std::move(h));
     }
     // W_O is drawn even while the projection is off, so turning it on shows a real matrix.
-    s.params.W_O = u.matrix(config.concat_width(), config.d_model, glorot(config.concat_width(), config.d_model));
+    s.params.W_O = u.matrix(config.concat_width(), config.d_model, glorot_limit(config.concat_width(), config.d_model));
     return s;
 }
 

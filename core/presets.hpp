@@ -21,7 +21,10 @@ Session worked_example();
 // so a seed gives the same session on every machine. Precondition: validate(config) is empty.
 Session random_session(const Config& config, std::uint64_t seed);
 
-// The presets by name: "worked-example" or "random" (with the given config and seed).
-inline constexpr const char* preset_names[] = {"worked-example", "random"};
+// A rows×cols matrix of U(−limit, limit) values from `seed`, with the same generator.
+Matrix random_matrix(int rows, int cols, double limit, std::uint64_t seed);
+
+// The Glorot-uniform limit √(6 / (fan_in + fan_out)) of a fan_in×fan_out weight matrix.
+double glorot_limit(int fan_in, int fan_out);
 
 }  // namespace attnviz::core

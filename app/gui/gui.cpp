@@ -1,12 +1,186 @@
 #include "gui.hpp"
 
+#include <glad/gl.h>
+// glad must come before GLFW so GLFW does not include the system GL header.
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <stb_image_write.h>
+
+#include <cfloat>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <memory>
+#include <vector>
+
+#include "core/presets.hpp"
+#include "fonts.hpp"
+#include "frame.hpp"
+#include "widgets/heatmap.hpp"
 
 namespace attnviz::app {
 
-int run_gui(const GuiOptions&) {
-    std::cerr << "error: this build of attnviz has no GUI yet\n";
-    return 1;
+namespace {
+
+bool parse_size(const std::string& text, int& w, int& h) {
+    if (text.empty()) return true;
+    char x = 0;
+    char rest = 0;
+    return std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &rest) == 3 && (x == 'x' || x == 'X') && w >= 320 &&
+           h >= 240 && w <= 16384 && h <= 16384;
+}
+
+// Where the window layout is kept: $XDG_CONFIG_HOME/attnviz or ~/.config/attnviz.
+std::string layout_file() {
+    namespace fs = std::filesystem;
+    fs::path dir;
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+        dir = fs::path(xdg) / "attnviz";
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        dir = fs::path(home) / ".config" / "attnviz";
+    else
+        return "";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    return ec ? "" : (dir / "layout.ini").string();
+}
+
+ImTextureID upload_texture(ImTextureID previous, int cols, int rows, const std::uint32_t* rgba) {
+    GLuint tex = static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(previous));
+    if (!tex) {
+        glGenTextures(1, &tex);
+        glBindTexture(GL_TEXTURE_2D, tex);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    }
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+    return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(tex));
+}
+
+bool write_screenshot(GLFWwindow* window, const std::string& path) {
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+    for (size_t k = 3; k < pixels.size(); k += 4) pixels[k] = 255;  // opaque
+    stbi_flip_vertically_on_write(1);
+    return stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4) != 0;
+}
+
+AppState initial_state(const GuiOptions& o) {
+    AppState state(core::worked_example());
+    state.set_message("Seed 001's worked example. Edit any number, or load a preset.", false);
+    if (!o.session_path.empty()) state.open_file(o.session_path);
+    return state;
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+    int width = 1280, height = 800;
+    if (!parse_size(o.size, width, height)) {
+        std::cerr << "error: --size: expected WxH between 320x240 and 16384x16384, got \"" << o.size << "\"\n";
+        return 2;
+    }
+    glfwSetErrorCallback([](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
+    if (!glfwInit()) {
+        std::cerr << "error: cannot open a window (no display? set DISPLAY or run under Xvfb)\n";
+        return 1;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    const bool screenshot = !o.screenshot_path.empty();
+    if (screenshot) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+    GLFWwindow* window = glfwCreateWindow(width, height, "attnviz", nullptr, nullptr);
+    if (!window) {
+        std::cerr << "error: cannot create an OpenGL 3.3 window\n";
+        glfwTerminate();
+        return 1;
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(screenshot ? 0 : 1);
+    if (!gladLoadGL(glfwGetProcAddress)) {
+        std::cerr << "error: cannot load OpenGL 3.3 functions\n";
+        glfwDestroyWindow(window);
+        glfwTerminate();
+        return 1;
+    }
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    // A screenshot is made from the default layout, never from (or into) the user's saved one.
+    const std::string ini = screenshot ? "" : layout_file();
+    io.IniFilename = ini.empty() ? nullptr : ini.c_str();
+    ImGui::StyleColorsDark();
+    ImGui::GetStyle().WindowRounding = 3;
+    const Fonts fonts = load_fonts(16.0f);
+    set_number_font(fonts.numbers);
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    set_texture_uploader(upload_texture);
+
+    int exit_code = 0;
+    {
+        AppState state = initial_state(o);
+        state.set_notation(fonts.notation);
+        Panels panels;
+        // Files dropped on the window are opened like File > Open.
+        static AppState* drop_target = nullptr;
+        drop_target = &state;
+        glfwSetDropCallback(window, [](GLFWwindow*, int count, const char** paths) {
+            if (count > 0 && drop_target) drop_target->open_file(paths[0]);
+        });
+
+        auto last = std::chrono::steady_clock::now();
+        float frame_ms = 0;
+        for (int frame = 0; !glfwWindowShouldClose(window) && !panels.menu.quit; ++frame) {
+            glfwPollEvents();
+            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            // A screenshot shows the app as it opens, not wherever the pointer happens to be.
+            if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+            ImGui::NewFrame();
+            draw_frame(state, panels, frame_ms);
+            ImGui::Render();
+            int fb_w = 0, fb_h = 0;
+            glfwGetFramebufferSize(window, &fb_w, &fb_h);
+            glViewport(0, 0, fb_w, fb_h);
+            glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+            glClear(GL_COLOR_BUFFER_BIT);
+            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            if (screenshot && frame + 1 >= o.frames) {
+                if (!write_screenshot(window, o.screenshot_path)) {
+                    std::cerr << "error: " << o.screenshot_path << ": cannot write the PNG\n";
+                    exit_code = 1;
+                }
+                break;
+            }
+            glfwSwapBuffers(window);
+            const auto now = std::chrono::steady_clock::now();
+            frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
+            last = now;
+        }
+        drop_target = nullptr;
+    }
+    set_texture_uploader(nullptr);
+    set_number_font(nullptr);
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return exit_code;
 }
 
 }  // namespace attnviz::app

@@ -1,0 +1,173 @@
+#include "app_state.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/file_io.hpp"
+#include "core/format.hpp"
+#include "core/presets.hpp"
+
+namespace attnviz::app {
+
+namespace {
+std::string shape(const core::Matrix& m) { return std::to_string(m.rows()) + "×" + std::to_string(m.cols()); }
+}  // namespace
+
+AppState::AppState(core::Session session) : session_(std::move(session)) { update(); }
+
+const core::Matrix* AppState::matrix(MatrixRef ref) const {
+    return core::find_matrix(session_.params, trace_, ref.id, ref.head);
+}
+
+core::Matrix* AppState::mutable_matrix(MatrixRef ref) {
+    if (!core::is_input(ref.id)) return nullptr;
+    if (ref.id == core::MatrixId::X) return &session_.params.X;
+    if (ref.id == core::MatrixId::W_O) return &session_.params.W_O;
+    if (ref.head < 0 || ref.head >= static_cast<int>(session_.params.heads.size())) return nullptr;
+    core::HeadParams& h = session_.params.heads[ref.head];
+    return ref.id == core::MatrixId::W_Q ? &h.W_Q : ref.id == core::MatrixId::W_K ? &h.W_K : &h.W_V;
+}
+
+core::Result<core::Explanation> AppState::explain(const CellRef& cell) const {
+    return core::explain(session_.params, trace_, cell.matrix.id, cell.matrix.head, cell.row, cell.col, notation_);
+}
+
+std::string AppState::label(MatrixRef ref) const { return core::label(ref.id, ref.head, notation_); }
+
+bool AppState::set_cell(const CellRef& cell, double value) {
+    core::Matrix* m = mutable_matrix(cell.matrix);
+    if (!m || cell.row < 0 || cell.col < 0 || cell.row >= m->rows() || cell.col >= m->cols()) {
+        set_message("There is no cell [" + std::to_string(cell.row) + "][" + std::to_string(cell.col) + "] in " +
+                        label(cell.matrix) + " to edit.",
+                    true);
+        return false;
+    }
+    if (!std::isfinite(value)) {
+        set_message(label(cell.matrix) + ": " + core::format_number(value) + " is not allowed, values must be finite.",
+                    true);
+        return false;
+    }
+    if ((*m)(cell.row, cell.col) == value) return true;
+    (*m)(cell.row, cell.col) = value;
+    mark_dirty();
+    return true;
+}
+
+bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
+    core::Matrix* m = mutable_matrix(ref);
+    if (!m) {
+        set_message(label(ref) + " cannot be edited.", true);
+        return false;
+    }
+    if (values.rows() != m->rows() || values.cols() != m->cols()) {
+        set_message(label(ref) + ": expected " + shape(*m) + ", got " + shape(values) + "; nothing was changed.",
+                    true);
+        return false;
+    }
+    if (!values.allFinite()) {
+        set_message(label(ref) + ": values must be finite; nothing was changed.", true);
+        return false;
+    }
+    *m = values;
+    mark_dirty();
+    return true;
+}
+
+bool AppState::set_config(const core::Config& config) {
+    if (config == session_.config) return true;
+    const core::Problems problems = core::validate(config);
+    if (!problems.empty()) {
+        std::string text = "Not applied: ";
+        for (size_t k = 0; k < problems.size(); ++k) text += (k ? "; " : "") + problems[k].str();
+        set_message(text, true);
+        return false;
+    }
+    session_ = core::resized(session_, config);
+    has_selection_ = false;  // cells move when dimensions change
+    if (viewed_.head >= config.heads) viewed_.head = config.heads - 1;
+    if (const auto note = core::shape_note(config))
+        set_message(*note, false);
+    else
+        set_message("", false);
+    mark_dirty();
+    return true;
+}
+
+bool AppState::set_token(int row, const std::string& text) {
+    if (row < 0 || row >= static_cast<int>(session_.tokens.size())) return false;
+    session_.tokens[row] = text;
+    return true;
+}
+
+void AppState::set_session(core::Session session, const std::string& description) {
+    session_ = std::move(session);
+    has_selection_ = false;
+    if (viewed_.head >= session_.config.heads) viewed_.head = 0;
+    set_message(description, false);
+    mark_dirty();
+}
+
+bool AppState::open_file(const std::string& path) {
+    const core::Result<std::string> text = core::read_file(path);
+    core::Problems problems = text.problems;
+    if (text) {
+        core::Result<core::Session> parsed = core::parse_session(*text.value);
+        if (parsed) {
+            set_session(std::move(*parsed.value), "Opened " + path);
+            file_path_ = path;
+            return true;
+        }
+        problems = parsed.problems;
+    }
+    std::string msg = "Could not open " + path + " (your current session is unchanged): ";
+    for (size_t k = 0; k < problems.size() && k < 8; ++k) msg += (k ? "; " : "") + problems[k].str();
+    if (problems.size() > 8) msg += "; and " + std::to_string(problems.size() - 8) + " more";
+    set_message(msg, true);
+    return false;
+}
+
+bool AppState::save_file(const std::string& path) {
+    const core::Problems problems = core::write_file_atomic(path, core::write_session(session_));
+    if (!problems.empty()) {
+        set_message("Could not save: " + problems.front().str(), true);
+        return false;
+    }
+    file_path_ = path;
+    set_message("Saved " + path, false);
+    return true;
+}
+
+void AppState::randomize(std::uint64_t seed) {
+    core::Session s = core::random_session(session_.config, seed);
+    s.tokens = session_.tokens;
+    set_session(std::move(s), "Random values from seed " + std::to_string(seed));
+}
+
+void AppState::select(const CellRef& cell) {
+    selection_ = cell;
+    has_selection_ = true;
+    refresh_selection_operands();
+}
+
+void AppState::refresh_selection_operands() {
+    selection_operands_.clear();
+    if (!has_selection_) return;
+    const core::Result<core::Explanation> e = explain(selection_);
+    if (e)
+        selection_operands_ = e.value->operands;
+    else
+        has_selection_ = false;  // the cell no longer exists
+}
+
+bool AppState::update() {
+    if (!dirty_) return false;
+    const auto start = std::chrono::steady_clock::now();
+    trace_ = core::forward<double>(session_.config, session_.params);
+    compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    dirty_ = false;
+    ++generation_;
+    refresh_selection_operands();
+    return true;
+}
+
+}  // namespace attnviz::app

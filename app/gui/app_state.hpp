@@ -1,0 +1,105 @@
+// AppState: the one owner of the session, its trace, the selection and the user-facing messages.
+//
+// Panels read through the const accessors and change things only through the setters, which
+// validate, keep the session valid, and mark the trace dirty. update() recomputes the trace once
+// per change (never per frame); it is the only place a recompute happens, so it can move to a
+// worker thread without touching the panels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/explain.hpp"
+#include "core/forward.hpp"
+#include "core/session.hpp"
+
+namespace attnviz::app {
+
+// A matrix of the session or the trace: X, W_O, concat and output ignore head.
+struct MatrixRef {
+    core::MatrixId id = core::MatrixId::weights;
+    int head = 0;
+    bool operator==(const MatrixRef&) const = default;
+};
+
+struct CellRef {
+    MatrixRef matrix;
+    int row = 0;
+    int col = 0;
+    bool operator==(const CellRef&) const = default;
+};
+
+struct Message {
+    std::string text;
+    bool error = false;
+};
+
+class AppState {
+public:
+    explicit AppState(core::Session session);
+
+    const core::Session& session() const { return session_; }
+    const core::Config& config() const { return session_.config; }
+    const core::Trace& trace() const { return trace_; }
+    // The matrix, or nullptr when it does not exist (a head out of range, W_O while off).
+    const core::Matrix* matrix(MatrixRef ref) const;
+    // The arithmetic of a cell, in the notation the loaded font can show.
+    core::Result<core::Explanation> explain(const CellRef& cell) const;
+    std::string label(MatrixRef ref) const;  // "Q⁽¹⁾" or "Q(1)"
+
+    // --- Setters. Each leaves the session valid; a refused change sets an error message and
+    // leaves everything as it was.
+    bool set_cell(const CellRef& cell, double value);
+    bool set_matrix(MatrixRef ref, const core::Matrix& values);  // shape must match
+    bool set_config(const core::Config& config);                  // resizes, keeping what fits
+    bool set_token(int row, const std::string& label);
+    void set_session(core::Session session, const std::string& description);  // must be valid
+    bool open_file(const std::string& path);  // a bad file is reported; the current work stays
+    bool save_file(const std::string& path);
+    void randomize(std::uint64_t seed);  // every value of the session, same dimensions
+
+    // Recomputes the trace if anything changed since the last call. Returns whether it did.
+    bool update();
+    bool dirty() const { return dirty_; }
+    double compute_ms() const { return compute_ms_; }
+    // Increases with every recompute; caches keyed on it (heatmap textures) know when to refresh.
+    std::uint64_t generation() const { return generation_; }
+
+    // The selected cell (clicked), whose operands the views highlight.
+    const CellRef* selection() const { return has_selection_ ? &selection_ : nullptr; }
+    void select(const CellRef& cell);
+    void clear_selection() { has_selection_ = false; }
+    // What produced the selected cell (rows, columns or cells of other matrices), for highlights.
+    const std::vector<core::OperandRef>& selection_operands() const { return selection_operands_; }
+    // The matrix the viewer shows; the pipeline sets it.
+    MatrixRef viewed() const { return viewed_; }
+    void view(MatrixRef ref) { viewed_ = ref; }
+
+    const Message& message() const { return message_; }
+    void set_message(std::string text, bool error = false) { message_ = {std::move(text), error}; }
+    const std::string& file_path() const { return file_path_; }
+
+    core::Notation notation() const { return notation_; }
+    void set_notation(core::Notation n) { notation_ = n; }
+
+private:
+    core::Matrix* mutable_matrix(MatrixRef ref);
+    void mark_dirty() { dirty_ = true; }
+    void refresh_selection_operands();
+
+    core::Session session_;
+    core::Trace trace_;
+    bool dirty_ = true;
+    double compute_ms_ = 0;
+    std::uint64_t generation_ = 0;
+    CellRef selection_;
+    bool has_selection_ = false;
+    std::vector<core::OperandRef> selection_operands_;
+    MatrixRef viewed_;
+    Message message_;
+    std::string file_path_;
+    core::Notation notation_ = core::Notation::unicode;
+};
+
+}  // namespace attnviz::app

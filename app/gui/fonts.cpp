@@ -1,0 +1,32 @@
+#include "fonts.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <imgui.h>
+
+namespace attnviz::app {
+
+Fonts load_fonts(float size_pixels, const char* path) {
+    ImGuiIO& io = ImGui::GetIO();
+    static const ImWchar ranges[] = {
+        0x0020, 0x00FF,  // Basic Latin, Latin-1 (·, ×, ÷, ¹ ² ³)
+        0x0370, 0x03FF,  // Greek
+        0x1D00, 0x1DBF,  // phonetic extensions: ᵀ and other modifier letters
+        0x2010, 0x205E,  // dashes, quotes, bullets, …
+        0x2070, 0x209F,  // superscripts and subscripts: ⁽ ⁾ ⁴ … ₀ ₁
+        0x2190, 0x21FF,  // arrows
+        0x2200, 0x22FF,  // mathematical operators: √ Σ − ∞ ≈ ≠
+        0x25A0, 0x25FF,  // geometric shapes: ▶ ■
+        0,
+    };
+    const float numbers_size = std::round(size_pixels * 0.8f);
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && io.Fonts->AddFontFromFileTTF(path, size_pixels, nullptr, ranges)) {
+        ImFont* numbers = io.Fonts->AddFontFromFileTTF(path, numbers_size, nullptr, ranges);
+        return {core::Notation::unicode, numbers};
+    }
+    io.Fonts->AddFontDefault();
+    return {core::Notation::ascii, nullptr};
+}
+
+}  // namespace attnviz::app

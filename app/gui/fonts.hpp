@@ -1,0 +1,21 @@
+// The UI font: DejaVu Sans (fonts-dejavu-core) with the glyphs the formulas use
+// (√, ᵀ, ·, Σ, −, ∞, superscripts, Greek). Without it, ImGui's default font and ASCII formulas.
+#pragma once
+
+#include <imgui.h>
+
+#include "core/explain.hpp"
+
+namespace attnviz::app {
+
+inline constexpr const char* dejavu_sans_path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+struct Fonts {
+    core::Notation notation = core::Notation::ascii;  // what the UI font can show
+    ImFont* numbers = nullptr;                          // a smaller font for the values in cells
+};
+
+// Adds the UI font (the default) and the numbers font to the current ImGui context's atlas.
+Fonts load_fonts(float size_pixels, const char* path = dejavu_sans_path);
+
+}  // namespace attnviz::app

@@ -1,0 +1,105 @@
+#include "dimensions_panel.hpp"
+
+#include <imgui.h>
+
+#include "core/presets.hpp"
+
+namespace attnviz::app {
+
+bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Config wanted, char changed) {
+    if (panel.lock_per_head && (changed == 'd' || changed == 'h')) {
+        if (wanted.heads < 1 || wanted.d_model < 1 || wanted.d_model % wanted.heads != 0) {
+            state.set_message("d_model = " + std::to_string(wanted.d_model) + " is not divisible by h = " +
+                                  std::to_string(wanted.heads) +
+                                  ": with the lock on, d_k = d_v = d_model / h must be whole. Nothing was changed.",
+                              true);
+            return false;
+        }
+        wanted.d_k = wanted.d_v = wanted.d_model / wanted.heads;
+    }
+    return state.set_config(wanted);
+}
+
+namespace {
+
+// An integer field that applies on Enter, on leaving the field, or with its ± buttons.
+void dimension_field(AppState& state, DimensionsPanel& panel, const char* label, int* value, char key,
+                     bool enabled, const char* help) {
+    ImGui::BeginDisabled(!enabled);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    const bool stepped = ImGui::InputInt(label, value, 1, 8, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool active = ImGui::IsItemActive();
+    if (active) panel.editing_active = true;
+    if (stepped || ImGui::IsItemDeactivatedAfterEdit()) apply_dimensions(state, panel, panel.editing, key);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", help);
+}
+
+}  // namespace
+
+void draw_dimensions_panel(AppState& state, DimensionsPanel& panel) {
+    if (!panel.editing_active) panel.editing = state.config();
+    panel.editing_active = false;
+
+    if (ImGui::Button("Worked example")) state.set_session(core::worked_example(), "Seed 001's worked example");
+    ImGui::SameLine();
+    if (ImGui::Button("Random")) state.set_session(core::random_session(state.config(), panel.seed),
+                                                   "Random values from seed " + std::to_string(panel.seed));
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+    ImGui::InputScalar("seed", ImGuiDataType_U64, &panel.seed);
+    ImGui::SameLine();
+    if (ImGui::Button("Randomize")) {
+        ++panel.seed;
+        state.randomize(panel.seed);
+    }
+
+    ImGui::Separator();
+    core::Config& c = panel.editing;
+    dimension_field(state, panel, "n (tokens)", &c.n, 'n', true, "Sequence length: rows of X");
+    dimension_field(state, panel, "d_model", &c.d_model, 'd', true, "Embedding size: columns of X");
+    dimension_field(state, panel, "h (heads)", &c.heads, 'h', true, "Number of attention heads");
+    if (ImGui::Checkbox("lock d_k = d_v = d_model / h", &panel.lock_per_head) && panel.lock_per_head)
+        apply_dimensions(state, panel, state.config(), 'd');
+    dimension_field(state, panel, "d_k", &c.d_k, 'k', !panel.lock_per_head, "Query/key size per head");
+    dimension_field(state, panel, "d_v", &c.d_v, 'v', !panel.lock_per_head, "Value size per head");
+
+    ImGui::Separator();
+    core::Config now = state.config();
+    if (ImGui::Checkbox("output projection W_O", &now.output_projection)) state.set_config(now);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("On: output = concat·W_O (seed 001).\nOff: output = concat (seed 000's multi-head).");
+    bool causal = now.mask == core::Mask::causal;
+    if (ImGui::Checkbox("causal mask", &causal)) {
+        now.mask = causal ? core::Mask::causal : core::Mask::none;
+        state.set_config(now);
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Query i may not look at keys j > i: their scores become −∞.");
+
+    ImGui::Text("scale: scores = QKᵀ / s, s = %.6g", state.trace().scale);
+    int kind = static_cast<int>(now.scale.kind);
+    bool scale_changed = ImGui::RadioButton("√d_k", &kind, 0);
+    ImGui::SameLine();
+    scale_changed |= ImGui::RadioButton("none", &kind, 1);
+    ImGui::SameLine();
+    scale_changed |= ImGui::RadioButton("temperature", &kind, 2);
+    now.scale.kind = static_cast<core::Scale::Kind>(kind);
+    if (now.scale.kind == core::Scale::Kind::divisor) {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+        double divisor = now.scale.divisor;
+        if (ImGui::InputDouble("divisor", &divisor, 0.1, 1.0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) ||
+            ImGui::IsItemDeactivatedAfterEdit()) {
+            now.scale.divisor = divisor;
+            scale_changed = true;
+        }
+    }
+    if (scale_changed) state.set_config(now);
+
+    if (state.message().error) {
+        ImGui::Separator();
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::TextWrapped("%s", state.message().text.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+}  // namespace attnviz::app

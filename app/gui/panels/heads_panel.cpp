@@ -1,0 +1,52 @@
+#include "heads_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <imgui.h>
+
+#include "../widgets/colormap.hpp"
+#include "../widgets/heatmap.hpp"
+#include "../widgets/matrix_view.hpp"
+
+namespace attnviz::app {
+
+void draw_heads_panel(AppState& state, HeadsPanel& panel) {
+    const core::Config& c = state.config();
+    ImGui::Checkbox("show scores instead of weights", &panel.show_scores);
+    ImGui::SameLine();
+    ImGui::TextDisabled("rows: queries, columns: keys");
+    const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
+
+    const float font = ImGui::GetFontSize();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
+    // Heads in a grid of `per_row` columns, as large as the panel allows.
+    const int per_row = std::max(1, std::min(c.heads, static_cast<int>(std::ceil(std::sqrt(c.heads * 1.6)))));
+    const int grid_rows = (c.heads + per_row - 1) / per_row;
+    const float side = std::max(font * 4, std::min((avail.x - font * (per_row - 1)) / per_row,
+                                                   (avail.y - legend_h) / grid_rows - font * 1.6f));
+    MatrixViewOptions o;
+    o.max_size = {side, side};
+    o.max_cell = 80;
+    o.token_rows = o.token_cols = true;
+    o.fixed_range = true;  // one range for all heads, so they can be compared
+    if (panel.show_scores) {
+        double max_abs = 0;
+        for (const core::HeadTrace& head : state.trace().heads) {
+            double lo, hi;
+            heatmap_range(head.scores, Colormap::diverging, lo, hi);
+            max_abs = std::max(max_abs, hi);
+        }
+        o.lo = -max_abs;
+        o.hi = max_abs;
+    }
+    ImGui::BeginChild("heads", {0, avail.y - legend_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    for (int h = 0; h < c.heads; ++h) {
+        if (h % per_row) ImGui::SameLine(0, font);
+        matrix_view(state, {id, h}, o);
+    }
+    ImGui::EndChild();
+    colormap_legend(colormap_for(id), o.lo, o.hi, std::min(avail.x, font * 18));
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,15 @@
+// Heads panel: the attention weights (or, toggled, the scores) of every head side by side,
+// token labels on both axes: rows are queries, columns are keys.
+#pragma once
+
+#include "../app_state.hpp"
+
+namespace attnviz::app {
+
+struct HeadsPanel {
+    bool show_scores = false;
+};
+
+void draw_heads_panel(AppState& state, HeadsPanel& panel);
+
+}  // namespace attnviz::app

@@ -1,0 +1,160 @@
+#include "inputs_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "core/csv.hpp"
+#include "core/presets.hpp"
+
+namespace attnviz::app {
+
+void matrix_zero(AppState& state, MatrixRef ref) {
+    if (const core::Matrix* m = state.matrix(ref)) state.set_matrix(ref, core::Matrix::Zero(m->rows(), m->cols()));
+}
+
+void matrix_identity(AppState& state, MatrixRef ref) {
+    if (const core::Matrix* m = state.matrix(ref))
+        state.set_matrix(ref, core::Matrix::Identity(m->rows(), m->cols()));
+}
+
+void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed) {
+    const core::Matrix* m = state.matrix(ref);
+    if (!m) return;
+    const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
+    const double limit = ref.id == core::MatrixId::X ? 1.0 : core::glorot_limit(rows, cols);
+    state.set_matrix(ref, core::random_matrix(rows, cols, limit, seed));
+}
+
+bool matrix_paste(AppState& state, MatrixRef ref, const char* text) {
+    const core::Result<core::Matrix> parsed = core::parse_matrix_text(text ? text : "");
+    if (!parsed) {
+        state.set_message("Paste into " + state.label(ref) + " refused: " + parsed.problems.front().str() +
+                              ". Nothing was changed.",
+                          true);
+        return false;
+    }
+    if (!state.set_matrix(ref, *parsed.value)) return false;
+    state.set_message("Pasted into " + state.label(ref), false);
+    return true;
+}
+
+std::string matrix_copy(const AppState& state, MatrixRef ref) {
+    const core::Matrix* m = state.matrix(ref);
+    return m ? core::write_csv(*m) : std::string();
+}
+
+namespace {
+
+bool in_operand(const AppState& state, MatrixRef ref, int r, int c) {
+    if (!state.selection()) return false;
+    for (const core::OperandRef& op : state.selection_operands())
+        if (op.matrix == ref.id && (!core::is_per_head(ref.id) || op.head == ref.head) &&
+            (op.row < 0 || op.row == r) && (op.col < 0 || op.col == c))
+            return true;
+    return false;
+}
+
+// One editable matrix: a title with its toolbar, then a grid of drag fields (Ctrl+click or
+// double-click to type). Only the visible cells are submitted, so large matrices stay fast.
+void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
+    const core::Matrix* m = state.matrix(ref);
+    if (!m) return;
+    ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
+    const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("%s  %d×%d", state.label(ref).c_str(), rows, cols);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("zero")) matrix_zero(state, ref);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("identity")) matrix_identity(state, ref);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("random")) matrix_random(state, ref, ++panel.random_seed);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("paste")) matrix_paste(state, ref, ImGui::GetClipboardText());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Paste CSV or TSV from the clipboard (%d rows of %d)", rows, cols);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("copy")) {
+        ImGui::SetClipboardText(matrix_copy(state, ref).c_str());
+        state.set_message("Copied " + state.label(ref) + " as CSV", false);
+    }
+
+    const float cell_w = ImGui::GetFontSize() * 4.0f;
+    const float label_w = with_tokens ? ImGui::GetFontSize() * 5.0f : ImGui::GetFontSize() * 1.6f;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float row_h = ImGui::GetFrameHeight() + style.ItemSpacing.y;
+    const float col_w = cell_w + style.ItemSpacing.x;
+    const float grid_h = std::min(rows, 10) * row_h + style.ScrollbarSize + style.WindowPadding.y;
+    ImGui::BeginChild("grid", {0, grid_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    const float scroll_x = ImGui::GetScrollX(), view_w = ImGui::GetWindowWidth();
+    const int c0 = std::max(0, static_cast<int>((scroll_x - label_w) / col_w));
+    const int c1 = std::min(cols, static_cast<int>((scroll_x + view_w - label_w) / col_w) + 1);
+    ImGuiListClipper clipper;
+    clipper.Begin(rows, row_h);
+    while (clipper.Step()) {
+        for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+            ImGui::PushID(r);
+            const float y = r * row_h;
+            ImGui::SetCursorPos({0, y});
+            if (with_tokens) {
+                std::string token = state.session().tokens[r];
+                ImGui::SetNextItemWidth(label_w - style.ItemSpacing.x);
+                if (ImGui::InputText("##token", &token)) state.set_token(r, token);
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("Label of token %d (row %d of X)", r + 1, r);
+            } else {
+                ImGui::AlignTextToFramePadding();
+                ImGui::TextDisabled("%d", r);
+            }
+            for (int c = c0; c < c1; ++c) {
+                ImGui::SetCursorPos({label_w + c * col_w, y});
+                ImGui::PushID(c);
+                double v = (*m)(r, c);
+                const bool mark = in_operand(state, ref, r, c);
+                if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, IM_COL32(170, 95, 0, 200));
+                ImGui::SetNextItemWidth(cell_w);
+                if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g"))
+                    state.set_cell({ref, r, c}, v);
+                if (mark) ImGui::PopStyleColor();
+                if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
+                    ImGui::SetTooltip("%s[%d][%d] = %.17g\nDrag to change; double-click or Ctrl+click to type.",
+                                      state.label(ref).c_str(), r, c, v);
+                ImGui::PopID();
+            }
+            ImGui::PopID();
+        }
+    }
+    // Reserve the full extent so the scrollbars cover every row and column.
+    ImGui::SetCursorPos({label_w + cols * col_w, rows * row_h});
+    ImGui::Dummy({0, 0});
+    ImGui::EndChild();
+    ImGui::PopID();
+}
+
+}  // namespace
+
+void draw_inputs_panel(AppState& state, InputsPanel& panel) {
+    if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
+    if (ImGui::BeginTabItem("X")) {
+        ImGui::TextDisabled("X: one token per row; edit the labels on the left");
+        matrix_editor(state, panel, {core::MatrixId::X, 0}, true);
+        ImGui::EndTabItem();
+    }
+    for (int h = 0; h < state.config().heads; ++h) {
+        const std::string tab = "Head " + std::to_string(h + 1);
+        if (ImGui::BeginTabItem(tab.c_str())) {
+            ImGui::BeginChild("weights");
+            for (core::MatrixId id : {core::MatrixId::W_Q, core::MatrixId::W_K, core::MatrixId::W_V})
+                matrix_editor(state, panel, {id, h}, false);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+    }
+    if (state.config().output_projection && ImGui::BeginTabItem("W_O")) {
+        matrix_editor(state, panel, {core::MatrixId::W_O, 0}, false);
+        ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+}
+
+}  // namespace attnviz::app

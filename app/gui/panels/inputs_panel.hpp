@@ -1,0 +1,23 @@
+// Inputs panel: editors for X (with its token labels), each head's W_Q, W_K, W_V, and W_O.
+#pragma once
+
+#include <cstdint>
+
+#include "../app_state.hpp"
+
+namespace attnviz::app {
+
+struct InputsPanel {
+    std::uint64_t random_seed = 1000;  // advanced by every per-matrix "random"
+};
+
+void draw_inputs_panel(AppState& state, InputsPanel& panel);
+
+// The toolbar actions of one matrix, shared with tests: each goes through AppState's setters.
+void matrix_zero(AppState& state, MatrixRef ref);
+void matrix_identity(AppState& state, MatrixRef ref);
+void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed);
+bool matrix_paste(AppState& state, MatrixRef ref, const char* text);  // CSV/TSV, shape checked
+std::string matrix_copy(const AppState& state, MatrixRef ref);      // CSV
+
+}  // namespace attnviz::app

@@ -1,0 +1,71 @@
+#include "menu_bar.hpp"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+namespace attnviz::app {
+
+namespace {
+
+// A small modal asking for a path; returns true when confirmed.
+bool path_dialog(const char* title, const char* action, std::string& path, bool& open) {
+    if (open) {
+        ImGui::OpenPopup(title);
+        open = false;
+    }
+    bool confirmed = false;
+    if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::TextUnformatted("Session file (attnviz-session JSON):");
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
+        if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+        const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
+        if ((ImGui::Button(action) || enter) && !path.empty()) {
+            confirmed = true;
+            ImGui::CloseCurrentPopup();
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+    return confirmed;
+}
+
+}  // namespace
+
+void draw_menu_bar(AppState& state, MenuBar& menu) {
+    if (ImGui::BeginMainMenuBar()) {
+        if (ImGui::BeginMenu("File")) {
+            if (ImGui::MenuItem("Open...", "Ctrl+O")) menu.open_dialog = true;
+            if (ImGui::MenuItem("Save", "Ctrl+S")) {
+                if (state.file_path().empty())
+                    menu.save_dialog = true;
+                else
+                    state.save_file(state.file_path());
+            }
+            if (ImGui::MenuItem("Save as...")) menu.save_dialog = true;
+            ImGui::Separator();
+            if (ImGui::MenuItem("Quit")) menu.quit = true;
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("View")) {
+            if (ImGui::MenuItem("Reset layout")) menu.reset_layout = true;
+            ImGui::EndMenu();
+        }
+        ImGui::TextDisabled("%s", state.file_path().empty() ? "unsaved session" : state.file_path().c_str());
+        ImGui::EndMainMenuBar();
+    }
+    // ImGui 1.86 indexes keys by the platform key code; GLFW codes letters by their ASCII capital.
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) menu.open_dialog = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) {
+        if (state.file_path().empty())
+            menu.save_dialog = true;
+        else
+            state.save_file(state.file_path());
+    }
+    if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
+    if (path_dialog("Open session", "Open", menu.path, menu.open_dialog)) state.open_file(menu.path);
+    if (path_dialog("Save session", "Save", menu.path, menu.save_dialog)) state.save_file(menu.path);
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,141 @@
+#include "pipeline_panel.hpp"
+
+#include <algorithm>
+#include <imgui.h>
+#include <vector>
+
+#include "core/format.hpp"
+
+
+namespace attnviz::app {
+
+namespace {
+
+struct Node {
+    MatrixRef ref;
+    std::string operation;  // what produced it: "X·W_Q", "softmax of each row"
+    ImVec2 min{}, max{};
+};
+
+const ImU32 line_color = IM_COL32(150, 160, 180, 255);
+
+std::string shape(const core::Matrix* m) {
+    return m ? std::to_string(m->rows()) + "×" + std::to_string(m->cols()) : "";
+}
+
+// A one-line node "Q⁽¹⁾ 2×2"; returns true when clicked.
+bool node(AppState& state, Node& n, ImVec2 pos, float width) {
+    const std::string text = state.label(n.ref) + " " + shape(state.matrix(n.ref));
+    n.min = pos;
+    n.max = {pos.x + width, pos.y + ImGui::GetTextLineHeight() + 6};
+    ImGui::SetCursorScreenPos(n.min);
+    ImGui::PushID(static_cast<int>(n.ref.id));
+    const bool clicked = ImGui::InvisibleButton("node", {width, n.max.y - n.min.y});
+    ImGui::PopID();
+    const bool hovered = ImGui::IsItemHovered();
+    const bool viewed = state.viewed() == n.ref;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 fill = viewed ? IM_COL32(66, 110, 170, 255) : hovered ? IM_COL32(60, 70, 90, 255)
+                                                                      : IM_COL32(42, 48, 60, 255);
+    draw->AddRectFilled(n.min, n.max, fill, 5);
+    draw->AddRect(n.min, n.max, IM_COL32(120, 140, 170, 255), 5);
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    draw->AddText({n.min.x + std::max(3.0f, (width - ts.x) / 2), n.min.y + 3}, IM_COL32(255, 255, 255, 255),
+                  text.c_str());
+    if (hovered)
+        ImGui::SetTooltip("%s = %s, %s\nClick to open it in the matrix viewer.", state.label(n.ref).c_str(),
+                          n.operation.c_str(), shape(state.matrix(n.ref)).c_str());
+    return clicked;
+}
+
+void arrow(ImVec2 from, ImVec2 to) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddLine(from, {to.x, to.y - 5}, line_color, 1.5f);
+    draw->AddTriangleFilled({to.x - 4, to.y - 6}, {to.x + 4, to.y - 6}, to, line_color);
+}
+
+// A small grey note beside an arrow.
+void annotate(ImVec2 at, const std::string& text) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddText({at.x + 8, at.y - ImGui::GetTextLineHeight() / 2}, IM_COL32(170, 180, 195, 255), text.c_str());
+}
+
+ImVec2 bottom(const Node& n) { return {(n.min.x + n.max.x) / 2, n.max.y}; }
+ImVec2 top(const Node& n) { return {(n.min.x + n.max.x) / 2, n.min.y}; }
+
+}  // namespace
+
+void draw_pipeline_panel(AppState& state, PipelinePanel& panel) {
+    const core::Config& c = state.config();
+    panel.head = std::clamp(panel.head, 0, c.heads - 1);
+    if (c.heads > 1) {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+        int shown = panel.head + 1;
+        if (ImGui::SliderInt("head", &shown, 1, c.heads)) panel.head = shown - 1;
+        ImGui::SameLine();
+    }
+    ImGui::TextDisabled("%s", c.output_projection ? "with W_O (seed 001)" : "no W_O (seed 000)");
+    using core::MatrixId;
+    const int h = panel.head;
+    const bool unicode = state.notation() == core::Notation::unicode;
+    const char* dot = unicode ? "·" : "*";
+    const std::string divide = c.scale.kind == core::Scale::Kind::sqrt_dk ? (unicode ? "÷ √d_k" : "/ sqrt(d_k)")
+                               : c.scale.kind == core::Scale::Kind::none ? "÷ 1 (no scaling)"
+                                                                         : "÷ " + core::format_number(c.scale.divisor);
+    std::vector<Node> nodes = {
+        {{MatrixId::X, 0}, "the input"},
+        {{MatrixId::Q, h}, std::string("X") + dot + "W_Q"},
+        {{MatrixId::K, h}, std::string("X") + dot + "W_K"},
+        {{MatrixId::V, h}, std::string("X") + dot + "W_V"},
+        {{MatrixId::scores_raw, h}, std::string("Q") + dot + (unicode ? "Kᵀ" : "K^T")},
+        {{MatrixId::scores, h}, divide + (c.mask == core::Mask::causal ? ", mask" : "")},
+        {{MatrixId::weights, h}, "softmax (rows)"},
+        {{MatrixId::Z, h}, std::string("weights") + dot + "V"},
+        {{MatrixId::concat, 0}, "concat heads"},
+        {{MatrixId::output, 0}, c.output_projection ? std::string("concat") + dot + "W_O" : "concat (no W_O)"},
+    };
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float font = ImGui::GetFontSize();
+    const float gap = ImGui::GetTextLineHeight();
+    const float node_h = ImGui::GetTextLineHeight() + 6;
+    const float wide = std::min(avail * 0.55f, font * 9.5f);
+    const float narrow = (avail - 2 * 6) / 3;
+    const float x_chain = origin.x + font * 0.5f;
+    float y = origin.y + 2;
+    auto place = [&](size_t k, float x, float w) {
+        if (node(state, nodes[k], {x, y}, w)) state.view(nodes[k].ref);
+    };
+    place(0, x_chain, wide);
+    y += node_h + gap;
+    for (int k = 0; k < 3; ++k) place(1 + k, origin.x + k * (narrow + 6), narrow);
+    y += node_h + gap;
+    for (size_t k = 4; k < nodes.size(); ++k) {
+        place(k, x_chain, wide);
+        y += node_h + gap;
+    }
+    for (int k = 1; k <= 3; ++k) arrow(bottom(nodes[0]), top(nodes[k]));
+    arrow(bottom(nodes[1]), top(nodes[4]));
+    arrow(bottom(nodes[2]), top(nodes[4]));
+    for (size_t k = 4; k + 1 < nodes.size(); ++k) {
+        arrow(bottom(nodes[k]), top(nodes[k + 1]));
+        const ImVec2 from = bottom(nodes[k]);
+        annotate({from.x, from.y + gap / 2}, nodes[k + 1].operation);
+    }
+    annotate({bottom(nodes[2]).x, bottom(nodes[2]).y + gap / 2}, nodes[4].operation);
+    // V joins at the weighted sum: a line down the right side into Z.
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 v_out = bottom(nodes[3]);
+    const float side = std::min(origin.x + avail - 4, nodes[3].max.x - 8);
+    const float z_mid = (nodes[7].min.y + nodes[7].max.y) / 2;
+    draw->AddLine(v_out, {v_out.x, v_out.y + gap / 2}, line_color, 1.5f);
+    draw->AddLine({v_out.x, v_out.y + gap / 2}, {side, v_out.y + gap / 2}, line_color, 1.5f);
+    draw->AddLine({side, v_out.y + gap / 2}, {side, z_mid}, line_color, 1.5f);
+    draw->AddLine({side, z_mid}, {nodes[7].max.x + 6, z_mid}, line_color, 1.5f);
+    draw->AddTriangleFilled({nodes[7].max.x + 6, z_mid - 4}, {nodes[7].max.x + 6, z_mid + 4},
+                            {nodes[7].max.x, z_mid}, line_color);
+    ImGui::SetCursorScreenPos({origin.x, y});
+    ImGui::Dummy({avail, 0});
+}
+
+}  // namespace attnviz::app

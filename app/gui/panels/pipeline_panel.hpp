@@ -1,0 +1,16 @@
+// Pipeline panel: seed 002's flow as clickable nodes with their shapes —
+// X → Q, K, V → QKᵀ → ÷s → (mask) → softmax → ·V → concat → W_O → output.
+// Clicking a node opens that matrix in the matrix viewer.
+#pragma once
+
+#include "../app_state.hpp"
+
+namespace attnviz::app {
+
+struct PipelinePanel {
+    int head = 0;  // whose per-head nodes are shown
+};
+
+void draw_pipeline_panel(AppState& state, PipelinePanel& panel);
+
+}  // namespace attnviz::app

@@ -1,0 +1,35 @@
+#include "status_bar.hpp"
+
+#include <cstdio>
+#include <imgui.h>
+
+namespace attnviz::app {
+
+std::string status_text(const AppState& state, float frame_ms) {
+    const core::Config& c = state.config();
+    const bool uni = state.notation() == core::Notation::unicode;
+    const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? (uni ? "√d_k" : "sqrt(d_k)")
+                        : c.scale.kind == core::Scale::Kind::none  ? "none"
+                                                                   : "temperature";
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "n=%d  d_model=%d  h=%d  d_k=%d  d_v=%d  |  W_O %s  |  mask %s  |  scale %s  |  trace %.3f ms  |  "
+                  "frame %.1f ms",
+                  c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off",
+                  core::to_string(c.mask), scale, state.compute_ms(), frame_ms);
+    return buf;
+}
+
+void draw_status_bar(AppState& state, StatusBar&, float frame_ms) {
+    ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
+    const Message& msg = state.message();
+    if (!msg.text.empty()) {
+        ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+        ImGui::PushStyleColor(ImGuiCol_Text, msg.error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 200, 150, 255));
+        ImGui::TextUnformatted(msg.text.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", msg.text.c_str());
+    }
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,15 @@
+// Trace panel: every intermediate of every head at once —
+// Q, K, V, scores_raw, scores, weights, Z per head, then concat and output.
+#pragma once
+
+#include "../app_state.hpp"
+
+namespace attnviz::app {
+
+struct TracePanel {
+    float cell_limit = 34;  // largest cell side, pixels
+};
+
+void draw_trace_panel(AppState& state, TracePanel& panel);
+
+}  // namespace attnviz::app

@@ -1,0 +1,67 @@
+#include "viewer_panel.hpp"
+
+#include <algorithm>
+#include <imgui.h>
+
+#include "../widgets/heatmap.hpp"
+#include "../widgets/matrix_view.hpp"
+
+namespace attnviz::app {
+
+void draw_viewer_panel(AppState& state, ViewerPanel&) {
+    MatrixRef ref = state.viewed();
+    const core::Config& c = state.config();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    if (ImGui::BeginCombo("##matrix", core::name(ref.id))) {
+        for (core::MatrixId id : core::all_matrix_ids) {
+            if (id == core::MatrixId::W_O && !c.output_projection) continue;
+            if (ImGui::Selectable(core::name(id), id == ref.id)) state.view({id, ref.head});
+        }
+        ImGui::EndCombo();
+    }
+    if (core::is_per_head(ref.id) && c.heads > 1) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+        int shown = ref.head + 1;
+        if (ImGui::SliderInt("head", &shown, 1, c.heads)) state.view({ref.id, shown - 1});
+    }
+    ref = state.viewed();
+    const core::Matrix* m = state.matrix(ref);
+    if (!m) {
+        ImGui::TextDisabled("%s does not exist in this configuration.", state.label(ref).c_str());
+        return;
+    }
+    const float font = ImGui::GetFontSize();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float text_h = font * 8.5f;  // legend and the selected cell's arithmetic
+    MatrixViewOptions o;
+    o.max_size = {avail.x, std::max(font * 4, avail.y - text_h)};
+    o.max_cell = 64;
+    o.token_rows = ref.id != core::MatrixId::W_Q && ref.id != core::MatrixId::W_K && ref.id != core::MatrixId::W_V &&
+                   ref.id != core::MatrixId::W_O;
+    o.token_cols = ref.id == core::MatrixId::scores_raw || ref.id == core::MatrixId::scores ||
+                   ref.id == core::MatrixId::weights;
+    ImGui::BeginChild("view", {0, o.max_size.y + font * 2.5f}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    matrix_view(state, ref, o);
+    ImGui::EndChild();
+    double lo, hi;
+    heatmap_range(*m, colormap_for(ref.id), lo, hi);
+    colormap_legend(colormap_for(ref.id), lo, hi, std::min(avail.x, font * 16));
+
+    ImGui::BeginChild("arithmetic");
+    if (const CellRef* sel = state.selection()) {
+        const core::Result<core::Explanation> e = state.explain(*sel);
+        if (e) {
+            ImGui::TextUnformatted(e.value->title.c_str());
+            ImGui::PushTextWrapPos(0);
+            ImGui::TextDisabled("%s", e.value->formula.c_str());
+            for (const std::string& line : e.value->lines) ImGui::TextUnformatted(line.c_str());
+            ImGui::PopTextWrapPos();
+        }
+    } else {
+        ImGui::TextDisabled("Click any cell to keep its arithmetic here.");
+    }
+    ImGui::EndChild();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,169 @@
+#include "heatmap.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/format.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+TextureUploader g_uploader = nullptr;
+ImFont* g_number_font = nullptr;
+
+struct CachedTexture {
+    ImTextureID texture = nullptr;
+    std::uint64_t generation = ~std::uint64_t{0};
+    const void* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;
+};
+
+std::unordered_map<ImGuiID, CachedTexture>& texture_cache() {
+    static std::unordered_map<ImGuiID, CachedTexture> cache;
+    return cache;
+}
+
+const ImU32 masked_color = IM_COL32(110, 110, 110, 255);
+
+ImU32 cell_color(double v, const HeatmapOptions& o) {
+    if (!std::isfinite(v)) return masked_color;
+    const double span = o.hi - o.lo;
+    return colormap_color(o.colormap, span > 0 ? static_cast<float>((v - o.lo) / span) : 0.5f);
+}
+
+// The texture of a large matrix, at most 4096 texels a side (sampled evenly beyond that).
+ImTextureID matrix_texture(ImGuiID id, const core::Matrix& m, const HeatmapOptions& o) {
+    CachedTexture& entry = texture_cache()[id];
+    if (entry.texture && entry.generation == o.generation && entry.data == m.data() && entry.rows == m.rows() &&
+        entry.cols == m.cols())
+        return entry.texture;
+    const int rows = static_cast<int>(std::min<Eigen::Index>(m.rows(), 4096));
+    const int cols = static_cast<int>(std::min<Eigen::Index>(m.cols(), 4096));
+    std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            pixels[static_cast<size_t>(r) * cols + c] = cell_color(m(r * m.rows() / rows, c * m.cols() / cols), o);
+    entry.texture = g_uploader(entry.texture, cols, rows, pixels.data());
+    entry.generation = o.generation;
+    entry.data = m.data();
+    entry.rows = m.rows();
+    entry.cols = m.cols();
+    return entry.texture;
+}
+
+}  // namespace
+
+void set_texture_uploader(TextureUploader uploader) { g_uploader = uploader; }
+void set_number_font(ImFont* font) { g_number_font = font; }
+
+void heatmap_range(const core::Matrix& m, Colormap map, double& lo, double& hi) {
+    if (map == Colormap::sequential) {
+        lo = 0;
+        hi = 1;
+        return;
+    }
+    double max_abs = 0;
+    for (Eigen::Index k = 0; k < m.size(); ++k)
+        if (std::isfinite(m.data()[k])) max_abs = std::max(max_abs, std::abs(m.data()[k]));
+    if (max_abs == 0) max_abs = 1;
+    lo = -max_abs;
+    hi = max_abs;
+}
+
+HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& o) {
+    HeatmapHit hit;
+    ImGui::PushID(id);
+    const ImGuiID gid = ImGui::GetID("##cells");
+    const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+    const float line_h = ImGui::GetTextLineHeight();
+
+    // Label gutters.
+    float label_w = 0;
+    if (o.row_labels)
+        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
+    if (label_w > 0) label_w += 6;
+    const float label_h = o.col_labels ? line_h + 2 : 0;
+
+    float cell = std::min({o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1),
+                           (o.max_size.y - label_h) / std::max(rows, 1)});
+    cell = std::max(cell, o.min_cell);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 p0{origin.x + label_w, origin.y + label_h};
+    const ImVec2 size{cell * cols, cell * rows};
+    ImGui::InvisibleButton("##cells", {label_w + size.x, label_h + size.y});
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+
+    // Axis labels, only where they fit.
+    if (o.row_labels)
+        for (int r = 0; r < rows && r < static_cast<int>(o.row_labels->size()); ++r)
+            if (cell >= line_h * 0.8f)
+                draw->AddText({origin.x, p0.y + r * cell + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
+    if (o.col_labels)
+        for (int c = 0; c < cols && c < static_cast<int>(o.col_labels->size()); ++c) {
+            const char* s = (*o.col_labels)[c].c_str();
+            const float w = ImGui::CalcTextSize(s).x;
+            if (w <= cell + 2) draw->AddText({p0.x + c * cell + (cell - w) / 2, origin.y}, text_col, s);
+        }
+
+    const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
+    const bool texture_path = cell < texture_cell_threshold;
+    if (texture_path && g_uploader && rows > 0 && cols > 0) {
+        draw->AddImage(matrix_texture(gid, m, o), p0, {p0.x + size.x, p0.y + size.y});
+    } else {
+        // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
+        const int step = texture_path ? std::max(1, static_cast<int>(std::ceil(2.0f / cell))) : 1;
+        const int r0 = std::max(0, static_cast<int>((clip_min.y - p0.y) / cell));
+        const int r1 = std::min(rows, static_cast<int>((clip_max.y - p0.y) / cell) + 1);
+        const int c0 = std::max(0, static_cast<int>((clip_min.x - p0.x) / cell));
+        const int c1 = std::min(cols, static_cast<int>((clip_max.x - p0.x) / cell) + 1);
+        ImFont* font = g_number_font ? g_number_font : ImGui::GetFont();
+        const float font_size = g_number_font ? g_number_font->FontSize : ImGui::GetFontSize();
+        const bool numbers = !texture_path && cell >= font_size + 2;
+        const float gap = cell >= 12 ? 1.0f : 0.0f;
+        for (int r = r0 - r0 % step; r < r1; r += step)
+            for (int c = c0 - c0 % step; c < c1; c += step) {
+                const double v = m(r, c);
+                const ImVec2 a{p0.x + c * cell, p0.y + r * cell};
+                const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
+                const ImU32 bg = cell_color(v, o);
+                draw->AddRectFilled(a, b, bg);
+                if (!numbers) continue;
+                const std::string text = std::isfinite(v) ? core::format_compact(v, o.number_digits)
+                                                          : (v < 0 ? "-inf" : "inf");
+                const ImVec2 ts = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
+                if (ts.x + 3 <= cell)
+                    draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
+                                  text_color_on(bg), text.c_str());
+            }
+    }
+
+    for (const HeatmapMark& mark : o.marks) {
+        const float x0 = mark.col < 0 ? p0.x : p0.x + mark.col * cell;
+        const float x1 = mark.col < 0 ? p0.x + size.x : x0 + cell;
+        const float y0 = mark.row < 0 ? p0.y : p0.y + mark.row * cell;
+        const float y1 = mark.row < 0 ? p0.y + size.y : y0 + cell;
+        draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color, 0, 0, 2.0f);
+    }
+
+    if (ImGui::IsItemHovered()) {
+        const ImVec2 mouse = ImGui::GetMousePos();
+        const int c = static_cast<int>(std::floor((mouse.x - p0.x) / cell));
+        const int r = static_cast<int>(std::floor((mouse.y - p0.y) / cell));
+        if (r >= 0 && r < rows && c >= 0 && c < cols) {
+            hit.hovered = true;
+            hit.row = r;
+            hit.col = c;
+            hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+            draw->AddRect({p0.x + c * cell, p0.y + r * cell}, {p0.x + (c + 1) * cell, p0.y + (r + 1) * cell},
+                          IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+        }
+    }
+    ImGui::PopID();
+    return hit;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,30 @@
+// A matrix of the session or trace as a titled heatmap, wired to AppState: hovering a cell shows
+// its arithmetic (core::explain), clicking selects it, and the selected cell's operands are outlined.
+#pragma once
+
+#include <imgui.h>
+
+#include "../app_state.hpp"
+#include "colormap.hpp"
+
+namespace attnviz::app {
+
+struct MatrixViewOptions {
+    ImVec2 max_size{220, 220};
+    float max_cell = 44;
+    bool title = true;        // "Q⁽¹⁾ 2×2" above the cells; clicking it opens the matrix in the viewer
+    bool token_rows = false;  // token labels left of the rows
+    bool token_cols = false;  // token labels above the columns
+    bool fixed_range = false;  // colour by [lo, hi] instead of the matrix's own range
+    double lo = 0, hi = 1;
+};
+
+void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& options);
+
+// The colormap a matrix is shown with: sequential for weights, diverging around 0 otherwise.
+Colormap colormap_for(core::MatrixId id);
+
+// A tooltip with the arithmetic of `cell`.
+void explain_tooltip(const AppState& state, const CellRef& cell);
+
+}  // namespace attnviz::app

@@ -1,0 +1,20 @@
+// Matrices as CSV/TSV text, for the clipboard.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "matrix.hpp"
+#include "problem.hpp"
+
+namespace attnviz::core {
+
+// Parses rows separated by newlines, values by commas, tabs, semicolons or spaces.
+// Blank lines are skipped. Fails, naming the row and column, on a non-number, a non-finite value
+// or a ragged row ("row 2 has 3 values, row 1 has 4").
+Result<Matrix> parse_matrix_text(std::string_view text);
+
+// One row per line, values separated by ", ", each in its shortest exact form.
+std::string write_csv(const Matrix& m);
+
+}  // namespace attnviz::core
