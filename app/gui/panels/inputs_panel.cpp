@@ -113,7 +113,8 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
                 const bool mark = in_operand(state, ref, r, c);
                 if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, IM_COL32(170, 95, 0, 200));
                 ImGui::SetNextItemWidth(cell_w);
-                if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g"))
+                if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g",
+                                       ImGuiSliderFlags_NoRoundToFormat))
                     state.set_cell({ref, r, c}, v);
                 if (mark) ImGui::PopStyleColor();
                 if (ImGui::IsItemHovered() && !ImGui::IsItemActive())

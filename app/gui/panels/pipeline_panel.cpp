@@ -72,12 +72,17 @@ void draw_pipeline_panel(AppState& state, PipelinePanel& panel) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
         int shown = panel.head + 1;
         if (ImGui::SliderInt("head", &shown, 1, c.heads)) panel.head = shown - 1;
-        ImGui::SameLine();
     }
-    ImGui::TextDisabled("%s", c.output_projection ? "with W_O (seed 001)" : "no W_O (seed 000)");
+    // Which convention is shown: seed 001 projects the concatenation with W_O, seed 000 does not.
+    const bool unicode = state.notation() == core::Notation::unicode;
+    const char* convention = !c.output_projection ? "output = concat (seed 000)"
+                             : unicode            ? "output = concat·W_O (seed 001)"
+                                                  : "output = concat*W_O (seed 001)";
+    if (c.heads > 1 && ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(convention).x + ImGui::GetFontSize() * 13)
+        ImGui::SameLine();
+    ImGui::TextDisabled("%s", convention);
     using core::MatrixId;
     const int h = panel.head;
-    const bool unicode = state.notation() == core::Notation::unicode;
     const char* dot = unicode ? "·" : "*";
     const std::string divide = c.scale.kind == core::Scale::Kind::sqrt_dk ? (unicode ? "÷ √d_k" : "/ sqrt(d_k)")
                                : c.scale.kind == core::Scale::Kind::none ? "÷ 1 (no scaling)"

@@ -106,7 +106,7 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         for (int c = 0; c < cols && c < static_cast<int>(o.col_labels->size()); ++c) {
             const char* s = (*o.col_labels)[c].c_str();
             const float w = ImGui::CalcTextSize(s).x;
-            if (w <= cell + 2) draw->AddText({p0.x + c * cell + (cell - w) / 2, origin.y}, text_col, s);
+            if (w + 3 <= cell) draw->AddText({p0.x + c * cell + (cell - w) / 2, origin.y}, text_col, s);
         }
 
     const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
@@ -115,7 +115,9 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         draw->AddImage(matrix_texture(gid, m, o), p0, {p0.x + size.x, p0.y + size.y});
     } else {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
-        const int step = texture_path ? std::max(1, static_cast<int>(std::ceil(2.0f / cell))) : 1;
+        const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (rows + 127) / 128,
+                                                  (cols + 127) / 128})
+                                      : 1;
         const int r0 = std::max(0, static_cast<int>((clip_min.y - p0.y) / cell));
         const int r1 = std::min(rows, static_cast<int>((clip_max.y - p0.y) / cell) + 1);
         const int c0 = std::max(0, static_cast<int>((clip_min.x - p0.x) / cell));
@@ -124,6 +126,22 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         const float font_size = g_number_font ? g_number_font->FontSize : ImGui::GetFontSize();
         const bool numbers = !texture_path && cell >= font_size + 2;
         const float gap = cell >= 12 ? 1.0f : 0.0f;
+        auto cell_text = [&](double v, int digits) {
+            return std::isfinite(v) ? core::format_compact(v, digits) : std::string(v < 0 ? "-inf" : "inf");
+        };
+        auto fits = [&](const std::string& text) {
+            return font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str()).x + 3 <= cell;
+        };
+        // One precision for the whole matrix, the highest at which every visible value fits:
+        // a matrix shows all its numbers or none, never a patchwork.
+        int digits = 0;
+        if (numbers)
+            for (int d = o.number_digits; d >= 2 && digits == 0; --d) {
+                bool all = true;
+                for (int r = r0; r < r1 && all; ++r)
+                    for (int c = c0; c < c1 && all; ++c) all = fits(cell_text(m(r, c), d));
+                if (all) digits = d;
+            }
         for (int r = r0 - r0 % step; r < r1; r += step)
             for (int c = c0 - c0 % step; c < c1; c += step) {
                 const double v = m(r, c);
@@ -131,13 +149,11 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
                 const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
                 const ImU32 bg = cell_color(v, o);
                 draw->AddRectFilled(a, b, bg);
-                if (!numbers) continue;
-                const std::string text = std::isfinite(v) ? core::format_compact(v, o.number_digits)
-                                                          : (v < 0 ? "-inf" : "inf");
+                if (digits == 0) continue;
+                const std::string text = cell_text(v, digits);
                 const ImVec2 ts = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
-                if (ts.x + 3 <= cell)
-                    draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
-                                  text_color_on(bg), text.c_str());
+                draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
+                              text_color_on(bg), text.c_str());
             }
     }
 

@@ -1,0 +1,39 @@
+# Shared by scripts/run and scripts/test (sourced, not run): installs what attnviz needs from
+# Debian's packages, then configures and builds it. Quick when everything is already there.
+
+ATTNVIZ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ATTNVIZ_BUILD=${ATTNVIZ_BUILD:-$ATTNVIZ_ROOT/build}
+
+# Every package attnviz builds, runs and tests with.
+ATTNVIZ_PACKAGES=(
+    cmake ninja-build g++ pkg-config
+    libeigen3-dev nlohmann-json3-dev libcli11-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
+    xvfb xauth libgl1-mesa-dri
+)
+
+attnviz_install_packages() {
+    local missing=() pkg
+    for pkg in "${ATTNVIZ_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "Installing: ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "error: need root or sudo to install ${missing[*]}" >&2; return 1; }
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# attnviz_build [extra cmake args...]: configure once (Release), then build incrementally.
+attnviz_build() {
+    local werror=OFF
+    [ -n "${CI:-}" ] && werror=ON
+    cmake -S "$ATTNVIZ_ROOT" -B "$ATTNVIZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DATTNVIZ_WERROR=$werror "$@" >/dev/null
+    cmake --build "$ATTNVIZ_BUILD" -j "$(nproc)"
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# screenshot_test.sh ATTNVIZ PNG_CHECK CASE OUTDIR
+# Runs the real window under Xvfb (Mesa's llvmpipe), writes a screenshot with --screenshot and
+# checks it. Exits 77 (ctest: skipped) only when no X server can be started.
+set -euo pipefail
+attnviz=$1 png_check=$2 case=$3 out=$4
+mkdir -p "$out"
+
+if ! command -v Xvfb >/dev/null; then
+    echo "SKIP: Xvfb is not installed (./scripts/test installs it)"; exit 77
+fi
+# Let Xvfb pick a free display and tell us its number.
+exec 3< <(Xvfb -displayfd 1 -screen 0 1920x1080x24 -nolisten tcp 2>/dev/null)
+xvfb_pid=$!
+trap 'kill $xvfb_pid 2>/dev/null || true' EXIT
+display=""
+read -r -t 20 display <&3 || true
+if [ -z "$display" ]; then
+    echo "SKIP: Xvfb could not start an X server"; exit 77
+fi
+export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
+
+case "$case" in
+    worked-example)
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session" ;;
+    random-8x3)
+        session="$out/random-8x3.json"
+        "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
+    *) echo "unknown case $case"; exit 2 ;;
+esac
+
+for size in 1280x800 1920x1080; do
+    png="$out/$case-$size.png"
+    rm -f "$png"
+    XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --screenshot "$png" --frames 3 --size "$size"
+    "$png_check" "$png" "${size%x*}" "${size#*x}"
+done
+# A screenshot run must not write the user's layout file.
+if [ -e "$out/config/attnviz/layout.ini" ]; then
+    echo "a screenshot run wrote the layout file"; exit 1
+fi

@@ -1,0 +1,166 @@
+// AppState: every setter keeps the session valid, refuses bad input with a message and
+// leaves the user's work as it was; the trace follows each change once.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "app_state.hpp"
+#include "core/presets.hpp"
+
+using namespace attnviz;
+using app::AppState;
+using app::CellRef;
+using app::MatrixRef;
+using core::MatrixId;
+
+namespace {
+
+std::filesystem::path temp_dir() {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("attnviz_app_state_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+}  // namespace
+
+TEST(AppState, StartsWithTheTraceOfItsSession) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.dirty());
+    // Q⁽¹⁾ = X·W_Q⁽¹⁾ = [[2, 0], [0, 4]] (seed 001).
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 0), 2.0);
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(1, 1), 4.0);
+}
+
+TEST(AppState, EditOfXFlowsIntoEveryIntermediateOnUpdate) {
+    AppState state(core::worked_example());
+    const std::uint64_t before = state.generation();
+    ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 0, 0}, 3.0));
+    EXPECT_TRUE(state.dirty());
+    EXPECT_TRUE(state.update());
+    EXPECT_FALSE(state.update());  // once per change, not per call
+    EXPECT_EQ(state.generation(), before + 1);
+    const core::HeadTrace& h1 = state.trace().heads[0];
+    // Row 0 of X is now [3, 0, 1, 0]; W_Q⁽¹⁾ picks columns 0+2 and 1+3: Q[0] = [4, 0].
+    EXPECT_DOUBLE_EQ(h1.Q(0, 0), 4.0);
+    EXPECT_DOUBLE_EQ(h1.scores_raw(0, 0), 16.0);
+    EXPECT_NEAR(h1.scores(0, 0), 16.0 / std::sqrt(2.0), 1e-12);
+    const double e = std::exp(16.0 / std::sqrt(2.0));
+    EXPECT_NEAR(h1.weights(0, 0), e / (e + 1.0), 1e-12);
+    EXPECT_NEAR(h1.Z(0, 0), 4.0 * e / (e + 1.0), 1e-12);
+    EXPECT_NEAR(state.trace().output(0, 0), h1.Z(0, 0), 1e-12);  // W_O is the identity
+}
+
+TEST(AppState, RefusesNonFiniteValuesAndKeepsTheOldOne) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.set_cell({{MatrixId::W_K, 1}, 2, 1}, std::numeric_limits<double>::quiet_NaN()));
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("W_K"), std::string::npos);
+    EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_K(2, 1), 1.0);
+    EXPECT_FALSE(state.dirty());
+}
+
+TEST(AppState, RefusesCellsOutsideTheMatrix) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.set_cell({{MatrixId::X, 0}, 2, 0}, 1.0));
+    EXPECT_FALSE(state.set_cell({{MatrixId::Q, 0}, 0, 0}, 1.0));  // intermediates are not editable
+    EXPECT_EQ(state.session(), core::worked_example());
+}
+
+TEST(AppState, SetMatrixChecksTheShape) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.set_matrix({MatrixId::W_V, 0}, core::Matrix::Zero(4, 3)));
+    EXPECT_NE(state.message().text.find("expected 4×2, got 4×3"), std::string::npos) << state.message().text;
+    EXPECT_EQ(state.session(), core::worked_example());
+    ASSERT_TRUE(state.set_matrix({MatrixId::W_V, 0}, core::Matrix::Zero(4, 2)));
+    state.update();
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Z.cwiseAbs().sum(), 0.0);  // V⁽¹⁾ = 0, so Z⁽¹⁾ = 0
+}
+
+TEST(AppState, ConfigChangeResizesKeepingValues) {
+    AppState state(core::worked_example());
+    state.set_cell({{MatrixId::X, 0}, 1, 3}, 7.5);
+    core::Config c = state.config();
+    c.n = 3;
+    c.heads = 4;
+    c.d_k = c.d_v = 1;
+    ASSERT_TRUE(state.set_config(c));
+    state.update();
+    EXPECT_EQ(state.trace().heads.size(), 4u);
+    EXPECT_EQ(state.trace().heads[3].weights.rows(), 3);
+    EXPECT_DOUBLE_EQ(state.session().params.X(1, 3), 7.5);
+    EXPECT_DOUBLE_EQ(state.session().params.X(2, 0), 0.0);  // a new token is zero
+    EXPECT_EQ(state.session().tokens.size(), 3u);
+    EXPECT_EQ(state.session().tokens[2], "x3");
+}
+
+TEST(AppState, RefusesAnInvalidConfigAndKeepsTheSession) {
+    AppState state(core::worked_example());
+    core::Config c = state.config();
+    c.n = 0;
+    EXPECT_FALSE(state.set_config(c));
+    EXPECT_NE(state.message().text.find("config.n"), std::string::npos);
+    c = state.config();
+    c.n = 100000;
+    EXPECT_FALSE(state.set_config(c));
+    EXPECT_EQ(state.session(), core::worked_example());
+}
+
+TEST(AppState, OutputWithoutProjectionIsReportedNotFatal) {
+    AppState state(core::worked_example());
+    core::Config c = state.config();
+    c.output_projection = false;
+    c.d_v = 3;  // h·d_v = 6 ≠ d_model = 4
+    ASSERT_TRUE(state.set_config(c));
+    state.update();
+    EXPECT_EQ(state.trace().output.cols(), 6);
+    EXPECT_FALSE(state.message().error);
+    EXPECT_NE(state.message().text.find("h·d_v"), std::string::npos);
+}
+
+TEST(AppState, OpeningABadFileKeepsTheCurrentWork) {
+    AppState state(core::worked_example());
+    state.set_cell({{MatrixId::X, 0}, 0, 1}, 9.0);
+    const core::Session work = state.session();
+    const auto path = temp_dir() / "bad.json";
+    std::ofstream(path) << R"({"format": "attnviz-session", "version": 1, "config": {"n": 2, "d_model": 4,
+        "heads": 1, "d_k": 2, "d_v": 2, "output_projection": false, "mask": "none", "scale": "sqrt_dk"},
+        "X": [[1, 0, 1, 0], [0, 2, 0, 2]], "heads": [{"W_Q": [[1, 0], [0, 1], [1, 0], [0, 1]],
+        "W_K": [[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]], "W_V": [[1, 0], [0, 1], [1, 0], [0, 1]]}]})";
+    EXPECT_FALSE(state.open_file(path.string()));
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("heads[0].W_K: expected 4×2, got 4×3"), std::string::npos)
+        << state.message().text;
+    EXPECT_EQ(state.session(), work);
+    EXPECT_FALSE(state.open_file((temp_dir() / "missing.json").string()));
+    EXPECT_EQ(state.session(), work);
+}
+
+TEST(AppState, SaveThenOpenGivesTheSameSession) {
+    AppState state(core::random_session({3, 6, 2, 3, 3, true, core::Mask::causal, {}}, 11));
+    state.set_token(1, "cat");
+    const auto path = (temp_dir() / "saved.json").string();
+    ASSERT_TRUE(state.save_file(path));
+    AppState other(core::worked_example());
+    ASSERT_TRUE(other.open_file(path));
+    EXPECT_EQ(other.session(), state.session());
+    EXPECT_EQ(other.file_path(), path);
+}
+
+TEST(AppState, SelectionOperandsFollowTheCell) {
+    AppState state(core::worked_example());
+    state.select({{MatrixId::Z, 1}, 1, 0});
+    ASSERT_EQ(state.selection_operands().size(), 2u);
+    EXPECT_EQ(state.selection_operands()[0], (core::OperandRef{MatrixId::weights, 1, 1, -1}));
+    EXPECT_EQ(state.selection_operands()[1], (core::OperandRef{MatrixId::V, 1, -1, 0}));
+    // Shrinking the session drops a selection that no longer exists.
+    core::Config c = state.config();
+    c.heads = 1;
+    c.d_k = c.d_v = 4;
+    ASSERT_TRUE(state.set_config(c));
+    state.update();
+    EXPECT_EQ(state.selection(), nullptr);
+}

@@ -1,0 +1,190 @@
+// The panels driven headless: a bare ImGui context (no window, no GL) with its fonts built and a
+// display size set runs the real draw functions; the tests assert on AppState.
+#include <gtest/gtest.h>
+
+#include <imgui.h>
+
+#include <cmath>
+
+#include "core/presets.hpp"
+#include "fonts.hpp"
+#include "frame.hpp"
+#include "panels/dimensions_panel.hpp"
+#include "panels/inputs_panel.hpp"
+#include "panels/status_bar.hpp"
+#include "widgets/colormap.hpp"
+
+using namespace attnviz;
+using app::AppState;
+using app::MatrixRef;
+using core::MatrixId;
+
+namespace {
+
+class Headless : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ImGui::CreateContext();
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(1280, 800);
+        io.DeltaTime = 1.0f / 60;
+        // As the OpenGL3 backend does: draw lists may pass 65536 vertices.
+        io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
+        fonts_ = app::load_fonts(16.0f);
+        unsigned char* pixels = nullptr;
+        int w = 0, h = 0;
+        io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    }
+    void TearDown() override { ImGui::DestroyContext(); }
+
+    void frames(AppState& state, app::Panels& panels, int count = 3) {
+        for (int k = 0; k < count; ++k) {
+            ImGui::NewFrame();
+            app::draw_frame(state, panels, 16.0f);
+            ImGui::Render();
+        }
+    }
+
+    app::Fonts fonts_;
+};
+
+}  // namespace
+
+TEST_F(Headless, EveryPanelDrawsTheWorkedExample) {
+    AppState state(core::worked_example());
+    state.set_notation(fonts_.notation);
+    app::Panels panels;
+    frames(state, panels);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+    EXPECT_GT(ImGui::GetDrawData()->TotalVtxCount, 1000);  // something substantial was drawn
+}
+
+TEST_F(Headless, EveryPanelDrawsARandomEightTokenThreeHeadSession) {
+    AppState state(core::random_session({8, 12, 3, 4, 4, true, core::Mask::causal, {}}, 5));
+    app::Panels panels;
+    frames(state, panels);
+    EXPECT_EQ(state.trace().heads.size(), 3u);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+}
+
+TEST_F(Headless, LargeMatricesDrawWithoutATextureBackend) {
+    AppState state(core::random_session({256, 64, 4, 16, 16, true, core::Mask::none, {}}, 2));
+    app::Panels panels;
+    frames(state, panels, 2);
+    // Without a texture uploader the heatmaps merge cells into blocks: the vertex count stays bounded.
+    EXPECT_LT(ImGui::GetDrawData()->TotalVtxCount, 2000000);
+}
+
+TEST_F(Headless, AnEditShowsInTheTraceOfTheSameFrame) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    frames(state, panels, 1);
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 5.0);
+    frames(state, panels, 1);  // draw_frame brings the trace up to date before the views draw
+    EXPECT_FALSE(state.dirty());
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 0), 6.0);  // 5 + X[0][2] = 5 + 1
+}
+
+TEST_F(Headless, DimensionsPanelResizeKeepsTheOverlap) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    frames(state, panels, 1);
+    state.set_cell({{MatrixId::W_Q, 1}, 3, 1}, -2.5);
+    core::Config wanted = state.config();
+    wanted.heads = 4;  // the lock makes d_k = d_v = 4 / 4 = 1
+    ASSERT_TRUE(app::apply_dimensions(state, panels.dimensions, wanted, 'h'));
+    frames(state, panels, 2);
+    const core::Config& c = state.config();
+    EXPECT_EQ(c.heads, 4);
+    EXPECT_EQ(c.d_k, 1);
+    EXPECT_EQ(c.d_v, 1);
+    EXPECT_EQ(state.trace().heads.size(), 4u);
+    EXPECT_EQ(state.trace().concat.cols(), 4);
+    EXPECT_EQ(state.trace().output.cols(), 4);
+    // Column 0 of every kept head still holds its values; column 1 no longer fits.
+    EXPECT_DOUBLE_EQ(state.session().params.heads[0].W_Q(2, 0), 1.0);
+    EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_Q(1, 0), 1.0);
+    // Growing d_k back restores the fill rule's value, not the lost edit (it did not fit).
+    panels.dimensions.lock_per_head = false;
+    wanted = state.config();
+    wanted.d_k = 2;
+    ASSERT_TRUE(app::apply_dimensions(state, panels.dimensions, wanted, 'k'));
+    EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_Q(3, 1), core::fill_weight(1, 3, 1, 2));
+    // X did not change shape, so it is exactly the seed's.
+    EXPECT_EQ(state.session().params.X, core::worked_example().params.X);
+}
+
+TEST_F(Headless, LockRefusesDModelNotDivisibleByHeads) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    core::Config wanted = state.config();
+    wanted.heads = 3;
+    EXPECT_FALSE(app::apply_dimensions(state, panels.dimensions, wanted, 'h'));
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("not divisible"), std::string::npos);
+    EXPECT_EQ(state.session(), core::worked_example());
+    frames(state, panels, 1);  // the message is drawn, nothing breaks
+}
+
+TEST_F(Headless, MatrixToolbarActions) {
+    AppState state(core::worked_example());
+    const MatrixRef wq{MatrixId::W_Q, 0};
+    EXPECT_FALSE(app::matrix_paste(state, wq, "1,2,3\n4,5,6\n"));
+    EXPECT_NE(state.message().text.find("expected 4×2, got 2×3"), std::string::npos) << state.message().text;
+    EXPECT_FALSE(app::matrix_paste(state, wq, "1,x\n"));
+    EXPECT_NE(state.message().text.find("not a number"), std::string::npos) << state.message().text;
+    EXPECT_EQ(state.session(), core::worked_example());
+
+    ASSERT_TRUE(app::matrix_paste(state, wq, "1\t2\n3\t4\n5\t6\n7\t8\n"));
+    EXPECT_DOUBLE_EQ(state.session().params.heads[0].W_Q(3, 1), 8.0);
+    EXPECT_EQ(app::matrix_copy(state, wq), "1, 2\n3, 4\n5, 6\n7, 8\n");
+
+    app::matrix_zero(state, wq);
+    EXPECT_DOUBLE_EQ(state.session().params.heads[0].W_Q.cwiseAbs().sum(), 0.0);
+    app::matrix_identity(state, wq);
+    EXPECT_EQ(state.session().params.heads[0].W_Q, core::Matrix::Identity(4, 2));
+    app::matrix_random(state, wq, 42);
+    const core::Matrix r = state.session().params.heads[0].W_Q;
+    EXPECT_LE(r.cwiseAbs().maxCoeff(), core::glorot_limit(4, 2));
+    EXPECT_GT(r.cwiseAbs().minCoeff(), 0.0);
+    app::matrix_random(state, wq, 42);
+    EXPECT_EQ(state.session().params.heads[0].W_Q, r);  // reproducible from its seed
+}
+
+TEST_F(Headless, StatusBarNamesTheDimensions) {
+    AppState state(core::random_session({5, 6, 3, 2, 2, false, core::Mask::none, {}}, 1));
+    const std::string text = app::status_text(state, 16.0f);
+    EXPECT_NE(text.find("n=5"), std::string::npos);
+    EXPECT_NE(text.find("d_model=6"), std::string::npos);
+    EXPECT_NE(text.find("h=3"), std::string::npos);
+    EXPECT_NE(text.find("W_O off"), std::string::npos);
+}
+
+TEST_F(Headless, EveryCellOfEveryMatrixHasAnExplanation) {
+    AppState state(core::random_session({3, 4, 2, 2, 2, true, core::Mask::causal, {}}, 9));
+    for (MatrixId id : core::all_matrix_ids)
+        for (int h = 0; h < 2; ++h) {
+            const core::Matrix* m = state.matrix({id, h});
+            ASSERT_NE(m, nullptr) << core::name(id);
+            for (int i = 0; i < m->rows(); ++i)
+                for (int j = 0; j < m->cols(); ++j) {
+                    const auto e = state.explain({{id, h}, i, j});
+                    ASSERT_TRUE(e) << core::name(id) << " " << i << " " << j;
+                    EXPECT_FALSE(e.value->lines.empty());
+                }
+        }
+}
+
+TEST(Colormap, TextColourFollowsLuminance) {
+    EXPECT_EQ(app::text_color_on(IM_COL32(250, 250, 250, 255)), IM_COL32(0, 0, 0, 255));
+    EXPECT_EQ(app::text_color_on(IM_COL32(20, 20, 60, 255)), IM_COL32(255, 255, 255, 255));
+    // Viridis runs from dark purple to yellow: white text at 0, black at 1.
+    EXPECT_EQ(app::text_color_on(app::colormap_color(app::Colormap::sequential, 0.0f)), IM_COL32(255, 255, 255, 255));
+    EXPECT_EQ(app::text_color_on(app::colormap_color(app::Colormap::sequential, 1.0f)), IM_COL32(0, 0, 0, 255));
+    // The diverging map is near-white at its middle (value 0).
+    const ImVec4 mid = ImGui::ColorConvertU32ToFloat4(app::colormap_color(app::Colormap::diverging, 0.5f));
+    EXPECT_GT(mid.x, 0.9f);
+    EXPECT_GT(mid.y, 0.9f);
+    EXPECT_GT(mid.z, 0.9f);
+}
