@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
     cli.add_option("--screenshot", gui.screenshot_path, "Render, write the window as a PNG to this file, exit");
     cli.add_option("--frames", gui.frames, "Frames to render before the screenshot")->check(CLI::Range(1, 10000));
     cli.add_option("--size", gui.size, "Window size WxH, e.g. 1280x800");
+    cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")
+        ->expected(0, 1)
+        ->default_str("1")
+        ->check(CLI::Range(1, 1000));
 
     std::string compute_session, compute_out;
     CLI::App* compute = cli.add_subcommand("compute", "Compute every intermediate of a session, write it as JSON");

@@ -6,23 +6,34 @@
 
 namespace attnviz::app {
 
+namespace {
+ImFont* g_title = nullptr;
+}
+
+ImFont* title_font() { return g_title; }
+
 Fonts load_fonts(float size_pixels, const char* path) {
+    g_title = nullptr;
     ImGuiIO& io = ImGui::GetIO();
     static const ImWchar ranges[] = {
         0x0020, 0x00FF,  // Basic Latin, Latin-1 (·, ×, ÷, ¹ ² ³)
+        0x02B0, 0x02FF,  // spacing modifier letters: ʰ ˣ
         0x0370, 0x03FF,  // Greek
         0x1D00, 0x1DBF,  // phonetic extensions: ᵀ and other modifier letters
         0x2010, 0x205E,  // dashes, quotes, bullets, …
         0x2070, 0x209F,  // superscripts and subscripts: ⁽ ⁾ ⁴ … ₀ ₁
+        0x2100, 0x214F,  // letterlike symbols: ℝ
         0x2190, 0x21FF,  // arrows
         0x2200, 0x22FF,  // mathematical operators: √ Σ − ∞ ≈ ≠
         0x25A0, 0x25FF,  // geometric shapes: ▶ ■
+        0x2C60, 0x2C7F,  // Latin extended-C: ⱼ
         0,
     };
     const float numbers_size = std::round(size_pixels * 0.8f);
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && io.Fonts->AddFontFromFileTTF(path, size_pixels, nullptr, ranges)) {
         ImFont* numbers = io.Fonts->AddFontFromFileTTF(path, numbers_size, nullptr, ranges);
+        g_title = io.Fonts->AddFontFromFileTTF(path, std::round(size_pixels * 1.4f), nullptr, ranges);
         return {core::Notation::unicode, numbers};
     }
     io.Fonts->AddFontDefault();

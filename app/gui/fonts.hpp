@@ -15,6 +15,9 @@ struct Fonts {
     ImFont* numbers = nullptr;                          // a smaller font for the values in cells
 };
 
+// A larger font for headings (the lesson's step titles); nullptr until load_fonts found DejaVu Sans.
+ImFont* title_font();
+
 // Adds the UI font (the default) and the numbers font to the current ImGui context's atlas.
 Fonts load_fonts(float size_pixels, const char* path = dejavu_sans_path);
 

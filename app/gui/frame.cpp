@@ -35,14 +35,38 @@ bool begin_window(const char* title, const Rect& r, bool reset, ImGuiWindowFlags
 
 }  // namespace
 
+void enter_teach_mode(AppState& state, Panels& p, int step) {
+    if (!p.teach.lesson) load_lesson(p.teach, p.teach.lesson_path.empty() ? default_lesson_path() : p.teach.lesson_path);
+    p.teach_mode = true;
+    teach_go_to(state, p.teach, step);
+}
+
 void draw_frame(AppState& state, Panels& p, float frame_ms) {
     const ImGuiIO& io = ImGui::GetIO();
     draw_menu_bar(state, p.menu);
+    if (p.menu.toggle_teach) {
+        p.menu.toggle_teach = false;
+        if (p.teach_mode)
+            p.teach_mode = false;
+        else
+            enter_teach_mode(state, p, p.teach.step);
+    }
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
     const Layout l = default_layout(io.DisplaySize, menu_h, status_h);
     const bool reset = p.menu.reset_layout;
     p.menu.reset_layout = false;
+
+    if (p.teach_mode) {
+        ImGui::SetNextWindowPos({0, menu_h});
+        ImGui::SetNextWindowSize({io.DisplaySize.x, io.DisplaySize.y - menu_h - status_h});
+        if (ImGui::Begin("Teach: the worked example, step by step", nullptr,
+                         ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                             ImGuiWindowFlags_NoSavedSettings))
+            draw_teach_panel(state, p.teach, io.DeltaTime);
+        ImGui::End();
+        state.update();
+    } else {
 
     // Inputs first: their edits are in the trace before any view draws.
     if (begin_window("Dimensions", l.dimensions, reset)) draw_dimensions_panel(state, p.dimensions);
@@ -60,6 +84,7 @@ void draw_frame(AppState& state, Panels& p, float frame_ms) {
     ImGui::End();
     if (begin_window("Matrix viewer", l.viewer, reset)) draw_viewer_panel(state, p.viewer);
     ImGui::End();
+    }
 
     // The status bar is pinned to the bottom edge.
     ImGui::SetNextWindowPos(l.status.pos);

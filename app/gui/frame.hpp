@@ -11,6 +11,7 @@
 #include "panels/menu_bar.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/status_bar.hpp"
+#include "panels/teach_panel.hpp"
 #include "panels/trace_panel.hpp"
 #include "panels/viewer_panel.hpp"
 
@@ -25,7 +26,12 @@ struct Panels {
     TracePanel trace;
     ViewerPanel viewer;
     StatusBar status;
+    TeachPanel teach;
+    bool teach_mode = false;  // the lesson fills the window instead of the explorer's panels
 };
+
+// Enters teach mode at a step (0-based), loading the lesson first if needed.
+void enter_teach_mode(AppState& state, Panels& panels, int step);
 
 struct Rect {
     ImVec2 pos, size;

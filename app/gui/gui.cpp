@@ -135,6 +135,7 @@ int run_gui(const GuiOptions& o) {
         AppState state = initial_state(o);
         state.set_notation(fonts.notation);
         Panels panels;
+        if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
         // Files dropped on the window are opened like File > Open.
         static AppState* drop_target = nullptr;
         drop_target = &state;

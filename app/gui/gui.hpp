@@ -10,6 +10,7 @@ struct GuiOptions {
     std::string screenshot_path;  // non-empty: render `frames` frames, write a PNG, exit
     int frames = 3;
     std::string size;  // "WxH"; empty: 1280x800
+    int teach_step = 0;  // > 0: open the lesson at this step (1-based)
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.

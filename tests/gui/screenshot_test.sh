@@ -20,7 +20,14 @@ if [ -z "$display" ]; then
 fi
 export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
 
+sizes="1280x800 1920x1080"
+extra=()
 case "$case" in
+    teach-1|teach-5|teach-9)
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        extra=(--teach "${case#teach-}")
+        sizes="1280x800" ;;
     worked-example)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session" ;;
@@ -30,10 +37,10 @@ case "$case" in
     *) echo "unknown case $case"; exit 2 ;;
 esac
 
-for size in 1280x800 1920x1080; do
+for size in $sizes; do
     png="$out/$case-$size.png"
     rm -f "$png"
-    XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --screenshot "$png" --frames 3 --size "$size"
+    XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" "${extra[@]}" --screenshot "$png" --frames 3 --size "$size"
     "$png_check" "$png" "${size%x*}" "${size#*x}"
 done
 # A screenshot run must not write the user's layout file.

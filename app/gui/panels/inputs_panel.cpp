@@ -56,8 +56,10 @@ bool in_operand(const AppState& state, MatrixRef ref, int r, int c) {
     return false;
 }
 
-// One editable matrix: a title with its toolbar, then a grid of drag fields (Ctrl+click or
-// double-click to type). Only the visible cells are submitted, so large matrices stay fast.
+}  // namespace
+
+// A title with its toolbar, then a grid of drag fields (Ctrl+click or double-click to type).
+// Only the visible cells are submitted, so large matrices stay fast.
 void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
     const core::Matrix* m = state.matrix(ref);
     if (!m) return;
@@ -131,8 +133,6 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
     ImGui::EndChild();
     ImGui::PopID();
 }
-
-}  // namespace
 
 void draw_inputs_panel(AppState& state, InputsPanel& panel) {
     if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;

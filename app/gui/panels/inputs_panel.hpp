@@ -13,6 +13,9 @@ struct InputsPanel {
 
 void draw_inputs_panel(AppState& state, InputsPanel& panel);
 
+// One editable matrix with its toolbar (also used inside the lesson to edit X).
+void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with_tokens);
+
 // The toolbar actions of one matrix, shared with tests: each goes through AppState's setters.
 void matrix_zero(AppState& state, MatrixRef ref);
 void matrix_identity(AppState& state, MatrixRef ref);

@@ -48,6 +48,7 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("View")) {
+            if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2")) menu.toggle_teach = true;
             if (ImGui::MenuItem("Reset layout")) menu.reset_layout = true;
             ImGui::EndMenu();
         }
@@ -63,6 +64,8 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
         else
             state.save_file(state.file_path());
     }
+    constexpr int key_f2 = 291;  // GLFW_KEY_F2
+    if (ImGui::IsKeyPressed(key_f2)) menu.toggle_teach = true;
     if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
     if (path_dialog("Open session", "Open", menu.path, menu.open_dialog)) state.open_file(menu.path);
     if (path_dialog("Save session", "Save", menu.path, menu.save_dialog)) state.save_file(menu.path);

@@ -12,6 +12,7 @@ struct MenuBar {
     bool open_dialog = false;
     bool save_dialog = false;
     bool reset_layout = false;  // set by View > Reset layout, consumed by the layout
+    bool toggle_teach = false;  // View > Teach mode, consumed by the frame
     bool quit = false;
 };
 

@@ -37,10 +37,7 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     MatrixViewOptions o;
     o.max_size = {avail.x, std::max(font * 4, avail.y - text_h)};
     o.max_cell = 64;
-    o.token_rows = ref.id != core::MatrixId::W_Q && ref.id != core::MatrixId::W_K && ref.id != core::MatrixId::W_V &&
-                   ref.id != core::MatrixId::W_O;
-    o.token_cols = ref.id == core::MatrixId::scores_raw || ref.id == core::MatrixId::scores ||
-                   ref.id == core::MatrixId::weights;
+    o.token_rows = o.token_cols = true;  // where rows / columns are tokens
     ImGui::BeginChild("view", {0, o.max_size.y + font * 2.5f}, false, ImGuiWindowFlags_HorizontalScrollbar);
     matrix_view(state, ref, o);
     ImGui::EndChild();

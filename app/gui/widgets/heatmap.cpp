@@ -27,6 +27,7 @@ std::unordered_map<ImGuiID, CachedTexture>& texture_cache() {
 }
 
 const ImU32 masked_color = IM_COL32(110, 110, 110, 255);
+const ImU32 hidden_color = IM_COL32(55, 60, 70, 255);
 
 ImU32 cell_color(double v, const HeatmapOptions& o) {
     if (!std::isfinite(v)) return masked_color;
@@ -111,7 +112,7 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
 
     const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
     const bool texture_path = cell < texture_cell_threshold;
-    if (texture_path && g_uploader && rows > 0 && cols > 0) {
+    if (texture_path && g_uploader && rows > 0 && cols > 0 && o.shown_cells < 0) {
         draw->AddImage(matrix_texture(gid, m, o), p0, {p0.x + size.x, p0.y + size.y});
     } else {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
@@ -147,6 +148,10 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
                 const double v = m(r, c);
                 const ImVec2 a{p0.x + c * cell, p0.y + r * cell};
                 const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
+                if (o.shown_cells >= 0 && static_cast<long>(r) * cols + c >= o.shown_cells) {
+                    draw->AddRectFilled(a, b, hidden_color);  // not revealed yet
+                    continue;
+                }
                 const ImU32 bg = cell_color(v, o);
                 draw->AddRectFilled(a, b, bg);
                 if (digits == 0) continue;

@@ -34,6 +34,7 @@ struct HeatmapOptions {
     const std::vector<std::string>* col_labels = nullptr;  // above the columns
     std::vector<HeatmapMark> marks;
     std::uint64_t generation = 0;  // content version, for the texture cache
+    long shown_cells = -1;         // ≥ 0: only the first cells in row-major order are shown, the rest hidden
 };
 
 struct HeatmapHit {

@@ -52,15 +52,21 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
     h.max_size = o.max_size;
     h.max_cell = o.max_cell;
     h.generation = state.generation();
-    h.row_labels = o.token_rows ? &state.session().tokens : nullptr;
-    h.col_labels = o.token_cols ? &state.session().tokens : nullptr;
+    h.shown_cells = o.shown_cells;
+    // Token labels only where rows (columns) are tokens: not on the weight matrices.
+    const bool rows_are_tokens = !core::is_input(ref.id) || ref.id == core::MatrixId::X;
+    const bool cols_are_tokens = ref.id == core::MatrixId::scores_raw || ref.id == core::MatrixId::scores ||
+                                 ref.id == core::MatrixId::weights;
+    h.row_labels = o.token_rows && rows_are_tokens ? &state.session().tokens : nullptr;
+    h.col_labels = o.token_cols && cols_are_tokens ? &state.session().tokens : nullptr;
     if (const CellRef* sel = state.selection()) {
         if (sel->matrix == ref) h.marks.push_back({sel->row, sel->col, IM_COL32(255, 255, 255, 255)});
         for (const core::OperandRef& op : state.selection_operands())
             if (same_matrix(op, ref)) h.marks.push_back({op.row, op.col});
     }
     const HeatmapHit hit = heatmap("cells", *m, h);
-    if (hit.hovered) {
+    const bool hidden = o.shown_cells >= 0 && static_cast<long>(hit.row) * m->cols() + hit.col >= o.shown_cells;
+    if (hit.hovered && !hidden) {
         const CellRef cell{ref, hit.row, hit.col};
         explain_tooltip(state, cell);
         if (hit.clicked) {

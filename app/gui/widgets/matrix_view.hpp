@@ -17,6 +17,7 @@ struct MatrixViewOptions {
     bool token_cols = false;  // token labels above the columns
     bool fixed_range = false;  // colour by [lo, hi] instead of the matrix's own range
     double lo = 0, hi = 1;
+    long shown_cells = -1;  // ≥ 0: cells after the first shown_cells (row-major) are hidden
 };
 
 void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& options);

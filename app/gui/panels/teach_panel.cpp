@@ -1,0 +1,331 @@
+#include "teach_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "../fonts.hpp"
+#include "../widgets/matrix_view.hpp"
+#include "core/file_io.hpp"
+#include "core/format.hpp"
+#include "core/presets.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+MatrixRef ref_of(const core::LessonMatrix& m) { return {m.id, m.head}; }
+
+const core::LessonStep* current(const TeachPanel& p) {
+    if (!p.lesson || p.lesson->steps.empty()) return nullptr;
+    return &p.lesson->steps[std::clamp(p.step, 0, static_cast<int>(p.lesson->steps.size()) - 1)];
+}
+
+void reset_exercise(const AppState& state, TeachPanel& p) {
+    const core::Matrix* result = teach_result(state, p);
+    p.exercise = core::Exercise(result ? *result : core::Matrix());
+    p.typed.assign(result ? static_cast<size_t>(result->size()) : 0, "");
+    p.exercise_generation = state.generation();
+}
+
+const ImU32 mark_colors[] = {
+    IM_COL32(50, 56, 68, 255),   // empty
+    IM_COL32(40, 120, 60, 255),  // right
+    IM_COL32(150, 45, 45, 255),  // wrong
+    IM_COL32(60, 80, 130, 255),  // revealed
+};
+
+// The learner's grid: one text field per result cell, coloured right / wrong / revealed.
+void exercise_grid(AppState& state, TeachPanel& p, MatrixRef result) {
+    if (p.exercise_generation != state.generation()) {  // the session changed under the exercise
+        p.exercise.retarget(*state.matrix(result));
+        p.typed.resize(static_cast<size_t>(p.exercise.rows()) * p.exercise.cols());
+        p.exercise_generation = state.generation();
+    }
+    const core::Exercise& ex = p.exercise;
+    ImGui::Text("Your %s: type each cell (right within %g)", state.label(result).c_str(), core::exercise_tolerance);
+    const float w = ImGui::GetFontSize() * 5;
+    for (int r = 0; r < ex.rows(); ++r) {
+        for (int c = 0; c < ex.cols(); ++c) {
+            if (c) ImGui::SameLine();
+            ImGui::PushID(r * ex.cols() + c);
+            const core::CellMark mark = ex.mark(r, c);
+            ImGui::PushStyleColor(ImGuiCol_FrameBg, mark_colors[static_cast<int>(mark)]);
+            ImGui::SetNextItemWidth(w);
+            if (mark == core::CellMark::revealed) {
+                std::string shown = core::format_number(ex.expected()(r, c));
+                ImGui::InputText("##cell", &shown, ImGuiInputTextFlags_ReadOnly);
+            } else {
+                std::string& text = p.typed[static_cast<size_t>(r) * ex.cols() + c];
+                std::string edited = text;
+                if (ImGui::InputText("##cell", &edited)) teach_answer(state, p, r, c, edited);
+            }
+            ImGui::PopStyleColor();
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("%s", mark == core::CellMark::right    ? "right"
+                                        : mark == core::CellMark::wrong  ? "not yet: the rule is written below"
+                                        : mark == core::CellMark::revealed ? "revealed"
+                                                                           : "type a number");
+            ImGui::SameLine(0, 2);
+            if (ImGui::SmallButton("?")) p.exercise.reveal(r, c);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("Reveal this cell");
+            ImGui::PopID();
+        }
+    }
+    ImGui::Text("%d of %d right", ex.count(core::CellMark::right), ex.rows() * ex.cols());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("reveal all")) p.exercise.reveal_all();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("start over")) reset_exercise(state, p);
+    if (ex.solved()) {
+        ImGui::SameLine();
+        ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.5f, 1), "All right!");
+    }
+}
+
+// The seed's way of writing each result cell, "(1+1)", in a small table.
+void expansion_table(const AppState& state, MatrixRef result, const core::Matrix& m) {
+    ImGui::Text("%s as the seed writes it:", state.label(result).c_str());
+    if (!ImGui::BeginTable("expansion", static_cast<int>(std::min<Eigen::Index>(m.cols(), 16)),
+                           ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit))
+        return;
+    for (int r = 0; r < std::min<Eigen::Index>(m.rows(), 16); ++r) {
+        ImGui::TableNextRow();
+        for (int c = 0; c < std::min<Eigen::Index>(m.cols(), 16); ++c) {
+            ImGui::TableNextColumn();
+            const auto e = state.explain({result, r, c});
+            if (e) ImGui::Text("%s = %s", core::cell_expansion(*e.value).c_str(), core::format_number(e.value->value).c_str());
+        }
+    }
+    ImGui::EndTable();
+}
+
+void step_list(AppState& state, TeachPanel& p) {
+    const int total = static_cast<int>(p.lesson->steps.size());
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(p.lesson->title.c_str());
+    ImGui::PopTextWrapPos();
+    char progress[32];
+    std::snprintf(progress, sizeof progress, "step %d of %d", p.step + 1, total);
+    ImGui::ProgressBar(static_cast<float>(p.step + 1) / total, {-1, 0}, progress);
+    if (ImGui::Button("< Prev")) teach_go_to(state, p, p.step - 1);
+    ImGui::SameLine();
+    if (ImGui::Button("Next >")) teach_go_to(state, p, p.step + 1);
+    ImGui::SameLine();
+    ImGui::TextDisabled("or ← →");
+    ImGui::Separator();
+    for (int k = 0; k < total; ++k)
+        if (ImGui::Selectable(p.lesson->steps[k].title.c_str(), k == p.step)) teach_go_to(state, p, k);
+    ImGui::Separator();
+    if (ImGui::Button("Reset to the worked example")) {
+        state.set_session(core::worked_example(), "Seed 001's worked example");
+        teach_go_to(state, p, p.step);
+    }
+    if (ImGui::CollapsingHeader("Edit X")) {
+        ImGui::TextDisabled("Every step follows your numbers.");
+        matrix_editor(state, p.x_editor, {core::MatrixId::X, 0}, true);
+    }
+}
+
+}  // namespace
+
+std::string default_lesson_path() {
+    if (const char* dir = std::getenv("ATTNVIZ_ASSETS"); dir && *dir)
+        return std::string(dir) + "/lessons/worked-example.json";
+    return std::string(ATTNVIZ_ASSETS_DIR) + "/lessons/worked-example.json";
+}
+
+bool load_lesson(TeachPanel& p, const std::string& path) {
+    p.lesson_path = path;
+    p.lesson.reset();
+    p.error.clear();
+    const core::Result<std::string> text = core::read_file(path);
+    if (!text) {
+        p.error = "The lesson could not be read: " + text.problems.front().str();
+        return false;
+    }
+    core::Result<core::Lesson> lesson = core::parse_lesson(*text.value);
+    if (!lesson) {
+        p.error = "The lesson " + path + " has problems:";
+        for (const core::Problem& problem : lesson.problems) p.error += "\n  " + problem.str();
+        return false;
+    }
+    p.lesson = std::move(*lesson.value);
+    p.step = std::clamp(p.step, 0, static_cast<int>(p.lesson->steps.size()) - 1);
+    return true;
+}
+
+const core::Matrix* teach_result(const AppState& state, const TeachPanel& p) {
+    const core::LessonStep* step = current(p);
+    if (!step || !step->has_result || !core::exists(step->result, state.config())) return nullptr;
+    return state.matrix(ref_of(step->result));
+}
+
+void teach_go_to(AppState& state, TeachPanel& p, int step) {
+    if (!p.lesson) return;
+    p.step = std::clamp(step, 0, static_cast<int>(p.lesson->steps.size()) - 1);
+    p.playing = false;
+    p.revealed = -1;
+    p.exercising = false;
+    reset_exercise(state, p);
+    if (teach_result(state, p))
+        state.select({ref_of(current(p)->result), 0, 0});
+    else
+        state.clear_selection();
+}
+
+void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::string& text) {
+    if (p.exercise_generation != state.generation() || p.exercise.rows() == 0) reset_exercise(state, p);
+    if (row < 0 || col < 0 || row >= p.exercise.rows() || col >= p.exercise.cols()) return;
+    p.typed[static_cast<size_t>(row) * p.exercise.cols() + col] = text;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == text.c_str() || *end != '\0')
+        p.exercise.clear(row, col);
+    else
+        p.exercise.answer(row, col, v);
+}
+
+void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
+    if (!p.lesson) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::TextWrapped("%s", p.error.empty() ? "No lesson is loaded." : p.error.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path.empty() ? default_lesson_path() : p.lesson_path);
+        return;
+    }
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!io.WantTextInput) {  // ← → move between steps unless the learner is typing
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) teach_go_to(state, p, p.step + 1);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) teach_go_to(state, p, p.step - 1);
+    }
+    const float font = ImGui::GetFontSize();
+
+    // Left: the steps, and X to edit (drawn first, so an edit is in this frame's trace).
+    ImGui::BeginChild("steps", {font * 17, 0}, true);
+    step_list(state, p);
+    ImGui::EndChild();
+    state.update();
+    ImGui::SameLine();
+
+    ImGui::BeginChild("step", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    const core::LessonStep& step = *current(p);
+    const core::Config& c = state.config();
+    ImGui::PushTextWrapPos(0);
+    if (ImFont* big = title_font()) ImGui::PushFont(big);
+    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1), "%s", step.title.c_str());
+    if (title_font()) ImGui::PopFont();
+    if (!step.formula.empty()) {
+        ImGui::Spacing();
+        ImGui::TextColored(ImVec4(0.6f, 0.85f, 1.0f, 1), "%s", core::fill_placeholders(step.formula, c, state.trace().scale).c_str());
+    }
+    ImGui::Spacing();
+    ImGui::TextUnformatted(core::fill_placeholders(step.text, c, state.trace().scale).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::Separator();
+
+    const core::Matrix* result = teach_result(state, p);
+    const MatrixRef result_ref = ref_of(step.result);
+    if (result) {
+        const long total = static_cast<long>(result->size());
+        if (p.playing) {
+            p.play_time += dt;
+            p.revealed = std::min<long>(total, static_cast<long>(p.play_time * p.cells_per_second) + 1);
+            state.select({result_ref, static_cast<int>((p.revealed - 1) / result->cols()),
+                          static_cast<int>((p.revealed - 1) % result->cols())});
+            if (p.revealed >= total && p.play_time * p.cells_per_second >= total + 1) {
+                p.playing = false;
+                p.revealed = -1;
+            }
+        }
+        if (ImGui::Button(p.playing ? "Stop" : "Play")) {
+            p.playing = !p.playing;
+            p.play_time = 0;
+            p.revealed = p.playing ? 0 : -1;
+            p.exercising = false;
+        }
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(font * 8);
+        ImGui::SliderFloat("cells per second", &p.cells_per_second, 0.25f, 8.0f, "%.2g");
+        if (step.exercise) {
+            ImGui::SameLine();
+            if (ImGui::Checkbox("exercise: hide the result, type it", &p.exercising) && p.exercising) {
+                p.playing = false;
+                p.revealed = -1;
+                if (p.exercise.rows() != result->rows() || p.exercise.cols() != result->cols()) reset_exercise(state, p);
+            }
+        }
+    }
+
+    // The operands, then the result.
+    const float box = std::clamp(ImGui::GetContentRegionAvail().x / 5.5f, font * 5, font * 14);
+    MatrixViewOptions o;
+    o.max_size = {box, box};
+    o.max_cell = 64;
+    o.token_rows = o.token_cols = true;
+    std::vector<std::string> missing;
+    bool first = true;
+    for (const core::LessonMatrix& m : step.show) {
+        if (!core::exists(m, c)) {
+            missing.push_back(core::label(m.id, m.head, state.notation()));
+            continue;
+        }
+        if (!first) ImGui::SameLine(0, font * 1.2f);
+        first = false;
+        matrix_view(state, ref_of(m), o);
+    }
+    if (result) {
+        if (!first) ImGui::SameLine(0, font * 1.2f);
+        ImGui::BeginGroup();
+        if (!first) ImGui::TextDisabled("%s", state.notation() == core::Notation::unicode ? "→ result" : "-> result");
+        MatrixViewOptions ro = o;
+        if (p.exercising) ro.shown_cells = 0;
+        else if (p.playing) ro.shown_cells = p.revealed;
+        matrix_view(state, result_ref, ro);
+        ImGui::EndGroup();
+    }
+    if (!missing.empty()) {
+        std::string list;
+        for (const std::string& s : missing) list += (list.empty() ? "" : ", ") + s;
+        ImGui::TextDisabled("Not in this session (h = %d%s): %s", c.heads, c.output_projection ? "" : ", no W_O",
+                            list.c_str());
+    }
+    if (step.has_result && !result)
+        ImGui::TextDisabled("This step's result, %s, does not exist in this session.",
+                            core::label(step.result.id, step.result.head, state.notation()).c_str());
+
+    if (result) {
+        ImGui::Separator();
+        if (p.exercising) exercise_grid(state, p, result_ref);
+        else if (step.expansion) expansion_table(state, result_ref, *result);
+        // The arithmetic of the selected result cell (hidden while it is still to be found).
+        const CellRef* sel = state.selection();
+        const bool hidden = p.exercising || (p.playing && p.revealed <= 0);
+        if (sel && p.exercising) {
+            if (const auto e = state.explain(*sel)) {
+                ImGui::Spacing();
+                ImGui::TextUnformatted("The rule (the numbers are yours to find):");
+                ImGui::PushTextWrapPos(0);
+                ImGui::TextDisabled("%s", e.value->formula.c_str());
+                ImGui::PopTextWrapPos();
+            }
+        } else if (sel && !hidden) {
+            const auto e = state.explain(*sel);
+            if (e) {
+                ImGui::Spacing();
+                ImGui::TextUnformatted(e.value->title.c_str());
+                ImGui::PushTextWrapPos(0);
+                ImGui::TextDisabled("%s", e.value->formula.c_str());
+                for (const std::string& line : e.value->lines) ImGui::TextUnformatted(line.c_str());
+                ImGui::PopTextWrapPos();
+            }
+        } else if (!hidden) {
+            ImGui::TextDisabled("Click a cell to see its arithmetic.");
+        }
+    }
+    ImGui::EndChild();
+}
+
+}  // namespace attnviz::app

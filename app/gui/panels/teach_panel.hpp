@@ -1,0 +1,54 @@
+// Teach mode: the lesson player. It walks seed 001's worked example (or the user's own session)
+// step by step: formula, explanation, the operand and result matrices with the cells involved
+// outlined, and the arithmetic of the selected result cell. Play reveals the result cell by cell;
+// the exercise hides it and checks what the learner types.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../app_state.hpp"
+#include "core/exercise.hpp"
+#include "core/lesson.hpp"
+#include "inputs_panel.hpp"
+
+namespace attnviz::app {
+
+struct TeachPanel {
+    std::string lesson_path;
+    std::optional<core::Lesson> lesson;
+    std::string error;  // why the lesson could not be loaded; the app keeps running
+    int step = 0;
+
+    bool playing = false;
+    float cells_per_second = 1.5f;
+    double play_time = 0;
+    long revealed = -1;  // cells of the result shown while playing; -1: all
+
+    bool exercising = false;
+    core::Exercise exercise;
+    std::vector<std::string> typed;  // the learner's text per result cell, row-major
+    std::uint64_t exercise_generation = 0;
+
+    InputsPanel x_editor;  // "Edit X" inside the lesson
+};
+
+// assets/lessons/worked-example.json, under $ATTNVIZ_ASSETS when set, else the source tree's assets/.
+std::string default_lesson_path();
+
+// Loads (or reloads) a lesson; on failure keeps no lesson and sets panel.error naming the problem.
+bool load_lesson(TeachPanel& panel, const std::string& path);
+
+// Moves to a step (clamped): stops playing, resets the exercise, selects the result's first cell.
+void teach_go_to(AppState& state, TeachPanel& panel, int step);
+
+// Types an answer into the exercise of the current step, as the learner's grid does.
+void teach_answer(AppState& state, TeachPanel& panel, int row, int col, const std::string& text);
+
+// The result matrix of the current step, or nullptr when it has none (or it does not exist here).
+const core::Matrix* teach_result(const AppState& state, const TeachPanel& panel);
+
+void draw_teach_panel(AppState& state, TeachPanel& panel, float dt);
+
+}  // namespace attnviz::app

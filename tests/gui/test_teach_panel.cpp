@@ -1,0 +1,197 @@
+// Teach mode driven headless: the lesson file, the steps' matrices, arrows, play and the exercise.
+#include <gtest/gtest.h>
+
+#include <imgui.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/presets.hpp"
+#include "fonts.hpp"
+#include "frame.hpp"
+
+using namespace attnviz;
+using app::AppState;
+using core::MatrixId;
+
+namespace {
+
+constexpr int key_left = 263, key_right = 262;  // any free indices: the test maps them itself
+
+class Teach : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ImGui::CreateContext();
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(1280, 800);
+        io.DeltaTime = 1.0f / 60;
+        io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
+        io.KeyMap[ImGuiKey_LeftArrow] = key_left;
+        io.KeyMap[ImGuiKey_RightArrow] = key_right;
+        state.set_notation(app::load_fonts(16.0f).notation);
+        unsigned char* pixels = nullptr;
+        int w = 0, h = 0;
+        io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    }
+    void TearDown() override { ImGui::DestroyContext(); }
+
+    void frame(float dt = 1.0f / 60) {
+        ImGui::GetIO().DeltaTime = dt;
+        ImGui::NewFrame();
+        app::draw_frame(state, panels, 16.0f);
+        ImGui::Render();
+    }
+    void press(int key) {
+        ImGui::GetIO().KeysDown[key] = true;
+        frame();
+        ImGui::GetIO().KeysDown[key] = false;
+        frame();
+    }
+
+    AppState state{core::worked_example()};
+    app::Panels panels;
+};
+
+core::Matrix hand(std::initializer_list<std::initializer_list<double>> rows) { return core::Matrix(rows); }
+
+}  // namespace
+
+TEST_F(Teach, TheLessonLoadsAndEveryMatrixItNamesExistsInTheWorkedExample) {
+    app::enter_teach_mode(state, panels, 0);
+    ASSERT_TRUE(panels.teach.lesson) << panels.teach.error;
+    const core::Lesson& lesson = *panels.teach.lesson;
+    ASSERT_EQ(lesson.steps.size(), 10u);
+    for (const core::LessonStep& step : lesson.steps) {
+        EXPECT_FALSE(step.title.empty());
+        EXPECT_FALSE(step.text.empty());
+        for (const core::LessonMatrix& m : step.show) {
+            EXPECT_TRUE(core::exists(m, state.config())) << step.title << ": " << core::name(m.id);
+            EXPECT_NE(state.matrix({m.id, m.head}), nullptr) << step.title << ": " << core::name(m.id);
+        }
+        if (step.has_result) {
+            EXPECT_NE(state.matrix({step.result.id, step.result.head}), nullptr) << step.title;
+        }
+    }
+    frame();
+}
+
+TEST_F(Teach, StepsShowTheSeedsNumbers) {
+    app::enter_teach_mode(state, panels, 1);  // step 2: Q, K, V of head 1
+    const core::Matrix* q = app::teach_result(state, panels.teach);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(*q, hand({{2, 0}, {0, 4}}));
+    const char* expansions[2][2] = {{"(1+1)", "(0+0)"}, {"(0+0)", "(2+2)"}};
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j)
+            EXPECT_EQ(core::cell_expansion(*state.explain({{MatrixId::Q, 0}, i, j}).value), expansions[i][j]);
+
+    app::teach_go_to(state, panels.teach, 3);  // step 4: scores = scores_raw / √2
+    const core::Matrix* scores = app::teach_result(state, panels.teach);
+    ASSERT_NE(scores, nullptr);
+    EXPECT_NEAR((*scores)(0, 0), 2 * std::sqrt(2.0), 1e-12);
+    EXPECT_NEAR((*scores)(1, 1), 8 * std::sqrt(2.0), 1e-12);
+
+    app::teach_go_to(state, panels.teach, 4);  // step 5: softmax
+    const core::Matrix* weights = app::teach_result(state, panels.teach);
+    const double e = std::exp(2 * std::sqrt(2.0));
+    EXPECT_NEAR((*weights)(0, 0), e / (e + 1), 1e-12);
+    EXPECT_NEAR((*weights)(0, 1), 1 / (e + 1), 1e-12);
+    // The selected cell is the result's first, so its arithmetic is on screen.
+    ASSERT_NE(state.selection(), nullptr);
+    EXPECT_EQ(state.selection()->matrix, (app::MatrixRef{MatrixId::weights, 0}));
+    frame();
+}
+
+TEST_F(Teach, ArrowKeysWalkEveryStep) {
+    app::enter_teach_mode(state, panels, 0);
+    frame();
+    for (int k = 1; k < 10; ++k) {
+        press(key_right);
+        EXPECT_EQ(panels.teach.step, k);
+    }
+    press(key_right);  // past the last step stays on it
+    EXPECT_EQ(panels.teach.step, 9);
+    press(key_left);
+    EXPECT_EQ(panels.teach.step, 8);
+}
+
+TEST_F(Teach, PlayRevealsTheResultCellByCell) {
+    app::enter_teach_mode(state, panels, 5);  // step 6: Z⁽¹⁾, 4 cells
+    frame();
+    panels.teach.playing = true;
+    panels.teach.play_time = 0;
+    panels.teach.cells_per_second = 2;
+    frame(0.1f);
+    EXPECT_EQ(panels.teach.revealed, 1);
+    frame(0.5f);  // 0.6 s at 2 cells/s: the second cell
+    EXPECT_EQ(panels.teach.revealed, 2);
+    EXPECT_EQ(state.selection()->row, 0);
+    EXPECT_EQ(state.selection()->col, 1);
+    frame(1.0f);
+    EXPECT_EQ(panels.teach.revealed, 4);
+    frame(1.0f);  // done: everything shown again
+    EXPECT_FALSE(panels.teach.playing);
+    EXPECT_EQ(panels.teach.revealed, -1);
+}
+
+TEST_F(Teach, TheSoftmaxExerciseMarksRightWrongAndRevealed) {
+    app::enter_teach_mode(state, panels, 4);
+    panels.teach.exercising = true;
+    frame();
+    const double e = std::exp(2 * std::sqrt(2.0));
+    app::teach_answer(state, panels.teach, 0, 0, "0.9442");  // e/(e+1) = 0.944193, within 1e-3
+    app::teach_answer(state, panels.teach, 0, 1, "0.06");    // 1/(e+1) = 0.0558, off by 4e-3
+    EXPECT_EQ(panels.teach.exercise.mark(0, 0), core::CellMark::right);
+    EXPECT_EQ(panels.teach.exercise.mark(0, 1), core::CellMark::wrong);
+    EXPECT_EQ(panels.teach.exercise.mark(1, 0), core::CellMark::empty);
+    app::teach_answer(state, panels.teach, 0, 1, std::to_string(1 / (e + 1)));
+    EXPECT_EQ(panels.teach.exercise.mark(0, 1), core::CellMark::right);
+    app::teach_answer(state, panels.teach, 1, 1, "one");  // not a number: no answer
+    EXPECT_EQ(panels.teach.exercise.mark(1, 1), core::CellMark::empty);
+    panels.teach.exercise.reveal(1, 0);
+    EXPECT_EQ(panels.teach.exercise.mark(1, 0), core::CellMark::revealed);
+    EXPECT_EQ(panels.teach.exercise.count(core::CellMark::right), 2);
+    frame();
+}
+
+TEST_F(Teach, TheLessonFollowsAnEditedX) {
+    app::enter_teach_mode(state, panels, 1);
+    state.set_cell({{MatrixId::X, 0}, 0, 2}, 3.0);  // X[0] = [1, 0, 3, 0]
+    frame();
+    EXPECT_DOUBLE_EQ((*app::teach_result(state, panels.teach))(0, 0), 4.0);  // (1+3)
+    EXPECT_EQ(core::cell_expansion(*state.explain({{MatrixId::Q, 0}, 0, 0}).value), "(1+3)");
+    // "Reset to the worked example" brings the seed's numbers back.
+    state.set_session(core::worked_example(), "reset");
+    frame();
+    EXPECT_DOUBLE_EQ((*app::teach_result(state, panels.teach))(0, 0), 2.0);
+}
+
+TEST_F(Teach, WithOneHeadTheLessonIsSingleHeadAttention) {
+    core::Config c = state.config();
+    c.heads = 1;
+    c.d_k = c.d_v = 4;
+    ASSERT_TRUE(state.set_config(c));
+    app::enter_teach_mode(state, panels, 6);  // step 7: head 2 beside head 1
+    frame();
+    EXPECT_EQ(app::teach_result(state, panels.teach), nullptr);  // there is no Z⁽²⁾
+    for (int k = 0; k < 10; ++k) {
+        app::teach_go_to(state, panels.teach, k);
+        frame();
+    }
+}
+
+TEST_F(Teach, AMalformedLessonIsReportedAndTheAppKeepsRunning) {
+    const auto path = std::filesystem::temp_directory_path() / "attnviz_bad_lesson.json";
+    std::ofstream(path) << R"({"format": "attnviz-lesson", "version": 1, "title": "t",
+        "steps": [{"title": "a", "text": "b", "show": [{"matrix": "QQ", "head": 1}]}]})";
+    panels.teach.lesson_path = path.string();
+    app::enter_teach_mode(state, panels, 0);
+    EXPECT_FALSE(panels.teach.lesson);
+    EXPECT_NE(panels.teach.error.find("steps[0].show[0].matrix"), std::string::npos) << panels.teach.error;
+    frame();
+    frame();
+    EXPECT_EQ(state.session(), core::worked_example());
+    std::filesystem::remove(path);
+}
