@@ -22,7 +22,8 @@ struct Scale {
 
     // The divisor s actually applied for a given d_k: √d_k, 1, or the user's divisor.
     double value(int d_k) const;
-    bool operator==(const Scale&) const = default;
+    // The divisor counts only when it is the one in use (a file keeps only that one).
+    bool operator==(const Scale& o) const { return kind == o.kind && (kind != Kind::divisor || divisor == o.divisor); }
 };
 
 struct Config {
@@ -50,6 +51,9 @@ struct Limits {
     static constexpr int max_d_v = 8192;
     // All numbers of the inputs and of the trace together (2^27 ≈ 134 million, 1 GiB in double).
     static constexpr std::int64_t max_total_numbers = std::int64_t{1} << 27;
+    // The largest magnitude of an input value. With every dimension within its limit, Q·Kᵀ then
+    // stays below ~1e72, far from overflow, so no score, weight or output can become ∞ or NaN.
+    static constexpr double max_abs_value = 1e15;
 };
 
 // How many numbers the inputs and the full trace of this config hold.

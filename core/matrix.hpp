@@ -14,4 +14,10 @@ using MatrixT = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 // The user's values and the reference trace are kept in double.
 using Matrix = MatrixT<double>;
 
+// Equal shapes and equal values. (Eigen's == needs equal shapes; this is safe for any two.)
+template <class Scalar>
+bool same(const MatrixT<Scalar>& a, const MatrixT<Scalar>& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() && a == b;
+}
+
 }  // namespace attnviz::core

@@ -21,9 +21,8 @@ void check_matrix(Problems& out, const std::string& path, const Matrix& m, int r
     }
     for (Eigen::Index i = 0; i < m.rows(); ++i)
         for (Eigen::Index j = 0; j < m.cols(); ++j)
-            if (!std::isfinite(m(i, j)))
-                out.push_back({path + "[" + std::to_string(i) + "][" + std::to_string(j) + "]",
-                               format_number(m(i, j)) + " is not allowed, values must be finite"});
+            if (auto problem = value_problem(m(i, j)))
+                out.push_back({path + "[" + std::to_string(i) + "][" + std::to_string(j) + "]", *problem});
 }
 
 // A rows×cols matrix holding `old`'s overlapping block, new cells from fill(r, c).
@@ -37,6 +36,14 @@ Matrix keep_and_fill(const Matrix& old, int rows, int cols, Fill fill) {
 }
 
 }  // namespace
+
+std::optional<std::string> value_problem(double v) {
+    if (!std::isfinite(v)) return format_number(v) + " is not allowed, values must be finite";
+    if (std::abs(v) > Limits::max_abs_value)
+        return format_number(v) + " is outside ±" + format_number(Limits::max_abs_value) +
+               ", the range that keeps every intermediate finite";
+    return std::nullopt;
+}
 
 Problems validate(const Config& config, const Params& p) {
     Problems out;

@@ -1,6 +1,8 @@
 // The numbers a user edits: the input X and every weight matrix.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "config.hpp"
@@ -13,15 +15,19 @@ struct HeadParams {
     Matrix W_Q;  // d_model×d_k
     Matrix W_K;  // d_model×d_k
     Matrix W_V;  // d_model×d_v
-    bool operator==(const HeadParams&) const = default;
+    bool operator==(const HeadParams& o) const { return same(W_Q, o.W_Q) && same(W_K, o.W_K) && same(W_V, o.W_V); }
 };
 
 struct Params {
     Matrix X;                       // n×d_model, one token per row
     std::vector<HeadParams> heads;  // h entries
-    Matrix W_O;                     // (h·d_v)×d_model; kept even while output_projection is off
-    bool operator==(const Params&) const = default;
+    Matrix W_O;                     // (h·d_v)×d_model; kept in memory while output_projection is off
+    bool operator==(const Params& o) const { return same(X, o.X) && heads == o.heads && same(W_O, o.W_O); }
 };
+
+// What is wrong with a value for an input cell, or nullopt when it is fine: it must be finite and
+// within ±Limits::max_abs_value, which keeps every intermediate finite (no overflow to ∞ in Q·Kᵀ).
+std::optional<std::string> value_problem(double value);
 
 // Which weight matrix of a head; used by the fill rule and by explain().
 enum class Weight { W_Q, W_K, W_V };

@@ -39,7 +39,8 @@ Session resized(const Session& session, const Config& config);
 Result<Session> parse_session(std::string_view text);
 
 // The session as JSON: deterministic, numbers in their shortest exact form, one matrix row per line.
-// parse_session(write_session(s)) == s, and writing again gives the same bytes.
+// parse_session(write_session(s)) == s, and writing again gives the same bytes — except that the
+// file carries W_O only while the projection is on: with it off, W_O reads back empty.
 std::string write_session(const Session& session);
 
 // The trace as JSON ("attnviz-trace" version 1): every intermediate of every head, concat and output;

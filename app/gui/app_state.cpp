@@ -42,9 +42,8 @@ bool AppState::set_cell(const CellRef& cell, double value) {
                     true);
         return false;
     }
-    if (!std::isfinite(value)) {
-        set_message(label(cell.matrix) + ": " + core::format_number(value) + " is not allowed, values must be finite.",
-                    true);
+    if (const auto problem = core::value_problem(value)) {
+        set_message(label(cell.matrix) + ": " + *problem + "; the old value is kept.", true);
         return false;
     }
     if ((*m)(cell.row, cell.col) == value) return true;
@@ -64,10 +63,11 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
                     true);
         return false;
     }
-    if (!values.allFinite()) {
-        set_message(label(ref) + ": values must be finite; nothing was changed.", true);
-        return false;
-    }
+    for (Eigen::Index k = 0; k < values.size(); ++k)
+        if (const auto problem = core::value_problem(values.data()[k])) {
+            set_message(label(ref) + ": " + *problem + "; nothing was changed.", true);
+            return false;
+        }
     *m = values;
     mark_dirty();
     return true;

@@ -1,0 +1,460 @@
+// Tests of the attnviz command line, run as a real process: exit codes, stdout, stderr and files.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef ATTNVIZ_BIN
+#error "ATTNVIZ_BIN must be the path of the attnviz executable"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Outcome {
+    int code = -1;         // the exit status, or 128 + signal when killed by a signal
+    bool signaled = false;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void spit(const fs::path& p, const std::string& text) {
+    std::ofstream out(p, std::ios::binary);
+    out << text;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string tmpl = (fs::temp_directory_path() / "attnviz_cli_XXXXXX").string();
+        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+        dir = tmpl;
+        io = dir / "io";  // stdout/stderr captures live apart from the files under test
+        fs::create_directory(io);
+        work = dir / "work";
+        fs::create_directory(work);
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+
+    // Runs attnviz with `args`, stdin from /dev/null, stdout and stderr captured.
+    Outcome run(const std::vector<std::string>& args) {
+        const fs::path out_path = io / "stdout", err_path = io / "stderr";
+        std::vector<std::string> all{ATTNVIZ_BIN};
+        all.insert(all.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (std::string& a : all) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            const int in = open("/dev/null", O_RDONLY);
+            const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (in < 0 || out < 0 || err < 0) _exit(127);
+            dup2(in, 0);
+            dup2(out, 1);
+            dup2(err, 2);
+            unsetenv("DISPLAY");  // never open a window by accident
+            unsetenv("WAYLAND_DISPLAY");
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+        Outcome r;
+        if (pid < 0) {
+            ADD_FAILURE() << "fork failed";
+            return r;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (WIFEXITED(status)) {
+            r.code = WEXITSTATUS(status);
+        } else if (WIFSIGNALED(status)) {
+            r.signaled = true;
+            r.code = 128 + WTERMSIG(status);
+        }
+        r.out = slurp(out_path);
+        r.err = slurp(err_path);
+        return r;
+    }
+
+    std::vector<std::string> entries(const fs::path& d) const {
+        std::vector<std::string> out;
+        for (const auto& e : fs::directory_iterator(d)) out.push_back(e.path().filename().string());
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    // The worked example written by the binary itself.
+    fs::path worked_file() {
+        const fs::path p = work / "worked.json";
+        const Outcome r = run({"example", "worked-example", "-o", p.string()});
+        EXPECT_EQ(r.code, 0) << r.err;
+        return p;
+    }
+
+    // The worked example as JSON, to edit into invalid sessions.
+    json worked_json() { return json::parse(slurp(worked_file())); }
+
+    fs::path dir, io, work;
+};
+
+std::string describe(const Outcome& r) {
+    return "exit " + std::to_string(r.code) + (r.signaled ? " (killed by a signal)" : "") + "\nstdout:\n" +
+           r.out.substr(0, 2000) + "\nstderr:\n" + r.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(Cli, ExampleWorkedExampleFile) {
+    const fs::path p = work / "w.json";
+    const Outcome r = run({"example", "worked-example", "-o", p.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    ASSERT_TRUE(fs::exists(p));
+    const json doc = json::parse(slurp(p));
+    EXPECT_EQ(doc["format"], "attnviz-session");
+    EXPECT_EQ(doc["X"], json::parse("[[1, 0, 1, 0], [0, 2, 0, 2]]"));
+    EXPECT_EQ(doc["heads"][0]["W_Q"], json::parse("[[1, 0], [0, 1], [1, 0], [0, 1]]"));
+    EXPECT_EQ(doc["heads"][1]["W_V"], json::parse("[[0, 1], [1, 0], [0, 1], [1, 0]]"));
+    EXPECT_EQ(entries(work), (std::vector<std::string>{"w.json"}));
+}
+
+TEST_F(Cli, ComputeWorkedExampleToStdout) {
+    const fs::path p = worked_file();
+    const Outcome r = run({"compute", p.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    json doc;
+    ASSERT_NO_THROW(doc = json::parse(r.out)) << r.out;
+    EXPECT_EQ(doc["format"], "attnviz-trace");
+    const double r2 = std::sqrt(2.0);
+    EXPECT_NEAR(doc["heads"][0]["scores"][0][0].get<double>(), 2 * r2, 1e-12);
+    EXPECT_NEAR(doc["heads"][0]["scores"][1][1].get<double>(), 8 * r2, 1e-12);
+    EXPECT_EQ(doc["heads"][0]["scores_raw"], json::parse("[[4, 0], [0, 16]]"));
+    EXPECT_EQ(doc["heads"][1]["Q"], json::parse("[[0, 2], [4, 0]]"));
+    const double e2 = std::exp(2 * r2);
+    EXPECT_NEAR(doc["heads"][0]["weights"][0][0].get<double>(), e2 / (e2 + 1), 1e-12);
+    // output = concat (W_O = I): output[0][0] = Z⁽¹⁾[0][0] = 2·e^{2√2}/(e^{2√2}+1).
+    EXPECT_NEAR(doc["output"][0][0].get<double>(), 2 * e2 / (e2 + 1), 1e-12);
+    EXPECT_NEAR(doc["output"][0][2].get<double>(), 4 / (e2 + 1), 1e-12);
+}
+
+TEST_F(Cli, ComputeWritesFileWithO) {
+    const fs::path p = worked_file();
+    const fs::path trace = work / "trace.json";
+    const Outcome r = run({"compute", p.string(), "-o", trace.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    ASSERT_TRUE(fs::exists(trace));
+    const std::string text = slurp(trace);
+    const json doc = json::parse(text);
+    EXPECT_NEAR(doc["heads"][0]["scores"][0][0].get<double>(), 2 * std::sqrt(2.0), 1e-12);
+    // The same bytes as the stdout form, and nothing else left in the directory.
+    const Outcome to_stdout = run({"compute", p.string()});
+    EXPECT_EQ(to_stdout.out, text);
+    EXPECT_EQ(entries(work), (std::vector<std::string>{"trace.json", "worked.json"}));
+    // --output replaces an existing file.
+    spit(trace, "old");
+    const Outcome again = run({"compute", p.string(), "--output", trace.string()});
+    ASSERT_EQ(again.code, 0) << describe(again);
+    EXPECT_EQ(slurp(trace), text);
+}
+
+TEST_F(Cli, ComputeCausalRandom) {
+    const fs::path p = work / "r.json";
+    ASSERT_EQ(run({"example", "random", "--seed", "2", "-n", "4", "-o", p.string()}).code, 0);
+    json doc = json::parse(slurp(p));
+    doc["config"]["mask"] = "causal";
+    spit(p, doc.dump());
+    const Outcome r = run({"compute", p.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const json t = json::parse(r.out);
+    for (const json& head : t["heads"])
+        for (int i = 0; i < 4; ++i) {
+            double sum = 0;
+            for (int j = 0; j < 4; ++j) {
+                EXPECT_EQ(head["scores"][i][j].is_null(), j > i);
+                sum += head["weights"][i][j].get<double>();
+                if (j > i) {
+                    EXPECT_EQ(head["weights"][i][j].get<double>(), 0.0);
+                }
+            }
+            EXPECT_NEAR(sum, 1.0, 1e-12);
+        }
+}
+
+TEST_F(Cli, InvalidSessionsExit2WithFieldPath) {
+    const json base = worked_json();
+    struct Case {
+        const char* name;
+        std::string text;
+        std::string expected;  // a line stderr must contain
+    };
+    std::vector<Case> cases;
+    {
+        json d = base;
+        d["heads"][1]["W_K"] = json::parse("[[1,0,0],[0,1,0],[1,0,0],[0,1,0]]");
+        cases.push_back({"shape", d.dump(), "error: heads[1].W_K: expected 4×2, got 4×3"});
+    }
+    {
+        json d = base;
+        d["X"][0][1] = "a";
+        cases.push_back({"cell", d.dump(), "error: X[0][1]: "});
+    }
+    {
+        json d = base;
+        d["config"].erase("d_k");
+        cases.push_back({"missing", d.dump(), "error: config.d_k: missing"});
+    }
+    {
+        json d = base;
+        d["config"]["mask"] = "future";
+        cases.push_back({"mask", d.dump(), "error: config.mask: "});
+    }
+    {
+        json d = base;
+        d["config"]["n"] = 100000;
+        cases.push_back({"limit", d.dump(), "error: config.n: "});
+    }
+    {
+        json d = base;
+        d["X"][1] = {0, 2, 0};
+        cases.push_back({"ragged", d.dump(), "error: X[1]: "});
+    }
+    {
+        json d = base;
+        d["config"]["output_projection"] = false;
+        cases.push_back({"W_O given", d.dump(), "error: W_O: "});
+    }
+    cases.push_back({"top level", "[1, 2]", "expected a JSON object"});
+    for (const Case& k : cases) {
+        SCOPED_TRACE(k.name);
+        const fs::path p = work / (std::string("bad_") + std::to_string(&k - cases.data()) + ".json");
+        spit(p, k.text);
+        const Outcome r = run({"compute", p.string()});
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_TRUE(contains(r.err, k.expected)) << describe(r);
+        EXPECT_TRUE(r.out.empty()) << describe(r);
+    }
+}
+
+TEST_F(Cli, MalformedJsonNamesFileAndLine) {
+    const fs::path p = work / "malformed.json";
+    spit(p, "{\n  \"format\": \"attnviz-session\",\n  \"version\": 1,,\n}\n");
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + p.string() + ": malformed JSON at line 3")) << describe(r);
+    const fs::path t = work / "truncated.json";
+    const std::string full = slurp(worked_file());
+    spit(t, full.substr(0, full.size() / 2));
+    const Outcome rt = run({"compute", t.string()});
+    EXPECT_EQ(rt.code, 2) << describe(rt);
+    EXPECT_TRUE(contains(rt.err, "error: " + t.string() + ": ")) << describe(rt);
+    EXPECT_TRUE(contains(rt.err, "truncated")) << describe(rt);
+}
+
+TEST_F(Cli, NumberTooLargeExit2) {
+    json d = worked_json();
+    d["X"][0][0] = 123456.5;
+    std::string text = d.dump();
+    text.replace(text.find("123456.5"), 8, "1e999");
+    const fs::path p = work / "huge.json";
+    spit(p, text);
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_FALSE(r.signaled) << describe(r);
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: ")) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
+}
+
+TEST_F(Cli, MissingInputExit1) {
+    const fs::path p = work / "absent.json";
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + p.string() + ": ")) << describe(r);
+    EXPECT_TRUE(r.out.empty());
+    // A directory is not a session file either.
+    const Outcome rd = run({"compute", work.string()});
+    EXPECT_EQ(rd.code, 1) << describe(rd);
+    EXPECT_TRUE(contains(rd.err, "error: " + work.string())) << describe(rd);
+}
+
+TEST_F(Cli, UnwritableOutputExit1) {
+    const fs::path p = worked_file();
+    const fs::path out = work / "no_such_dir" / "trace.json";
+    const Outcome r = run({"compute", p.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + out.string() + ": ")) << describe(r);
+    EXPECT_FALSE(fs::exists(out.parent_path()));
+    EXPECT_EQ(entries(work), (std::vector<std::string>{"worked.json"}));
+    // example -o into a missing directory too.
+    const Outcome re = run({"example", "worked-example", "-o", out.string()});
+    EXPECT_EQ(re.code, 1) << describe(re);
+    // An existing directory as the output path.
+    fs::create_directory(work / "adir");
+    const Outcome rdir = run({"compute", p.string(), "-o", (work / "adir").string()});
+    EXPECT_EQ(rdir.code, 1) << describe(rdir);
+    EXPECT_TRUE(fs::is_directory(work / "adir"));
+    EXPECT_EQ(entries(work), (std::vector<std::string>{"adir", "worked.json"}));
+}
+
+TEST_F(Cli, InvalidSessionLeavesOutputUntouched) {
+    json d = worked_json();
+    d["heads"][0]["W_Q"][0][0] = nullptr;
+    const fs::path in = work / "bad.json";
+    spit(in, d.dump());
+    const fs::path out = work / "trace.json";
+    spit(out, "previous trace");
+    const auto before = entries(work);
+    const Outcome r = run({"compute", in.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: heads[0].W_Q[0][0]: ")) << describe(r);
+    EXPECT_EQ(slurp(out), "previous trace");
+    EXPECT_EQ(entries(work), before);
+    // Without an existing output file, none is created.
+    const fs::path fresh = work / "fresh.json";
+    const Outcome r2 = run({"compute", in.string(), "-o", fresh.string()});
+    EXPECT_EQ(r2.code, 2) << describe(r2);
+    EXPECT_FALSE(fs::exists(fresh));
+    EXPECT_EQ(entries(work), before);
+}
+
+TEST_F(Cli, RandomExampleIsReproducibleWithRequestedShapes) {
+    const fs::path a = work / "a.json", b = work / "b.json", c = work / "c.json";
+    const std::vector<std::string> args{"example", "random", "--seed", "3", "-n", "5", "--heads", "2", "--d-model", "6"};
+    auto with_out = [&](const fs::path& p) {
+        std::vector<std::string> v = args;
+        v.push_back("-o");
+        v.push_back(p.string());
+        return v;
+    };
+    const Outcome ra = run(with_out(a));
+    ASSERT_EQ(ra.code, 0) << describe(ra);
+    const Outcome rb = run(with_out(b));
+    ASSERT_EQ(rb.code, 0) << describe(rb);
+    const std::string text = slurp(a);
+    EXPECT_EQ(text, slurp(b));
+    const json doc = json::parse(text);
+    EXPECT_EQ(doc["config"]["n"], 5);
+    EXPECT_EQ(doc["config"]["d_model"], 6);
+    EXPECT_EQ(doc["config"]["heads"], 2);
+    EXPECT_EQ(doc["config"]["d_k"], 3);  // d_model / heads
+    EXPECT_EQ(doc["config"]["d_v"], 3);
+    EXPECT_EQ(doc["tokens"].size(), 5u);
+    ASSERT_EQ(doc["X"].size(), 5u);
+    for (const json& row : doc["X"]) {
+        ASSERT_EQ(row.size(), 6u);
+        for (const json& v : row) {
+            EXPECT_GE(v.get<double>(), -1.0);
+            EXPECT_LT(v.get<double>(), 1.0);
+        }
+    }
+    ASSERT_EQ(doc["heads"].size(), 2u);
+    for (const json& h : doc["heads"])
+        for (const char* w : {"W_Q", "W_K", "W_V"}) {
+            ASSERT_EQ(h[w].size(), 6u) << w;
+            for (const json& row : h[w]) EXPECT_EQ(row.size(), 3u) << w;
+        }
+    ASSERT_EQ(doc["W_O"].size(), 6u);
+    EXPECT_EQ(doc["W_O"][0].size(), 6u);
+    // Another seed gives other numbers; the session computes.
+    std::vector<std::string> other = with_out(c);
+    other[3] = "4";
+    ASSERT_EQ(run(other).code, 0);
+    EXPECT_NE(slurp(c), text);
+    const Outcome rc = run({"compute", a.string()});
+    EXPECT_EQ(rc.code, 0) << describe(rc);
+    EXPECT_EQ(json::parse(rc.out)["output"].size(), 5u);
+}
+
+TEST_F(Cli, RandomNotDivisibleNeedsDk) {
+    const fs::path p = work / "r.json";
+    const Outcome r = run({"example", "random", "--d-model", "7", "--heads", "2", "-o", p.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: ")) << describe(r);
+    EXPECT_FALSE(fs::exists(p));
+    // With both sizes given it works.
+    const Outcome ok = run({"example", "random", "--d-model", "7", "--heads", "2", "--d-k", "3", "--d-v", "4", "-o",
+                        p.string()});
+    EXPECT_EQ(ok.code, 0) << describe(ok);
+    const json doc = json::parse(slurp(p));
+    EXPECT_EQ(doc["config"]["d_k"], 3);
+    EXPECT_EQ(doc["config"]["d_v"], 4);
+    EXPECT_EQ(doc["W_O"].size(), 8u);  // h·d_v
+}
+
+TEST_F(Cli, ExampleInvalidOptionsExit2) {
+    const fs::path p = work / "x.json";
+    const std::vector<std::vector<std::string>> cases = {
+        {"example", "random", "-n", "0", "-o", p.string()},
+        {"example", "random", "--heads", "300", "--d-k", "1", "--d-v", "1", "-o", p.string()},
+        {"example", "worked-example", "-n", "3", "-o", p.string()},
+        {"example", "no-such-preset", "-o", p.string()},
+        {"example", "random"},  // -o is required
+        {"compute"},            // the session is required
+        {"compute", "a.json", "--bogus"},
+    };
+    for (const auto& args : cases) {
+        std::string joined;
+        for (const std::string& a : args) joined += a + " ";
+        SCOPED_TRACE(joined);
+        const Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_FALSE(r.err.empty());
+        EXPECT_FALSE(fs::exists(p));
+    }
+}
+
+TEST_F(Cli, RandomConfigErrorNamesField) {
+    const Outcome r = run({"example", "random", "-n", "0", "-o", (work / "x.json").string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: config.n: ")) << describe(r);
+}
+
+TEST_F(Cli, ShapeNoteOnStderr) {
+    json d = worked_json();
+    d["config"]["output_projection"] = false;
+    d["config"]["d_v"] = 3;
+    d.erase("W_O");
+    for (json& h : d["heads"]) h["W_V"] = json::parse("[[1,0,0],[0,1,0],[0,0,1],[1,1,1]]");
+    const fs::path p = work / "note.json";
+    spit(p, d.dump());
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "note: ")) << describe(r);
+    EXPECT_EQ(json::parse(r.out)["output"][0].size(), 6u);  // h·d_v
+}
+
+TEST_F(Cli, Help) {
+    const Outcome r = run({"--help"});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    const std::string all = r.out + r.err;
+    EXPECT_TRUE(contains(all, "compute")) << describe(r);
+    EXPECT_TRUE(contains(all, "example")) << describe(r);
+    const Outcome rc = run({"compute", "--help"});
+    EXPECT_EQ(rc.code, 0) << describe(rc);
+    EXPECT_TRUE(contains(rc.out + rc.err, "--output")) << describe(rc);
+}
+
+}  // namespace

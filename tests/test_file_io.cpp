@@ -1,0 +1,141 @@
+// Tests of core/file_io.hpp: read_file and write_file_atomic.
+#include "core/file_io.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace attnviz::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory, removed with its contents at the end of the test.
+class FileIo : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string tmpl = (fs::temp_directory_path() / "attnviz_file_io_XXXXXX").string();
+        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+        dir = tmpl;
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+
+    std::vector<std::string> entries() const {
+        std::vector<std::string> out;
+        for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    static std::string slurp(const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+
+    fs::path dir;
+};
+
+TEST_F(FileIo, WriteThenRead) {
+    const fs::path p = dir / "a.json";
+    const std::string text = std::string("first line\nsecond \xE2\x81\xBD line\n") + std::string(1, '\0') + "after nul";
+    EXPECT_TRUE(write_file_atomic(p.string(), text).empty());
+    EXPECT_EQ(slurp(p), text);
+    const Result<std::string> r = read_file(p.string());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r.value, text);
+    EXPECT_EQ(entries(), (std::vector<std::string>{"a.json"}));  // no temporary file left
+}
+
+TEST_F(FileIo, Replaces) {
+    const fs::path p = dir / "a.json";
+    {
+        std::ofstream out(p, std::ios::binary);
+        out << "an old and much longer content that must disappear entirely";
+    }
+    EXPECT_TRUE(write_file_atomic(p.string(), "new").empty());
+    EXPECT_EQ(slurp(p), "new");
+    EXPECT_EQ(entries(), (std::vector<std::string>{"a.json"}));
+    EXPECT_TRUE(write_file_atomic(p.string(), "").empty());
+    EXPECT_EQ(slurp(p), "");
+    EXPECT_EQ(fs::file_size(p), 0u);
+}
+
+TEST_F(FileIo, LargeFile) {
+    const fs::path p = dir / "big.txt";
+    std::string text(3 * 1024 * 1024 + 7, 'x');
+    for (size_t i = 0; i < text.size(); i += 4097) text[i] = static_cast<char>('a' + i % 26);
+    EXPECT_TRUE(write_file_atomic(p.string(), text).empty());
+    const Result<std::string> r = read_file(p.string());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r.value, text);
+}
+
+TEST_F(FileIo, MissingDirectoryFailsCleanly) {
+    const fs::path p = dir / "no_such_dir" / "a.json";
+    const Problems problems = write_file_atomic(p.string(), "text");
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].path, p.string());
+    EXPECT_FALSE(problems[0].message.empty());
+    EXPECT_FALSE(fs::exists(p));
+    EXPECT_FALSE(fs::exists(dir / "no_such_dir"));
+    EXPECT_TRUE(entries().empty());  // no temporary file anywhere
+}
+
+TEST_F(FileIo, DirectoryAsTargetFailsAndLeavesNothing) {
+    fs::create_directory(dir / "target");
+    const Problems problems = write_file_atomic((dir / "target").string(), "text");
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].path, (dir / "target").string());
+    EXPECT_TRUE(fs::is_directory(dir / "target"));
+    EXPECT_EQ(entries(), (std::vector<std::string>{"target"}));
+}
+
+TEST_F(FileIo, ReadMissingFile) {
+    const fs::path p = dir / "absent.json";
+    const Result<std::string> r = read_file(p.string());
+    EXPECT_FALSE(r);
+    ASSERT_EQ(r.problems.size(), 1u);
+    EXPECT_EQ(r.problems[0].path, p.string());
+    EXPECT_NE(r.problems[0].message.find("No such file"), std::string::npos) << r.problems[0].message;
+}
+
+TEST_F(FileIo, ReadDirectory) {
+    const Result<std::string> r = read_file(dir.string());
+    EXPECT_FALSE(r);
+    ASSERT_EQ(r.problems.size(), 1u);
+    EXPECT_EQ(r.problems[0].path, dir.string());
+}
+
+TEST_F(FileIo, ReadEmptyFile) {
+    const fs::path p = dir / "empty";
+    { std::ofstream out(p); }
+    const Result<std::string> r = read_file(p.string());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r.value, "");
+}
+
+TEST_F(FileIo, RelativePathInCurrentDirectory) {
+    const fs::path old = fs::current_path();
+    fs::current_path(dir);
+    const Problems problems = write_file_atomic("rel.txt", "relative");
+    fs::current_path(old);
+    EXPECT_TRUE(problems.empty());
+    EXPECT_EQ(slurp(dir / "rel.txt"), "relative");
+    EXPECT_EQ(entries(), (std::vector<std::string>{"rel.txt"}));
+}
+
+}  // namespace
+}  // namespace attnviz::core

@@ -1,0 +1,65 @@
+// Tests of core/format.hpp: exact and readable number formatting.
+#include "core/format.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+
+namespace attnviz::core {
+namespace {
+
+TEST(FormatExact, ReadsBackBitForBit) {
+    std::mt19937_64 gen(1);
+    for (int k = 0; k < 20000; ++k) {
+        const double v = std::bit_cast<double>(gen());
+        if (!std::isfinite(v)) continue;
+        const std::string s = format_exact(v);
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(std::strtod(s.c_str(), nullptr)), std::bit_cast<std::uint64_t>(v))
+            << s;
+    }
+    for (double v : {0.1, 1e-300, 5e-324, std::numeric_limits<double>::max(), 1.0 / 3, -2.5, 1e21}) {
+        const std::string s = format_exact(v);
+        EXPECT_EQ(std::strtod(s.c_str(), nullptr), v) << s;
+    }
+}
+
+TEST(FormatExact, Shortest) {
+    EXPECT_EQ(format_exact(0.1), "0.1");
+    EXPECT_EQ(format_exact(2.0), "2");
+    EXPECT_EQ(format_exact(-2.5), "-2.5");
+    EXPECT_EQ(format_exact(0.30000000000000004), "0.30000000000000004");
+    EXPECT_EQ(format_exact(1e-300), "1e-300");
+    EXPECT_LE(format_exact(1.0 / 3).size(), 19u);  // 17 significant digits plus "0."
+}
+
+TEST(FormatNumber, Readable) {
+    EXPECT_EQ(format_number(0.0), "0");
+    EXPECT_EQ(format_number(-0.0), "0");
+    EXPECT_EQ(format_number(2.0), "2");
+    EXPECT_EQ(format_number(1.0 / 3), "0.333333");
+    EXPECT_EQ(format_number(2.8284271247461903), "2.82843");
+    EXPECT_EQ(format_number(2.8284271247461903, 3), "2.83");
+    EXPECT_EQ(format_number(-1234567.0), "-1.23457e+06");
+    EXPECT_EQ(format_number(std::numeric_limits<double>::quiet_NaN()), "NaN");
+    EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "inf");
+    EXPECT_EQ(format_number(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+TEST(FormatCompact, ShortExponents) {
+    EXPECT_EQ(format_compact(1.2e-5), "1.2e-5");
+    EXPECT_EQ(format_compact(1.5e20), "1.5e20");
+    EXPECT_EQ(format_compact(1e100), "1e100");
+    EXPECT_EQ(format_compact(-3e-7), "-3e-7");
+    EXPECT_EQ(format_compact(0.25), "0.25");
+    EXPECT_EQ(format_compact(1.0 / 3), "0.333");
+    EXPECT_EQ(format_compact(-0.0), "0");
+}
+
+}  // namespace
+}  // namespace attnviz::core

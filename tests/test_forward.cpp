@@ -1,0 +1,619 @@
+// Tests of core/forward.hpp: seed 001's worked example by hand, and properties on random sessions
+// checked against a direct-loop reference implementation.
+#include "core/forward.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/presets.hpp"
+
+namespace attnviz::core {
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// |a − b| ≤ tol·max(1, |a|, |b|); equal infinities of the same sign also match.
+::testing::AssertionResult near_rel(double a, double b, double tol) {
+    if (a == b) return ::testing::AssertionSuccess();
+    const double scale = std::max({1.0, std::abs(a), std::abs(b)});
+    if (std::abs(a - b) <= tol * scale) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << a << " vs " << b << " (diff " << std::abs(a - b) << ")";
+}
+
+template <class A, class B>
+void expect_matrix_near(const A& got, const B& want, double tol, const std::string& what) {
+    ASSERT_EQ(got.rows(), want.rows()) << what;
+    ASSERT_EQ(got.cols(), want.cols()) << what;
+    for (Eigen::Index r = 0; r < got.rows(); ++r)
+        for (Eigen::Index c = 0; c < got.cols(); ++c)
+            EXPECT_TRUE(near_rel(static_cast<double>(got(r, c)), static_cast<double>(want(r, c)), tol))
+                << what << "[" << r << "][" << c << "]";
+}
+
+// ---------------------------------------------------------------------------------------------
+// A direct-loop reference forward pass, straight from the seeds' formulas.
+
+using Grid = std::vector<std::vector<double>>;
+
+Grid grid(int rows, int cols) { return Grid(rows, std::vector<double>(cols, 0.0)); }
+
+Grid mul(const Grid& a, const Matrix& b) {  // a (r×k) · b (k×c)
+    Grid out = grid(static_cast<int>(a.size()), static_cast<int>(b.cols()));
+    for (size_t i = 0; i < a.size(); ++i)
+        for (Eigen::Index j = 0; j < b.cols(); ++j) {
+            double s = 0;
+            for (Eigen::Index k = 0; k < b.rows(); ++k) s += a[i][k] * b(k, j);
+            out[i][j] = s;
+        }
+    return out;
+}
+
+Grid to_grid(const Matrix& m) {
+    Grid g = grid(static_cast<int>(m.rows()), static_cast<int>(m.cols()));
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        for (Eigen::Index c = 0; c < m.cols(); ++c) g[r][c] = m(r, c);
+    return g;
+}
+
+Matrix to_matrix(const Grid& g) {
+    Matrix m(static_cast<Eigen::Index>(g.size()), g.empty() ? 0 : static_cast<Eigen::Index>(g[0].size()));
+    for (size_t r = 0; r < g.size(); ++r)
+        for (size_t c = 0; c < g[r].size(); ++c) m(r, c) = g[r][c];
+    return m;
+}
+
+struct RefHead {
+    Grid Q, K, V, scores_raw, scores, weights, Z;
+};
+struct RefTrace {
+    std::vector<RefHead> heads;
+    Grid concat, output;
+};
+
+RefTrace reference_forward(const Config& c, const Params& p) {
+    RefTrace t;
+    const Grid X = to_grid(p.X);
+    double s = 1;
+    if (c.scale.kind == Scale::Kind::sqrt_dk) s = std::sqrt(static_cast<double>(c.d_k));
+    if (c.scale.kind == Scale::Kind::divisor) s = c.scale.divisor;
+    t.concat = grid(c.n, c.heads * c.d_v);
+    for (int h = 0; h < c.heads; ++h) {
+        RefHead r;
+        r.Q = mul(X, p.heads[h].W_Q);
+        r.K = mul(X, p.heads[h].W_K);
+        r.V = mul(X, p.heads[h].W_V);
+        r.scores_raw = grid(c.n, c.n);
+        r.scores = grid(c.n, c.n);
+        r.weights = grid(c.n, c.n);
+        for (int i = 0; i < c.n; ++i)
+            for (int j = 0; j < c.n; ++j) {
+                double dot = 0;
+                for (int k = 0; k < c.d_k; ++k) dot += r.Q[i][k] * r.K[j][k];
+                r.scores_raw[i][j] = dot;
+                r.scores[i][j] = (c.mask == Mask::causal && j > i) ? -inf : dot / s;
+            }
+        for (int i = 0; i < c.n; ++i) {
+            double m = -inf;
+            for (int j = 0; j < c.n; ++j) m = std::max(m, r.scores[i][j]);
+            double sum = 0;
+            for (int j = 0; j < c.n; ++j) sum += std::exp(r.scores[i][j] - m);
+            for (int j = 0; j < c.n; ++j) r.weights[i][j] = std::exp(r.scores[i][j] - m) / sum;
+        }
+        r.Z = grid(c.n, c.d_v);
+        for (int i = 0; i < c.n; ++i)
+            for (int j = 0; j < c.d_v; ++j) {
+                double z = 0;
+                for (int k = 0; k < c.n; ++k) z += r.weights[i][k] * r.V[k][j];
+                r.Z[i][j] = z;
+                t.concat[i][h * c.d_v + j] = z;
+            }
+        t.heads.push_back(std::move(r));
+    }
+    t.output = c.output_projection ? mul(t.concat, p.W_O) : t.concat;
+    return t;
+}
+
+// Configs of different shapes, masks and scales for the property tests.
+std::vector<Config> property_configs() {
+    std::vector<Config> out;
+    auto make = [](int n, int d_model, int heads, int d_k, int d_v, bool proj, Mask mask, Scale scale) {
+        Config c;
+        c.n = n;
+        c.d_model = d_model;
+        c.heads = heads;
+        c.d_k = d_k;
+        c.d_v = d_v;
+        c.output_projection = proj;
+        c.mask = mask;
+        c.scale = scale;
+        return c;
+    };
+    const Scale sqrt_dk{Scale::Kind::sqrt_dk, 1.0};
+    out.push_back(make(1, 1, 1, 1, 1, true, Mask::none, sqrt_dk));
+    out.push_back(make(2, 4, 2, 2, 2, true, Mask::none, sqrt_dk));
+    out.push_back(make(5, 6, 3, 2, 2, true, Mask::causal, sqrt_dk));
+    out.push_back(make(7, 8, 2, 4, 3, false, Mask::none, Scale{Scale::Kind::none, 1.0}));
+    out.push_back(make(9, 5, 4, 3, 2, true, Mask::causal, Scale{Scale::Kind::divisor, 0.37}));
+    out.push_back(make(16, 32, 4, 8, 8, true, Mask::none, sqrt_dk));
+    out.push_back(make(33, 12, 1, 12, 5, false, Mask::causal, sqrt_dk));
+    return out;
+}
+
+std::string describe(const Config& c, std::uint64_t seed) {
+    return "n=" + std::to_string(c.n) + " d_model=" + std::to_string(c.d_model) + " h=" + std::to_string(c.heads) +
+           " d_k=" + std::to_string(c.d_k) + " d_v=" + std::to_string(c.d_v) + " proj=" +
+           std::to_string(c.output_projection) + " mask=" + to_string(c.mask) + " scale=" + to_string(c.scale) +
+           " seed=" + std::to_string(seed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 001 by hand
+
+TEST(ForwardWorkedExample, ByHand) {
+    const Session w = worked_example();
+    const Trace t = forward<double>(w.config, w.params);
+    constexpr double tol = 1e-12;
+    const double r2 = std::sqrt(2.0);
+    const double e2 = std::exp(2 * r2), e8 = std::exp(8 * r2);
+    // weights⁽¹⁾ = weights⁽²⁾
+    const double w00 = e2 / (e2 + 1), w01 = 1 / (e2 + 1);
+    const double w10 = 1 / (1 + e8), w11 = e8 / (1 + e8);
+
+    ASSERT_EQ(t.heads.size(), 2u);
+    EXPECT_NEAR(t.scale, r2, tol);
+
+    // Head 1: Q = K = V = [[2,0],[0,4]].
+    const Matrix qkv1{{2, 0}, {0, 4}};
+    const HeadTrace& h1 = t.heads[0];
+    expect_matrix_near(h1.Q, qkv1, tol, "Q1");
+    expect_matrix_near(h1.K, qkv1, tol, "K1");
+    expect_matrix_near(h1.V, qkv1, tol, "V1");
+    expect_matrix_near(h1.scores_raw, Matrix{{4, 0}, {0, 16}}, tol, "scores_raw1");
+    expect_matrix_near(h1.scores, Matrix{{2 * r2, 0}, {0, 8 * r2}}, tol, "scores1");
+    expect_matrix_near(h1.weights, Matrix{{w00, w01}, {w10, w11}}, tol, "weights1");
+    // Z⁽¹⁾ = weights·[[2,0],[0,4]] = [[2·w00, 4·w01], [2·w10, 4·w11]].
+    const Matrix z1{{2 * w00, 4 * w01}, {2 * w10, 4 * w11}};
+    expect_matrix_near(h1.Z, z1, tol, "Z1");
+
+    // Head 2: Q = K = V = [[0,2],[4,0]]; scores_raw = [[4,0],[0,16]] again.
+    const Matrix qkv2{{0, 2}, {4, 0}};
+    const HeadTrace& h2 = t.heads[1];
+    expect_matrix_near(h2.Q, qkv2, tol, "Q2");
+    expect_matrix_near(h2.K, qkv2, tol, "K2");
+    expect_matrix_near(h2.V, qkv2, tol, "V2");
+    expect_matrix_near(h2.scores_raw, Matrix{{4, 0}, {0, 16}}, tol, "scores_raw2");
+    expect_matrix_near(h2.scores, Matrix{{2 * r2, 0}, {0, 8 * r2}}, tol, "scores2");
+    expect_matrix_near(h2.weights, Matrix{{w00, w01}, {w10, w11}}, tol, "weights2");
+    // Z⁽²⁾ = weights·[[0,2],[4,0]] = [[4·w01, 2·w00], [4·w11, 2·w10]].
+    const Matrix z2{{4 * w01, 2 * w00}, {4 * w11, 2 * w10}};
+    expect_matrix_near(h2.Z, z2, tol, "Z2");
+
+    // concat = [Z⁽¹⁾ Z⁽²⁾]; output = concat·I = concat.
+    const Matrix concat{{2 * w00, 4 * w01, 4 * w01, 2 * w00}, {2 * w10, 4 * w11, 4 * w11, 2 * w10}};
+    expect_matrix_near(t.concat, concat, tol, "concat");
+    expect_matrix_near(t.output, concat, tol, "output");
+
+    // Row diagnostics: sum 1, max the larger weight, entropy −Σ w ln w.
+    const double ent0 = -(w00 * std::log(w00) + w01 * std::log(w01));
+    const double ent1 = -(w10 * std::log(w10) + w11 * std::log(w11));
+    for (int h = 0; h < 2; ++h) {
+        ASSERT_EQ(t.rows[h].size(), 2u);
+        EXPECT_NEAR(t.rows[h][0].sum, 1.0, tol);
+        EXPECT_NEAR(t.rows[h][1].sum, 1.0, tol);
+        EXPECT_NEAR(t.rows[h][0].max, w00, tol);
+        EXPECT_NEAR(t.rows[h][1].max, w11, tol);
+        EXPECT_NEAR(t.rows[h][0].entropy, ent0, tol);
+        EXPECT_NEAR(t.rows[h][1].entropy, ent1, tol);
+    }
+    EXPECT_EQ(t.config, w.config);
+}
+
+TEST(ForwardWorkedExample, ApproximateDecimals) {
+    // A sanity anchor in plain decimals: e^{2√2} ≈ 16.9188, so w00 ≈ 0.94419.
+    const Session w = worked_example();
+    const Trace t = forward<double>(w.config, w.params);
+    EXPECT_NEAR(t.heads[0].weights(0, 0), 0.944193, 1e-6);
+    EXPECT_NEAR(t.heads[0].scores(0, 0), 2.828427, 1e-6);
+    EXPECT_NEAR(t.heads[0].scores(1, 1), 11.313708, 1e-6);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reference implementation and properties on random sessions
+
+TEST(ForwardProperties, MatchesDirectLoopReference) {
+    for (const Config& c : property_configs())
+        for (std::uint64_t seed : {1u, 2u, 99u}) {
+            SCOPED_TRACE(describe(c, seed));
+            ASSERT_TRUE(validate(c).empty());
+            const Session s = random_session(c, seed);
+            const Trace t = forward<double>(c, s.params);
+            const RefTrace ref = reference_forward(c, s.params);
+            ASSERT_EQ(t.heads.size(), static_cast<size_t>(c.heads));
+            for (int h = 0; h < c.heads; ++h) {
+                const std::string hs = std::to_string(h);
+                expect_matrix_near(t.heads[h].Q, to_matrix(ref.heads[h].Q), 1e-12, "Q" + hs);
+                expect_matrix_near(t.heads[h].K, to_matrix(ref.heads[h].K), 1e-12, "K" + hs);
+                expect_matrix_near(t.heads[h].V, to_matrix(ref.heads[h].V), 1e-12, "V" + hs);
+                expect_matrix_near(t.heads[h].scores_raw, to_matrix(ref.heads[h].scores_raw), 1e-12,
+                                   "scores_raw" + hs);
+                expect_matrix_near(t.heads[h].scores, to_matrix(ref.heads[h].scores), 1e-12, "scores" + hs);
+                expect_matrix_near(t.heads[h].weights, to_matrix(ref.heads[h].weights), 1e-12, "weights" + hs);
+                expect_matrix_near(t.heads[h].Z, to_matrix(ref.heads[h].Z), 1e-12, "Z" + hs);
+            }
+            expect_matrix_near(t.concat, to_matrix(ref.concat), 1e-12, "concat");
+            expect_matrix_near(t.output, to_matrix(ref.output), 1e-12, "output");
+            const double expected_scale = c.scale.kind == Scale::Kind::sqrt_dk ? std::sqrt(double(c.d_k))
+                                          : c.scale.kind == Scale::Kind::none  ? 1.0
+                                                                               : c.scale.divisor;
+            EXPECT_EQ(t.scale, expected_scale);
+        }
+}
+
+TEST(ForwardProperties, ShapesFollowConfig) {
+    for (const Config& c : property_configs()) {
+        SCOPED_TRACE(describe(c, 4));
+        const Trace t = forward<double>(c, random_session(c, 4).params);
+        for (const HeadTrace& h : t.heads) {
+            EXPECT_EQ(h.Q.rows(), c.n);
+            EXPECT_EQ(h.Q.cols(), c.d_k);
+            EXPECT_EQ(h.K.cols(), c.d_k);
+            EXPECT_EQ(h.V.cols(), c.d_v);
+            EXPECT_EQ(h.scores.rows(), c.n);
+            EXPECT_EQ(h.scores.cols(), c.n);
+            EXPECT_EQ(h.weights.cols(), c.n);
+            EXPECT_EQ(h.Z.rows(), c.n);
+            EXPECT_EQ(h.Z.cols(), c.d_v);
+        }
+        EXPECT_EQ(t.concat.rows(), c.n);
+        EXPECT_EQ(t.concat.cols(), c.heads * c.d_v);
+        EXPECT_EQ(t.output.rows(), c.n);
+        EXPECT_EQ(t.output.cols(), c.output_projection ? c.d_model : c.heads * c.d_v);
+        EXPECT_EQ(t.rows.size(), static_cast<size_t>(c.heads));
+    }
+}
+
+TEST(ForwardProperties, WeightRowsSumToOneAndRowStatsMatchLoop) {
+    for (const Config& c : property_configs())
+        for (std::uint64_t seed : {3u, 4u}) {
+            SCOPED_TRACE(describe(c, seed));
+            const Trace t = forward<double>(c, random_session(c, seed).params);
+            for (int h = 0; h < c.heads; ++h) {
+                ASSERT_EQ(t.rows[h].size(), static_cast<size_t>(c.n));
+                for (int i = 0; i < c.n; ++i) {
+                    double sum = 0, mx = -inf, ent = 0;
+                    for (int j = 0; j < c.n; ++j) {
+                        const double w = t.heads[h].weights(i, j);
+                        EXPECT_GE(w, 0.0);
+                        EXPECT_LE(w, 1.0);
+                        sum += w;
+                        mx = std::max(mx, w);
+                        if (w > 0) ent -= w * std::log(w);
+                    }
+                    EXPECT_NEAR(sum, 1.0, 1e-12) << "head " << h << " row " << i;
+                    EXPECT_TRUE(near_rel(t.rows[h][i].sum, sum, 1e-12));
+                    EXPECT_EQ(t.rows[h][i].max, mx);
+                    EXPECT_TRUE(near_rel(t.rows[h][i].entropy, ent, 1e-12));
+                    EXPECT_GE(t.rows[h][i].entropy, -1e-15);
+                    EXPECT_LE(t.rows[h][i].entropy, std::log(static_cast<double>(c.n)) + 1e-12);
+                }
+            }
+        }
+}
+
+TEST(ForwardProperties, UniformAttentionHasEntropyLogN) {
+    // Identical tokens: every score equal, so weights are 1/n and entropy ln n.
+    Config c;
+    c.n = 5;
+    Session s = random_session(c, 8);
+    for (int i = 1; i < c.n; ++i) s.params.X.row(i) = s.params.X.row(0);
+    const Trace t = forward<double>(c, s.params);
+    for (int h = 0; h < c.heads; ++h)
+        for (int i = 0; i < c.n; ++i) {
+            for (int j = 0; j < c.n; ++j) EXPECT_NEAR(t.heads[h].weights(i, j), 0.2, 1e-15);
+            EXPECT_NEAR(t.rows[h][i].entropy, std::log(5.0), 1e-12);
+            EXPECT_NEAR(t.rows[h][i].max, 0.2, 1e-15);
+        }
+}
+
+TEST(ForwardProperties, CausalMask) {
+    for (const Config& base : property_configs())
+        for (std::uint64_t seed : {5u, 6u}) {
+            Config c = base;
+            c.mask = Mask::causal;
+            SCOPED_TRACE(describe(c, seed));
+            const Trace t = forward<double>(c, random_session(c, seed).params);
+            for (int h = 0; h < c.heads; ++h)
+                for (int i = 0; i < c.n; ++i) {
+                    double sum = 0;
+                    for (int j = 0; j < c.n; ++j) {
+                        const double w = t.heads[h].weights(i, j);
+                        sum += w;
+                        if (j > i) {
+                            EXPECT_EQ(w, 0.0) << i << "," << j;
+                            EXPECT_FALSE(std::signbit(w));
+                            EXPECT_EQ(t.heads[h].scores(i, j), -inf) << i << "," << j;
+                            EXPECT_TRUE(std::isfinite(t.heads[h].scores_raw(i, j)));
+                        } else {
+                            EXPECT_TRUE(std::isfinite(t.heads[h].scores(i, j)));
+                            EXPECT_GT(w, 0.0);
+                        }
+                    }
+                    EXPECT_NEAR(sum, 1.0, 1e-12);
+                }
+            // The first token can only attend to itself.
+            for (int h = 0; h < c.heads; ++h) EXPECT_EQ(t.heads[h].weights(0, 0), 1.0);
+        }
+}
+
+TEST(ForwardProperties, CausalLastRowEqualsUnmaskedLastRow) {
+    // The last query sees every key, so its row is the same with and without the mask.
+    Config c;
+    c.n = 6;
+    const Session s = random_session(c, 12);
+    Config causal = c;
+    causal.mask = Mask::causal;
+    const Trace a = forward<double>(c, s.params);
+    const Trace b = forward<double>(causal, s.params);
+    for (int h = 0; h < c.heads; ++h) {
+        for (int j = 0; j < c.n; ++j)
+            EXPECT_TRUE(near_rel(a.heads[h].weights(c.n - 1, j), b.heads[h].weights(c.n - 1, j), 1e-15));
+        EXPECT_EQ(a.heads[h].scores_raw, b.heads[h].scores_raw);
+    }
+}
+
+TEST(ForwardProperties, MultiHeadEqualsSingleHeadRuns) {
+    for (const Config& c : property_configs()) {
+        SCOPED_TRACE(describe(c, 7));
+        const Session s = random_session(c, 7);
+        const Trace multi = forward<double>(c, s.params);
+        Matrix concat(c.n, c.heads * c.d_v);
+        for (int h = 0; h < c.heads; ++h) {
+            Config one = c;
+            one.heads = 1;
+            one.output_projection = false;
+            Params p;
+            p.X = s.params.X;
+            p.heads = {s.params.heads[h]};
+            ASSERT_TRUE(validate(one, p).empty());
+            const Trace single = forward<double>(one, p);
+            expect_matrix_near(multi.heads[h].weights, single.heads[0].weights, 1e-14, "weights");
+            expect_matrix_near(multi.heads[h].Z, single.heads[0].Z, 1e-14, "Z");
+            concat.middleCols(h * c.d_v, c.d_v) = single.heads[0].Z;
+        }
+        expect_matrix_near(multi.concat, concat, 1e-14, "concat");
+    }
+}
+
+TEST(ForwardProperties, OutputIsConcatTimesWOByLoop) {
+    for (const Config& base : property_configs()) {
+        Config c = base;
+        c.output_projection = true;
+        SCOPED_TRACE(describe(c, 9));
+        const Session s = random_session(c, 9);
+        const Trace t = forward<double>(c, s.params);
+        ASSERT_EQ(t.output.cols(), c.d_model);
+        for (int i = 0; i < c.n; ++i)
+            for (int j = 0; j < c.d_model; ++j) {
+                double o = 0;
+                for (int k = 0; k < c.heads * c.d_v; ++k) o += t.concat(i, k) * s.params.W_O(k, j);
+                EXPECT_TRUE(near_rel(t.output(i, j), o, 1e-12)) << i << "," << j;
+            }
+    }
+}
+
+TEST(ForwardProperties, NoProjectionGivesConcat) {
+    for (const Config& base : property_configs()) {
+        Config c = base;
+        c.output_projection = false;
+        SCOPED_TRACE(describe(c, 10));
+        const Session s = random_session(c, 10);
+        const Trace t = forward<double>(c, s.params);
+        EXPECT_EQ(t.output, t.concat);
+        // The rest of the trace does not depend on the switch.
+        Config on = c;
+        on.output_projection = true;
+        const Trace t_on = forward<double>(on, s.params);
+        EXPECT_EQ(t.concat, t_on.concat);
+    }
+}
+
+TEST(ForwardProperties, ScaleNoneVsSqrtDk) {
+    for (const Config& base : property_configs()) {
+        Config a = base, b = base;
+        a.scale = {Scale::Kind::none, 1.0};
+        b.scale = {Scale::Kind::sqrt_dk, 1.0};
+        SCOPED_TRACE(describe(base, 13));
+        const Session s = random_session(base, 13);
+        const Trace ta = forward<double>(a, s.params), tb = forward<double>(b, s.params);
+        const double r = std::sqrt(static_cast<double>(base.d_k));
+        EXPECT_EQ(ta.scale, 1.0);
+        for (int h = 0; h < base.heads; ++h) {
+            EXPECT_EQ(ta.heads[h].scores_raw, tb.heads[h].scores_raw);
+            // Without scaling, scores are scores_raw itself.
+            for (int i = 0; i < base.n; ++i)
+                for (int j = 0; j < base.n; ++j) {
+                    const double sa = ta.heads[h].scores(i, j), sb = tb.heads[h].scores(i, j);
+                    if (std::isinf(sa)) {
+                        EXPECT_EQ(sa, sb);
+                        continue;
+                    }
+                    EXPECT_EQ(sa, ta.heads[h].scores_raw(i, j));
+                    EXPECT_TRUE(near_rel(sa, sb * r, 1e-12)) << i << "," << j;
+                    EXPECT_TRUE(near_rel(sa / r, sb, 1e-12)) << i << "," << j;
+                }
+        }
+    }
+}
+
+TEST(ForwardProperties, DivisorScaleDivides) {
+    for (double d : {0.25, 3.0, 1e3}) {
+        Config c;
+        c.n = 4;
+        c.scale = {Scale::Kind::divisor, d};
+        const Session s = random_session(c, 14);
+        const Trace t = forward<double>(c, s.params);
+        EXPECT_EQ(t.scale, d);
+        for (int h = 0; h < c.heads; ++h)
+            for (int i = 0; i < c.n; ++i)
+                for (int j = 0; j < c.n; ++j)
+                    EXPECT_TRUE(near_rel(t.heads[h].scores(i, j), t.heads[h].scores_raw(i, j) / d, 1e-15));
+    }
+    // A huge divisor flattens attention towards uniform.
+    Config c;
+    c.n = 4;
+    c.scale = {Scale::Kind::divisor, 1e12};
+    const Trace t = forward<double>(c, random_session(c, 14).params);
+    for (int i = 0; i < c.n; ++i)
+        for (int j = 0; j < c.n; ++j) EXPECT_NEAR(t.heads[0].weights(i, j), 0.25, 1e-9);
+}
+
+TEST(ForwardProperties, FloatAgreesWithDouble) {
+    for (const Config& c : property_configs()) {
+        SCOPED_TRACE(describe(c, 15));
+        const Session s = random_session(c, 15);
+        const Trace td = forward<double>(c, s.params);
+        const TraceT<float> tf = forward<float>(c, s.params);
+        ASSERT_EQ(tf.heads.size(), td.heads.size());
+        for (int h = 0; h < c.heads; ++h) {
+            expect_matrix_near(tf.heads[h].Q, td.heads[h].Q, 1e-4, "Q");
+            expect_matrix_near(tf.heads[h].scores, td.heads[h].scores, 1e-4, "scores");
+            expect_matrix_near(tf.heads[h].weights, td.heads[h].weights, 1e-4, "weights");
+            expect_matrix_near(tf.heads[h].Z, td.heads[h].Z, 1e-4, "Z");
+        }
+        expect_matrix_near(tf.concat, td.concat, 1e-4, "concat");
+        expect_matrix_near(tf.output, td.output, 1e-4, "output");
+    }
+}
+
+TEST(ForwardProperties, ValidatedInputsGiveFiniteWeights) {
+    // forward()'s precondition is a valid config and params; every finite X passes validation.
+    // A large but finite X (|Q·Kᵀ| overflows past 1e308) must either be refused by validate
+    // or still give finite weights that sum to 1, never NaN.
+    Session s = worked_example();
+    s.params.X(0, 0) = 1e200;
+    if (!validate(s.config, s.params).empty()) {
+        SUCCEED() << "refused by validate";
+    } else {
+        const Trace t = forward<double>(s.config, s.params);
+        for (int h = 0; h < s.config.heads; ++h)
+            for (int i = 0; i < s.config.n; ++i) {
+                for (int j = 0; j < s.config.n; ++j)
+                    EXPECT_FALSE(std::isnan(t.heads[h].weights(i, j))) << "head " << h << " [" << i << "][" << j << "]";
+                EXPECT_NEAR(t.rows[h][i].sum, 1.0, 1e-12) << "head " << h << " row " << i;
+            }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// softmax_rows
+
+TEST(SoftmaxRows, ByHand) {
+    Matrix m{{0, 0}, {std::log(3.0), 0}, {1, 2}};
+    softmax_rows(m);
+    EXPECT_NEAR(m(0, 0), 0.5, 1e-15);
+    EXPECT_NEAR(m(0, 1), 0.5, 1e-15);
+    EXPECT_NEAR(m(1, 0), 0.75, 1e-15);
+    EXPECT_NEAR(m(1, 1), 0.25, 1e-15);
+    const double e = std::exp(1.0);
+    EXPECT_NEAR(m(2, 0), 1 / (1 + e), 1e-15);
+    EXPECT_NEAR(m(2, 1), e / (1 + e), 1e-15);
+}
+
+TEST(SoftmaxRows, ShiftInvariant) {
+    // Values on a 2^-10 grid in (−5, 5): adding any of these shifts is exact, and so is each
+    // entry minus the row max, so a stable softmax gives bit-identical rows.
+    Matrix base = random_session(Config{}, 16).params.X * 5;  // 2×4
+    for (Eigen::Index i = 0; i < base.size(); ++i) base.data()[i] = std::round(base.data()[i] * 1024) / 1024;
+    for (double shift : {-1000.0, -3.5, 0.0, 7.25, 1e3, 1e6}) {
+        Matrix a = base, b = base;
+        b.row(1).array() += shift;
+        softmax_rows(a);
+        softmax_rows(b);
+        for (int j = 0; j < base.cols(); ++j) {
+            EXPECT_EQ(a(1, j), b(1, j)) << "shift " << shift;
+            EXPECT_EQ(a(0, j), b(0, j));  // the other row is untouched
+        }
+    }
+    // Arbitrary (non-grid) values and a moderate shift agree to rounding.
+    const Matrix raw = random_session(Config{}, 17).params.X * 5;
+    Matrix a = raw, b = raw;
+    b.row(0).array() += 12.345;
+    softmax_rows(a);
+    softmax_rows(b);
+    for (int j = 0; j < raw.cols(); ++j) EXPECT_NEAR(a(0, j), b(0, j), 1e-13);
+}
+
+TEST(SoftmaxRows, LargeScoresStayFinite) {
+    Matrix m{{1e4, 0, -1e4}, {-1e4, -1e4, -1e4}, {1e4, 1e4, 1e4}, {-1e4, 1e4, 0}, {1e300, -1e300, 0}};
+    softmax_rows(m);
+    for (int i = 0; i < m.rows(); ++i) {
+        double sum = 0;
+        for (int j = 0; j < m.cols(); ++j) {
+            EXPECT_TRUE(std::isfinite(m(i, j))) << i << "," << j;
+            sum += m(i, j);
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-15) << i;
+    }
+    EXPECT_EQ(m(0, 0), 1.0);
+    EXPECT_EQ(m(0, 2), 0.0);
+    EXPECT_NEAR(m(1, 0), 1.0 / 3, 1e-15);
+    EXPECT_NEAR(m(2, 2), 1.0 / 3, 1e-15);
+    EXPECT_EQ(m(3, 1), 1.0);
+    EXPECT_EQ(m(4, 0), 1.0);
+}
+
+TEST(SoftmaxRows, LargeScoresThroughForward) {
+    // Scores of ±1e4 through the whole pass: scale none, one head, Q = K = X with tokens ±100.
+    Config c;
+    c.n = 3;
+    c.d_model = 1;
+    c.heads = 1;
+    c.d_k = 1;
+    c.d_v = 1;
+    c.output_projection = false;
+    c.scale = {Scale::Kind::none, 1.0};
+    Params p = filled(c);
+    p.X = Matrix{{100}, {-100}, {0.5}};
+    const Trace t = forward<double>(c, p);
+    EXPECT_EQ(t.heads[0].scores(0, 0), 1e4);
+    EXPECT_EQ(t.heads[0].scores(0, 1), -1e4);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) EXPECT_TRUE(std::isfinite(t.heads[0].weights(i, j))) << i << "," << j;
+    EXPECT_EQ(t.heads[0].weights(0, 0), 1.0);
+    EXPECT_EQ(t.heads[0].weights(1, 1), 1.0);
+    EXPECT_NEAR(t.output(0, 0), 100, 1e-9);
+    EXPECT_NEAR(t.output(1, 0), -100, 1e-9);
+}
+
+TEST(SoftmaxRows, MaskedEntriesGetZero) {
+    Matrix m{{0, -inf, -inf}, {1, 1, -inf}, {-inf, 2, -inf}};
+    softmax_rows(m);
+    EXPECT_EQ(m(0, 0), 1.0);
+    EXPECT_EQ(m(0, 1), 0.0);
+    EXPECT_EQ(m(1, 0), 0.5);
+    EXPECT_EQ(m(1, 2), 0.0);
+    EXPECT_EQ(m(2, 1), 1.0);
+    EXPECT_EQ(m(2, 0), 0.0);
+}
+
+TEST(SoftmaxRows, FloatShiftInvariantAndFinite) {
+    // Built from double: GCC 12 gives a false -Warray-bounds on Eigen's float packets for a
+    // 2×3 float initializer list.
+    MatrixT<float> m = Matrix{{1e4, 0, -1e4}, {3, 2, 1}}.cast<float>();
+    MatrixT<float> shifted = m;
+    shifted.row(1).array() += 50.f;
+    softmax_rows(m);
+    softmax_rows(shifted);
+    for (int j = 0; j < 3; ++j) {
+        EXPECT_TRUE(std::isfinite(m(0, j)));
+        EXPECT_NEAR(m(1, j), shifted(1, j), 1e-6);
+    }
+    EXPECT_EQ(m(0, 0), 1.0f);
+}
+
+}  // namespace
+}  // namespace attnviz::core

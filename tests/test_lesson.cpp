@@ -1,0 +1,105 @@
+// core/lesson.hpp: the lesson format, placeholders, and the seed's way of writing a cell.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/lesson.hpp"
+#include "core/presets.hpp"
+
+using namespace attnviz::core;
+
+namespace {
+
+std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    return buf.str();
+}
+
+bool any_path(const Problems& problems, const std::string& path) {
+    for (const Problem& p : problems)
+        if (p.path == path) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST(Lesson, TheShippedLessonParsesAndNamesTheTenSteps) {
+    const Result<Lesson> lesson = parse_lesson(read(ATTNVIZ_LESSON));
+    ASSERT_TRUE(lesson) << (lesson.problems.empty() ? "" : lesson.problems[0].str());
+    ASSERT_EQ(lesson.value->steps.size(), 10u);
+    const Config worked = worked_example().config;
+    for (const LessonStep& step : lesson.value->steps) {
+        for (const LessonMatrix& m : step.show) EXPECT_TRUE(exists(m, worked)) << step.title;
+        if (step.has_result) {
+            EXPECT_TRUE(exists(step.result, worked)) << step.title;
+        }
+    }
+    // Step 2's result is Q⁽¹⁾ with the seed's expansions; step 5 is the softmax exercise.
+    EXPECT_EQ(lesson.value->steps[1].result, (LessonMatrix{MatrixId::Q, 0}));
+    EXPECT_TRUE(lesson.value->steps[1].expansion);
+    EXPECT_EQ(lesson.value->steps[4].result, (LessonMatrix{MatrixId::weights, 0}));
+    EXPECT_TRUE(lesson.value->steps[4].exercise);
+}
+
+TEST(Lesson, ProblemsNameTheirField) {
+    const Result<Lesson> bad = parse_lesson(R"({"format": "attnviz-lesson", "version": 1, "title": "t",
+        "steps": [{"title": "a", "text": "b", "show": [{"matrix": "QQ", "head": 1}, {"matrix": "Q"}]},
+                  {"title": 3, "text": "b", "result": {"matrix": "Z", "head": 0}},
+                  {"title": "c", "text": "d", "exercise": true}]})");
+    ASSERT_FALSE(bad);
+    EXPECT_TRUE(any_path(bad.problems, "steps[0].show[0].matrix"));
+    EXPECT_TRUE(any_path(bad.problems, "steps[0].show[1].head"));  // Q needs a head
+    EXPECT_TRUE(any_path(bad.problems, "steps[1].title"));
+    EXPECT_TRUE(any_path(bad.problems, "steps[1].result.head"));  // heads count from 1
+    EXPECT_TRUE(any_path(bad.problems, "steps[2]"));              // an exercise needs a result
+    EXPECT_FALSE(parse_lesson("{\"format\": \"attnviz-lesson\", \"steps\": [").value);
+    EXPECT_TRUE(any_path(parse_lesson(R"({"format": "x", "version": 1, "title": "t", "steps": []})").problems,
+                         "format"));
+}
+
+TEST(Lesson, PlaceholdersTakeTheSessionsValues) {
+    Config c;
+    c.n = 7;
+    c.d_model = 12;
+    c.heads = 3;
+    c.d_k = 4;
+    c.d_v = 5;
+    EXPECT_EQ(fill_placeholders("{n} tokens, d_model {d_model}, h {h}, d_k {d_k}, d_v {d_v}, s = {s}, {n}", c, 2.0),
+              "7 tokens, d_model 12, h 3, d_k 4, d_v 5, s = 2, 7");
+    EXPECT_EQ(fill_placeholders("no {braces} here", c, 1.0), "no {braces} here");
+}
+
+TEST(Lesson, ExistsFollowsHeadsAndTheProjection) {
+    Config c;  // h = 2, W_O on
+    EXPECT_TRUE(exists({MatrixId::Z, 1}, c));
+    EXPECT_FALSE(exists({MatrixId::Z, 2}, c));
+    EXPECT_TRUE(exists({MatrixId::W_O, 0}, c));
+    c.output_projection = false;
+    EXPECT_FALSE(exists({MatrixId::W_O, 0}, c));
+    EXPECT_TRUE(exists({MatrixId::output, 0}, c));
+}
+
+TEST(Lesson, CellExpansionWritesTheSeedsTerms) {
+    const Session s = worked_example();
+    const Trace t = forward<double>(s.config, s.params);
+    auto expansion = [&](MatrixId id, int head, int i, int j) {
+        return cell_expansion(*explain(s.params, t, id, head, i, j).value);
+    };
+    // Seed 001: Q₁ = [[(1+1), (0+0)], [(0+0), (2+2)]].
+    EXPECT_EQ(expansion(MatrixId::Q, 0, 0, 0), "(1+1)");
+    EXPECT_EQ(expansion(MatrixId::Q, 0, 0, 1), "(0+0)");
+    EXPECT_EQ(expansion(MatrixId::Q, 0, 1, 0), "(0+0)");
+    EXPECT_EQ(expansion(MatrixId::Q, 0, 1, 1), "(2+2)");
+    // Head 2's matrices swap the columns: Q₂[0][1] = (1+1).
+    EXPECT_EQ(expansion(MatrixId::Q, 1, 0, 1), "(1+1)");
+    // A negative term is parenthesised; a cell that is not a sum shows its value.
+    Session neg = s;
+    neg.params.X(0, 2) = -3;
+    const Trace tn = forward<double>(neg.config, neg.params);
+    EXPECT_EQ(cell_expansion(*explain(neg.params, tn, MatrixId::Q, 0, 0, 0).value), "(1+(-3))");
+    EXPECT_EQ(cell_expansion(*explain(s.params, t, MatrixId::X, 0, 1, 1).value), "2");
+}

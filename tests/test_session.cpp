@@ -1,0 +1,746 @@
+// Tests of core/session.hpp: parse_session's error reporting, session round trips, write_trace,
+// validate(Session), resized() and default_tokens().
+#include "core/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/presets.hpp"
+
+namespace attnviz::core {
+namespace {
+
+using nlohmann::json;
+
+std::string all_text(const Problems& problems) {
+    std::string s;
+    for (const Problem& p : problems) s += p.str() + "\n";
+    return s;
+}
+
+const Problem* find_path(const Problems& problems, const std::string& path) {
+    for (const Problem& p : problems)
+        if (p.path == path) return &p;
+    return nullptr;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Seed 001's example, typed by hand in the documented format.
+const char* const worked_text = R"({
+  "format": "attnviz-session",
+  "version": 1,
+  "config": {"n": 2, "d_model": 4, "heads": 2, "d_k": 2, "d_v": 2,
+             "output_projection": true, "mask": "none", "scale": "sqrt_dk"},
+  "tokens": ["x1", "x2"],
+  "X": [[1, 0, 1, 0], [0, 2, 0, 2]],
+  "heads": [
+    {"W_Q": [[1, 0], [0, 1], [1, 0], [0, 1]],
+     "W_K": [[1, 0], [0, 1], [1, 0], [0, 1]],
+     "W_V": [[1, 0], [0, 1], [1, 0], [0, 1]]},
+    {"W_Q": [[0, 1], [1, 0], [0, 1], [1, 0]],
+     "W_K": [[0, 1], [1, 0], [0, 1], [1, 0]],
+     "W_V": [[0, 1], [1, 0], [0, 1], [1, 0]]}
+  ],
+  "W_O": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+})";
+
+json worked_json() { return json::parse(worked_text); }
+
+// Parses without letting an exception escape: an exception is a failure to report, not a crash.
+Result<Session> parse_no_throw(const std::string& text) {
+    try {
+        return parse_session(text);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "parse_session threw instead of reporting a problem: " << e.what() << "\ninput: " << text;
+    } catch (...) {
+        ADD_FAILURE() << "parse_session threw a non-std exception";
+    }
+    return Result<Session>::fail({{"<exception>", "thrown"}});
+}
+
+// Asserts that `text` is rejected with a problem at exactly `path`.
+void expect_rejected_at(const std::string& text, const std::string& path, const std::string& message_part = "") {
+    SCOPED_TRACE("expected a problem at \"" + path + "\"");
+    const Result<Session> r = parse_no_throw(text);
+    EXPECT_FALSE(r);
+    EXPECT_FALSE(r.value.has_value());
+    ASSERT_FALSE(r.problems.empty());
+    const Problem* p = find_path(r.problems, path);
+    ASSERT_NE(p, nullptr) << "got:\n" << all_text(r.problems);
+    EXPECT_FALSE(p->message.empty());
+    if (!message_part.empty()) {
+        EXPECT_TRUE(contains(p->message, message_part)) << p->str();
+    }
+}
+
+void expect_rejected_at(const json& doc, const std::string& path, const std::string& message_part = "") {
+    expect_rejected_at(doc.dump(), path, message_part);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading a valid session
+
+TEST(ParseSession, HandWrittenWorkedExample) {
+    const Result<Session> r = parse_session(worked_text);
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_TRUE(r.problems.empty());
+    const Session& s = *r.value;
+    EXPECT_EQ(s.config, Config{});
+    EXPECT_EQ(s.tokens, (std::vector<std::string>{"x1", "x2"}));
+    EXPECT_EQ(s.params.X, (Matrix{{1, 0, 1, 0}, {0, 2, 0, 2}}));
+    ASSERT_EQ(s.params.heads.size(), 2u);
+    EXPECT_EQ(s.params.heads[1].W_V, (Matrix{{0, 1}, {1, 0}, {0, 1}, {1, 0}}));
+    EXPECT_EQ(s.params.W_O, Matrix::Identity(4, 4));
+    EXPECT_EQ(s, worked_example());
+}
+
+TEST(ParseSession, TokensAreOptional) {
+    json doc = worked_json();
+    doc.erase("tokens");
+    const Result<Session> r = parse_session(doc.dump());
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->tokens, default_tokens(2));
+}
+
+TEST(ParseSession, DivisorScaleAndCausalMask) {
+    json doc = worked_json();
+    doc["config"]["scale"] = 0.5;
+    doc["config"]["mask"] = "causal";
+    const Result<Session> r = parse_session(doc.dump());
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->config.scale.kind, Scale::Kind::divisor);
+    EXPECT_EQ(r.value->config.scale.divisor, 0.5);
+    EXPECT_EQ(r.value->config.mask, Mask::causal);
+    // An integer divisor is a divisor too.
+    doc["config"]["scale"] = 3;
+    const Result<Session> r3 = parse_session(doc.dump());
+    ASSERT_TRUE(r3) << all_text(r3.problems);
+    EXPECT_EQ(r3.value->config.scale, (Scale{Scale::Kind::divisor, 3.0}));
+    doc["config"]["scale"] = "none";
+    const Result<Session> rn = parse_session(doc.dump());
+    ASSERT_TRUE(rn);
+    EXPECT_EQ(rn.value->config.scale.kind, Scale::Kind::none);
+}
+
+TEST(ParseSession, WithoutProjectionNoWO) {
+    json doc = worked_json();
+    doc["config"]["output_projection"] = false;
+    doc.erase("W_O");
+    const Result<Session> r = parse_session(doc.dump());
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_FALSE(r.value->config.output_projection);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rejecting bad input, each with its path
+
+TEST(ParseSession, MalformedJson) {
+    const std::string text = "{\n  \"format\": \"attnviz-session\",\n  \"version\": 1,,\n}";
+    const Result<Session> r = parse_no_throw(text);
+    EXPECT_FALSE(r);
+    ASSERT_EQ(r.problems.size(), 1u);
+    EXPECT_EQ(r.problems[0].path, "");
+    EXPECT_TRUE(contains(r.problems[0].message, "malformed")) << r.problems[0].message;
+    EXPECT_TRUE(contains(r.problems[0].message, "line 3")) << r.problems[0].message;
+}
+
+TEST(ParseSession, TruncatedJson) {
+    const std::string full = worked_text;
+    for (size_t cut : {size_t{0}, size_t{1}, full.size() / 3, full.size() / 2, full.size() - 1}) {
+        SCOPED_TRACE("cut at " + std::to_string(cut));
+        const Result<Session> r = parse_no_throw(full.substr(0, cut));
+        EXPECT_FALSE(r);
+        ASSERT_EQ(r.problems.size(), 1u);
+        EXPECT_EQ(r.problems[0].path, "");
+        EXPECT_TRUE(contains(r.problems[0].message, "truncated")) << r.problems[0].message;
+        EXPECT_TRUE(contains(r.problems[0].message, "line")) << r.problems[0].message;
+    }
+}
+
+TEST(ParseSession, TopLevelNotAnObject) {
+    for (const char* text : {"[1, 2, 3]", "42", "\"attnviz-session\"", "null", "true"}) {
+        SCOPED_TRACE(text);
+        const Result<Session> r = parse_no_throw(text);
+        EXPECT_FALSE(r);
+        ASSERT_EQ(r.problems.size(), 1u);
+        EXPECT_EQ(r.problems[0].path, "");
+        EXPECT_TRUE(contains(r.problems[0].message, "object")) << r.problems[0].message;
+    }
+}
+
+TEST(ParseSession, MissingFields) {
+    const std::pair<std::string, std::function<void(json&)>> cases[] = {
+        {"config.d_k", [](json& d) { d["config"].erase("d_k"); }},
+        {"config.n", [](json& d) { d["config"].erase("n"); }},
+        {"config.mask", [](json& d) { d["config"].erase("mask"); }},
+        {"config.scale", [](json& d) { d["config"].erase("scale"); }},
+        {"config.output_projection", [](json& d) { d["config"].erase("output_projection"); }},
+        {"config", [](json& d) { d.erase("config"); }},
+        {"heads[0].W_V", [](json& d) { d["heads"][0].erase("W_V"); }},
+        {"heads[1].W_Q", [](json& d) { d["heads"][1].erase("W_Q"); }},
+        {"heads", [](json& d) { d.erase("heads"); }},
+        {"X", [](json& d) { d.erase("X"); }},
+        {"format", [](json& d) { d.erase("format"); }},
+        {"version", [](json& d) { d.erase("version"); }},
+        {"W_O", [](json& d) { d.erase("W_O"); }},  // output_projection is true
+    };
+    for (const auto& [path, edit] : cases) {
+        json doc = worked_json();
+        edit(doc);
+        expect_rejected_at(doc, path, "missing");
+    }
+}
+
+TEST(ParseSession, WrongShapeExactMessage) {
+    json doc = worked_json();
+    doc["heads"][1]["W_K"] = json::parse("[[1,0,0],[0,1,0],[1,0,0],[0,1,0]]");
+    const Result<Session> r = parse_no_throw(doc.dump());
+    EXPECT_FALSE(r);
+    ASSERT_EQ(r.problems.size(), 1u) << all_text(r.problems);
+    EXPECT_EQ(r.problems[0].str(), "heads[1].W_K: expected 4×2, got 4×3");
+}
+
+TEST(ParseSession, WrongShapes) {
+    const std::pair<std::string, std::function<void(json&)>> cases[] = {
+        {"X", [](json& d) { d["X"].push_back({1, 2, 3, 4}); }},
+        {"X", [](json& d) { d["X"] = json::array(); }},
+        {"heads[0].W_Q", [](json& d) { d["heads"][0]["W_Q"].erase(0); }},
+        {"W_O", [](json& d) { d["W_O"] = json::parse("[[1,0,0],[0,1,0],[0,0,1],[0,0,0]]"); }},
+        {"X", [](json& d) { d["X"] = "not a matrix"; }},
+        {"X[0]", [](json& d) { d["X"][0] = 5; }},
+    };
+    for (const auto& [path, edit] : cases) {
+        json doc = worked_json();
+        edit(doc);
+        expect_rejected_at(doc, path);
+    }
+}
+
+TEST(ParseSession, RaggedRows) {
+    json doc = worked_json();
+    doc["X"][1] = {0, 2, 0};
+    expect_rejected_at(doc, "X[1]", "ragged");
+    doc = worked_json();
+    doc["heads"][0]["W_K"][3] = {0, 1, 5};
+    expect_rejected_at(doc, "heads[0].W_K[3]", "ragged");
+}
+
+TEST(ParseSession, NonNumberCells) {
+    const std::pair<std::string, std::function<void(json&)>> cases[] = {
+        {"X[0][1]", [](json& d) { d["X"][0][1] = "a"; }},
+        {"heads[0].W_Q[2][1]", [](json& d) { d["heads"][0]["W_Q"][2][1] = nullptr; }},
+        {"W_O[3][3]", [](json& d) { d["W_O"][3][3] = true; }},
+        {"heads[1].W_V[0][0]", [](json& d) { d["heads"][1]["W_V"][0][0] = json::array({1}); }},
+        {"X[1][3]", [](json& d) { d["X"][1][3] = json::object(); }},
+    };
+    for (const auto& [path, edit] : cases) {
+        json doc = worked_json();
+        edit(doc);
+        expect_rejected_at(doc, path, "number");
+    }
+}
+
+TEST(ParseSession, NumberTooLargeIsReported) {
+    // nlohmann::json refuses 1e999 with an out_of_range exception (406, "number overflow"), not a
+    // parse_error; the parser must still report it as a problem with the cell's path.
+    json doc = worked_json();
+    doc["X"][0][2] = 123456.5;
+    std::string text = doc.dump();
+    const size_t at = text.find("123456.5");
+    ASSERT_NE(at, std::string::npos);
+    for (const char* big : {"1e999", "-1e999", "1.8e308"}) {
+        std::string t = text;
+        t.replace(at, 8, big);
+        SCOPED_TRACE(big);
+        const Result<Session> r = parse_no_throw(t);
+        EXPECT_FALSE(r) << "a number too large for a double was silently accepted";
+        ASSERT_FALSE(r.problems.empty());
+        // The cell's path, or at least a problem that says where in the text it is.
+        const Problem& p = r.problems[0];
+        EXPECT_TRUE(p.path == "X[0][2]" || contains(p.message, "line")) << p.str();
+    }
+    // The largest finite double is a number, but outside the ±1e15 that keeps every intermediate
+    // finite: refused at its cell. 1e15 itself is fine.
+    std::string big = text;
+    big.replace(at, 8, "1.7976931348623157e308");
+    const Result<Session> refused = parse_no_throw(big);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.problems[0].path, "X[0][2]");
+    EXPECT_TRUE(contains(refused.problems[0].message, "1e+15")) << refused.problems[0].str();
+    std::string ok = text;
+    ok.replace(at, 8, "1e15");
+    const Result<Session> r = parse_no_throw(ok);
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->params.X(0, 2), 1e15);
+}
+
+TEST(ParseSession, ScaleTooLargeIsReported) {
+    json doc = worked_json();
+    doc["config"]["scale"] = 123456.5;
+    std::string text = doc.dump();
+    text.replace(text.find("123456.5"), 8, "1e999");
+    const Result<Session> r = parse_no_throw(text);
+    EXPECT_FALSE(r);
+    ASSERT_FALSE(r.problems.empty());
+}
+
+TEST(ParseSession, BadConfigValues) {
+    const std::tuple<std::string, std::function<void(json&)>, std::string> cases[] = {
+        {"config.mask", [](json& d) { d["config"]["mask"] = "future"; }, "causal"},
+        {"config.mask", [](json& d) { d["config"]["mask"] = 1; }, ""},
+        {"config.scale", [](json& d) { d["config"]["scale"] = "log"; }, "sqrt_dk"},
+        {"config.scale", [](json& d) { d["config"]["scale"] = 0; }, "> 0"},
+        {"config.scale", [](json& d) { d["config"]["scale"] = -2.5; }, "> 0"},
+        {"config.scale", [](json& d) { d["config"]["scale"] = nullptr; }, ""},
+        {"config.output_projection", [](json& d) { d["config"]["output_projection"] = "yes"; }, ""},
+        {"config.n", [](json& d) { d["config"]["n"] = 100000; }, "limit"},
+        {"config.d_model", [](json& d) { d["config"]["d_model"] = 8193; }, "8192"},
+        {"config.heads", [](json& d) { d["config"]["heads"] = 257; }, "256"},
+        {"config.d_k", [](json& d) { d["config"]["d_k"] = 0; }, "at least 1"},
+        {"config.d_v", [](json& d) { d["config"]["d_v"] = -4; }, "at least 1"},
+        {"config.d_k", [](json& d) { d["config"]["d_k"] = 2.5; }, "whole number"},
+        {"config.n", [](json& d) { d["config"]["n"] = "2"; }, "whole number"},
+        {"config.n", [](json& d) { d["config"]["n"] = 18446744073709551615u; }, "limit"},
+        {"config", [](json& d) { d["config"] = json::array(); }, "object"},
+        {"format", [](json& d) { d["format"] = "attnviz-trace"; }, "attnviz-session"},
+        {"format", [](json& d) { d["format"] = 1; }, ""},
+        {"version", [](json& d) { d["version"] = 2; }, "2"},
+        {"version", [](json& d) { d["version"] = "1"; }, ""},
+    };
+    for (const auto& [path, edit, part] : cases) {
+        json doc = worked_json();
+        edit(doc);
+        expect_rejected_at(doc, path, part);
+    }
+}
+
+TEST(ParseSession, TotalOverLimitIsReported) {
+    json doc = worked_json();
+    doc["config"]["n"] = 8192;
+    doc["config"]["heads"] = 256;
+    const Result<Session> r = parse_no_throw(doc.dump());
+    EXPECT_FALSE(r);
+    ASSERT_FALSE(r.problems.empty());
+    EXPECT_EQ(r.problems[0].path, "config");
+}
+
+TEST(ParseSession, HeadsAndTokens) {
+    const std::pair<std::string, std::function<void(json&)>> cases[] = {
+        {"heads", [](json& d) { d["heads"].push_back(d["heads"][0]); }},
+        {"heads", [](json& d) { d["heads"].erase(1); }},
+        {"heads", [](json& d) { d["heads"] = json::object(); }},
+        {"heads[1]", [](json& d) { d["heads"][1] = 7; }},
+        {"tokens", [](json& d) { d["tokens"] = {"a", "b", "c"}; }},
+        {"tokens", [](json& d) { d["tokens"] = {"a"}; }},
+        {"tokens", [](json& d) { d["tokens"] = "ab"; }},
+        {"tokens[1]", [](json& d) { d["tokens"] = {"a", 2}; }},
+        {"tokens[0]", [](json& d) { d["tokens"] = json::array({nullptr, "b"}); }},
+    };
+    for (const auto& [path, edit] : cases) {
+        json doc = worked_json();
+        edit(doc);
+        expect_rejected_at(doc, path);
+    }
+}
+
+TEST(ParseSession, WOPresenceFollowsProjection) {
+    json doc = worked_json();
+    doc.erase("W_O");
+    expect_rejected_at(doc, "W_O", "missing");
+    doc = worked_json();
+    doc["config"]["output_projection"] = false;
+    expect_rejected_at(doc, "W_O", "output_projection");
+}
+
+TEST(ParseSession, ReportsEveryProblemAtOnce) {
+    json doc = worked_json();
+    doc["X"][0][1] = "a";
+    doc["heads"][1]["W_K"] = json::parse("[[1,0,0],[0,1,0],[1,0,0],[0,1,0]]");
+    doc["heads"][0].erase("W_V");
+    doc["tokens"] = {"only one"};
+    const Result<Session> r = parse_no_throw(doc.dump());
+    EXPECT_FALSE(r);
+    EXPECT_NE(find_path(r.problems, "X[0][1]"), nullptr) << all_text(r.problems);
+    EXPECT_NE(find_path(r.problems, "heads[1].W_K"), nullptr) << all_text(r.problems);
+    EXPECT_NE(find_path(r.problems, "heads[0].W_V"), nullptr) << all_text(r.problems);
+    EXPECT_NE(find_path(r.problems, "tokens"), nullptr) << all_text(r.problems);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing and round trips
+
+std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
+// Every number equal; non-zero ones bit for bit (the writer may print −0 as 0).
+void expect_bit_equal(const Matrix& a, const Matrix& b, const std::string& what) {
+    ASSERT_EQ(a.rows(), b.rows()) << what;
+    ASSERT_EQ(a.cols(), b.cols()) << what;
+    for (Eigen::Index r = 0; r < a.rows(); ++r)
+        for (Eigen::Index c = 0; c < a.cols(); ++c) {
+            if (a(r, c) == 0 && b(r, c) == 0) continue;
+            EXPECT_EQ(bits(a(r, c)), bits(b(r, c))) << what << "[" << r << "][" << c << "] " << a(r, c) << " vs "
+                                                    << b(r, c);
+        }
+}
+
+bool same_shape(const Matrix& a, const Matrix& b) { return a.rows() == b.rows() && a.cols() == b.cols(); }
+
+// Session == without the undefined behaviour of comparing Eigen matrices of different shapes.
+bool same_session(const Session& a, const Session& b, bool compare_W_O = true) {
+    if (a.config != b.config || a.tokens != b.tokens) return false;
+    if (!same_shape(a.params.X, b.params.X) || a.params.X != b.params.X) return false;
+    if (a.params.heads.size() != b.params.heads.size()) return false;
+    for (size_t h = 0; h < a.params.heads.size(); ++h) {
+        const HeadParams &x = a.params.heads[h], &y = b.params.heads[h];
+        if (!same_shape(x.W_Q, y.W_Q) || !same_shape(x.W_K, y.W_K) || !same_shape(x.W_V, y.W_V)) return false;
+        if (x.W_Q != y.W_Q || x.W_K != y.W_K || x.W_V != y.W_V) return false;
+    }
+    if (compare_W_O && (!same_shape(a.params.W_O, b.params.W_O) || a.params.W_O != b.params.W_O)) return false;
+    return true;
+}
+
+// write → parse gives the same session (W_O only while the projection is on; see
+// ProjectionOffKeepsWO), numbers bit for bit, and writing again gives the same bytes.
+void expect_round_trip(const Session& s) {
+    ASSERT_TRUE(validate(s).empty()) << all_text(validate(s));
+    const std::string first = write_session(s);
+    const Result<Session> back = parse_no_throw(first);
+    ASSERT_TRUE(back) << all_text(back.problems) << "\n" << first;
+    EXPECT_TRUE(same_session(*back.value, s, s.config.output_projection)) << first;
+    expect_bit_equal(back.value->params.X, s.params.X, "X");
+    ASSERT_EQ(back.value->params.heads.size(), s.params.heads.size());
+    for (size_t h = 0; h < s.params.heads.size(); ++h) {
+        expect_bit_equal(back.value->params.heads[h].W_Q, s.params.heads[h].W_Q, "W_Q");
+        expect_bit_equal(back.value->params.heads[h].W_K, s.params.heads[h].W_K, "W_K");
+        expect_bit_equal(back.value->params.heads[h].W_V, s.params.heads[h].W_V, "W_V");
+    }
+    if (s.config.output_projection) expect_bit_equal(back.value->params.W_O, s.params.W_O, "W_O");
+    EXPECT_EQ(bits(back.value->config.scale.divisor), bits(s.config.scale.divisor));
+    const std::string second = write_session(*back.value);
+    EXPECT_EQ(first, second);
+    // The text is JSON that nlohmann reads back with the same tokens.
+    const json doc = json::parse(first);
+    EXPECT_EQ(doc.at("tokens").get<std::vector<std::string>>(), s.tokens);
+    EXPECT_EQ(doc.at("format"), "attnviz-session");
+    EXPECT_EQ(doc.at("version"), 1);
+}
+
+TEST(SessionRoundTrip, WorkedExample) { expect_round_trip(worked_example()); }
+
+TEST(SessionRoundTrip, RandomSessions) {
+    Config a;
+    a.n = 5;
+    a.d_model = 6;
+    a.heads = 3;
+    a.d_k = 2;
+    a.d_v = 4;
+    a.mask = Mask::causal;
+    a.scale = {Scale::Kind::divisor, 0.3};
+    Config b = a;
+    b.output_projection = false;
+    b.scale = {Scale::Kind::none, 1.0};
+    b.mask = Mask::none;
+    for (const Config& c : {a, b, Config{}})
+        for (std::uint64_t seed : {1u, 77u}) {
+            SCOPED_TRACE(seed);
+            expect_round_trip(random_session(c, seed));
+        }
+}
+
+TEST(SessionRoundTrip, AwkwardDoublesAndTokens) {
+    Config c;
+    c.n = 4;
+    c.d_model = 4;
+    c.heads = 2;
+    c.d_k = 3;
+    c.d_v = 2;
+    c.mask = Mask::causal;
+    c.scale = {Scale::Kind::divisor, 1.0 / 3.0};
+    Session s = random_session(c, 5);
+    const double awkward[] = {0.1,
+                              1e-300,
+                              -0.0,
+                              0.0,
+                              5e-324,
+                              Limits::max_abs_value,   // the largest magnitude allowed
+                              -Limits::max_abs_value,
+                              std::numeric_limits<double>::min(),
+                              1.0 / 3.0,
+                              -2.5,
+                              123456789012345.67,
+                              0.30000000000000004,
+                              9.999999999999998e14,
+                              1e-7,
+                              900719925474099.3,
+                              -1e-310};
+    int k = 0;
+    for (int r = 0; r < 4; ++r)
+        for (int col = 0; col < 4; ++col) s.params.X(r, col) = awkward[k++ % std::size(awkward)];
+    s.params.heads[1].W_K(0, 0) = 0.1;
+    s.params.heads[1].W_K(1, 2) = -0.0;
+    s.params.W_O(3, 3) = 1e-300;
+    s.tokens = {"say \"hi\"", "héllo ⁽¹⁾ 日本 🙂", "back\\slash\ttab\nnewline", std::string("ctl\x01\x1f", 5)};
+    expect_round_trip(s);
+}
+
+TEST(SessionRoundTrip, ProjectionOffFileHasNoWO) {
+    // The file carries W_O exactly when the projection is on (docs/session-format.md). A session
+    // saved with the projection off reads back without W_O; turning the projection on then gives
+    // the fill rule's W_O (the identity), as resize() documents.
+    Config c;
+    c.output_projection = false;
+    const Session s = random_session(c, 3);
+    ASSERT_EQ(s.params.W_O.rows(), 4);
+    const std::string text = write_session(s);
+    EXPECT_FALSE(json::parse(text).contains("W_O"));
+    const Result<Session> back = parse_no_throw(text);
+    ASSERT_TRUE(back) << all_text(back.problems);
+    EXPECT_EQ(back.value->params.W_O.size(), 0);
+    EXPECT_TRUE(same_session(*back.value, s, false));  // everything else is kept
+    Config on = c;
+    on.output_projection = true;
+    EXPECT_TRUE(same(resized(*back.value, on).params.W_O, Matrix(Matrix::Identity(4, 4))));
+}
+
+TEST(SessionRoundTrip, InactiveDivisorRoundTrips) {
+    // The dimensions panel switches scale.kind and keeps scale.divisor, so {sqrt_dk, 2.5} is a
+    // session the GUI makes (temperature 2.5, then back to √d_k). Scale::operator== compares the
+    // divisor, and session.hpp promises parse_session(write_session(s)) == s.
+    Session s = worked_example();
+    s.config.scale = {Scale::Kind::sqrt_dk, 2.5};
+    ASSERT_TRUE(validate(s).empty());
+    const Result<Session> back = parse_no_throw(write_session(s));
+    ASSERT_TRUE(back) << all_text(back.problems);
+    EXPECT_EQ(back.value->config.scale, s.config.scale) << "the temperature the user set was lost";
+    EXPECT_TRUE(same_session(*back.value, s));
+}
+
+TEST(SessionWrite, EveryValidSessionCanBeWritten) {
+    // validate(Session) accepts any token bytes; write_session must then not throw
+    // (nlohmann's dump throws type_error 316 on invalid UTF-8).
+    Session s = worked_example();
+    s.tokens[0] = "caf\xE9";  // Latin-1 é, not UTF-8
+    s.tokens[1] = "\xff";
+    if (validate(s).empty()) {
+        std::string text;
+        EXPECT_NO_THROW(text = write_session(s));
+        EXPECT_TRUE(parse_no_throw(text)) << text;
+    } else {
+        EXPECT_EQ(validate(s)[0].path.rfind("tokens", 0), 0u) << all_text(validate(s));
+    }
+}
+
+TEST(SessionEquality, DifferentShapesCompareUnequalWithoutCrashing) {
+    // Session/Params/HeadParams have defaulted operator==, which compares Eigen matrices with ==;
+    // Eigen requires equal shapes there. Run in a child process: a crash must not take the suite.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    Config c;
+    const Session a = random_session(c, 1);
+    Session b = a;
+    b.params.W_O = Matrix();  // what a session loaded with the projection off holds
+    EXPECT_EXIT(std::exit(a == b ? 3 : 0), ::testing::ExitedWithCode(0), "") << "full == empty W_O";
+    EXPECT_EXIT(std::exit(b == a ? 3 : 0), ::testing::ExitedWithCode(0), "") << "empty == full W_O";
+    Session wide = a;
+    wide.params.X = Matrix::Zero(2, 9);
+    Session narrow = a;
+    narrow.params.X = Matrix::Zero(2, 1);
+    EXPECT_EXIT(std::exit(wide == narrow ? 3 : 0), ::testing::ExitedWithCode(0), "") << "2×9 X == 2×1 X";
+}
+
+TEST(SessionRoundTrip, EmptyTokenAndSingleCell) {
+    Config c;
+    c.n = 1;
+    c.d_model = 1;
+    c.heads = 1;
+    c.d_k = 1;
+    c.d_v = 1;
+    Session s = random_session(c, 9);
+    s.tokens = {""};
+    expect_round_trip(s);
+}
+
+TEST(SessionWrite, OneMatrixRowPerLine) {
+    const std::string text = write_session(worked_example());
+    // Each row of X is alone on its line.
+    std::vector<std::string> lines;
+    size_t start = 0;
+    for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string line = text.substr(start, nl - start);
+        line.erase(0, line.find_first_not_of(' '));
+        lines.push_back(line);
+    }
+    EXPECT_NE(std::find(lines.begin(), lines.end(), "[1, 0, 1, 0],"), lines.end()) << text;
+    EXPECT_NE(std::find(lines.begin(), lines.end(), "[0, 2, 0, 2]"), lines.end()) << text;
+    EXPECT_EQ(text.back(), '\n');
+    // No W_O without the projection.
+    Session s = worked_example();
+    s.config.output_projection = false;
+    EXPECT_FALSE(json::parse(write_session(s)).contains("W_O"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// write_trace
+
+Matrix matrix_from_json(const json& rows, bool allow_null) {
+    Matrix m(static_cast<Eigen::Index>(rows.size()), rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+        EXPECT_EQ(rows[r].size(), static_cast<size_t>(m.cols()));
+        for (size_t c = 0; c < rows[r].size(); ++c) {
+            const json& v = rows[r][c];
+            if (v.is_null()) {
+                EXPECT_TRUE(allow_null) << "null at [" << r << "][" << c << "]";
+                m(r, c) = -std::numeric_limits<double>::infinity();
+            } else {
+                m(r, c) = v.get<double>();
+            }
+        }
+    }
+    return m;
+}
+
+void check_trace_json(const Session& s) {
+    const Trace t = forward<double>(s.config, s.params);
+    const std::string text = write_trace(t);
+    json doc;
+    ASSERT_NO_THROW(doc = json::parse(text)) << text;
+    EXPECT_EQ(doc.at("format"), "attnviz-trace");
+    EXPECT_EQ(doc.at("version"), 1);
+    const json& cfg = doc.at("config");
+    EXPECT_EQ(cfg.at("n"), s.config.n);
+    EXPECT_EQ(cfg.at("d_model"), s.config.d_model);
+    EXPECT_EQ(cfg.at("heads"), s.config.heads);
+    EXPECT_EQ(cfg.at("d_k"), s.config.d_k);
+    EXPECT_EQ(cfg.at("d_v"), s.config.d_v);
+    EXPECT_EQ(cfg.at("output_projection"), s.config.output_projection);
+    EXPECT_EQ(cfg.at("mask"), s.config.mask == Mask::causal ? "causal" : "none");
+    EXPECT_EQ(bits(doc.at("scale_divisor").get<double>()), bits(s.config.scale.value(s.config.d_k)));
+    ASSERT_EQ(doc.at("heads").size(), static_cast<size_t>(s.config.heads));
+    for (int h = 0; h < s.config.heads; ++h) {
+        const json& jh = doc["heads"][h];
+        const HeadTrace& th = t.heads[h];
+        const std::pair<const char*, const Matrix*> parts[] = {
+            {"Q", &th.Q},           {"K", &th.K},           {"V", &th.V}, {"scores_raw", &th.scores_raw},
+            {"scores", &th.scores}, {"weights", &th.weights}, {"Z", &th.Z}};
+        for (const auto& [key, m] : parts) {
+            SCOPED_TRACE(std::string(key) + " head " + std::to_string(h));
+            const bool is_scores = std::string(key) == "scores";
+            const Matrix got = matrix_from_json(jh.at(key), is_scores);
+            expect_bit_equal(got, *m, key);
+            if (is_scores) {
+                for (int i = 0; i < s.config.n; ++i)
+                    for (int j = 0; j < s.config.n; ++j)
+                        EXPECT_EQ(jh["scores"][i][j].is_null(), s.config.mask == Mask::causal && j > i);
+            }
+        }
+        const json& rows = jh.at("weights_rows");
+        ASSERT_EQ(rows.size(), static_cast<size_t>(s.config.n));
+        for (int i = 0; i < s.config.n; ++i) {
+            EXPECT_EQ(bits(rows[i].at("sum").get<double>()), bits(t.rows[h][i].sum));
+            EXPECT_EQ(bits(rows[i].at("max").get<double>()), bits(t.rows[h][i].max));
+            EXPECT_EQ(rows[i].at("entropy").get<double>(), t.rows[h][i].entropy);
+        }
+    }
+    expect_bit_equal(matrix_from_json(doc.at("concat"), false), t.concat, "concat");
+    expect_bit_equal(matrix_from_json(doc.at("output"), false), t.output, "output");
+}
+
+TEST(WriteTrace, WorkedExample) {
+    check_trace_json(worked_example());
+    // And by hand: scores⁽¹⁾[0][0] = 2√2 in the JSON.
+    const Session w = worked_example();
+    const json doc = json::parse(write_trace(forward<double>(w.config, w.params)));
+    EXPECT_NEAR(doc["heads"][0]["scores"][0][0].get<double>(), 2 * std::sqrt(2.0), 1e-12);
+    EXPECT_EQ(doc["heads"][1]["Q"], json::parse("[[0, 2], [4, 0]]"));
+}
+
+TEST(WriteTrace, RandomCausalAndNoProjection) {
+    Config c;
+    c.n = 6;
+    c.d_model = 5;
+    c.heads = 3;
+    c.d_k = 2;
+    c.d_v = 3;
+    c.mask = Mask::causal;
+    check_trace_json(random_session(c, 41));
+    c.output_projection = false;
+    c.scale = {Scale::Kind::divisor, 0.1};
+    check_trace_json(random_session(c, 42));
+}
+
+// ---------------------------------------------------------------------------------------------
+// validate(Session), resized(), default_tokens()
+
+TEST(SessionValidate, TokensAndParams) {
+    Session s = worked_example();
+    EXPECT_TRUE(validate(s).empty());
+    s.tokens.push_back("extra");
+    Problems p = validate(s);
+    ASSERT_EQ(p.size(), 1u) << all_text(p);
+    EXPECT_EQ(p[0].path, "tokens");
+    s = worked_example();
+    s.params.X(1, 1) = std::numeric_limits<double>::quiet_NaN();
+    p = validate(s);
+    ASSERT_EQ(p.size(), 1u) << all_text(p);
+    EXPECT_EQ(p[0].path, "X[1][1]");
+    s = worked_example();
+    s.config.d_k = 0;
+    p = validate(s);
+    ASSERT_FALSE(p.empty());
+    EXPECT_EQ(p[0].path, "config.d_k");
+}
+
+TEST(SessionResized, KeepsAndExtendsTokens) {
+    Session s = worked_example();
+    s.tokens = {"the", "cat"};
+    Config bigger = s.config;
+    bigger.n = 4;
+    const Session grown = resized(s, bigger);
+    EXPECT_EQ(grown.tokens, (std::vector<std::string>{"the", "cat", "x3", "x4"}));
+    EXPECT_EQ(grown.config, bigger);
+    EXPECT_EQ(grown.params.X.rows(), 4);
+    EXPECT_EQ(grown.params.X.row(0), s.params.X.row(0));
+    EXPECT_TRUE(grown.params.X.row(3).isZero(0));
+    EXPECT_TRUE(validate(grown).empty()) << all_text(validate(grown));
+
+    Config smaller = s.config;
+    smaller.n = 1;
+    const Session shrunk = resized(s, smaller);
+    EXPECT_EQ(shrunk.tokens, (std::vector<std::string>{"the"}));
+    EXPECT_TRUE(validate(shrunk).empty());
+    // Back again: the kept token stays, the dropped one is a default again.
+    EXPECT_EQ(resized(shrunk, s.config).tokens, (std::vector<std::string>{"the", "x2"}));
+
+    // Other dimensions do not touch the tokens.
+    Config wider = s.config;
+    wider.d_model = 6;
+    wider.heads = 3;
+    EXPECT_EQ(resized(s, wider).tokens, s.tokens);
+    EXPECT_EQ(resized(s, wider).params, resize(s.params, wider));
+}
+
+TEST(SessionResized, MissingTokensFilled) {
+    Session s = worked_example();
+    s.tokens.clear();
+    Config c = s.config;
+    c.n = 3;
+    EXPECT_EQ(resized(s, c).tokens, (std::vector<std::string>{"x1", "x2", "x3"}));
+}
+
+TEST(DefaultTokens, Names) {
+    EXPECT_EQ(default_tokens(3), (std::vector<std::string>{"x1", "x2", "x3"}));
+    EXPECT_TRUE(default_tokens(0).empty());
+    EXPECT_EQ(default_tokens(12)[11], "x12");
+}
+
+}  // namespace
+}  // namespace attnviz::core
