@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     cli.add_option("--screenshot", gui.screenshot_path, "Render, write the window as a PNG to this file, exit");
     cli.add_option("--frames", gui.frames, "Frames to render before the screenshot")->check(CLI::Range(1, 10000));
     cli.add_option("--size", gui.size, "Window size WxH, e.g. 1280x800");
+    cli.add_flag("--column-vectors", gui.column_vectors,
+                 "Start with tokens as columns (seed 004's convention): every matrix drawn transposed");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")
         ->expected(0, 1)
         ->default_str("1")

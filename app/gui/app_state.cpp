@@ -32,6 +32,13 @@ core::Result<core::Explanation> AppState::explain(const CellRef& cell) const {
     return core::explain(session_.params, trace_, cell.matrix.id, cell.matrix.head, cell.row, cell.col, notation_);
 }
 
+std::string AppState::shape_text(MatrixRef ref) const {
+    const core::Matrix* m = matrix(ref);
+    if (!m) return "";
+    const Eigen::Index rows = column_vectors_ ? m->cols() : m->rows(), cols = column_vectors_ ? m->rows() : m->cols();
+    return std::to_string(rows) + "×" + std::to_string(cols);
+}
+
 std::string AppState::label(MatrixRef ref) const { return core::label(ref.id, ref.head, notation_); }
 
 bool AppState::set_cell(const CellRef& cell, double value) {

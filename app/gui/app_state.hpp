@@ -80,6 +80,13 @@ public:
     void set_message(std::string text, bool error = false) { message_ = {std::move(text), error}; }
     const std::string& file_path() const { return file_path_; }
 
+    // The column-vector view (seed 004): every matrix drawn as the transpose of its row form, so
+    // tokens are columns. Only the views change; the session and the math stay in row form.
+    bool column_vectors() const { return column_vectors_; }
+    void set_column_vectors(bool on) { column_vectors_ = on; }
+    // "rows×cols" of a matrix as the views draw it.
+    std::string shape_text(MatrixRef ref) const;
+
     core::Notation notation() const { return notation_; }
     void set_notation(core::Notation n) { notation_ = n; }
 
@@ -100,6 +107,7 @@ private:
     Message message_;
     std::string file_path_;
     core::Notation notation_ = core::Notation::unicode;
+    bool column_vectors_ = false;
 };
 
 }  // namespace attnviz::app

@@ -13,7 +13,7 @@ Layout default_layout(ImVec2 d, float menu_h, float status_h) {
     const float upper_h = std::round((bottom - top) * 0.47f);
     const float inputs_w = std::round(right_w * 0.46f);
     const float trace_w = std::round(right_w * 0.63f);
-    const float dims_h = std::min(std::round((bottom - top) * 0.5f), 372.0f);
+    const float dims_h = std::min(std::round((bottom - top) * 0.5f), 356.0f);
     l.dimensions = {{0, top}, {left_w, dims_h}};
     l.pipeline = {{0, top + dims_h}, {left_w, bottom - top - dims_h}};
     l.inputs = {{right_x, top}, {inputs_w, upper_h}};

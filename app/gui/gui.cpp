@@ -134,6 +134,7 @@ int run_gui(const GuiOptions& o) {
     {
         AppState state = initial_state(o);
         state.set_notation(fonts.notation);
+        state.set_column_vectors(o.column_vectors);
         Panels panels;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
         // Files dropped on the window are opened like File > Open.

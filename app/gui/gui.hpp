@@ -11,6 +11,7 @@ struct GuiOptions {
     int frames = 3;
     std::string size;  // "WxH"; empty: 1280x800
     int teach_step = 0;  // > 0: open the lesson at this step (1-based)
+    bool column_vectors = false;  // start in the column-vector view (seed 004)
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.

@@ -188,3 +188,19 @@ TEST(Colormap, TextColourFollowsLuminance) {
     EXPECT_GT(mid.y, 0.9f);
     EXPECT_GT(mid.z, 0.9f);
 }
+
+TEST_F(Headless, ColumnVectorViewDrawsEveryMatrixTransposed) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    EXPECT_EQ(state.shape_text({MatrixId::X, 0}), "2×4");
+    EXPECT_EQ(state.shape_text({MatrixId::W_Q, 1}), "4×2");
+    state.set_column_vectors(true);  // seed 004: tokens are columns
+    EXPECT_EQ(state.shape_text({MatrixId::X, 0}), "4×2");
+    EXPECT_EQ(state.shape_text({MatrixId::W_Q, 1}), "2×4");
+    EXPECT_EQ(state.shape_text({MatrixId::concat, 0}), "4×2");
+    frames(state, panels);
+    // Only the views change: the session and the math stay in row form.
+    EXPECT_EQ(state.session(), core::worked_example());
+    EXPECT_EQ(state.trace().heads[0].Q.rows(), 2);
+    EXPECT_NE(app::status_text(state, 16.0f).find("tokens as columns"), std::string::npos);
+}

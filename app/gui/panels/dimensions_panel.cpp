@@ -65,9 +65,10 @@ void draw_dimensions_panel(AppState& state, DimensionsPanel& panel) {
 
     ImGui::Separator();
     core::Config now = state.config();
-    if (ImGui::Checkbox("output projection W_O", &now.output_projection)) state.set_config(now);
+    if (ImGui::Checkbox("W_O projection", &now.output_projection)) state.set_config(now);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("On: output = concat·W_O (seed 001).\nOff: output = concat (seed 000's multi-head).");
+    ImGui::SameLine();
     bool causal = now.mask == core::Mask::causal;
     if (ImGui::Checkbox("causal mask", &causal)) {
         now.mask = causal ? core::Mask::causal : core::Mask::none;
@@ -93,6 +94,18 @@ void draw_dimensions_panel(AppState& state, DimensionsPanel& panel) {
         }
     }
     if (scale_changed) state.set_config(now);
+
+    ImGui::Separator();
+    int orientation = state.column_vectors() ? 1 : 0;
+    ImGui::TextUnformatted("tokens are");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("rows", &orientation, 0)) state.set_column_vectors(false);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row vectors, X is n×d_model (seeds 000–003)");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("columns", &orientation, 1)) state.set_column_vectors(true);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Column vectors, as seed 004 writes attention (V·softmax(KᵀQ/√d)):\n"
+                          "every matrix is drawn as the transpose of its row form.");
 
     if (state.message().error) {
         ImGui::Separator();

@@ -14,7 +14,7 @@ void draw_heads_panel(AppState& state, HeadsPanel& panel) {
     const core::Config& c = state.config();
     ImGui::Checkbox("show scores instead of weights", &panel.show_scores);
     ImGui::SameLine();
-    ImGui::TextDisabled("rows: queries, columns: keys");
+    ImGui::TextDisabled("%s", state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys");
     const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
 
     const float font = ImGui::GetFontSize();

@@ -137,7 +137,9 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
 void draw_inputs_panel(AppState& state, InputsPanel& panel) {
     if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
     if (ImGui::BeginTabItem("X")) {
-        ImGui::TextDisabled("X: one token per row; edit the labels on the left");
+        ImGui::TextDisabled("%s", state.column_vectors()
+                                      ? "X is edited in row form; the views draw it transposed"
+                                      : "X: one token per row; edit the labels on the left");
         matrix_editor(state, panel, {core::MatrixId::X, 0}, true);
         ImGui::EndTabItem();
     }

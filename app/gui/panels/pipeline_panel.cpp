@@ -19,13 +19,9 @@ struct Node {
 
 const ImU32 line_color = IM_COL32(150, 160, 180, 255);
 
-std::string shape(const core::Matrix* m) {
-    return m ? std::to_string(m->rows()) + "×" + std::to_string(m->cols()) : "";
-}
-
 // A one-line node "Q⁽¹⁾ 2×2"; returns true when clicked.
 bool node(AppState& state, Node& n, ImVec2 pos, float width) {
-    const std::string text = state.label(n.ref) + " " + shape(state.matrix(n.ref));
+    const std::string text = state.label(n.ref) + " " + state.shape_text(n.ref);
     n.min = pos;
     n.max = {pos.x + width, pos.y + ImGui::GetTextLineHeight() + 6};
     ImGui::SetCursorScreenPos(n.min);
@@ -44,7 +40,7 @@ bool node(AppState& state, Node& n, ImVec2 pos, float width) {
                   text.c_str());
     if (hovered)
         ImGui::SetTooltip("%s = %s, %s\nClick to open it in the matrix viewer.", state.label(n.ref).c_str(),
-                          n.operation.c_str(), shape(state.matrix(n.ref)).c_str());
+                          n.operation.c_str(), state.shape_text(n.ref).c_str());
     return clicked;
 }
 
@@ -76,8 +72,9 @@ void draw_pipeline_panel(AppState& state, PipelinePanel& panel) {
     // Which convention is shown: seed 001 projects the concatenation with W_O, seed 000 does not.
     const bool unicode = state.notation() == core::Notation::unicode;
     const char* convention = !c.output_projection ? "output = concat (seed 000)"
-                             : unicode            ? "output = concat·W_O (seed 001)"
-                                                  : "output = concat*W_O (seed 001)";
+                             : state.column_vectors() ? (unicode ? "output = W_Oᵀ·concat (seed 001)" : "output = W_O^T*concat (seed 001)")
+                             : unicode                ? "output = concat·W_O (seed 001)"
+                                                      : "output = concat*W_O (seed 001)";
     if (c.heads > 1 && ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(convention).x + ImGui::GetFontSize() * 13)
         ImGui::SameLine();
     ImGui::TextDisabled("%s", convention);
@@ -87,22 +84,29 @@ void draw_pipeline_panel(AppState& state, PipelinePanel& panel) {
     const std::string divide = c.scale.kind == core::Scale::Kind::sqrt_dk ? (unicode ? "÷ √d_k" : "/ sqrt(d_k)")
                                : c.scale.kind == core::Scale::Kind::none ? "÷ 1 (no scaling)"
                                                                          : "÷ " + core::format_number(c.scale.divisor);
+    // The operation as the shown convention writes it: row vectors, or column vectors (seed 004).
+    const bool cols = state.column_vectors();
+    auto op = [&](const std::string& rows_form, const std::string& columns_form) {
+        return cols ? columns_form : rows_form;
+    };
+    const std::string T = unicode ? "ᵀ" : "^T";
     std::vector<Node> nodes = {
         {{MatrixId::X, 0}, "the input"},
-        {{MatrixId::Q, h}, std::string("X") + dot + "W_Q"},
-        {{MatrixId::K, h}, std::string("X") + dot + "W_K"},
-        {{MatrixId::V, h}, std::string("X") + dot + "W_V"},
-        {{MatrixId::scores_raw, h}, std::string("Q") + dot + (unicode ? "Kᵀ" : "K^T")},
+        {{MatrixId::Q, h}, op(std::string("X") + dot + "W_Q", "W_Q" + T + dot + "X")},
+        {{MatrixId::K, h}, op(std::string("X") + dot + "W_K", "W_K" + T + dot + "X")},
+        {{MatrixId::V, h}, op(std::string("X") + dot + "W_V", "W_V" + T + dot + "X")},
+        {{MatrixId::scores_raw, h}, op(std::string("Q") + dot + "K" + T, "K" + T + dot + "Q")},
         {{MatrixId::scores, h}, divide + (c.mask == core::Mask::causal ? ", mask" : "")},
-        {{MatrixId::weights, h}, "softmax (rows)"},
-        {{MatrixId::Z, h}, std::string("weights") + dot + "V"},
+        {{MatrixId::weights, h}, op("softmax (rows)", "softmax (columns)")},
+        {{MatrixId::Z, h}, op(std::string("weights") + dot + "V", std::string("V") + dot + "weights")},
         {{MatrixId::concat, 0}, "concat heads"},
-        {{MatrixId::output, 0}, c.output_projection ? std::string("concat") + dot + "W_O" : "concat (no W_O)"},
+        {{MatrixId::output, 0}, !c.output_projection ? "concat (no W_O)"
+                                : op(std::string("concat") + dot + "W_O", "W_O" + T + dot + "concat")},
     };
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float avail = ImGui::GetContentRegionAvail().x;
     const float font = ImGui::GetFontSize();
-    const float gap = ImGui::GetTextLineHeight();
+    const float gap = ImGui::GetTextLineHeight() - 2;
     const float node_h = ImGui::GetTextLineHeight() + 6;
     const float wide = std::min(avail * 0.55f, font * 9.5f);
     const float narrow = (avail - 2 * 6) / 3;

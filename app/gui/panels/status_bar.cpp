@@ -13,10 +13,11 @@ std::string status_text(const AppState& state, float frame_ms) {
                                                                    : "temperature";
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "n=%d  d_model=%d  h=%d  d_k=%d  d_v=%d  |  W_O %s  |  mask %s  |  scale %s  |  trace %.3f ms  |  "
-                  "frame %.1f ms",
+                  "n=%d  d_model=%d  h=%d  d_k=%d  d_v=%d  |  W_O %s  |  mask %s  |  scale %s  |  tokens as %s  |  "
+                  "trace %.3f ms  |  frame %.1f ms",
                   c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off",
-                  core::to_string(c.mask), scale, state.compute_ms(), frame_ms);
+                  core::to_string(c.mask), scale, state.column_vectors() ? "columns" : "rows", state.compute_ms(),
+                  frame_ms);
     return buf;
 }
 

@@ -265,6 +265,7 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
     o.max_size = {box, box};
     o.max_cell = 64;
     o.token_rows = o.token_cols = true;
+    o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
     std::vector<std::string> missing;
     bool first = true;
     for (const core::LessonMatrix& m : step.show) {

@@ -13,8 +13,14 @@ void draw_trace_panel(AppState& state, TracePanel& panel) {
     static constexpr MatrixId per_head[] = {MatrixId::Q,      MatrixId::K,       MatrixId::V, MatrixId::scores_raw,
                                             MatrixId::scores, MatrixId::weights, MatrixId::Z};
     const bool unicode = state.notation() == core::Notation::unicode;
-    const char* headers[] = {"Q = X·W_Q", "K = X·W_K", "V = X·W_V", "QKᵀ", "÷ s", "softmax", "Z = A·V"};
-    const char* headers_ascii[] = {"Q = X*W_Q", "K = X*W_K", "V = X*W_V", "QK^T", "/ s", "softmax", "Z = A*V"};
+    // Row vectors (seeds 000–003), or column vectors (seed 004: every matrix transposed).
+    const char* headers[] = {"Q = X·W_Q", "K = X·W_K", "V = X·W_V", "QKᵀ", "÷ s", "softmax →", "Z = A·V"};
+    const char* headers_ascii[] = {"Q = X*W_Q", "K = X*W_K", "V = X*W_V", "QK^T", "/ s", "softmax ->", "Z = A*V"};
+    const char* headers_columns[] = {"Q = W_Qᵀ·X", "K = W_Kᵀ·X", "V = W_Vᵀ·X", "KᵀQ", "÷ s", "softmax ↓", "Z = V·A"};
+    const char* headers_columns_ascii[] = {"Q = W_Q^T*X", "K = W_K^T*X", "V = W_V^T*X", "K^T Q", "/ s", "softmax (col)",
+                                           "Z = V*A"};
+    const char* const* titles = state.column_vectors() ? (unicode ? headers_columns : headers_columns_ascii)
+                                                       : (unicode ? headers : headers_ascii);
     ImGui::TextDisabled("Hover a cell for its arithmetic; click it to outline its operands and open it in the viewer.");
 
     const float font = ImGui::GetFontSize();
@@ -30,7 +36,7 @@ void draw_trace_panel(AppState& state, TracePanel& panel) {
     if (ImGui::BeginTable("trace", 8, flags, {0, std::max(font * 6, ImGui::GetContentRegionAvail().y - concat_h)})) {
         ImGui::TableSetupScrollFreeze(1, 1);
         ImGui::TableSetupColumn("head");
-        for (int k = 0; k < 7; ++k) ImGui::TableSetupColumn(unicode ? headers[k] : headers_ascii[k]);
+        for (int k = 0; k < 7; ++k) ImGui::TableSetupColumn(titles[k]);
         ImGui::TableHeadersRow();
         for (int h = 0; h < c.heads; ++h) {
             ImGui::TableNextRow();

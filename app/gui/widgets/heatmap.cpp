@@ -19,6 +19,16 @@ struct CachedTexture {
     std::uint64_t generation = ~std::uint64_t{0};
     const void* data = nullptr;
     Eigen::Index rows = 0, cols = 0;
+    bool transposed = false;
+};
+
+// The matrix as drawn: itself, or its transpose.
+struct Drawn {
+    const core::Matrix& m;
+    bool transposed;
+    int rows() const { return static_cast<int>(transposed ? m.cols() : m.rows()); }
+    int cols() const { return static_cast<int>(transposed ? m.rows() : m.cols()); }
+    double operator()(Eigen::Index r, Eigen::Index c) const { return transposed ? m(c, r) : m(r, c); }
 };
 
 std::unordered_map<ImGuiID, CachedTexture>& texture_cache() {
@@ -36,22 +46,24 @@ ImU32 cell_color(double v, const HeatmapOptions& o) {
 }
 
 // The texture of a large matrix, at most 4096 texels a side (sampled evenly beyond that).
-ImTextureID matrix_texture(ImGuiID id, const core::Matrix& m, const HeatmapOptions& o) {
+ImTextureID matrix_texture(ImGuiID id, const Drawn& v, const HeatmapOptions& o) {
     CachedTexture& entry = texture_cache()[id];
-    if (entry.texture && entry.generation == o.generation && entry.data == m.data() && entry.rows == m.rows() &&
-        entry.cols == m.cols())
+    if (entry.texture && entry.generation == o.generation && entry.data == v.m.data() &&
+        entry.rows == v.m.rows() && entry.cols == v.m.cols() && entry.transposed == v.transposed)
         return entry.texture;
-    const int rows = static_cast<int>(std::min<Eigen::Index>(m.rows(), 4096));
-    const int cols = static_cast<int>(std::min<Eigen::Index>(m.cols(), 4096));
+    const int rows = std::min(v.rows(), 4096);
+    const int cols = std::min(v.cols(), 4096);
     std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
     for (int r = 0; r < rows; ++r)
         for (int c = 0; c < cols; ++c)
-            pixels[static_cast<size_t>(r) * cols + c] = cell_color(m(r * m.rows() / rows, c * m.cols() / cols), o);
+            pixels[static_cast<size_t>(r) * cols + c] =
+                cell_color(v(static_cast<Eigen::Index>(r) * v.rows() / rows, static_cast<Eigen::Index>(c) * v.cols() / cols), o);
     entry.texture = g_uploader(entry.texture, cols, rows, pixels.data());
     entry.generation = o.generation;
-    entry.data = m.data();
-    entry.rows = m.rows();
-    entry.cols = m.cols();
+    entry.data = v.m.data();
+    entry.rows = v.m.rows();
+    entry.cols = v.m.cols();
+    entry.transposed = v.transposed;
     return entry.texture;
 }
 
@@ -78,7 +90,8 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
     HeatmapHit hit;
     ImGui::PushID(id);
     const ImGuiID gid = ImGui::GetID("##cells");
-    const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+    const Drawn v{m, o.transposed};
+    const int rows = v.rows(), cols = v.cols();
     const float line_h = ImGui::GetTextLineHeight();
 
     // Label gutters.
@@ -113,7 +126,7 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
     const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
     const bool texture_path = cell < texture_cell_threshold;
     if (texture_path && g_uploader && rows > 0 && cols > 0 && o.shown_cells < 0) {
-        draw->AddImage(matrix_texture(gid, m, o), p0, {p0.x + size.x, p0.y + size.y});
+        draw->AddImage(matrix_texture(gid, v, o), p0, {p0.x + size.x, p0.y + size.y});
     } else {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
         const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (rows + 127) / 128,
@@ -140,22 +153,22 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
             for (int d = o.number_digits; d >= 2 && digits == 0; --d) {
                 bool all = true;
                 for (int r = r0; r < r1 && all; ++r)
-                    for (int c = c0; c < c1 && all; ++c) all = fits(cell_text(m(r, c), d));
+                    for (int c = c0; c < c1 && all; ++c) all = fits(cell_text(v(r, c), d));
                 if (all) digits = d;
             }
         for (int r = r0 - r0 % step; r < r1; r += step)
             for (int c = c0 - c0 % step; c < c1; c += step) {
-                const double v = m(r, c);
+                const double value = v(r, c);
                 const ImVec2 a{p0.x + c * cell, p0.y + r * cell};
                 const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
                 if (o.shown_cells >= 0 && static_cast<long>(r) * cols + c >= o.shown_cells) {
                     draw->AddRectFilled(a, b, hidden_color);  // not revealed yet
                     continue;
                 }
-                const ImU32 bg = cell_color(v, o);
+                const ImU32 bg = cell_color(value, o);
                 draw->AddRectFilled(a, b, bg);
                 if (digits == 0) continue;
-                const std::string text = cell_text(v, digits);
+                const std::string text = cell_text(value, digits);
                 const ImVec2 ts = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
                 draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
                               text_color_on(bg), text.c_str());

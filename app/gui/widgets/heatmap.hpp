@@ -35,6 +35,7 @@ struct HeatmapOptions {
     std::vector<HeatmapMark> marks;
     std::uint64_t generation = 0;  // content version, for the texture cache
     long shown_cells = -1;         // ≥ 0: only the first cells in row-major order are shown, the rest hidden
+    bool transposed = false;       // draw mᵀ: rows, columns, hits and marks are all in the drawn (transposed) frame
 };
 
 struct HeatmapHit {

@@ -8,12 +8,15 @@ Colormap colormap_for(core::MatrixId id) {
     return id == core::MatrixId::weights ? Colormap::sequential : Colormap::diverging;
 }
 
-void explain_tooltip(const AppState& state, const CellRef& cell) {
+void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed) {
     const core::Result<core::Explanation> e = state.explain(cell);
     if (!e) return;
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 42);
     ImGui::TextUnformatted(e.value->title.c_str());
+    if (transposed)
+        ImGui::TextDisabled("drawn transposed (column vectors): this is row %d, column %d of the row form", cell.row,
+                            cell.col);
     ImGui::Separator();
     ImGui::TextDisabled("%s", e.value->formula.c_str());
     for (const std::string& line : e.value->lines) ImGui::TextUnformatted(line.c_str());
@@ -34,8 +37,11 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
     if (!m) return;
     ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
     ImGui::BeginGroup();
+    const bool t = o.follow_orientation && state.column_vectors();
     if (o.title) {
-        const std::string title = state.label(ref) + "  " + std::to_string(m->rows()) + "×" + std::to_string(m->cols());
+        const std::string title = state.label(ref) + "  " + (o.follow_orientation ? state.shape_text(ref)
+                                                                                   : std::to_string(m->rows()) + "×" +
+                                                                                         std::to_string(m->cols()));
         const bool viewed = state.viewed() == ref;
         if (viewed) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
         if (ImGui::Selectable(title.c_str(), viewed, 0, ImGui::CalcTextSize(title.c_str()))) state.view(ref);
@@ -57,18 +63,26 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
     const bool rows_are_tokens = !core::is_input(ref.id) || ref.id == core::MatrixId::X;
     const bool cols_are_tokens = ref.id == core::MatrixId::scores_raw || ref.id == core::MatrixId::scores ||
                                  ref.id == core::MatrixId::weights;
-    h.row_labels = o.token_rows && rows_are_tokens ? &state.session().tokens : nullptr;
-    h.col_labels = o.token_cols && cols_are_tokens ? &state.session().tokens : nullptr;
+    const std::vector<std::string>* row_tokens = o.token_rows && rows_are_tokens ? &state.session().tokens : nullptr;
+    const std::vector<std::string>* col_tokens = o.token_cols && cols_are_tokens ? &state.session().tokens : nullptr;
+    h.transposed = t;
+    h.row_labels = t ? col_tokens : row_tokens;
+    h.col_labels = t ? row_tokens : col_tokens;
+    // Marks and hits are in the drawn frame: swap rows and columns when transposed.
+    auto mark = [&](int row, int col, ImU32 color) {
+        h.marks.push_back(t ? HeatmapMark{col, row, color} : HeatmapMark{row, col, color});
+    };
     if (const CellRef* sel = state.selection()) {
-        if (sel->matrix == ref) h.marks.push_back({sel->row, sel->col, IM_COL32(255, 255, 255, 255)});
+        if (sel->matrix == ref) mark(sel->row, sel->col, IM_COL32(255, 255, 255, 255));
         for (const core::OperandRef& op : state.selection_operands())
-            if (same_matrix(op, ref)) h.marks.push_back({op.row, op.col});
+            if (same_matrix(op, ref)) mark(op.row, op.col, HeatmapMark{}.color);
     }
     const HeatmapHit hit = heatmap("cells", *m, h);
-    const bool hidden = o.shown_cells >= 0 && static_cast<long>(hit.row) * m->cols() + hit.col >= o.shown_cells;
+    const int drawn_cols = static_cast<int>(t ? m->rows() : m->cols());
+    const bool hidden = o.shown_cells >= 0 && static_cast<long>(hit.row) * drawn_cols + hit.col >= o.shown_cells;
     if (hit.hovered && !hidden) {
-        const CellRef cell{ref, hit.row, hit.col};
-        explain_tooltip(state, cell);
+        const CellRef cell{ref, t ? hit.col : hit.row, t ? hit.row : hit.col};
+        explain_tooltip(state, cell, t);
         if (hit.clicked) {
             state.select(cell);
             state.view(ref);

@@ -18,6 +18,7 @@ struct MatrixViewOptions {
     bool fixed_range = false;  // colour by [lo, hi] instead of the matrix's own range
     double lo = 0, hi = 1;
     long shown_cells = -1;  // ≥ 0: cells after the first shown_cells (row-major) are hidden
+    bool follow_orientation = true;  // draw transposed in the column-vector view (the lesson does not)
 };
 
 void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& options);
@@ -25,7 +26,7 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& option
 // The colormap a matrix is shown with: sequential for weights, diverging around 0 otherwise.
 Colormap colormap_for(core::MatrixId id);
 
-// A tooltip with the arithmetic of `cell`.
-void explain_tooltip(const AppState& state, const CellRef& cell);
+// A tooltip with the arithmetic of `cell` (noting when the view draws it transposed).
+void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed = false);
 
 }  // namespace attnviz::app
