@@ -3,6 +3,7 @@
 
 #include <imgui.h>
 
+#include "headless.hpp"
 #include "widgets/heatmap.hpp"
 
 using namespace attnviz;
@@ -11,19 +12,6 @@ namespace {
 
 class HeatmapHits : public ::testing::Test {
 protected:
-    void SetUp() override {
-        ImGui::CreateContext();
-        ImGuiIO& io = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(800, 600);
-        io.DeltaTime = 1.0f / 60;
-        io.Fonts->AddFontDefault();
-        unsigned char* pixels = nullptr;
-        int w = 0, h = 0;
-        io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-    }
-    void TearDown() override { ImGui::DestroyContext(); }
-
     // Draws the matrix in a bare window at (0, 0) with the pointer at `mouse`; returns the hit.
     app::HeatmapHit hover(const core::Matrix& m, bool transposed, ImVec2 mouse) {
         app::HeatmapOptions o;
@@ -43,6 +31,8 @@ protected:
         }
         return hit;
     }
+
+    test::HeadlessImGui imgui_{{800, 600}, false};
 };
 
 const float pad = 8;  // the default window padding: cells start at (8, 8), 40 px each

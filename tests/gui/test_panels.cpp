@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/presets.hpp"
-#include "fonts.hpp"
+#include "headless.hpp"
 #include "frame.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/inputs_panel.hpp"
@@ -23,21 +23,6 @@ namespace {
 
 class Headless : public ::testing::Test {
 protected:
-    void SetUp() override {
-        ImGui::CreateContext();
-        ImGuiIO& io = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(1280, 800);
-        io.DeltaTime = 1.0f / 60;
-        // As the OpenGL3 backend does: draw lists may pass 65536 vertices.
-        io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
-        fonts_ = app::load_fonts(16.0f);
-        unsigned char* pixels = nullptr;
-        int w = 0, h = 0;
-        io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-    }
-    void TearDown() override { ImGui::DestroyContext(); }
-
     void frames(AppState& state, app::Panels& panels, int count = 3) {
         for (int k = 0; k < count; ++k) {
             ImGui::NewFrame();
@@ -46,7 +31,8 @@ protected:
         }
     }
 
-    app::Fonts fonts_;
+    test::HeadlessImGui imgui_;
+    const app::Fonts& fonts_ = imgui_.fonts;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/presets.hpp"
-#include "fonts.hpp"
+#include "headless.hpp"
 #include "frame.hpp"
 
 using namespace attnviz;
@@ -22,20 +22,11 @@ constexpr int key_left = 263, key_right = 262;  // any free indices: the test ma
 class Teach : public ::testing::Test {
 protected:
     void SetUp() override {
-        ImGui::CreateContext();
         ImGuiIO& io = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(1280, 800);
-        io.DeltaTime = 1.0f / 60;
-        io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
         io.KeyMap[ImGuiKey_LeftArrow] = key_left;
         io.KeyMap[ImGuiKey_RightArrow] = key_right;
-        state.set_notation(app::load_fonts(16.0f).notation);
-        unsigned char* pixels = nullptr;
-        int w = 0, h = 0;
-        io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+        state.set_notation(imgui_.fonts.notation);
     }
-    void TearDown() override { ImGui::DestroyContext(); }
 
     void frame(float dt = 1.0f / 60) {
         ImGui::GetIO().DeltaTime = dt;
@@ -50,6 +41,7 @@ protected:
         frame();
     }
 
+    test::HeadlessImGui imgui_;
     AppState state{core::worked_example()};
     app::Panels panels;
 };
