@@ -12,7 +12,15 @@ namespace attnviz::app {
 
 void draw_heads_panel(AppState& state, HeadsPanel& panel) {
     const core::Config& c = state.config();
-    ImGui::Checkbox("show scores instead of weights", &panel.show_scores);
+    ImGui::Checkbox("show scores", &panel.show_scores);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
+    if (!panel.show_scores) {
+        ImGui::SameLine();
+        ImGui::Checkbox("stretch colours", &panel.stretch);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Colour the weights from 0 to the largest weight of all heads instead of 0 to 1:\n"
+                              "with many tokens every weight is small and 0..1 looks uniform.");
+    }
     ImGui::SameLine();
     ImGui::TextDisabled("%s", state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys");
     const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
@@ -39,6 +47,10 @@ void draw_heads_panel(AppState& state, HeadsPanel& panel) {
         }
         o.lo = -max_abs;
         o.hi = max_abs;
+    } else if (panel.stretch) {
+        double largest = 0;
+        for (const core::HeadTrace& head : state.trace().heads) largest = std::max(largest, head.weights.maxCoeff());
+        o.hi = largest > 0 ? largest : 1;
     }
     ImGui::BeginChild("heads", {0, avail.y - legend_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
     for (int h = 0; h < c.heads; ++h) {

@@ -8,6 +8,7 @@ namespace attnviz::app {
 
 struct HeadsPanel {
     bool show_scores = false;
+    bool stretch = false;  // weights coloured 0..(largest weight) instead of 0..1, for long sequences
 };
 
 void draw_heads_panel(AppState& state, HeadsPanel& panel);

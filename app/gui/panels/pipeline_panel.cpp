@@ -108,7 +108,12 @@ void draw_pipeline_panel(AppState& state, PipelinePanel& panel) {
     const float font = ImGui::GetFontSize();
     const float gap = ImGui::GetTextLineHeight() - 2;
     const float node_h = ImGui::GetTextLineHeight() + 6;
-    const float wide = std::min(avail * 0.55f, font * 9.5f);
+    // Chain nodes as wide as their longest label ("scores_raw⁽¹⁾ 512×512"), leaving room on the
+    // right for V's line into Z and for the notes beside the arrows.
+    float widest = 0;
+    for (size_t k = 4; k < nodes.size(); ++k)
+        widest = std::max(widest, ImGui::CalcTextSize((state.label(nodes[k].ref) + " " + state.shape_text(nodes[k].ref)).c_str()).x);
+    const float wide = std::clamp(widest + 12, font * 8.0f, avail * 0.75f);
     const float narrow = (avail - 2 * 6) / 3;
     const float x_chain = origin.x + font * 0.5f;
     float y = origin.y + 2;
