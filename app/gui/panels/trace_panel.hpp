@@ -7,7 +7,7 @@
 namespace attnviz::app {
 
 struct TracePanel {
-    float cell_limit = 34;  // largest cell side, pixels
+    float cell_limit = 46;  // largest cell side, pixels
 };
 
 void draw_trace_panel(AppState& state, TracePanel& panel);
