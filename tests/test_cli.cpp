@@ -5,14 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_support.hpp"
 
 #ifndef ATTNVIZ_BIN
 #error "ATTNVIZ_BIN must be the path of the attnviz executable"
@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace attnviz::test;
 
 struct Outcome {
     int code = -1;         // the exit status, or 128 + signal when killed by a signal
@@ -29,34 +30,19 @@ struct Outcome {
     std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 void spit(const fs::path& p, const std::string& text) {
     std::ofstream out(p, std::ios::binary);
     out << text;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 class Cli : public ::testing::Test {
 protected:
     void SetUp() override {
-        std::string tmpl = (fs::temp_directory_path() / "attnviz_cli_XXXXXX").string();
-        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-        dir = tmpl;
-        io = dir / "io";  // stdout/stderr captures live apart from the files under test
+        ASSERT_TRUE(tmp.created()) << "mkdtemp failed";
+        io = tmp.path() / "io";  // stdout/stderr captures live apart from the files under test
         fs::create_directory(io);
-        work = dir / "work";
+        work = tmp.path() / "work";
         fs::create_directory(work);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
     }
 
     // Runs attnviz with `args`, stdin from /dev/null, stdout and stderr captured.
@@ -99,13 +85,6 @@ protected:
         return r;
     }
 
-    std::vector<std::string> entries(const fs::path& d) const {
-        std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(d)) out.push_back(e.path().filename().string());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
     // The worked example written by the binary itself.
     fs::path worked_file() {
         const fs::path p = work / "worked.json";
@@ -117,7 +96,8 @@ protected:
     // The worked example as JSON, to edit into invalid sessions.
     json worked_json() { return json::parse(slurp(worked_file())); }
 
-    fs::path dir, io, work;
+    TempDir tmp{"attnviz_cli"};  // removed with its contents after each test
+    fs::path io, work;
 };
 
 std::string describe(const Outcome& r) {

@@ -7,21 +7,12 @@
 #include <limits>
 #include <string>
 
+#include "test_support.hpp"
+
 namespace attnviz::core {
 namespace {
 
-// The problem with this path, or nullptr.
-const Problem* find_path(const Problems& problems, const std::string& path) {
-    for (const Problem& p : problems)
-        if (p.path == path) return &p;
-    return nullptr;
-}
-
-std::string all_text(const Problems& problems) {
-    std::string s;
-    for (const Problem& p : problems) s += p.str() + "\n";
-    return s;
-}
+using namespace attnviz::test;
 
 TEST(Config, DefaultIsSeed001Dimensions) {
     const Config c;
@@ -153,24 +144,14 @@ TEST(Config, DivisorMustBeFinitePositive) {
 
 TEST(Config, TotalOverLimitIsReported) {
     // 3·n²·h alone is 3·8192²·2 = 6·2^26 > 2^27.
-    Config c;
-    c.n = 8192;
-    c.heads = 2;
-    c.d_model = 2;
-    c.d_k = 1;
-    c.d_v = 1;
+    const Config c = make_config(8192, 2, 2, 1, 1);
     const Problems p = validate(c);
     ASSERT_EQ(p.size(), 1u) << all_text(p);
     EXPECT_EQ(p[0].path, "config");
     EXPECT_NE(p[0].message.find(std::to_string(Limits::max_total_numbers)), std::string::npos) << p[0].message;
 
     // n = 1024, d_model = 64, h = 8, d_k = d_v = 8 is well below 2^27.
-    Config small;
-    small.n = 1024;
-    small.d_model = 64;
-    small.heads = 8;
-    small.d_k = 8;
-    small.d_v = 8;
+    const Config small = make_config(1024, 64, 8, 8, 8);
     EXPECT_TRUE(validate(small).empty());
 }
 

@@ -8,11 +8,12 @@
 #include <string>
 
 #include "core/presets.hpp"
+#include "test_support.hpp"
 
 namespace attnviz::core {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using namespace attnviz::test;
 
 TEST(Csv, ParsesSeparators) {
     const Matrix want{{1, 0, 1, 0}, {0, 2, 0, 2}};

@@ -9,18 +9,12 @@
 #include <string>
 
 #include "core/presets.hpp"
+#include "test_support.hpp"
 
 namespace attnviz::core {
 namespace {
 
-::testing::AssertionResult near_rel(double a, double b, double tol) {
-    if (a == b) return ::testing::AssertionSuccess();
-    const double scale = std::max({1.0, std::abs(a), std::abs(b)});
-    if (std::abs(a - b) <= tol * scale) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << a << " vs " << b << " (diff " << std::abs(a - b) << ")";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using namespace attnviz::test;
 
 bool all_ascii(const std::string& s) {
     for (unsigned char ch : s)
@@ -228,25 +222,12 @@ void check_every_cell(const Session& s) {
 TEST(Explain, EveryCellOfWorkedExample) { check_every_cell(worked_example()); }
 
 TEST(Explain, EveryCellOfRandomCausalSession) {
-    Config c;
-    c.n = 5;
-    c.d_model = 6;
-    c.heads = 3;
-    c.d_k = 2;
-    c.d_v = 3;
-    c.mask = Mask::causal;
+    const Config c = make_config(5, 6, 3, 2, 3, true, Mask::causal);
     check_every_cell(random_session(c, 31));
 }
 
 TEST(Explain, EveryCellWithoutProjectionAndDivisor) {
-    Config c;
-    c.n = 4;
-    c.d_model = 3;
-    c.heads = 2;
-    c.d_k = 3;
-    c.d_v = 2;
-    c.output_projection = false;
-    c.scale = {Scale::Kind::divisor, 0.7};
+    Config c = make_config(4, 3, 2, 3, 2, false, Mask::none, {Scale::Kind::divisor, 0.7});
     check_every_cell(random_session(c, 32));
     c.scale = {Scale::Kind::none, 1.0};
     c.mask = Mask::causal;
@@ -255,12 +236,7 @@ TEST(Explain, EveryCellWithoutProjectionAndDivisor) {
 
 TEST(Explain, LongSumsKeepEveryTerm) {
     // d_model = 20 > max_terms_shown: the text is shortened, the products are not.
-    Config c;
-    c.n = 3;
-    c.d_model = 20;
-    c.heads = 1;
-    c.d_k = 4;
-    c.d_v = 4;
+    const Config c = make_config(3, 20, 1, 4, 4);
     const Session s = random_session(c, 34);
     const Trace t = forward<double>(c, s.params);
     const Result<Explanation> r = explain(s.params, t, MatrixId::Q, 0, 2, 3);

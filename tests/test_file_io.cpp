@@ -3,49 +3,26 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_support.hpp"
 
 namespace attnviz::core {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace attnviz::test;
 
 // A fresh directory, removed with its contents at the end of the test.
 class FileIo : public ::testing::Test {
 protected:
-    void SetUp() override {
-        std::string tmpl = (fs::temp_directory_path() / "attnviz_file_io_XXXXXX").string();
-        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-        dir = tmpl;
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
+    void SetUp() override { ASSERT_TRUE(tmp.created()) << "mkdtemp failed"; }
 
-    std::vector<std::string> entries() const {
-        std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-    static std::string slurp(const fs::path& p) {
-        std::ifstream in(p, std::ios::binary);
-        std::ostringstream s;
-        s << in.rdbuf();
-        return s.str();
-    }
-
-    fs::path dir;
+    TempDir tmp{"attnviz_file_io"};
+    const fs::path dir = tmp.path();
 };
 
 TEST_F(FileIo, WriteThenRead) {
@@ -56,7 +33,7 @@ TEST_F(FileIo, WriteThenRead) {
     const Result<std::string> r = read_file(p.string());
     ASSERT_TRUE(r);
     EXPECT_EQ(*r.value, text);
-    EXPECT_EQ(entries(), (std::vector<std::string>{"a.json"}));  // no temporary file left
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"a.json"}));  // no temporary file left
 }
 
 TEST_F(FileIo, Replaces) {
@@ -67,7 +44,7 @@ TEST_F(FileIo, Replaces) {
     }
     EXPECT_TRUE(write_file_atomic(p.string(), "new").empty());
     EXPECT_EQ(slurp(p), "new");
-    EXPECT_EQ(entries(), (std::vector<std::string>{"a.json"}));
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"a.json"}));
     EXPECT_TRUE(write_file_atomic(p.string(), "").empty());
     EXPECT_EQ(slurp(p), "");
     EXPECT_EQ(fs::file_size(p), 0u);
@@ -91,7 +68,7 @@ TEST_F(FileIo, MissingDirectoryFailsCleanly) {
     EXPECT_FALSE(problems[0].message.empty());
     EXPECT_FALSE(fs::exists(p));
     EXPECT_FALSE(fs::exists(dir / "no_such_dir"));
-    EXPECT_TRUE(entries().empty());  // no temporary file anywhere
+    EXPECT_TRUE(entries(dir).empty());  // no temporary file anywhere
 }
 
 TEST_F(FileIo, DirectoryAsTargetFailsAndLeavesNothing) {
@@ -100,7 +77,7 @@ TEST_F(FileIo, DirectoryAsTargetFailsAndLeavesNothing) {
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_EQ(problems[0].path, (dir / "target").string());
     EXPECT_TRUE(fs::is_directory(dir / "target"));
-    EXPECT_EQ(entries(), (std::vector<std::string>{"target"}));
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"target"}));
 }
 
 TEST_F(FileIo, ReadMissingFile) {
@@ -134,7 +111,7 @@ TEST_F(FileIo, RelativePathInCurrentDirectory) {
     fs::current_path(old);
     EXPECT_TRUE(problems.empty());
     EXPECT_EQ(slurp(dir / "rel.txt"), "relative");
-    EXPECT_EQ(entries(), (std::vector<std::string>{"rel.txt"}));
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"rel.txt"}));
 }
 
 }  // namespace

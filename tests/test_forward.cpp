@@ -10,19 +10,14 @@
 #include <vector>
 
 #include "core/presets.hpp"
+#include "test_support.hpp"
 
 namespace attnviz::core {
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using namespace attnviz::test;
 
-// |a − b| ≤ tol·max(1, |a|, |b|); equal infinities of the same sign also match.
-::testing::AssertionResult near_rel(double a, double b, double tol) {
-    if (a == b) return ::testing::AssertionSuccess();
-    const double scale = std::max({1.0, std::abs(a), std::abs(b)});
-    if (std::abs(a - b) <= tol * scale) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << a << " vs " << b << " (diff " << std::abs(a - b) << ")";
-}
+constexpr double inf = std::numeric_limits<double>::infinity();
 
 template <class A, class B>
 void expect_matrix_near(const A& got, const B& want, double tol, const std::string& what) {
@@ -120,26 +115,14 @@ RefTrace reference_forward(const Config& c, const Params& p) {
 // Configs of different shapes, masks and scales for the property tests.
 std::vector<Config> property_configs() {
     std::vector<Config> out;
-    auto make = [](int n, int d_model, int heads, int d_k, int d_v, bool proj, Mask mask, Scale scale) {
-        Config c;
-        c.n = n;
-        c.d_model = d_model;
-        c.heads = heads;
-        c.d_k = d_k;
-        c.d_v = d_v;
-        c.output_projection = proj;
-        c.mask = mask;
-        c.scale = scale;
-        return c;
-    };
     const Scale sqrt_dk{Scale::Kind::sqrt_dk, 1.0};
-    out.push_back(make(1, 1, 1, 1, 1, true, Mask::none, sqrt_dk));
-    out.push_back(make(2, 4, 2, 2, 2, true, Mask::none, sqrt_dk));
-    out.push_back(make(5, 6, 3, 2, 2, true, Mask::causal, sqrt_dk));
-    out.push_back(make(7, 8, 2, 4, 3, false, Mask::none, Scale{Scale::Kind::none, 1.0}));
-    out.push_back(make(9, 5, 4, 3, 2, true, Mask::causal, Scale{Scale::Kind::divisor, 0.37}));
-    out.push_back(make(16, 32, 4, 8, 8, true, Mask::none, sqrt_dk));
-    out.push_back(make(33, 12, 1, 12, 5, false, Mask::causal, sqrt_dk));
+    out.push_back(make_config(1, 1, 1, 1, 1, true, Mask::none, sqrt_dk));
+    out.push_back(make_config(2, 4, 2, 2, 2, true, Mask::none, sqrt_dk));
+    out.push_back(make_config(5, 6, 3, 2, 2, true, Mask::causal, sqrt_dk));
+    out.push_back(make_config(7, 8, 2, 4, 3, false, Mask::none, Scale{Scale::Kind::none, 1.0}));
+    out.push_back(make_config(9, 5, 4, 3, 2, true, Mask::causal, Scale{Scale::Kind::divisor, 0.37}));
+    out.push_back(make_config(16, 32, 4, 8, 8, true, Mask::none, sqrt_dk));
+    out.push_back(make_config(33, 12, 1, 12, 5, false, Mask::causal, sqrt_dk));
     return out;
 }
 
@@ -568,14 +551,7 @@ TEST(SoftmaxRows, LargeScoresStayFinite) {
 
 TEST(SoftmaxRows, LargeScoresThroughForward) {
     // Scores of ±1e4 through the whole pass: scale none, one head, Q = K = X with tokens ±100.
-    Config c;
-    c.n = 3;
-    c.d_model = 1;
-    c.heads = 1;
-    c.d_k = 1;
-    c.d_v = 1;
-    c.output_projection = false;
-    c.scale = {Scale::Kind::none, 1.0};
+    const Config c = make_config(3, 1, 1, 1, 1, false, Mask::none, {Scale::Kind::none, 1.0});
     Params p = filled(c);
     p.X = Matrix{{100}, {-100}, {0.5}};
     const Trace t = forward<double>(c, p);

@@ -2,33 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/lesson.hpp"
 #include "core/presets.hpp"
+#include "test_support.hpp"
 
 using namespace attnviz::core;
-
-namespace {
-
-std::string read(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
-}
-
-bool any_path(const Problems& problems, const std::string& path) {
-    for (const Problem& p : problems)
-        if (p.path == path) return true;
-    return false;
-}
-
-}  // namespace
+using namespace attnviz::test;
 
 TEST(Lesson, TheShippedLessonParsesAndNamesTheTenSteps) {
-    const Result<Lesson> lesson = parse_lesson(read(ATTNVIZ_LESSON));
+    const Result<Lesson> lesson = parse_lesson(slurp(ATTNVIZ_LESSON));
     ASSERT_TRUE(lesson) << (lesson.problems.empty() ? "" : lesson.problems[0].str());
     ASSERT_EQ(lesson.value->steps.size(), 10u);
     const Config worked = worked_example().config;
@@ -51,23 +34,18 @@ TEST(Lesson, ProblemsNameTheirField) {
                   {"title": 3, "text": "b", "result": {"matrix": "Z", "head": 0}},
                   {"title": "c", "text": "d", "exercise": true}]})");
     ASSERT_FALSE(bad);
-    EXPECT_TRUE(any_path(bad.problems, "steps[0].show[0].matrix"));
-    EXPECT_TRUE(any_path(bad.problems, "steps[0].show[1].head"));  // Q needs a head
-    EXPECT_TRUE(any_path(bad.problems, "steps[1].title"));
-    EXPECT_TRUE(any_path(bad.problems, "steps[1].result.head"));  // heads count from 1
-    EXPECT_TRUE(any_path(bad.problems, "steps[2]"));              // an exercise needs a result
+    EXPECT_TRUE(find_path(bad.problems, "steps[0].show[0].matrix") != nullptr);
+    EXPECT_TRUE(find_path(bad.problems, "steps[0].show[1].head") != nullptr);  // Q needs a head
+    EXPECT_TRUE(find_path(bad.problems, "steps[1].title") != nullptr);
+    EXPECT_TRUE(find_path(bad.problems, "steps[1].result.head") != nullptr);  // heads count from 1
+    EXPECT_TRUE(find_path(bad.problems, "steps[2]") != nullptr);              // an exercise needs a result
     EXPECT_FALSE(parse_lesson("{\"format\": \"attnviz-lesson\", \"steps\": [").value);
-    EXPECT_TRUE(any_path(parse_lesson(R"({"format": "x", "version": 1, "title": "t", "steps": []})").problems,
-                         "format"));
+    EXPECT_TRUE(find_path(parse_lesson(R"({"format": "x", "version": 1, "title": "t", "steps": []})").problems,
+                          "format") != nullptr);
 }
 
 TEST(Lesson, PlaceholdersTakeTheSessionsValues) {
-    Config c;
-    c.n = 7;
-    c.d_model = 12;
-    c.heads = 3;
-    c.d_k = 4;
-    c.d_v = 5;
+    const Config c = make_config(7, 12, 3, 4, 5);
     EXPECT_EQ(fill_placeholders("{n} tokens, d_model {d_model}, h {h}, d_k {d_k}, d_v {d_v}, s = {s}, {n}", c, 2.0),
               "7 tokens, d_model 12, h 3, d_k 4, d_v 5, s = 2, 7");
     EXPECT_EQ(fill_placeholders("no {braces} here", c, 1.0), "no {braces} here");

@@ -8,21 +8,12 @@
 #include <string>
 
 #include "core/presets.hpp"
+#include "test_support.hpp"
 
 namespace attnviz::core {
 namespace {
 
-std::string all_text(const Problems& problems) {
-    std::string s;
-    for (const Problem& p : problems) s += p.str() + "\n";
-    return s;
-}
-
-const Problem* find_path(const Problems& problems, const std::string& path) {
-    for (const Problem& p : problems)
-        if (p.path == path) return &p;
-    return nullptr;
-}
+using namespace attnviz::test;
 
 // The fill rule as the header documents it, written out here rather than taken from the library.
 double rule_weight(int head, int r, int c, int cols) { return (r + head) % cols == c ? 1.0 : 0.0; }
@@ -159,12 +150,7 @@ TEST(FillRule, FilledWorkedConfigIsTheWorkedExample) {
 }
 
 TEST(FillRule, FilledHasRightShapesForOtherConfigs) {
-    Config c;
-    c.n = 3;
-    c.d_model = 5;
-    c.heads = 3;
-    c.d_k = 2;
-    c.d_v = 4;
+    const Config c = make_config(3, 5, 3, 2, 4);
     const Params p = filled(c);
     EXPECT_TRUE(validate(c, p).empty()) << all_text(validate(c, p));
     ASSERT_EQ(p.W_O.rows(), 12);
@@ -209,15 +195,7 @@ void expect_resized(const Params& from, const Params& got, const Config& to) {
     check(from.W_O, got.W_O, rule_output, "W_O");
 }
 
-Config base_config() {
-    Config c;
-    c.n = 3;
-    c.d_model = 4;
-    c.heads = 2;
-    c.d_k = 3;
-    c.d_v = 2;
-    return c;
-}
+Config base_config() { return make_config(3, 4, 2, 3, 2); }
 
 struct DimCase {
     const char* name;

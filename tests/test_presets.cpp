@@ -6,8 +6,12 @@
 #include <cmath>
 #include <string>
 
+#include "test_support.hpp"
+
 namespace attnviz::core {
 namespace {
+
+using namespace attnviz::test;
 
 TEST(Presets, WorkedExampleIsSeed001) {
     const Session s = worked_example();
@@ -30,19 +34,9 @@ TEST(Presets, WorkedExampleIsSeed001) {
     EXPECT_TRUE(validate(s).empty());
 }
 
-Config config(int n, int d_model, int heads, int d_k, int d_v, bool proj = true) {
-    Config c;
-    c.n = n;
-    c.d_model = d_model;
-    c.heads = heads;
-    c.d_k = d_k;
-    c.d_v = d_v;
-    c.output_projection = proj;
-    return c;
-}
-
 TEST(Presets, RandomIsValidAndDeterministic) {
-    for (const Config& c : {config(3, 4, 2, 2, 2), config(5, 7, 3, 2, 4), config(1, 1, 1, 1, 1, false)}) {
+    for (const Config& c :
+         {make_config(3, 4, 2, 2, 2), make_config(5, 7, 3, 2, 4), make_config(1, 1, 1, 1, 1, false)}) {
         const Session a = random_session(c, 42), b = random_session(c, 42), other = random_session(c, 43);
         EXPECT_TRUE(validate(a).empty());
         EXPECT_EQ(a, b);
@@ -59,15 +53,15 @@ TEST(Presets, RandomIsValidAndDeterministic) {
 TEST(Presets, RandomDrawOrderIsXThenHeads) {
     // X is drawn first, so it does not depend on the head count; head 0 is drawn before head 1,
     // so the first head is the same with one or with three heads.
-    const Session one = random_session(config(4, 6, 1, 3, 2), 7);
-    const Session three = random_session(config(4, 6, 3, 3, 2), 7);
+    const Session one = random_session(make_config(4, 6, 1, 3, 2), 7);
+    const Session three = random_session(make_config(4, 6, 3, 3, 2), 7);
     EXPECT_EQ(one.params.X, three.params.X);
     EXPECT_EQ(one.params.heads[0], three.params.heads[0]);
     EXPECT_NE(three.params.heads[0].W_Q, three.params.heads[1].W_Q);
 }
 
 TEST(Presets, RandomRangesAreGlorot) {
-    const Config c = config(64, 64, 2, 16, 8);
+    const Config c = make_config(64, 64, 2, 16, 8);
     const Session s = random_session(c, 3);
     auto check = [](const Matrix& m, double a, const char* what) {
         double lo = 1e9, hi = -1e9, sum = 0;
@@ -114,7 +108,7 @@ TEST(Presets, RandomMatrix) {
     const Matrix c = random_matrix(3, 5, 2.0, 17);
     for (Eigen::Index i = 0; i < a.size(); ++i) EXPECT_EQ(c.data()[i], 4 * a.data()[i]);
     // "The same generator": a session's X is the first matrix drawn, with limit 1.
-    const Config cfg = config(3, 5, 2, 2, 2);
+    const Config cfg = make_config(3, 5, 2, 2, 2);
     EXPECT_EQ(random_matrix(3, 5, 1.0, 17), random_session(cfg, 17).params.X);
 }
 

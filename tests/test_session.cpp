@@ -15,25 +15,13 @@
 #include <string>
 
 #include "core/presets.hpp"
+#include "test_support.hpp"
 
 namespace attnviz::core {
 namespace {
 
 using nlohmann::json;
-
-std::string all_text(const Problems& problems) {
-    std::string s;
-    for (const Problem& p : problems) s += p.str() + "\n";
-    return s;
-}
-
-const Problem* find_path(const Problems& problems, const std::string& path) {
-    for (const Problem& p : problems)
-        if (p.path == path) return &p;
-    return nullptr;
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using namespace attnviz::test;
 
 // Seed 001's example, typed by hand in the documented format.
 const char* const worked_text = R"({
@@ -438,14 +426,7 @@ void expect_round_trip(const Session& s) {
 TEST(SessionRoundTrip, WorkedExample) { expect_round_trip(worked_example()); }
 
 TEST(SessionRoundTrip, RandomSessions) {
-    Config a;
-    a.n = 5;
-    a.d_model = 6;
-    a.heads = 3;
-    a.d_k = 2;
-    a.d_v = 4;
-    a.mask = Mask::causal;
-    a.scale = {Scale::Kind::divisor, 0.3};
+    const Config a = make_config(5, 6, 3, 2, 4, true, Mask::causal, {Scale::Kind::divisor, 0.3});
     Config b = a;
     b.output_projection = false;
     b.scale = {Scale::Kind::none, 1.0};
@@ -458,14 +439,8 @@ TEST(SessionRoundTrip, RandomSessions) {
 }
 
 TEST(SessionRoundTrip, AwkwardDoublesAndTokens) {
-    Config c;
-    c.n = 4;
-    c.d_model = 4;
-    c.heads = 2;
-    c.d_k = 3;
-    c.d_v = 2;
-    c.mask = Mask::causal;
-    c.scale = {Scale::Kind::divisor, 1.0 / 3.0};
+    const Config c =
+        make_config(4, 4, 2, 3, 2, true, Mask::causal, {Scale::Kind::divisor, 1.0 / 3.0});
     Session s = random_session(c, 5);
     const double awkward[] = {0.1,
                               1e-300,
@@ -558,12 +533,7 @@ TEST(SessionEquality, DifferentShapesCompareUnequalWithoutCrashing) {
 }
 
 TEST(SessionRoundTrip, EmptyTokenAndSingleCell) {
-    Config c;
-    c.n = 1;
-    c.d_model = 1;
-    c.heads = 1;
-    c.d_k = 1;
-    c.d_v = 1;
+    const Config c = make_config(1, 1, 1, 1, 1);
     Session s = random_session(c, 9);
     s.tokens = {""};
     expect_round_trip(s);
@@ -664,13 +634,7 @@ TEST(WriteTrace, WorkedExample) {
 }
 
 TEST(WriteTrace, RandomCausalAndNoProjection) {
-    Config c;
-    c.n = 6;
-    c.d_model = 5;
-    c.heads = 3;
-    c.d_k = 2;
-    c.d_v = 3;
-    c.mask = Mask::causal;
+    Config c = make_config(6, 5, 3, 2, 3, true, Mask::causal);
     check_trace_json(random_session(c, 41));
     c.output_projection = false;
     c.scale = {Scale::Kind::divisor, 0.1};
