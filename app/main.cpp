@@ -15,10 +15,14 @@ int main(int argc, char** argv) {
     GuiOptions gui;
     cli.add_option("session", gui.session_path, "A session file to open (attnviz-session JSON)");
     cli.add_option("--screenshot", gui.screenshot_path, "Render, write the window as a PNG to this file, exit");
-    cli.add_option("--frames", gui.frames, "Frames to render before the screenshot")->check(CLI::Range(1, 10000));
+    cli.add_option("--frames", gui.frames, "Render this many frames, then exit (default with --screenshot: 3)")
+        ->check(CLI::Range(1, 100000));
     cli.add_option("--size", gui.size, "Window size WxH, e.g. 1280x800");
     cli.add_flag("--column-vectors", gui.column_vectors,
                  "Start with tokens as columns (seed 004's convention): every matrix drawn transposed");
+    cli.add_option("--select", gui.select,
+                   "Select a cell at start: NAME:HEAD:ROW:COL (head from 1), or NAME:ROW:COL for X, W_O, concat, "
+                   "output; e.g. weights:1:0:1");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")
         ->expected(0, 1)
         ->default_str("1")

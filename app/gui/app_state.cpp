@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/file_io.hpp"
 #include "core/format.hpp"
@@ -148,6 +149,54 @@ void AppState::randomize(std::uint64_t seed) {
     core::Session s = core::random_session(session_.config, seed);
     s.tokens = session_.tokens;
     set_session(std::move(s), "Random values from seed " + std::to_string(seed));
+}
+
+std::optional<CellRef> parse_cell_ref(const std::string& text, std::string* error) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t colon = text.find(':'); ; colon = text.find(':', start)) {
+        parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    const auto id = parts.empty() ? std::nullopt : core::matrix_id_from_name(parts[0]);
+    if (!id) {
+        *error = "\"" + (parts.empty() ? text : parts[0]) + "\" is not a matrix (X, W_Q, …, weights, Z, concat, output)";
+        return std::nullopt;
+    }
+    const size_t want = core::is_per_head(*id) ? 4 : 3;
+    if (parts.size() != want) {
+        *error = core::is_per_head(*id) ? "expected NAME:HEAD:ROW:COL, e.g. weights:1:0:1"
+                                        : "expected NAME:ROW:COL, e.g. output:0:2";
+        return std::nullopt;
+    }
+    std::vector<int> numbers;
+    for (size_t k = 1; k < parts.size(); ++k) {
+        char* end = nullptr;
+        const long v = std::strtol(parts[k].c_str(), &end, 10);
+        if (parts[k].empty() || *end != '\0' || v < 0 || v > 1000000) {
+            *error = "\"" + parts[k] + "\" is not a row, column or head number";
+            return std::nullopt;
+        }
+        numbers.push_back(static_cast<int>(v));
+    }
+    if (want == 4 && numbers[0] < 1) {
+        *error = "heads are counted from 1";
+        return std::nullopt;
+    }
+    if (want == 4) return CellRef{{*id, numbers[0] - 1}, numbers[1], numbers[2]};
+    return CellRef{{*id, 0}, numbers[0], numbers[1]};
+}
+
+bool AppState::select_checked(const CellRef& cell) {
+    const core::Result<core::Explanation> e = explain(cell);
+    if (!e) {
+        set_message("Cannot select " + e.problems.front().str(), true);
+        return false;
+    }
+    select(cell);
+    view(cell.matrix);
+    return true;
 }
 
 void AppState::select(const CellRef& cell) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct CellRef {
     int col = 0;
     bool operator==(const CellRef&) const = default;
 };
+
+// "weights:1:0:1" (NAME:HEAD:ROW:COL, the head counted from 1 as the seeds do) or "output:0:2"
+// (NAME:ROW:COL for X, W_O, concat, output) → the cell; nullopt with *error set when malformed.
+// Whether the cell exists in a session is checked by AppState::select_checked.
+std::optional<CellRef> parse_cell_ref(const std::string& text, std::string* error);
 
 struct Message {
     std::string text;
@@ -69,6 +75,8 @@ public:
     // The selected cell (clicked), whose operands the views highlight.
     const CellRef* selection() const { return has_selection_ ? &selection_ : nullptr; }
     void select(const CellRef& cell);
+    // Selects and views the cell if it exists; otherwise sets an error message. Returns whether it did.
+    bool select_checked(const CellRef& cell);
     void clear_selection() { has_selection_ = false; }
     // What produced the selected cell (rows, columns or cells of other matrices), for highlights.
     const std::vector<core::OperandRef>& selection_operands() const { return selection_operands_; }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/presets.hpp"
@@ -91,6 +92,16 @@ int run_gui(const GuiOptions& o) {
         std::cerr << "error: --size: expected WxH between 320x240 and 16384x16384, got \"" << o.size << "\"\n";
         return 2;
     }
+    std::optional<CellRef> selected;
+    if (!o.select.empty()) {
+        std::string problem;
+        selected = parse_cell_ref(o.select, &problem);
+        if (!selected) {
+            std::cerr << "error: --select: " << problem << "\n";
+            return 2;
+        }
+    }
+    const int frames = o.frames > 0 ? o.frames : (o.screenshot_path.empty() ? 0 : 3);
     glfwSetErrorCallback([](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
     if (!glfwInit()) {
         std::cerr << "error: cannot open a window (no display? set DISPLAY or run under Xvfb)\n";
@@ -137,6 +148,7 @@ int run_gui(const GuiOptions& o) {
         state.set_column_vectors(o.column_vectors);
         Panels panels;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
+        if (selected) state.select_checked(*selected);  // a cell that does not exist is reported in the app
         // Files dropped on the window are opened like File > Open.
         static AppState* drop_target = nullptr;
         drop_target = &state;
@@ -161,8 +173,8 @@ int run_gui(const GuiOptions& o) {
             glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-            if (screenshot && frame + 1 >= o.frames) {
-                if (!write_screenshot(window, o.screenshot_path)) {
+            if (frames > 0 && frame + 1 >= frames) {
+                if (screenshot && !write_screenshot(window, o.screenshot_path)) {
                     std::cerr << "error: " << o.screenshot_path << ": cannot write the PNG\n";
                     exit_code = 1;
                 }

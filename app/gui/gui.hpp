@@ -7,11 +7,12 @@ namespace attnviz::app {
 
 struct GuiOptions {
     std::string session_path;     // empty: the worked example
-    std::string screenshot_path;  // non-empty: render `frames` frames, write a PNG, exit
-    int frames = 3;
+    std::string screenshot_path;  // non-empty: render `frames` frames (3 if not given), write a PNG, exit
+    int frames = 0;               // > 0: exit after this many frames
     std::string size;  // "WxH"; empty: 1280x800
     int teach_step = 0;  // > 0: open the lesson at this step (1-based)
     bool column_vectors = false;  // start in the column-vector view (seed 004)
+    std::string select;           // a cell to select at start, "weights:1:0:1" (see parse_cell_ref)
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.

@@ -23,6 +23,21 @@ export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
 sizes="1280x800 1920x1080"
 extra=()
 case "$case" in
+    layout-persists)
+        # A normal run (no --screenshot) keeps its window layout in the user's config directory.
+        config="$out/layout-config"
+        rm -rf "$config"
+        XDG_CONFIG_HOME="$config" "$attnviz" --frames 3
+        grep -q '^\[Window\]\[Dimensions\]' "$config/attnviz/layout.ini" || {
+            echo "no layout in $config/attnviz/layout.ini"; exit 1; }
+        [ ! -e layout.ini ] && [ ! -e imgui.ini ] || { echo "a layout file was written to the working directory"; exit 1; }
+        echo "layout kept in $config/attnviz/layout.ini"
+        exit 0 ;;
+    selected-cell)
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        extra=(--select weights:1:0:1)
+        sizes="1280x800" ;;
     teach-1|teach-5|teach-9)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"

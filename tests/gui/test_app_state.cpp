@@ -164,3 +164,28 @@ TEST(AppState, SelectionOperandsFollowTheCell) {
     state.update();
     EXPECT_EQ(state.selection(), nullptr);
 }
+
+TEST(ParseCellRef, NamesHeadsFromOneAndRowsFromZero) {
+    std::string error;
+    const auto w = app::parse_cell_ref("weights:2:0:1", &error);
+    ASSERT_TRUE(w) << error;
+    EXPECT_EQ(*w, (CellRef{{MatrixId::weights, 1}, 0, 1}));
+    const auto out = app::parse_cell_ref("output:1:3", &error);
+    ASSERT_TRUE(out) << error;
+    EXPECT_EQ(*out, (CellRef{{MatrixId::output, 0}, 1, 3}));
+    for (const char* bad : {"weight:1:0:1", "weights:0:0:1", "weights:1:0", "output:1:2:3", "Q:1:x:0", "Q:1:-1:0", ""}) {
+        error.clear();
+        EXPECT_FALSE(app::parse_cell_ref(bad, &error)) << bad;
+        EXPECT_FALSE(error.empty()) << bad;
+    }
+}
+
+TEST(ParseCellRef, SelectingACellThatDoesNotExistIsReported) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.select_checked({{MatrixId::weights, 2}, 0, 0}));  // there is no head 3
+    EXPECT_TRUE(state.message().error);
+    EXPECT_EQ(state.selection(), nullptr);
+    EXPECT_FALSE(state.select_checked({{MatrixId::Q, 0}, 2, 0}));  // Q⁽¹⁾ has 2 rows
+    ASSERT_TRUE(state.select_checked({{MatrixId::Z, 1}, 1, 1}));
+    EXPECT_EQ(state.viewed(), (MatrixRef{MatrixId::Z, 1}));
+}

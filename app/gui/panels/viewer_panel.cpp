@@ -33,7 +33,8 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     }
     const float font = ImGui::GetFontSize();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float text_h = font * 8.5f;  // legend and the selected cell's arithmetic
+    // Room for the legend and, when a cell is selected, its arithmetic (about ten lines).
+    const float text_h = state.selection() ? std::min(avail.y * 0.6f, font * 14.0f) : font * 4.5f;
     MatrixViewOptions o;
     o.max_size = {avail.x, std::max(font * 4, avail.y - text_h)};
     o.max_cell = 64;
