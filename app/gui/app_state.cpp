@@ -55,6 +55,10 @@ bool AppState::set_cell(const CellRef& cell, double value) {
         return false;
     }
     if ((*m)(cell.row, cell.col) == value) return true;
+    const std::string name = core::label(cell.matrix.id, cell.matrix.head, core::Notation::ascii) + "[" +
+                             std::to_string(cell.row) + "][" + std::to_string(cell.col) + "]";
+    remember("edit of " + name, "cell " + name);
+    m = mutable_matrix(cell.matrix);
     (*m)(cell.row, cell.col) = value;
     mark_dirty();
     return true;
@@ -76,7 +80,8 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
             set_message(label(ref) + ": " + *problem + "; nothing was changed.", true);
             return false;
         }
-    *m = values;
+    remember("change of " + core::label(ref.id, ref.head, core::Notation::ascii));
+    *mutable_matrix(ref) = values;
     mark_dirty();
     return true;
 }
@@ -90,6 +95,7 @@ bool AppState::set_config(const core::Config& config) {
         set_message(text, true);
         return false;
     }
+    remember("change of the dimensions");
     session_ = core::resized(session_, config);
     has_selection_ = false;  // cells move when dimensions change
     if (viewed_.head >= config.heads) viewed_.head = config.heads - 1;
@@ -103,11 +109,14 @@ bool AppState::set_config(const core::Config& config) {
 
 bool AppState::set_token(int row, const std::string& text) {
     if (row < 0 || row >= static_cast<int>(session_.tokens.size())) return false;
+    if (session_.tokens[row] == text) return true;
+    remember("edit of token " + std::to_string(row + 1), "token " + std::to_string(row));
     session_.tokens[row] = text;
     return true;
 }
 
 void AppState::set_session(core::Session session, const std::string& description) {
+    remember(description.empty() ? "new session" : description);
     session_ = std::move(session);
     has_selection_ = false;
     if (viewed_.head >= session_.config.heads) viewed_.head = 0;
@@ -197,6 +206,62 @@ bool AppState::select_checked(const CellRef& cell) {
     select(cell);
     view(cell.matrix);
     return true;
+}
+
+namespace {
+// How many numbers a session's inputs hold: what one undo step costs.
+std::int64_t input_numbers(const core::Session& s) {
+    std::int64_t n = s.params.X.size() + s.params.W_O.size();
+    for (const core::HeadParams& h : s.params.heads) n += h.W_Q.size() + h.W_K.size() + h.W_V.size();
+    return n;
+}
+}  // namespace
+
+void AppState::remember(std::string what, const std::string& merge) {
+    redo_.clear();
+    if (!merge.empty() && merge == last_merge_ && !undo_.empty()) return;  // the same edit goes on
+    last_merge_ = merge;
+    undo_.push_back({session_, std::move(what)});
+    std::int64_t numbers = 0;
+    for (const Snapshot& step : undo_) numbers += input_numbers(step.session);
+    while (undo_.size() > max_undo_steps || (undo_.size() > 1 && numbers > max_undo_numbers)) {
+        numbers -= input_numbers(undo_.front().session);
+        undo_.erase(undo_.begin());
+    }
+}
+
+void AppState::restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to) {
+    to.push_back({std::move(session_), from.back().what});
+    session_ = std::move(from.back().session);
+    from.pop_back();
+    last_merge_.clear();  // the next edit starts a new step
+    has_selection_ = false;
+    if (viewed_.head >= session_.config.heads) viewed_.head = 0;
+    mark_dirty();
+}
+
+bool AppState::undo() {
+    if (undo_.empty()) return false;
+    set_message("Undid: " + undo_.back().what, false);
+    restore(undo_, redo_);
+    return true;
+}
+
+bool AppState::redo() {
+    if (redo_.empty()) return false;
+    set_message("Redid: " + redo_.back().what, false);
+    restore(redo_, undo_);
+    return true;
+}
+
+const std::string& AppState::undo_label() const {
+    static const std::string none;
+    return undo_.empty() ? none : undo_.back().what;
+}
+
+const std::string& AppState::redo_label() const {
+    static const std::string none;
+    return redo_.empty() ? none : redo_.back().what;
 }
 
 void AppState::select(const CellRef& cell) {

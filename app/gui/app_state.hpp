@@ -65,6 +65,18 @@ public:
     bool save_file(const std::string& path);
     void randomize(std::uint64_t seed);  // every value of the session, same dimensions
 
+    // Undo and redo of every change to the session (cells, matrices, dimensions, tokens, presets,
+    // opened files). Consecutive edits of one cell (a drag) undo as one step.
+    bool undo();
+    bool redo();
+    bool can_undo() const { return !undo_.empty(); }
+    bool can_redo() const { return !redo_.empty(); }
+    const std::string& undo_label() const;  // what undo() would take back, e.g. "edit of X[0][1]"
+    const std::string& redo_label() const;
+    // At most this many steps are kept; older ones are dropped first (also to bound memory).
+    static constexpr size_t max_undo_steps = 100;
+    static constexpr std::int64_t max_undo_numbers = std::int64_t{1} << 25;  // 256 MiB of doubles
+
     // Recomputes the trace if anything changed since the last call. Returns whether it did.
     bool update();
     bool dirty() const { return dirty_; }
@@ -99,6 +111,14 @@ public:
     void set_notation(core::Notation n) { notation_ = n; }
 
 private:
+    struct Snapshot {
+        core::Session session;
+        std::string what;
+    };
+    // Call before a change: keeps the current session for undo(). `merge` names an edit that
+    // continues the previous one (the same cell again), which then needs no new step.
+    void remember(std::string what, const std::string& merge = "");
+    void restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to);
     core::Matrix* mutable_matrix(MatrixRef ref);
     void mark_dirty() { dirty_ = true; }
     void refresh_selection_operands();
@@ -116,6 +136,8 @@ private:
     std::string file_path_;
     core::Notation notation_ = core::Notation::unicode;
     bool column_vectors_ = false;
+    std::vector<Snapshot> undo_, redo_;
+    std::string last_merge_;  // the merge key of the newest undo step
 };
 
 }  // namespace attnviz::app

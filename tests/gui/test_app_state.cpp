@@ -189,3 +189,74 @@ TEST(ParseCellRef, SelectingACellThatDoesNotExistIsReported) {
     ASSERT_TRUE(state.select_checked({{MatrixId::Z, 1}, 1, 1}));
     EXPECT_EQ(state.viewed(), (MatrixRef{MatrixId::Z, 1}));
 }
+
+TEST(Undo, EveryKindOfChangeCanBeTakenBack) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.can_undo());
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 5.0);
+    state.set_matrix({MatrixId::W_V, 1}, core::Matrix::Zero(4, 2));
+    state.set_token(0, "the");
+    core::Config c = state.config();
+    c.n = 3;
+    ASSERT_TRUE(state.set_config(c));
+    state.randomize(7);
+    const core::Session last = state.session();
+
+    for (int k = 0; k < 5; ++k) ASSERT_TRUE(state.undo()) << k;
+    EXPECT_FALSE(state.can_undo());
+    EXPECT_EQ(state.session(), core::worked_example());
+    state.update();
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 0), 2.0);  // the trace follows
+
+    for (int k = 0; k < 5; ++k) ASSERT_TRUE(state.redo()) << k;
+    EXPECT_FALSE(state.can_redo());
+    EXPECT_EQ(state.session(), last);
+}
+
+TEST(Undo, ADragOfOneCellIsOneStep) {
+    AppState state(core::worked_example());
+    for (double v = 1.0; v < 2.0; v += 0.1) state.set_cell({{MatrixId::X, 0}, 1, 1}, v);  // one drag
+    state.set_cell({{MatrixId::X, 0}, 1, 2}, 4.0);                                        // another cell
+    EXPECT_EQ(state.undo_label(), "edit of X[1][2]");
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.undo_label(), "edit of X[1][1]");
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.session(), core::worked_example());
+}
+
+TEST(Undo, ANewChangeClearsRedoAndRefusedChangesAddNothing) {
+    AppState state(core::worked_example());
+    state.set_cell({{MatrixId::X, 0}, 0, 1}, 3.0);
+    state.undo();
+    EXPECT_TRUE(state.can_redo());
+    state.set_cell({{MatrixId::X, 0}, 0, 2}, 3.0);
+    EXPECT_FALSE(state.can_redo());
+    state.undo();
+    EXPECT_FALSE(state.set_matrix({MatrixId::X, 0}, core::Matrix::Zero(3, 3)));  // refused
+    core::Config bad = state.config();
+    bad.d_k = 0;
+    EXPECT_FALSE(state.set_config(bad));  // refused
+    EXPECT_FALSE(state.can_undo());
+}
+
+TEST(Undo, OpeningAFileCanBeUndone) {
+    AppState state(core::worked_example());
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 8.0);
+    const core::Session work = state.session();
+    const auto path = (temp_dir() / "other.json").string();
+    AppState other(core::random_session({3, 4, 1, 4, 4, false, core::Mask::none, {}}, 3));
+    ASSERT_TRUE(other.save_file(path));
+    ASSERT_TRUE(state.open_file(path));
+    EXPECT_EQ(state.config().n, 3);
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.session(), work);
+}
+
+TEST(Undo, KeepsAtMostTheNewestSteps) {
+    AppState state(core::worked_example());
+    for (size_t k = 0; k < AppState::max_undo_steps + 20; ++k)
+        state.set_cell({{MatrixId::X, 0}, static_cast<int>(k % 2), static_cast<int>(k % 4)}, static_cast<double>(k + 10));
+    size_t steps = 0;
+    while (state.undo()) ++steps;
+    EXPECT_EQ(steps, AppState::max_undo_steps);
+}

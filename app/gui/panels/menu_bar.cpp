@@ -47,6 +47,12 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
             if (ImGui::MenuItem("Quit")) menu.quit = true;
             ImGui::EndMenu();
         }
+        if (ImGui::BeginMenu("Edit")) {
+            const std::string undo = "Undo " + state.undo_label(), redo = "Redo " + state.redo_label();
+            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) state.undo();
+            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) state.redo();
+            ImGui::EndMenu();
+        }
         if (ImGui::BeginMenu("View")) {
             if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2")) menu.toggle_teach = true;
             if (ImGui::MenuItem("Reset layout")) menu.reset_layout = true;
@@ -64,6 +70,14 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
         else
             state.save_file(state.file_path());
     }
+    // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
+    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z')) {
+        if (io.KeyShift)
+            state.redo();
+        else
+            state.undo();
+    }
+    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Y')) state.redo();
     constexpr int key_f2 = 291;  // GLFW_KEY_F2
     if (ImGui::IsKeyPressed(key_f2)) menu.toggle_teach = true;
     if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
