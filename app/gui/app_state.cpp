@@ -132,6 +132,7 @@ bool AppState::open_file(const std::string& path) {
         if (parsed) {
             set_session(std::move(*parsed.value), "Opened " + path);
             file_path_ = path;
+            modified_ = false;
             return true;
         }
         problems = parsed.problems;
@@ -150,6 +151,7 @@ bool AppState::save_file(const std::string& path) {
         return false;
     }
     file_path_ = path;
+    modified_ = false;
     set_message("Saved " + path, false);
     return true;
 }
@@ -218,6 +220,7 @@ std::int64_t input_numbers(const core::Session& s) {
 }  // namespace
 
 void AppState::remember(std::string what, const std::string& merge) {
+    modified_ = true;
     redo_.clear();
     if (!merge.empty() && merge == last_merge_ && !undo_.empty()) return;  // the same edit goes on
     last_merge_ = merge;
@@ -235,6 +238,7 @@ void AppState::restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to) {
     session_ = std::move(from.back().session);
     from.pop_back();
     last_merge_.clear();  // the next edit starts a new step
+    modified_ = true;
     has_selection_ = false;
     if (viewed_.head >= session_.config.heads) viewed_.head = 0;
     mark_dirty();

@@ -99,6 +99,8 @@ public:
     const Message& message() const { return message_; }
     void set_message(std::string text, bool error = false) { message_ = {std::move(text), error}; }
     const std::string& file_path() const { return file_path_; }
+    // Whether the session changed since it was last opened or saved (a new session counts as saved).
+    bool modified() const { return modified_; }
 
     // The column-vector view (seed 004): every matrix drawn as the transpose of its row form, so
     // tokens are columns. Only the views change; the session and the math stay in row form.
@@ -138,6 +140,7 @@ private:
     bool column_vectors_ = false;
     std::vector<Snapshot> undo_, redo_;
     std::string last_merge_;  // the merge key of the newest undo step
+    bool modified_ = false;
 };
 
 }  // namespace attnviz::app

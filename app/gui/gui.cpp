@@ -158,8 +158,12 @@ int run_gui(const GuiOptions& o) {
 
         auto last = std::chrono::steady_clock::now();
         float frame_ms = 0;
-        for (int frame = 0; !glfwWindowShouldClose(window) && !panels.menu.quit; ++frame) {
+        for (int frame = 0; !panels.menu.quit; ++frame) {
             glfwPollEvents();
+            if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
+                glfwSetWindowShouldClose(window, GLFW_FALSE);
+                panels.menu.quit_requested = true;
+            }
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
             // A screenshot shows the app as it opens, not wherever the pointer happens to be.

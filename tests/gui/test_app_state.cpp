@@ -260,3 +260,19 @@ TEST(Undo, KeepsAtMostTheNewestSteps) {
     while (state.undo()) ++steps;
     EXPECT_EQ(steps, AppState::max_undo_steps);
 }
+
+TEST(Modified, FollowsEditsSavesAndOpens) {
+    AppState state(core::worked_example());
+    EXPECT_FALSE(state.modified());
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 2.0);
+    EXPECT_TRUE(state.modified());
+    const auto path = (temp_dir() / "modified.json").string();
+    ASSERT_TRUE(state.save_file(path));
+    EXPECT_FALSE(state.modified());
+    state.undo();
+    EXPECT_TRUE(state.modified());
+    ASSERT_TRUE(state.open_file(path));
+    EXPECT_FALSE(state.modified());
+    EXPECT_FALSE(state.set_cell({{MatrixId::X, 0}, 0, 0}, std::nan("")));  // refused: still unmodified
+    EXPECT_FALSE(state.modified());
+}

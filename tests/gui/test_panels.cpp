@@ -190,3 +190,18 @@ TEST_F(Headless, ColumnVectorViewDrawsEveryMatrixTransposed) {
     EXPECT_EQ(state.trace().heads[0].Q.rows(), 2);
     EXPECT_NE(app::status_text(state, 16.0f).find("tokens as columns"), std::string::npos);
 }
+
+TEST_F(Headless, QuitAsksFirstWhenTheSessionIsModified) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    panels.menu.quit_requested = true;
+    frames(state, panels, 1);
+    EXPECT_TRUE(panels.menu.quit);  // nothing to lose: quits at once
+
+    app::Panels edited;
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 4.0);
+    edited.menu.quit_requested = true;
+    frames(state, edited, 3);
+    EXPECT_FALSE(edited.menu.quit);  // the "Unsaved changes" dialog is waiting for an answer
+    EXPECT_DOUBLE_EQ(state.session().params.X(0, 0), 4.0);
+}

@@ -44,7 +44,7 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
             }
             if (ImGui::MenuItem("Save as...")) menu.save_dialog = true;
             ImGui::Separator();
-            if (ImGui::MenuItem("Quit")) menu.quit = true;
+            if (ImGui::MenuItem("Quit")) menu.quit_requested = true;
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("Edit")) {
@@ -83,6 +83,34 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
     if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
     if (path_dialog("Open session", "Open", menu.path, menu.open_dialog)) state.open_file(menu.path);
     if (path_dialog("Save session", "Save", menu.path, menu.save_dialog)) state.save_file(menu.path);
+
+    // Quitting with unsaved changes asks first: nothing is lost by a stray click.
+    if (menu.quit_requested) {
+        menu.quit_requested = false;
+        if (state.modified())
+            ImGui::OpenPopup("Unsaved changes");
+        else
+            menu.quit = true;
+    }
+    if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::TextUnformatted("The session has changes that are not saved.");
+        if (ImGui::Button("Save and quit")) {
+            if (state.file_path().empty()) {
+                menu.save_dialog = true;  // ask where; quitting waits for another Quit
+            } else if (state.save_file(state.file_path())) {
+                menu.quit = true;
+            }
+            ImGui::CloseCurrentPopup();
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Quit without saving")) {
+            menu.quit = true;
+            ImGui::CloseCurrentPopup();
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
 }
 
 }  // namespace attnviz::app

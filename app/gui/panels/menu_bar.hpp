@@ -13,7 +13,8 @@ struct MenuBar {
     bool save_dialog = false;
     bool reset_layout = false;  // set by View > Reset layout, consumed by the layout
     bool toggle_teach = false;  // View > Teach mode, consumed by the frame
-    bool quit = false;
+    bool quit_requested = false;  // File > Quit or the window's close button: asks first when modified
+    bool quit = false;            // the app ends after this frame
 };
 
 void draw_menu_bar(AppState& state, MenuBar& menu);
