@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format.hpp"
+#include "json_read.hpp"
 
 namespace attnviz::core {
 
@@ -73,12 +74,9 @@ struct LessonReader {
 }  // namespace
 
 Result<Lesson> parse_lesson(std::string_view text) {
-    json root;
-    try {
-        root = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        return Result<Lesson>::fail({{"", std::string("malformed JSON: ") + e.what()}});
-    }
+    Result<json> document = read_json(text);
+    if (!document) return Result<Lesson>::fail(std::move(document.problems));
+    const json& root = *document.value;
     if (!root.is_object()) return Result<Lesson>::fail({{"", "expected a JSON object"}});
     LessonReader r;
     if (root.value("format", json()) != lesson_format)

@@ -44,6 +44,17 @@ TEST(Lesson, ProblemsNameTheirField) {
                           "format") != nullptr);
 }
 
+TEST(Lesson, NumbersTooLargeOrTruncatedTextAreProblemsNotCrashes) {
+    // nlohmann reports 1e999 as out_of_range, not parse_error: it must still come back as a problem.
+    const Result<Lesson> big = parse_lesson(R"({"format": "attnviz-lesson", "version": 1e999})");
+    ASSERT_FALSE(big);
+    EXPECT_EQ(big.problems[0].path, "version");
+    EXPECT_TRUE(contains(big.problems[0].message, "too large")) << big.problems[0].str();
+    const Result<Lesson> cut = parse_lesson(R"({"format": "attnviz-lesson", "steps": [{"title": )");
+    ASSERT_FALSE(cut);
+    EXPECT_TRUE(contains(cut.problems[0].message, "ends too early")) << cut.problems[0].str();
+}
+
 TEST(Lesson, PlaceholdersTakeTheSessionsValues) {
     const Config c = make_config(7, 12, 3, 4, 5);
     EXPECT_EQ(fill_placeholders("{n} tokens, d_model {d_model}, h {h}, d_k {d_k}, d_v {d_v}, s = {s}, {n}", c, 2.0),
