@@ -14,6 +14,12 @@ Result<std::string> read_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         return Result<std::string>::fail({{path, "is a directory, not a file"}});
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+        return Result<std::string>::fail({{path, "is not a regular file"}});
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_read_bytes)
+        return Result<std::string>::fail({{path, "is " + std::to_string(size) + " bytes, over the limit of " +
+                                                     std::to_string(max_read_bytes) + " for a file attnviz reads"}});
     std::ifstream in(path, std::ios::binary);
     if (!in) return Result<std::string>::fail({{path, std::string("cannot open: ") + std::strerror(errno)}});
     std::ostringstream buf;

@@ -1,13 +1,18 @@
 // Whole-file reads and all-or-nothing writes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "problem.hpp"
 
 namespace attnviz::core {
 
-// The file's bytes, or a problem naming the path and the system's reason.
+// Files larger than this are refused rather than read (a session at the size limits is far smaller).
+inline constexpr std::uintmax_t max_read_bytes = std::uintmax_t{1} << 30;  // 1 GiB
+
+// The file's bytes, or a problem naming the path and the system's reason. Directories, devices
+// and files over max_read_bytes are refused.
 Result<std::string> read_file(const std::string& path);
 
 // Writes `text` to a temporary file beside `path`, flushes it, then renames it over `path`,

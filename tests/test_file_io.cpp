@@ -116,3 +116,13 @@ TEST_F(FileIo, RelativePathInCurrentDirectory) {
 
 }  // namespace
 }  // namespace attnviz::core
+
+TEST(ReadFile, RefusesDevicesAndDirectories) {
+    const auto dev = attnviz::core::read_file("/dev/zero");  // would never end
+    ASSERT_FALSE(dev);
+    EXPECT_EQ(dev.problems[0].path, "/dev/zero");
+    EXPECT_NE(dev.problems[0].message.find("not a regular file"), std::string::npos);
+    const auto dir = attnviz::core::read_file("/tmp");
+    ASSERT_FALSE(dir);
+    EXPECT_NE(dir.problems[0].message.find("directory"), std::string::npos);
+}
