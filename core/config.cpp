@@ -40,8 +40,11 @@ Problems validate(const Config& c) {
     check_range(out, "heads", c.heads, Limits::max_heads);
     check_range(out, "d_k", c.d_k, Limits::max_d_k);
     check_range(out, "d_v", c.d_v, Limits::max_d_v);
-    if (c.scale.kind == Scale::Kind::divisor && !(std::isfinite(c.scale.divisor) && c.scale.divisor > 0))
-        out.push_back({"config.scale", "a divisor must be a finite number > 0, got " + format_number(c.scale.divisor)});
+    if (c.scale.kind == Scale::Kind::divisor &&
+        !(std::isfinite(c.scale.divisor) && c.scale.divisor >= Limits::min_divisor))
+        out.push_back({"config.scale", "a divisor must be a finite number > 0 and at least " +
+                                           format_number(Limits::min_divisor) +
+                                           " (smaller ones overflow the scores), got " + format_number(c.scale.divisor)});
     if (out.empty() && total_numbers(c) > Limits::max_total_numbers)
         out.push_back({"config", "these dimensions need " + std::to_string(total_numbers(c)) +
                                      " numbers, over the limit of " + std::to_string(Limits::max_total_numbers)});

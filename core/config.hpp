@@ -18,7 +18,7 @@ enum class Mask { none, causal };
 struct Scale {
     enum class Kind { sqrt_dk, none, divisor };
     Kind kind = Kind::sqrt_dk;
-    double divisor = 1.0;  // used only when kind == divisor (a temperature); must be > 0
+    double divisor = 1.0;  // used only when kind == divisor (a temperature); ≥ Limits::min_divisor
 
     // The divisor s actually applied for a given d_k: √d_k, 1, or the user's divisor.
     double value(int d_k) const;
@@ -54,6 +54,8 @@ struct Limits {
     // The largest magnitude of an input value. With every dimension within its limit, Q·Kᵀ then
     // stays below ~1e72, far from overflow, so no score, weight or output can become ∞ or NaN.
     static constexpr double max_abs_value = 1e15;
+    // The smallest temperature divisor s: below it scores_raw / s could overflow to ∞.
+    static constexpr double min_divisor = 1e-6;
 };
 
 // How many numbers the inputs and the full trace of this config hold.

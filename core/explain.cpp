@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "format.hpp"
 
@@ -239,8 +240,10 @@ Result<Explanation> explain(const Params& params, const Trace& trace, MatrixId i
                 const double x = std::exp(s - e.row_max);
                 e.exps.push_back(x);
                 sum += x;
-                max_terms.push_back(std::isinf(s) ? sym.neg_inf : num(s));
-                exp_terms.push_back("exp(" + (std::isinf(s) ? std::string(sym.neg_inf) : num(s)) + " " + sym.minus +
+                // −∞ is a masked score; num() prints any other value, +∞ included, as it is.
+                const std::string score = s == -std::numeric_limits<double>::infinity() ? sym.neg_inf : num(s);
+                max_terms.push_back(score);
+                exp_terms.push_back("exp(" + score + " " + sym.minus +
                                     " " + operand(e.row_max) + ")");
                 exp_values.push_back(num(x));
             }

@@ -123,11 +123,7 @@ public:
             } else if (*v == "none") {
                 c.scale = {Scale::Kind::none, 1.0};
             } else if (v->is_number()) {
-                const double d = v->get<double>();
-                if (std::isfinite(d) && d > 0)
-                    c.scale = {Scale::Kind::divisor, d};
-                else
-                    fail("config.scale", "a divisor must be a finite number > 0, got " + v->dump());
+                c.scale = {Scale::Kind::divisor, v->get<double>()};  // validate(config) checks its range
             } else {
                 fail("config.scale", "expected \"sqrt_dk\", \"none\" or a positive number, got " + type_name(*v));
             }

@@ -120,9 +120,10 @@ TEST(Config, ValidateReportsEveryBadField) {
     EXPECT_NE(find_path(p, "config.scale"), nullptr);
 }
 
-TEST(Config, DivisorMustBeFinitePositive) {
+TEST(Config, DivisorMustBeFiniteAndNotTooSmall) {
     const double bad[] = {0.0, -0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
-                          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+                          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                          1e-300, Limits::min_divisor * 0.99};  // tiny divisors would overflow the scores
     for (double d : bad) {
         Config c;
         c.scale = {Scale::Kind::divisor, d};
@@ -130,7 +131,7 @@ TEST(Config, DivisorMustBeFinitePositive) {
         ASSERT_EQ(p.size(), 1u) << d;
         EXPECT_EQ(p[0].path, "config.scale") << d;
     }
-    const double good[] = {1e-300, 0.5, 1.0, 3.0, 1e300};
+    const double good[] = {Limits::min_divisor, 0.5, 1.0, 3.0, 1e300};
     for (double d : good) {
         Config c;
         c.scale = {Scale::Kind::divisor, d};

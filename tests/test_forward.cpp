@@ -591,5 +591,28 @@ TEST(SoftmaxRows, FloatShiftInvariantAndFinite) {
     EXPECT_EQ(m(0, 0), 1.0f);
 }
 
+
+TEST(ForwardProperties, ExtremeValidInputsStayFinite) {
+    // The largest allowed values with the smallest allowed temperature: nothing overflows.
+    Session s = worked_example();
+    s.params.X.setConstant(Limits::max_abs_value);
+    for (HeadParams& h : s.params.heads) {
+        h.W_Q.setConstant(-Limits::max_abs_value);
+        h.W_K.setConstant(Limits::max_abs_value);
+        h.W_V.setConstant(Limits::max_abs_value);
+    }
+    s.params.W_O.setConstant(Limits::max_abs_value);
+    s.config.scale = {Scale::Kind::divisor, Limits::min_divisor};
+    ASSERT_TRUE(validate(s).empty());
+    const Trace t = forward<double>(s.config, s.params);
+    for (const HeadTrace& h : t.heads)
+        for (const Matrix* m : {&h.Q, &h.K, &h.V, &h.scores_raw, &h.scores, &h.weights, &h.Z})
+            EXPECT_TRUE(m->allFinite());
+    EXPECT_TRUE(t.output.allFinite());
+    for (const auto& rows : t.rows)
+        for (const RowStats& r : rows) EXPECT_NEAR(r.sum, 1.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace attnviz::core
+

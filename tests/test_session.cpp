@@ -289,6 +289,8 @@ TEST(ParseSession, BadConfigValues) {
         {"config.scale", [](json& d) { d["config"]["scale"] = "log"; }, "sqrt_dk"},
         {"config.scale", [](json& d) { d["config"]["scale"] = 0; }, "> 0"},
         {"config.scale", [](json& d) { d["config"]["scale"] = -2.5; }, "> 0"},
+        {"config.scale", [](json& d) { d["config"]["scale"] = 1e-309; }, "at least 1e-06"},
+        {"config.scale", [](json& d) { d["config"]["scale"] = 9.9e-7; }, "at least 1e-06"},
         {"config.scale", [](json& d) { d["config"]["scale"] = nullptr; }, ""},
         {"config.output_projection", [](json& d) { d["config"]["output_projection"] = "yes"; }, ""},
         {"config.n", [](json& d) { d["config"]["n"] = 100000; }, "limit"},
