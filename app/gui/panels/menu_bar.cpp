@@ -30,18 +30,22 @@ bool path_dialog(const char* title, const char* action, std::string& path, bool&
     return confirmed;
 }
 
+// Saves to the session's file, or asks for a path when it has none. Returns whether it saved.
+bool save_or_ask(AppState& state, MenuBar& menu) {
+    if (state.file_path().empty()) {
+        menu.save_dialog = true;
+        return false;
+    }
+    return state.save_file(state.file_path());
+}
+
 }  // namespace
 
 void draw_menu_bar(AppState& state, MenuBar& menu) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
             if (ImGui::MenuItem("Open...", "Ctrl+O")) menu.open_dialog = true;
-            if (ImGui::MenuItem("Save", "Ctrl+S")) {
-                if (state.file_path().empty())
-                    menu.save_dialog = true;
-                else
-                    state.save_file(state.file_path());
-            }
+            if (ImGui::MenuItem("Save", "Ctrl+S")) save_or_ask(state, menu);
             if (ImGui::MenuItem("Save as...")) menu.save_dialog = true;
             ImGui::Separator();
             if (ImGui::MenuItem("Quit")) menu.quit_requested = true;
@@ -64,12 +68,7 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
     // ImGui 1.86 indexes keys by the platform key code; GLFW codes letters by their ASCII capital.
     const ImGuiIO& io = ImGui::GetIO();
     if (io.KeyCtrl && ImGui::IsKeyPressed('O')) menu.open_dialog = true;
-    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) {
-        if (state.file_path().empty())
-            menu.save_dialog = true;
-        else
-            state.save_file(state.file_path());
-    }
+    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) save_or_ask(state, menu);
     // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
     if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z')) {
         if (io.KeyShift)
@@ -95,11 +94,8 @@ void draw_menu_bar(AppState& state, MenuBar& menu) {
     if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::TextUnformatted("The session has changes that are not saved.");
         if (ImGui::Button("Save and quit")) {
-            if (state.file_path().empty()) {
-                menu.save_dialog = true;  // ask where; quitting waits for another Quit
-            } else if (state.save_file(state.file_path())) {
-                menu.quit = true;
-            }
+            // Without a file this asks where first; quitting then waits for another Quit.
+            if (save_or_ask(state, menu)) menu.quit = true;
             ImGui::CloseCurrentPopup();
         }
         ImGui::SameLine();

@@ -304,22 +304,12 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         // The arithmetic of the selected result cell (hidden while it is still to be found).
         const CellRef* sel = state.selection();
         const bool hidden = p.exercising || (p.playing && p.revealed <= 0);
-        if (sel && p.exercising) {
+        if (sel && (p.exercising || !hidden)) {
             if (const auto e = state.explain(*sel)) {
                 ImGui::Spacing();
-                ImGui::TextUnformatted("The rule (the numbers are yours to find):");
+                if (p.exercising) ImGui::TextUnformatted("The rule (the numbers are yours to find):");
                 ImGui::PushTextWrapPos(0);
-                ImGui::TextDisabled("%s", e.value->formula.c_str());
-                ImGui::PopTextWrapPos();
-            }
-        } else if (sel && !hidden) {
-            const auto e = state.explain(*sel);
-            if (e) {
-                ImGui::Spacing();
-                ImGui::TextUnformatted(e.value->title.c_str());
-                ImGui::PushTextWrapPos(0);
-                ImGui::TextDisabled("%s", e.value->formula.c_str());
-                for (const std::string& line : e.value->lines) ImGui::TextUnformatted(line.c_str());
+                draw_explanation(*e.value, !p.exercising);
                 ImGui::PopTextWrapPos();
             }
         } else if (!hidden) {

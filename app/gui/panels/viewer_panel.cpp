@@ -48,12 +48,9 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
 
     ImGui::BeginChild("arithmetic");
     if (const CellRef* sel = state.selection()) {
-        const core::Result<core::Explanation> e = state.explain(*sel);
-        if (e) {
-            ImGui::TextUnformatted(e.value->title.c_str());
+        if (const core::Result<core::Explanation> e = state.explain(*sel)) {
             ImGui::PushTextWrapPos(0);
-            ImGui::TextDisabled("%s", e.value->formula.c_str());
-            for (const std::string& line : e.value->lines) ImGui::TextUnformatted(line.c_str());
+            draw_explanation(*e.value);
             ImGui::PopTextWrapPos();
         }
     } else {

@@ -8,18 +8,22 @@ Colormap colormap_for(core::MatrixId id) {
     return id == core::MatrixId::weights ? Colormap::sequential : Colormap::diverging;
 }
 
+void draw_explanation(const core::Explanation& e, bool numbers) {
+    if (numbers) ImGui::TextUnformatted(e.title.c_str());
+    ImGui::TextDisabled("%s", e.formula.c_str());
+    if (numbers)
+        for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
+}
+
 void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed) {
     const core::Result<core::Explanation> e = state.explain(cell);
     if (!e) return;
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 42);
-    ImGui::TextUnformatted(e.value->title.c_str());
     if (transposed)
         ImGui::TextDisabled("drawn transposed (column vectors): this is row %d, column %d of the row form", cell.row,
                             cell.col);
-    ImGui::Separator();
-    ImGui::TextDisabled("%s", e.value->formula.c_str());
-    for (const std::string& line : e.value->lines) ImGui::TextUnformatted(line.c_str());
+    draw_explanation(*e.value);
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
 }

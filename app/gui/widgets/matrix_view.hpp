@@ -26,6 +26,10 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& option
 // The colormap a matrix is shown with: sequential for weights, diverging around 0 otherwise.
 Colormap colormap_for(core::MatrixId id);
 
+// The arithmetic of a cell as text: its title, the rule (dimmed), then the lines with the numbers;
+// with numbers = false only the rule (an exercise must not give the answer away).
+void draw_explanation(const core::Explanation& e, bool numbers = true);
+
 // A tooltip with the arithmetic of `cell` (noting when the view draws it transposed).
 void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed = false);
 
