@@ -263,7 +263,16 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
     const float box = std::clamp(ImGui::GetContentRegionAvail().x / 5.5f, font * 5, font * 14);
     MatrixViewOptions o;
     o.max_size = {box, box};
-    o.max_cell = 64;
+    // One cell size for the whole step, so operands and result line up; large enough to read
+    // from the back of a classroom, small enough that every matrix fits its box.
+    o.max_cell = 84;
+    auto fit = [&](const core::LessonMatrix& lm) {
+        if (const core::Matrix* mm = core::exists(lm, c) ? state.matrix(ref_of(lm)) : nullptr)
+            o.max_cell = std::min({o.max_cell, box / std::max<float>(1, mm->cols()), box / std::max<float>(1, mm->rows())});
+    };
+    for (const core::LessonMatrix& lm : step.show) fit(lm);
+    if (result) fit(step.result);
+    o.max_cell = std::max(o.max_cell, font * 1.5f);
     o.token_rows = o.token_cols = true;
     o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
     std::vector<std::string> missing;
