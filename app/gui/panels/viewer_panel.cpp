@@ -36,10 +36,11 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     // Room for the legend and, when a cell is selected, its arithmetic (about ten lines).
     const float text_h = state.selection() ? std::min(avail.y * 0.6f, font * 14.0f) : font * 4.5f;
     MatrixViewOptions o;
-    o.max_size = {avail.x, std::max(font * 4, avail.y - text_h)};
+    const float view_h = std::max(font * 6.5f, avail.y - text_h);  // the matrix with its title and labels
+    o.max_size = {avail.x, view_h - font * 2.5f};
     o.max_cell = 64;
     o.token_rows = o.token_cols = true;  // where rows / columns are tokens
-    ImGui::BeginChild("view", {0, o.max_size.y + font * 2.5f}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::BeginChild("view", {0, view_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
     matrix_view(state, ref, o);
     ImGui::EndChild();
     double lo, hi;

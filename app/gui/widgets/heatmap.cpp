@@ -136,8 +136,10 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         const int r1 = std::min(rows, static_cast<int>((clip_max.y - p0.y) / cell) + 1);
         const int c0 = std::max(0, static_cast<int>((clip_min.x - p0.x) / cell));
         const int c1 = std::min(cols, static_cast<int>((clip_max.x - p0.x) / cell) + 1);
-        ImFont* font = g_number_font ? g_number_font : ImGui::GetFont();
-        const float font_size = g_number_font ? g_number_font->FontSize : ImGui::GetFontSize();
+        // The small numbers font in small cells; the UI font where cells are large (the lesson).
+        const bool small = g_number_font && cell < ImGui::GetFontSize() * 3.5f;
+        ImFont* font = small ? g_number_font : ImGui::GetFont();
+        const float font_size = small ? g_number_font->FontSize : ImGui::GetFontSize();
         const bool numbers = !texture_path && cell >= font_size + 2;
         const float gap = cell >= 12 ? 1.0f : 0.0f;
         auto cell_text = [&](double v, int digits) {
