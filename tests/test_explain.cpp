@@ -362,5 +362,18 @@ TEST(Explain, MaskedTextSaysMinusInfinity) {
     EXPECT_EQ(w.value->exps[0], 1.0);  // the only visible key is the row max
 }
 
+TEST(Explain, RefusesParamsOfOtherShapesThanTheTrace) {
+    // A trace computed from one session must not be explained with the params of another: the
+    // terms would be read out of range.
+    const Session small = worked_example();
+    const Session big = random_session(make_config(3, 8, 2, 4, 4), 1);
+    const Trace t_big = forward<double>(big.config, big.params);
+    const Result<Explanation> e = explain(small.params, t_big, MatrixId::Q, 0, 0, 0);
+    EXPECT_FALSE(e);
+    ASSERT_FALSE(e.problems.empty());
+    EXPECT_NE(e.problems[0].message.find("other shapes"), std::string::npos);
+    EXPECT_TRUE(explain(big.params, t_big, MatrixId::Q, 0, 0, 0));
+}
+
 }  // namespace
 }  // namespace attnviz::core

@@ -1,5 +1,6 @@
 #include "app_state.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -97,13 +98,11 @@ bool AppState::set_config(const core::Config& config) {
     }
     remember("change of the dimensions");
     session_ = core::resized(session_, config);
-    has_selection_ = false;  // cells move when dimensions change
-    if (viewed_.head >= config.heads) viewed_.head = config.heads - 1;
     if (const auto note = core::shape_note(config))
         set_message(*note, false);
     else
         set_message("", false);
-    mark_dirty();
+    session_reshaped();
     return true;
 }
 
@@ -118,10 +117,15 @@ bool AppState::set_token(int row, const std::string& text) {
 void AppState::set_session(core::Session session, const std::string& description) {
     remember(description.empty() ? "new session" : description);
     session_ = std::move(session);
-    has_selection_ = false;
-    if (viewed_.head >= session_.config.heads) viewed_.head = 0;
     set_message(description, false);
+    session_reshaped();
+}
+
+void AppState::session_reshaped() {
+    has_selection_ = false;
+    viewed_.head = std::min(viewed_.head, session_.config.heads - 1);
     mark_dirty();
+    update();
 }
 
 bool AppState::open_file(const std::string& path) {
@@ -239,9 +243,7 @@ void AppState::restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to) {
     from.pop_back();
     last_merge_.clear();  // the next edit starts a new step
     modified_ = true;
-    has_selection_ = false;
-    if (viewed_.head >= session_.config.heads) viewed_.head = 0;
-    mark_dirty();
+    session_reshaped();
 }
 
 bool AppState::undo() {

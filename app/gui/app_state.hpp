@@ -123,6 +123,10 @@ private:
     void restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to);
     core::Matrix* mutable_matrix(MatrixRef ref);
     void mark_dirty() { dirty_ = true; }
+    // After the session was replaced or reshaped (dimensions, preset, file, undo): the old
+    // selection's cells no longer mean anything, the viewed head may be gone, and the trace is
+    // recomputed at once, so no reader ever pairs the new params with a trace of other shapes.
+    void session_reshaped();
     void refresh_selection_operands();
 
     core::Session session_;

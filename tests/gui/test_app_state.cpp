@@ -276,3 +276,26 @@ TEST(Modified, FollowsEditsSavesAndOpens) {
     EXPECT_FALSE(state.set_cell({{MatrixId::X, 0}, 0, 0}, std::nan("")));  // refused: still unmodified
     EXPECT_FALSE(state.modified());
 }
+
+TEST(AppState, ReplacingTheSessionRecomputesBeforeAnyCellIsRead) {
+    // A lesson's "Reset to the worked example" replaces a larger session and selects a cell in the
+    // same frame: the selection must be read against the new trace, never the old one.
+    AppState state(core::random_session({3, 8, 2, 4, 4, true, core::Mask::none, {}}, 2));
+    state.set_session(core::worked_example(), "reset");
+    EXPECT_FALSE(state.dirty());
+    ASSERT_TRUE(state.select_checked({{MatrixId::Q, 0}, 1, 1}));
+    const auto e = state.explain(*state.selection());
+    ASSERT_TRUE(e);
+    EXPECT_DOUBLE_EQ(e.value->value, 4.0);  // Q⁽¹⁾[1][1] of the worked example
+    EXPECT_EQ(e.value->products.size(), 4u);  // d_model = 4 terms, not 8
+    // The same after undo and after a change of dimensions.
+    ASSERT_TRUE(state.undo());
+    EXPECT_FALSE(state.dirty());
+    EXPECT_EQ(state.trace().config.d_model, 8);
+    core::Config c = state.config();
+    c.d_model = 2;
+    c.d_k = c.d_v = 1;
+    ASSERT_TRUE(state.set_config(c));
+    EXPECT_FALSE(state.dirty());
+    EXPECT_EQ(state.trace().heads[0].Q.cols(), 1);
+}
