@@ -187,3 +187,32 @@ TEST_F(Teach, AMalformedLessonIsReportedAndTheAppKeepsRunning) {
     EXPECT_EQ(state.session(), core::worked_example());
     std::filesystem::remove(path);
 }
+
+TEST_F(Teach, AnswersStayAtTheirCellsWhenTheSessionGrows) {
+    app::enter_teach_mode(state, panels, 4);  // softmax: weights⁽¹⁾, 2×2
+    EXPECT_EQ(panels.teach.exercise.rows(), 0);  // nothing is allocated before the learner starts
+    app::teach_answer(state, panels.teach, 0, 1, "0.0558");
+    app::teach_answer(state, panels.teach, 1, 0, "7");
+    core::Config c = state.config();
+    c.n = 3;  // weights become 3×3
+    ASSERT_TRUE(state.set_config(c));
+    app::teach_answer(state, panels.teach, 2, 2, "0.5");
+    ASSERT_EQ(panels.teach.exercise.cols(), 3);
+    EXPECT_DOUBLE_EQ(panels.teach.exercise.answer_of(0, 1), 0.0558);
+    EXPECT_DOUBLE_EQ(panels.teach.exercise.answer_of(1, 0), 7.0);
+    EXPECT_EQ(panels.teach.typed[0 * 3 + 1], "0.0558");  // the text typed moves with its answer
+    EXPECT_EQ(panels.teach.typed[1 * 3 + 0], "7");
+    EXPECT_EQ(panels.teach.typed[2 * 3 + 2], "0.5");
+    frame();
+}
+
+TEST_F(Teach, LargeResultsOfferNoExercise) {
+    core::Config c = state.config();
+    c.n = 9;  // weights 9×9 = 81 cells, over the limit
+    ASSERT_TRUE(state.set_config(c));
+    app::enter_teach_mode(state, panels, 4);
+    ASSERT_GT(app::teach_result(state, panels.teach)->size(), app::max_exercise_cells);
+    frame();
+    EXPECT_FALSE(panels.teach.exercising);
+    EXPECT_EQ(panels.teach.exercise.rows(), 0);
+}

@@ -30,6 +30,28 @@ void reset_exercise(const AppState& state, TeachPanel& p) {
     p.exercise_generation = state.generation();
 }
 
+// Keeps the exercise on the current result: created when first needed, and after a change of the
+// session retargeted so each answer, and the text typed for it, stays at its (row, column).
+void sync_exercise(const AppState& state, TeachPanel& p) {
+    const core::Matrix* result = teach_result(state, p);
+    if (!result) return;
+    if (p.exercise.rows() == 0) {
+        reset_exercise(state, p);
+        return;
+    }
+    if (p.exercise_generation == state.generation()) return;
+    const int old_cols = p.exercise.cols();
+    const int old_rows = p.exercise.rows();
+    p.exercise.retarget(*result);
+    std::vector<std::string> typed(static_cast<size_t>(result->size()));
+    for (int r = 0; r < std::min(old_rows, p.exercise.rows()); ++r)
+        for (int c = 0; c < std::min(old_cols, p.exercise.cols()); ++c)
+            typed[static_cast<size_t>(r) * p.exercise.cols() + c] =
+                std::move(p.typed[static_cast<size_t>(r) * old_cols + c]);
+    p.typed = std::move(typed);
+    p.exercise_generation = state.generation();
+}
+
 const ImU32 mark_colors[] = {
     IM_COL32(50, 56, 68, 255),   // empty
     IM_COL32(40, 120, 60, 255),  // right
@@ -39,11 +61,7 @@ const ImU32 mark_colors[] = {
 
 // The learner's grid: one text field per result cell, coloured right / wrong / revealed.
 void exercise_grid(AppState& state, TeachPanel& p, MatrixRef result) {
-    if (p.exercise_generation != state.generation()) {  // the session changed under the exercise
-        p.exercise.retarget(*state.matrix(result));
-        p.typed.resize(static_cast<size_t>(p.exercise.rows()) * p.exercise.cols());
-        p.exercise_generation = state.generation();
-    }
+    sync_exercise(state, p);
     const core::Exercise& ex = p.exercise;
     ImGui::Text("Your %s: type each cell (right within %g)", state.label(result).c_str(), core::exercise_tolerance);
     const float w = ImGui::GetFontSize() * 5;
@@ -87,13 +105,14 @@ void exercise_grid(AppState& state, TeachPanel& p, MatrixRef result) {
 
 // The seed's way of writing each result cell, "(1+1)", in a small table.
 void expansion_table(const AppState& state, MatrixRef result, const core::Matrix& m) {
-    ImGui::Text("%s as the seed writes it:", state.label(result).c_str());
-    if (!ImGui::BeginTable("expansion", static_cast<int>(std::min<Eigen::Index>(m.cols(), 16)),
-                           ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit))
-        return;
-    for (int r = 0; r < std::min<Eigen::Index>(m.rows(), 16); ++r) {
+    const int rows = static_cast<int>(std::min<Eigen::Index>(m.rows(), max_expansion_side));
+    const int cols = static_cast<int>(std::min<Eigen::Index>(m.cols(), max_expansion_side));
+    ImGui::Text("%s as the seed writes it%s:", state.label(result).c_str(),
+                rows < m.rows() || cols < m.cols() ? " (its first cells)" : "");
+    if (!ImGui::BeginTable("expansion", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+    for (int r = 0; r < rows; ++r) {
         ImGui::TableNextRow();
-        for (int c = 0; c < std::min<Eigen::Index>(m.cols(), 16); ++c) {
+        for (int c = 0; c < cols; ++c) {
             ImGui::TableNextColumn();
             const auto e = state.explain({result, r, c});
             if (e) ImGui::Text("%s = %s", core::cell_expansion(*e.value).c_str(), core::format_number(e.value->value).c_str());
@@ -169,7 +188,8 @@ void teach_go_to(AppState& state, TeachPanel& p, int step) {
     p.playing = false;
     p.revealed = -1;
     p.exercising = false;
-    reset_exercise(state, p);
+    p.exercise = core::Exercise();  // made when the learner starts it (sync_exercise)
+    p.typed.clear();
     if (teach_result(state, p))
         state.select({ref_of(current(p)->result), 0, 0});
     else
@@ -177,7 +197,7 @@ void teach_go_to(AppState& state, TeachPanel& p, int step) {
 }
 
 void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::string& text) {
-    if (p.exercise_generation != state.generation() || p.exercise.rows() == 0) reset_exercise(state, p);
+    sync_exercise(state, p);
     if (row < 0 || col < 0 || row >= p.exercise.rows() || col >= p.exercise.cols()) return;
     p.typed[static_cast<size_t>(row) * p.exercise.cols() + col] = text;
     char* end = nullptr;
@@ -251,11 +271,17 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         ImGui::SliderFloat("cells per second", &p.cells_per_second, 0.25f, 8.0f, "%.2g");
         if (step.exercise) {
             ImGui::SameLine();
+            const bool small_enough = result->size() <= max_exercise_cells;
+            ImGui::BeginDisabled(!small_enough);
             if (ImGui::Checkbox("exercise: hide the result, type it", &p.exercising) && p.exercising) {
                 p.playing = false;
                 p.revealed = -1;
-                if (p.exercise.rows() != result->rows() || p.exercise.cols() != result->cols()) reset_exercise(state, p);
+                sync_exercise(state, p);
             }
+            ImGui::EndDisabled();
+            if (!small_enough && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+                ImGui::SetTooltip("The exercise is for results of at most %ld cells; this one has %ld.",
+                                  max_exercise_cells, static_cast<long>(result->size()));
         }
     }
 
@@ -284,7 +310,9 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         }
         if (!first) ImGui::SameLine(0, font * 1.2f);
         first = false;
+        ImGui::PushID(static_cast<int>(&m - step.show.data()));  // a lesson may show one matrix twice
         matrix_view(state, ref_of(m), o);
+        ImGui::PopID();
     }
     if (result) {
         if (!first) ImGui::SameLine(0, font * 1.2f);
@@ -293,7 +321,9 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         MatrixViewOptions ro = o;
         if (p.exercising) ro.shown_cells = 0;
         else if (p.playing) ro.shown_cells = p.revealed;
+        ImGui::PushID("result");
         matrix_view(state, result_ref, ro);
+        ImGui::PopID();
         ImGui::EndGroup();
     }
     if (!missing.empty()) {

@@ -15,6 +15,11 @@
 
 namespace attnviz::app {
 
+// A learner types at most this many cells; larger results offer no exercise.
+inline constexpr long max_exercise_cells = 64;
+// The seed's way of writing cells, "(1+1)", is shown for at most this many rows and columns.
+inline constexpr int max_expansion_side = 8;
+
 struct TeachPanel {
     std::string lesson_path;
     std::optional<core::Lesson> lesson;
