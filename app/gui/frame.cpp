@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "widgets/heatmap.hpp"
+
 namespace attnviz::app {
 
 Layout default_layout(ImVec2 d, float menu_h, float status_h) {
@@ -93,6 +95,7 @@ void draw_frame(AppState& state, Panels& p, float frame_ms) {
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, p.status, frame_ms);
     ImGui::End();
+    heatmap_end_frame();
 }
 
 }  // namespace attnviz::app

@@ -65,6 +65,11 @@ ImTextureID upload_texture(ImTextureID previous, int cols, int rows, const std::
     return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(tex));
 }
 
+void delete_texture(ImTextureID texture) {
+    const GLuint tex = static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(texture));
+    glDeleteTextures(1, &tex);
+}
+
 bool write_screenshot(GLFWwindow* window, const std::string& path) {
     int w = 0, h = 0;
     glfwGetFramebufferSize(window, &w, &h);
@@ -139,7 +144,7 @@ int run_gui(const GuiOptions& o) {
     set_number_font(fonts.numbers);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
-    set_texture_uploader(upload_texture);
+    set_texture_functions(upload_texture, delete_texture);
 
     int exit_code = 0;
     {
@@ -191,7 +196,7 @@ int run_gui(const GuiOptions& o) {
         }
         drop_target = nullptr;
     }
-    set_texture_uploader(nullptr);
+    set_texture_functions(nullptr, nullptr);  // frees the textures while the GL context exists
     set_number_font(nullptr);
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();

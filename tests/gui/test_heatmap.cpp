@@ -3,6 +3,9 @@
 
 #include <imgui.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "headless.hpp"
 #include "widgets/heatmap.hpp"
 
@@ -55,4 +58,55 @@ TEST_F(HeatmapHits, TransposedSwapsTheAxes) {
     EXPECT_EQ(hit.row, 2);  // drawn row 2 = column 2 of m
     EXPECT_EQ(hit.col, 1);  // drawn column 1 = row 1 of m
     EXPECT_FALSE(hover(m, true, {pad + 2 * 40 + 5, pad + 5}).hovered);  // only 2 drawn columns
+}
+
+namespace {
+
+// A stand-in for the OpenGL texture functions: remembers what was uploaded and freed.
+struct FakeTextures {
+    static inline int uploads = 0, frees = 0, cols = 0, rows = 0;
+    static inline std::vector<std::uint32_t> pixels;
+    static ImTextureID upload(ImTextureID previous, int c, int r, const std::uint32_t* rgba) {
+        ++uploads;
+        cols = c;
+        rows = r;
+        pixels.assign(rgba, rgba + static_cast<size_t>(c) * r);
+        return previous ? previous : reinterpret_cast<ImTextureID>(std::uintptr_t{42});
+    }
+    static void destroy(ImTextureID) { ++frees; }
+};
+
+}  // namespace
+
+TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
+    FakeTextures::uploads = FakeTextures::frees = 0;
+    app::set_texture_functions(FakeTextures::upload, FakeTextures::destroy);
+    core::Matrix m = core::Matrix::Zero(2048, 2048);
+    m(1001, 3) = 5.0;  // one strong value, which sampling every other cell could miss
+    app::HeatmapOptions o;
+    o.max_size = {300, 300};
+    o.lo = -5;
+    o.hi = 5;
+    auto draw = [&](bool with_matrix) {
+        ImGui::NewFrame();
+        ImGui::Begin("heatmap", nullptr, ImGuiWindowFlags_NoDecoration);
+        if (with_matrix) app::heatmap("big", m, o);
+        ImGui::End();
+        app::heatmap_end_frame();
+        ImGui::Render();
+    };
+    draw(true);
+    draw(true);
+    EXPECT_EQ(FakeTextures::uploads, 1);  // the same content is not uploaded again
+    EXPECT_EQ(FakeTextures::cols, 1024);  // pooled 2×2 into a 1024² texture
+    EXPECT_EQ(FakeTextures::rows, 1024);
+    // Texel (500, 1) holds cells 1000..1001 × 2..3: it shows the 5, the top of the colormap.
+    EXPECT_EQ(FakeTextures::pixels[500 * 1024 + 1], app::colormap_color(app::Colormap::diverging, 1.0f));
+    EXPECT_EQ(FakeTextures::pixels[0], app::colormap_color(app::Colormap::diverging, 0.5f));
+    o.hi = 10;  // a new colour range is a new texture
+    draw(true);
+    EXPECT_EQ(FakeTextures::uploads, 2);
+    for (int k = 0; k < 130; ++k) draw(false);  // no longer drawn: freed
+    EXPECT_EQ(FakeTextures::frees, 1);
+    app::set_texture_functions(nullptr, nullptr);
 }

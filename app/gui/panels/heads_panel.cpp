@@ -42,7 +42,7 @@ void draw_heads_panel(AppState& state, HeadsPanel& panel) {
         double max_abs = 0;
         for (const core::HeadTrace& head : state.trace().heads) {
             double lo, hi;
-            heatmap_range(head.scores, Colormap::diverging, lo, hi);
+            heatmap_range(head.scores, Colormap::diverging, state.generation(), lo, hi);
             max_abs = std::max(max_abs, hi);
         }
         o.lo = -max_abs;

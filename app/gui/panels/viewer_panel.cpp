@@ -44,7 +44,7 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     matrix_view(state, ref, o);
     ImGui::EndChild();
     double lo, hi;
-    heatmap_range(*m, colormap_for(ref.id), lo, hi);
+    heatmap_range(*m, colormap_for(ref.id), state.generation(), lo, hi);
     colormap_legend(colormap_for(ref.id), lo, hi, std::min(avail.x, font * 16));
 
     ImGui::BeginChild("arithmetic");

@@ -12,15 +12,36 @@ namespace attnviz::app {
 namespace {
 
 TextureUploader g_uploader = nullptr;
+TextureDestroyer g_destroyer = nullptr;
 ImFont* g_number_font = nullptr;
+
+// What a texture or a range was made from: a matrix's storage at one generation.
+struct Source {
+    const void* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;
+    std::uint64_t generation = ~std::uint64_t{0};
+    bool operator==(const Source&) const = default;
+};
 
 struct CachedTexture {
     ImTextureID texture = nullptr;
-    std::uint64_t generation = ~std::uint64_t{0};
-    const void* data = nullptr;
-    Eigen::Index rows = 0, cols = 0;
+    Source source;
     bool transposed = false;
+    Colormap colormap = Colormap::diverging;
+    double lo = 0, hi = 0;
+    int last_frame = 0;  // textures not drawn for a while are freed
 };
+
+struct CachedRange {
+    Source source;
+    double max_abs = 1;
+    int last_frame = 0;
+};
+
+// Largest texture side: more texels than a screen shows gain nothing. Larger matrices are pooled.
+constexpr int max_texture_side = 1024;
+// A cached texture or range not used for this many frames is freed.
+constexpr int cache_frames = 120;
 
 // The matrix as drawn: itself, or its transpose.
 struct Drawn {
@@ -36,6 +57,11 @@ std::unordered_map<ImGuiID, CachedTexture>& texture_cache() {
     return cache;
 }
 
+std::unordered_map<const void*, CachedRange>& range_cache() {
+    static std::unordered_map<const void*, CachedRange> cache;
+    return cache;
+}
+
 const ImU32 masked_color = IM_COL32(110, 110, 110, 255);
 const ImU32 hidden_color = IM_COL32(55, 60, 70, 255);
 
@@ -45,45 +71,88 @@ ImU32 cell_color(double v, const HeatmapOptions& o) {
     return colormap_color(o.colormap, span > 0 ? static_cast<float>((v - o.lo) / span) : 0.5f);
 }
 
-// The texture of a large matrix, at most 4096 texels a side (sampled evenly beyond that).
+// The texture of a large matrix, uploaded again only when its content or colouring changed.
+// Beyond max_texture_side texels a side, each texel shows the block's value of largest magnitude,
+// so a single strong weight is not lost between samples.
 ImTextureID matrix_texture(ImGuiID id, const Drawn& v, const HeatmapOptions& o) {
     CachedTexture& entry = texture_cache()[id];
-    if (entry.texture && entry.generation == o.generation && entry.data == v.m.data() &&
-        entry.rows == v.m.rows() && entry.cols == v.m.cols() && entry.transposed == v.transposed)
+    entry.last_frame = ImGui::GetFrameCount();
+    const Source source{v.m.data(), v.m.rows(), v.m.cols(), o.generation};
+    if (entry.texture && entry.source == source && entry.transposed == v.transposed &&
+        entry.colormap == o.colormap && entry.lo == o.lo && entry.hi == o.hi)
         return entry.texture;
-    const int rows = std::min(v.rows(), 4096);
-    const int cols = std::min(v.cols(), 4096);
+    const int rows = std::min(v.rows(), max_texture_side);
+    const int cols = std::min(v.cols(), max_texture_side);
     std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            pixels[static_cast<size_t>(r) * cols + c] =
-                cell_color(v(static_cast<Eigen::Index>(r) * v.rows() / rows, static_cast<Eigen::Index>(c) * v.cols() / cols), o);
+    for (int r = 0; r < rows; ++r) {
+        const int r0 = static_cast<int>(static_cast<long>(r) * v.rows() / rows);
+        const int r1 = std::max(r0 + 1, static_cast<int>(static_cast<long>(r + 1) * v.rows() / rows));
+        for (int c = 0; c < cols; ++c) {
+            const int c0 = static_cast<int>(static_cast<long>(c) * v.cols() / cols);
+            const int c1 = std::max(c0 + 1, static_cast<int>(static_cast<long>(c + 1) * v.cols() / cols));
+            double strongest = v(r0, c0);
+            for (int rr = r0; rr < r1; ++rr)
+                for (int cc = c0; cc < c1; ++cc)
+                    if (std::abs(v(rr, cc)) > std::abs(strongest) || !std::isfinite(strongest)) strongest = v(rr, cc);
+            pixels[static_cast<size_t>(r) * cols + c] = cell_color(strongest, o);
+        }
+    }
     entry.texture = g_uploader(entry.texture, cols, rows, pixels.data());
-    entry.generation = o.generation;
-    entry.data = v.m.data();
-    entry.rows = v.m.rows();
-    entry.cols = v.m.cols();
+    entry.source = source;
     entry.transposed = v.transposed;
+    entry.colormap = o.colormap;
+    entry.lo = o.lo;
+    entry.hi = o.hi;
     return entry.texture;
 }
 
 }  // namespace
 
-void set_texture_uploader(TextureUploader uploader) { g_uploader = uploader; }
+void set_texture_functions(TextureUploader upload, TextureDestroyer destroy) {
+    if (!upload) {  // the GL context goes away: forget every texture
+        for (auto& [id, entry] : texture_cache())
+            if (entry.texture && g_destroyer) g_destroyer(entry.texture);
+        texture_cache().clear();
+    }
+    g_uploader = upload;
+    g_destroyer = destroy;
+}
+
+void heatmap_end_frame() {
+    const int now = ImGui::GetFrameCount();
+    auto& textures = texture_cache();
+    for (auto it = textures.begin(); it != textures.end();) {
+        if (now - it->second.last_frame > cache_frames) {
+            if (it->second.texture && g_destroyer) g_destroyer(it->second.texture);
+            it = textures.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    auto& ranges = range_cache();
+    for (auto it = ranges.begin(); it != ranges.end();) it = now - it->second.last_frame > cache_frames ? ranges.erase(it) : ++it;
+}
 void set_number_font(ImFont* font) { g_number_font = font; }
 
-void heatmap_range(const core::Matrix& m, Colormap map, double& lo, double& hi) {
+void heatmap_range(const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo, double& hi) {
     if (map == Colormap::sequential) {
         lo = 0;
         hi = 1;
         return;
     }
-    double max_abs = 0;
-    for (Eigen::Index k = 0; k < m.size(); ++k)
-        if (std::isfinite(m.data()[k])) max_abs = std::max(max_abs, std::abs(m.data()[k]));
-    if (max_abs == 0) max_abs = 1;
-    lo = -max_abs;
-    hi = max_abs;
+    // The largest |finite value|, scanned once per matrix and generation, not every frame.
+    CachedRange& entry = range_cache()[m.data()];
+    entry.last_frame = ImGui::GetFrameCount();
+    const Source source{m.data(), m.rows(), m.cols(), generation};
+    if (!(entry.source == source)) {
+        double max_abs = 0;
+        for (Eigen::Index k = 0; k < m.size(); ++k)
+            if (std::isfinite(m.data()[k])) max_abs = std::max(max_abs, std::abs(m.data()[k]));
+        entry.source = source;
+        entry.max_abs = max_abs > 0 ? max_abs : 1;
+    }
+    lo = -entry.max_abs;
+    hi = entry.max_abs;
 }
 
 HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& o) {
@@ -94,12 +163,15 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
     const int rows = v.rows(), cols = v.cols();
     const float line_h = ImGui::GetTextLineHeight();
 
-    // Label gutters.
-    float label_w = 0;
-    if (o.row_labels)
-        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
-    if (label_w > 0) label_w += 6;
+    // Label gutters: only when the cells are tall enough for a label (measured only then).
     const float label_h = o.col_labels ? line_h + 2 : 0;
+    const float cell_without_labels =
+        std::min({o.max_cell, o.max_size.x / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
+    float label_w = 0;
+    if (o.row_labels && cell_without_labels >= line_h * 0.8f) {
+        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
+        if (label_w > 0) label_w += 6;
+    }
 
     float cell = std::min({o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1),
                            (o.max_size.y - label_h) / std::max(rows, 1)});

@@ -48,13 +48,18 @@ struct HeatmapHit {
 HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& options);
 
 // The value range to show a matrix with: [0, 1] for sequential, symmetric ±max|finite value| otherwise.
-void heatmap_range(const core::Matrix& m, Colormap map, double& lo, double& hi);
+// The scan is cached per matrix and generation (AppState::generation()).
+void heatmap_range(const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo, double& hi);
 
 // Uploads RGBA pixels (row-major, rows×cols) as a texture, replacing `previous` when it is non-null.
 using TextureUploader = ImTextureID (*)(ImTextureID previous, int cols, int rows, const std::uint32_t* rgba);
-// The GUI installs the OpenGL uploader; without one (headless tests) large matrices are drawn
-// as coarse blocks instead.
-void set_texture_uploader(TextureUploader uploader);
+using TextureDestroyer = void (*)(ImTextureID texture);
+// The GUI installs the OpenGL functions; without them (headless tests) large matrices are drawn
+// as coarse blocks instead. Installing none frees every texture (before the GL context goes).
+void set_texture_functions(TextureUploader upload, TextureDestroyer destroy);
+
+// Call once per frame, after drawing: frees textures and cached ranges no heatmap used lately.
+void heatmap_end_frame();
 
 // The font the values in the cells are printed with (a smaller one fits more); nullptr: the current font.
 void set_number_font(ImFont* font);

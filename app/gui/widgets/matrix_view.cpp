@@ -57,7 +57,7 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
         h.lo = o.lo;
         h.hi = o.hi;
     } else {
-        heatmap_range(*m, h.colormap, h.lo, h.hi);
+        heatmap_range(*m, h.colormap, state.generation(), h.lo, h.hi);
     }
     h.max_size = o.max_size;
     h.max_cell = o.max_cell;
