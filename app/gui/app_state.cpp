@@ -273,17 +273,29 @@ const std::string& AppState::redo_label() const {
 void AppState::select(const CellRef& cell) {
     selection_ = cell;
     has_selection_ = true;
-    refresh_selection_operands();
+    refresh_selection();
 }
 
-void AppState::refresh_selection_operands() {
-    selection_operands_.clear();
+void AppState::refresh_selection() {
+    selected_explanation_ = core::Explanation{};
     if (!has_selection_) return;
-    const core::Result<core::Explanation> e = explain(selection_);
+    core::Result<core::Explanation> e = explain(selection_);
     if (e)
-        selection_operands_ = e.value->operands;
+        selected_explanation_ = std::move(*e.value);
     else
         has_selection_ = false;  // the cell no longer exists
+}
+
+bool refers_to(const core::OperandRef& op, MatrixRef ref) {
+    return op.matrix == ref.id && (!core::is_per_head(ref.id) || op.head == ref.head);
+}
+
+bool AppState::is_operand(MatrixRef ref, int row, int col) const {
+    if (!has_selection_) return false;
+    for (const core::OperandRef& op : selected_explanation_.operands)
+        if (refers_to(op, ref) && (op.row < 0 || row < 0 || op.row == row) && (op.col < 0 || col < 0 || op.col == col))
+            return true;
+    return false;
 }
 
 bool AppState::update() {
@@ -293,7 +305,7 @@ bool AppState::update() {
     compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     dirty_ = false;
     ++generation_;
-    refresh_selection_operands();
+    refresh_selection();
     return true;
 }
 

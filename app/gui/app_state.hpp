@@ -36,6 +36,9 @@ struct CellRef {
 // Whether the cell exists in a session is checked by AppState::select_checked.
 std::optional<CellRef> parse_cell_ref(const std::string& text, std::string* error);
 
+// Whether an operand region lies in the matrix `ref` (the head matters for per-head matrices).
+bool refers_to(const core::OperandRef& op, MatrixRef ref);
+
 struct Message {
     std::string text;
     bool error = false;
@@ -90,8 +93,13 @@ public:
     // Selects and views the cell if it exists; otherwise sets an error message. Returns whether it did.
     bool select_checked(const CellRef& cell);
     void clear_selection() { has_selection_ = false; }
+    // The selected cell's arithmetic, computed once per selection and per recompute (not per frame);
+    // nullptr without a selection.
+    const core::Explanation* selected_explanation() const { return has_selection_ ? &selected_explanation_ : nullptr; }
     // What produced the selected cell (rows, columns or cells of other matrices), for highlights.
-    const std::vector<core::OperandRef>& selection_operands() const { return selection_operands_; }
+    const std::vector<core::OperandRef>& selection_operands() const { return selected_explanation_.operands; }
+    // Whether an operand of the selected cell covers cell (row, col) of `ref` (row/col < 0: any).
+    bool is_operand(MatrixRef ref, int row, int col) const;
     // The matrix the viewer shows; the pipeline sets it.
     MatrixRef viewed() const { return viewed_; }
     void view(MatrixRef ref) { viewed_ = ref; }
@@ -127,7 +135,7 @@ private:
     // selection's cells no longer mean anything, the viewed head may be gone, and the trace is
     // recomputed at once, so no reader ever pairs the new params with a trace of other shapes.
     void session_reshaped();
-    void refresh_selection_operands();
+    void refresh_selection();
 
     core::Session session_;
     core::Trace trace_;
@@ -136,7 +144,7 @@ private:
     std::uint64_t generation_ = 0;
     CellRef selection_;
     bool has_selection_ = false;
-    std::vector<core::OperandRef> selection_operands_;
+    core::Explanation selected_explanation_;
     MatrixRef viewed_;
     Message message_;
     std::string file_path_;

@@ -45,19 +45,6 @@ std::string matrix_copy(const AppState& state, MatrixRef ref) {
     return m ? core::write_csv(*m) : std::string();
 }
 
-namespace {
-
-bool in_operand(const AppState& state, MatrixRef ref, int r, int c) {
-    if (!state.selection()) return false;
-    for (const core::OperandRef& op : state.selection_operands())
-        if (op.matrix == ref.id && (!core::is_per_head(ref.id) || op.head == ref.head) &&
-            (op.row < 0 || op.row == r) && (op.col < 0 || op.col == c))
-            return true;
-    return false;
-}
-
-}  // namespace
-
 // A title with its toolbar, then a grid of drag fields (Ctrl+click or double-click to type).
 // Only the visible cells are submitted, so large matrices stay fast.
 void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
@@ -112,7 +99,7 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
                 ImGui::SetCursorPos({label_w + c * col_w, y});
                 ImGui::PushID(c);
                 double v = (*m)(r, c);
-                const bool mark = in_operand(state, ref, r, c);
+                const bool mark = state.is_operand(ref, r, c);
                 if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, IM_COL32(170, 95, 0, 200));
                 ImGui::SetNextItemWidth(cell_w);
                 if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g",

@@ -253,8 +253,9 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         if (p.playing) {
             p.play_time += dt;
             p.revealed = std::min<long>(total, static_cast<long>(p.play_time * p.cells_per_second) + 1);
-            state.select({result_ref, static_cast<int>((p.revealed - 1) / result->cols()),
-                          static_cast<int>((p.revealed - 1) % result->cols())});
+            const CellRef newest{result_ref, static_cast<int>((p.revealed - 1) / result->cols()),
+                                 static_cast<int>((p.revealed - 1) % result->cols())};
+            if (p.revealed > 0 && (!state.selection() || !(*state.selection() == newest))) state.select(newest);
             if (p.revealed >= total && p.play_time * p.cells_per_second >= total + 1) {
                 p.playing = false;
                 p.revealed = -1;
@@ -341,16 +342,14 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         if (p.exercising) exercise_grid(state, p, result_ref);
         else if (step.expansion) expansion_table(state, result_ref, *result);
         // The arithmetic of the selected result cell (hidden while it is still to be found).
-        const CellRef* sel = state.selection();
+        const core::Explanation* e = state.selected_explanation();
         const bool hidden = p.exercising || (p.playing && p.revealed <= 0);
-        if (sel && (p.exercising || !hidden)) {
-            if (const auto e = state.explain(*sel)) {
-                ImGui::Spacing();
-                if (p.exercising) ImGui::TextUnformatted("The rule (the numbers are yours to find):");
-                ImGui::PushTextWrapPos(0);
-                draw_explanation(*e.value, !p.exercising);
-                ImGui::PopTextWrapPos();
-            }
+        if (e && (p.exercising || !hidden)) {
+            ImGui::Spacing();
+            if (p.exercising) ImGui::TextUnformatted("The rule (the numbers are yours to find):");
+            ImGui::PushTextWrapPos(0);
+            draw_explanation(*e, !p.exercising);
+            ImGui::PopTextWrapPos();
         } else if (!hidden) {
             ImGui::TextDisabled("Click a cell to see its arithmetic.");
         }

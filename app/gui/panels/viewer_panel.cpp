@@ -48,12 +48,10 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     colormap_legend(colormap_for(ref.id), lo, hi, std::min(avail.x, font * 16));
 
     ImGui::BeginChild("arithmetic");
-    if (const CellRef* sel = state.selection()) {
-        if (const core::Result<core::Explanation> e = state.explain(*sel)) {
-            ImGui::PushTextWrapPos(0);
-            draw_explanation(*e.value);
-            ImGui::PopTextWrapPos();
-        }
+    if (const core::Explanation* e = state.selected_explanation()) {
+        ImGui::PushTextWrapPos(0);
+        draw_explanation(*e);
+        ImGui::PopTextWrapPos();
     } else {
         ImGui::TextDisabled("Click any cell to keep its arithmetic here.");
     }

@@ -28,14 +28,6 @@ void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed
     ImGui::EndTooltip();
 }
 
-namespace {
-
-bool same_matrix(const core::OperandRef& op, MatrixRef ref) {
-    return op.matrix == ref.id && (!core::is_per_head(ref.id) || op.head == ref.head);
-}
-
-}  // namespace
-
 void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
     const core::Matrix* m = state.matrix(ref);
     if (!m) return;
@@ -79,7 +71,7 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
     if (const CellRef* sel = state.selection()) {
         if (sel->matrix == ref) mark(sel->row, sel->col, IM_COL32(255, 255, 255, 255));
         for (const core::OperandRef& op : state.selection_operands())
-            if (same_matrix(op, ref)) mark(op.row, op.col, HeatmapMark{}.color);
+            if (refers_to(op, ref)) mark(op.row, op.col, HeatmapMark{}.color);
     }
     const HeatmapHit hit = heatmap("cells", *m, h);
     const int drawn_cols = static_cast<int>(t ? m->rows() : m->cols());
