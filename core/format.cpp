@@ -22,6 +22,8 @@ std::string format_number(double value, int digits) {
     return buf;
 }
 
+std::string format_shape(long long rows, long long cols) { return std::to_string(rows) + "×" + std::to_string(cols); }
+
 std::string format_compact(double value, int digits) {
     std::string s = format_number(value, digits);
     const size_t e = s.find('e');

@@ -12,6 +12,9 @@ std::string format_exact(double value);
 // "−∞"/"-inf" style never produced for finite values. Negative zero prints as "0".
 std::string format_number(double value, int digits = 6);
 
+// "rows×cols", the way every message and view writes a matrix's shape.
+std::string format_shape(long long rows, long long cols);
+
 // As format_number, but shorter for small cells: exponents without padding ("1.2e-5", not "1.2e-05").
 std::string format_compact(double value, int digits = 3);
 

@@ -99,6 +99,16 @@ private:
 
 }  // namespace
 
+std::string describe_json(const json& v) {
+    if (v.is_string()) return "the text " + v.dump();
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (v.is_null()) return "null";
+    if (v.is_array()) return "an array";
+    if (v.is_object()) return "an object";
+    if (v.is_number()) return v.dump();
+    return "something else";
+}
+
 Result<json> read_json(std::string_view text) {
     json root;
     PathTrackingSax sax(root);

@@ -13,4 +13,7 @@ namespace attnviz::core {
 // (truncated?) at …", or, with the field's path, "the number 1e999 is too large to represent".
 Result<nlohmann::json> read_json(std::string_view text);
 
+// A value as a message shows it: 'the text "a"', "an array", "null", "3.5".
+std::string describe_json(const nlohmann::json& value);
+
 }  // namespace attnviz::core

@@ -11,13 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string describe(const json& v) {
-    if (v.is_string()) return "the text " + v.dump();
-    if (v.is_object()) return "an object";
-    if (v.is_array()) return "an array";
-    return v.dump();
-}
-
 struct LessonReader {
     Problems problems;
 
@@ -28,7 +21,7 @@ struct LessonReader {
             return "";
         }
         if (!it->is_string()) {
-            problems.push_back({path + "." + key, "expected text, got " + describe(*it)});
+            problems.push_back({path + "." + key, "expected text, got " + describe_json(*it)});
             return "";
         }
         return it->get<std::string>();
@@ -38,7 +31,7 @@ struct LessonReader {
         auto it = obj.find(key);
         if (it == obj.end()) return false;
         if (!it->is_boolean()) {
-            problems.push_back({path + "." + key, "expected true or false, got " + describe(*it)});
+            problems.push_back({path + "." + key, "expected true or false, got " + describe_json(*it)});
             return false;
         }
         return it->get<bool>();
@@ -47,7 +40,7 @@ struct LessonReader {
     LessonMatrix matrix(const json& v, const std::string& path) {
         LessonMatrix m;
         if (!v.is_object()) {
-            problems.push_back({path, "expected {\"matrix\": NAME, \"head\": H}, got " + describe(v)});
+            problems.push_back({path, "expected {\"matrix\": NAME, \"head\": H}, got " + describe_json(v)});
             return m;
         }
         const std::string name = text(v, path, "matrix", true);
@@ -61,7 +54,7 @@ struct LessonReader {
         auto head = v.find("head");
         if (head != v.end()) {
             if (!head->is_number_integer() || head->get<double>() < 1 || head->get<double>() > Limits::max_heads)
-                problems.push_back({path + ".head", "expected a head number from 1, got " + describe(*head)});
+                problems.push_back({path + ".head", "expected a head number from 1, got " + describe_json(*head)});
             else
                 m.head = head->get<int>() - 1;
         } else if (is_per_head(m.id)) {
@@ -93,7 +86,7 @@ Result<Lesson> parse_lesson(std::string_view text) {
             const json& s = (*steps)[k];
             const std::string path = "steps[" + std::to_string(k) + "]";
             if (!s.is_object()) {
-                r.problems.push_back({path, "expected an object, got " + describe(s)});
+                r.problems.push_back({path, "expected an object, got " + describe_json(s)});
                 continue;
             }
             LessonStep step;

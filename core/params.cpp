@@ -10,13 +10,9 @@ namespace attnviz::core {
 
 namespace {
 
-std::string shape_text(Eigen::Index rows, Eigen::Index cols) {
-    return std::to_string(rows) + "×" + std::to_string(cols);
-}
-
 void check_matrix(Problems& out, const std::string& path, const Matrix& m, int rows, int cols) {
     if (m.rows() != rows || m.cols() != cols) {
-        out.push_back({path, "expected " + shape_text(rows, cols) + ", got " + shape_text(m.rows(), m.cols())});
+        out.push_back({path, "expected " + format_shape(rows, cols) + ", got " + format_shape(m.rows(), m.cols())});
         return;
     }
     for (Eigen::Index i = 0; i < m.rows(); ++i)

@@ -40,16 +40,6 @@ Session resized(const Session& s, const Config& config) {
 
 namespace {
 
-std::string type_name(const json& v) {
-    if (v.is_string()) return "the text " + v.dump();
-    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-    if (v.is_null()) return "null";
-    if (v.is_array()) return "an array";
-    if (v.is_object()) return "an object";
-    if (v.is_number()) return v.dump();
-    return "something else";
-}
-
 class Reader {
 public:
     Problems problems;
@@ -75,7 +65,7 @@ public:
         const json* v = field(config, "config", key);
         if (!v) return 0;
         if (!v->is_number_integer()) {
-            fail(path, "expected a whole number, got " + type_name(*v));
+            fail(path, "expected a whole number, got " + describe_json(*v));
             return 0;
         }
         const double d = v->get<double>();
@@ -95,7 +85,7 @@ public:
         const json* cfg = field(root, "", "config");
         if (!cfg) return c;
         if (!cfg->is_object()) {
-            fail("config", "expected an object, got " + type_name(*cfg));
+            fail("config", "expected an object, got " + describe_json(*cfg));
             return c;
         }
         c.n = dimension(*cfg, "n", Limits::max_n);
@@ -107,7 +97,7 @@ public:
             if (v->is_boolean())
                 c.output_projection = v->get<bool>();
             else
-                fail("config.output_projection", "expected true or false, got " + type_name(*v));
+                fail("config.output_projection", "expected true or false, got " + describe_json(*v));
         }
         if (const json* v = field(*cfg, "config", "mask")) {
             if (*v == "none")
@@ -115,7 +105,7 @@ public:
             else if (*v == "causal")
                 c.mask = Mask::causal;
             else
-                fail("config.mask", "expected \"none\" or \"causal\", got " + type_name(*v));
+                fail("config.mask", "expected \"none\" or \"causal\", got " + describe_json(*v));
         }
         if (const json* v = field(*cfg, "config", "scale")) {
             if (*v == "sqrt_dk") {
@@ -125,7 +115,7 @@ public:
             } else if (v->is_number()) {
                 c.scale = {Scale::Kind::divisor, v->get<double>()};  // validate(config) checks its range
             } else {
-                fail("config.scale", "expected \"sqrt_dk\", \"none\" or a positive number, got " + type_name(*v));
+                fail("config.scale", "expected \"sqrt_dk\", \"none\" or a positive number, got " + describe_json(*v));
             }
         }
         return c;
@@ -137,7 +127,7 @@ public:
         const json* v = field(parent, parent_path, key);
         if (!v) return {};
         if (!v->is_array()) {
-            fail(path, "expected an array of rows, got " + type_name(*v));
+            fail(path, "expected an array of rows, got " + describe_json(*v));
             return {};
         }
         const size_t before = problems.size();
@@ -147,7 +137,7 @@ public:
             const json& row = (*v)[r];
             const std::string row_path = path + "[" + std::to_string(r) + "]";
             if (!row.is_array()) {
-                fail(row_path, "expected a row (an array of numbers), got " + type_name(row));
+                fail(row_path, "expected a row (an array of numbers), got " + describe_json(row));
                 continue;
             }
             if (got_cols < 0) {
@@ -161,7 +151,7 @@ public:
                 const json& x = row[c];
                 const std::string cell_path = row_path + "[" + std::to_string(c) + "]";
                 if (!x.is_number())
-                    fail(cell_path, "expected a number, got " + type_name(x));
+                    fail(cell_path, "expected a number, got " + describe_json(x));
                 else if (auto problem = value_problem(x.get<double>()))
                     fail(cell_path, *problem);
             }
@@ -183,7 +173,7 @@ public:
         const json* v = field(root, "", "tokens", false);
         if (!v) return default_tokens(n);
         if (!v->is_array()) {
-            fail("tokens", "expected an array of " + std::to_string(n) + " labels, got " + type_name(*v));
+            fail("tokens", "expected an array of " + std::to_string(n) + " labels, got " + describe_json(*v));
             return {};
         }
         if (static_cast<int>(v->size()) != n) {
@@ -193,7 +183,7 @@ public:
         std::vector<std::string> out;
         for (size_t i = 0; i < v->size(); ++i) {
             if (!(*v)[i].is_string())
-                fail("tokens[" + std::to_string(i) + "]", "expected a text label, got " + type_name((*v)[i]));
+                fail("tokens[" + std::to_string(i) + "]", "expected a text label, got " + describe_json((*v)[i]));
             else
                 out.push_back((*v)[i].get<std::string>());
         }
@@ -207,16 +197,16 @@ Result<Session> parse_session(std::string_view text) {
     Result<json> document = read_json(text);
     if (!document) return Result<Session>::fail(std::move(document.problems));
     const json& root = *document.value;
-    if (!root.is_object()) return Result<Session>::fail({{"", "expected a JSON object, got " + type_name(root)}});
+    if (!root.is_object()) return Result<Session>::fail({{"", "expected a JSON object, got " + describe_json(root)}});
 
     Reader r;
     const json* format = r.field(root, "", "format");
     if (format && *format != session_format)
-        r.fail("format", std::string("expected \"") + session_format + "\", got " + type_name(*format));
+        r.fail("format", std::string("expected \"") + session_format + "\", got " + describe_json(*format));
     const json* version = r.field(root, "", "version");
     if (version && *version != session_version)
         r.fail("version", "this attnviz reads version " + std::to_string(session_version) + ", got " +
-                              type_name(*version));
+                              describe_json(*version));
     if (!r.problems.empty()) return Result<Session>::fail(std::move(r.problems));
 
     Session s;
@@ -230,7 +220,7 @@ Result<Session> parse_session(std::string_view text) {
     s.params.X = r.matrix(root, "", "X", c.n, c.d_model);
     if (const json* heads = r.field(root, "", "heads")) {
         if (!heads->is_array()) {
-            r.fail("heads", "expected an array of " + std::to_string(c.heads) + " heads, got " + type_name(*heads));
+            r.fail("heads", "expected an array of " + std::to_string(c.heads) + " heads, got " + describe_json(*heads));
         } else if (static_cast<int>(heads->size()) != c.heads) {
             r.fail("heads", "expected " + std::to_string(c.heads) + " heads (config.heads), got " +
                                 std::to_string(heads->size()));
@@ -239,7 +229,7 @@ Result<Session> parse_session(std::string_view text) {
                 const json& head = (*heads)[i];
                 const std::string path = "heads[" + std::to_string(i) + "]";
                 if (!head.is_object()) {
-                    r.fail(path, "expected an object with W_Q, W_K and W_V, got " + type_name(head));
+                    r.fail(path, "expected an object with W_Q, W_K and W_V, got " + describe_json(head));
                     continue;
                 }
                 HeadParams hp;

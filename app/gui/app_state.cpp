@@ -12,7 +12,6 @@
 namespace attnviz::app {
 
 namespace {
-std::string shape(const core::Matrix& m) { return std::to_string(m.rows()) + "×" + std::to_string(m.cols()); }
 }  // namespace
 
 AppState::AppState(core::Session session) : session_(std::move(session)) { update(); }
@@ -34,11 +33,11 @@ core::Result<core::Explanation> AppState::explain(const CellRef& cell) const {
     return core::explain(session_.params, trace_, cell.matrix.id, cell.matrix.head, cell.row, cell.col, notation_);
 }
 
-std::string AppState::shape_text(MatrixRef ref) const {
+std::string AppState::shape_text(MatrixRef ref, bool follow_orientation) const {
     const core::Matrix* m = matrix(ref);
     if (!m) return "";
-    const Eigen::Index rows = column_vectors_ ? m->cols() : m->rows(), cols = column_vectors_ ? m->rows() : m->cols();
-    return std::to_string(rows) + "×" + std::to_string(cols);
+    const bool t = follow_orientation && column_vectors_;
+    return core::format_shape(t ? m->cols() : m->rows(), t ? m->rows() : m->cols());
 }
 
 std::string AppState::label(MatrixRef ref) const { return core::label(ref.id, ref.head, notation_); }
@@ -72,7 +71,8 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
         return false;
     }
     if (values.rows() != m->rows() || values.cols() != m->cols()) {
-        set_message(label(ref) + ": expected " + shape(*m) + ", got " + shape(values) + "; nothing was changed.",
+        set_message(label(ref) + ": expected " + core::format_shape(m->rows(), m->cols()) + ", got " +
+                        core::format_shape(values.rows(), values.cols()) + "; nothing was changed.",
                     true);
         return false;
     }

@@ -114,8 +114,9 @@ public:
     // tokens are columns. Only the views change; the session and the math stay in row form.
     bool column_vectors() const { return column_vectors_; }
     void set_column_vectors(bool on) { column_vectors_ = on; }
-    // "rows×cols" of a matrix as the views draw it.
-    std::string shape_text(MatrixRef ref) const;
+    // "rows×cols" of a matrix as the views draw it (transposed in the column-vector view, unless
+    // the view keeps row form).
+    std::string shape_text(MatrixRef ref, bool follow_orientation = true) const;
 
     core::Notation notation() const { return notation_; }
     void set_notation(core::Notation n) { notation_ = n; }

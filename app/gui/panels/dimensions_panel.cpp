@@ -43,8 +43,8 @@ void draw_dimensions_panel(AppState& state, DimensionsPanel& panel) {
 
     if (ImGui::Button("Worked example")) state.set_session(core::worked_example(), "Seed 001's worked example");
     ImGui::SameLine();
-    if (ImGui::Button("Random")) state.set_session(core::random_session(state.config(), panel.seed),
-                                                   "Random values from seed " + std::to_string(panel.seed));
+    if (ImGui::Button("Random")) state.randomize(panel.seed);  // Glorot weights and X from the seed below
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
     ImGui::InputScalar("seed", ImGuiDataType_U64, &panel.seed);
     ImGui::SameLine();

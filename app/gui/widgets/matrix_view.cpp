@@ -35,9 +35,7 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
     ImGui::BeginGroup();
     const bool t = o.follow_orientation && state.column_vectors();
     if (o.title) {
-        const std::string title = state.label(ref) + "  " + (o.follow_orientation ? state.shape_text(ref)
-                                                                                   : std::to_string(m->rows()) + "×" +
-                                                                                         std::to_string(m->cols()));
+        const std::string title = state.label(ref) + "  " + state.shape_text(ref, o.follow_orientation);
         const bool viewed = state.viewed() == ref;
         if (viewed) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
         if (ImGui::Selectable(title.c_str(), viewed, 0, ImGui::CalcTextSize(title.c_str()))) state.view(ref);
