@@ -13,8 +13,8 @@ std::string status_text(const AppState& state, float frame_ms) {
                                                                    : "temperature";
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "n=%d  d_model=%d  h=%d  d_k=%d  d_v=%d  |  W_O %s  |  mask %s  |  scale %s  |  tokens as %s  |  "
-                  "trace %.3f ms  |  frame %.1f ms",
+                  "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s | tokens as %s | "
+                  "trace %.3g ms | frame %.1f ms",
                   c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off",
                   core::to_string(c.mask), scale, state.column_vectors() ? "columns" : "rows", state.compute_ms(),
                   frame_ms);
@@ -25,7 +25,7 @@ void draw_status_bar(AppState& state, StatusBar&, float frame_ms) {
     ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
     const Message& msg = state.message();
     if (!msg.text.empty()) {
-        ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+        ImGui::SameLine(0, ImGui::GetFontSize());
         ImGui::PushStyleColor(ImGuiCol_Text, msg.error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 200, 150, 255));
         ImGui::TextUnformatted(msg.text.c_str());
         ImGui::PopStyleColor();

@@ -34,7 +34,7 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     const float font = ImGui::GetFontSize();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     // Room for the legend and, when a cell is selected, its arithmetic (about ten lines).
-    const float text_h = state.selection() ? std::min(avail.y * 0.6f, font * 14.0f) : font * 4.5f;
+    const float text_h = state.selection() ? std::min(avail.y * 0.5f, font * 12.0f) : font * 4.5f;
     MatrixViewOptions o;
     const float view_h = std::max(font * 6.5f, avail.y - text_h);  // the matrix with its title and labels
     o.max_size = {avail.x, view_h - font * 2.5f};
