@@ -214,8 +214,13 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         const float font_size = small ? g_number_font->FontSize : ImGui::GetFontSize();
         const bool numbers = !texture_path && cell >= font_size + 2;
         const float gap = cell >= 12 ? 1.0f : 0.0f;
-        auto cell_text = [&](double v, int digits) {
-            return std::isfinite(v) ? core::format_compact(v, digits) : std::string(v < 0 ? "-inf" : "inf");
+        // Precision levels: number_digits down to 2 significant digits; the last level (1) keeps 2
+        // digits but writes values below 1e-3 as "≈0" (the tooltip has them exactly).
+        const char* about_zero = g_number_font ? "≈0" : "~0";  // ≈ only where the DejaVu font is loaded
+        auto cell_text = [&](double v, int level) {
+            if (!std::isfinite(v)) return std::string(v < 0 ? "-inf" : "inf");
+            if (level == 1) return v != 0 && std::abs(v) < 1e-3 ? std::string(about_zero) : core::format_compact(v, 2);
+            return core::format_compact(v, level);
         };
         auto fits = [&](const std::string& text) {
             return font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str()).x + 3 <= cell;
@@ -224,7 +229,7 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         // a matrix shows all its numbers or none, never a patchwork.
         int digits = 0;
         if (numbers)
-            for (int d = o.number_digits; d >= 2 && digits == 0; --d) {
+            for (int d = o.number_digits; d >= 1 && digits == 0; --d) {
                 bool all = true;
                 for (int r = r0; r < r1 && all; ++r)
                     for (int c = c0; c < c1 && all; ++c) all = fits(cell_text(v(r, c), d));
