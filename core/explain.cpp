@@ -165,14 +165,8 @@ Result<Explanation> explain(const Params& params, const Trace& trace, MatrixId i
     }
     // The params must be the ones the trace was computed from (same shapes), or the terms below
     // would be read out of range.
-    const Config& tc = trace.config;
-    const auto shaped = [](const Matrix& m, int rows, int cols) { return m.rows() == rows && m.cols() == cols; };
-    bool consistent = shaped(params.X, tc.n, tc.d_model) && static_cast<int>(params.heads.size()) == tc.heads &&
-                      static_cast<int>(trace.heads.size()) == tc.heads &&
-                      (!tc.output_projection || shaped(params.W_O, tc.concat_width(), tc.d_model));
-    for (int h = 0; consistent && h < tc.heads; ++h)
-        consistent = shaped(params.heads[h].W_Q, tc.d_model, tc.d_k) && shaped(params.heads[h].W_K, tc.d_model, tc.d_k) &&
-                     shaped(params.heads[h].W_V, tc.d_model, tc.d_v);
+    const bool consistent = has_shapes(trace.config, params) &&
+                            static_cast<int>(trace.heads.size()) == trace.config.heads;
     if (!consistent)
         return Result<Explanation>::fail({{"", "the trace was computed from inputs of other shapes; recompute it first"}});
     const std::string lbl = label(id, head, notation);

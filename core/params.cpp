@@ -41,22 +41,45 @@ std::optional<std::string> value_problem(double v) {
     return std::nullopt;
 }
 
-Problems validate(const Config& config, const Params& p) {
-    Problems out;
-    check_matrix(out, "X", p.X, config.n, config.d_model);
+namespace {
+
+// Visits every input matrix the config expects with its path and expected shape, in file order;
+// a head count that differs is visited once as ("heads", nullptr, expected, got).
+template <class Visit>
+void visit_inputs(const Config& config, const Params& p, Visit visit) {
+    visit("X", &p.X, config.n, config.d_model);
     if (static_cast<int>(p.heads.size()) != config.heads) {
-        out.push_back({"heads", "expected " + std::to_string(config.heads) + " heads, got " +
-                                    std::to_string(p.heads.size())});
+        visit("heads", nullptr, config.heads, static_cast<int>(p.heads.size()));
     } else {
         for (int i = 0; i < config.heads; ++i) {
             const std::string head = "heads[" + std::to_string(i) + "].";
-            check_matrix(out, head + "W_Q", p.heads[i].W_Q, config.d_model, config.d_k);
-            check_matrix(out, head + "W_K", p.heads[i].W_K, config.d_model, config.d_k);
-            check_matrix(out, head + "W_V", p.heads[i].W_V, config.d_model, config.d_v);
+            visit(head + "W_Q", &p.heads[i].W_Q, config.d_model, config.d_k);
+            visit(head + "W_K", &p.heads[i].W_K, config.d_model, config.d_k);
+            visit(head + "W_V", &p.heads[i].W_V, config.d_model, config.d_v);
         }
     }
-    if (config.output_projection) check_matrix(out, "W_O", p.W_O, config.concat_width(), config.d_model);
+    if (config.output_projection) visit("W_O", &p.W_O, config.concat_width(), config.d_model);
+}
+
+}  // namespace
+
+Problems validate(const Config& config, const Params& p) {
+    Problems out;
+    visit_inputs(config, p, [&](const std::string& path, const Matrix* m, int rows, int cols) {
+        if (m)
+            check_matrix(out, path, *m, rows, cols);
+        else
+            out.push_back({path, "expected " + std::to_string(rows) + " heads, got " + std::to_string(cols)});
+    });
     return out;
+}
+
+bool has_shapes(const Config& config, const Params& p) {
+    bool all = true;
+    visit_inputs(config, p, [&](const std::string&, const Matrix* m, int rows, int cols) {
+        all = all && m && m->rows() == rows && m->cols() == cols;
+    });
+    return all;
 }
 
 double fill_weight(int head, int r, int c, int cols) { return (r + head) % cols == c ? 1.0 : 0.0; }

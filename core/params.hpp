@@ -37,6 +37,9 @@ enum class Weight { W_Q, W_K, W_V };
 // W_O is checked only when config.output_projection is on.
 Problems validate(const Config& config, const Params& params);
 
+// Whether every matrix has the shape the config asks for (validate() without the value checks).
+bool has_shapes(const Config& config, const Params& params);
+
 // The value the fill rule gives a cell that a resize creates (see resize()).
 //   X:            0
 //   W_Q/W_K/W_V of head i (0-based), r×c of a d_model×cols matrix:

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <functional>
 #include <limits>
 #include <string>
@@ -315,6 +317,23 @@ TEST(Resize, FromEmptyParamsIsFilled) {
     const Params p = resize(Params{}, c);
     expect_resized(Params{}, p, c);
     EXPECT_EQ(p, filled(c));
+}
+
+TEST(HasShapes, ChecksShapesOnlyNotValues) {
+    Session s = worked_example();
+    EXPECT_TRUE(has_shapes(s.config, s.params));
+    s.params.X(0, 0) = std::nan("");  // a bad value is validate()'s business, not a shape
+    EXPECT_TRUE(has_shapes(s.config, s.params));
+    s.params.heads[1].W_V.conservativeResize(4, 3);
+    EXPECT_FALSE(has_shapes(s.config, s.params));
+    s = worked_example();
+    s.params.heads.pop_back();
+    EXPECT_FALSE(has_shapes(s.config, s.params));
+    s = worked_example();
+    s.params.W_O.resize(0, 0);
+    EXPECT_FALSE(has_shapes(s.config, s.params));
+    s.config.output_projection = false;  // without the projection W_O is not asked for
+    EXPECT_TRUE(has_shapes(s.config, s.params));
 }
 
 }  // namespace
