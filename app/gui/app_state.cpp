@@ -11,9 +11,6 @@
 
 namespace attnviz::app {
 
-namespace {
-}  // namespace
-
 AppState::AppState(core::Session session) : session_(std::move(session)) { update(); }
 
 const core::Matrix* AppState::matrix(MatrixRef ref) const {
@@ -57,8 +54,7 @@ bool AppState::set_cell(const CellRef& cell, double value) {
     if ((*m)(cell.row, cell.col) == value) return true;
     const std::string name = core::label(cell.matrix.id, cell.matrix.head, core::Notation::ascii) + "[" +
                              std::to_string(cell.row) + "][" + std::to_string(cell.col) + "]";
-    remember("edit of " + name, "cell " + name);
-    m = mutable_matrix(cell.matrix);
+    remember("edit of " + name, "cell " + name);  // copies the session; m stays valid
     (*m)(cell.row, cell.col) = value;
     mark_dirty();
     return true;
@@ -82,7 +78,7 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
             return false;
         }
     remember("change of " + core::label(ref.id, ref.head, core::Notation::ascii));
-    *mutable_matrix(ref) = values;
+    *m = values;
     mark_dirty();
     return true;
 }

@@ -28,17 +28,49 @@ Layout default_layout(ImVec2 d, float menu_h, float status_h) {
 
 namespace {
 
-bool begin_window(const char* title, const Rect& r, bool reset, ImGuiWindowFlags flags = 0) {
+bool begin_window(const char* title, const Rect& r, bool reset) {
     const ImGuiCond cond = reset ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     ImGui::SetNextWindowPos(r.pos, cond);
     ImGui::SetNextWindowSize(r.size, cond);
-    return ImGui::Begin(title, nullptr, flags);
+    return ImGui::Begin(title);
+}
+
+// The lesson fills the window between the menu and the status bar.
+void draw_teach_window(AppState& state, Panels& p, float menu_h, float status_h) {
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos({0, menu_h});
+    ImGui::SetNextWindowSize({io.DisplaySize.x, io.DisplaySize.y - menu_h - status_h});
+    if (ImGui::Begin("Teach: the worked example, step by step", nullptr,
+                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                         ImGuiWindowFlags_NoSavedSettings))
+        draw_teach_panel(state, p.teach, io.DeltaTime);
+    ImGui::End();
+    state.update();
+}
+
+void draw_explorer_windows(AppState& state, Panels& p, const Layout& l, bool reset) {
+    // Inputs first: their edits are in the trace before any view draws.
+    if (begin_window("Dimensions", l.dimensions, reset)) draw_dimensions_panel(state, p.dimensions);
+    ImGui::End();
+    if (begin_window("Inputs: X and weights", l.inputs, reset)) draw_inputs_panel(state, p.inputs);
+    ImGui::End();
+
+    state.update();
+
+    if (begin_window("Pipeline", l.pipeline, reset)) draw_pipeline_panel(state, p.pipeline);
+    ImGui::End();
+    if (begin_window("Attention per head", l.heads, reset)) draw_heads_panel(state, p.heads);
+    ImGui::End();
+    if (begin_window("Every intermediate", l.trace, reset)) draw_trace_panel(state, p.trace);
+    ImGui::End();
+    if (begin_window("Matrix viewer", l.viewer, reset)) draw_viewer_panel(state, p.viewer);
+    ImGui::End();
 }
 
 }  // namespace
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
-    if (!p.teach.lesson) load_lesson(p.teach, p.teach.lesson_path.empty() ? default_lesson_path() : p.teach.lesson_path);
+    if (!p.teach.lesson) load_lesson(p.teach, p.teach.lesson_path);
     p.teach_mode = true;
     teach_go_to(state, p.teach, step);
 }
@@ -59,34 +91,10 @@ void draw_frame(AppState& state, Panels& p, float frame_ms) {
     const bool reset = p.menu.reset_layout;
     p.menu.reset_layout = false;
 
-    if (p.teach_mode) {
-        ImGui::SetNextWindowPos({0, menu_h});
-        ImGui::SetNextWindowSize({io.DisplaySize.x, io.DisplaySize.y - menu_h - status_h});
-        if (ImGui::Begin("Teach: the worked example, step by step", nullptr,
-                         ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                             ImGuiWindowFlags_NoSavedSettings))
-            draw_teach_panel(state, p.teach, io.DeltaTime);
-        ImGui::End();
-        state.update();
-    } else {
-
-    // Inputs first: their edits are in the trace before any view draws.
-    if (begin_window("Dimensions", l.dimensions, reset)) draw_dimensions_panel(state, p.dimensions);
-    ImGui::End();
-    if (begin_window("Inputs: X and weights", l.inputs, reset)) draw_inputs_panel(state, p.inputs);
-    ImGui::End();
-
-    state.update();
-
-    if (begin_window("Pipeline", l.pipeline, reset)) draw_pipeline_panel(state, p.pipeline);
-    ImGui::End();
-    if (begin_window("Attention per head", l.heads, reset)) draw_heads_panel(state, p.heads);
-    ImGui::End();
-    if (begin_window("Every intermediate", l.trace, reset)) draw_trace_panel(state, p.trace);
-    ImGui::End();
-    if (begin_window("Matrix viewer", l.viewer, reset)) draw_viewer_panel(state, p.viewer);
-    ImGui::End();
-    }
+    if (p.teach_mode)
+        draw_teach_window(state, p, menu_h, status_h);
+    else
+        draw_explorer_windows(state, p, l, reset);
 
     // The status bar is pinned to the bottom edge.
     ImGui::SetNextWindowPos(l.status.pos);

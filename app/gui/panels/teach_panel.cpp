@@ -157,17 +157,17 @@ std::string default_lesson_path() {
 }
 
 bool load_lesson(TeachPanel& p, const std::string& path) {
-    p.lesson_path = path;
+    p.lesson_path = path.empty() ? default_lesson_path() : path;
     p.lesson.reset();
     p.error.clear();
-    const core::Result<std::string> text = core::read_file(path);
+    const core::Result<std::string> text = core::read_file(p.lesson_path);
     if (!text) {
         p.error = "The lesson could not be read: " + text.problems.front().str();
         return false;
     }
     core::Result<core::Lesson> lesson = core::parse_lesson(*text.value);
     if (!lesson) {
-        p.error = "The lesson " + path + " has problems:";
+        p.error = "The lesson " + p.lesson_path + " has problems:";
         for (const core::Problem& problem : lesson.problems) p.error += "\n  " + problem.str();
         return false;
     }
@@ -213,7 +213,7 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
         ImGui::TextWrapped("%s", p.error.empty() ? "No lesson is loaded." : p.error.c_str());
         ImGui::PopStyleColor();
-        if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path.empty() ? default_lesson_path() : p.lesson_path);
+        if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
         return;
     }
     const ImGuiIO& io = ImGui::GetIO();
