@@ -38,19 +38,17 @@ void draw_heads_panel(AppState& state, HeadsPanel& panel) {
     o.max_cell = 80;
     o.token_rows = o.token_cols = true;
     o.fixed_range = true;  // one range for all heads, so they can be compared
-    if (panel.show_scores) {
-        double max_abs = 0;
+    if (panel.show_scores || panel.stretch) {
+        // The largest magnitude over all heads (scanned once per recompute, see heatmap_range).
+        double largest = 0;
         for (const core::HeadTrace& head : state.trace().heads) {
             double lo, hi;
-            heatmap_range(head.scores, Colormap::diverging, state.generation(), lo, hi);
-            max_abs = std::max(max_abs, hi);
+            heatmap_range(panel.show_scores ? head.scores : head.weights, Colormap::diverging, state.generation(), lo,
+                          hi);
+            largest = std::max(largest, hi);
         }
-        o.lo = -max_abs;
-        o.hi = max_abs;
-    } else if (panel.stretch) {
-        double largest = 0;
-        for (const core::HeadTrace& head : state.trace().heads) largest = std::max(largest, head.weights.maxCoeff());
-        o.hi = largest > 0 ? largest : 1;
+        o.lo = panel.show_scores ? -largest : 0;  // scores around 0; weights from 0 up to the largest
+        o.hi = largest;
     }
     ImGui::BeginChild("heads", {0, avail.y - legend_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
     for (int h = 0; h < c.heads; ++h) {

@@ -53,7 +53,7 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
     ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
     const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
     ImGui::AlignTextToFramePadding();
-    ImGui::Text("%s  %d×%d", state.label(ref).c_str(), rows, cols);
+    ImGui::Text("%s  %s", state.label(ref).c_str(), state.shape_text(ref, false).c_str());  // row form
     ImGui::SameLine();
     if (ImGui::SmallButton("zero")) matrix_zero(state, ref);
     ImGui::SameLine();
