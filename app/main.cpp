@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
     cli.add_option("--select", gui.select,
                    "Select a cell at start: NAME:HEAD:ROW:COL (head from 1), or NAME:ROW:COL for X, W_O, concat, "
                    "output; e.g. weights:1:0:1");
+    cli.add_option("--report", gui.report_path,
+                   "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")
         ->expected(0, 1)
         ->default_str("1")

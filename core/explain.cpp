@@ -10,29 +10,6 @@ namespace attnviz::core {
 
 namespace {
 
-struct Symbols {
-    const char* dot;    // multiplication
-    const char* minus;  // subtraction in formulas
-    const char* neg_inf;
-    const char* sqrt;
-    const char* sum;
-    const char* transpose;
-    const char* ellipsis;
-};
-
-const Symbols& symbols(Notation n) {
-    static const Symbols unicode{"·", "−", "−∞", "√", "Σ", "ᵀ", "…"};
-    static const Symbols ascii{"*", "-", "-inf", "sqrt", "sum", "^T", "..."};
-    return n == Notation::unicode ? unicode : ascii;
-}
-
-std::string superscript_number(int v) {
-    static const char* digits[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
-    std::string s;
-    for (char c : std::to_string(v)) s += digits[c - '0'];
-    return s;
-}
-
 std::string num(double v) { return format_number(v); }
 
 // A number as a factor or a term: negative ones in parentheses, so "2·(-1)" and "3 + (-1)".
@@ -62,17 +39,6 @@ std::string join_capped(const std::vector<std::string>& terms, const std::string
     return out;
 }
 
-void add_sum_lines(Explanation& e, const Symbols& sym) {
-    std::vector<std::string> factors, values;
-    for (const Product& p : e.products) {
-        factors.push_back(operand(p.a) + sym.dot + operand(p.b));
-        values.push_back(operand(p.a * p.b));
-    }
-    e.lines.push_back("= " + join_capped(factors, " + ", sym));
-    if (e.products.size() > 1) e.lines.push_back("= " + join_capped(values, " + ", sym));
-    e.lines.push_back("= " + num(e.value));
-}
-
 std::string scale_text(const Config& c, const Symbols& sym) {
     switch (c.scale.kind) {
         case Scale::Kind::sqrt_dk: return std::string("s = ") + sym.sqrt + "d_k = " + sym.sqrt + std::to_string(c.d_k);
@@ -82,72 +48,169 @@ std::string scale_text(const Config& c, const Symbols& sym) {
     return "";
 }
 
+// What every operation's function gets: the cell, its matrix's facts and the data.
+struct Context {
+    const Params& params;
+    const Trace& trace;
+    const Config& config;
+    const MatrixInfo& matrix;
+    int head, i, j;
+    Notation notation;
+    const Symbols& sym;
+
+    // An operand of the matrix (0 or 1) as a reference: the same head when it is per head.
+    MatrixRef operand_ref(int k) const {
+        const MatrixId id = matrix.operands[k];
+        return {id, is_per_head(id) ? head : 0};
+    }
+    const Matrix& operand(int k) const { return *find_matrix(params, trace, operand_ref(k)); }
+    std::string label_of(const MatrixRef& ref) const { return label(ref, notation); }
+};
+
+// The sum's terms as factors, as values (when there are several), then the value.
+void add_sum_lines(Explanation& e, const std::vector<Product>& products, const Symbols& sym) {
+    std::vector<std::string> factors, values;
+    for (const Product& p : products) {
+        factors.push_back(operand(p.a) + sym.dot + operand(p.b));
+        values.push_back(operand(p.a * p.b));
+    }
+    e.lines.push_back("= " + join_capped(factors, " + ", sym));
+    if (products.size() > 1) e.lines.push_back("= " + join_capped(values, " + ", sym));
+    e.lines.push_back("= " + num(e.value));
+}
+
+void explain_input(const Context& x, Explanation& e) {
+    e.terms = InputTerms{};
+    e.formula = std::string("an input: ") +
+                (rows_are_tokens(x.matrix.id) ? "feature " + std::to_string(x.j) + " of token " + std::to_string(x.i)
+                                              : std::string("a weight")) +
+                ", edit it to see every result change";
+    e.lines.push_back("= " + num(e.value));
+}
+
+// A copy of a cell of another matrix.
+void copy_of(const Context& x, Explanation& e, const CellRef& from, const std::string& formula) {
+    const double source = (*find_matrix(x.params, x.trace, from.matrix))(from.row, from.col);
+    e.terms = CopyTerms{source, from};
+    e.formula = formula;
+    e.lines.push_back("= " + cell(x.label_of(from.matrix), from.row, from.col) + " = " + num(source));
+    e.operands = {from};
+}
+
+// A·B: row i of A times column j of B. Without its right operand (W_O while the projection is
+// off) the matrix is its left operand, copied.
+void explain_product(const Context& x, Explanation& e) {
+    const MatrixRef a = x.operand_ref(0), b = x.operand_ref(1);
+    if (!exists(b.id, x.config)) {
+        copy_of(x, e, {a, x.i, x.j},
+                std::string(x.matrix.name) + " = " + name(a.id) + " (the output projection " + name(b.id) + " is off)");
+        return;
+    }
+    const Matrix &A = x.operand(0), &B = x.operand(1);
+    SumTerms terms;
+    for (Eigen::Index k = 0; k < A.cols(); ++k) terms.products.push_back({A(x.i, k), B(k, x.j)});
+    e.formula = std::string(x.matrix.name) + "[i][j] = " + x.sym.sum + "_c " + name(a.id) + "[i][c]" + x.sym.dot +
+                name(b.id) + "[c][j]: row " + std::to_string(x.i) + " of " + x.label_of(a) + " times column " +
+                std::to_string(x.j) + " of " + x.label_of(b);
+    e.operands = {{a, x.i, -1}, {b, -1, x.j}};
+    add_sum_lines(e, terms.products, x.sym);
+    e.terms = std::move(terms);
+}
+
+// Q·Kᵀ: query i with key j.
+void explain_dot_products(const Context& x, Explanation& e) {
+    const Matrix &Q = x.operand(0), &K = x.operand(1);
+    SumTerms terms;
+    for (Eigen::Index k = 0; k < Q.cols(); ++k) terms.products.push_back({Q(x.i, k), K(x.j, k)});
+    const std::string i = std::to_string(x.i), j = std::to_string(x.j);
+    e.formula = std::string("scores_raw[i][j] = (Q") + x.sym.dot + "K" + x.sym.transpose + ")[i][j] = q_" + i +
+                x.sym.dot + "k_" + j + " = " + x.sym.sum + "_c Q[" + i + "][c]" + x.sym.dot + "K[" + j + "][c]";
+    e.operands = {{x.operand_ref(0), x.i, -1}, {x.operand_ref(1), x.j, -1}};
+    add_sum_lines(e, terms.products, x.sym);
+    e.terms = std::move(terms);
+}
+
+// scores_raw / s, or −∞ where the causal mask hides the key.
+void explain_scale(const Context& x, Explanation& e) {
+    e.operands = {{x.operand_ref(0), x.i, x.j}};
+    if (x.config.mask == Mask::causal && x.j > x.i) {
+        e.terms = MaskedTerms{};
+        e.formula = "causal mask: key " + std::to_string(x.j) + " comes after query " + std::to_string(x.i);
+        e.lines.push_back(std::string("= ") + x.sym.neg_inf + ", so its weight will be exp(" + x.sym.neg_inf + ") = 0");
+        return;
+    }
+    const DivisionTerms terms{x.operand(0)(x.i, x.j), x.trace.scale};
+    e.formula = "scores[i][j] = scores_raw[i][j] / s, " + scale_text(x.config, x.sym);
+    e.lines.push_back("= " + num(terms.numerator) + " / " + num(terms.denominator));
+    e.lines.push_back("= " + num(e.value));
+    e.terms = terms;
+}
+
+// The softmax of row i of scores.
+void explain_softmax(const Context& x, Explanation& e) {
+    const Symbols& sym = x.sym;
+    const auto srow = x.operand(0).row(x.i);
+    SoftmaxTerms terms;
+    terms.column = x.j;
+    terms.row_max = srow.maxCoeff();
+    std::vector<std::string> max_terms, exp_terms, exp_values;
+    for (Eigen::Index k = 0; k < srow.size(); ++k) {
+        const double s = srow(k);
+        const double v = std::exp(s - terms.row_max);
+        terms.exps.push_back(v);
+        terms.sum += v;
+        // −∞ is a masked score; num() prints any other value, +∞ included, as it is.
+        const std::string score = s == -std::numeric_limits<double>::infinity() ? sym.neg_inf : num(s);
+        max_terms.push_back(score);
+        exp_terms.push_back("exp(" + score + " " + sym.minus + " " + operand(terms.row_max) + ")");
+        exp_values.push_back(num(v));
+    }
+    e.formula = std::string("weights[i][j] = exp(scores[i][j] ") + sym.minus + " m) / " + sym.sum +
+                "_k exp(scores[i][k] " + sym.minus + " m), m = the row's max (it cancels; it keeps exp finite)";
+    e.lines.push_back("m = max(" + join_capped(max_terms, ", ", sym) + ") = " + num(terms.row_max));
+    e.lines.push_back("exp terms: " + join_capped(exp_terms, ", ", sym));
+    e.lines.push_back("         = " + join_capped(exp_values, ", ", sym));
+    e.lines.push_back("sum = " + join_capped(exp_values, " + ", sym) + " = " + num(terms.sum));
+    e.lines.push_back(cell("weights", x.i, x.j) + " = " + num(terms.exps[x.j]) + " / " + num(terms.sum) + " = " +
+                      num(e.value));
+    e.operands = {{x.operand_ref(0), x.i, -1}};
+    e.terms = std::move(terms);
+}
+
+// weights·V: the values averaged with row i of the weights.
+void explain_weighted_sum(const Context& x, Explanation& e) {
+    const Matrix &W = x.operand(0), &V = x.operand(1);
+    SumTerms terms;
+    for (Eigen::Index k = 0; k < W.cols(); ++k) terms.products.push_back({W(x.i, k), V(k, x.j)});
+    e.formula = std::string("Z[i][j] = ") + x.sym.sum + "_k weights[i][k]" + x.sym.dot +
+                "V[k][j]: the values of column " + std::to_string(x.j) + " of V averaged with row " +
+                std::to_string(x.i) + " of weights";
+    e.operands = {{x.operand_ref(0), x.i, -1}, {x.operand_ref(1), -1, x.j}};
+    add_sum_lines(e, terms.products, x.sym);
+    e.terms = std::move(terms);
+}
+
+// [Z⁽¹⁾ … Z⁽ʰ⁾]: column j comes from one head's Z.
+void explain_concatenation(const Context& x, Explanation& e) {
+    const MatrixId z = x.matrix.operands[0];
+    const int d_v = x.config.d_v, from_head = x.j / d_v, from_col = x.j % d_v;
+    const std::string first = head_mark(1, x.notation), last = head_mark(x.config.heads, x.notation);
+    copy_of(x, e, {{z, from_head}, x.i, from_col},
+            std::string("concat = [") + name(z) + first + " " + x.sym.ellipsis + " " + name(z) + last + "]: column " +
+                std::to_string(x.j) + " is column " + std::to_string(from_col) + " of head " +
+                std::to_string(from_head + 1) + "'s " + name(z));
+}
+
+using Explainer = void (*)(const Context&, Explanation&);
+
+// One function per operation, in Operation order.
+constexpr Explainer explainers[] = {
+    explain_input,   explain_product,      explain_dot_products,  explain_scale,
+    explain_softmax, explain_weighted_sum, explain_concatenation,
+};
+static_assert(std::size(explainers) == static_cast<size_t>(Operation::count), "one explainer per operation");
+
 }  // namespace
-
-const char* name(MatrixId id) {
-    switch (id) {
-        case MatrixId::X: return "X";
-        case MatrixId::W_Q: return "W_Q";
-        case MatrixId::W_K: return "W_K";
-        case MatrixId::W_V: return "W_V";
-        case MatrixId::W_O: return "W_O";
-        case MatrixId::Q: return "Q";
-        case MatrixId::K: return "K";
-        case MatrixId::V: return "V";
-        case MatrixId::scores_raw: return "scores_raw";
-        case MatrixId::scores: return "scores";
-        case MatrixId::weights: return "weights";
-        case MatrixId::Z: return "Z";
-        case MatrixId::concat: return "concat";
-        case MatrixId::output: return "output";
-    }
-    return "?";
-}
-
-bool is_per_head(MatrixId id) {
-    return id != MatrixId::X && id != MatrixId::W_O && id != MatrixId::concat && id != MatrixId::output;
-}
-
-bool is_input(MatrixId id) {
-    return id == MatrixId::X || id == MatrixId::W_Q || id == MatrixId::W_K || id == MatrixId::W_V ||
-           id == MatrixId::W_O;
-}
-
-std::optional<MatrixId> matrix_id_from_name(const std::string& text) {
-    for (MatrixId id : all_matrix_ids)
-        if (text == name(id)) return id;
-    return std::nullopt;
-}
-
-const Matrix* find_matrix(const Params& params, const Trace& trace, MatrixId id, int head) {
-    const bool head_ok = head >= 0 && head < static_cast<int>(trace.heads.size()) &&
-                         head < static_cast<int>(params.heads.size());
-    if (is_per_head(id) && !head_ok) return nullptr;
-    switch (id) {
-        case MatrixId::X: return &params.X;
-        case MatrixId::W_Q: return &params.heads[head].W_Q;
-        case MatrixId::W_K: return &params.heads[head].W_K;
-        case MatrixId::W_V: return &params.heads[head].W_V;
-        case MatrixId::W_O: return trace.config.output_projection ? &params.W_O : nullptr;
-        case MatrixId::Q: return &trace.heads[head].Q;
-        case MatrixId::K: return &trace.heads[head].K;
-        case MatrixId::V: return &trace.heads[head].V;
-        case MatrixId::scores_raw: return &trace.heads[head].scores_raw;
-        case MatrixId::scores: return &trace.heads[head].scores;
-        case MatrixId::weights: return &trace.heads[head].weights;
-        case MatrixId::Z: return &trace.heads[head].Z;
-        case MatrixId::concat: return &trace.concat;
-        case MatrixId::output: return &trace.output;
-    }
-    return nullptr;
-}
-
-std::string label(MatrixId id, int head, Notation notation) {
-    std::string s = name(id);
-    if (!is_per_head(id)) return s;
-    if (notation == Notation::unicode) return s + "⁽" + superscript_number(head + 1) + "⁾";
-    return s + "(" + std::to_string(head + 1) + ")";
-}
 
 std::string Explanation::text() const {
     std::string out = title + "\n" + formula;
@@ -155,157 +218,34 @@ std::string Explanation::text() const {
     return out;
 }
 
-Result<Explanation> explain(const Params& params, const Trace& trace, MatrixId id, int head, int row, int col,
-                            Notation notation) {
-    const Matrix* m = find_matrix(params, trace, id, head);
+Result<Explanation> explain(const Params& params, const Trace& trace, const CellRef& at, Notation notation) {
+    const MatrixRef& ref = at.matrix;
+    const Matrix* m = find_matrix(params, trace, ref);
     if (!m) {
-        if (id == MatrixId::W_O) return Result<Explanation>::fail({{"W_O", "the output projection is off"}});
+        if (!exists(ref.id, trace.config))
+            return Result<Explanation>::fail({{name(ref.id), "the output projection is off"}});
         return Result<Explanation>::fail(
-            {{label(id, head, Notation::ascii), "there is no head " + std::to_string(head + 1)}});
+            {{label(ref, Notation::ascii), "there is no head " + std::to_string(ref.head + 1)}});
     }
-    // The params must be the ones the trace was computed from (same shapes), or the terms below
-    // would be read out of range.
-    const bool consistent = has_shapes(trace.config, params) &&
-                            static_cast<int>(trace.heads.size()) == trace.config.heads;
+    // The params must be the ones the trace was computed from (same shapes), or the terms would be
+    // read out of range.
+    const bool consistent =
+        has_shapes(trace.config, params) && static_cast<int>(trace.heads.size()) == trace.config.heads;
     if (!consistent)
-        return Result<Explanation>::fail({{"", "the trace was computed from inputs of other shapes; recompute it first"}});
-    const std::string lbl = label(id, head, notation);
-    if (row < 0 || col < 0 || row >= m->rows() || col >= m->cols())
         return Result<Explanation>::fail(
-            {{cell(label(id, head, Notation::ascii), row, col),
-              "outside the " + std::to_string(m->rows()) + "×" + std::to_string(m->cols()) + " matrix"}});
-
-    const Symbols& sym = symbols(notation);
-    const Config& c = trace.config;
+            {{"", "the trace was computed from inputs of other shapes; recompute it first"}});
+    if (at.row < 0 || at.col < 0 || at.row >= m->rows() || at.col >= m->cols())
+        return Result<Explanation>::fail({{label(at, Notation::ascii), "outside the " +
+                                                                           format_shape(m->rows(), m->cols()) +
+                                                                           " matrix"}});
+    const MatrixInfo& mi = info(ref.id);
+    const Context x{params, trace, trace.config, mi, is_per_head(ref.id) ? ref.head : 0, at.row, at.col,
+                    notation, symbols(notation)};
     Explanation e;
-    e.value = (*m)(row, col);
-    e.title = cell(lbl, row, col) + " = " + num(e.value);
-    const int i = row, j = col;
-
-    auto projection = [&](MatrixId weight_id, const Matrix& W, const char* out) {
-        e.kind = Explanation::Kind::sum_of_products;
-        for (int k = 0; k < c.d_model; ++k) e.products.push_back({params.X(i, k), W(k, j)});
-        e.formula = std::string(out) + "[i][j] = " + sym.sum + "_c X[i][c]" + sym.dot + name(weight_id) +
-                    "[c][j]: row " + std::to_string(i) + " of X times column " + std::to_string(j) + " of " +
-                    label(weight_id, head, notation);
-        e.operands = {{MatrixId::X, 0, i, -1}, {weight_id, head, -1, j}};
-        add_sum_lines(e, sym);
-    };
-
-    const HeadTrace* ht = is_per_head(id) && !is_input(id) ? &trace.heads[head] : nullptr;
-    switch (id) {
-        case MatrixId::X:
-        case MatrixId::W_Q:
-        case MatrixId::W_K:
-        case MatrixId::W_V:
-        case MatrixId::W_O:
-            e.kind = Explanation::Kind::input;
-            e.formula = std::string("an input: ") +
-                        (id == MatrixId::X ? "feature " + std::to_string(j) + " of token " + std::to_string(i)
-                                           : std::string("a weight")) +
-                        ", edit it to see every result change";
-            e.lines.push_back("= " + num(e.value));
-            break;
-        case MatrixId::Q: projection(MatrixId::W_Q, params.heads[head].W_Q, "Q"); break;
-        case MatrixId::K: projection(MatrixId::W_K, params.heads[head].W_K, "K"); break;
-        case MatrixId::V: projection(MatrixId::W_V, params.heads[head].W_V, "V"); break;
-        case MatrixId::scores_raw:
-            e.kind = Explanation::Kind::sum_of_products;
-            for (int k = 0; k < c.d_k; ++k) e.products.push_back({ht->Q(i, k), ht->K(j, k)});
-            e.formula = std::string("scores_raw[i][j] = (Q") + sym.dot + "K" + sym.transpose +
-                        ")[i][j] = q_" + std::to_string(i) + sym.dot + "k_" + std::to_string(j) + " = " + sym.sum +
-                        "_c Q[" + std::to_string(i) + "][c]" + sym.dot + "K[" + std::to_string(j) + "][c]";
-            e.operands = {{MatrixId::Q, head, i, -1}, {MatrixId::K, head, j, -1}};
-            add_sum_lines(e, sym);
-            break;
-        case MatrixId::scores:
-            e.operands = {{MatrixId::scores_raw, head, i, j}};
-            if (c.mask == Mask::causal && j > i) {
-                e.kind = Explanation::Kind::masked;
-                e.formula = "causal mask: key " + std::to_string(j) + " comes after query " + std::to_string(i);
-                e.lines.push_back(std::string("= ") + sym.neg_inf + ", so its weight will be exp(" + sym.neg_inf +
-                                  ") = 0");
-                break;
-            }
-            e.kind = Explanation::Kind::division;
-            e.numerator = ht->scores_raw(i, j);
-            e.denominator = trace.scale;
-            e.formula = "scores[i][j] = scores_raw[i][j] / s, " + scale_text(c, sym);
-            e.lines.push_back("= " + num(e.numerator) + " / " + num(e.denominator));
-            e.lines.push_back("= " + num(e.value));
-            break;
-        case MatrixId::weights: {
-            e.kind = Explanation::Kind::softmax;
-            e.column = j;
-            const auto srow = ht->scores.row(i);
-            e.row_max = srow.maxCoeff();
-            std::vector<std::string> max_terms, exp_terms, exp_values;
-            double sum = 0;
-            for (int k = 0; k < c.n; ++k) {
-                const double s = srow(k);
-                const double x = std::exp(s - e.row_max);
-                e.exps.push_back(x);
-                sum += x;
-                // −∞ is a masked score; num() prints any other value, +∞ included, as it is.
-                const std::string score = s == -std::numeric_limits<double>::infinity() ? sym.neg_inf : num(s);
-                max_terms.push_back(score);
-                exp_terms.push_back("exp(" + score + " " + sym.minus +
-                                    " " + operand(e.row_max) + ")");
-                exp_values.push_back(num(x));
-            }
-            e.numerator = e.exps[j];
-            e.denominator = sum;
-            e.formula = std::string("weights[i][j] = exp(scores[i][j] ") + sym.minus + " m) / " + sym.sum +
-                        "_k exp(scores[i][k] " + sym.minus + " m), m = the row's max (it cancels; it keeps exp finite)";
-            e.lines.push_back("m = max(" + join_capped(max_terms, ", ", sym) + ") = " + num(e.row_max));
-            e.lines.push_back("exp terms: " + join_capped(exp_terms, ", ", sym));
-            e.lines.push_back("         = " + join_capped(exp_values, ", ", sym));
-            e.lines.push_back("sum = " + join_capped(exp_values, " + ", sym) + " = " + num(sum));
-            e.lines.push_back(cell("weights", i, j) + " = " + num(e.numerator) + " / " + num(sum) + " = " +
-                              num(e.value));
-            e.operands = {{MatrixId::scores, head, i, -1}};
-            break;
-        }
-        case MatrixId::Z:
-            e.kind = Explanation::Kind::sum_of_products;
-            for (int k = 0; k < c.n; ++k) e.products.push_back({ht->weights(i, k), ht->V(k, j)});
-            e.formula = std::string("Z[i][j] = ") + sym.sum + "_k weights[i][k]" + sym.dot +
-                        "V[k][j]: the values of column " + std::to_string(j) + " of V averaged with row " +
-                        std::to_string(i) + " of weights";
-            e.operands = {{MatrixId::weights, head, i, -1}, {MatrixId::V, head, -1, j}};
-            add_sum_lines(e, sym);
-            break;
-        case MatrixId::concat: {
-            e.kind = Explanation::Kind::copy;
-            const int from_head = j / c.d_v, from_col = j % c.d_v;
-            e.numerator = trace.heads[from_head].Z(i, from_col);
-            e.formula = "concat = [Z" + label(MatrixId::Z, 0, notation).substr(1) + " " + sym.ellipsis + " Z" +
-                        label(MatrixId::Z, c.heads - 1, notation).substr(1) + "]: column " + std::to_string(j) +
-                        " is column " + std::to_string(from_col) + " of head " + std::to_string(from_head + 1) +
-                        "'s Z";
-            e.lines.push_back("= " + cell(label(MatrixId::Z, from_head, notation), i, from_col) + " = " +
-                              num(e.numerator));
-            e.operands = {{MatrixId::Z, from_head, i, from_col}};
-            break;
-        }
-        case MatrixId::output:
-            if (!c.output_projection) {
-                e.kind = Explanation::Kind::copy;
-                e.numerator = trace.concat(i, j);
-                e.formula = "output = concat (the output projection W_O is off)";
-                e.lines.push_back("= " + cell("concat", i, j) + " = " + num(e.numerator));
-                e.operands = {{MatrixId::concat, 0, i, j}};
-                break;
-            }
-            e.kind = Explanation::Kind::sum_of_products;
-            for (int k = 0; k < c.concat_width(); ++k) e.products.push_back({trace.concat(i, k), params.W_O(k, j)});
-            e.formula = std::string("output[i][j] = ") + sym.sum + "_c concat[i][c]" + sym.dot +
-                        "W_O[c][j]: row " + std::to_string(i) + " of concat times column " + std::to_string(j) +
-                        " of W_O";
-            e.operands = {{MatrixId::concat, 0, i, -1}, {MatrixId::W_O, 0, -1, j}};
-            add_sum_lines(e, sym);
-            break;
-    }
+    e.cell = at;
+    e.value = (*m)(at.row, at.col);
+    e.title = label(at, notation) + " = " + num(e.value);
+    explainers[static_cast<size_t>(mi.operation)](x, e);
     return Result<Explanation>::ok(std::move(e));
 }
 

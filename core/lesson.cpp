@@ -37,8 +37,8 @@ struct LessonReader {
         return it->get<bool>();
     }
 
-    LessonMatrix matrix(const json& v, const std::string& path) {
-        LessonMatrix m;
+    MatrixRef matrix(const json& v, const std::string& path) {
+        MatrixRef m{MatrixId::X, 0};
         if (!v.is_object()) {
             problems.push_back({path, "expected {\"matrix\": NAME, \"head\": H}, got " + describe_json(v)});
             return m;
@@ -47,9 +47,7 @@ struct LessonReader {
         if (auto id = matrix_id_from_name(name)) {
             m.id = *id;
         } else if (!name.empty()) {
-            problems.push_back({path + ".matrix", "unknown matrix \"" + name +
-                                                      "\" (X, W_Q, W_K, W_V, W_O, Q, K, V, scores_raw, scores, "
-                                                      "weights, Z, concat, output)"});
+            problems.push_back({path + ".matrix", "unknown matrix \"" + name + "\" (" + matrix_names() + ")"});
         }
         auto head = v.find("head");
         if (head != v.end()) {
@@ -129,16 +127,11 @@ std::string fill_placeholders(const std::string& text, const Config& c, double s
     return out;
 }
 
-bool exists(const LessonMatrix& m, const Config& c) {
-    if (is_per_head(m.id) && (m.head < 0 || m.head >= c.heads)) return false;
-    if (m.id == MatrixId::W_O && !c.output_projection) return false;
-    return true;
-}
-
 std::string cell_expansion(const Explanation& e) {
-    if (e.kind != Explanation::Kind::sum_of_products) return format_number(e.value);
+    const SumTerms* sum = e.as<SumTerms>();
+    if (!sum) return format_number(e.value);
     std::string out;
-    for (const Product& p : e.products) {
+    for (const Product& p : sum->products) {
         if (p.b == 0) continue;
         const double v = p.a * p.b;
         const std::string term = v < 0 ? "(" + format_number(v) + ")" : format_number(v);

@@ -15,20 +15,13 @@ namespace attnviz::core {
 inline constexpr const char* lesson_format = "attnviz-lesson";
 inline constexpr int lesson_version = 1;
 
-// A matrix a step shows; head is 0-based here (1-based in the file, as the seeds count heads).
-struct LessonMatrix {
-    MatrixId id = MatrixId::X;
-    int head = 0;
-    bool operator==(const LessonMatrix&) const = default;
-};
-
 struct LessonStep {
     std::string title;
     std::string formula;  // Unicode math, e.g. "Q⁽¹⁾ = X·W_Q⁽¹⁾"
     std::string text;     // for the learner; may hold {n}, {d_model}, {h}, {d_k}, {d_v}, {s}
-    std::vector<LessonMatrix> show;  // the operands (and any context) drawn left to right
+    std::vector<MatrixRef> show;  // heads 0-based here, 1-based in the file  // the operands (and any context) drawn left to right
     bool has_result = false;
-    LessonMatrix result;     // the matrix whose cells are explained, played and exercised
+    MatrixRef result;     // the matrix whose cells are explained, played and exercised
     bool expansion = false;  // also show each result cell as the seed writes it: (1+1)
     bool exercise = false;   // the learner may type the result
 };
@@ -43,10 +36,6 @@ Result<Lesson> parse_lesson(std::string_view text);
 
 // The step's text with {n}, {d_model}, {h}, {d_k}, {d_v} and {s} replaced by the session's values.
 std::string fill_placeholders(const std::string& text, const Config& config, double scale);
-
-// Whether a step's matrix exists in a session of this config (a head beyond h, or W_O while the
-// projection is off, does not).
-bool exists(const LessonMatrix& m, const Config& config);
 
 // A cell written the way seed 001 writes it: the terms whose second factor (the weight) is not
 // zero, summed in parentheses — "(1+1)", "(0+0)"; "(0)" when every weight is zero. For cells

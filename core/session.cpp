@@ -6,6 +6,7 @@
 
 #include "format.hpp"
 #include "json_read.hpp"
+#include "matrices.hpp"
 
 namespace attnviz::core {
 
@@ -348,15 +349,12 @@ std::string write_trace(const Trace& t) {
     w.key("  ", "heads");
     w.out += "[";
     for (size_t i = 0; i < t.heads.size(); ++i) {
-        const HeadTrace& h = t.heads[i];
         w.out += i ? ", {" : "{";
-        const std::pair<const char*, const Matrix*> parts[] = {
-            {"Q", &h.Q},           {"K", &h.K},           {"V", &h.V}, {"scores_raw", &h.scores_raw},
-            {"scores", &h.scores}, {"weights", &h.weights}, {"Z", &h.Z}};
         bool first = true;
-        for (const auto& [name, m] : parts) {
-            w.key("    ", name, first);
-            w.matrix(*m, "    ");
+        for (MatrixId id : all_matrix_ids) {  // Q, K, V, scores_raw, scores, weights, Z
+            if (!is_per_head(id) || is_input(id)) continue;
+            w.key("    ", name(id), first);
+            w.matrix(*info(id).computed(t, static_cast<int>(i)), "    ");
             first = false;
         }
         w.key("    ", "weights_rows");
@@ -375,10 +373,11 @@ std::string write_trace(const Trace& t) {
         w.out += "\n  }";
     }
     w.out += "]";
-    w.key("  ", "concat");
-    w.matrix(t.concat, "  ");
-    w.key("  ", "output");
-    w.matrix(t.output, "  ");
+    for (MatrixId id : all_matrix_ids) {  // concat, output
+        if (is_per_head(id) || is_input(id)) continue;
+        w.key("  ", name(id));
+        w.matrix(*info(id).computed(t, 0), "  ");
+    }
     w.out += "\n}\n";
     return w.out;
 }

@@ -44,6 +44,7 @@ const Matrix& matrix_of(const Params& p, const Trace& t, MatrixId id, int h) {
         case MatrixId::Z: return t.heads[h].Z;
         case MatrixId::concat: return t.concat;
         case MatrixId::output: return t.output;
+        case MatrixId::count: break;
     }
     throw std::logic_error("unknown id");
 }
@@ -53,31 +54,35 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
     const Config& c = s.config;
     const Params& p = s.params;
     SCOPED_TRACE(cell_text(id, h, i, j));
-    const Result<Explanation> r = explain(p, t, id, h, i, j);
+    const Result<Explanation> r = explain(p, t, {{id, h}, i, j});
     ASSERT_TRUE(r) << (r.problems.empty() ? "" : r.problems[0].str());
     const Explanation& e = *r.value;
     const double value = matrix_of(p, t, id, h)(i, j);
     EXPECT_EQ(e.value, value);
 
     // The title names the cell with its label.
-    const std::string lbl = label(id, h) + "[" + std::to_string(i) + "][" + std::to_string(j) + "]";
+    const std::string lbl = label(CellRef{{id, h}, i, j});
     EXPECT_TRUE(contains(e.title, lbl)) << e.title << " lacks " << lbl;
     EXPECT_FALSE(e.formula.empty());
     EXPECT_FALSE(e.lines.empty());
 
     // The same cell in ascii notation: no byte ≥ 0x80 anywhere.
-    const Result<Explanation> ra = explain(p, t, id, h, i, j, Notation::ascii);
+    const Result<Explanation> ra = explain(p, t, {{id, h}, i, j}, Notation::ascii);
     ASSERT_TRUE(ra);
     EXPECT_TRUE(all_ascii(ra.value->text())) << ra.value->text();
-    const std::string ascii_lbl = label(id, h, Notation::ascii) + "[" + std::to_string(i) + "][" + std::to_string(j) + "]";
+    const std::string ascii_lbl = label(CellRef{{id, h}, i, j}, Notation::ascii);
     EXPECT_TRUE(contains(ra.value->title, ascii_lbl)) << ra.value->title;
-    EXPECT_EQ(ra.value->kind, e.kind);
+    EXPECT_EQ(ra.value->terms.index(), e.terms.index());
     EXPECT_EQ(ra.value->value, e.value);
 
+    // The terms of the kind expected, or a failed test.
+    const SumTerms* sum = e.as<SumTerms>();
+    const std::vector<Product> none;
+    const std::vector<Product>& products = sum ? sum->products : none;
     auto sum_products = [&]() {
-        double sum = 0;
-        for (const Product& pr : e.products) sum += pr.a * pr.b;
-        return sum;
+        double total = 0;
+        for (const Product& pr : products) total += pr.a * pr.b;
+        return total;
     };
 
     switch (id) {
@@ -86,116 +91,121 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
         case MatrixId::W_K:
         case MatrixId::W_V:
         case MatrixId::W_O:
-            EXPECT_EQ(e.kind, Explanation::Kind::input);
+            EXPECT_TRUE(e.as<InputTerms>());
             EXPECT_TRUE(is_input(id));
             EXPECT_EQ(e.value, value);
             break;
         case MatrixId::Q:
         case MatrixId::K:
         case MatrixId::V: {
-            EXPECT_EQ(e.kind, Explanation::Kind::sum_of_products);
+            ASSERT_TRUE(sum);
             const MatrixId w = id == MatrixId::Q ? MatrixId::W_Q : id == MatrixId::K ? MatrixId::W_K : MatrixId::W_V;
             const Matrix& W = matrix_of(p, t, w, h);
-            ASSERT_EQ(e.products.size(), static_cast<size_t>(c.d_model));
+            ASSERT_EQ(products.size(), static_cast<size_t>(c.d_model));
             for (int k = 0; k < c.d_model; ++k) {
-                EXPECT_EQ(e.products[k].a, p.X(i, k));
-                EXPECT_EQ(e.products[k].b, W(k, j));
+                EXPECT_EQ(products[k].a, p.X(i, k));
+                EXPECT_EQ(products[k].b, W(k, j));
             }
             EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
             ASSERT_EQ(e.operands.size(), 2u);
-            EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::X, 0, i, -1}));
-            EXPECT_EQ(e.operands[1], (OperandRef{w, h, -1, j}));
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::X, 0}, i, -1}));
+            EXPECT_EQ(e.operands[1], (CellRef{{w, h}, -1, j}));
             break;
         }
         case MatrixId::scores_raw:
-            EXPECT_EQ(e.kind, Explanation::Kind::sum_of_products);
-            ASSERT_EQ(e.products.size(), static_cast<size_t>(c.d_k));
+            ASSERT_TRUE(sum);
+            ASSERT_EQ(products.size(), static_cast<size_t>(c.d_k));
             for (int k = 0; k < c.d_k; ++k) {
-                EXPECT_EQ(e.products[k].a, t.heads[h].Q(i, k));
-                EXPECT_EQ(e.products[k].b, t.heads[h].K(j, k));
+                EXPECT_EQ(products[k].a, t.heads[h].Q(i, k));
+                EXPECT_EQ(products[k].b, t.heads[h].K(j, k));
             }
             EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
             ASSERT_EQ(e.operands.size(), 2u);
-            EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::Q, h, i, -1}));
-            EXPECT_EQ(e.operands[1], (OperandRef{MatrixId::K, h, j, -1}));
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::Q, h}, i, -1}));
+            EXPECT_EQ(e.operands[1], (CellRef{{MatrixId::K, h}, j, -1}));
             break;
         case MatrixId::scores:
             if (c.mask == Mask::causal && j > i) {
-                EXPECT_EQ(e.kind, Explanation::Kind::masked);
+                EXPECT_TRUE(e.as<MaskedTerms>());
                 EXPECT_EQ(e.value, -std::numeric_limits<double>::infinity());
                 EXPECT_EQ(value, -std::numeric_limits<double>::infinity());
             } else {
-                EXPECT_EQ(e.kind, Explanation::Kind::division);
-                EXPECT_EQ(e.numerator, t.heads[h].scores_raw(i, j));
-                EXPECT_EQ(e.denominator, c.scale.value(c.d_k));
-                EXPECT_TRUE(near_rel(e.numerator / e.denominator, value, 1e-12));
+                const DivisionTerms* d = e.as<DivisionTerms>();
+                ASSERT_TRUE(d);
+                EXPECT_EQ(d->numerator, t.heads[h].scores_raw(i, j));
+                EXPECT_EQ(d->denominator, c.scale.value(c.d_k));
+                EXPECT_TRUE(near_rel(d->numerator / d->denominator, value, 1e-12));
             }
             ASSERT_EQ(e.operands.size(), 1u);
-            EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::scores_raw, h, i, j}));
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::scores_raw, h}, i, j}));
             break;
         case MatrixId::weights: {
-            EXPECT_EQ(e.kind, Explanation::Kind::softmax);
-            EXPECT_EQ(e.column, j);
+            const SoftmaxTerms* sm = e.as<SoftmaxTerms>();
+            ASSERT_TRUE(sm);
+            EXPECT_EQ(sm->column, j);
             double mx = -std::numeric_limits<double>::infinity();
             for (int k = 0; k < c.n; ++k) mx = std::max(mx, t.heads[h].scores(i, k));
-            EXPECT_EQ(e.row_max, mx);
-            ASSERT_EQ(e.exps.size(), static_cast<size_t>(c.n));
-            double sum = 0;
+            EXPECT_EQ(sm->row_max, mx);
+            ASSERT_EQ(sm->exps.size(), static_cast<size_t>(c.n));
+            double total = 0;
             for (int k = 0; k < c.n; ++k) {
-                EXPECT_TRUE(near_rel(e.exps[k], std::exp(t.heads[h].scores(i, k) - mx), 1e-15)) << "k=" << k;
+                EXPECT_TRUE(near_rel(sm->exps[k], std::exp(t.heads[h].scores(i, k) - mx), 1e-15)) << "k=" << k;
                 if (c.mask == Mask::causal && k > i) {
-                    EXPECT_EQ(e.exps[k], 0.0);
+                    EXPECT_EQ(sm->exps[k], 0.0);
                 }
-                sum += e.exps[k];
+                total += sm->exps[k];
             }
-            EXPECT_TRUE(near_rel(e.exps[j] / sum, value, 1e-12));
-            EXPECT_TRUE(near_rel(e.numerator / e.denominator, value, 1e-12));
-            EXPECT_EQ(e.numerator, e.exps[j]);
+            EXPECT_TRUE(near_rel(sm->exps[j] / total, value, 1e-12));
+            EXPECT_TRUE(near_rel(sm->sum, total, 1e-15));
             ASSERT_EQ(e.operands.size(), 1u);
-            EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::scores, h, i, -1}));
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::scores, h}, i, -1}));
             break;
         }
         case MatrixId::Z:
-            EXPECT_EQ(e.kind, Explanation::Kind::sum_of_products);
-            ASSERT_EQ(e.products.size(), static_cast<size_t>(c.n));
+            ASSERT_TRUE(sum);
+            ASSERT_EQ(products.size(), static_cast<size_t>(c.n));
             for (int k = 0; k < c.n; ++k) {
-                EXPECT_EQ(e.products[k].a, t.heads[h].weights(i, k));
-                EXPECT_EQ(e.products[k].b, t.heads[h].V(k, j));
+                EXPECT_EQ(products[k].a, t.heads[h].weights(i, k));
+                EXPECT_EQ(products[k].b, t.heads[h].V(k, j));
             }
             EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
             ASSERT_EQ(e.operands.size(), 2u);
-            EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::weights, h, i, -1}));
-            EXPECT_EQ(e.operands[1], (OperandRef{MatrixId::V, h, -1, j}));
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::weights, h}, i, -1}));
+            EXPECT_EQ(e.operands[1], (CellRef{{MatrixId::V, h}, -1, j}));
             break;
         case MatrixId::concat: {
-            EXPECT_EQ(e.kind, Explanation::Kind::copy);
+            const CopyTerms* copy = e.as<CopyTerms>();
+            ASSERT_TRUE(copy);
             const int from_head = j / c.d_v, from_col = j % c.d_v;
-            EXPECT_EQ(e.numerator, value);
-            EXPECT_EQ(e.numerator, t.heads[from_head].Z(i, from_col));
+            EXPECT_EQ(copy->source, value);
+            EXPECT_EQ(copy->source, t.heads[from_head].Z(i, from_col));
+            EXPECT_EQ(copy->from, (CellRef{{MatrixId::Z, from_head}, i, from_col}));
             ASSERT_EQ(e.operands.size(), 1u);
-            EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::Z, from_head, i, from_col}));
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::Z, from_head}, i, from_col}));
             break;
         }
         case MatrixId::output:
             if (c.output_projection) {
-                EXPECT_EQ(e.kind, Explanation::Kind::sum_of_products);
-                ASSERT_EQ(e.products.size(), static_cast<size_t>(c.heads * c.d_v));
+                ASSERT_TRUE(sum);
+                ASSERT_EQ(products.size(), static_cast<size_t>(c.heads * c.d_v));
                 for (int k = 0; k < c.heads * c.d_v; ++k) {
-                    EXPECT_EQ(e.products[k].a, t.concat(i, k));
-                    EXPECT_EQ(e.products[k].b, p.W_O(k, j));
+                    EXPECT_EQ(products[k].a, t.concat(i, k));
+                    EXPECT_EQ(products[k].b, p.W_O(k, j));
                 }
                 EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
                 ASSERT_EQ(e.operands.size(), 2u);
-                EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::concat, 0, i, -1}));
-                EXPECT_EQ(e.operands[1], (OperandRef{MatrixId::W_O, 0, -1, j}));
+                EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::concat, 0}, i, -1}));
+                EXPECT_EQ(e.operands[1], (CellRef{{MatrixId::W_O, 0}, -1, j}));
             } else {
-                EXPECT_EQ(e.kind, Explanation::Kind::copy);
-                EXPECT_EQ(e.numerator, value);
-                EXPECT_EQ(e.numerator, t.concat(i, j));
+                const CopyTerms* copy = e.as<CopyTerms>();
+                ASSERT_TRUE(copy);
+                EXPECT_EQ(copy->source, value);
+                EXPECT_EQ(copy->source, t.concat(i, j));
                 ASSERT_EQ(e.operands.size(), 1u);
-                EXPECT_EQ(e.operands[0], (OperandRef{MatrixId::concat, 0, i, j}));
+                EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::concat, 0}, i, j}));
             }
             break;
+        case MatrixId::count: FAIL() << "not a matrix";
     }
 }
 
@@ -239,13 +249,14 @@ TEST(Explain, LongSumsKeepEveryTerm) {
     const Config c = make_config(3, 20, 1, 4, 4);
     const Session s = random_session(c, 34);
     const Trace t = forward<double>(c, s.params);
-    const Result<Explanation> r = explain(s.params, t, MatrixId::Q, 0, 2, 3);
+    const Result<Explanation> r = explain(s.params, t, {{MatrixId::Q, 0}, 2, 3});
     ASSERT_TRUE(r);
-    EXPECT_EQ(r.value->products.size(), 20u);
+    ASSERT_TRUE(r.value->as<SumTerms>());
+    EXPECT_EQ(r.value->as<SumTerms>()->products.size(), 20u);
     double sum = 0;
-    for (const Product& p : r.value->products) sum += p.a * p.b;
+    for (const Product& p : r.value->as<SumTerms>()->products) sum += p.a * p.b;
     EXPECT_TRUE(near_rel(sum, t.heads[0].Q(2, 3), 1e-12));
-    const Result<Explanation> ra = explain(s.params, t, MatrixId::Q, 0, 2, 3, Notation::ascii);
+    const Result<Explanation> ra = explain(s.params, t, {{MatrixId::Q, 0}, 2, 3}, Notation::ascii);
     ASSERT_TRUE(ra);
     EXPECT_TRUE(contains(ra.value->text(), "more terms")) << ra.value->text();
     EXPECT_TRUE(all_ascii(ra.value->text()));
@@ -255,61 +266,43 @@ TEST(Explain, WorkedExampleNumbersInText) {
     const Session s = worked_example();
     const Trace t = forward<double>(s.config, s.params);
     // scores⁽¹⁾[0][0] = 4 / √2 = 2.82843.
-    const Result<Explanation> r = explain(s.params, t, MatrixId::scores, 0, 0, 0);
+    const Result<Explanation> r = explain(s.params, t, {{MatrixId::scores, 0}, 0, 0});
     ASSERT_TRUE(r);
-    EXPECT_EQ(r.value->kind, Explanation::Kind::division);
-    EXPECT_EQ(r.value->numerator, 4.0);
-    EXPECT_NEAR(r.value->denominator, std::sqrt(2.0), 1e-15);
+    const DivisionTerms* d = r.value->as<DivisionTerms>();
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->numerator, 4.0);
+    EXPECT_NEAR(d->denominator, std::sqrt(2.0), 1e-15);
     EXPECT_TRUE(contains(r.value->text(), "2.82843")) << r.value->text();
     EXPECT_TRUE(contains(r.value->title, "scores⁽¹⁾[0][0]")) << r.value->title;
     // Q⁽²⁾[1][0] = 0·0 + 2·1 + 0·0 + 2·1 = 4.
-    const Result<Explanation> q = explain(s.params, t, MatrixId::Q, 1, 1, 0);
+    const Result<Explanation> q = explain(s.params, t, {{MatrixId::Q, 1}, 1, 0});
     ASSERT_TRUE(q);
-    ASSERT_EQ(q.value->products.size(), 4u);
+    ASSERT_TRUE(q.value->as<SumTerms>());
+    const std::vector<Product>& qp = q.value->as<SumTerms>()->products;
+    ASSERT_EQ(qp.size(), 4u);
     // Row 1 of X is [0, 2, 0, 2]; column 0 of head 2's W_Q is [0, 1, 0, 1].
     const double a[] = {0, 2, 0, 2};
     const double b_head2[] = {0, 1, 0, 1};
     for (int k = 0; k < 4; ++k) {
-        EXPECT_EQ(q.value->products[k].a, a[k]);
-        EXPECT_EQ(q.value->products[k].b, b_head2[k]);
+        EXPECT_EQ(qp[k].a, a[k]);
+        EXPECT_EQ(qp[k].b, b_head2[k]);
     }
     EXPECT_EQ(q.value->value, 4.0);
     EXPECT_TRUE(contains(q.value->title, "Q⁽²⁾[1][0]"));
 }
 
-TEST(Explain, Labels) {
-    EXPECT_EQ(label(MatrixId::Q, 0), "Q⁽¹⁾");
-    EXPECT_EQ(label(MatrixId::weights, 11), "weights⁽¹²⁾");
-    EXPECT_EQ(label(MatrixId::Q, 0, Notation::ascii), "Q(1)");
-    EXPECT_EQ(label(MatrixId::W_K, 9, Notation::ascii), "W_K(10)");
-    EXPECT_EQ(label(MatrixId::X, 3), "X");
-    EXPECT_EQ(label(MatrixId::concat, 1, Notation::ascii), "concat");
-    for (MatrixId id : all_matrix_ids) {
-        ASSERT_TRUE(matrix_id_from_name(name(id)).has_value()) << name(id);
-        EXPECT_EQ(*matrix_id_from_name(name(id)), id);
-    }
-    EXPECT_FALSE(matrix_id_from_name("attention").has_value());
-    EXPECT_FALSE(matrix_id_from_name("").has_value());
-    EXPECT_TRUE(is_per_head(MatrixId::W_V));
-    EXPECT_TRUE(is_per_head(MatrixId::Z));
-    EXPECT_FALSE(is_per_head(MatrixId::W_O));
-    EXPECT_FALSE(is_per_head(MatrixId::output));
-    EXPECT_TRUE(is_input(MatrixId::W_O));
-    EXPECT_FALSE(is_input(MatrixId::Q));
-}
-
 TEST(Explain, FindMatrix) {
     Session s = worked_example();
     const Trace t = forward<double>(s.config, s.params);
-    EXPECT_EQ(find_matrix(s.params, t, MatrixId::X, 0), &s.params.X);
-    EXPECT_EQ(find_matrix(s.params, t, MatrixId::W_K, 1), &s.params.heads[1].W_K);
-    EXPECT_EQ(find_matrix(s.params, t, MatrixId::Z, 1), &t.heads[1].Z);
-    EXPECT_EQ(find_matrix(s.params, t, MatrixId::Z, 2), nullptr);
-    EXPECT_EQ(find_matrix(s.params, t, MatrixId::Q, -1), nullptr);
-    EXPECT_EQ(find_matrix(s.params, t, MatrixId::W_O, 0), &s.params.W_O);
+    EXPECT_EQ(find_matrix(s.params, t, {MatrixId::X, 0}), &s.params.X);
+    EXPECT_EQ(find_matrix(s.params, t, {MatrixId::W_K, 1}), &s.params.heads[1].W_K);
+    EXPECT_EQ(find_matrix(s.params, t, {MatrixId::Z, 1}), &t.heads[1].Z);
+    EXPECT_EQ(find_matrix(s.params, t, {MatrixId::Z, 2}), nullptr);
+    EXPECT_EQ(find_matrix(s.params, t, {MatrixId::Q, -1}), nullptr);
+    EXPECT_EQ(find_matrix(s.params, t, {MatrixId::W_O, 0}), &s.params.W_O);
     s.config.output_projection = false;
     const Trace off = forward<double>(s.config, s.params);
-    EXPECT_EQ(find_matrix(s.params, off, MatrixId::W_O, 0), nullptr);
+    EXPECT_EQ(find_matrix(s.params, off, {MatrixId::W_O, 0}), nullptr);
 }
 
 TEST(Explain, OutOfRangeCellsFail) {
@@ -328,7 +321,7 @@ TEST(Explain, OutOfRangeCellsFail) {
         {MatrixId::concat, 0, 0, -1, "concat[0][-1]"}, {MatrixId::W_O, 0, 4, 0, "W_O[4][0]"},
     };
     for (const Case& k : cases) {
-        const Result<Explanation> r = explain(s.params, t, k.id, k.head, k.row, k.col);
+        const Result<Explanation> r = explain(s.params, t, {{k.id, k.head}, k.row, k.col});
         EXPECT_FALSE(r) << k.path_part;
         ASSERT_FALSE(r.problems.empty()) << k.path_part;
         EXPECT_TRUE(contains(r.problems[0].path, k.path_part)) << r.problems[0].str() << " vs " << k.path_part;
@@ -338,7 +331,7 @@ TEST(Explain, OutOfRangeCellsFail) {
     Session off = s;
     off.config.output_projection = false;
     const Trace t_off = forward<double>(off.config, off.params);
-    const Result<Explanation> r = explain(off.params, t_off, MatrixId::W_O, 0, 0, 0);
+    const Result<Explanation> r = explain(off.params, t_off, {{MatrixId::W_O, 0}, 0, 0});
     EXPECT_FALSE(r);
     ASSERT_FALSE(r.problems.empty());
     EXPECT_EQ(r.problems[0].path, "W_O");
@@ -350,16 +343,17 @@ TEST(Explain, MaskedTextSaysMinusInfinity) {
     c.mask = Mask::causal;
     const Session s = random_session(c, 35);
     const Trace t = forward<double>(c, s.params);
-    const Result<Explanation> r = explain(s.params, t, MatrixId::scores, 1, 0, 2, Notation::ascii);
+    const Result<Explanation> r = explain(s.params, t, {{MatrixId::scores, 1}, 0, 2}, Notation::ascii);
     ASSERT_TRUE(r);
-    EXPECT_EQ(r.value->kind, Explanation::Kind::masked);
+    EXPECT_TRUE(r.value->as<MaskedTerms>());
     EXPECT_TRUE(contains(r.value->text(), "-inf")) << r.value->text();
     // A masked key's weight is explained as exp(−∞) = 0 in the softmax too.
-    const Result<Explanation> w = explain(s.params, t, MatrixId::weights, 1, 0, 2);
+    const Result<Explanation> w = explain(s.params, t, {{MatrixId::weights, 1}, 0, 2});
     ASSERT_TRUE(w);
     EXPECT_EQ(w.value->value, 0.0);
-    EXPECT_EQ(w.value->exps[2], 0.0);
-    EXPECT_EQ(w.value->exps[0], 1.0);  // the only visible key is the row max
+    ASSERT_TRUE(w.value->as<SoftmaxTerms>());
+    EXPECT_EQ(w.value->as<SoftmaxTerms>()->exps[2], 0.0);
+    EXPECT_EQ(w.value->as<SoftmaxTerms>()->exps[0], 1.0);  // the only visible key is the row max
 }
 
 TEST(Explain, RefusesParamsOfOtherShapesThanTheTrace) {
@@ -368,11 +362,11 @@ TEST(Explain, RefusesParamsOfOtherShapesThanTheTrace) {
     const Session small = worked_example();
     const Session big = random_session(make_config(3, 8, 2, 4, 4), 1);
     const Trace t_big = forward<double>(big.config, big.params);
-    const Result<Explanation> e = explain(small.params, t_big, MatrixId::Q, 0, 0, 0);
+    const Result<Explanation> e = explain(small.params, t_big, {{MatrixId::Q, 0}, 0, 0});
     EXPECT_FALSE(e);
     ASSERT_FALSE(e.problems.empty());
     EXPECT_NE(e.problems[0].message.find("other shapes"), std::string::npos);
-    EXPECT_TRUE(explain(big.params, t_big, MatrixId::Q, 0, 0, 0));
+    EXPECT_TRUE(explain(big.params, t_big, {{MatrixId::Q, 0}, 0, 0}));
 }
 
 }  // namespace

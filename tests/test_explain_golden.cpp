@@ -30,21 +30,21 @@ std::string dump(const std::string& title, const Session& s) {
         for (MatrixId id : all_matrix_ids) {
             const int heads = is_per_head(id) ? s.config.heads : 1;
             for (int h = 0; h < heads; ++h) {
-                const Matrix* m = find_matrix(s.params, t, id, h);
+                const Matrix* m = find_matrix(s.params, t, {id, h});
                 if (!m) continue;
                 for (int i = 0; i < m->rows(); ++i)
                     for (int j = 0; j < m->cols(); ++j) {
-                        const Result<Explanation> e = explain(s.params, t, id, h, i, j, notation);
-                        out += "--- " + label(id, h, notation) + "[" + std::to_string(i) + "][" + std::to_string(j) + "]\n";
+                        const Result<Explanation> e = explain(s.params, t, {{id, h}, i, j}, notation);
+                        out += "--- " + label(CellRef{{id, h}, i, j}, notation) + "\n";
                         if (!e) {
                             out += "error: " + all_text(e.problems);
                             continue;
                         }
                         out += e.value->text() + "\n";
                         out += "operands:";
-                        for (const OperandRef& op : e.value->operands)
-                            out += std::string(" ") + name(op.matrix) + "/" + std::to_string(op.head) + "/" +
-                                   std::to_string(op.row) + "/" + std::to_string(op.col);
+                        for (const CellRef& op : e.value->operands)
+                            out += std::string(" ") + name(op.matrix.id) + "/" + std::to_string(op.matrix.head) +
+                                   "/" + std::to_string(op.row) + "/" + std::to_string(op.col);
                         out += "\n";
                     }
             }

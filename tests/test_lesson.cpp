@@ -16,15 +16,15 @@ TEST(Lesson, TheShippedLessonParsesAndNamesTheTenSteps) {
     ASSERT_EQ(lesson.value->steps.size(), 10u);
     const Config worked = worked_example().config;
     for (const LessonStep& step : lesson.value->steps) {
-        for (const LessonMatrix& m : step.show) EXPECT_TRUE(exists(m, worked)) << step.title;
+        for (const MatrixRef& m : step.show) EXPECT_TRUE(exists(m, worked)) << step.title;
         if (step.has_result) {
             EXPECT_TRUE(exists(step.result, worked)) << step.title;
         }
     }
     // Step 2's result is Q⁽¹⁾ with the seed's expansions; step 5 is the softmax exercise.
-    EXPECT_EQ(lesson.value->steps[1].result, (LessonMatrix{MatrixId::Q, 0}));
+    EXPECT_EQ(lesson.value->steps[1].result, (MatrixRef{MatrixId::Q, 0}));
     EXPECT_TRUE(lesson.value->steps[1].expansion);
-    EXPECT_EQ(lesson.value->steps[4].result, (LessonMatrix{MatrixId::weights, 0}));
+    EXPECT_EQ(lesson.value->steps[4].result, (MatrixRef{MatrixId::weights, 0}));
     EXPECT_TRUE(lesson.value->steps[4].exercise);
 }
 
@@ -76,7 +76,7 @@ TEST(Lesson, CellExpansionWritesTheSeedsTerms) {
     const Session s = worked_example();
     const Trace t = forward<double>(s.config, s.params);
     auto expansion = [&](MatrixId id, int head, int i, int j) {
-        return cell_expansion(*explain(s.params, t, id, head, i, j).value);
+        return cell_expansion(*explain(s.params, t, {{id, head}, i, j}).value);
     };
     // Seed 001: Q₁ = [[(1+1), (0+0)], [(0+0), (2+2)]].
     EXPECT_EQ(expansion(MatrixId::Q, 0, 0, 0), "(1+1)");
@@ -89,6 +89,6 @@ TEST(Lesson, CellExpansionWritesTheSeedsTerms) {
     Session neg = s;
     neg.params.X(0, 2) = -3;
     const Trace tn = forward<double>(neg.config, neg.params);
-    EXPECT_EQ(cell_expansion(*explain(neg.params, tn, MatrixId::Q, 0, 0, 0).value), "(1+(-3))");
-    EXPECT_EQ(cell_expansion(*explain(s.params, t, MatrixId::X, 0, 1, 1).value), "2");
+    EXPECT_EQ(cell_expansion(*explain(neg.params, tn, {{MatrixId::Q, 0}, 0, 0}).value), "(1+(-3))");
+    EXPECT_EQ(cell_expansion(*explain(s.params, t, {{MatrixId::X, 0}, 1, 1}).value), "2");
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 
 #include "core/file_io.hpp"
 #include "core/format.hpp"
@@ -13,21 +12,12 @@ namespace attnviz::app {
 
 AppState::AppState(core::Session session) : session_(std::move(session)) { update(); }
 
-const core::Matrix* AppState::matrix(MatrixRef ref) const {
-    return core::find_matrix(session_.params, trace_, ref.id, ref.head);
-}
+const core::Matrix* AppState::matrix(MatrixRef ref) const { return core::find_matrix(session_.params, trace_, ref); }
 
-core::Matrix* AppState::mutable_matrix(MatrixRef ref) {
-    if (!core::is_input(ref.id)) return nullptr;
-    if (ref.id == core::MatrixId::X) return &session_.params.X;
-    if (ref.id == core::MatrixId::W_O) return &session_.params.W_O;
-    if (ref.head < 0 || ref.head >= static_cast<int>(session_.params.heads.size())) return nullptr;
-    core::HeadParams& h = session_.params.heads[ref.head];
-    return ref.id == core::MatrixId::W_Q ? &h.W_Q : ref.id == core::MatrixId::W_K ? &h.W_K : &h.W_V;
-}
+core::Matrix* AppState::mutable_matrix(MatrixRef ref) { return core::find_input(session_.params, ref); }
 
 core::Result<core::Explanation> AppState::explain(const CellRef& cell) const {
-    return core::explain(session_.params, trace_, cell.matrix.id, cell.matrix.head, cell.row, cell.col, notation_);
+    return core::explain(session_.params, trace_, cell, notation_);
 }
 
 std::string AppState::shape_text(MatrixRef ref, bool follow_orientation) const {
@@ -37,7 +27,7 @@ std::string AppState::shape_text(MatrixRef ref, bool follow_orientation) const {
     return core::format_shape(t ? m->cols() : m->rows(), t ? m->rows() : m->cols());
 }
 
-std::string AppState::label(MatrixRef ref) const { return core::label(ref.id, ref.head, notation_); }
+std::string AppState::label(MatrixRef ref) const { return core::label(ref, notation_); }
 
 bool AppState::set_cell(const CellRef& cell, double value) {
     core::Matrix* m = mutable_matrix(cell.matrix);
@@ -52,8 +42,7 @@ bool AppState::set_cell(const CellRef& cell, double value) {
         return false;
     }
     if ((*m)(cell.row, cell.col) == value) return true;
-    const std::string name = core::label(cell.matrix.id, cell.matrix.head, core::Notation::ascii) + "[" +
-                             std::to_string(cell.row) + "][" + std::to_string(cell.col) + "]";
+    const std::string name = core::label(cell, core::Notation::ascii);
     remember("edit of " + name, "cell " + name);  // copies the session; m stays valid
     (*m)(cell.row, cell.col) = value;
     mark_dirty();
@@ -77,7 +66,7 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
             set_message(label(ref) + ": " + *problem + "; nothing was changed.", true);
             return false;
         }
-    remember("change of " + core::label(ref.id, ref.head, core::Notation::ascii));
+    remember("change of " + core::label(ref, core::Notation::ascii));
     *m = values;
     mark_dirty();
     return true;
@@ -160,43 +149,6 @@ void AppState::randomize(std::uint64_t seed) {
     core::Session s = core::random_session(session_.config, seed);
     s.tokens = session_.tokens;
     set_session(std::move(s), "Random values from seed " + std::to_string(seed));
-}
-
-std::optional<CellRef> parse_cell_ref(const std::string& text, std::string* error) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t colon = text.find(':'); ; colon = text.find(':', start)) {
-        parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
-        if (colon == std::string::npos) break;
-        start = colon + 1;
-    }
-    const auto id = parts.empty() ? std::nullopt : core::matrix_id_from_name(parts[0]);
-    if (!id) {
-        *error = "\"" + (parts.empty() ? text : parts[0]) + "\" is not a matrix (X, W_Q, …, weights, Z, concat, output)";
-        return std::nullopt;
-    }
-    const size_t want = core::is_per_head(*id) ? 4 : 3;
-    if (parts.size() != want) {
-        *error = core::is_per_head(*id) ? "expected NAME:HEAD:ROW:COL, e.g. weights:1:0:1"
-                                        : "expected NAME:ROW:COL, e.g. output:0:2";
-        return std::nullopt;
-    }
-    std::vector<int> numbers;
-    for (size_t k = 1; k < parts.size(); ++k) {
-        char* end = nullptr;
-        const long v = std::strtol(parts[k].c_str(), &end, 10);
-        if (parts[k].empty() || *end != '\0' || v < 0 || v > 1000000) {
-            *error = "\"" + parts[k] + "\" is not a row, column or head number";
-            return std::nullopt;
-        }
-        numbers.push_back(static_cast<int>(v));
-    }
-    if (want == 4 && numbers[0] < 1) {
-        *error = "heads are counted from 1";
-        return std::nullopt;
-    }
-    if (want == 4) return CellRef{{*id, numbers[0] - 1}, numbers[1], numbers[2]};
-    return CellRef{{*id, 0}, numbers[0], numbers[1]};
 }
 
 bool AppState::select_checked(const CellRef& cell) {
@@ -282,15 +234,10 @@ void AppState::refresh_selection() {
         has_selection_ = false;  // the cell no longer exists
 }
 
-bool refers_to(const core::OperandRef& op, MatrixRef ref) {
-    return op.matrix == ref.id && (!core::is_per_head(ref.id) || op.head == ref.head);
-}
-
 bool AppState::is_operand(MatrixRef ref, int row, int col) const {
     if (!has_selection_) return false;
-    for (const core::OperandRef& op : selected_explanation_.operands)
-        if (refers_to(op, ref) && (op.row < 0 || row < 0 || op.row == row) && (op.col < 0 || col < 0 || op.col == col))
-            return true;
+    for (const CellRef& op : selected_explanation_.operands)
+        if (op.covers(ref, row, col)) return true;
     return false;
 }
 

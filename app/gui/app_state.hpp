@@ -17,27 +17,9 @@
 
 namespace attnviz::app {
 
-// A matrix of the session or the trace: X, W_O, concat and output ignore head.
-struct MatrixRef {
-    core::MatrixId id = core::MatrixId::weights;
-    int head = 0;
-    bool operator==(const MatrixRef&) const = default;
-};
-
-struct CellRef {
-    MatrixRef matrix;
-    int row = 0;
-    int col = 0;
-    bool operator==(const CellRef&) const = default;
-};
-
-// "weights:1:0:1" (NAME:HEAD:ROW:COL, the head counted from 1 as the seeds do) or "output:0:2"
-// (NAME:ROW:COL for X, W_O, concat, output) → the cell; nullopt with *error set when malformed.
-// Whether the cell exists in a session is checked by AppState::select_checked.
-std::optional<CellRef> parse_cell_ref(const std::string& text, std::string* error);
-
-// Whether an operand region lies in the matrix `ref` (the head matters for per-head matrices).
-bool refers_to(const core::OperandRef& op, MatrixRef ref);
+// The registry's references (core/matrices.hpp): a matrix, and a cell or row or column of one.
+using core::CellRef;
+using core::MatrixRef;
 
 struct Message {
     std::string text;
@@ -97,7 +79,7 @@ public:
     // nullptr without a selection.
     const core::Explanation* selected_explanation() const { return has_selection_ ? &selected_explanation_ : nullptr; }
     // What produced the selected cell (rows, columns or cells of other matrices), for highlights.
-    const std::vector<core::OperandRef>& selection_operands() const { return selected_explanation_.operands; }
+    const std::vector<CellRef>& selection_operands() const { return selected_explanation_.operands; }
     // Whether an operand of the selected cell covers cell (row, col) of `ref` (row/col < 0: any).
     bool is_operand(MatrixRef ref, int row, int col) const;
     // The matrix the viewer shows; the pipeline sets it.

@@ -6,14 +6,7 @@
 
 namespace attnviz::app {
 
-namespace {
-ImFont* g_title = nullptr;
-}
-
-ImFont* title_font() { return g_title; }
-
 Fonts load_fonts(float size_pixels, const char* path) {
-    g_title = nullptr;
     ImGuiIO& io = ImGui::GetIO();
     static const ImWchar ranges[] = {
         0x0020, 0x00FF,  // Basic Latin, Latin-1 (·, ×, ÷, ¹ ² ³)
@@ -33,11 +26,11 @@ Fonts load_fonts(float size_pixels, const char* path) {
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && io.Fonts->AddFontFromFileTTF(path, size_pixels, nullptr, ranges)) {
         ImFont* numbers = io.Fonts->AddFontFromFileTTF(path, numbers_size, nullptr, ranges);
-        g_title = io.Fonts->AddFontFromFileTTF(path, std::round(size_pixels * 1.4f), nullptr, ranges);
-        return {core::Notation::unicode, numbers};
+        ImFont* title = io.Fonts->AddFontFromFileTTF(path, std::round(size_pixels * 1.4f), nullptr, ranges);
+        return {core::Notation::unicode, numbers, title};
     }
     io.Fonts->AddFontDefault();
-    return {core::Notation::ascii, nullptr};
+    return {core::Notation::ascii, nullptr, nullptr};
 }
 
 }  // namespace attnviz::app

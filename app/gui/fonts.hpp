@@ -4,7 +4,7 @@
 
 #include <imgui.h>
 
-#include "core/explain.hpp"
+#include "core/notation.hpp"
 
 namespace attnviz::app {
 
@@ -13,10 +13,8 @@ inline constexpr const char* dejavu_sans_path = "/usr/share/fonts/truetype/dejav
 struct Fonts {
     core::Notation notation = core::Notation::ascii;  // what the UI font can show
     ImFont* numbers = nullptr;                          // a smaller font for the values in cells
+    ImFont* title = nullptr;                            // a larger one for headings (lesson steps)
 };
-
-// A larger font for headings (the lesson's step titles); nullptr until load_fonts found DejaVu Sans.
-ImFont* title_font();
 
 // Adds the UI font (the default) and the numbers font to the current ImGui context's atlas.
 Fonts load_fonts(float size_pixels, const char* path = dejavu_sans_path);

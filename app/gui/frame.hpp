@@ -1,8 +1,13 @@
-// One frame of the explorer: every panel in its window, laid out for the display size.
-// Shared by the real window (gui.cpp) and the headless tests.
+// One frame of the explorer: every panel in its window, laid out for the display size, then the
+// commands the frame's panels requested. Shared by the real window (gui.cpp) and the headless tests.
+//
+// The explorer's panels are the rows of one table (frame.cpp): {title, default place, stage, draw}.
+// A new view is one panel file (a state struct and a draw function) and one row there.
 #pragma once
 
+#include <array>
 #include <imgui.h>
+#include <span>
 
 #include "app_state.hpp"
 #include "panels/dimensions_panel.hpp"
@@ -14,9 +19,11 @@
 #include "panels/teach_panel.hpp"
 #include "panels/trace_panel.hpp"
 #include "panels/viewer_panel.hpp"
+#include "ui_context.hpp"
 
 namespace attnviz::app {
 
+// Every panel's own state.
 struct Panels {
     MenuBar menu;
     DimensionsPanel dimensions;
@@ -27,25 +34,45 @@ struct Panels {
     ViewerPanel viewer;
     StatusBar status;
     TeachPanel teach;
-    bool teach_mode = false;  // the lesson fills the window instead of the explorer's panels
+    bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
+    bool reset_layout = false;  // every window goes back to its default place in the next frame
+    bool quit = false;          // the app ends after this frame
 };
 
-// Enters teach mode at a step (0-based), loading the lesson first if needed.
-void enter_teach_mode(AppState& state, Panels& panels, int step);
+// The places of the default layout: a left column (two places) and a right area of two rows of two.
+enum class Place { left_top, left_bottom, upper_left, upper_right, lower_left, lower_right, count };
 
 struct Rect {
     ImVec2 pos, size;
 };
+using Layout = std::array<Rect, static_cast<size_t>(Place::count)>;
 
-// Where each window goes on a fresh start (or after View > Reset layout).
-struct Layout {
-    Rect dimensions, pipeline, inputs, heads, trace, viewer, status;
-};
+// Where each place is on a fresh start (or after View > Reset layout), between the menu bar and
+// the status bar.
 Layout default_layout(ImVec2 display, float menu_height, float status_height);
+Rect status_rect(ImVec2 display, float status_height);
 
-// Draws the whole UI between ImGui::NewFrame() and ImGui::Render(). Input panels are drawn
-// first, then the trace is brought up to date, then the views: every view shows an edit's
-// result in the frame the edit happened.
-void draw_frame(AppState& state, Panels& panels, float frame_ms);
+// Panels that edit the session are drawn first, then the trace is brought up to date, then the
+// views: every view shows an edit's result in the frame the edit happened.
+enum class Stage { edits, views };
+
+struct PanelRow {
+    const char* title;  // the window's title, also its ImGui ID (fixed text, never user data)
+    Place place;
+    Stage stage;
+    void (*draw)(AppState& state, UiContext& ui, Panels& panels);
+};
+
+// The explorer's panels, in drawing order within each stage.
+std::span<const PanelRow> explorer_panels();
+
+// Enters teach mode at a step (0-based), loading the lesson first if needed.
+void enter_teach_mode(AppState& state, Panels& panels, int step);
+
+// Carries out the commands requested so far (menus, shortcuts, dropped files), in order.
+void run_commands(AppState& state, UiContext& ui, Panels& panels);
+
+// Draws the whole UI between ImGui::NewFrame() and ImGui::Render(), then runs the commands.
+void draw_frame(AppState& state, UiContext& ui, Panels& panels, float frame_ms);
 
 }  // namespace attnviz::app

@@ -17,10 +17,12 @@
 #include <optional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/file_io.hpp"
 #include "core/presets.hpp"
 #include "fonts.hpp"
 #include "frame.hpp"
-#include "widgets/heatmap.hpp"
 
 namespace attnviz::app {
 
@@ -82,6 +84,28 @@ bool write_screenshot(GLFWwindow* window, const std::string& path) {
     return stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4) != 0;
 }
 
+void save_layout(const std::string& path) {
+    size_t size = 0;
+    const char* text = ImGui::SaveIniSettingsToMemory(&size);
+    ImGui::GetIO().WantSaveIniSettings = false;
+    const core::Problems problems = core::write_file_atomic(path, std::string(text, size));
+    if (!problems.empty()) std::cerr << "warning: the layout was not saved: " << problems.front().str() << "\n";
+}
+
+// The draw report as JSON: the display size, each window's rectangle, each printed number.
+bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) {
+    nlohmann::json doc;
+    doc["display"] = {display.x, display.y};
+    for (const DrawReport::Window& w : r.windows)
+        doc["windows"].push_back({{"title", w.title}, {"pos", {w.pos.x, w.pos.y}}, {"size", {w.size.x, w.size.y}}});
+    for (const DrawReport::Number& n : r.numbers)
+        doc["numbers"].push_back({{"matrix", n.matrix}, {"row", n.row}, {"col", n.col}, {"text", n.text},
+                                  {"min", {n.min.x, n.min.y}}, {"max", {n.max.x, n.max.y}}});
+    const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");
+    if (!problems.empty()) std::cerr << "error: " << problems.front().str() << "\n";
+    return problems.empty();
+}
+
 AppState initial_state(const GuiOptions& o) {
     AppState state(core::worked_example());
     state.set_message("Seed 001's worked example. Edit any number, or load a preset.", false);
@@ -99,12 +123,12 @@ int run_gui(const GuiOptions& o) {
     }
     std::optional<CellRef> selected;
     if (!o.select.empty()) {
-        std::string problem;
-        selected = parse_cell_ref(o.select, &problem);
-        if (!selected) {
-            std::cerr << "error: --select: " << problem << "\n";
+        core::Result<CellRef> cell = core::parse_cell_ref(o.select);
+        if (!cell) {
+            std::cerr << "error: --select: " << cell.problems.front().message << "\n";
             return 2;
         }
+        selected = *cell.value;
     }
     const int frames = o.frames > 0 ? o.frames : (o.screenshot_path.empty() ? 0 : 3);
     glfwSetErrorCallback([](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
@@ -135,58 +159,67 @@ int run_gui(const GuiOptions& o) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
-    // A screenshot is made from the default layout, never from (or into) the user's saved one.
+    // The layout is read and written here (written atomically), never by ImGui itself; a screenshot
+    // is made from the default layout, never from (or into) the user's saved one.
+    io.IniFilename = nullptr;
     const std::string ini = screenshot ? "" : layout_file();
-    io.IniFilename = ini.empty() ? nullptr : ini.c_str();
+    if (!ini.empty())
+        if (core::Result<std::string> saved = core::read_file(ini); saved && saved.value->size() < (1u << 20))
+            ImGui::LoadIniSettingsFromMemory(saved.value->data(), saved.value->size());
     ImGui::StyleColorsDark();
     ImGui::GetStyle().WindowRounding = 3;
-    const Fonts fonts = load_fonts(16.0f);
-    set_number_font(fonts.numbers);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
-    set_texture_functions(upload_texture, delete_texture);
 
     int exit_code = 0;
     {
+        // The UI context lives inside the ImGui and GL contexts: its textures go before either.
+        UiContext ui(load_fonts(16.0f));
+        ui.heatmaps.set_texture_functions(upload_texture, delete_texture);
+        DrawReport report;
+        if (!o.report_path.empty()) ui.report = &report;
         AppState state = initial_state(o);
-        state.set_notation(fonts.notation);
+        state.set_notation(ui.notation());
         state.set_column_vectors(o.column_vectors);
         Panels panels;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
         if (selected) state.select_checked(*selected);  // a cell that does not exist is reported in the app
-        // Files dropped on the window are opened like File > Open.
-        static AppState* drop_target = nullptr;
-        drop_target = &state;
-        glfwSetDropCallback(window, [](GLFWwindow*, int count, const char** paths) {
-            if (count > 0 && drop_target) drop_target->open_file(paths[0]);
+        // Files dropped on the window are opened like File > Open, by the next frame.
+        glfwSetWindowUserPointer(window, &ui);
+        glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+            auto* context = static_cast<UiContext*>(glfwGetWindowUserPointer(w));
+            if (count > 0 && context) context->dropped_files.emplace_back(paths[0]);
         });
 
         auto last = std::chrono::steady_clock::now();
         float frame_ms = 0;
-        for (int frame = 0; !panels.menu.quit; ++frame) {
+        for (int frame = 0; !panels.quit; ++frame) {
             glfwPollEvents();
             if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
                 glfwSetWindowShouldClose(window, GLFW_FALSE);
-                panels.menu.quit_requested = true;
+                ui.request(Command::quit);
             }
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
             // A screenshot shows the app as it opens, not wherever the pointer happens to be.
             if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
             ImGui::NewFrame();
-            draw_frame(state, panels, frame_ms);
+            draw_frame(state, ui, panels, frame_ms);
             ImGui::Render();
             int fb_w = 0, fb_h = 0;
             glfwGetFramebufferSize(window, &fb_w, &fb_h);
             glViewport(0, 0, fb_w, fb_h);
-            glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+            const ImVec4 background = ui.color_vec(Color::background);
+            glClearColor(background.x, background.y, background.z, 1.0f);
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            if (!ini.empty() && io.WantSaveIniSettings) save_layout(ini);
             if (frames > 0 && frame + 1 >= frames) {
                 if (screenshot && !write_screenshot(window, o.screenshot_path)) {
                     std::cerr << "error: " << o.screenshot_path << ": cannot write the PNG\n";
                     exit_code = 1;
                 }
+                if (ui.report && !write_report(report, io.DisplaySize, o.report_path)) exit_code = 1;
                 break;
             }
             glfwSwapBuffers(window);
@@ -194,10 +227,9 @@ int run_gui(const GuiOptions& o) {
             frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
             last = now;
         }
-        drop_target = nullptr;
-    }
-    set_texture_functions(nullptr, nullptr);  // frees the textures while the GL context exists
-    set_number_font(nullptr);
+        glfwSetWindowUserPointer(window, nullptr);
+        if (!ini.empty()) save_layout(ini);
+    }  // the UI context frees its textures here, while the GL context exists
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

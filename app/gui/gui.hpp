@@ -12,7 +12,8 @@ struct GuiOptions {
     std::string size;  // "WxH"; empty: 1280x800
     int teach_step = 0;  // > 0: open the lesson at this step (1-based)
     bool column_vectors = false;  // start in the column-vector view (seed 004)
-    std::string select;           // a cell to select at start, "weights:1:0:1" (see parse_cell_ref)
+    std::string select;           // a cell to select at start, "weights:1:0:1" (see core::parse_cell_ref)
+    std::string report_path;      // with --frames/--screenshot: where each window was, which numbers were drawn
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "fonts.hpp"
+#include "ui_context.hpp"
 
 namespace attnviz::test {
 
@@ -25,12 +26,17 @@ public:
         unsigned char* pixels = nullptr;
         int w = 0, h = 0;
         io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+        ui.fonts = fonts;
     }
-    ~HeadlessImGui() { ImGui::DestroyContext(); }
+    ~HeadlessImGui() {
+        ui.heatmaps.set_texture_functions(nullptr, nullptr);
+        ImGui::DestroyContext();
+    }
     HeadlessImGui(const HeadlessImGui&) = delete;
     HeadlessImGui& operator=(const HeadlessImGui&) = delete;
 
     app::Fonts fonts;
+    app::UiContext ui;  // the panels' shared context, with these fonts
 };
 
 }  // namespace attnviz::test

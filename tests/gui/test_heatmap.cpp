@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "headless.hpp"
+#include "ui_context.hpp"
 #include "widgets/heatmap.hpp"
 
 using namespace attnviz;
@@ -28,7 +29,7 @@ protected:
             ImGui::SetNextWindowPos({0, 0});
             ImGui::SetNextWindowSize({500, 500});
             ImGui::Begin("heatmap", nullptr, ImGuiWindowFlags_NoDecoration);
-            hit = app::heatmap("m", m, o);
+            hit = app::heatmap(imgui_.ui, "m", m, o);
             ImGui::End();
             ImGui::Render();
         }
@@ -80,7 +81,7 @@ struct FakeTextures {
 
 TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     FakeTextures::uploads = FakeTextures::frees = 0;
-    app::set_texture_functions(FakeTextures::upload, FakeTextures::destroy);
+    imgui_.ui.heatmaps.set_texture_functions(FakeTextures::upload, FakeTextures::destroy);
     core::Matrix m = core::Matrix::Zero(2048, 2048);
     m(1001, 3) = 5.0;  // one strong value, which sampling every other cell could miss
     app::HeatmapOptions o;
@@ -90,9 +91,9 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     auto draw = [&](bool with_matrix) {
         ImGui::NewFrame();
         ImGui::Begin("heatmap", nullptr, ImGuiWindowFlags_NoDecoration);
-        if (with_matrix) app::heatmap("big", m, o);
+        if (with_matrix) app::heatmap(imgui_.ui, "big", m, o);
         ImGui::End();
-        app::heatmap_end_frame();
+        imgui_.ui.heatmaps.end_frame();
         ImGui::Render();
     };
     draw(true);
@@ -108,5 +109,5 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     EXPECT_EQ(FakeTextures::uploads, 2);
     for (int k = 0; k < 130; ++k) draw(false);  // no longer drawn: freed
     EXPECT_EQ(FakeTextures::frees, 1);
-    app::set_texture_functions(nullptr, nullptr);
+    imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }

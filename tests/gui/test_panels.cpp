@@ -26,7 +26,7 @@ protected:
     void frames(AppState& state, app::Panels& panels, int count = 3) {
         for (int k = 0; k < count; ++k) {
             ImGui::NewFrame();
-            app::draw_frame(state, panels, 16.0f);
+            app::draw_frame(state, imgui_.ui, panels, 16.0f);
             ImGui::Render();
         }
     }
@@ -194,14 +194,15 @@ TEST_F(Headless, ColumnVectorViewDrawsEveryMatrixTransposed) {
 TEST_F(Headless, QuitAsksFirstWhenTheSessionIsModified) {
     AppState state(core::worked_example());
     app::Panels panels;
-    panels.menu.quit_requested = true;
+    imgui_.ui.request(app::Command::quit);
     frames(state, panels, 1);
-    EXPECT_TRUE(panels.menu.quit);  // nothing to lose: quits at once
+    EXPECT_TRUE(panels.quit);  // nothing to lose: quits at once
 
     app::Panels edited;
     state.set_cell({{MatrixId::X, 0}, 0, 0}, 4.0);
-    edited.menu.quit_requested = true;
+    imgui_.ui.request(app::Command::quit);
     frames(state, edited, 3);
-    EXPECT_FALSE(edited.menu.quit);  // the "Unsaved changes" dialog is waiting for an answer
+    EXPECT_FALSE(edited.quit);  // the "Unsaved changes" dialog is waiting for an answer
+    EXPECT_TRUE(ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel));
     EXPECT_DOUBLE_EQ(state.session().params.X(0, 0), 4.0);
 }

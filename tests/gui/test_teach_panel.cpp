@@ -31,7 +31,7 @@ protected:
     void frame(float dt = 1.0f / 60) {
         ImGui::GetIO().DeltaTime = dt;
         ImGui::NewFrame();
-        app::draw_frame(state, panels, 16.0f);
+        app::draw_frame(state, imgui_.ui, panels, 16.0f);
         ImGui::Render();
     }
     void press(int key) {
@@ -58,7 +58,7 @@ TEST_F(Teach, TheLessonLoadsAndEveryMatrixItNamesExistsInTheWorkedExample) {
     for (const core::LessonStep& step : lesson.steps) {
         EXPECT_FALSE(step.title.empty());
         EXPECT_FALSE(step.text.empty());
-        for (const core::LessonMatrix& m : step.show) {
+        for (const core::MatrixRef& m : step.show) {
             EXPECT_TRUE(core::exists(m, state.config())) << step.title << ": " << core::name(m.id);
             EXPECT_NE(state.matrix({m.id, m.head}), nullptr) << step.title << ": " << core::name(m.id);
         }
@@ -185,6 +185,32 @@ TEST_F(Teach, AMalformedLessonIsReportedAndTheAppKeepsRunning) {
     frame();
     frame();
     EXPECT_EQ(state.session(), core::worked_example());
+    std::filesystem::remove(path);
+}
+
+TEST_F(Teach, UserTextIsNeverAnId) {
+    // Step titles and token labels are the user's text: an empty one, or one holding ImGui's ID
+    // markers ("##", "###"), must draw as text and never abort ImGui ("empty ID").
+    const auto path = std::filesystem::temp_directory_path() / "attnviz_odd_titles.json";
+    std::ofstream(path) << R"({"format": "attnviz-lesson", "version": 1, "title": "",
+        "steps": [{"title": "", "text": "x"}, {"title": "##", "text": ""}, {"title": "###a", "text": "##"},
+                  {"title": "", "text": "y", "show": [{"matrix": "X"}], "result": {"matrix": "Q", "head": 1}}]})";
+    panels.teach.lesson_path = path.string();
+    core::Session odd = core::worked_example();
+    odd.tokens = {"", "##"};
+    state.set_session(odd, "odd labels");
+    app::enter_teach_mode(state, panels, 0);
+    ASSERT_TRUE(panels.teach.lesson) << panels.teach.error;
+    for (int k = 0; k < 4; ++k) {
+        app::teach_go_to(state, panels.teach, k);
+        frame();
+        EXPECT_EQ(panels.teach.step, k);
+    }
+    imgui_.ui.request(app::Command::toggle_teach);  // and the explorer with the same labels
+    frame();
+    frame();
+    EXPECT_FALSE(panels.teach_mode);
+    EXPECT_EQ(state.session().tokens[1], "##");
     std::filesystem::remove(path);
 }
 

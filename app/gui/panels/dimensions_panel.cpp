@@ -37,7 +37,7 @@ void dimension_field(AppState& state, DimensionsPanel& panel, const char* label,
 
 }  // namespace
 
-void draw_dimensions_panel(AppState& state, DimensionsPanel& panel) {
+void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& panel) {
     if (!panel.editing_active) panel.editing = state.config();
     panel.editing_active = false;
 
@@ -109,7 +109,7 @@ void draw_dimensions_panel(AppState& state, DimensionsPanel& panel) {
 
     if (state.message().error) {
         ImGui::Separator();
-        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
         ImGui::TextWrapped("%s", state.message().text.c_str());
         ImGui::PopStyleColor();
     }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
@@ -19,6 +20,6 @@ struct DimensionsPanel {
 // cannot be honoured: d_model not divisible by h.
 bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Config wanted, char changed);
 
-void draw_dimensions_panel(AppState& state, DimensionsPanel& panel);
+void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& panel);
 
 }  // namespace attnviz::app

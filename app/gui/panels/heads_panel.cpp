@@ -10,7 +10,7 @@
 
 namespace attnviz::app {
 
-void draw_heads_panel(AppState& state, HeadsPanel& panel) {
+void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const core::Config& c = state.config();
     ImGui::Checkbox("show scores", &panel.show_scores);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
@@ -43,8 +43,8 @@ void draw_heads_panel(AppState& state, HeadsPanel& panel) {
         double largest = 0;
         for (const core::HeadTrace& head : state.trace().heads) {
             double lo, hi;
-            heatmap_range(panel.show_scores ? head.scores : head.weights, Colormap::diverging, state.generation(), lo,
-                          hi);
+            heatmap_range(ui, panel.show_scores ? head.scores : head.weights, Colormap::diverging, state.generation(),
+                          lo, hi);
             largest = std::max(largest, hi);
         }
         o.lo = panel.show_scores ? -largest : 0;  // scores around 0; weights from 0 up to the largest
@@ -53,7 +53,7 @@ void draw_heads_panel(AppState& state, HeadsPanel& panel) {
     ImGui::BeginChild("heads", {0, avail.y - legend_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
     for (int h = 0; h < c.heads; ++h) {
         if (h % per_row) ImGui::SameLine(0, font);
-        matrix_view(state, {id, h}, o);
+        matrix_view(state, ui, {id, h}, o);
     }
     ImGui::EndChild();
     colormap_legend(colormap_for(id), o.lo, o.hi, std::min(avail.x, font * 18));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
@@ -11,6 +12,6 @@ struct HeadsPanel {
     bool stretch = false;  // weights coloured 0..(largest weight) instead of 0..1, for long sequences
 };
 
-void draw_heads_panel(AppState& state, HeadsPanel& panel);
+void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel);
 
 }  // namespace attnviz::app

@@ -47,7 +47,7 @@ std::string matrix_copy(const AppState& state, MatrixRef ref) {
 
 // A title with its toolbar, then a grid of drag fields (Ctrl+click or double-click to type).
 // Only the visible cells are submitted, so large matrices stay fast.
-void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
+void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
     const core::Matrix* m = state.matrix(ref);
     if (!m) return;
     ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
@@ -100,7 +100,7 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
                 ImGui::PushID(c);
                 double v = (*m)(r, c);
                 const bool mark = state.is_operand(ref, r, c);
-                if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, IM_COL32(170, 95, 0, 200));
+                if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, ui.color(Color::operand_field));
                 ImGui::SetNextItemWidth(cell_w);
                 if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g",
                                        ImGuiSliderFlags_NoRoundToFormat))
@@ -121,13 +121,13 @@ void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with
     ImGui::PopID();
 }
 
-void draw_inputs_panel(AppState& state, InputsPanel& panel) {
+void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
     if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
     if (ImGui::BeginTabItem("X")) {
         ImGui::TextDisabled("%s", state.column_vectors()
                                       ? "X is edited in row form; the views draw it transposed"
                                       : "X: one token per row; edit the labels on the left");
-        matrix_editor(state, panel, {core::MatrixId::X, 0}, true);
+        matrix_editor(state, ui, panel, {core::MatrixId::X, 0}, true);
         ImGui::EndTabItem();
     }
     for (int h = 0; h < state.config().heads; ++h) {
@@ -135,13 +135,13 @@ void draw_inputs_panel(AppState& state, InputsPanel& panel) {
         if (ImGui::BeginTabItem(tab.c_str())) {
             ImGui::BeginChild("weights");
             for (core::MatrixId id : {core::MatrixId::W_Q, core::MatrixId::W_K, core::MatrixId::W_V})
-                matrix_editor(state, panel, {id, h}, false);
+                matrix_editor(state, ui, panel, {id, h}, false);
             ImGui::EndChild();
             ImGui::EndTabItem();
         }
     }
     if (state.config().output_projection && ImGui::BeginTabItem("W_O")) {
-        matrix_editor(state, panel, {core::MatrixId::W_O, 0}, false);
+        matrix_editor(state, ui, panel, {core::MatrixId::W_O, 0}, false);
         ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

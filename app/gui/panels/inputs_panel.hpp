@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
@@ -11,10 +12,10 @@ struct InputsPanel {
     std::uint64_t random_seed = 1000;  // advanced by every per-matrix "random"
 };
 
-void draw_inputs_panel(AppState& state, InputsPanel& panel);
+void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel);
 
 // One editable matrix with its toolbar (also used inside the lesson to edit X).
-void matrix_editor(AppState& state, InputsPanel& panel, MatrixRef ref, bool with_tokens);
+void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens);
 
 // The toolbar actions of one matrix, shared with tests: each goes through AppState's setters.
 void matrix_zero(AppState& state, MatrixRef ref);

@@ -30,7 +30,22 @@ bool path_dialog(const char* title, const char* action, std::string& path, bool&
     return confirmed;
 }
 
-// Saves to the session's file, or asks for a path when it has none. Returns whether it saved.
+// The shortcuts, as commands. ImGui 1.86 indexes keys by the platform key code; GLFW codes letters
+// by their ASCII capital.
+void shortcuts(UiContext& ui) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(Command::open);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(Command::save);
+    // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
+    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z'))
+        ui.request(io.KeyShift ? Command::redo : Command::undo);
+    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Y')) ui.request(Command::redo);
+    constexpr int key_f2 = 291;  // GLFW_KEY_F2
+    if (ImGui::IsKeyPressed(key_f2)) ui.request(Command::toggle_teach);
+}
+
+}  // namespace
+
 bool save_or_ask(AppState& state, MenuBar& menu) {
     if (state.file_path().empty()) {
         menu.save_dialog = true;
@@ -39,68 +54,50 @@ bool save_or_ask(AppState& state, MenuBar& menu) {
     return state.save_file(state.file_path());
 }
 
-}  // namespace
-
-void draw_menu_bar(AppState& state, MenuBar& menu) {
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
-            if (ImGui::MenuItem("Open...", "Ctrl+O")) menu.open_dialog = true;
-            if (ImGui::MenuItem("Save", "Ctrl+S")) save_or_ask(state, menu);
-            if (ImGui::MenuItem("Save as...")) menu.save_dialog = true;
+            if (ImGui::MenuItem("Open...", "Ctrl+O")) ui.request(Command::open);
+            if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(Command::save);
+            if (ImGui::MenuItem("Save as...")) ui.request(Command::save_as);
             ImGui::Separator();
-            if (ImGui::MenuItem("Quit")) menu.quit_requested = true;
+            if (ImGui::MenuItem("Quit")) ui.request(Command::quit);
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("Edit")) {
             const std::string undo = "Undo " + state.undo_label(), redo = "Redo " + state.redo_label();
-            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) state.undo();
-            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) state.redo();
+            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) ui.request(Command::undo);
+            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) ui.request(Command::redo);
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("View")) {
-            if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2")) menu.toggle_teach = true;
-            if (ImGui::MenuItem("Reset layout")) menu.reset_layout = true;
+            if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2")) ui.request(Command::toggle_teach);
+            if (ImGui::MenuItem("Reset layout")) ui.request(Command::reset_layout);
             ImGui::EndMenu();
         }
         ImGui::TextDisabled("%s", state.file_path().empty() ? "unsaved session" : state.file_path().c_str());
         ImGui::EndMainMenuBar();
     }
-    // ImGui 1.86 indexes keys by the platform key code; GLFW codes letters by their ASCII capital.
-    const ImGuiIO& io = ImGui::GetIO();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) menu.open_dialog = true;
-    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) save_or_ask(state, menu);
-    // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
-    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z')) {
-        if (io.KeyShift)
-            state.redo();
-        else
-            state.undo();
-    }
-    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Y')) state.redo();
-    constexpr int key_f2 = 291;  // GLFW_KEY_F2
-    if (ImGui::IsKeyPressed(key_f2)) menu.toggle_teach = true;
+    shortcuts(ui);
     if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
     if (path_dialog("Open session", "Open", menu.path, menu.open_dialog)) state.open_file(menu.path);
     if (path_dialog("Save session", "Save", menu.path, menu.save_dialog)) state.save_file(menu.path);
 
     // Quitting with unsaved changes asks first: nothing is lost by a stray click.
-    if (menu.quit_requested) {
-        menu.quit_requested = false;
-        if (state.modified())
-            ImGui::OpenPopup("Unsaved changes");
-        else
-            menu.quit = true;
+    if (menu.ask_quit) {
+        menu.ask_quit = false;
+        ImGui::OpenPopup("Unsaved changes");
     }
     if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::TextUnformatted("The session has changes that are not saved.");
         if (ImGui::Button("Save and quit")) {
             // Without a file this asks where first; quitting then waits for another Quit.
-            if (save_or_ask(state, menu)) menu.quit = true;
+            if (save_or_ask(state, menu)) quit = true;
             ImGui::CloseCurrentPopup();
         }
         ImGui::SameLine();
         if (ImGui::Button("Quit without saving")) {
-            menu.quit = true;
+            quit = true;
             ImGui::CloseCurrentPopup();
         }
         ImGui::SameLine();

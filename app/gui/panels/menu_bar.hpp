@@ -1,22 +1,26 @@
-// The main menu: open and save sessions, reset the layout, quit.
+// The main menu and the keyboard shortcuts: each item requests a Command (command.hpp), which
+// run_commands() carries out; plus the dialogs the commands open (a path to open or save, and
+// "Unsaved changes" before quitting).
 #pragma once
 
 #include <string>
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
 struct MenuBar {
-    std::string path;        // the path typed into the open/save dialog
-    bool open_dialog = false;
+    std::string path;          // the path typed into the open/save dialog
+    bool open_dialog = false;  // set by Command::open, consumed when the dialog opens
     bool save_dialog = false;
-    bool reset_layout = false;  // set by View > Reset layout, consumed by the layout
-    bool toggle_teach = false;  // View > Teach mode, consumed by the frame
-    bool quit_requested = false;  // File > Quit or the window's close button: asks first when modified
-    bool quit = false;            // the app ends after this frame
+    bool ask_quit = false;     // set by Command::quit with unsaved changes
 };
 
-void draw_menu_bar(AppState& state, MenuBar& menu);
+// Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.
+bool save_or_ask(AppState& state, MenuBar& menu);
+
+// Draws the menu bar and the dialogs; sets `quit` when the user confirmed quitting.
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit);
 
 }  // namespace attnviz::app

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
@@ -11,6 +12,6 @@ struct PipelinePanel {
     int head = 0;  // whose per-head nodes are shown
 };
 
-void draw_pipeline_panel(AppState& state, PipelinePanel& panel);
+void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel);
 
 }  // namespace attnviz::app

@@ -21,12 +21,12 @@ std::string status_text(const AppState& state, float frame_ms) {
     return buf;
 }
 
-void draw_status_bar(AppState& state, StatusBar&, float frame_ms) {
+void draw_status_bar(AppState& state, UiContext& ui, StatusBar&, float frame_ms) {
     ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
     const Message& msg = state.message();
     if (!msg.text.empty()) {
         ImGui::SameLine(0, ImGui::GetFontSize());
-        ImGui::PushStyleColor(ImGuiCol_Text, msg.error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 200, 150, 255));
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(msg.error ? Color::error_text : Color::ok_text));
         ImGui::TextUnformatted(msg.text.c_str());
         ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", msg.text.c_str());

@@ -16,8 +16,6 @@ namespace attnviz::app {
 
 namespace {
 
-MatrixRef ref_of(const core::LessonMatrix& m) { return {m.id, m.head}; }
-
 const core::LessonStep* current(const TeachPanel& p) {
     if (!p.lesson || p.lesson->steps.empty()) return nullptr;
     return &p.lesson->steps[std::clamp(p.step, 0, static_cast<int>(p.lesson->steps.size()) - 1)];
@@ -52,15 +50,12 @@ void sync_exercise(const AppState& state, TeachPanel& p) {
     p.exercise_generation = state.generation();
 }
 
-const ImU32 mark_colors[] = {
-    IM_COL32(50, 56, 68, 255),   // empty
-    IM_COL32(40, 120, 60, 255),  // right
-    IM_COL32(150, 45, 45, 255),  // wrong
-    IM_COL32(60, 80, 130, 255),  // revealed
-};
+// The field colour of each mark, in CellMark order.
+constexpr Color mark_colors[] = {Color::exercise_empty, Color::exercise_right, Color::exercise_wrong,
+                                 Color::exercise_revealed};
 
 // The learner's grid: one text field per result cell, coloured right / wrong / revealed.
-void exercise_grid(AppState& state, TeachPanel& p, MatrixRef result) {
+void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRef result) {
     sync_exercise(state, p);
     const core::Exercise& ex = p.exercise;
     ImGui::Text("Your %s: type each cell (right within %g)", state.label(result).c_str(), core::exercise_tolerance);
@@ -70,7 +65,7 @@ void exercise_grid(AppState& state, TeachPanel& p, MatrixRef result) {
             if (c) ImGui::SameLine();
             ImGui::PushID(r * ex.cols() + c);
             const core::CellMark mark = ex.mark(r, c);
-            ImGui::PushStyleColor(ImGuiCol_FrameBg, mark_colors[static_cast<int>(mark)]);
+            ImGui::PushStyleColor(ImGuiCol_FrameBg, ui.color(mark_colors[static_cast<int>(mark)]));
             ImGui::SetNextItemWidth(w);
             if (mark == core::CellMark::revealed) {
                 std::string shown = core::format_number(ex.expected()(r, c));
@@ -99,7 +94,7 @@ void exercise_grid(AppState& state, TeachPanel& p, MatrixRef result) {
     if (ImGui::SmallButton("start over")) reset_exercise(state, p);
     if (ex.solved()) {
         ImGui::SameLine();
-        ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.5f, 1), "All right!");
+        ImGui::TextColored(ui.color_vec(Color::solved), "All right!");
     }
 }
 
@@ -121,7 +116,7 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
     ImGui::EndTable();
 }
 
-void step_list(AppState& state, TeachPanel& p) {
+void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     const int total = static_cast<int>(p.lesson->steps.size());
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(p.lesson->title.c_str());
@@ -135,8 +130,16 @@ void step_list(AppState& state, TeachPanel& p) {
     ImGui::SameLine();
     ImGui::TextDisabled("or ← →");
     ImGui::Separator();
-    for (int k = 0; k < total; ++k)
-        if (ImGui::Selectable(p.lesson->steps[k].title.c_str(), k == p.step)) teach_go_to(state, p, k);
+    for (int k = 0; k < total; ++k) {
+        // The title is the lesson's text, never an ID: an empty title or one with "##" is shown as it is.
+        ImGui::PushID(k);
+        const ImVec2 at = ImGui::GetCursorPos();
+        if (ImGui::Selectable("##step", k == p.step)) teach_go_to(state, p, k);
+        ImGui::SameLine();
+        ImGui::SetCursorPos(at);
+        ImGui::TextUnformatted(p.lesson->steps[k].title.c_str());
+        ImGui::PopID();
+    }
     ImGui::Separator();
     if (ImGui::Button("Reset to the worked example")) {
         state.set_session(core::worked_example(), "Seed 001's worked example");
@@ -144,7 +147,7 @@ void step_list(AppState& state, TeachPanel& p) {
     }
     if (ImGui::CollapsingHeader("Edit X")) {
         ImGui::TextDisabled("Every step follows your numbers.");
-        matrix_editor(state, p.x_editor, {core::MatrixId::X, 0}, true);
+        matrix_editor(state, ui, p.x_editor, {core::MatrixId::X, 0}, true);
     }
 }
 
@@ -179,7 +182,7 @@ bool load_lesson(TeachPanel& p, const std::string& path) {
 const core::Matrix* teach_result(const AppState& state, const TeachPanel& p) {
     const core::LessonStep* step = current(p);
     if (!step || !step->has_result || !core::exists(step->result, state.config())) return nullptr;
-    return state.matrix(ref_of(step->result));
+    return state.matrix(step->result);
 }
 
 void teach_go_to(AppState& state, TeachPanel& p, int step) {
@@ -191,7 +194,7 @@ void teach_go_to(AppState& state, TeachPanel& p, int step) {
     p.exercise = core::Exercise();  // made when the learner starts it (sync_exercise)
     p.typed.clear();
     if (teach_result(state, p))
-        state.select({ref_of(current(p)->result), 0, 0});
+        state.select({current(p)->result, 0, 0});
     else
         state.clear_selection();
 }
@@ -208,9 +211,9 @@ void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::s
         p.exercise.answer(row, col, v);
 }
 
-void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
+void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (!p.lesson) {
-        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
         ImGui::TextWrapped("%s", p.error.empty() ? "No lesson is loaded." : p.error.c_str());
         ImGui::PopStyleColor();
         if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
@@ -225,7 +228,7 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
 
     // Left: the steps, and X to edit (drawn first, so an edit is in this frame's trace).
     ImGui::BeginChild("steps", {font * 17, 0}, true);
-    step_list(state, p);
+    step_list(state, ui, p);
     ImGui::EndChild();
     state.update();
     ImGui::SameLine();
@@ -234,12 +237,12 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
     const core::LessonStep& step = *current(p);
     const core::Config& c = state.config();
     ImGui::PushTextWrapPos(0);
-    if (ImFont* big = title_font()) ImGui::PushFont(big);
-    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1), "%s", step.title.c_str());
-    if (title_font()) ImGui::PopFont();
+    if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
+    ImGui::TextColored(ui.color_vec(Color::step_title), "%s", step.title.c_str());
+    if (ui.fonts.title) ImGui::PopFont();
     if (!step.formula.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(ImVec4(0.6f, 0.85f, 1.0f, 1), "%s", core::fill_placeholders(step.formula, c, state.trace().scale).c_str());
+        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s", core::fill_placeholders(step.formula, c, state.trace().scale).c_str());
     }
     ImGui::Spacing();
     ImGui::TextUnformatted(core::fill_placeholders(step.text, c, state.trace().scale).c_str());
@@ -247,7 +250,7 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
     ImGui::Separator();
 
     const core::Matrix* result = teach_result(state, p);
-    const MatrixRef result_ref = ref_of(step.result);
+    const MatrixRef result_ref = step.result;
     if (result) {
         const long total = static_cast<long>(result->size());
         if (p.playing) {
@@ -293,26 +296,26 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
     // One cell size for the whole step, so operands and result line up; large enough to read
     // from the back of a classroom, small enough that every matrix fits its box.
     o.max_cell = 84;
-    auto fit = [&](const core::LessonMatrix& lm) {
-        if (const core::Matrix* mm = core::exists(lm, c) ? state.matrix(ref_of(lm)) : nullptr)
+    auto fit = [&](const MatrixRef& lm) {
+        if (const core::Matrix* mm = core::exists(lm, c) ? state.matrix(lm) : nullptr)
             o.max_cell = std::min({o.max_cell, box / std::max<float>(1, mm->cols()), box / std::max<float>(1, mm->rows())});
     };
-    for (const core::LessonMatrix& lm : step.show) fit(lm);
+    for (const MatrixRef& lm : step.show) fit(lm);
     if (result) fit(step.result);
     o.max_cell = std::max(o.max_cell, font * 1.5f);
     o.token_rows = o.token_cols = true;
     o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
     std::vector<std::string> missing;
     bool first = true;
-    for (const core::LessonMatrix& m : step.show) {
+    for (const MatrixRef& m : step.show) {
         if (!core::exists(m, c)) {
-            missing.push_back(core::label(m.id, m.head, state.notation()));
+            missing.push_back(core::label(m, state.notation()));
             continue;
         }
         if (!first) ImGui::SameLine(0, font * 1.2f);
         first = false;
         ImGui::PushID(static_cast<int>(&m - step.show.data()));  // a lesson may show one matrix twice
-        matrix_view(state, ref_of(m), o);
+        matrix_view(state, ui, m, o);
         ImGui::PopID();
     }
     if (result) {
@@ -323,7 +326,7 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
         if (p.exercising) ro.shown_cells = 0;
         else if (p.playing) ro.shown_cells = p.revealed;
         ImGui::PushID("result");
-        matrix_view(state, result_ref, ro);
+        matrix_view(state, ui, result_ref, ro);
         ImGui::PopID();
         ImGui::EndGroup();
     }
@@ -335,11 +338,11 @@ void draw_teach_panel(AppState& state, TeachPanel& p, float dt) {
     }
     if (step.has_result && !result)
         ImGui::TextDisabled("This step's result, %s, does not exist in this session.",
-                            core::label(step.result.id, step.result.head, state.notation()).c_str());
+                            core::label(step.result, state.notation()).c_str());
 
     if (result) {
         ImGui::Separator();
-        if (p.exercising) exercise_grid(state, p, result_ref);
+        if (p.exercising) exercise_grid(state, ui, p, result_ref);
         else if (step.expansion) expansion_table(state, result_ref, *result);
         // The arithmetic of the selected result cell (hidden while it is still to be found).
         const core::Explanation* e = state.selected_explanation();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 #include "core/exercise.hpp"
 #include "core/lesson.hpp"
 #include "inputs_panel.hpp"
@@ -54,6 +55,6 @@ void teach_answer(AppState& state, TeachPanel& panel, int row, int col, const st
 // The result matrix of the current step, or nullptr when it has none (or it does not exist here).
 const core::Matrix* teach_result(const AppState& state, const TeachPanel& panel);
 
-void draw_teach_panel(AppState& state, TeachPanel& panel, float dt);
+void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& panel, float dt);
 
 }  // namespace attnviz::app

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
@@ -10,6 +11,6 @@ struct TracePanel {
     float cell_limit = 46;  // largest cell side, pixels
 };
 
-void draw_trace_panel(AppState& state, TracePanel& panel);
+void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel);
 
 }  // namespace attnviz::app

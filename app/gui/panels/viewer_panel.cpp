@@ -8,13 +8,13 @@
 
 namespace attnviz::app {
 
-void draw_viewer_panel(AppState& state, ViewerPanel&) {
+void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel&) {
     MatrixRef ref = state.viewed();
     const core::Config& c = state.config();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     if (ImGui::BeginCombo("##matrix", core::name(ref.id))) {
         for (core::MatrixId id : core::all_matrix_ids) {
-            if (id == core::MatrixId::W_O && !c.output_projection) continue;
+            if (!core::exists(id, c)) continue;
             if (ImGui::Selectable(core::name(id), id == ref.id)) state.view({id, ref.head});
         }
         ImGui::EndCombo();
@@ -41,10 +41,10 @@ void draw_viewer_panel(AppState& state, ViewerPanel&) {
     o.max_cell = 64;
     o.token_rows = o.token_cols = true;  // where rows / columns are tokens
     ImGui::BeginChild("view", {0, view_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
-    matrix_view(state, ref, o);
+    matrix_view(state, ui, ref, o);
     ImGui::EndChild();
     double lo, hi;
-    heatmap_range(*m, colormap_for(ref.id), state.generation(), lo, hi);
+    heatmap_range(ui, *m, colormap_for(ref.id), state.generation(), lo, hi);
     colormap_legend(colormap_for(ref.id), lo, hi, std::min(avail.x, font * 16));
 
     ImGui::BeginChild("arithmetic");

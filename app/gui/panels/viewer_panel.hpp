@@ -3,11 +3,12 @@
 #pragma once
 
 #include "../app_state.hpp"
+#include "../ui_context.hpp"
 
 namespace attnviz::app {
 
 struct ViewerPanel {};
 
-void draw_viewer_panel(AppState& state, ViewerPanel& panel);
+void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel);
 
 }  // namespace attnviz::app

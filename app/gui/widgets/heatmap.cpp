@@ -6,37 +6,11 @@
 #include <unordered_map>
 
 #include "core/format.hpp"
+#include "ui_context.hpp"
 
 namespace attnviz::app {
 
 namespace {
-
-TextureUploader g_uploader = nullptr;
-TextureDestroyer g_destroyer = nullptr;
-ImFont* g_number_font = nullptr;
-
-// What a texture or a range was made from: a matrix's storage at one generation.
-struct Source {
-    const void* data = nullptr;
-    Eigen::Index rows = 0, cols = 0;
-    std::uint64_t generation = ~std::uint64_t{0};
-    bool operator==(const Source&) const = default;
-};
-
-struct CachedTexture {
-    ImTextureID texture = nullptr;
-    Source source;
-    bool transposed = false;
-    Colormap colormap = Colormap::diverging;
-    double lo = 0, hi = 0;
-    int last_frame = 0;  // textures not drawn for a while are freed
-};
-
-struct CachedRange {
-    Source source;
-    double max_abs = 1;
-    int last_frame = 0;
-};
 
 // Largest texture side: more texels than a screen shows gain nothing. Larger matrices are pooled.
 constexpr int max_texture_side = 1024;
@@ -52,35 +26,25 @@ struct Drawn {
     double operator()(Eigen::Index r, Eigen::Index c) const { return transposed ? m(c, r) : m(r, c); }
 };
 
-std::unordered_map<ImGuiID, CachedTexture>& texture_cache() {
-    static std::unordered_map<ImGuiID, CachedTexture> cache;
-    return cache;
-}
-
-std::unordered_map<const void*, CachedRange>& range_cache() {
-    static std::unordered_map<const void*, CachedRange> cache;
-    return cache;
-}
-
-const ImU32 masked_color = IM_COL32(110, 110, 110, 255);
-const ImU32 hidden_color = IM_COL32(55, 60, 70, 255);
-
-ImU32 cell_color(double v, const HeatmapOptions& o) {
-    if (!std::isfinite(v)) return masked_color;
+ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
+    if (!std::isfinite(v)) return masked;
     const double span = o.hi - o.lo;
     return colormap_color(o.colormap, span > 0 ? static_cast<float>((v - o.lo) / span) : 0.5f);
 }
 
-// The texture of a large matrix, uploaded again only when its content or colouring changed.
+}  // namespace
+
 // Beyond max_texture_side texels a side, each texel shows the block's value of largest magnitude,
 // so a single strong weight is not lost between samples.
-ImTextureID matrix_texture(ImGuiID id, const Drawn& v, const HeatmapOptions& o) {
-    CachedTexture& entry = texture_cache()[id];
+ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o,
+                                  ImU32 masked) {
+    Texture& entry = textures_[id];
     entry.last_frame = ImGui::GetFrameCount();
-    const Source source{v.m.data(), v.m.rows(), v.m.cols(), o.generation};
-    if (entry.texture && entry.source == source && entry.transposed == v.transposed &&
-        entry.colormap == o.colormap && entry.lo == o.lo && entry.hi == o.hi)
+    const Source source{m.data(), m.rows(), m.cols(), o.generation};
+    if (entry.texture && entry.source == source && entry.transposed == transposed && entry.colormap == o.colormap &&
+        entry.lo == o.lo && entry.hi == o.hi)
         return entry.texture;
+    const Drawn v{m, transposed};
     const int rows = std::min(v.rows(), max_texture_side);
     const int cols = std::min(v.cols(), max_texture_side);
     std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
@@ -94,68 +58,69 @@ ImTextureID matrix_texture(ImGuiID id, const Drawn& v, const HeatmapOptions& o) 
             for (int rr = r0; rr < r1; ++rr)
                 for (int cc = c0; cc < c1; ++cc)
                     if (std::abs(v(rr, cc)) > std::abs(strongest) || !std::isfinite(strongest)) strongest = v(rr, cc);
-            pixels[static_cast<size_t>(r) * cols + c] = cell_color(strongest, o);
+            pixels[static_cast<size_t>(r) * cols + c] = cell_color(strongest, o, masked);
         }
     }
-    entry.texture = g_uploader(entry.texture, cols, rows, pixels.data());
+    entry.texture = upload_(entry.texture, cols, rows, pixels.data());
     entry.source = source;
-    entry.transposed = v.transposed;
+    entry.transposed = transposed;
     entry.colormap = o.colormap;
     entry.lo = o.lo;
     entry.hi = o.hi;
     return entry.texture;
 }
 
-}  // namespace
-
-void set_texture_functions(TextureUploader upload, TextureDestroyer destroy) {
+void HeatmapCache::set_texture_functions(TextureUploader upload, TextureDestroyer destroy) {
     if (!upload) {  // the GL context goes away: forget every texture
-        for (auto& [id, entry] : texture_cache())
-            if (entry.texture && g_destroyer) g_destroyer(entry.texture);
-        texture_cache().clear();
+        for (auto& [id, entry] : textures_)
+            if (entry.texture && destroy_) destroy_(entry.texture);
+        textures_.clear();
     }
-    g_uploader = upload;
-    g_destroyer = destroy;
+    upload_ = upload;
+    destroy_ = destroy;
 }
 
-void heatmap_end_frame() {
+void HeatmapCache::end_frame() {
     const int now = ImGui::GetFrameCount();
-    auto& textures = texture_cache();
-    for (auto it = textures.begin(); it != textures.end();) {
+    for (auto it = textures_.begin(); it != textures_.end();) {
         if (now - it->second.last_frame > cache_frames) {
-            if (it->second.texture && g_destroyer) g_destroyer(it->second.texture);
-            it = textures.erase(it);
+            if (it->second.texture && destroy_) destroy_(it->second.texture);
+            it = textures_.erase(it);
         } else {
             ++it;
         }
     }
-    auto& ranges = range_cache();
-    for (auto it = ranges.begin(); it != ranges.end();) it = now - it->second.last_frame > cache_frames ? ranges.erase(it) : ++it;
+    for (auto it = ranges_.begin(); it != ranges_.end();)
+        it = now - it->second.last_frame > cache_frames ? ranges_.erase(it) : ++it;
 }
-void set_number_font(ImFont* font) { g_number_font = font; }
 
-void heatmap_range(const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo, double& hi) {
+double HeatmapCache::max_abs(const core::Matrix& m, std::uint64_t generation) {
+    Range& entry = ranges_[m.data()];
+    entry.last_frame = ImGui::GetFrameCount();
+    const Source source{m.data(), m.rows(), m.cols(), generation};
+    if (!(entry.source == source)) {
+        double largest = 0;
+        for (Eigen::Index k = 0; k < m.size(); ++k)
+            if (std::isfinite(m.data()[k])) largest = std::max(largest, std::abs(m.data()[k]));
+        entry.source = source;
+        entry.max_abs = largest > 0 ? largest : 1;
+    }
+    return entry.max_abs;
+}
+
+void heatmap_range(UiContext& ui, const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo,
+                   double& hi) {
     if (map == Colormap::sequential) {
         lo = 0;
         hi = 1;
         return;
     }
-    // The largest |finite value|, scanned once per matrix and generation, not every frame.
-    CachedRange& entry = range_cache()[m.data()];
-    entry.last_frame = ImGui::GetFrameCount();
-    const Source source{m.data(), m.rows(), m.cols(), generation};
-    if (!(entry.source == source)) {
-        double max_abs = 0;
-        for (Eigen::Index k = 0; k < m.size(); ++k)
-            if (std::isfinite(m.data()[k])) max_abs = std::max(max_abs, std::abs(m.data()[k]));
-        entry.source = source;
-        entry.max_abs = max_abs > 0 ? max_abs : 1;
-    }
-    lo = -entry.max_abs;
-    hi = entry.max_abs;
+    hi = ui.heatmaps.max_abs(m, generation);
+    lo = -hi;
 }
 
-HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& o) {
+HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& o,
+                   const char* report_as) {
     HeatmapHit hit;
     ImGui::PushID(id);
     const ImGuiID gid = ImGui::GetID("##cells");
@@ -197,8 +162,9 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
 
     const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
     const bool texture_path = cell < texture_cell_threshold;
-    if (texture_path && g_uploader && rows > 0 && cols > 0 && o.shown_cells < 0) {
-        draw->AddImage(matrix_texture(gid, v, o), p0, {p0.x + size.x, p0.y + size.y});
+    const ImU32 masked = ui.color(Color::masked_cell);
+    if (texture_path && ui.heatmaps.has_textures() && rows > 0 && cols > 0 && o.shown_cells < 0) {
+        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, o, masked), p0, {p0.x + size.x, p0.y + size.y});
     } else {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
         const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (rows + 127) / 128,
@@ -209,17 +175,18 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         const int c0 = std::max(0, static_cast<int>((clip_min.x - p0.x) / cell));
         const int c1 = std::min(cols, static_cast<int>((clip_max.x - p0.x) / cell) + 1);
         // The small numbers font in small cells; the UI font where cells are large (the lesson).
-        const bool small = g_number_font && cell < ImGui::GetFontSize() * 3.5f;
-        ImFont* font = small ? g_number_font : ImGui::GetFont();
-        const float font_size = small ? g_number_font->FontSize : ImGui::GetFontSize();
+        ImFont* number_font = ui.fonts.numbers;
+        const bool small = number_font && cell < ImGui::GetFontSize() * 3.5f;
+        ImFont* font = small ? number_font : ImGui::GetFont();
+        const float font_size = small ? number_font->FontSize : ImGui::GetFontSize();
         const bool numbers = !texture_path && cell >= font_size + 2;
         const float gap = cell >= 12 ? 1.0f : 0.0f;
         // Precision levels: number_digits down to 2 significant digits; the last level (1) keeps 2
         // digits but writes values below 1e-3 as "≈0" (the tooltip has them exactly).
-        const char* about_zero = g_number_font ? "≈0" : "~0";  // ≈ only where the DejaVu font is loaded
+        const std::string about_zero = std::string(ui.symbols().about) + "0";
         auto cell_text = [&](double v, int level) {
             if (!std::isfinite(v)) return std::string(v < 0 ? "-inf" : "inf");
-            if (level == 1) return v != 0 && std::abs(v) < 1e-3 ? std::string(about_zero) : core::format_compact(v, 2);
+            if (level == 1) return v != 0 && std::abs(v) < 1e-3 ? about_zero : core::format_compact(v, 2);
             return core::format_compact(v, level);
         };
         auto fits = [&](const std::string& text) {
@@ -241,16 +208,17 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
                 const ImVec2 a{p0.x + c * cell, p0.y + r * cell};
                 const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
                 if (o.shown_cells >= 0 && static_cast<long>(r) * cols + c >= o.shown_cells) {
-                    draw->AddRectFilled(a, b, hidden_color);  // not revealed yet
+                    draw->AddRectFilled(a, b, ui.color(Color::hidden_cell));  // not revealed yet
                     continue;
                 }
-                const ImU32 bg = cell_color(value, o);
+                const ImU32 bg = cell_color(value, o, masked);
                 draw->AddRectFilled(a, b, bg);
                 if (digits == 0) continue;
                 const std::string text = cell_text(value, digits);
                 const ImVec2 ts = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
                 draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
                               text_color_on(bg), text.c_str());
+                if (ui.report && report_as) ui.report->numbers.push_back({report_as, r, c, text, a, b});
             }
     }
 
@@ -259,7 +227,7 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
         const float x1 = mark.col < 0 ? p0.x + size.x : x0 + cell;
         const float y0 = mark.row < 0 ? p0.y : p0.y + mark.row * cell;
         const float y1 = mark.row < 0 ? p0.y + size.y : y0 + cell;
-        draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color, 0, 0, 2.0f);
+        draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color ? mark.color : ui.color(Color::operand), 0, 0, 2.0f);
     }
 
     if (ImGui::IsItemHovered()) {
@@ -272,7 +240,7 @@ HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& 
             hit.col = c;
             hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
             draw->AddRect({p0.x + c * cell, p0.y + r * cell}, {p0.x + (c + 1) * cell, p0.y + (r + 1) * cell},
-                          IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+                          ui.color(Color::hovered_cell), 0, 0, 1.5f);
         }
     }
     ImGui::PopID();

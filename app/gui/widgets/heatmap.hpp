@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <imgui.h>
@@ -20,7 +21,7 @@ namespace attnviz::app {
 struct HeatmapMark {
     int row = -1;
     int col = -1;
-    ImU32 color = IM_COL32(255, 140, 0, 255);
+    ImU32 color = 0;  // 0: the palette's operand colour
 };
 
 struct HeatmapOptions {
@@ -44,25 +45,68 @@ struct HeatmapHit {
     int row = -1, col = -1;
 };
 
-// Draws the matrix at the cursor and reports the hovered/clicked cell.
-HeatmapHit heatmap(const char* id, const core::Matrix& m, const HeatmapOptions& options);
-
-// The value range to show a matrix with: [0, 1] for sequential, symmetric ±max|finite value| otherwise.
-// The scan is cached per matrix and generation (AppState::generation()).
-void heatmap_range(const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo, double& hi);
+class UiContext;
 
 // Uploads RGBA pixels (row-major, rows×cols) as a texture, replacing `previous` when it is non-null.
 using TextureUploader = ImTextureID (*)(ImTextureID previous, int cols, int rows, const std::uint32_t* rgba);
 using TextureDestroyer = void (*)(ImTextureID texture);
-// The GUI installs the OpenGL functions; without them (headless tests) large matrices are drawn
-// as coarse blocks instead. Installing none frees every texture (before the GL context goes).
-void set_texture_functions(TextureUploader upload, TextureDestroyer destroy);
 
-// Call once per frame, after drawing: frees textures and cached ranges no heatmap used lately.
-void heatmap_end_frame();
+// The textures of large matrices and the colour ranges of every matrix, kept across frames and
+// refreshed when a matrix's content (its generation) or colouring changes. Owned by UiContext.
+class HeatmapCache {
+public:
+    HeatmapCache() = default;
+    ~HeatmapCache() { set_texture_functions(nullptr, nullptr); }
+    HeatmapCache(const HeatmapCache&) = delete;
+    HeatmapCache& operator=(const HeatmapCache&) = delete;
 
-// The font the values in the cells are printed with (a smaller one fits more); nullptr: the current font.
-void set_number_font(ImFont* font);
+    // The GUI installs the OpenGL functions; without them (headless tests) large matrices are drawn
+    // as coarse blocks instead. Installing none frees every texture (before the GL context goes).
+    void set_texture_functions(TextureUploader upload, TextureDestroyer destroy);
+    bool has_textures() const { return upload_ != nullptr; }
+    // Call once per frame, after drawing: frees textures and ranges no heatmap used lately.
+    void end_frame();
+
+    // The largest |finite value| of a matrix, scanned once per matrix and generation.
+    double max_abs(const core::Matrix& m, std::uint64_t generation);
+    // The texture of a (drawn) matrix for these options, uploaded again only when needed.
+    ImTextureID texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o, ImU32 masked);
+
+private:
+    struct Source {  // what a texture or a range was made from: a matrix's storage at one generation
+        const void* data = nullptr;
+        Eigen::Index rows = 0, cols = 0;
+        std::uint64_t generation = ~std::uint64_t{0};
+        bool operator==(const Source&) const = default;
+    };
+    struct Texture {
+        ImTextureID texture = nullptr;
+        Source source;
+        bool transposed = false;
+        Colormap colormap = Colormap::diverging;
+        double lo = 0, hi = 0;
+        int last_frame = 0;
+    };
+    struct Range {
+        Source source;
+        double max_abs = 1;
+        int last_frame = 0;
+    };
+    std::unordered_map<ImGuiID, Texture> textures_;
+    std::unordered_map<const void*, Range> ranges_;
+    TextureUploader upload_ = nullptr;
+    TextureDestroyer destroy_ = nullptr;
+};
+
+// Draws the matrix at the cursor and reports the hovered/clicked cell. `report_as` names the matrix
+// in the UI context's draw report (when one is collected).
+HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& options,
+                   const char* report_as = nullptr);
+
+// The value range to show a matrix with: [0, 1] for the unit interval, symmetric ±max|finite value|
+// otherwise (scanned once per matrix and generation).
+void heatmap_range(UiContext& ui, const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo,
+                   double& hi);
 
 // Cells below this side (pixels) switch to the texture path.
 inline constexpr float texture_cell_threshold = 6.0f;

@@ -5,7 +5,7 @@
 namespace attnviz::app {
 
 Colormap colormap_for(core::MatrixId id) {
-    return id == core::MatrixId::weights ? Colormap::sequential : Colormap::diverging;
+    return core::info(id).colors == core::ColorScale::unit_interval ? Colormap::sequential : Colormap::diverging;
 }
 
 void draw_explanation(const core::Explanation& e, bool numbers) {
@@ -28,7 +28,7 @@ void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed
     ImGui::EndTooltip();
 }
 
-void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
+void matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixViewOptions& o) {
     const core::Matrix* m = state.matrix(ref);
     if (!m) return;
     ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
@@ -47,18 +47,16 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
         h.lo = o.lo;
         h.hi = o.hi;
     } else {
-        heatmap_range(*m, h.colormap, state.generation(), h.lo, h.hi);
+        heatmap_range(ui, *m, h.colormap, state.generation(), h.lo, h.hi);
     }
     h.max_size = o.max_size;
     h.max_cell = o.max_cell;
     h.generation = state.generation();
     h.shown_cells = o.shown_cells;
     // Token labels only where rows (columns) are tokens: not on the weight matrices.
-    const bool rows_are_tokens = !core::is_input(ref.id) || ref.id == core::MatrixId::X;
-    const bool cols_are_tokens = ref.id == core::MatrixId::scores_raw || ref.id == core::MatrixId::scores ||
-                                 ref.id == core::MatrixId::weights;
-    const std::vector<std::string>* row_tokens = o.token_rows && rows_are_tokens ? &state.session().tokens : nullptr;
-    const std::vector<std::string>* col_tokens = o.token_cols && cols_are_tokens ? &state.session().tokens : nullptr;
+    const auto& tokens = state.session().tokens;
+    const std::vector<std::string>* row_tokens = o.token_rows && core::rows_are_tokens(ref.id) ? &tokens : nullptr;
+    const std::vector<std::string>* col_tokens = o.token_cols && core::cols_are_tokens(ref.id) ? &tokens : nullptr;
     h.transposed = t;
     h.row_labels = t ? col_tokens : row_tokens;
     h.col_labels = t ? row_tokens : col_tokens;
@@ -67,11 +65,12 @@ void matrix_view(AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
         h.marks.push_back(t ? HeatmapMark{col, row, color} : HeatmapMark{row, col, color});
     };
     if (const CellRef* sel = state.selection()) {
-        if (sel->matrix == ref) mark(sel->row, sel->col, IM_COL32(255, 255, 255, 255));
-        for (const core::OperandRef& op : state.selection_operands())
-            if (refers_to(op, ref)) mark(op.row, op.col, HeatmapMark{}.color);
+        if (sel->matrix == ref) mark(sel->row, sel->col, ui.color(Color::selected_cell));
+        for (const CellRef& op : state.selection_operands())
+            if (op.matrix == ref) mark(op.row, op.col, ui.color(Color::operand));
     }
-    const HeatmapHit hit = heatmap("cells", *m, h);
+    const std::string report_name = core::label(ref, core::Notation::ascii);
+    const HeatmapHit hit = heatmap(ui, "cells", *m, h, report_name.c_str());
     const int drawn_cols = static_cast<int>(t ? m->rows() : m->cols());
     const bool hidden = o.shown_cells >= 0 && static_cast<long>(hit.row) * drawn_cols + hit.col >= o.shown_cells;
     if (hit.hovered && !hidden) {

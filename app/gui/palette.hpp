@@ -1,0 +1,74 @@
+// The named colours of the UI: every colour a panel or widget draws with (besides the colormaps
+// and ImGui's own style) has one name here and one value in the table below.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <imgui.h>
+
+namespace attnviz::app {
+
+enum class Color {
+    error_text,         // messages about something refused
+    ok_text,            // messages about something done
+    selected_cell,      // the outline of the selected cell
+    operand,            // the outline of the cells that produced it
+    hovered_cell,       // the outline of the cell under the pointer
+    operand_field,      // an editor field that is an operand of the selected cell
+    masked_cell,        // −∞ (a masked score)
+    hidden_cell,        // a cell not revealed yet (lesson play, exercise)
+    node,               // a pipeline node
+    node_hovered,
+    node_viewed,        // the node whose matrix the viewer shows
+    node_border,
+    node_text,
+    arrow,              // pipeline arrows
+    note,               // small notes beside the arrows
+    step_title,         // the lesson's step title
+    step_formula,       // the lesson's formula line
+    exercise_empty,     // exercise fields: not answered, right, wrong, revealed
+    exercise_right,
+    exercise_wrong,
+    exercise_revealed,
+    solved,             // "All right!"
+    background,         // behind every window
+    count
+};
+
+// The default value of every colour, in Color order.
+inline constexpr ImU32 default_palette[] = {
+    IM_COL32(255, 110, 100, 255),  // error_text
+    IM_COL32(150, 200, 150, 255),  // ok_text
+    IM_COL32(255, 255, 255, 255),  // selected_cell
+    IM_COL32(255, 140, 0, 255),    // operand
+    IM_COL32(255, 255, 255, 255),  // hovered_cell
+    IM_COL32(170, 95, 0, 200),     // operand_field
+    IM_COL32(110, 110, 110, 255),  // masked_cell
+    IM_COL32(55, 60, 70, 255),     // hidden_cell
+    IM_COL32(42, 48, 60, 255),     // node
+    IM_COL32(60, 70, 90, 255),     // node_hovered
+    IM_COL32(66, 110, 170, 255),   // node_viewed
+    IM_COL32(120, 140, 170, 255),  // node_border
+    IM_COL32(255, 255, 255, 255),  // node_text
+    IM_COL32(150, 160, 180, 255),  // arrow
+    IM_COL32(170, 180, 195, 255),  // note
+    IM_COL32(255, 217, 102, 255),  // step_title
+    IM_COL32(153, 217, 255, 255),  // step_formula
+    IM_COL32(50, 56, 68, 255),     // exercise_empty
+    IM_COL32(40, 120, 60, 255),    // exercise_right
+    IM_COL32(150, 45, 45, 255),    // exercise_wrong
+    IM_COL32(60, 80, 130, 255),    // exercise_revealed
+    IM_COL32(128, 230, 128, 255),  // solved
+    IM_COL32(23, 26, 31, 255),     // background
+};
+static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::count), "one value per Color");
+
+using Palette = std::array<ImU32, static_cast<std::size_t>(Color::count)>;
+
+inline Palette make_palette() {
+    Palette p{};
+    for (std::size_t k = 0; k < p.size(); ++k) p[k] = default_palette[k];
+    return p;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,197 @@
+#include "matrices.hpp"
+
+#include <cstdlib>
+#include <vector>
+
+#include "format.hpp"
+#include "forward.hpp"
+#include "params.hpp"
+
+namespace attnviz::core {
+
+namespace {
+
+constexpr MatrixId none = MatrixId::count;
+
+// Accessors for the table: where each matrix lives.
+Matrix* stored_X(Params& p, int) { return &p.X; }
+Matrix* stored_W_Q(Params& p, int h) { return &p.heads[h].W_Q; }
+Matrix* stored_W_K(Params& p, int h) { return &p.heads[h].W_K; }
+Matrix* stored_W_V(Params& p, int h) { return &p.heads[h].W_V; }
+Matrix* stored_W_O(Params& p, int) { return &p.W_O; }
+const Matrix* trace_Q(const Trace& t, int h) { return &t.heads[h].Q; }
+const Matrix* trace_K(const Trace& t, int h) { return &t.heads[h].K; }
+const Matrix* trace_V(const Trace& t, int h) { return &t.heads[h].V; }
+const Matrix* trace_scores_raw(const Trace& t, int h) { return &t.heads[h].scores_raw; }
+const Matrix* trace_scores(const Trace& t, int h) { return &t.heads[h].scores; }
+const Matrix* trace_weights(const Trace& t, int h) { return &t.heads[h].weights; }
+const Matrix* trace_Z(const Trace& t, int h) { return &t.heads[h].Z; }
+const Matrix* trace_concat(const Trace& t, int) { return &t.concat; }
+const Matrix* trace_output(const Trace& t, int) { return &t.output; }
+
+constexpr Oriented same(const char* unicode, const char* ascii) { return {{unicode, ascii}, {unicode, ascii}}; }
+
+using D = Dim;
+using M = MatrixId;
+using Op = Operation;
+using C = ColorScale;
+
+// One row per matrix, in enum order.
+constexpr MatrixInfo table[] = {
+    {M::X, "X", false, true, D::n, D::d_model, {none, none}, Op::input, C::diverging,
+     same("the input", "the input"), same("X", "X"), stored_X, nullptr},
+    {M::W_Q, "W_Q", true, true, D::d_model, D::d_k, {none, none}, Op::input, C::diverging,
+     same("a weight", "a weight"), same("W_Q", "W_Q"), stored_W_Q, nullptr},
+    {M::W_K, "W_K", true, true, D::d_model, D::d_k, {none, none}, Op::input, C::diverging,
+     same("a weight", "a weight"), same("W_K", "W_K"), stored_W_K, nullptr},
+    {M::W_V, "W_V", true, true, D::d_model, D::d_v, {none, none}, Op::input, C::diverging,
+     same("a weight", "a weight"), same("W_V", "W_V"), stored_W_V, nullptr},
+    {M::W_O, "W_O", false, true, D::concat_width, D::d_model, {none, none}, Op::input, C::diverging,
+     same("a weight", "a weight"), same("W_O", "W_O"), stored_W_O, nullptr},
+    {M::Q, "Q", true, false, D::n, D::d_k, {M::X, M::W_Q}, Op::product, C::diverging,
+     {{"X·W_Q", "X*W_Q"}, {"W_Qᵀ·X", "W_Q^T*X"}},
+     {{"Q = X·W_Q", "Q = X*W_Q"}, {"Q = W_Qᵀ·X", "Q = W_Q^T*X"}}, nullptr, trace_Q},
+    {M::K, "K", true, false, D::n, D::d_k, {M::X, M::W_K}, Op::product, C::diverging,
+     {{"X·W_K", "X*W_K"}, {"W_Kᵀ·X", "W_K^T*X"}},
+     {{"K = X·W_K", "K = X*W_K"}, {"K = W_Kᵀ·X", "K = W_K^T*X"}}, nullptr, trace_K},
+    {M::V, "V", true, false, D::n, D::d_v, {M::X, M::W_V}, Op::product, C::diverging,
+     {{"X·W_V", "X*W_V"}, {"W_Vᵀ·X", "W_V^T*X"}},
+     {{"V = X·W_V", "V = X*W_V"}, {"V = W_Vᵀ·X", "V = W_V^T*X"}}, nullptr, trace_V},
+    {M::scores_raw, "scores_raw", true, false, D::n, D::n, {M::Q, M::K}, Op::dot_products, C::diverging,
+     {{"Q·Kᵀ", "Q*K^T"}, {"Kᵀ·Q", "K^T*Q"}}, {{"QKᵀ", "QK^T"}, {"KᵀQ", "K^T Q"}}, nullptr, trace_scores_raw},
+    {M::scores, "scores", true, false, D::n, D::n, {M::scores_raw, none}, Op::scale, C::diverging,
+     same("÷ s", "/ s"), same("÷ s", "/ s"), nullptr, trace_scores},
+    {M::weights, "weights", true, false, D::n, D::n, {M::scores, none}, Op::softmax, C::unit_interval,
+     {{"softmax (rows)", "softmax (rows)"}, {"softmax (columns)", "softmax (columns)"}},
+     {{"softmax →", "softmax ->"}, {"softmax ↓", "softmax (col)"}}, nullptr, trace_weights},
+    {M::Z, "Z", true, false, D::n, D::d_v, {M::weights, M::V}, Op::weighted_sum, C::diverging,
+     {{"weights·V", "weights*V"}, {"V·weights", "V*weights"}},
+     {{"Z = A·V", "Z = A*V"}, {"Z = V·A", "Z = V*A"}}, nullptr, trace_Z},
+    {M::concat, "concat", false, false, D::n, D::concat_width, {M::Z, none}, Op::concatenation, C::diverging,
+     same("concat heads", "concat heads"), same("concat", "concat"), nullptr, trace_concat},
+    {M::output, "output", false, false, D::n, D::output_width, {M::concat, M::W_O}, Op::product, C::diverging,
+     {{"concat·W_O", "concat*W_O"}, {"W_Oᵀ·concat", "W_O^T*concat"}},
+     {{"output = concat·W_O", "output = concat*W_O"}, {"output = W_Oᵀ·concat", "output = W_O^T*concat"}}, nullptr,
+     trace_output},
+};
+
+constexpr bool rows_in_enum_order() {
+    for (std::size_t k = 0; k < std::size(table); ++k)
+        if (static_cast<std::size_t>(table[k].id) != k) return false;
+    return true;
+}
+static_assert(std::size(table) == matrix_count, "the matrix table has one row per MatrixId");
+static_assert(rows_in_enum_order(), "the matrix table's rows are in MatrixId order");
+
+constexpr bool inputs_and_computed_consistent() {
+    for (const MatrixInfo& m : table)
+        if ((m.stored != nullptr) != m.input || (m.computed != nullptr) == m.input) return false;
+    return true;
+}
+static_assert(inputs_and_computed_consistent(), "an input lives in the params, a computed matrix in the trace");
+
+}  // namespace
+
+const MatrixInfo& info(MatrixId id) { return table[static_cast<std::size_t>(id)]; }
+
+int extent(Dim dim, const Config& c) {
+    switch (dim) {
+        case Dim::n: return c.n;
+        case Dim::d_model: return c.d_model;
+        case Dim::d_k: return c.d_k;
+        case Dim::d_v: return c.d_v;
+        case Dim::concat_width: return c.concat_width();
+        case Dim::output_width: return c.output_width();
+    }
+    return 0;
+}
+
+std::optional<MatrixId> matrix_id_from_name(const std::string& text) {
+    for (const MatrixInfo& m : table)
+        if (text == m.name) return m.id;
+    return std::nullopt;
+}
+
+std::string matrix_names() {
+    std::string out;
+    for (const MatrixInfo& m : table) out += (out.empty() ? "" : ", ") + std::string(m.name);
+    return out;
+}
+
+bool exists(MatrixId id, const Config& c) { return id != MatrixId::W_O || c.output_projection; }
+
+bool exists(const MatrixRef& ref, const Config& c) {
+    if (is_per_head(ref.id) && (ref.head < 0 || ref.head >= c.heads)) return false;
+    return exists(ref.id, c);
+}
+
+int rows_of(MatrixId id, const Config& c) { return extent(info(id).rows, c); }
+int cols_of(MatrixId id, const Config& c) { return extent(info(id).cols, c); }
+
+std::string label(const MatrixRef& ref, Notation notation) {
+    std::string s = name(ref.id);
+    return is_per_head(ref.id) ? s + head_mark(ref.head + 1, notation) : s;
+}
+
+std::string label(const CellRef& cell, Notation notation) {
+    return label(cell.matrix, notation) + "[" + std::to_string(cell.row) + "][" + std::to_string(cell.col) + "]";
+}
+
+const Matrix* find_matrix(const Params& params, const Trace& trace, const MatrixRef& ref) {
+    const MatrixInfo& m = info(ref.id);
+    const bool head_ok = ref.head >= 0 && ref.head < static_cast<int>(trace.heads.size()) &&
+                         ref.head < static_cast<int>(params.heads.size());
+    if (m.per_head && !head_ok) return nullptr;
+    if (!exists(ref.id, trace.config)) return nullptr;
+    // stored() only hands out the address; the const params stay unchanged.
+    return m.input ? m.stored(const_cast<Params&>(params), ref.head) : m.computed(trace, ref.head);
+}
+
+Matrix* find_input(Params& params, const MatrixRef& ref) {
+    const MatrixInfo& m = info(ref.id);
+    if (!m.input) return nullptr;
+    if (m.per_head && (ref.head < 0 || ref.head >= static_cast<int>(params.heads.size()))) return nullptr;
+    return m.stored(params, ref.head);
+}
+
+std::string operation_text(MatrixId id, const Config& c, Notation notation, bool column_vectors) {
+    const Symbols& sym = symbols(notation);
+    if (id == MatrixId::scores) {
+        std::string s = c.scale.kind == Scale::Kind::sqrt_dk
+                            ? std::string(sym.divide) + (notation == Notation::unicode ? " √d_k" : " sqrt(d_k)")
+                        : c.scale.kind == Scale::Kind::none  ? std::string(sym.divide) + " 1 (no scaling)"
+                                                             : std::string(sym.divide) + " " + format_number(c.scale.divisor);
+        return c.mask == Mask::causal ? s + ", mask" : s;
+    }
+    if (id == MatrixId::output && !c.output_projection) return "concat (no W_O)";
+    return info(id).formula.in(notation, column_vectors);
+}
+
+Result<CellRef> parse_cell_ref(const std::string& text) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t colon = text.find(':');; colon = text.find(':', start)) {
+        parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    const auto id = matrix_id_from_name(parts[0]);
+    if (!id) return Result<CellRef>::fail({{"", "\"" + parts[0] + "\" is not a matrix (" + matrix_names() + ")"}});
+    const bool per_head = is_per_head(*id);
+    if (parts.size() != (per_head ? 4u : 3u))
+        return Result<CellRef>::fail({{"", per_head ? "expected NAME:HEAD:ROW:COL, e.g. weights:1:0:1"
+                                                    : "expected NAME:ROW:COL, e.g. output:0:2"}});
+    std::vector<int> numbers;
+    for (size_t k = 1; k < parts.size(); ++k) {
+        char* end = nullptr;
+        const long v = std::strtol(parts[k].c_str(), &end, 10);
+        if (parts[k].empty() || *end != '\0' || v < 0 || v > 1000000)
+            return Result<CellRef>::fail({{"", "\"" + parts[k] + "\" is not a row, column or head number"}});
+        numbers.push_back(static_cast<int>(v));
+    }
+    if (per_head && numbers[0] < 1) return Result<CellRef>::fail({{"", "heads are counted from 1"}});
+    if (per_head) return Result<CellRef>::ok({{*id, numbers[0] - 1}, numbers[1], numbers[2]});
+    return Result<CellRef>::ok({{*id, 0}, numbers[0], numbers[1]});
+}
+
+}  // namespace attnviz::core
