@@ -157,8 +157,7 @@ Matrix* find_input(Params& params, const MatrixRef& ref) {
 std::string operation_text(MatrixId id, const Config& c, Notation notation, bool column_vectors) {
     const Symbols& sym = symbols(notation);
     if (id == MatrixId::scores) {
-        std::string s = c.scale.kind == Scale::Kind::sqrt_dk
-                            ? std::string(sym.divide) + (notation == Notation::unicode ? " √d_k" : " sqrt(d_k)")
+        std::string s = c.scale.kind == Scale::Kind::sqrt_dk ? std::string(sym.divide) + " " + sym.sqrt_dk
                         : c.scale.kind == Scale::Kind::none  ? std::string(sym.divide) + " 1 (no scaling)"
                                                              : std::string(sym.divide) + " " + format_number(c.scale.divisor);
         return c.mask == Mask::causal ? s + ", mask" : s;

@@ -3,8 +3,8 @@
 namespace attnviz::core {
 
 const Symbols& symbols(Notation n) {
-    static const Symbols unicode{"·", "−", "−∞", "√", "Σ", "ᵀ", "…", "÷", "→", "≈"};
-    static const Symbols ascii{"*", "-", "-inf", "sqrt", "sum", "^T", "...", "/", "->", "~"};
+    static const Symbols unicode{"·", "−", "−∞", "√", "Σ", "ᵀ", "…", "÷", "→", "≈", "√d_k"};
+    static const Symbols ascii{"*", "-", "-inf", "sqrt", "sum", "^T", "...", "/", "->", "~", "sqrt(d_k)"};
     return n == Notation::unicode ? unicode : ascii;
 }
 

@@ -20,6 +20,7 @@ struct Symbols {
     const char* divide;     // "÷" or "/"
     const char* arrow;      // "→" or "->"
     const char* about;      // "≈" or "~"
+    const char* sqrt_dk;    // "√d_k" or "sqrt(d_k)"
 };
 
 const Symbols& symbols(Notation notation);

@@ -36,7 +36,9 @@ void check_registry_against(const Session& s) {
             Params editable = s.params;
             Matrix* in = find_input(editable, {id, h});
             EXPECT_EQ(in != nullptr, is_input(id));
-            if (in) EXPECT_TRUE(same(*in, *m));
+            if (in) {
+                EXPECT_TRUE(same(*in, *m));
+            }
             // Each operand exists with a matching inner dimension (rows·cols products line up).
             for (MatrixId op : info(id).operands) {
                 if (op == MatrixId::count || !exists(op, c)) continue;

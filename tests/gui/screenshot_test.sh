@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# screenshot_test.sh ATTNVIZ PNG_CHECK CASE OUTDIR
-# Runs the real window under Xvfb (Mesa's llvmpipe), writes a screenshot with --screenshot and
-# checks it. Exits 77 (ctest: skipped) only when no X server can be started.
+# screenshot_test.sh ATTNVIZ PNG_CHECK UI_CHECK CASE OUTDIR
+# Runs the real window under Xvfb (Mesa's llvmpipe), writes a screenshot with --screenshot and its
+# draw report with --report, and checks both: not blank (png_check), the windows fill the window and
+# known cells of the worked example show their numbers (ui_check). Exits 77 (ctest: skipped) only
+# when no X server can be started.
 set -euo pipefail
-attnviz=$1 png_check=$2 case=$3 out=$4
+attnviz=$1 png_check=$2 ui_check=$3 case=$4 out=$5
 mkdir -p "$out"
 
 if ! command -v Xvfb >/dev/null; then
@@ -22,6 +24,10 @@ export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
 
 sizes="1280x800 1920x1080"
 extra=()
+# Cells of seed 001's worked example, computed by hand in the seed: weights⁽¹⁾ = [[0.944, 0.0558], …],
+# Q⁽¹⁾ = [[2, 0], [0, 4]].
+worked_numbers=("weights(1):0:0=0.944" "weights(1):0:1=0.0558" "Q(1):1:1=4")
+checks=(layout)
 case "$case" in
     layout-persists)
         # A normal run (no --screenshot) keeps its window layout in the user's config directory.
@@ -37,15 +43,40 @@ case "$case" in
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
         extra=(--select weights:1:0:1)
+        checks+=("${worked_numbers[@]}")
         sizes="1280x800" ;;
     teach-1|teach-5|teach-9)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
         extra=(--teach "${case#teach-}")
+        [ "$case" = teach-5 ] && checks+=("weights(1):0:0=0.944" "weights(1):1:1=1")
+        sizes="1280x800" ;;
+    odd-labels)
+        # A lesson with empty step titles and ID markers, tokens "" and "##": drawn, never an abort.
+        assets="$out/odd-assets"
+        mkdir -p "$assets/lessons"
+        cat > "$assets/lessons/worked-example.json" <<'JSON'
+{"format": "attnviz-lesson", "version": 1, "title": "",
+ "steps": [{"title": "", "text": "x"}, {"title": "##", "text": "##"},
+           {"title": "###a", "text": "", "show": [{"matrix": "X"}], "result": {"matrix": "Q", "head": 1}}]}
+JSON
+        session="$out/odd-labels.json"
+        "$attnviz" example worked-example -o "$session"
+        sed -i 's/"tokens": \["x1","x2"\]/"tokens": ["","##"]/' "$session"
+        grep -q '"tokens": \["","##"\]' "$session" || { echo "could not set the odd tokens"; exit 1; }
+        export ATTNVIZ_ASSETS="$assets"
+        for step in 1 2 3; do
+            png="$out/$case-teach-$step.png"
+            XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --teach "$step" --screenshot "$png" --frames 3 \
+                --size 1280x800 --report "$png.json"
+            "$ui_check" "$png.json" "$png" layout  # (a step of one word is nearly blank: no png_check)
+        done
+        checks+=("${worked_numbers[@]}")
         sizes="1280x800" ;;
     worked-example)
         session="$out/worked-example.json"
-        "$attnviz" example worked-example -o "$session" ;;
+        "$attnviz" example worked-example -o "$session"
+        checks+=("${worked_numbers[@]}") ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
@@ -55,8 +86,10 @@ esac
 for size in $sizes; do
     png="$out/$case-$size.png"
     rm -f "$png"
-    XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" "${extra[@]}" --screenshot "$png" --frames 3 --size "$size"
+    XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" "${extra[@]}" --screenshot "$png" --frames 3 --size "$size" \
+        --report "$png.json"
     "$png_check" "$png" "${size%x*}" "${size#*x}"
+    "$ui_check" "$png.json" "$png" "${checks[@]}"
 done
 # A screenshot run must not write the user's layout file.
 if [ -e "$out/config/attnviz/layout.ini" ]; then

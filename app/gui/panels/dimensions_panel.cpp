@@ -67,18 +67,20 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     core::Config now = state.config();
     if (ImGui::Checkbox("W_O projection", &now.output_projection)) state.set_config(now);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("On: output = concat·W_O (seed 001).\nOff: output = concat (seed 000's multi-head).");
+        ImGui::SetTooltip("On: output = concat%sW_O (seed 001).\nOff: output = concat (seed 000's multi-head).",
+                          ui.symbols().dot);
     ImGui::SameLine();
     bool causal = now.mask == core::Mask::causal;
     if (ImGui::Checkbox("causal mask", &causal)) {
         now.mask = causal ? core::Mask::causal : core::Mask::none;
         state.set_config(now);
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Query i may not look at keys j > i: their scores become −∞.");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Query i may not look at keys j > i: their scores become %s.", ui.symbols().neg_inf);
 
-    ImGui::Text("scale: scores = QKᵀ / s, s = %.6g", state.trace().scale);
+    ImGui::Text("scale: scores = QK%s / s, s = %.6g", ui.symbols().transpose, state.trace().scale);
     int kind = static_cast<int>(now.scale.kind);
-    bool scale_changed = ImGui::RadioButton("√d_k", &kind, 0);
+    bool scale_changed = ImGui::RadioButton(ui.symbols().sqrt_dk, &kind, 0);
     ImGui::SameLine();
     scale_changed |= ImGui::RadioButton("none", &kind, 1);
     ImGui::SameLine();
@@ -104,8 +106,9 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     ImGui::SameLine();
     if (ImGui::RadioButton("columns", &orientation, 1)) state.set_column_vectors(true);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Column vectors, as seed 004 writes attention (V·softmax(KᵀQ/√d)):\n"
-                          "every matrix is drawn as the transpose of its row form.");
+        ImGui::SetTooltip("Column vectors, as seed 004 writes attention (V%ssoftmax(K%sQ/%sd)):\n"
+                          "every matrix is drawn as the transpose of its row form.",
+                          ui.symbols().dot, ui.symbols().transpose, ui.symbols().sqrt);
 
     if (state.message().error) {
         ImGui::Separator();

@@ -7,8 +7,7 @@ namespace attnviz::app {
 
 std::string status_text(const AppState& state, float frame_ms) {
     const core::Config& c = state.config();
-    const bool uni = state.notation() == core::Notation::unicode;
-    const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? (uni ? "√d_k" : "sqrt(d_k)")
+    const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? core::symbols(state.notation()).sqrt_dk
                         : c.scale.kind == core::Scale::Kind::none  ? "none"
                                                                    : "temperature";
     char buf[256];

@@ -321,7 +321,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (result) {
         if (!first) ImGui::SameLine(0, font * 1.2f);
         ImGui::BeginGroup();
-        if (!first) ImGui::TextDisabled("%s", state.notation() == core::Notation::unicode ? "→ result" : "-> result");
+        if (!first) ImGui::TextDisabled("%s result", ui.symbols().arrow);
         MatrixViewOptions ro = o;
         if (p.exercising) ro.shown_cells = 0;
         else if (p.playing) ro.shown_cells = p.revealed;

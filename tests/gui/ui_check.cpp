@@ -1,0 +1,182 @@
+// ui_check REPORT.json SCREENSHOT.png [CHECK...]: checks a screenshot against the draw report the
+// app wrote beside it (attnviz --screenshot FILE --report REPORT), so a screenshot test fails for
+// real reasons, not only for a blank image. Checks:
+//   layout            the windows tile the area between the menu bar and the status bar: each lies
+//                     inside the window, together they cover ≥ 98 % of it, none overlaps another
+//   NAME:ROW:COL=TEXT some heatmap printed TEXT in cell (ROW, COL) of the matrix NAME (ASCII label,
+//                     e.g. weights(1):0:1=0.0558), and the screenshot shows ink there: the cell's
+//                     pixels are not one flat colour
+// Exits 0 when every check passes, 1 otherwise, printing what failed.
+#include <stb_image.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+struct Box {
+    double x0, y0, x1, y1;
+    double area() const { return std::max(0.0, x1 - x0) * std::max(0.0, y1 - y0); }
+};
+
+Box intersect(const Box& a, const Box& b) {
+    return {std::max(a.x0, b.x0), std::max(a.y0, b.y0), std::min(a.x1, b.x1), std::min(a.y1, b.y1)};
+}
+
+int check_layout(const json& report) {
+    const double w = report["display"][0], h = report["display"][1];
+    std::vector<std::pair<std::string, Box>> windows;
+    for (const json& win : report.value("windows", json::array())) {
+        const double x = win["pos"][0], y = win["pos"][1], ww = win["size"][0], wh = win["size"][1];
+        windows.push_back({win["title"], {x, y, x + ww, y + wh}});
+    }
+    int failures = 0;
+    if (windows.empty()) {
+        std::printf("layout: no windows were drawn\n");
+        return 1;
+    }
+    // The work area: from the top of the highest window to the bottom of the lowest (the menu bar
+    // and the status bar are outside it).
+    double top = h, bottom = 0;
+    for (const auto& [title, b] : windows) {
+        top = std::min(top, b.y0);
+        bottom = std::max(bottom, b.y1);
+        if (b.x0 < -0.5 || b.y0 < -0.5 || b.x1 > w + 0.5 || b.y1 > h + 0.5) {
+            std::printf("layout: window \"%s\" (%.0f,%.0f)-(%.0f,%.0f) is not inside the %gx%g window\n",
+                        title.c_str(), b.x0, b.y0, b.x1, b.y1, w, h);
+            ++failures;
+        }
+    }
+    const Box area{0, top, w, bottom};
+    double covered = 0;
+    for (size_t a = 0; a < windows.size(); ++a) {
+        covered += intersect(windows[a].second, area).area();
+        for (size_t b = a + 1; b < windows.size(); ++b) {
+            const double overlap = intersect(windows[a].second, windows[b].second).area();
+            if (overlap > 4 * std::max(w, h)) {  // more than a shared edge
+                std::printf("layout: \"%s\" and \"%s\" overlap by %.0f px²\n", windows[a].first.c_str(),
+                            windows[b].first.c_str(), overlap);
+                ++failures;
+            }
+        }
+    }
+    const double share = covered / area.area();
+    std::printf("layout: %zu windows cover %.1f%% of the %gx%g work area\n", windows.size(), 100 * share, w,
+                bottom - top);
+    if (share < 0.98) {
+        std::printf("layout: the windows leave %.1f%% of the work area empty\n", 100 * (1 - share));
+        ++failures;
+    }
+    if (top > h * 0.1 || bottom < h * 0.9) {
+        std::printf("layout: the windows span only rows %.0f to %.0f of %g\n", top, bottom, h);
+        ++failures;
+    }
+    return failures;
+}
+
+// Whether the middle of a cell shows text: a few pixels there differ clearly from the cell's
+// colour (the edges are left out, where selection outlines are drawn).
+bool has_ink(const unsigned char* pixels, int w, int h, const Box& cell) {
+    const double dx = (cell.x1 - cell.x0) * 0.2, dy = (cell.y1 - cell.y0) * 0.2;
+    const Box b{cell.x0 + dx, cell.y0 + dy, cell.x1 - dx, cell.y1 - dy};
+    std::map<unsigned, int> colours;
+    std::vector<unsigned> all;
+    for (int y = std::max(0, int(b.y0)); y < std::min(h, int(b.y1)); ++y)
+        for (int x = std::max(0, int(b.x0)); x < std::min(w, int(b.x1)); ++x) {
+            const unsigned char* p = pixels + 4 * (static_cast<size_t>(y) * w + x);
+            const unsigned c = (unsigned(p[0]) << 16) | (unsigned(p[1]) << 8) | p[2];
+            ++colours[c];
+            all.push_back(c);
+        }
+    if (all.empty()) return false;
+    unsigned background = 0;
+    int most = 0;
+    for (const auto& [c, n] : colours)
+        if (n > most) most = n, background = c;
+    auto channel = [](unsigned c, int k) { return static_cast<int>((c >> (8 * k)) & 0xFF); };
+    int ink = 0;
+    for (unsigned c : all) {
+        int diff = 0;
+        for (int k = 0; k < 3; ++k) diff = std::max(diff, std::abs(channel(c, k) - channel(background, k)));
+        if (diff > 60) ++ink;
+    }
+    return ink >= 6;
+}
+
+int check_number(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+    const size_t eq = spec.rfind('=');
+    const size_t c2 = spec.rfind(':', eq), c1 = spec.rfind(':', c2 - 1);
+    if (eq == std::string::npos || c2 == std::string::npos || c1 == std::string::npos) {
+        std::printf("bad check \"%s\": expected NAME:ROW:COL=TEXT\n", spec.c_str());
+        return 1;
+    }
+    const std::string name = spec.substr(0, c1), text = spec.substr(eq + 1);
+    const int row = std::stoi(spec.substr(c1 + 1, c2 - c1 - 1)), col = std::stoi(spec.substr(c2 + 1, eq - c2 - 1));
+    int found = 0, inked = 0;
+    std::vector<std::string> printed;
+    for (const json& n : report.value("numbers", json::array())) {
+        if (n["matrix"] != name || n["row"] != row || n["col"] != col) continue;
+        printed.push_back(n["text"]);
+        if (n["text"] != text) continue;
+        ++found;
+        const Box b{n["min"][0], n["min"][1], n["max"][0], n["max"][1]};
+        if (has_ink(pixels, w, h, b)) ++inked;
+    }
+    if (found == 0) {
+        std::string seen;
+        for (const std::string& s : printed) seen += " \"" + s + "\"";
+        std::printf("%s: not printed (printed there:%s)\n", spec.c_str(), seen.empty() ? " nothing" : seen.c_str());
+        return 1;
+    }
+    if (inked < found) {
+        std::printf("%s: printed %d times, but %d of those cells show no text in the screenshot\n", spec.c_str(),
+                    found, found - inked);
+        return 1;
+    }
+    std::printf("%s: printed %d times, visible each time\n", spec.c_str(), found);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: ui_check REPORT.json SCREENSHOT.png [layout] [NAME:ROW:COL=TEXT ...]\n");
+        return 2;
+    }
+    std::ifstream in(argv[1]);
+    std::stringstream text;
+    text << in.rdbuf();
+    const json report = json::parse(text.str(), nullptr, false);
+    if (report.is_discarded() || !report.is_object()) {
+        std::fprintf(stderr, "%s: not a draw report\n", argv[1]);
+        return 1;
+    }
+    int w = 0, h = 0, channels = 0;
+    unsigned char* pixels = stbi_load(argv[2], &w, &h, &channels, 4);
+    if (!pixels) {
+        std::fprintf(stderr, "%s: not a readable PNG\n", argv[2]);
+        return 1;
+    }
+    int failures = 0;
+    if (report["display"][0] != w || report["display"][1] != h) {
+        std::printf("the report is for %sx%s, the screenshot is %dx%d\n", report["display"][0].dump().c_str(),
+                    report["display"][1].dump().c_str(), w, h);
+        ++failures;
+    }
+    for (int k = 3; k < argc; ++k) {
+        const std::string check = argv[k];
+        failures += check == "layout" ? check_layout(report) : check_number(report, pixels, w, h, check);
+    }
+    stbi_image_free(pixels);
+    return failures == 0 ? 0 : 1;
+}
