@@ -5,6 +5,7 @@
 #include <string>
 
 #include "format.hpp"
+#include "matrices.hpp"
 
 namespace attnviz::core {
 
@@ -43,22 +44,32 @@ std::optional<std::string> value_problem(double v) {
 
 namespace {
 
-// Visits every input matrix the config expects with its path and expected shape, in file order;
-// a head count that differs is visited once as ("heads", nullptr, expected, got).
+// Visits every input matrix of the registry that the config has, with its path and expected shape,
+// in file order: the layer's inputs listed before the per-head ones (X), then each head's
+// ("heads[i].W_Q" …), then the layer's inputs listed after them (W_O). A head count that differs
+// is visited once as ("heads", nullptr, expected, got).
 template <class Visit>
 void visit_inputs(const Config& config, const Params& p, Visit visit) {
-    visit("X", &p.X, config.n, config.d_model);
+    Params& params = const_cast<Params&>(p);  // find_input only hands out addresses; nothing is changed
+    auto layer = [&](bool after_heads) {
+        bool seen_head = false;
+        for (MatrixId id : all_matrix_ids) {
+            seen_head = seen_head || (is_input(id) && is_per_head(id));
+            if (!is_input(id) || is_per_head(id) || seen_head != after_heads || !exists(id, config)) continue;
+            visit(std::string(name(id)), find_input(params, {id, 0}), rows_of(id, config), cols_of(id, config));
+        }
+    };
+    layer(false);
     if (static_cast<int>(p.heads.size()) != config.heads) {
         visit("heads", nullptr, config.heads, static_cast<int>(p.heads.size()));
     } else {
-        for (int i = 0; i < config.heads; ++i) {
-            const std::string head = "heads[" + std::to_string(i) + "].";
-            visit(head + "W_Q", &p.heads[i].W_Q, config.d_model, config.d_k);
-            visit(head + "W_K", &p.heads[i].W_K, config.d_model, config.d_k);
-            visit(head + "W_V", &p.heads[i].W_V, config.d_model, config.d_v);
-        }
+        for (int i = 0; i < config.heads; ++i)
+            for (MatrixId id : all_matrix_ids)
+                if (is_input(id) && is_per_head(id))
+                    visit("heads[" + std::to_string(i) + "]." + name(id), find_input(params, {id, i}),
+                          rows_of(id, config), cols_of(id, config));
     }
-    if (config.output_projection) visit("W_O", &p.W_O, config.concat_width(), config.d_model);
+    layer(true);
 }
 
 }  // namespace
