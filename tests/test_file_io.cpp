@@ -425,6 +425,21 @@ TEST_F(FileIo, FifoWhoseReaderLeavesGivesAnErrorNotASignal) {
     EXPECT_TRUE(S_ISFIFO(lmode(fifo)));
 }
 
+TEST_F(FileIo, PipeBehindProcFdIsWrittenDirectly) {
+    // /dev/stdout leads to /proc/self/fd/1, whose link text for a pipe is "pipe:[N]", not a path:
+    // the kernel follows it, and the pipe is written like a FIFO.
+    int ends[2];
+    ASSERT_EQ(::pipe(ends), 0);
+    const std::string path = "/proc/self/fd/" + std::to_string(ends[1]);
+    const Problems problems = write_file_atomic(path, "to the pipe");
+    ::close(ends[1]);
+    EXPECT_TRUE(problems.empty()) << all_text(problems);
+    char buf[64] = {};
+    const ssize_t n = ::read(ends[0], buf, sizeof buf);
+    ::close(ends[0]);
+    EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "to the pipe");
+}
+
 TEST_F(FileIo, DirectoryIsRefusedByName) {
     fs::create_directory(dir / "target");
     const fs::path target = dir / "target";
