@@ -111,7 +111,8 @@ Resolved follow_links(const std::string& path) {
         }
         if (!S_ISLNK(st.st_mode)) return {current, "", false};
         if (!seen.insert({st.st_dev, st.st_ino}).second)
-            return {"", "is a loop of symbolic links (" + current + " leads back to itself); nothing was written", false};
+            return {"", "is a loop of symbolic links (" + current + " leads back to itself); nothing was written",
+                    false};
         if (hops == max_links) return {"", "leads through more than 40 symbolic links; nothing was written", false};
         std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
         for (;;) {

@@ -44,7 +44,8 @@ void write_plain(const fs::path& p, const std::string& text) {
 
 // The single problem of a write, or a failure when there is not exactly one.
 ::testing::AssertionResult one_problem(const Problems& problems, const std::string& path, const std::string& part) {
-    if (problems.size() != 1) return ::testing::AssertionFailure() << problems.size() << " problems:\n" << all_text(problems);
+    if (problems.size() != 1)
+        return ::testing::AssertionFailure() << problems.size() << " problems:\n" << all_text(problems);
     if (problems[0].path != path)
         return ::testing::AssertionFailure() << "path " << problems[0].path << ", expected " << path;
     if (!contains(problems[0].message, part))
@@ -366,7 +367,8 @@ TEST_F(FileIo, DevFullGivesNoSpaceAndStaysADevice) {
     if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
     ASSERT_TRUE(S_ISCHR(lmode("/dev/full"))) << "/dev/full is not a character device on this machine";
     ASSERT_TRUE(private_node_survives(dir, makedev(1, 7)));
-    EXPECT_TRUE(one_problem(write_file_atomic("/dev/full", "text"), "/dev/full", "cannot write: No space left on device"));
+    EXPECT_TRUE(
+        one_problem(write_file_atomic("/dev/full", "text"), "/dev/full", "cannot write: No space left on device"));
     EXPECT_TRUE(S_ISCHR(lmode("/dev/full")));
 }
 
@@ -445,7 +447,8 @@ TEST_F(FileIo, DirectoryIsRefusedByName) {
     const fs::path target = dir / "target";
     EXPECT_TRUE(one_problem(write_file_atomic(target.string(), "x"), target.string(), "is a directory, not a file"));
     fs::create_symlink("target", dir / "link");
-    EXPECT_TRUE(one_problem(write_file_atomic((dir / "link").string(), "x"), (dir / "link").string(), "is a directory"));
+    const fs::path link = dir / "link";
+    EXPECT_TRUE(one_problem(write_file_atomic(link.string(), "x"), link.string(), "is a directory"));
     EXPECT_TRUE(one_problem(write_file_atomic(target.string() + "/", "x"), target.string() + "/", "is a directory"));
     EXPECT_TRUE(one_problem(write_file_atomic((dir / "nothing/").string(), "x"), (dir / "nothing/").string(),
                             "names a directory"));
