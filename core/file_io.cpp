@@ -1,60 +1,305 @@
 #include "file_io.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <ctime>
+#include <new>
 #include <random>
-#include <sstream>
+#include <set>
+#include <utility>
 
 namespace attnviz::core {
 
+namespace {
+
+std::string reason(int err) { return std::strerror(err); }
+
+// Closes a descriptor when it goes out of scope (unless released).
+class Fd {
+public:
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+    // Closes now and returns close()'s result (0, or -1 with errno).
+    int close() {
+        const int fd = fd_;
+        fd_ = -1;
+        return ::close(fd);
+    }
+
+private:
+    int fd_;
+};
+
+// The directory part of a path and its last component, split at the last '/':
+// "a/b" → ("a", "b"), "b" → (".", "b"), "/b" → ("/", "b"), "a/" → ("a", "").
+std::string dir_of(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+std::string name_of(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Writes all of `text` to `fd`, retrying short writes and EINTR. 0, or the errno of the failure.
+int write_all(int fd, const std::string& text) {
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (n == 0) return EIO;
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+// write_all with SIGPIPE blocked, so a reader that goes away gives EPIPE instead of killing the
+// program; a SIGPIPE raised by this write is taken off the pending set before the mask is restored.
+int write_all_no_sigpipe(int fd, const std::string& text) {
+    sigset_t pipe_set, old_mask, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigemptyset(&pending);
+    sigpending(&pending);
+    const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+    const int err = write_all(fd, text);
+    if (err == EPIPE && !was_pending) {
+        const timespec zero{0, 0};
+        while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    return err;
+}
+
+// The path a chain of symbolic links ends at (the path itself when it is not a link), or a problem
+// message. Relative links are relative to the directory of the link. The final path need not exist.
+struct Resolved {
+    std::string path;
+    std::string error;        // non-empty on failure
+    bool by_kernel = false;   // `path` is a link only the kernel can follow (see below)
+};
+Resolved follow_links(const std::string& path) {
+    constexpr int max_links = 40;  // as the kernel's own limit (MAXSYMLINKS)
+    std::string current = path;
+    std::set<std::pair<dev_t, ino_t>> seen;  // the links passed, to tell a loop from a long chain
+    for (int hops = 0;; ++hops) {
+        struct stat st {};
+        if (::lstat(current.c_str(), &st) != 0) {
+            if (errno == ENOENT) return {current, "", false};  // a new file (or the end of a dangling link)
+            return {"", "cannot write: " + reason(errno), false};
+        }
+        if (!S_ISLNK(st.st_mode)) return {current, "", false};
+        if (!seen.insert({st.st_dev, st.st_ino}).second)
+            return {"", "is a loop of symbolic links (" + current + " leads back to itself); nothing was written",
+                    false};
+        if (hops == max_links) return {"", "leads through more than 40 symbolic links; nothing was written", false};
+        std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
+        for (;;) {
+            const ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+            if (n < 0) return {"", "cannot read the symbolic link " + current + ": " + reason(errno), false};
+            if (static_cast<std::size_t>(n) < target.size()) {
+                target.resize(static_cast<std::size_t>(n));
+                break;
+            }
+            target.resize(target.size() * 2);  // the link grew meanwhile
+        }
+        if (target.empty()) return {"", "is an empty symbolic link; nothing was written", false};
+        const std::string next = target.front() == '/' ? target : dir_of(current) + "/" + target;
+        // The links in /proc/<pid>/fd (behind /dev/stdout) name a pipe or socket as "pipe:[123]", not a
+        // path; the kernel still opens them. When the text leads nowhere but the kernel reaches
+        // something that is not a regular file or directory, let the kernel follow the link.
+        struct stat via_kernel {};
+        if (target.front() != '/' && ::lstat(next.c_str(), &st) != 0 && errno == ENOENT &&
+            ::stat(current.c_str(), &via_kernel) == 0 && !S_ISREG(via_kernel.st_mode) && !S_ISDIR(via_kernel.st_mode))
+            return {current, "", true};
+        current = next;
+    }
+}
+
+// Writes to a character device or a FIFO that is already there, without creating or truncating.
+// `follow`: `path` is a link the kernel is to follow (Resolved::by_kernel).
+std::string write_special(const std::string& path, bool fifo, bool follow, const std::string& text) {
+    // O_NONBLOCK: a FIFO without a reader fails with ENXIO at once instead of waiting for one.
+    const int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0) | (follow ? 0 : O_NOFOLLOW);
+    Fd fd(::open(path.c_str(), flags));
+    if (fd.get() < 0) {
+        if (fifo && errno == ENXIO) return "is a pipe (FIFO) with no reader; nothing was written";
+        return "cannot write: " + reason(errno);
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return "cannot write: " + reason(errno);
+    if (fifo ? !S_ISFIFO(st.st_mode) : !S_ISCHR(st.st_mode))
+        return "was replaced while being written; nothing was written";
+    if (fifo) {
+        // A reader is there: write normally, waiting for it to take the data.
+        const int fl = ::fcntl(fd.get(), F_GETFL);
+        if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) < 0) return "cannot write: " + reason(errno);
+    }
+    if (const int err = write_all_no_sigpipe(fd.get(), text)) return "cannot write: " + reason(err);
+    if (fd.close() != 0) return "cannot write: " + reason(errno);
+    return "";
+}
+
+// Replaces the regular file (or creates the file) at `path` through a temporary file beside it.
+// `old` is the existing file's status, or null for a new file.
+std::string replace_atomically(const std::string& path, const struct stat* old, const std::string& text) {
+    if (name_of(path).empty()) return "ends with '/', so it names a directory, not a file";
+    std::string tmp;
+    int raw = -1;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        tmp = temp_path_beside(path);
+        raw = create_exclusive(tmp);
+        if (raw >= 0 || errno != EEXIST) break;
+    }
+    if (raw < 0) return "cannot write: " + reason(errno);
+    Fd fd(raw);
+    const auto fail = [&](const std::string& what, int err) {
+        ::unlink(tmp.c_str());
+        return what + reason(err);
+    };
+    if (old != nullptr) {
+        // The owner first (as root only; failing is fine), then the mode, which chown may have reduced.
+        if (::geteuid() == 0 && (old->st_uid != ::geteuid() || old->st_gid != ::getegid()))
+            (void)!::fchown(fd.get(), old->st_uid, old->st_gid);
+        if (::fchmod(fd.get(), old->st_mode & 07777) != 0) return fail("cannot keep the file's permissions: ", errno);
+    }
+    if (const int err = write_all(fd.get(), text)) return fail("cannot write: ", err);
+    if (::fsync(fd.get()) != 0) return fail("cannot write: ", errno);
+    if (fd.close() != 0) return fail("cannot write: ", errno);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot replace the file: ", errno);
+    // Make the rename itself durable. The new file is in place whatever this gives, and some file
+    // systems cannot sync a directory, so a failure here is not reported.
+    Fd dir(::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() >= 0) (void)::fsync(dir.get());
+    return "";
+}
+
+// What a file of this type is, for the refusal message ("a directory", ...).
+const char* kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
+}  // namespace
+
+std::string temp_path_beside(const std::string& path) {
+    std::uint64_t bits = 0;
+    if (::getrandom(&bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
+        std::random_device rd;
+        bits = (std::uint64_t{rd()} << 32) ^ rd();
+    }
+    static const char hex[] = "0123456789abcdef";
+    std::string suffix(16, '0');
+    for (int i = 15; i >= 0; --i, bits >>= 4) suffix[static_cast<std::size_t>(i)] = hex[bits & 0xF];
+    // Keep the whole name within NAME_MAX (255) for any name the target itself may have.
+    const std::string name = name_of(path).substr(0, 200);
+    const std::string dir = dir_of(path);
+    return (dir == "/" ? "/" : dir + "/") + "." + name + ".tmp-" + suffix;
+}
+
+int create_exclusive(const std::string& path) {
+    int fd;
+    do fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
 Result<std::string> read_file(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        return Result<std::string>::fail({{path, "is a directory, not a file"}});
-    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-        return Result<std::string>::fail({{path, "is not a regular file"}});
-    const auto size = std::filesystem::file_size(path, ec);
-    if (!ec && size > max_read_bytes)
-        return Result<std::string>::fail({{path, "is " + std::to_string(size) + " bytes, over the limit of " +
-                                                     std::to_string(max_read_bytes) + " for a file attnviz reads"}});
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Result<std::string>::fail({{path, std::string("cannot open: ") + std::strerror(errno)}});
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) return Result<std::string>::fail({{path, std::string("cannot read: ") + std::strerror(errno)}});
-    return Result<std::string>::ok(buf.str());
+    using R = Result<std::string>;
+    if (path.empty()) return R::fail({{path, "no file name given"}});
+    // Check the type before opening, since opening a device or FIFO can block or have effects.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return R::fail({{path, "cannot open: " + reason(errno)}});
+    if (S_ISDIR(st.st_mode)) return R::fail({{path, "is a directory, not a file"}});
+    if (!S_ISREG(st.st_mode)) return R::fail({{path, "is not a regular file"}});
+    // O_NONBLOCK: should a FIFO be swapped in after the stat, the open does not wait for a writer.
+    Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (fd.get() < 0) return R::fail({{path, "cannot open: " + reason(errno)}});
+    if (::fstat(fd.get(), &st) != 0) return R::fail({{path, "cannot read: " + reason(errno)}});
+    if (S_ISDIR(st.st_mode)) return R::fail({{path, "is a directory, not a file"}});
+    if (!S_ISREG(st.st_mode)) return R::fail({{path, "is not a regular file"}});
+    const auto too_big = [&](std::uintmax_t size) {
+        return R::fail({{path, "is " + std::to_string(size) + " bytes, over the limit of " +
+                                   std::to_string(max_read_bytes) + " for a file attnviz reads"}});
+    };
+    const auto size = static_cast<std::uintmax_t>(st.st_size);
+    if (size > max_read_bytes) return too_big(size);
+    try {
+        // Read to the end rather than trusting the size: the file may change meanwhile, and some
+        // (in /proc, say) report 0. One byte past the limit is enough to know it is over.
+        std::string text;
+        text.resize(static_cast<std::size_t>(size) + 1);
+        std::size_t got = 0;
+        for (;;) {
+            if (got == text.size()) {
+                if (text.size() > max_read_bytes) return too_big(text.size());
+                text.resize(std::min<std::size_t>(text.size() * 2 + 4096, max_read_bytes + 1));
+            }
+            const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return R::fail({{path, "cannot read: " + reason(errno)}});
+            }
+            if (n == 0) break;
+            got += static_cast<std::size_t>(n);
+        }
+        if (got > max_read_bytes) return too_big(got);
+        text.resize(got);
+        return R::ok(std::move(text));
+    } catch (const std::bad_alloc&) {
+        return R::fail({{path, "there is not enough memory to read it"}});
+    }
 }
 
 Problems write_file_atomic(const std::string& path, const std::string& text) {
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    std::random_device rd;
-    std::string tmp_name = target.filename().string();
-    tmp_name.insert(0, 1, '.');
-    tmp_name.append(".tmp-").append(std::to_string(rd() % 1000000u));
-    const fs::path tmp = target.parent_path() / tmp_name;
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return {{path, std::string("cannot write: ") + std::strerror(errno)}};
-    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const int saved_errno = errno;
-    const bool flushed = std::fflush(f) == 0;
-    const bool closed = std::fclose(f) == 0;
-    if (!written || !flushed || !closed) {
-        std::error_code ec;
-        fs::remove(tmp, ec);
-        return {{path, std::string("cannot write: ") + std::strerror(written ? errno : saved_errno)}};
+    if (path.empty()) return {{path, "no file name given"}};
+    const Resolved target = follow_links(path);
+    if (!target.error.empty()) return {{path, target.error}};
+    // When `path` is a link, say where it led.
+    const auto problem = [&](const std::string& message) -> Problems {
+        if (message.empty()) return {};
+        if (target.path == path) return {{path, message}};
+        return {{path, message + " (the link leads to " + target.path + ")"}};
+    };
+
+    struct stat st {};
+    if ((target.by_kernel ? ::stat(target.path.c_str(), &st) : ::lstat(target.path.c_str(), &st)) != 0) {
+        if (errno != ENOENT) return problem("cannot write: " + reason(errno));
+        return problem(replace_atomically(target.path, nullptr, text));
     }
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        const std::string reason = ec.message();
-        fs::remove(tmp, ec);
-        return {{path, "cannot replace the file: " + reason}};
+    if (S_ISREG(st.st_mode)) {
+        // access() says yes to root for any file, so a file with no write bit at all is read-only too.
+        if ((st.st_mode & 0222) == 0 || ::faccessat(AT_FDCWD, target.path.c_str(), W_OK, AT_EACCESS) != 0)
+            return problem("is read-only; nothing was written");
+        return problem(replace_atomically(target.path, &st, text));
     }
-    return {};
+    if (S_ISCHR(st.st_mode)) return problem(write_special(target.path, false, target.by_kernel, text));
+    if (S_ISFIFO(st.st_mode)) return problem(write_special(target.path, true, target.by_kernel, text));
+    if (S_ISDIR(st.st_mode)) return problem("is a directory, not a file");
+    return problem(std::string("is ") + kind_of(st.st_mode) + ", not a file; nothing was written");
 }
 
 }  // namespace attnviz::core
