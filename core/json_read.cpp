@@ -140,8 +140,7 @@ Problem JsonReader::error() const {
     switch (error_) {
         case Error::none: return {"", ""};
         case Error::truncated:
-            return {"", "the JSON ends too early (truncated?) at " +
-                            text_position(text_, text_.empty() ? 0 : text_.size() - 1)};
+            return {"", "the JSON ends too early (truncated?) at " + text_position(text_, text_.size())};
         case Error::too_deep:
             return {"", "malformed JSON: nested more than " + std::to_string(max_depth) + " levels deep at " +
                             text_position(text_, error_at_)};
