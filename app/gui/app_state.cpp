@@ -1,10 +1,10 @@
 #include "app_state.hpp"
 
 #include <algorithm>
+#include <new>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <new>
 
 #include "core/file_io.hpp"
 #include "core/format.hpp"
