@@ -82,6 +82,12 @@ int key_index(const char* const (&keys)[N], const std::string& key) {
     return -1;
 }
 
+// No matrix of a valid session is wider or taller than these, config or not.
+constexpr std::int64_t widest = std::max({Limits::max_d_model, Limits::max_d_k, Limits::max_d_v});
+constexpr std::int64_t tallest =
+    std::max({std::int64_t{Limits::max_n}, std::int64_t{Limits::max_d_model},
+              std::int64_t{Limits::max_heads} * Limits::max_d_v});
+
 std::string shape_text(std::int64_t rows, std::int64_t cols) { return std::to_string(rows) + "×" + std::to_string(cols); }
 
 class SessionReader {
@@ -272,6 +278,7 @@ private:
 
     void store(MatrixBuild& m, std::int64_t c, double v) {
         if (m.want_cols >= 0 && c >= m.want_cols) return drop(m);  // longer than the config says
+        if (c >= widest) return drop(m);  // longer than any config allows (before the config is read)
         if (m.cols >= 0 && c >= m.cols) return;  // a ragged row: reported at its end
         if (stored_ >= Limits::max_total_numbers) {
             if (!over_budget_)
@@ -324,7 +331,7 @@ private:
         in_.begin_array();
         while (in_.next_element()) {
             const std::int64_t r = m.rows++;
-            if (m.storing && m.want_rows >= 0 && r >= m.want_rows) drop(m);  // a row too many
+            if (m.storing && ((m.want_rows >= 0 && r >= m.want_rows) || r >= tallest)) drop(m);  // a row too many
             const auto row_path = [&] { return path_index(m.path, static_cast<std::size_t>(r)); };
             if (in_.peek() != JsonReader::Kind::array) {
                 if (!in_.ok()) return;

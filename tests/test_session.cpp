@@ -474,16 +474,22 @@ TEST(ParseSessionBounded, KeysInAnyOrder) {
 }
 
 TEST(ParseSessionBounded, RowsLongerThanTheConfigAreNotKeptButReported) {
-    // With the config first, a 100,000-value row of a 2×4 X is counted, not stored.
-    std::string text = ordered_text({"format", "version", "config", "tokens", "X", "heads", "W_O"});
+    // A 100,000-value row of a 2×4 X is counted, not stored: with the config first because it says
+    // 4, with the config last because no config allows more than 8192 columns.
     std::string row = "[";
     for (int k = 0; k < 100000; ++k) row += k ? ",1" : "1";
     row += "]";
-    text.replace(text.find("[[1,0,1,0],[0,2,0,2]]"), 21, "[" + row + "," + row + "]");
-    const Result<Session> r = parse_no_throw(text);
-    ASSERT_FALSE(r);
-    ASSERT_EQ(r.problems.size(), 1u) << all_text(r.problems);
-    EXPECT_EQ(r.problems[0].str(), "X: expected 2×4, got 2×100000");
+    for (bool config_first : {true, false}) {
+        SCOPED_TRACE(config_first ? "config first" : "config last");
+        std::string text = config_first
+                               ? ordered_text({"format", "version", "config", "tokens", "X", "heads", "W_O"})
+                               : ordered_text({"format", "version", "tokens", "X", "heads", "W_O", "config"});
+        text.replace(text.find("[[1,0,1,0],[0,2,0,2]]"), 21, "[" + row + "," + row + "]");
+        const Result<Session> r = parse_no_throw(text);
+        ASSERT_FALSE(r);
+        ASSERT_EQ(r.problems.size(), 1u) << all_text(r.problems);
+        EXPECT_EQ(r.problems[0].str(), "X: expected 2×4, got 2×100000");
+    }
 }
 
 TEST(ParseSessionBounded, UnknownKeysAreIgnoredAnywhere) {
