@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <iostream>
+#include <new>
 
 #include "core/file_io.hpp"
 #include "core/forward.hpp"
@@ -32,23 +33,39 @@ int write_output(const std::string& text, const std::string& out_path) {
 }  // namespace
 
 int compute_command(const std::string& session_path, const std::string& out_path) {
-    const core::Result<std::string> text = core::read_file(session_path);
-    if (!text) {
-        report(text.problems, session_path);
-        return exit_io;
-    }
-    const core::Result<core::Session> session = core::parse_session(*text.value);
-    if (!session) {
-        report(session.problems, session_path);
+    if (session_path.empty()) {
+        std::cerr << "error: no session file given (the path is empty)\n";
         return exit_invalid;
     }
-    const core::Session& s = *session.value;
-    const core::Trace trace = core::forward<double>(s.config, s.params);
-    if (const auto note = core::shape_note(s.config)) std::cerr << "note: " << *note << "\n";
-    return write_output(core::write_trace(trace), out_path);
+    // Running out of memory (a session near the size limits on a small machine, or under a
+    // memory limit) is an error like any other, never an abort.
+    const char* stage = "reading ";
+    try {
+        const core::Result<std::string> text = core::read_file(session_path);
+        if (!text) {
+            report(text.problems, session_path);
+            return exit_io;
+        }
+        const core::Result<core::Session> session = core::parse_session(*text.value);
+        if (!session) {
+            report(session.problems, session_path);
+            return exit_invalid;
+        }
+        const core::Session& s = *session.value;
+        stage = "computing the trace of ";
+        const core::Trace trace = core::forward<double>(s.config, s.params);
+        if (const auto note = core::shape_note(s.config)) std::cerr << "note: " << *note << "\n";
+        stage = "writing the trace of ";
+        return write_output(core::write_trace(trace), out_path);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory while " << stage << session_path << "\n";
+        return exit_io;
+    }
 }
 
-int example_command(const ExampleOptions& o) {
+namespace {
+
+int example_unguarded(const ExampleOptions& o) {
     core::Session session;
     if (o.name == "worked-example") {
         if (o.n || o.d_model || o.heads || o.d_k || o.d_v) {
@@ -81,6 +98,17 @@ int example_command(const ExampleOptions& o) {
         return exit_invalid;
     }
     return write_output(core::write_session(session), o.out_path);
+}
+
+}  // namespace
+
+int example_command(const ExampleOptions& o) {
+    try {
+        return example_unguarded(o);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory while writing the example \"" << o.name << "\"\n";
+        return exit_io;
+    }
 }
 
 }  // namespace attnviz::app

@@ -1,5 +1,8 @@
 // attnviz: the command line. With a command it runs headless; without one it opens the GUI.
 #include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -52,7 +55,16 @@ int main(int argc, char** argv) {
         // --help is a "parse error" with exit code 0; every real usage error exits with 2.
         return cli.exit(e) == 0 ? exit_ok : exit_invalid;
     }
-    if (compute->parsed()) return compute_command(compute_session, compute_out);
-    if (ex->parsed()) return example_command(example);
-    return run_gui(gui);
+    // The commands report their own failures; this is the last line of defence, so that running
+    // out of memory anywhere is an error message and exit code 1, never an abort.
+    try {
+        if (compute->parsed()) return compute_command(compute_session, compute_out);
+        if (ex->parsed()) return example_command(example);
+        return run_gui(gui);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory\n";
+    } catch (const std::exception& e) {
+        std::cerr << "error: " << e.what() << "\n";
+    }
+    return exit_io;
 }

@@ -1,9 +1,11 @@
 #include "csv.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <vector>
 
+#include "config.hpp"
 #include "format.hpp"
 
 namespace attnviz::core {
@@ -13,15 +15,20 @@ bool is_separator(char c) { return c == ',' || c == '\t' || c == ';' || c == ' '
 }  // namespace
 
 Result<Matrix> parse_matrix_text(std::string_view text) {
-    std::vector<std::vector<double>> rows;
-    size_t pos = 0;
+    // One pass; the values are kept in one row-major array (8 bytes a number, nothing per row),
+    // and every problem is reported, the first max_reported_problems in full.
+    ProblemList problems;
+    std::vector<double> values;
+    std::size_t rows = 0, cols = 0;
+    std::size_t pos = 0;
     while (pos <= text.size()) {
         size_t end = text.find('\n', pos);
         if (end == std::string_view::npos) end = text.size();
         std::string_view line = text.substr(pos, end - pos);
         pos = end + 1;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        std::vector<double> row;
+        std::size_t count = 0;  // values on this line
+        bool bad = false;
         size_t k = 0;
         while (k < line.size()) {
             while (k < line.size() && is_separator(line[k])) ++k;
@@ -32,26 +39,44 @@ Result<Matrix> parse_matrix_text(std::string_view text) {
             if (!field.empty() && field.front() == '+') field.remove_prefix(1);
             double v = 0;
             auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-            const std::string where = "row " + std::to_string(rows.size() + 1) + ", value " +
-                                      std::to_string(row.size() + 1);
-            if (ec != std::errc{} || ptr != field.data() + field.size())
-                return Result<Matrix>::fail({{where, "\"" + std::string(line.substr(k, stop - k)) +
-                                                         "\" is not a number"}});
-            if (!std::isfinite(v)) return Result<Matrix>::fail({{where, "values must be finite"}});
-            row.push_back(v);
+            const auto where = [&] {
+                return "row " + std::to_string(rows + 1) + ", value " + std::to_string(count + 1);
+            };
+            if (ec != std::errc{} || ptr != field.data() + field.size()) {
+                problems.add_lazy([&] {
+                    return Problem{where(), "\"" + std::string(line.substr(k, stop - k)) + "\" is not a number"};
+                });
+                bad = true;
+            } else if (!std::isfinite(v)) {
+                problems.add_lazy([&] { return Problem{where(), "values must be finite"}; });
+                bad = true;
+            } else if (problems.empty()) {
+                if (values.size() >= static_cast<std::size_t>(Limits::max_total_numbers)) {
+                    problems.add("", "more than " + std::to_string(Limits::max_total_numbers) +
+                                         " numbers, more than a matrix can hold");
+                    break;
+                }
+                values.push_back(v);
+            }
+            ++count;
             k = stop;
         }
-        if (row.empty()) continue;
-        if (!rows.empty() && row.size() != rows.front().size())
-            return Result<Matrix>::fail({{"row " + std::to_string(rows.size() + 1),
-                                          "has " + std::to_string(row.size()) + " values, row 1 has " +
-                                              std::to_string(rows.front().size())}});
-        rows.push_back(std::move(row));
+        if (count == 0) continue;
+        if (rows > 0 && count != cols) {
+            problems.add_lazy([&] {
+                return Problem{"row " + std::to_string(rows + 1),
+                               "has " + std::to_string(count) + " values, row 1 has " + std::to_string(cols)};
+            });
+            bad = true;
+        }
+        if (rows == 0) cols = count;
+        ++rows;
+        if (bad || !problems.empty()) std::vector<double>().swap(values);  // no matrix comes of it now
     }
-    if (rows.empty()) return Result<Matrix>::fail({{"", "no numbers found"}});
-    Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.front().size()));
-    for (size_t r = 0; r < rows.size(); ++r)
-        for (size_t c = 0; c < rows[r].size(); ++c) m(r, c) = rows[r][c];
+    if (!problems.empty()) return Result<Matrix>::fail(std::move(problems).take());
+    if (rows == 0) return Result<Matrix>::fail({{"", "no numbers found"}});
+    Matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+    std::copy(values.begin(), values.end(), m.data());
     return Result<Matrix>::ok(std::move(m));
 }
 

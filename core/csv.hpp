@@ -11,7 +11,9 @@ namespace attnviz::core {
 
 // Parses rows separated by newlines, values by commas, tabs, semicolons or spaces.
 // Blank lines are skipped. Fails, naming the row and column, on a non-number, a non-finite value
-// or a ragged row ("row 2 has 3 values, row 1 has 4").
+// or a ragged row ("row 2 has 3 values, row 1 has 4"): every such problem, the first
+// max_reported_problems in full and then "and N more problems". Reads in one pass keeping 8 bytes
+// a number; more than Limits::max_total_numbers numbers are refused.
 Result<Matrix> parse_matrix_text(std::string_view text);
 
 // One row per line, values separated by ", ", each in its shortest exact form.

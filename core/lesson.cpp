@@ -12,16 +12,16 @@ using nlohmann::json;
 namespace {
 
 struct LessonReader {
-    Problems problems;
+    ProblemList problems;  // the first max_reported_problems, then "and N more problems"
 
     std::string text(const json& obj, const std::string& path, const char* key, bool required) {
         auto it = obj.find(key);
         if (it == obj.end()) {
-            if (required) problems.push_back({path + "." + key, "missing"});
+            if (required) problems.push_back({path_key(path, key), "missing"});
             return "";
         }
         if (!it->is_string()) {
-            problems.push_back({path + "." + key, "expected text, got " + describe_json(*it)});
+            problems.push_back({path_key(path, key), "expected text, got " + describe_json(*it)});
             return "";
         }
         return it->get<std::string>();
@@ -31,7 +31,7 @@ struct LessonReader {
         auto it = obj.find(key);
         if (it == obj.end()) return false;
         if (!it->is_boolean()) {
-            problems.push_back({path + "." + key, "expected true or false, got " + describe_json(*it)});
+            problems.push_back({path_key(path, key), "expected true or false, got " + describe_json(*it)});
             return false;
         }
         return it->get<bool>();
@@ -65,6 +65,11 @@ struct LessonReader {
 }  // namespace
 
 Result<Lesson> parse_lesson(std::string_view text) {
+    // A lesson is a few kilobytes of text; the cap keeps the document tree built below small.
+    if (text.size() > max_lesson_bytes)
+        return Result<Lesson>::fail({{"", "the lesson is " + std::to_string(text.size()) +
+                                              " bytes, over the limit of " + std::to_string(max_lesson_bytes) +
+                                              " for a lesson"}});
     Result<json> document = read_json(text);
     if (!document) return Result<Lesson>::fail(std::move(document.problems));
     const json& root = *document.value;
@@ -110,7 +115,7 @@ Result<Lesson> parse_lesson(std::string_view text) {
             lesson.steps.push_back(std::move(step));
         }
     }
-    if (!r.problems.empty()) return Result<Lesson>::fail(std::move(r.problems));
+    if (!r.problems.empty()) return Result<Lesson>::fail(std::move(r.problems).take());
     return Result<Lesson>::ok(std::move(lesson));
 }
 

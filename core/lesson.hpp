@@ -2,6 +2,7 @@
 // edit or translate them without touching code.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,11 @@ struct Lesson {
     std::vector<LessonStep> steps;
 };
 
-// Parses a lesson file; every problem with its field path ("steps[3].show[1].matrix: ...").
+// Lessons larger than this are refused before parsing (the shipped one is under 8 KiB).
+inline constexpr std::size_t max_lesson_bytes = std::size_t{4} << 20;  // 4 MiB
+
+// Parses a lesson file; every problem with its field path ("steps[3].show[1].matrix: ..."), the
+// first max_reported_problems of them, then "and N more problems".
 Result<Lesson> parse_lesson(std::string_view text);
 
 // The step's text with {n}, {d_model}, {h}, {d_k}, {d_v} and {s} replaced by the session's values.

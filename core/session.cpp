@@ -1,8 +1,11 @@
 #include "session.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "format.hpp"
 #include "json_read.hpp"
@@ -38,77 +41,210 @@ Session resized(const Session& s, const Config& config) {
 
 // ---------------------------------------------------------------------------------------------
 // Reading
+//
+// One pass over the text with JsonReader and no document tree: numbers go straight into the
+// matrices being built. Keys may come in any order; unknown ones are skipped without being
+// stored, a known one given twice is refused. Once a valid config has been read, a matrix keeps
+// at most the values of the shape it asks for (a longer row, or a row too many, is counted but
+// not stored, and reported as the matrix's shape); a matrix read before the config keeps its
+// rows compactly and is checked at the end. The numbers kept are bounded by
+// Limits::max_total_numbers, the problems by ProblemList's cap. The problems come out in the
+// order of the fields in the format: format and version, config, tokens, X, heads, W_O.
 
 namespace {
 
-class Reader {
+const char* const duplicate_message = "given twice (each key may appear only once)";
+
+// A matrix being read: what its rows looked like, and its values while they can still be used.
+struct MatrixBuild {
+    std::string path;
+    bool seen = false;
+    bool failed = false;    // a problem inside it: no shape check
+    bool storing = true;    // false once its values cannot make a valid matrix
+    std::int64_t rows = 0;  // every element of the outer array
+    std::int64_t cols = -1;                       // the length of the first row that is an array
+    std::int64_t want_rows = -1, want_cols = -1;  // the config's shape, when known while reading
+    std::vector<double> data;                     // row-major
+};
+
+struct HeadBuild {
+    bool object = false;
+    MatrixBuild w[3];  // W_Q, W_K, W_V
+};
+
+constexpr const char* config_keys[] = {"n", "d_model", "heads", "d_k", "d_v", "output_projection", "mask", "scale"};
+constexpr const char* head_keys[] = {"W_Q", "W_K", "W_V"};
+constexpr const char* root_keys[] = {"format", "version", "config", "tokens", "X", "heads", "W_O"};
+
+template <std::size_t N>
+int key_index(const char* const (&keys)[N], const std::string& key) {
+    for (std::size_t k = 0; k < N; ++k)
+        if (key == keys[k]) return static_cast<int>(k);
+    return -1;
+}
+
+// No matrix of a valid session is wider or taller than these, config or not.
+constexpr std::int64_t widest = std::max({Limits::max_d_model, Limits::max_d_k, Limits::max_d_v});
+constexpr std::int64_t tallest =
+    std::max({std::int64_t{Limits::max_n}, std::int64_t{Limits::max_d_model},
+              std::int64_t{Limits::max_heads} * Limits::max_d_v});
+
+std::string shape_text(std::int64_t rows, std::int64_t cols) { return std::to_string(rows) + "×" + std::to_string(cols); }
+
+class SessionReader {
 public:
-    Problems problems;
+    explicit SessionReader(std::string_view text) : in_(text) {}
 
-    void fail(std::string path, std::string message) { problems.push_back({std::move(path), std::move(message)}); }
-
-    const json* field(const json& object, const std::string& parent, const char* key, bool required = true) {
-        auto it = object.find(key);
-        if (it == object.end()) {
-            if (required) fail(join(parent, key), "missing");
-            return nullptr;
+    Result<Session> run() {
+        const JsonReader::Kind kind = in_.peek();
+        if (kind == JsonReader::Kind::error) return syntax();
+        if (kind != JsonReader::Kind::object) {
+            const std::string d = in_.describe_next();
+            if (!in_.finish()) return syntax();
+            return Result<Session>::fail({{"", "expected a JSON object, got " + d}});
         }
-        return &*it;
+        in_.begin_object();
+        std::string key;
+        bool seen[std::size(root_keys)] = {};
+        while (in_.next_key(key)) {
+            const int k = key_index(root_keys, key);
+            if (k < 0) {
+                in_.skip_value();  // an unknown field: ignored
+                continue;
+            }
+            if (seen[k]) {
+                structure_.add(key, duplicate_message);
+                in_.skip_value();
+                continue;
+            }
+            seen[k] = true;
+            switch (k) {
+                case 0:
+                    format_.emplace();
+                    in_.read_scalar(*format_);
+                    break;
+                case 1:
+                    version_.emplace();
+                    in_.read_scalar(*version_);
+                    break;
+                case 2: read_config(); break;
+                case 3: read_tokens(); break;
+                case 4:
+                    x_.path = "X";
+                    if (known_) want(x_, known_->n, known_->d_model);
+                    read_matrix(x_, x_problems_);
+                    break;
+                case 5: read_heads(); break;
+                case 6:
+                    wo_.path = "W_O";
+                    if (known_ && !known_->output_projection) {
+                        wo_.seen = true;  // refused at the end; its values are not needed
+                        in_.skip_value();
+                        break;
+                    }
+                    if (known_) want(wo_, known_->concat_width(), known_->d_model);
+                    read_matrix(wo_, wo_problems_);
+                    break;
+                default: break;
+            }
+        }
+        if (!in_.ok() || !in_.finish()) return syntax();
+        return assemble();
     }
 
-    static std::string join(const std::string& parent, const char* key) {
-        return parent.empty() ? key : parent + "." + key;
+private:
+    Result<Session> syntax() const { return Result<Session>::fail({in_.error()}); }
+
+    // -- config
+
+    void read_config() {
+        config_seen_ = true;
+        if (in_.peek() != JsonReader::Kind::object) {
+            config_desc_ = in_.describe_next();
+            return;
+        }
+        config_object_ = true;
+        in_.begin_object();
+        std::string key;
+        while (in_.next_key(key)) {
+            const int k = key_index(config_keys, key);
+            if (k < 0) {
+                in_.skip_value();
+                continue;
+            }
+            if (config_values_[k]) {
+                structure_.add("config." + key, duplicate_message);
+                in_.skip_value();
+                continue;
+            }
+            config_values_[k].emplace();
+            in_.read_scalar(*config_values_[k]);
+        }
+        if (!in_.ok()) return;
+        // Judged now, so the matrices that follow are checked against it as their values arrive.
+        config_ = evaluate_config();
+        if (config_problems_.empty())
+            for (Problem& p : validate(config_)) config_problems_.push_back(std::move(p));
+        if (config_problems_.empty()) known_ = config_;
+    }
+
+    // The config's field, or nullptr after reporting it missing or too large to represent.
+    const json* config_field(int k) {
+        const std::string path = std::string("config.") + config_keys[k];
+        if (!config_values_[k]) {
+            config_problems_.add(path, "missing");
+            return nullptr;
+        }
+        if (!config_values_[k]->overflow.empty()) {
+            config_problems_.add(path, overflow_message(config_values_[k]->overflow));
+            return nullptr;
+        }
+        return &config_values_[k]->value;
     }
 
     // A positive integer no larger than `max`.
-    int dimension(const json& config, const char* key, int max) {
-        const std::string path = join("config", key);
-        const json* v = field(config, "config", key);
+    int dimension(int k, int max) {
+        const std::string path = std::string("config.") + config_keys[k];
+        const json* v = config_field(k);
         if (!v) return 0;
         if (!v->is_number_integer()) {
-            fail(path, "expected a whole number, got " + describe_json(*v));
+            config_problems_.add(path, "expected a whole number, got " + describe_json(*v));
             return 0;
         }
         const double d = v->get<double>();
         if (d < 1) {
-            fail(path, "must be at least 1, got " + v->dump());
+            config_problems_.add(path, "must be at least 1, got " + v->dump());
             return 0;
         }
         if (d > max) {
-            fail(path, v->dump() + " is over the limit of " + std::to_string(max));
+            config_problems_.add(path, v->dump() + " is over the limit of " + std::to_string(max));
             return 0;
         }
         return v->get<int>();
     }
 
-    Config config(const json& root) {
+    Config evaluate_config() {
         Config c;
-        const json* cfg = field(root, "", "config");
-        if (!cfg) return c;
-        if (!cfg->is_object()) {
-            fail("config", "expected an object, got " + describe_json(*cfg));
-            return c;
-        }
-        c.n = dimension(*cfg, "n", Limits::max_n);
-        c.d_model = dimension(*cfg, "d_model", Limits::max_d_model);
-        c.heads = dimension(*cfg, "heads", Limits::max_heads);
-        c.d_k = dimension(*cfg, "d_k", Limits::max_d_k);
-        c.d_v = dimension(*cfg, "d_v", Limits::max_d_v);
-        if (const json* v = field(*cfg, "config", "output_projection")) {
+        c.n = dimension(0, Limits::max_n);
+        c.d_model = dimension(1, Limits::max_d_model);
+        c.heads = dimension(2, Limits::max_heads);
+        c.d_k = dimension(3, Limits::max_d_k);
+        c.d_v = dimension(4, Limits::max_d_v);
+        if (const json* v = config_field(5)) {
             if (v->is_boolean())
                 c.output_projection = v->get<bool>();
             else
-                fail("config.output_projection", "expected true or false, got " + describe_json(*v));
+                config_problems_.add("config.output_projection", "expected true or false, got " + describe_json(*v));
         }
-        if (const json* v = field(*cfg, "config", "mask")) {
+        if (const json* v = config_field(6)) {
             if (*v == "none")
                 c.mask = Mask::none;
             else if (*v == "causal")
                 c.mask = Mask::causal;
             else
-                fail("config.mask", "expected \"none\" or \"causal\", got " + describe_json(*v));
+                config_problems_.add("config.mask", "expected \"none\" or \"causal\", got " + describe_json(*v));
         }
-        if (const json* v = field(*cfg, "config", "scale")) {
+        if (const json* v = config_field(7)) {
             if (*v == "sqrt_dk") {
                 c.scale = {Scale::Kind::sqrt_dk, 1.0};
             } else if (*v == "none") {
@@ -116,139 +252,321 @@ public:
             } else if (v->is_number()) {
                 c.scale = {Scale::Kind::divisor, v->get<double>()};  // validate(config) checks its range
             } else {
-                fail("config.scale", "expected \"sqrt_dk\", \"none\" or a positive number, got " + describe_json(*v));
+                config_problems_.add("config.scale",
+                                     "expected \"sqrt_dk\", \"none\" or a positive number, got " + describe_json(*v));
             }
         }
         return c;
     }
 
-    // A rows×cols matrix given as an array of rows; every problem reported with its path.
-    Matrix matrix(const json& parent, const std::string& parent_path, const char* key, int rows, int cols) {
-        const std::string path = join(parent_path, key);
-        const json* v = field(parent, parent_path, key);
-        if (!v) return {};
-        if (!v->is_array()) {
-            fail(path, "expected an array of rows, got " + describe_json(*v));
-            return {};
-        }
-        const size_t before = problems.size();
-        const int got_rows = static_cast<int>(v->size());
-        int got_cols = -1;
-        for (int r = 0; r < got_rows; ++r) {
-            const json& row = (*v)[r];
-            const std::string row_path = path + "[" + std::to_string(r) + "]";
-            if (!row.is_array()) {
-                fail(row_path, "expected a row (an array of numbers), got " + describe_json(row));
-                continue;
-            }
-            if (got_cols < 0) {
-                got_cols = static_cast<int>(row.size());
-            } else if (static_cast<int>(row.size()) != got_cols) {
-                fail(row_path, "ragged: this row has " + std::to_string(row.size()) + " values, row 0 has " +
-                                   std::to_string(got_cols));
-                continue;
-            }
-            for (int c = 0; c < static_cast<int>(row.size()); ++c) {
-                const json& x = row[c];
-                const std::string cell_path = row_path + "[" + std::to_string(c) + "]";
-                if (!x.is_number())
-                    fail(cell_path, "expected a number, got " + describe_json(x));
-                else if (auto problem = value_problem(x.get<double>()))
-                    fail(cell_path, *problem);
-            }
-        }
-        if (problems.size() != before) return {};
-        if (got_cols < 0) got_cols = 0;
-        if (got_rows != rows || got_cols != cols) {
-            fail(path, "expected " + std::to_string(rows) + "×" + std::to_string(cols) + ", got " +
-                           std::to_string(got_rows) + "×" + std::to_string(got_cols));
-            return {};
-        }
-        Matrix m(rows, cols);
-        for (int r = 0; r < rows; ++r)
-            for (int c = 0; c < cols; ++c) m(r, c) = (*v)[r][c].get<double>();
-        return m;
+    // -- matrices
+
+    static void want(MatrixBuild& m, std::int64_t rows, std::int64_t cols) {
+        m.want_rows = rows;
+        m.want_cols = cols;
     }
 
-    std::vector<std::string> tokens(const json& root, int n) {
-        const json* v = field(root, "", "tokens", false);
-        if (!v) return default_tokens(n);
-        if (!v->is_array()) {
-            fail("tokens", "expected an array of " + std::to_string(n) + " labels, got " + describe_json(*v));
-            return {};
-        }
-        if (static_cast<int>(v->size()) != n) {
-            fail("tokens", "expected " + std::to_string(n) + " labels (config.n), got " + std::to_string(v->size()));
-            return {};
-        }
-        std::vector<std::string> out;
-        for (size_t i = 0; i < v->size(); ++i) {
-            if (!(*v)[i].is_string())
-                fail("tokens[" + std::to_string(i) + "]", "expected a text label, got " + describe_json((*v)[i]));
-            else
-                out.push_back((*v)[i].get<std::string>());
-        }
-        return out;
+    void drop(MatrixBuild& m) {
+        stored_ -= static_cast<std::int64_t>(m.data.size());
+        m.storing = false;
+        std::vector<double>().swap(m.data);
     }
+
+    void fail(MatrixBuild& m) {
+        m.failed = true;
+        drop(m);
+    }
+
+    void store(MatrixBuild& m, std::int64_t c, double v) {
+        if (m.want_cols >= 0 && c >= m.want_cols) return drop(m);  // longer than the config says
+        if (c >= widest) return drop(m);  // longer than any config allows (before the config is read)
+        if (m.cols >= 0 && c >= m.cols) return;  // a ragged row: reported at its end
+        if (stored_ >= Limits::max_total_numbers) {
+            if (!over_budget_)
+                structure_.add(m.path, "the matrices hold more than " + std::to_string(Limits::max_total_numbers) +
+                                           " numbers, the limit for a session; the rest are not read");
+            over_budget_ = true;
+            return drop(m);
+        }
+        if (m.data.size() == m.data.capacity() && m.want_rows >= 0) {
+            // Grow geometrically, but never past the shape the config asks for.
+            const std::int64_t full = m.want_rows * m.want_cols;
+            const std::int64_t next = std::max<std::int64_t>(1024, 2 * static_cast<std::int64_t>(m.data.size()));
+            m.data.reserve(static_cast<std::size_t>(std::min(full, next)));
+        }
+        m.data.push_back(v);
+        ++stored_;
+    }
+
+    void read_cell(MatrixBuild& m, std::int64_t r, std::int64_t c, ProblemList& out) {
+        auto cell_path = [&] { return path_index(path_index(m.path, static_cast<std::size_t>(r)), static_cast<std::size_t>(c)); };
+        if (in_.peek() == JsonReader::Kind::number) {
+            JsonReader::Number num;
+            if (!in_.read_number(num)) return;
+            if (num.overflow) {
+                out.add_lazy([&] { return Problem{cell_path(), overflow_message(num.text)}; });
+                return fail(m);
+            }
+            if (!(std::abs(num.value) <= Limits::max_abs_value)) {
+                out.add_lazy([&] { return Problem{cell_path(), *value_problem(num.value)}; });
+                return fail(m);
+            }
+            if (m.storing) store(m, c, num.value);
+            return;
+        }
+        if (!in_.ok()) return;
+        const std::string d = in_.describe_next(out.keeps_next());
+        if (!in_.ok()) return;
+        out.add_lazy([&] { return Problem{cell_path(), "expected a number, got " + d}; });
+        fail(m);
+    }
+
+    void read_matrix(MatrixBuild& m, ProblemList& out) {
+        m.seen = true;
+        if (in_.peek() != JsonReader::Kind::array) {
+            if (!in_.ok()) return;
+            const std::string d = in_.describe_next(out.keeps_next());
+            out.add_lazy([&] { return Problem{m.path, "expected an array of rows, got " + d}; });
+            return fail(m);
+        }
+        in_.begin_array();
+        while (in_.next_element()) {
+            const std::int64_t r = m.rows++;
+            if (m.storing && ((m.want_rows >= 0 && r >= m.want_rows) || r >= tallest)) drop(m);  // a row too many
+            const auto row_path = [&] { return path_index(m.path, static_cast<std::size_t>(r)); };
+            if (in_.peek() != JsonReader::Kind::array) {
+                if (!in_.ok()) return;
+                const std::string d = in_.describe_next(out.keeps_next());
+                out.add_lazy([&] { return Problem{row_path(), "expected a row (an array of numbers), got " + d}; });
+                fail(m);
+                continue;
+            }
+            in_.begin_array();
+            std::int64_t c = 0;
+            while (in_.next_element()) read_cell(m, r, c++, out);
+            if (!in_.ok()) return;
+            if (m.cols < 0) {
+                m.cols = c;
+                if (m.storing && m.want_cols >= 0 && c != m.want_cols) drop(m);
+            } else if (c != m.cols) {
+                out.add_lazy([&] {
+                    return Problem{row_path(), "ragged: this row has " + std::to_string(c) + " values, row 0 has " +
+                                                   std::to_string(m.cols)};
+                });
+                fail(m);
+            }
+        }
+    }
+
+    // The matrix, or an empty one after reporting it missing or of the wrong shape.
+    Matrix finish_matrix(MatrixBuild& m, std::int64_t rows, std::int64_t cols, ProblemList& out) {
+        if (!m.seen) {
+            out.add(m.path, "missing");
+            return {};
+        }
+        if (m.failed) return {};
+        const std::int64_t got_cols = std::max<std::int64_t>(m.cols, 0);
+        if (m.rows != rows || got_cols != cols) {
+            out.add(m.path, "expected " + shape_text(rows, cols) + ", got " + shape_text(m.rows, got_cols));
+            return {};
+        }
+        if (!m.storing || static_cast<std::int64_t>(m.data.size()) != rows * cols) return {};  // over the budget
+        Matrix out_m(rows, cols);
+        std::copy(m.data.begin(), m.data.end(), out_m.data());
+        drop(m);
+        return out_m;
+    }
+
+    // -- tokens and heads
+
+    void read_tokens() {
+        tokens_seen_ = true;
+        if (in_.peek() != JsonReader::Kind::array) {
+            tokens_desc_ = in_.describe_next();
+            return;
+        }
+        tokens_array_ = true;
+        in_.begin_array();
+        const std::int64_t keep = known_ ? known_->n : Limits::max_n;  // more cannot be valid
+        while (in_.next_element()) {
+            const std::int64_t i = token_count_++;
+            if (in_.peek() == JsonReader::Kind::string) {
+                if (i < keep) {
+                    std::string label;
+                    in_.read_string(label);
+                    tokens_.push_back(std::move(label));
+                } else {
+                    in_.skip_value();
+                }
+                continue;
+            }
+            if (!in_.ok()) return;
+            const std::string d = in_.describe_next(tokens_problems_.keeps_next());
+            tokens_problems_.add_lazy(
+                [&] { return Problem{path_index("tokens", static_cast<std::size_t>(i)), "expected a text label, got " + d}; });
+        }
+    }
+
+    void read_heads() {
+        heads_seen_ = true;
+        if (in_.peek() != JsonReader::Kind::array) {
+            heads_desc_ = in_.describe_next();
+            return;
+        }
+        heads_array_ = true;
+        in_.begin_array();
+        const std::int64_t keep = known_ ? known_->heads : Limits::max_heads;  // more cannot be valid
+        std::string key;
+        while (in_.next_element()) {
+            const std::int64_t i = head_count_++;
+            if (i >= keep) {
+                in_.skip_value();
+                continue;
+            }
+            heads_.emplace_back();
+            HeadBuild& h = heads_.back();
+            const std::string path = path_index("heads", static_cast<std::size_t>(i));
+            if (in_.peek() != JsonReader::Kind::object) {
+                if (!in_.ok()) return;
+                const std::string d = in_.describe_next(heads_problems_.keeps_next());
+                heads_problems_.add_lazy(
+                    [&] { return Problem{path, "expected an object with W_Q, W_K and W_V, got " + d}; });
+                continue;
+            }
+            h.object = true;
+            for (int k = 0; k < 3; ++k) {
+                h.w[k].path = path + "." + head_keys[k];
+                if (known_) want(h.w[k], known_->d_model, k == 2 ? known_->d_v : known_->d_k);
+            }
+            in_.begin_object();
+            while (in_.next_key(key)) {
+                const int k = key_index(head_keys, key);
+                if (k < 0) {
+                    in_.skip_value();
+                } else if (h.w[k].seen) {
+                    structure_.add(path_key(path, key), duplicate_message);
+                    in_.skip_value();
+                } else {
+                    read_matrix(h.w[k], heads_problems_);
+                }
+            }
+        }
+    }
+
+    // -- the result
+
+    Result<Session> assemble() {
+        ProblemList out;
+        out.append(std::move(structure_));
+
+        if (!format_) {
+            header_.add("format", "missing");
+        } else if (!format_->overflow.empty()) {
+            header_.add("format", overflow_message(format_->overflow));
+        } else if (format_->value != session_format) {
+            header_.add("format", std::string("expected \"") + session_format + "\", got " + describe_json(format_->value));
+        }
+        if (!version_) {
+            header_.add("version", "missing");
+        } else if (!version_->overflow.empty()) {
+            header_.add("version", overflow_message(version_->overflow));
+        } else if (version_->value != session_version) {
+            header_.add("version", "this attnviz reads version " + std::to_string(session_version) + ", got " +
+                                       describe_json(version_->value));
+        }
+        if (!header_.empty()) {
+            out.append(std::move(header_));
+            return Result<Session>::fail(std::move(out).take());
+        }
+
+        if (!config_seen_)
+            config_problems_.add("config", "missing");
+        else if (!config_object_)
+            config_problems_.add("config", "expected an object, got " + config_desc_);
+        if (!config_problems_.empty()) {  // shapes need a valid config
+            out.append(std::move(config_problems_));
+            return Result<Session>::fail(std::move(out).take());
+        }
+
+        Session s;
+        s.config = config_;
+        const Config& c = config_;
+        if (!tokens_seen_) {
+            s.tokens = default_tokens(c.n);
+        } else if (!tokens_array_) {
+            out.add("tokens", "expected an array of " + std::to_string(c.n) + " labels, got " + tokens_desc_);
+        } else if (token_count_ != c.n) {
+            out.add("tokens", "expected " + std::to_string(c.n) + " labels (config.n), got " + std::to_string(token_count_));
+        } else {
+            out.append(std::move(tokens_problems_));
+            s.tokens = std::move(tokens_);
+        }
+
+        out.append(std::move(x_problems_));
+        x_.path = "X";
+        s.params.X = finish_matrix(x_, c.n, c.d_model, out);
+
+        if (!heads_seen_) {
+            out.add("heads", "missing");
+        } else if (!heads_array_) {
+            out.add("heads", "expected an array of " + std::to_string(c.heads) + " heads, got " + heads_desc_);
+        } else if (head_count_ != c.heads) {
+            out.add("heads", "expected " + std::to_string(c.heads) + " heads (config.heads), got " +
+                                 std::to_string(head_count_));
+        } else {
+            out.append(std::move(heads_problems_));
+            for (HeadBuild& h : heads_) {
+                if (!h.object) continue;
+                HeadParams hp;
+                hp.W_Q = finish_matrix(h.w[0], c.d_model, c.d_k, out);
+                hp.W_K = finish_matrix(h.w[1], c.d_model, c.d_k, out);
+                hp.W_V = finish_matrix(h.w[2], c.d_model, c.d_v, out);
+                s.params.heads.push_back(std::move(hp));
+            }
+        }
+
+        if (c.output_projection) {
+            out.append(std::move(wo_problems_));
+            wo_.path = "W_O";
+            s.params.W_O = finish_matrix(wo_, c.concat_width(), c.d_model, out);
+        } else if (wo_.seen) {
+            out.add("W_O", "given, but config.output_projection is false (remove W_O or turn the projection on)");
+        }
+        if (!out.empty()) return Result<Session>::fail(std::move(out).take());
+        return Result<Session>::ok(std::move(s));
+    }
+
+    JsonReader in_;
+    // Problems by part of the file, put in the format's order at the end.
+    ProblemList structure_;  // keys given twice, the numbers' budget
+    ProblemList header_, config_problems_, tokens_problems_, x_problems_, heads_problems_, wo_problems_;
+
+    std::optional<JsonScalar> format_, version_;
+    bool config_seen_ = false, config_object_ = false;
+    std::string config_desc_;
+    std::optional<JsonScalar> config_values_[std::size(config_keys)];
+    Config config_;
+    std::optional<Config> known_;  // the config, once read and valid: shapes are checked as values arrive
+
+    bool tokens_seen_ = false, tokens_array_ = false;
+    std::string tokens_desc_;
+    std::int64_t token_count_ = 0;
+    std::vector<std::string> tokens_;  // at most config.n (or Limits::max_n) labels
+
+    MatrixBuild x_, wo_;
+
+    bool heads_seen_ = false, heads_array_ = false;
+    std::string heads_desc_;
+    std::int64_t head_count_ = 0;
+    std::vector<HeadBuild> heads_;  // at most config.heads (or Limits::max_heads)
+
+    std::int64_t stored_ = 0;  // numbers kept, every matrix together
+    bool over_budget_ = false;
 };
 
 }  // namespace
 
-Result<Session> parse_session(std::string_view text) {
-    Result<json> document = read_json(text);
-    if (!document) return Result<Session>::fail(std::move(document.problems));
-    const json& root = *document.value;
-    if (!root.is_object()) return Result<Session>::fail({{"", "expected a JSON object, got " + describe_json(root)}});
-
-    Reader r;
-    const json* format = r.field(root, "", "format");
-    if (format && *format != session_format)
-        r.fail("format", std::string("expected \"") + session_format + "\", got " + describe_json(*format));
-    const json* version = r.field(root, "", "version");
-    if (version && *version != session_version)
-        r.fail("version", "this attnviz reads version " + std::to_string(session_version) + ", got " +
-                              describe_json(*version));
-    if (!r.problems.empty()) return Result<Session>::fail(std::move(r.problems));
-
-    Session s;
-    s.config = r.config(root);
-    if (r.problems.empty())
-        for (Problem& p : validate(s.config)) r.problems.push_back(std::move(p));
-    if (!r.problems.empty()) return Result<Session>::fail(std::move(r.problems));  // shapes need a valid config
-
-    const Config& c = s.config;
-    s.tokens = r.tokens(root, c.n);
-    s.params.X = r.matrix(root, "", "X", c.n, c.d_model);
-    if (const json* heads = r.field(root, "", "heads")) {
-        if (!heads->is_array()) {
-            r.fail("heads", "expected an array of " + std::to_string(c.heads) + " heads, got " + describe_json(*heads));
-        } else if (static_cast<int>(heads->size()) != c.heads) {
-            r.fail("heads", "expected " + std::to_string(c.heads) + " heads (config.heads), got " +
-                                std::to_string(heads->size()));
-        } else {
-            for (int i = 0; i < c.heads; ++i) {
-                const json& head = (*heads)[i];
-                const std::string path = "heads[" + std::to_string(i) + "]";
-                if (!head.is_object()) {
-                    r.fail(path, "expected an object with W_Q, W_K and W_V, got " + describe_json(head));
-                    continue;
-                }
-                HeadParams hp;
-                hp.W_Q = r.matrix(head, path, "W_Q", c.d_model, c.d_k);
-                hp.W_K = r.matrix(head, path, "W_K", c.d_model, c.d_k);
-                hp.W_V = r.matrix(head, path, "W_V", c.d_model, c.d_v);
-                s.params.heads.push_back(std::move(hp));
-            }
-        }
-    }
-    if (c.output_projection) {
-        s.params.W_O = r.matrix(root, "", "W_O", c.concat_width(), c.d_model);
-    } else if (root.contains("W_O")) {
-        r.fail("W_O", "given, but config.output_projection is false (remove W_O or turn the projection on)");
-    }
-    if (!r.problems.empty()) return Result<Session>::fail(std::move(r.problems));
-    return Result<Session>::ok(std::move(s));
-}
+Result<Session> parse_session(std::string_view text) { return SessionReader(text).run(); }
 
 // ---------------------------------------------------------------------------------------------
 // Writing

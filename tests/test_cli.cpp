@@ -18,6 +18,19 @@
 #error "ATTNVIZ_BIN must be the path of the attnviz executable"
 #endif
 
+// AddressSanitizer reserves terabytes of address space, so tests under an address-space limit
+// (ulimit -v) cannot run with it.
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNVIZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNVIZ_ASAN 1
+#endif
+#endif
+#ifndef ATTNVIZ_ASAN
+#define ATTNVIZ_ASAN 0
+#endif
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -47,9 +60,19 @@ protected:
 
     // Runs attnviz with `args`, stdin from /dev/null, stdout and stderr captured.
     Outcome run(const std::vector<std::string>& args) {
-        const fs::path out_path = io / "stdout", err_path = io / "stderr";
         std::vector<std::string> all{ATTNVIZ_BIN};
         all.insert(all.end(), args.begin(), args.end());
+        return run_argv(all);
+    }
+
+    // Runs `attnviz compute FILE` under an address-space limit of `kib` KiB (sh's ulimit -v).
+    Outcome run_limited(long kib, const fs::path& file) {
+        return run_argv({"/bin/sh", "-c", "ulimit -v " + std::to_string(kib) + " && exec \"$0\" compute \"$1\"",
+                         ATTNVIZ_BIN, file.string()});
+    }
+
+    Outcome run_argv(std::vector<std::string> all) {
+        const fs::path out_path = io / "stdout", err_path = io / "stderr";
         std::vector<char*> argv;
         for (std::string& a : all) argv.push_back(a.data());
         argv.push_back(nullptr);
@@ -424,6 +447,94 @@ TEST_F(Cli, ShapeNoteOnStderr) {
     EXPECT_EQ(r.code, 0) << describe(r);
     EXPECT_TRUE(contains(r.err, "note: ")) << describe(r);
     EXPECT_EQ(json::parse(r.out)["output"][0].size(), 6u);  // h·d_v
+}
+
+// Lines of stderr that start with "error: ".
+std::vector<std::string> error_lines(const std::string& err) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t nl; (nl = err.find('\n', start)) != std::string::npos; start = nl + 1)
+        if (err.compare(start, 7, "error: ") == 0) out.push_back(err.substr(start, nl - start));
+    return out;
+}
+
+// A session whose X is n×d_model cells of "a" (5 million for 2000×2500): valid config, every cell bad.
+std::string bad_cells_session(int n, int d_model) {
+    std::string text = "{\"format\": \"attnviz-session\", \"version\": 1, \"config\": {\"n\": " + std::to_string(n) +
+                       ", \"d_model\": " + std::to_string(d_model) +
+                       ", \"heads\": 1, \"d_k\": 1, \"d_v\": 1, \"output_projection\": false, \"mask\": \"none\", "
+                       "\"scale\": \"sqrt_dk\"}, \"X\": [";
+    std::string row = "[";
+    for (int c = 0; c < d_model; ++c) row += c ? ",\"a\"" : "\"a\"";
+    row += "]";
+    text.reserve(text.size() + static_cast<size_t>(n) * (row.size() + 1) + 100);
+    for (int r = 0; r < n; ++r) text += (r ? "," : "") + row;
+    return text + "], \"heads\": [{\"W_Q\": [], \"W_K\": [], \"W_V\": []}]}";
+}
+
+TEST_F(Cli, MillionsOfBadCellsPrintAtMost21Lines) {
+    const fs::path p = work / "bad_cells.json";
+    spit(p, bad_cells_session(2000, 2500));
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_FALSE(r.signaled) << describe(r);
+    EXPECT_EQ(r.code, 2) << describe(r);
+    const std::vector<std::string> lines = error_lines(r.err);
+    ASSERT_EQ(lines.size(), 21u) << describe(r);
+    EXPECT_EQ(lines[0], "error: X[0][0]: expected a number, got the text \"a\"");
+    // 5,000,000 cells and W_Q, W_K, W_V of the wrong shape, less the 20 shown.
+    EXPECT_EQ(lines[20], "error: " + p.string() + ": and 4999983 more problems");
+    EXPECT_LT(r.err.size(), 4000u);
+    EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, BadSessionUnderMemoryLimitIsAnErrorNotACrash) {
+    if (ATTNVIZ_ASAN) GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
+    // 5 million bad cells in 20 MB: a document tree and one message per cell took gigabytes.
+    const fs::path p = work / "bad_cells.json";
+    spit(p, bad_cells_session(2000, 2500));
+    const Outcome r = run_limited(600000, p);
+    EXPECT_FALSE(r.signaled) << describe(r);
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(error_lines(r.err).size(), 21u) << describe(r);
+    EXPECT_TRUE(contains(r.err, "more problems")) << describe(r);
+}
+
+TEST_F(Cli, OutOfMemoryInTheForwardPassIsAnErrorNotAnAbort) {
+    if (ATTNVIZ_ASAN) GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
+    // A small, valid session whose trace needs ~800 MB: n = 4096 with two heads (3·n² per head).
+    json d = worked_json();
+    d["config"] = {{"n", 4096}, {"d_model", 1}, {"heads", 2}, {"d_k", 1}, {"d_v", 1},
+                   {"output_projection", false}, {"mask", "none"}, {"scale", "sqrt_dk"}};
+    d.erase("W_O");
+    d.erase("tokens");
+    d["X"] = json::array();
+    for (int i = 0; i < 4096; ++i) d["X"].push_back({0.5});
+    const json w = json::parse("[[1]]");
+    d["heads"] = json::array({{{"W_Q", w}, {"W_K", w}, {"W_V", w}}, {{"W_Q", w}, {"W_K", w}, {"W_V", w}}});
+    const fs::path p = work / "big_trace.json";
+    spit(p, d.dump());
+    const Outcome r = run_limited(600000, p);
+    EXPECT_FALSE(r.signaled) << describe(r);
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: out of memory while computing the trace of " + p.string())) << describe(r);
+    EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, TrailingNulIsRefused) {
+    const fs::path worked = worked_file();
+    const fs::path p = work / "nul.json";
+    spit(p, slurp(worked) + std::string("\0garbage", 8));
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + p.string() + ": a NUL byte at line ")) << describe(r);
+    EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, EmptySessionPathIsNamed) {
+    const Outcome r = run({"compute", ""});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: no session file given (the path is empty)\n") << describe(r);
+    EXPECT_FALSE(contains(r.err, ": : ")) << describe(r);
 }
 
 TEST_F(Cli, Help) {

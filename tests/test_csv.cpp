@@ -55,6 +55,28 @@ TEST(Csv, Problems) {
     EXPECT_FALSE(parse_matrix_text("1e999"));
 }
 
+TEST(Csv, EveryProblemIsReportedUpToTheCap) {
+    const Result<Matrix> two = parse_matrix_text("1,x\n1,2,3\n4,5");
+    ASSERT_FALSE(two);
+    ASSERT_EQ(two.problems.size(), 2u) << all_text(two.problems);
+    EXPECT_EQ(two.problems[0].str(), "row 1, value 2: \"x\" is not a number");
+    EXPECT_EQ(two.problems[1].str(), "row 2: has 3 values, row 1 has 2");
+    std::string text;
+    for (int r = 0; r < 1000; ++r) text += "1, y, 2\n";  // 1000 bad values
+    const Result<Matrix> many = parse_matrix_text(text);
+    ASSERT_FALSE(many);
+    ASSERT_EQ(many.problems.size(), max_reported_problems + 1);
+    EXPECT_EQ(many.problems[19].path, "row 20, value 2");
+    EXPECT_EQ(many.problems.back(), (Problem{"", "and 980 more problems"}));
+    // A large paste is fine: one array of numbers, no per-row overhead.
+    std::string big;
+    for (int r = 0; r < 2000; ++r) big += "0.5 1 2 3 4 5 6 7 8 9\n";
+    const Result<Matrix> ok = parse_matrix_text(big);
+    ASSERT_TRUE(ok) << all_text(ok.problems);
+    EXPECT_EQ(ok.value->rows(), 2000);
+    EXPECT_EQ((*ok.value)(1999, 9), 9.0);
+}
+
 TEST(Csv, WriteByHand) {
     EXPECT_EQ(write_csv(Matrix{{1, 0.5}, {-2, 0.1}}), "1, 0.5\n-2, 0.1\n");
     EXPECT_EQ(write_csv(Matrix()), "");

@@ -92,3 +92,44 @@ TEST(Lesson, CellExpansionWritesTheSeedsTerms) {
     EXPECT_EQ(cell_expansion(*explain(neg.params, tn, {{MatrixId::Q, 0}, 0, 0}).value), "(1+(-3))");
     EXPECT_EQ(cell_expansion(*explain(s.params, t, {{MatrixId::X, 0}, 1, 1}).value), "2");
 }
+
+TEST(Lesson, ProblemsAreCappedAndPathsClean) {
+    std::string text = R"({"format": "attnviz-lesson", "version": 1, "steps": [)";
+    for (int k = 0; k < 100; ++k) text += std::string(k ? "," : "") + R"({"title": "t"})";  // each lacks text
+    text += "]}";
+    const Result<Lesson> r = parse_lesson(text);
+    ASSERT_FALSE(r);
+    ASSERT_EQ(r.problems.size(), max_reported_problems + 1);
+    EXPECT_EQ(r.problems[0].str(), "title: missing") << "a top-level field's path has no leading dot";
+    EXPECT_EQ(r.problems[1].str(), "steps[0].text: missing");
+    EXPECT_EQ(r.problems.back(), (Problem{"", "and 81 more problems"}));
+    EXPECT_EQ(problem_count(r.problems), 101u);
+}
+
+TEST(Lesson, TooLargeDuplicateNulAndNestedPathsAreRefused) {
+    const std::string small = R"({"format": "attnviz-lesson", "version": 1, "title": "t", "steps": [{"title": "a", "text": "b"}]})";
+    ASSERT_TRUE(parse_lesson(small));
+    // Over the size cap: refused before parsing.
+    std::string big = small;
+    big.insert(big.size() - 1, ", \"padding\": \"" + std::string(max_lesson_bytes, 'x') + "\"");
+    const Result<Lesson> r_big = parse_lesson(big);
+    ASSERT_FALSE(r_big);
+    ASSERT_EQ(r_big.problems.size(), 1u);
+    EXPECT_TRUE(contains(r_big.problems[0].message, "over the limit of 4194304")) << r_big.problems[0].str();
+    // A key given twice.
+    std::string dup = small;
+    dup.insert(1, R"("title": "first", )");
+    const Result<Lesson> r_dup = parse_lesson(dup);
+    ASSERT_FALSE(r_dup);
+    EXPECT_EQ(r_dup.problems[0].str(), "title: given twice (each key may appear only once)");
+    // A NUL after the document.
+    const Result<Lesson> r_nul = parse_lesson(small + std::string("\0x", 2));
+    ASSERT_FALSE(r_nul);
+    EXPECT_TRUE(contains(r_nul.problems[0].message, "a NUL byte at line 1")) << r_nul.problems[0].str();
+    // A number too large deep inside, under an empty key: a clean path, never "a.[0]".
+    const Result<Lesson> r_deep =
+        parse_lesson(R"({"format": "attnviz-lesson", "steps": [{"": {"x y": [0, 1e999]}}]})");
+    ASSERT_FALSE(r_deep);
+    EXPECT_EQ(r_deep.problems[0].path, R"(steps[0][""]["x y"][1])");
+    EXPECT_FALSE(contains(r_deep.problems[0].path, ".[")) << r_deep.problems[0].str();
+}

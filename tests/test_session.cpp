@@ -367,6 +367,303 @@ TEST(ParseSession, ReportsEveryProblemAtOnce) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Bounded, streaming reading
+
+// A session whose X (n×d_model, output projection off, one 1-wide head) is `cell` everywhere;
+// the config comes first or last.
+std::string big_session(int n, int d_model, const std::string& cell, bool config_first) {
+    const std::string config = "\"config\": {\"n\": " + std::to_string(n) + ", \"d_model\": " + std::to_string(d_model) +
+                               ", \"heads\": 1, \"d_k\": 1, \"d_v\": 1, \"output_projection\": false, "
+                               "\"mask\": \"none\", \"scale\": \"sqrt_dk\"}";
+    std::string row = "[";
+    for (int c = 0; c < d_model; ++c) row += (c ? "," : "") + cell;
+    row += "]";
+    std::string w = "[";
+    for (int r = 0; r < d_model; ++r) w += r ? ",[1]" : "[1]";
+    w += "]";
+    std::string text = "{\"format\": \"attnviz-session\", \"version\": 1, ";
+    if (config_first) text += config + ", ";
+    text += "\"X\": [";
+    text.reserve(text.size() + static_cast<size_t>(n) * (row.size() + 1) + 3 * w.size() + 400);
+    for (int r = 0; r < n; ++r) {
+        if (r) text += ",";
+        text += row;
+    }
+    text += "], \"heads\": [{\"W_Q\": " + w + ", \"W_K\": " + w + ", \"W_V\": " + w + "}]";
+    if (!config_first) text += ", " + config;
+    return text + "}";
+}
+
+TEST(ParseSessionBounded, MillionsOfBadCellsGiveTwentyProblemsAndACount) {
+    for (bool config_first : {true, false}) {
+        SCOPED_TRACE(config_first ? "config first" : "config last");
+        const std::string text = big_session(2000, 2500, "\"a\"", config_first);  // 5 million bad cells
+        const Result<Session> r = parse_no_throw(text);
+        ASSERT_FALSE(r);
+        ASSERT_EQ(r.problems.size(), max_reported_problems + 1) << all_text(r.problems);
+        EXPECT_EQ(r.problems[0].str(), "X[0][0]: expected a number, got the text \"a\"");
+        EXPECT_EQ(r.problems[19].path, "X[0][19]");
+        EXPECT_EQ(r.problems.back(), (Problem{"", "and 4999980 more problems"}));
+        EXPECT_EQ(problem_count(r.problems), 5000000u);
+    }
+}
+
+TEST(ParseSessionBounded, LargeValidSessionReadsInEitherOrder) {
+    for (bool config_first : {true, false}) {
+        SCOPED_TRACE(config_first ? "config first" : "config last");
+        const Result<Session> r = parse_no_throw(big_session(300, 400, "0.25", config_first));
+        ASSERT_TRUE(r) << all_text(r.problems);
+        EXPECT_EQ(r.value->params.X.rows(), 300);
+        EXPECT_EQ(r.value->params.X.cols(), 400);
+        EXPECT_TRUE((r.value->params.X.array() == 0.25).all());
+        EXPECT_EQ(r.value->params.heads[0].W_V.rows(), 400);
+        EXPECT_TRUE(validate(*r.value).empty());
+    }
+}
+
+TEST(ParseSessionBounded, ProblemCapCountsExactly) {
+    ProblemList list;
+    for (int k = 0; k < 25; ++k) list.add("p" + std::to_string(k), "bad");
+    EXPECT_EQ(list.size(), 25u);
+    int built = 0;
+    list.add_lazy([&] {
+        ++built;
+        return Problem{"lazy", "x"};
+    });
+    EXPECT_EQ(built, 0) << "a problem past the cap must not be built";
+    const Problems p = std::move(list).take();
+    ASSERT_EQ(p.size(), 21u);
+    EXPECT_EQ(p[19].path, "p19");
+    EXPECT_EQ(p[20].message, "and 6 more problems");
+    EXPECT_EQ(problem_count(p), 26u);
+    ProblemList one;
+    for (int k = 0; k < 21; ++k) one.add("", "bad");
+    EXPECT_EQ(std::move(one).take().back().message, "and 1 more problem");
+}
+
+// The text of the worked example with its keys in the order given (config anywhere).
+std::string ordered_text(const std::vector<std::string>& keys) {
+    const json doc = worked_json();
+    std::string text = "{";
+    for (const std::string& k : keys) text += (text.size() > 1 ? ", \"" : "\"") + k + "\": " + doc.at(k).dump();
+    return text + "}";
+}
+
+TEST(ParseSessionBounded, KeysInAnyOrder) {
+    const std::vector<std::vector<std::string>> orders = {
+        {"format", "version", "config", "tokens", "X", "heads", "W_O"},
+        {"X", "heads", "W_O", "tokens", "config", "version", "format"},
+        {"heads", "config", "W_O", "X", "format", "tokens", "version"},
+    };
+    for (const auto& order : orders) {
+        const Result<Session> r = parse_no_throw(ordered_text(order));
+        ASSERT_TRUE(r) << all_text(r.problems);
+        EXPECT_EQ(*r.value, worked_example());
+    }
+    // Shapes are judged the same whether the config comes before the matrices or after them.
+    for (const auto& order : orders) {
+        json doc = worked_json();
+        doc["heads"][1]["W_K"] = json::parse("[[1,0,0],[0,1,0],[1,0,0],[0,1,0]]");
+        doc["X"].push_back({1, 2, 3, 4});
+        std::string text = "{";
+        for (const std::string& k : order) text += (text.size() > 1 ? ", \"" : "\"") + k + "\": " + doc.at(k).dump();
+        const Result<Session> r = parse_no_throw(text + "}");
+        ASSERT_FALSE(r);
+        EXPECT_EQ(all_text(r.problems), "X: expected 2×4, got 3×4\nheads[1].W_K: expected 4×2, got 4×3\n");
+    }
+}
+
+TEST(ParseSessionBounded, RowsLongerThanTheConfigAreNotKeptButReported) {
+    // A 100,000-value row of a 2×4 X is counted, not stored: with the config first because it says
+    // 4, with the config last because no config allows more than 8192 columns.
+    std::string row = "[";
+    for (int k = 0; k < 100000; ++k) row += k ? ",1" : "1";
+    row += "]";
+    for (bool config_first : {true, false}) {
+        SCOPED_TRACE(config_first ? "config first" : "config last");
+        std::string text = config_first
+                               ? ordered_text({"format", "version", "config", "tokens", "X", "heads", "W_O"})
+                               : ordered_text({"format", "version", "tokens", "X", "heads", "W_O", "config"});
+        text.replace(text.find("[[1,0,1,0],[0,2,0,2]]"), 21, "[" + row + "," + row + "]");
+        const Result<Session> r = parse_no_throw(text);
+        ASSERT_FALSE(r);
+        ASSERT_EQ(r.problems.size(), 1u) << all_text(r.problems);
+        EXPECT_EQ(r.problems[0].str(), "X: expected 2×4, got 2×100000");
+    }
+}
+
+TEST(ParseSessionBounded, UnknownKeysAreIgnoredAnywhere) {
+    json doc = worked_json();
+    doc["comment"] = json::parse(R"({"deep": [1, [2, "x", [[[]]]], {"a": null, "b": 1e300}], "t": "é"})");
+    doc["config"]["note"] = json::array({1, 2});
+    doc["heads"][0]["bias"] = "none";
+    const Result<Session> r = parse_no_throw(doc.dump());
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(*r.value, worked_example());
+    // A number too large for a double inside an ignored field is ignored too.
+    std::string text = worked_text;
+    text.insert(1, "\"unknown\": [1e999, {\"x\": -1e400}],");
+    EXPECT_TRUE(parse_no_throw(text)) << text;
+}
+
+TEST(ParseSessionBounded, KeyGivenTwiceIsRefused) {
+    const std::string base = worked_text;
+    const std::pair<std::string, std::string> cases[] = {
+        {"\"version\": 1,", "version"},
+        {"\"n\": 2,", "config.n"},
+        {"\"W_K\": [[1, 0], [0, 1], [1, 0], [0, 1]],", "heads[0].W_K"},
+    };
+    for (const auto& [field, path] : cases) {
+        SCOPED_TRACE(path);
+        std::string text = base;
+        const size_t at = text.find(field);
+        ASSERT_NE(at, std::string::npos);
+        text.insert(at, field + " ");
+        const Result<Session> r = parse_no_throw(text);
+        ASSERT_FALSE(r);
+        const Problem* p = find_path(r.problems, path);
+        ASSERT_NE(p, nullptr) << all_text(r.problems);
+        EXPECT_TRUE(contains(p->message, "given twice")) << p->str();
+    }
+    // Twice the same matrix, even with the same values.
+    std::string text = base;
+    text.insert(text.find("\"X\""), "\"X\": [[1, 0, 1, 0], [0, 2, 0, 2]], ");
+    const Result<Session> r = parse_no_throw(text);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.problems[0].str(), "X: given twice (each key may appear only once)");
+}
+
+TEST(ParseSessionBounded, NulByteIsRefusedAtItsPosition) {
+    const std::string valid = worked_text;
+    ASSERT_TRUE(parse_no_throw(valid));
+    // After the document: nlohmann's lexer took a NUL for the end of the input and accepted this.
+    const std::string trailing = valid + std::string("\0garbage", 8);
+    Result<Session> r = parse_no_throw(trailing);
+    ASSERT_FALSE(r) << "a NUL and garbage after the document were accepted";
+    ASSERT_EQ(r.problems.size(), 1u);
+    const size_t lines = static_cast<size_t>(std::count(valid.begin(), valid.end(), '\n')) + 1;
+    const size_t column = valid.size() - valid.rfind('\n');
+    EXPECT_EQ(r.problems[0].message, "a NUL byte at line " + std::to_string(lines) + ", column " +
+                                         std::to_string(column) + " (JSON text cannot hold one)");
+    EXPECT_EQ(parse_no_throw(valid + '\0').problems[0].message, r.problems[0].message);
+    // Inside: between tokens and inside a string.
+    std::string inside = valid;
+    inside[inside.find("\"version\"") - 1] = '\0';
+    r = parse_no_throw(inside);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.problems[0].message, "a NUL byte at line 3, column 2")) << r.problems[0].str();
+    std::string in_string = valid;
+    in_string[in_string.find("x1") + 1] = '\0';
+    r = parse_no_throw(in_string);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.problems[0].message, "a NUL byte at line")) << r.problems[0].str();
+}
+
+TEST(ParseSessionBounded, BadLastByteIsMalformedNotTruncated) {
+    std::string text = worked_text;
+    text.back() = 'x';  // the closing brace replaced: the input is complete, its last token wrong
+    Result<Session> r = parse_no_throw(text);
+    ASSERT_FALSE(r);
+    ASSERT_EQ(r.problems.size(), 1u);
+    EXPECT_TRUE(contains(r.problems[0].message, "malformed JSON at line 17")) << r.problems[0].str();
+    EXPECT_FALSE(contains(r.problems[0].message, "truncated")) << r.problems[0].str();
+    for (const char* bad : {"[1, 2]x", "{\"a\": x", "[01]", "[1,]", "{\"a\": 1,}", "[\"\\q\"]", "[1 2]", "\"\\ud800x\""}) {
+        SCOPED_TRACE(bad);
+        r = parse_no_throw(bad);
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.problems[0].message, "malformed JSON at line 1")) << r.problems[0].str();
+    }
+    // Input that really ends early still says so, wherever it stops.
+    for (const char* cut : {"{\"format\": tru", "[1, 2", "[1.", "[-", "[1e+", "{\"a\"", "{\"a\":", "[\"ab", "[\"\\u12",
+                            "[\"\xc3", "{", " "}) {
+        SCOPED_TRACE(cut);
+        r = parse_no_throw(cut);
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.problems[0].message, "ends too early (truncated?)")) << r.problems[0].str();
+    }
+}
+
+TEST(ParseSessionBounded, StringsAreStrictUtf8AndEscapesDecode) {
+    json doc = worked_json();
+    doc["tokens"] = {"placeholder1", "placeholder2"};
+    std::string text = doc.dump();
+    text.replace(text.find("placeholder1"), 12, "caf\\u00e9 \\ud83d\\ude42 \\\"q\\\" \\/");
+    text.replace(text.find("placeholder2"), 12, "日本\\t");
+    const Result<Session> r = parse_no_throw(text);
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->tokens[0], "café 🙂 \"q\" /");
+    EXPECT_EQ(r.value->tokens[1], "日本\t");
+    for (const char* bad : {"\xff", "\xc3(", "\xed\xa0\x80", "\\udc00", "\x01"}) {
+        std::string t = doc.dump();
+        t.replace(t.find("placeholder1"), 12, bad);
+        const Result<Session> rb = parse_no_throw(t);
+        ASSERT_FALSE(rb) << bad;
+        EXPECT_TRUE(contains(rb.problems[0].message, "malformed JSON")) << rb.problems[0].str();
+    }
+    // A UTF-8 byte order mark before the document is allowed.
+    EXPECT_TRUE(parse_no_throw("\xEF\xBB\xBF" + std::string(worked_text)));
+}
+
+TEST(ParseSessionBounded, DeepNestingIsRefusedWithoutCrashing) {
+    std::string text = worked_text;
+    text.insert(1, "\"unknown\": " + std::string(100000, '[') + std::string(100000, ']') + ",");
+    const Result<Session> r = parse_no_throw(text);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.problems[0].message, "nested more than 512 levels")) << r.problems[0].str();
+    std::string fine = worked_text;
+    fine.insert(1, "\"unknown\": " + std::string(500, '[') + std::string(500, ']') + ",");
+    EXPECT_TRUE(parse_no_throw(fine));
+}
+
+TEST(ParseSessionBounded, PathsAreCleanInNestedPlaces) {
+    json doc = worked_json();
+    doc["heads"][1]["W_V"][2][1] = json::array({json::object()});
+    doc["heads"][0]["W_Q"][3] = json::object();
+    doc["tokens"][1] = json::array();
+    doc["X"][1][0] = 1e300;
+    const Result<Session> r = parse_no_throw(doc.dump());
+    ASSERT_FALSE(r);
+    for (const Problem& p : r.problems) {
+        EXPECT_FALSE(contains(p.path, ".[")) << p.str();
+        EXPECT_FALSE(!p.path.empty() && p.path[0] == '.') << p.str();
+    }
+    EXPECT_NE(find_path(r.problems, "heads[1].W_V[2][1]"), nullptr) << all_text(r.problems);
+    EXPECT_NE(find_path(r.problems, "heads[0].W_Q[3]"), nullptr) << all_text(r.problems);
+    EXPECT_NE(find_path(r.problems, "tokens[1]"), nullptr) << all_text(r.problems);
+    EXPECT_NE(find_path(r.problems, "X[1][0]"), nullptr) << all_text(r.problems);
+}
+
+TEST(ParseSessionBounded, NumberTooLargeIsOneProblemAmongOthers) {
+    // 1e999 no longer stops the reading: it is reported at its cell with the session's other problems.
+    json doc = worked_json();
+    doc["X"][0][2] = 123456.5;
+    doc["heads"][0]["W_K"][0][0] = "a";
+    std::string text = doc.dump();
+    text.replace(text.find("123456.5"), 8, "-1e999");
+    const Result<Session> r = parse_no_throw(text);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(all_text(r.problems),
+              "X[0][2]: the number -1e999 is too large to represent (values must be finite)\n"
+              "heads[0].W_K[0][0]: expected a number, got the text \"a\"\n");
+    // Tiny numbers read as 0 (or the nearest subnormal), as JSON readers do.
+    text = doc.dump();
+    text.replace(text.find("123456.5"), 8, "-1e-400");
+    text.replace(text.find("\"a\""), 3, "2.4e-324");
+    const Result<Session> tiny = parse_no_throw(text);
+    ASSERT_TRUE(tiny) << all_text(tiny.problems);
+    EXPECT_EQ(tiny.value->params.X(0, 2), 0.0);
+}
+
+TEST(ParseSessionBounded, LongTextIsShortenedInMessages) {
+    json doc = worked_json();
+    doc["X"][0][0] = std::string(5000, 'z');
+    const Result<Session> r = parse_no_throw(doc.dump());
+    ASSERT_FALSE(r);
+    EXPECT_LT(r.problems[0].message.size(), 200u) << r.problems[0].str();
+    EXPECT_TRUE(contains(r.problems[0].message, "(5000 bytes)")) << r.problems[0].str();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Writing and round trips
 
 std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }

@@ -1,6 +1,7 @@
 #include "app_state.hpp"
 
 #include <algorithm>
+#include <new>
 #include <chrono>
 #include <cmath>
 
@@ -114,21 +115,42 @@ void AppState::session_reshaped() {
 }
 
 bool AppState::open_file(const std::string& path) {
-    const core::Result<std::string> text = core::read_file(path);
-    core::Problems problems = text.problems;
-    if (text) {
-        core::Result<core::Session> parsed = core::parse_session(*text.value);
-        if (parsed) {
-            set_session(std::move(*parsed.value), "Opened " + path);
-            file_path_ = path;
-            modified_ = false;
-            return true;
+    core::Problems problems;
+    // Running out of memory while reading the file or computing its trace is reported like any
+    // other problem, and the current session stays as it was.
+    try {
+        const core::Result<std::string> text = core::read_file(path);
+        problems = text.problems;
+        if (text) {
+            core::Result<core::Session> parsed = core::parse_session(*text.value);
+            if (parsed) {
+                const bool was_modified = modified_;
+                remember("Opened " + path);  // may throw, before anything changed
+                session_ = std::move(*parsed.value);
+                try {
+                    set_message("Opened " + path, false);
+                    session_reshaped();
+                } catch (const std::bad_alloc&) {
+                    session_ = std::move(undo_.back().session);  // the snapshot remember() just took
+                    undo_.pop_back();
+                    modified_ = was_modified;
+                    session_reshaped();
+                    throw;
+                }
+                file_path_ = path;
+                modified_ = false;
+                return true;
+            }
+            problems = parsed.problems;
         }
-        problems = parsed.problems;
+    } catch (const std::bad_alloc&) {
+        problems = {{"", "out of memory"}};
     }
     std::string msg = "Could not open " + path + " (your current session is unchanged): ";
-    for (size_t k = 0; k < problems.size() && k < 8; ++k) msg += (k ? "; " : "") + problems[k].str();
-    if (problems.size() > 8) msg += "; and " + std::to_string(problems.size() - 8) + " more";
+    constexpr size_t shown = 8;
+    for (size_t k = 0; k < problems.size() && k < shown; ++k) msg += (k ? "; " : "") + problems[k].str();
+    const size_t total = core::problem_count(problems);  // a final "and N more problems" counts N
+    if (total > shown && problems.size() > shown) msg += "; and " + std::to_string(total - shown) + " more";
     set_message(msg, true);
     return false;
 }
