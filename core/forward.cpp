@@ -1,82 +1,144 @@
 #include "forward.hpp"
 
 #include <cmath>
+#include <exception>
 #include <limits>
 
 namespace attnviz::core {
 
+// Row-wise softmax, vectorised: each row has its max subtracted, then exp (Eigen's SIMD exp) and
+// the division by the row's sum. Entries of −∞ (masked) get weight 0.
 template <class Scalar>
 void softmax_rows(MatrixT<Scalar>& m) {
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        auto row = m.row(i);
-        const Scalar row_max = row.maxCoeff();  // finite: the diagonal is never masked
-        Scalar sum = 0;
-        for (Eigen::Index j = 0; j < row.size(); ++j) {
-            row(j) = std::exp(row(j) - row_max);  // exp(−∞) = 0 for masked entries
-            sum += row(j);
-        }
-        row /= sum;  // sum ≥ 1: the max entry contributes exp(0)
-    }
+    using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+    const Vector row_max = m.rowwise().maxCoeff();  // finite: the diagonal is never masked
+    m = (m.colwise() - row_max).array().exp();      // exp(−∞) = 0 for masked entries
+    const Vector sums = m.rowwise().sum();           // ≥ 1: the max entry contributes exp(0)
+    m.array().colwise() /= sums.array();
 }
 
 namespace {
 
+// The attention of one head once its Q, K and V are in place (llm.c style; n tokens):
+//   2. dot products:  scores_raw = Q·Kᵀ (n×n)
+//   3. scale, mask:   scores = scores_raw / s; causal: j > i → −∞
+//   4. softmax:       weights = exp(scores − row max) / row sum, with the row statistics
+//   5. weighted sum:  Z = weights·V (n×d_v)
+// Steps 3 and 4 run row by row (each row stays in cache; a causal row touches only its i + 1 keys).
 template <class Scalar>
-RowStats row_stats(const MatrixT<Scalar>& weights, Eigen::Index i) {
-    RowStats s;
-    s.max = -std::numeric_limits<double>::infinity();
-    for (Eigen::Index j = 0; j < weights.cols(); ++j) {
-        const double w = weights(i, j);
-        s.sum += w;
-        s.max = std::max(s.max, w);
-        if (w > 0) s.entropy -= w * std::log(w);
+void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config& config, Scalar scale) {
+    const Eigen::Index n = config.n;
+    const bool causal = config.mask == Mask::causal;
+    constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
+    // 2.
+    head.scores_raw.noalias() = head.Q * head.K.transpose();
+    head.scores.resize(n, n);
+    head.weights.resize(n, n);
+    rows.resize(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const Eigen::Index keys = causal ? i + 1 : n;  // the keys row i may look at
+        // 3. (a division, not a multiplication by 1/s: the value is exactly scores_raw / s)
+        auto s = head.scores.row(i).head(keys);
+        s = head.scores_raw.row(i).head(keys).array() / scale;
+        // 4. With w = exp(s − m) / Σ the entropy −Σ w·ln w is ln Σ − Σ w·(s − m): no log per weight.
+        auto w = head.weights.row(i).head(keys);
+        const Scalar m = s.maxCoeff();
+        w = (s.array() - m).exp();
+        const Scalar sum = w.sum();  // ≥ 1: the max entry contributes exp(0)
+        w /= sum;
+        const Scalar shift = (w.array() * (s.array() - m)).sum();
+        if (keys < n) {
+            head.scores.row(i).tail(n - keys).setConstant(neg_inf);
+            head.weights.row(i).tail(n - keys).setZero();  // exp(−∞) = 0
+        }
+        RowStats& r = rows[i];
+        r.sum = w.sum();
+        r.max = w.maxCoeff();
+        r.entropy = std::max(0.0, static_cast<double>(std::log(sum) - shift));
     }
-    return s;
+    // 5.
+    head.Z.noalias() = head.weights * head.V;
+}
+
+// Heads run in parallel when one head is worth more than a thread's start (about 10 µs of work).
+bool parallel_heads(const Config& c) {
+    const double per_head = static_cast<double>(c.n) * c.n * (c.d_k + c.d_v);
+    return c.heads > 1 && per_head > 2e5;
 }
 
 }  // namespace
 
+double forward_flops(const Config& c) {
+    const double n = c.n, d = c.d_model, h = c.heads, dk = c.d_k, dv = c.d_v;
+    double flops = 2 * n * d * (2 * dk + dv) * h + 2 * n * n * (dk + dv) * h;
+    if (c.output_projection) flops += 2 * n * h * dv * d;
+    return flops;
+}
+
+// The layer (shapes: X n×d_model; per head W_Q, W_K d_model×d_k, W_V d_model×d_v; W_O h·d_v×d_model):
+//   1. projections of every head in one product: X·[W_Q⁽¹⁾ W_K⁽¹⁾ W_V⁽¹⁾ … W_V⁽ʰ⁾], then each head's
+//      Q, K, V are its columns of it
+//   2–5. each head's attention (attend), heads in parallel
+//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O, or concat
 template <class Scalar>
-TraceT<Scalar> forward(const Config& config, const Params& params) {
+void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
     using M = MatrixT<Scalar>;
-    TraceT<Scalar> t;
     t.config = config;
     t.scale = config.scale.value(config.d_k);
-    const int n = config.n;
-    const M X = params.X.template cast<Scalar>();  // n×d_model
+    const int heads = config.heads, d_k = config.d_k, d_v = config.d_v;
+    const Eigen::Index per_head = 2 * d_k + d_v;
     const Scalar scale = static_cast<Scalar>(t.scale);
+    t.heads.resize(heads);
+    t.rows.resize(heads);
 
-    t.heads.resize(config.heads);
-    t.rows.resize(config.heads);
-    t.concat.resize(n, config.concat_width());
-    for (int h = 0; h < config.heads; ++h) {
+    // 1.
+    t.scratch_weights.resize(config.d_model, per_head * heads);
+    for (int h = 0; h < heads; ++h) {
         const HeadParams& w = params.heads[h];
-        HeadTraceT<Scalar>& head = t.heads[h];
-        // Linear projections.
-        head.Q.noalias() = X * w.W_Q.template cast<Scalar>();  // n×d_k
-        head.K.noalias() = X * w.W_K.template cast<Scalar>();  // n×d_k
-        head.V.noalias() = X * w.W_V.template cast<Scalar>();  // n×d_v
-        // Dot products of every query with every key.
-        head.scores_raw.noalias() = head.Q * head.K.transpose();  // n×n
-        // Scale, then mask the future (j > i) when causal.
-        head.scores = head.scores_raw / scale;
-        if (config.mask == Mask::causal)
-            for (int i = 0; i < n; ++i)
-                for (int j = i + 1; j < n; ++j) head.scores(i, j) = -std::numeric_limits<Scalar>::infinity();
-        // Softmax of each row.
-        head.weights = head.scores;
-        softmax_rows(head.weights);
-        // Weighted sum of the values.
-        head.Z.noalias() = head.weights * head.V;  // n×d_v
-        t.concat.middleCols(static_cast<Eigen::Index>(h) * config.d_v, config.d_v) = head.Z;
-
-        t.rows[h].resize(n);
-        for (int i = 0; i < n; ++i) t.rows[h][i] = row_stats(head.weights, i);
+        auto block = t.scratch_weights.middleCols(h * per_head, per_head);
+        block.leftCols(d_k) = w.W_Q.template cast<Scalar>();
+        block.middleCols(d_k, d_k) = w.W_K.template cast<Scalar>();
+        block.rightCols(d_v) = w.W_V.template cast<Scalar>();
     }
-    if (config.output_projection)
-        t.output.noalias() = t.concat * params.W_O.template cast<Scalar>();  // n×d_model
+    if constexpr (std::is_same_v<Scalar, double>)
+        t.scratch_projections.noalias() = params.X * t.scratch_weights;
     else
+        t.scratch_projections.noalias() = params.X.template cast<Scalar>() * t.scratch_weights;
+
+    // 2–5. An exception (std::bad_alloc) cannot leave an OpenMP region: the first one is kept and
+    // thrown again after it.
+    t.concat.resize(config.n, config.concat_width());
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel_heads(config))
+    for (int h = 0; h < heads; ++h) {
+        try {
+            HeadTraceT<Scalar>& head = t.heads[h];
+            const auto projections = t.scratch_projections.middleCols(h * per_head, per_head);
+            head.Q = projections.leftCols(d_k);
+            head.K = projections.middleCols(d_k, d_k);
+            head.V = projections.rightCols(d_v);
+            attend(head, t.rows[h], config, scale);
+            t.concat.middleCols(static_cast<Eigen::Index>(h) * d_v, d_v) = head.Z;
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+
+    // 6.
+    if (!config.output_projection)
         t.output = t.concat;
+    else if constexpr (std::is_same_v<Scalar, double>)
+        t.output.noalias() = t.concat * params.W_O;  // n×d_model
+    else
+        t.output.noalias() = t.concat * M(params.W_O.template cast<Scalar>());
+}
+
+template <class Scalar>
+TraceT<Scalar> forward(const Config& config, const Params& params) {
+    TraceT<Scalar> t;
+    forward_into(t, config, params);
     return t;
 }
 
@@ -84,5 +146,7 @@ template void softmax_rows<double>(MatrixT<double>&);
 template void softmax_rows<float>(MatrixT<float>&);
 template TraceT<double> forward<double>(const Config&, const Params&);
 template TraceT<float> forward<float>(const Config&, const Params&);
+template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
+template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
 
 }  // namespace attnviz::core

@@ -43,6 +43,11 @@ struct TraceT {
     std::vector<std::vector<RowStats>> rows;  // [head][query row] stats of weights
     MatrixT<Scalar> concat;                   // n×(h·d_v)
     MatrixT<Scalar> output;                   // n×d_model with W_O, n×(h·d_v) without
+
+    // Scratch space of forward_into, kept so a recompute of the same size allocates nothing: every
+    // head's W_Q, W_K, W_V side by side (d_model×h·(2·d_k+d_v)) and X times them (n×h·(2·d_k+d_v)).
+    // Not part of the trace: its contents mean nothing to a reader.
+    MatrixT<Scalar> scratch_weights, scratch_projections;
 };
 
 using HeadTrace = HeadTraceT<double>;
@@ -54,12 +59,24 @@ template <class Scalar>
 void softmax_rows(MatrixT<Scalar>& m);
 
 // The whole trace. Precondition: validate(config) and validate(config, params) are empty.
+// Heads are computed in parallel (OpenMP) when the work is large enough to gain from it.
 template <class Scalar>
 TraceT<Scalar> forward(const Config& config, const Params& params);
+
+// The same, written into an existing trace whose matrices are reused when their sizes match, so a
+// recompute of the same dimensions allocates (and page-faults) nothing new.
+template <class Scalar>
+void forward_into(TraceT<Scalar>& trace, const Config& config, const Params& params);
+
+// The floating-point operations of one forward pass (multiply and add counted apart; the softmax's
+// exponentials are not counted): projections, Q·Kᵀ, weights·V and W_O.
+double forward_flops(const Config& config);
 
 extern template void softmax_rows<double>(MatrixT<double>&);
 extern template void softmax_rows<float>(MatrixT<float>&);
 extern template TraceT<double> forward<double>(const Config&, const Params&);
 extern template TraceT<float> forward<float>(const Config&, const Params&);
+extern template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
+extern template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
 
 }  // namespace attnviz::core

@@ -236,6 +236,69 @@ TEST(ForwardProperties, MatchesDirectLoopReference) {
         }
 }
 
+// Checks a trace against the direct loops, matrix by matrix.
+template <class Scalar>
+void expect_matches_reference(const TraceT<Scalar>& t, const Config& c, const Params& params, double tol) {
+    const RefTrace ref = reference_forward(c, params);
+    ASSERT_EQ(t.heads.size(), static_cast<size_t>(c.heads));
+    for (int h = 0; h < c.heads; ++h) {
+        const std::string hs = std::to_string(h);
+        expect_matrix_near(Matrix(t.heads[h].Q.template cast<double>()), to_matrix(ref.heads[h].Q), tol, "Q" + hs);
+        expect_matrix_near(Matrix(t.heads[h].scores.template cast<double>()), to_matrix(ref.heads[h].scores), tol,
+                           "scores" + hs);
+        expect_matrix_near(Matrix(t.heads[h].weights.template cast<double>()), to_matrix(ref.heads[h].weights), tol,
+                           "weights" + hs);
+        expect_matrix_near(Matrix(t.heads[h].Z.template cast<double>()), to_matrix(ref.heads[h].Z), tol, "Z" + hs);
+    }
+    expect_matrix_near(Matrix(t.output.template cast<double>()), to_matrix(ref.output), tol, "output");
+}
+
+TEST(ForwardProperties, HeadsInParallelMatchTheReference) {
+    // Large enough that the heads run on several threads (n²·(d_k + d_v) > 2·10⁵), causal and not.
+    for (const Mask mask : {Mask::none, Mask::causal}) {
+        const Config c = make_config(96, 48, 5, 16, 24, true, mask);
+        const Session s = random_session(c, 21);
+        expect_matches_reference(forward<double>(c, s.params), c, s.params, 1e-12);
+        expect_matches_reference(forward<float>(c, s.params), c, s.params, 1e-4);
+    }
+}
+
+TEST(ForwardProperties, ForwardIntoReusesATraceOfAnyEarlierShape) {
+    // One trace written again and again, growing, shrinking and changing mask and projection,
+    // equals a fresh computation each time.
+    Trace t;
+    TraceT<float> tf;
+    const Config configs[] = {make_config(5, 8, 2, 4, 4), make_config(40, 12, 3, 4, 2, false, Mask::causal),
+                              make_config(3, 4, 1, 2, 3), make_config(70, 16, 4, 8, 8, true, Mask::causal),
+                              make_config(70, 16, 4, 8, 8)};
+    std::uint64_t seed = 40;
+    for (const Config& c : configs) {
+        SCOPED_TRACE(describe(c, seed));
+        const Session s = random_session(c, seed++);
+        forward_into(t, c, s.params);
+        forward_into(tf, c, s.params);
+        const Trace fresh = forward<double>(c, s.params);
+        ASSERT_EQ(t.heads.size(), fresh.heads.size());
+        for (int h = 0; h < c.heads; ++h) {
+            EXPECT_TRUE(same(t.heads[h].scores, fresh.heads[h].scores));
+            EXPECT_TRUE(same(t.heads[h].weights, fresh.heads[h].weights));
+            EXPECT_TRUE(same(t.heads[h].Z, fresh.heads[h].Z));
+            EXPECT_EQ(t.rows[h].size(), static_cast<size_t>(c.n));
+        }
+        EXPECT_TRUE(same(t.output, fresh.output));
+        expect_matches_reference(tf, c, s.params, 1e-4);
+    }
+}
+
+TEST(ForwardFlops, CountsEveryProduct) {
+    // Worked example: projections 2·2·4·(2+2+2)·2 = 192, Q·Kᵀ and weights·V 2·2·2·(2+2)·2 = 64,
+    // W_O 2·2·4·4 = 64.
+    EXPECT_EQ(forward_flops(worked_example().config), 192 + 64 + 64);
+    Config c = worked_example().config;
+    c.output_projection = false;
+    EXPECT_EQ(forward_flops(c), 192 + 64);
+}
+
 TEST(ForwardProperties, ShapesFollowConfig) {
     for (const Config& c : property_configs()) {
         SCOPED_TRACE(describe(c, 4));
