@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "bench_command.hpp"
 #include "commands.hpp"
 #include "gui/gui.hpp"
 
@@ -49,6 +50,18 @@ int main(int argc, char** argv) {
     ex->add_option("--d-v", example.d_v, "Value size per head (random; default d_model/heads)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
 
+    BenchOptions bench;
+    CLI::App* be = cli.add_subcommand("bench", "Time the full trace on random weights (and one GEMM beside it)");
+    be->add_option("--n", bench.n, "Tokens (default 512)");
+    be->add_option("--d-model", bench.d_model, "Embedding size (default 768)");
+    be->add_option("--heads", bench.heads, "Heads (default 12)");
+    be->add_option("--d-k", bench.d_k, "Query/key size per head (default d_model/heads)");
+    be->add_option("--d-v", bench.d_v, "Value size per head (default d_model/heads)");
+    be->add_option("--dtype", bench.dtype, "float or double (default float)");
+    be->add_option("--reps", bench.reps, "Timed runs after one warm-up (default 10)")->check(CLI::Range(1, 100000));
+    be->add_option("--threads", bench.threads, "Threads (default: every core)")->check(CLI::Range(1, 1024));
+    be->add_flag("--json", bench.json, "Print one JSON object instead of the table");
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -60,6 +73,7 @@ int main(int argc, char** argv) {
     try {
         if (compute->parsed()) return compute_command(compute_session, compute_out);
         if (ex->parsed()) return example_command(example);
+        if (be->parsed()) return bench_command(bench);
         return run_gui(gui);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory\n";

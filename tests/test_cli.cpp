@@ -537,6 +537,41 @@ TEST_F(Cli, EmptySessionPathIsNamed) {
     EXPECT_FALSE(contains(r.err, ": : ")) << describe(r);
 }
 
+TEST_F(Cli, BenchPrintsOneJsonObject) {
+    const Outcome r = run({"bench", "--n", "16", "--d-model", "8", "--heads", "2", "--dtype", "double", "--reps", "3",
+                           "--threads", "1", "--json"});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["n"], 16);
+    EXPECT_EQ(j["d_model"], 8);
+    EXPECT_EQ(j["heads"], 2);
+    EXPECT_EQ(j["d_k"], 4);
+    EXPECT_EQ(j["dtype"], "double");
+    EXPECT_EQ(j["threads"], 1);
+    EXPECT_EQ(j["reps"], 3);
+    EXPECT_GT(j["median_ms"].get<double>(), 0);
+    EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
+    EXPECT_GT(j["gflops"].get<double>(), 0);
+    EXPECT_GT(j["gemm_gflops"].get<double>(), 0);
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1);  // one line, one object
+    const Outcome table = run({"bench", "--n", "8", "--d-model", "4", "--heads", "2", "--reps", "1"});
+    EXPECT_EQ(table.code, 0) << describe(table);
+    EXPECT_TRUE(contains(table.out, "GFLOP/s")) << table.out;
+}
+
+TEST_F(Cli, BenchRefusesBadDimensions) {
+    const Outcome r = run({"bench", "--n", "8", "--d-model", "10", "--heads", "3"});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "not divisible")) << describe(r);
+    const Outcome t = run({"bench", "--dtype", "half"});
+    EXPECT_EQ(t.code, 2) << describe(t);
+    EXPECT_TRUE(contains(t.err, "--dtype")) << describe(t);
+    const Outcome z = run({"bench", "--n", "0"});
+    EXPECT_EQ(z.code, 2) << describe(z);
+    EXPECT_TRUE(contains(z.err, "config.n")) << describe(z);
+}
+
 TEST_F(Cli, Help) {
     const Outcome r = run({"--help"});
     EXPECT_EQ(r.code, 0) << describe(r);

@@ -1,0 +1,109 @@
+#include "bench_command.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "commands.hpp"
+#include "core/forward.hpp"
+#include "core/presets.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timing {
+    double median_ms = 0, min_ms = 0;
+};
+
+// Runs `work` once to warm up, then `reps` times; the median and the fastest run.
+template <class Work>
+Timing time_runs(int reps, Work work) {
+    work();
+    std::vector<double> ms;
+    for (int k = 0; k < reps; ++k) {
+        const auto start = Clock::now();
+        work();
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const size_t mid = ms.size() / 2;
+    return {ms.size() % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2, ms.front()};
+}
+
+template <class Scalar>
+int run(const BenchOptions& o, const core::Config& c, int threads) {
+    const core::Session s = core::random_session(c, 1);
+    core::TraceT<Scalar> trace;  // reused across runs, as the app reuses its trace
+    const Timing full = time_runs(o.reps, [&] { core::forward_into(trace, s.config, s.params); });
+    const double flops = core::forward_flops(c);
+    // One GEMM of the same run: X·W, (n×d_model)·(d_model×d_model), the layer's typical product.
+    const core::MatrixT<Scalar> X = s.params.X.template cast<Scalar>();
+    const core::MatrixT<Scalar> W = core::random_matrix(c.d_model, c.d_model, 1.0, 2).template cast<Scalar>();
+    core::MatrixT<Scalar> Y(c.n, c.d_model);
+    const Timing gemm = time_runs(o.reps, [&] { Y.noalias() = X * W; });
+    const double gemm_gflops = 2.0 * c.n * c.d_model * c.d_model / (gemm.min_ms * 1e6);
+    const double gflops = flops / (full.min_ms * 1e6);
+    if (o.json) {
+        const nlohmann::json out = {
+            {"median_ms", full.median_ms}, {"min_ms", full.min_ms}, {"gflops", gflops},
+            {"gemm_gflops", gemm_gflops},  {"n", c.n},              {"d_model", c.d_model},
+            {"heads", c.heads},            {"d_k", c.d_k},          {"d_v", c.d_v},
+            {"dtype", o.dtype},            {"threads", threads},    {"reps", o.reps}};
+        std::cout << out.dump() << "\n";
+    } else {
+        std::printf("attnviz bench: n=%d d_model=%d heads=%d d_k=%d d_v=%d, %s, %d thread%s, %d runs\n", c.n,
+                    c.d_model, c.heads, c.d_k, c.d_v, o.dtype.c_str(), threads, threads == 1 ? "" : "s", o.reps);
+        std::printf("  full trace  median %9.3f ms  min %9.3f ms  %7.1f GFLOP/s\n", full.median_ms, full.min_ms,
+                    gflops);
+        std::printf("  one GEMM    (%dx%d)(%dx%d)  min %9.3f ms  %7.1f GFLOP/s\n", c.n, c.d_model, c.d_model,
+                    c.d_model, gemm.min_ms, gemm_gflops);
+    }
+    return std::cout ? exit_ok : exit_io;
+}
+
+}  // namespace
+
+int bench_command(const BenchOptions& o) {
+    core::Config c;
+    c.n = o.n;
+    c.d_model = o.d_model;
+    c.heads = o.heads;
+    if ((!o.d_k || !o.d_v) && (c.heads < 1 || c.d_model % c.heads != 0)) {
+        std::cerr << "error: --d-model " << c.d_model << " is not divisible by --heads " << c.heads
+                  << "; give --d-k and --d-v\n";
+        return exit_invalid;
+    }
+    c.d_k = o.d_k.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
+    c.d_v = o.d_v.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
+    if (const core::Problems problems = core::validate(c); !problems.empty()) {
+        for (const core::Problem& p : problems) std::cerr << "error: " << p.str() << "\n";
+        return exit_invalid;
+    }
+    if (o.dtype != "float" && o.dtype != "double") {
+        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
+        return exit_invalid;
+    }
+    if (o.reps < 1) {
+        std::cerr << "error: --reps must be at least 1\n";
+        return exit_invalid;
+    }
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+    const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+    Eigen::setNbThreads(threads);
+    try {
+        return o.dtype == "float" ? run<float>(o, c, threads) : run<double>(o, c, threads);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory for these dimensions\n";
+        return exit_io;
+    }
+}
+
+}  // namespace attnviz::app

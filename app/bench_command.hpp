@@ -1,0 +1,25 @@
+// attnviz bench: times the full forward trace on random weights, next to one GEMM of the same run,
+// so the figures can be compared across machines and against PyTorch (bench/compare).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace attnviz::app {
+
+struct BenchOptions {
+    int n = 512;
+    int d_model = 768;
+    int heads = 12;
+    std::optional<int> d_k, d_v;  // default d_model / heads
+    std::string dtype = "float";  // "float" or "double"
+    int reps = 10;
+    int threads = 0;  // 0: every core
+    bool json = false;
+};
+
+// Prints a short table (median, min, GFLOP/s), or with `json` exactly one JSON object on stdout:
+// median_ms, min_ms, gflops, gemm_gflops, n, d_model, heads, d_k, d_v, dtype, threads, reps.
+int bench_command(const BenchOptions& options);
+
+}  // namespace attnviz::app
