@@ -88,6 +88,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, const Layo
 
 std::span<const PanelRow> explorer_panels() { return panel_table; }
 
+bool animating(const Panels& p) { return p.teach_mode && p.teach.playing; }
+
 void enter_teach_mode(AppState& state, Panels& p, int step) {
     if (!p.teach.lesson) load_lesson(p.teach, p.teach.lesson_path);
     p.teach_mode = true;

@@ -66,6 +66,9 @@ struct PanelRow {
 // The explorer's panels, in drawing order within each stage.
 std::span<const PanelRow> explorer_panels();
 
+// Whether something moves on its own (the lesson playing), so the window must keep drawing frames.
+bool animating(const Panels& panels);
+
 // Enters teach mode at a step (0-based), loading the lesson first if needed.
 void enter_teach_mode(AppState& state, Panels& panels, int step);
 

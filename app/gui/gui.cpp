@@ -106,6 +106,39 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
     return problems.empty();
 }
 
+// What the window's callbacks reach through its user pointer: the UI context (for dropped files,
+// once it exists) and how many more frames to draw before the loop may sleep again.
+struct WindowLink {
+    UiContext* ui = nullptr;
+    int wake_frames = 3;
+};
+
+WindowLink* link_of(GLFWwindow* w) { return static_cast<WindowLink*>(glfwGetWindowUserPointer(w)); }
+
+// Any input, resize or redraw request wakes the loop for a few frames (ImGui settles hover and
+// layout over two or three). Installed before ImGui's own callbacks, which call these after theirs.
+void wake(GLFWwindow* w) {
+    if (WindowLink* link = link_of(w)) link->wake_frames = 3;
+}
+
+void wake_on_input(GLFWwindow* window) {
+    glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { wake(w); });
+    glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { wake(w); });
+    glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { wake(w); });
+    glfwSetKeyCallback(window, [](GLFWwindow* w, int, int, int, int) { wake(w); });
+    glfwSetCharCallback(window, [](GLFWwindow* w, unsigned) { wake(w); });
+    glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { wake(w); });
+    glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { wake(w); });
+    glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { wake(w); });
+    glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { wake(w); });
+    glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+        WindowLink* link = link_of(w);
+        if (!link) return;
+        link->wake_frames = 3;
+        if (count > 0 && link->ui) link->ui->dropped_files.emplace_back(paths[0]);  // opened like File > Open
+    });
+}
+
 AppState initial_state(const GuiOptions& o) {
     AppState state(core::worked_example());
     state.set_message("Seed 001's worked example. Edit any number, or load a preset.", false);
@@ -168,6 +201,9 @@ int run_gui(const GuiOptions& o) {
             ImGui::LoadIniSettingsFromMemory(saved.value->data(), saved.value->size());
     ImGui::StyleColorsDark();
     ImGui::GetStyle().WindowRounding = 3;
+    WindowLink link;
+    glfwSetWindowUserPointer(window, &link);
+    wake_on_input(window);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
 
@@ -184,17 +220,19 @@ int run_gui(const GuiOptions& o) {
         Panels panels;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
         if (selected) state.select_checked(*selected);  // a cell that does not exist is reported in the app
-        // Files dropped on the window are opened like File > Open, by the next frame.
-        glfwSetWindowUserPointer(window, &ui);
-        glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
-            auto* context = static_cast<UiContext*>(glfwGetWindowUserPointer(w));
-            if (count > 0 && context) context->dropped_files.emplace_back(paths[0]);
-        });
+        link.ui = &ui;  // files dropped on the window now reach the frame
 
         auto last = std::chrono::steady_clock::now();
         float frame_ms = 0;
         for (int frame = 0; !panels.quit; ++frame) {
-            glfwPollEvents();
+            // Idle: with no input, no animation and nothing to recompute, sleep until an event
+            // (or a quarter second, for the text cursor's blink) instead of drawing frames.
+            const bool busy = frames > 0 || link.wake_frames > 0 || animating(panels) || state.dirty();
+            if (busy)
+                glfwPollEvents();
+            else
+                glfwWaitEventsTimeout(0.25);
+            if (link.wake_frames > 0) --link.wake_frames;
             if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
                 glfwSetWindowShouldClose(window, GLFW_FALSE);
                 ui.request(Command::quit);
@@ -227,11 +265,12 @@ int run_gui(const GuiOptions& o) {
             frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
             last = now;
         }
-        glfwSetWindowUserPointer(window, nullptr);
+        link.ui = nullptr;
         if (!ini.empty()) save_layout(ini);
     }  // the UI context frees its textures here, while the GL context exists
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
+    glfwSetWindowUserPointer(window, nullptr);
     ImGui::DestroyContext();
     glfwDestroyWindow(window);
     glfwTerminate();
