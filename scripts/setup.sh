@@ -13,9 +13,11 @@ ATTNVIZ_PACKAGES=(
     xvfb xauth libgl1-mesa-dri
 )
 
+# attnviz_install_packages [more packages...]: installs whatever of ATTNVIZ_PACKAGES and the
+# packages given is not installed yet.
 attnviz_install_packages() {
     local missing=() pkg
-    for pkg in "${ATTNVIZ_PACKAGES[@]}"; do
+    for pkg in "${ATTNVIZ_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
@@ -29,11 +31,17 @@ attnviz_install_packages() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# attnviz_build [extra cmake args...]: configure once (Release), then build incrementally.
-attnviz_build() {
+# attnviz_configure [extra cmake args...]: configures $ATTNVIZ_BUILD (Release unless the arguments
+# say otherwise); warnings are errors when $CI is set.
+attnviz_configure() {
     local werror=OFF
     [ -n "${CI:-}" ] && werror=ON
     cmake -S "$ATTNVIZ_ROOT" -B "$ATTNVIZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DATTNVIZ_WERROR=$werror "$@" >/dev/null
+}
+
+# attnviz_build [extra cmake args...]: configure once (Release), then build incrementally.
+attnviz_build() {
+    attnviz_configure "$@"
     cmake --build "$ATTNVIZ_BUILD" -j "$(nproc)"
 }
