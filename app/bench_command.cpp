@@ -52,19 +52,26 @@ int run(const BenchOptions& o, const core::Config& c, int threads) {
     const double gemm_gflops = 2.0 * c.n * c.d_model * c.d_model / (gemm.min_ms * 1e6);
     const double gflops = flops / (full.min_ms * 1e6);
     if (o.json) {
-        const nlohmann::json out = {
-            {"median_ms", full.median_ms}, {"min_ms", full.min_ms}, {"gflops", gflops},
-            {"gemm_gflops", gemm_gflops},  {"n", c.n},              {"d_model", c.d_model},
-            {"heads", c.heads},            {"d_k", c.d_k},          {"d_v", c.d_v},
-            {"dtype", o.dtype},            {"threads", threads},    {"reps", o.reps}};
+        const nlohmann::json out = {{"median_ms", full.median_ms},
+                                    {"min_ms", full.min_ms},
+                                    {"gflops", gflops},
+                                    {"gemm_gflops", gemm_gflops},
+                                    {"n", c.n},
+                                    {"d_model", c.d_model},
+                                    {"heads", c.heads},
+                                    {"d_k", c.d_k},
+                                    {"d_v", c.d_v},
+                                    {"dtype", o.dtype},
+                                    {"threads", threads},
+                                    {"reps", o.reps}};
         std::cout << out.dump() << "\n";
     } else {
-        std::printf("attnviz bench: n=%d d_model=%d heads=%d d_k=%d d_v=%d, %s, %d thread%s, %d runs\n", c.n,
-                    c.d_model, c.heads, c.d_k, c.d_v, o.dtype.c_str(), threads, threads == 1 ? "" : "s", o.reps);
+        std::printf("attnviz bench: n=%d d_model=%d heads=%d d_k=%d d_v=%d, %s, %d thread%s, %d runs\n", c.n, c.d_model,
+                    c.heads, c.d_k, c.d_v, o.dtype.c_str(), threads, threads == 1 ? "" : "s", o.reps);
         std::printf("  full trace  median %9.3f ms  min %9.3f ms  %7.1f GFLOP/s\n", full.median_ms, full.min_ms,
                     gflops);
-        std::printf("  one GEMM    (%dx%d)(%dx%d)  min %9.3f ms  %7.1f GFLOP/s\n", c.n, c.d_model, c.d_model,
-                    c.d_model, gemm.min_ms, gemm_gflops);
+        std::printf("  one GEMM    (%dx%d)(%dx%d)  min %9.3f ms  %7.1f GFLOP/s\n", c.n, c.d_model, c.d_model, c.d_model,
+                    gemm.min_ms, gemm_gflops);
     }
     return std::cout ? exit_ok : exit_io;
 }

@@ -12,8 +12,9 @@
 
 int main(int argc, char** argv) {
     using namespace attnviz::app;
-    CLI::App cli{"attnviz: explore multi-head scaled dot-product attention by editing it.\n"
-                 "Without a command, opens the explorer on SESSION (or the worked example)."};
+    CLI::App cli{
+        "attnviz: explore multi-head scaled dot-product attention by editing it.\n"
+        "Without a command, opens the explorer on SESSION (or the worked example)."};
     cli.require_subcommand(0, 1);
 
     GuiOptions gui;

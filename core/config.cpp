@@ -28,8 +28,8 @@ void check_range(Problems& out, const char* field, int value, int max) {
     if (value < 1)
         out.push_back({std::string("config.") + field, "must be at least 1, got " + std::to_string(value)});
     else if (value > max)
-        out.push_back({std::string("config.") + field,
-                       std::to_string(value) + " is over the limit of " + std::to_string(max)});
+        out.push_back(
+            {std::string("config.") + field, std::to_string(value) + " is over the limit of " + std::to_string(max)});
 }
 }  // namespace
 
@@ -42,9 +42,9 @@ Problems validate(const Config& c) {
     check_range(out, "d_v", c.d_v, Limits::max_d_v);
     if (c.scale.kind == Scale::Kind::divisor &&
         !(std::isfinite(c.scale.divisor) && c.scale.divisor >= Limits::min_divisor))
-        out.push_back({"config.scale", "a divisor must be a finite number > 0 and at least " +
-                                           format_number(Limits::min_divisor) +
-                                           " (smaller ones overflow the scores), got " + format_number(c.scale.divisor)});
+        out.push_back({"config.scale",
+                       "a divisor must be a finite number > 0 and at least " + format_number(Limits::min_divisor) +
+                           " (smaller ones overflow the scores), got " + format_number(c.scale.divisor)});
     if (out.empty() && total_numbers(c) > Limits::max_total_numbers)
         out.push_back({"config", "these dimensions need " + std::to_string(total_numbers(c)) +
                                      " numbers, over the limit of " + std::to_string(Limits::max_total_numbers)});

@@ -27,11 +27,11 @@ struct Scale {
 };
 
 struct Config {
-    int n = 2;        // sequence length (tokens, rows of X)
-    int d_model = 4;  // embedding size (columns of X)
-    int heads = 2;    // h
-    int d_k = 2;      // query/key size per head
-    int d_v = 2;      // value size per head
+    int n = 2;                      // sequence length (tokens, rows of X)
+    int d_model = 4;                // embedding size (columns of X)
+    int heads = 2;                  // h
+    int d_k = 2;                    // query/key size per head
+    int d_v = 2;                    // value size per head
     bool output_projection = true;  // output = concat·W_O, else output = concat
     Mask mask = Mask::none;
     Scale scale;

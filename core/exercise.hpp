@@ -39,8 +39,8 @@ public:
 
 private:
     Matrix expected_;
-    Matrix answers_;                // NaN: no answer
-    std::vector<char> revealed_;    // row-major
+    Matrix answers_;              // NaN: no answer
+    std::vector<char> revealed_;  // row-major
 };
 
 }  // namespace attnviz::core

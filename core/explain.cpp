@@ -229,18 +229,17 @@ Result<Explanation> explain(const Params& params, const Trace& trace, const Cell
     }
     // The params must be the ones the trace was computed from (same shapes), or the terms would be
     // read out of range.
-    const bool consistent =
-        has_shapes(trace.config, params) && static_cast<int>(trace.heads.size()) == trace.config.heads;
+    const bool consistent = has_shapes(trace.config, params) &&
+                            static_cast<int>(trace.heads.size()) == trace.config.heads;
     if (!consistent)
         return Result<Explanation>::fail(
             {{"", "the trace was computed from inputs of other shapes; recompute it first"}});
     if (at.row < 0 || at.col < 0 || at.row >= m->rows() || at.col >= m->cols())
-        return Result<Explanation>::fail({{label(at, Notation::ascii), "outside the " +
-                                                                           format_shape(m->rows(), m->cols()) +
-                                                                           " matrix"}});
+        return Result<Explanation>::fail(
+            {{label(at, Notation::ascii), "outside the " + format_shape(m->rows(), m->cols()) + " matrix"}});
     const MatrixInfo& mi = info(ref.id);
-    const Context x{params, trace, trace.config, mi, is_per_head(ref.id) ? ref.head : 0, at.row, at.col,
-                    notation, symbols(notation)};
+    const Context x{params, trace,    trace.config,     mi, is_per_head(ref.id) ? ref.head : 0, at.row,
+                    at.col, notation, symbols(notation)};
     Explanation e;
     e.cell = at;
     e.value = (*m)(at.row, at.col);

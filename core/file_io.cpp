@@ -96,8 +96,8 @@ int write_all_no_sigpipe(int fd, const std::string& text) {
 // message. Relative links are relative to the directory of the link. The final path need not exist.
 struct Resolved {
     std::string path;
-    std::string error;        // non-empty on failure
-    bool by_kernel = false;   // `path` is a link only the kernel can follow (see below)
+    std::string error;       // non-empty on failure
+    bool by_kernel = false;  // `path` is a link only the kernel can follow (see below)
 };
 Resolved follow_links(const std::string& path) {
     constexpr int max_links = 40;  // as the kernel's own limit (MAXSYMLINKS)

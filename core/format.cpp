@@ -30,8 +30,10 @@ std::string format_compact(double value, int digits) {
     if (e == std::string::npos) return s;
     size_t k = e + 1;
     if (k < s.size() && (s[k] == '+' || s[k] == '-')) {
-        if (s[k] == '+') s.erase(k, 1);
-        else ++k;
+        if (s[k] == '+')
+            s.erase(k, 1);
+        else
+            ++k;
     }
     while (k + 1 < s.size() && s[k] == '0') s.erase(k, 1);
     return s;

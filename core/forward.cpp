@@ -13,7 +13,7 @@ void softmax_rows(MatrixT<Scalar>& m) {
     using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
     const Vector row_max = m.rowwise().maxCoeff();  // finite: the diagonal is never masked
     m = (m.colwise() - row_max).array().exp();      // exp(−∞) = 0 for masked entries
-    const Vector sums = m.rowwise().sum();           // ≥ 1: the max entry contributes exp(0)
+    const Vector sums = m.rowwise().sum();          // ≥ 1: the max entry contributes exp(0)
     m.array().colwise() /= sums.array();
 }
 

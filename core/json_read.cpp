@@ -494,15 +494,9 @@ bool JsonReader::read_scalar(JsonScalar& out) {
             out.value = b;
             return true;
         }
-        case Kind::null:
-            out.value = nullptr;
-            return read_null();
-        case Kind::array:
-            out.value = json::array();
-            return skip_value();
-        case Kind::object:
-            out.value = json::object();
-            return skip_value();
+        case Kind::null: out.value = nullptr; return read_null();
+        case Kind::array: out.value = json::array(); return skip_value();
+        case Kind::object: out.value = json::object(); return skip_value();
         case Kind::error: return false;
     }
     return false;

@@ -67,9 +67,9 @@ struct LessonReader {
 Result<Lesson> parse_lesson(std::string_view text) {
     // A lesson is a few kilobytes of text; the cap keeps the document tree built below small.
     if (text.size() > max_lesson_bytes)
-        return Result<Lesson>::fail({{"", "the lesson is " + std::to_string(text.size()) +
-                                              " bytes, over the limit of " + std::to_string(max_lesson_bytes) +
-                                              " for a lesson"}});
+        return Result<Lesson>::fail(
+            {{"", "the lesson is " + std::to_string(text.size()) + " bytes, over the limit of " +
+                      std::to_string(max_lesson_bytes) + " for a lesson"}});
     Result<json> document = read_json(text);
     if (!document) return Result<Lesson>::fail(std::move(document.problems));
     const json& root = *document.value;
@@ -121,9 +121,8 @@ Result<Lesson> parse_lesson(std::string_view text) {
 
 std::string fill_placeholders(const std::string& text, const Config& c, double scale) {
     const std::pair<const char*, std::string> values[] = {
-        {"{n}", std::to_string(c.n)},     {"{d_model}", std::to_string(c.d_model)},
-        {"{h}", std::to_string(c.heads)}, {"{d_k}", std::to_string(c.d_k)},
-        {"{d_v}", std::to_string(c.d_v)}, {"{s}", format_number(scale)},
+        {"{n}", std::to_string(c.n)},     {"{d_model}", std::to_string(c.d_model)}, {"{h}", std::to_string(c.heads)},
+        {"{d_k}", std::to_string(c.d_k)}, {"{d_v}", std::to_string(c.d_v)},         {"{s}", format_number(scale)},
     };
     std::string out = text;
     for (const auto& [key, value] : values)

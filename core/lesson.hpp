@@ -20,9 +20,10 @@ struct LessonStep {
     std::string title;
     std::string formula;  // Unicode math, e.g. "Q⁽¹⁾ = X·W_Q⁽¹⁾"
     std::string text;     // for the learner; may hold {n}, {d_model}, {h}, {d_k}, {d_v}, {s}
-    std::vector<MatrixRef> show;  // heads 0-based here, 1-based in the file  // the operands (and any context) drawn left to right
+    std::vector<MatrixRef>
+        show;  // heads 0-based here, 1-based in the file  // the operands (and any context) drawn left to right
     bool has_result = false;
-    MatrixRef result;     // the matrix whose cells are explained, played and exercised
+    MatrixRef result;        // the matrix whose cells are explained, played and exercised
     bool expansion = false;  // also show each result cell as the seed writes it: (1+1)
     bool exercise = false;   // the learner may type the result
 };

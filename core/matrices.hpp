@@ -67,15 +67,15 @@ struct Oriented {
 
 struct MatrixInfo {
     MatrixId id;
-    const char* name;    // as in files, `--select` and lessons: "scores_raw"
-    bool per_head;       // one per head (shown as Q⁽¹⁾), or one for the layer
-    bool input;          // edited by the user (in the session), or computed (in the trace)
-    Dim rows, cols;      // shape in terms of the config
+    const char* name;      // as in files, `--select` and lessons: "scores_raw"
+    bool per_head;         // one per head (shown as Q⁽¹⁾), or one for the layer
+    bool input;            // edited by the user (in the session), or computed (in the trace)
+    Dim rows, cols;        // shape in terms of the config
     MatrixId operands[2];  // what it is computed from (MatrixId::count: none)
     Operation operation;
     ColorScale colors;
-    Oriented formula;    // how it is computed: "X·W_Q" / "W_Qᵀ·X"
-    Oriented heading;    // a short column heading: "Q = X·W_Q", "÷ s", "softmax →"
+    Oriented formula;  // how it is computed: "X·W_Q" / "W_Qᵀ·X"
+    Oriented heading;  // a short column heading: "Q = X·W_Q", "÷ s", "softmax →"
     // Where it lives (heads are checked by the callers): an input in the params, or a matrix of
     // the trace; the other one is nullptr.
     Matrix* (*stored)(Params& params, int head);
@@ -86,10 +86,10 @@ struct MatrixInfo {
 const MatrixInfo& info(MatrixId id);
 
 // Every id, in pipeline order.
-inline constexpr MatrixId all_matrix_ids[] = {
-    MatrixId::X,      MatrixId::W_Q,     MatrixId::W_K, MatrixId::W_V,    MatrixId::W_O,
-    MatrixId::Q,      MatrixId::K,       MatrixId::V,   MatrixId::scores_raw,
-    MatrixId::scores, MatrixId::weights, MatrixId::Z,   MatrixId::concat, MatrixId::output};
+inline constexpr MatrixId all_matrix_ids[] = {MatrixId::X,          MatrixId::W_Q,    MatrixId::W_K,     MatrixId::W_V,
+                                              MatrixId::W_O,        MatrixId::Q,      MatrixId::K,       MatrixId::V,
+                                              MatrixId::scores_raw, MatrixId::scores, MatrixId::weights, MatrixId::Z,
+                                              MatrixId::concat,     MatrixId::output};
 static_assert(std::size(all_matrix_ids) == matrix_count, "all_matrix_ids lists every MatrixId once");
 
 inline const char* name(MatrixId id) { return info(id).name; }

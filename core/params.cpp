@@ -27,8 +27,7 @@ template <class Fill>
 Matrix keep_and_fill(const Matrix& old, int rows, int cols, Fill fill) {
     Matrix m(rows, cols);
     for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            m(r, c) = (r < old.rows() && c < old.cols()) ? old(r, c) : fill(r, c);
+        for (int c = 0; c < cols; ++c) m(r, c) = (r < old.rows() && c < old.cols()) ? old(r, c) : fill(r, c);
     return m;
 }
 

@@ -25,8 +25,8 @@ Problems validate(const Session& s) {
     Problems out = validate(s.config);
     if (!out.empty()) return out;
     if (static_cast<int>(s.tokens.size()) != s.config.n)
-        out.push_back({"tokens", "expected " + std::to_string(s.config.n) + " labels, got " +
-                                     std::to_string(s.tokens.size())});
+        out.push_back(
+            {"tokens", "expected " + std::to_string(s.config.n) + " labels, got " + std::to_string(s.tokens.size())});
     for (Problem& p : validate(s.config, s.params)) out.push_back(std::move(p));
     return out;
 }
@@ -59,9 +59,9 @@ const char* const duplicate_message = "given twice (each key may appear only onc
 struct MatrixBuild {
     std::string path;
     bool seen = false;
-    bool failed = false;    // a problem inside it: no shape check
-    bool storing = true;    // false once its values cannot make a valid matrix
-    std::int64_t rows = 0;  // every element of the outer array
+    bool failed = false;                          // a problem inside it: no shape check
+    bool storing = true;                          // false once its values cannot make a valid matrix
+    std::int64_t rows = 0;                        // every element of the outer array
     std::int64_t cols = -1;                       // the length of the first row that is an array
     std::int64_t want_rows = -1, want_cols = -1;  // the config's shape, when known while reading
     std::vector<double> data;                     // row-major
@@ -85,11 +85,12 @@ int key_index(const char* const (&keys)[N], const std::string& key) {
 
 // No matrix of a valid session is wider or taller than these, config or not.
 constexpr std::int64_t widest = std::max({Limits::max_d_model, Limits::max_d_k, Limits::max_d_v});
-constexpr std::int64_t tallest =
-    std::max({std::int64_t{Limits::max_n}, std::int64_t{Limits::max_d_model},
-              std::int64_t{Limits::max_heads} * Limits::max_d_v});
+constexpr std::int64_t tallest = std::max({std::int64_t{Limits::max_n}, std::int64_t{Limits::max_d_model},
+                                           std::int64_t{Limits::max_heads} * Limits::max_d_v});
 
-std::string shape_text(std::int64_t rows, std::int64_t cols) { return std::to_string(rows) + "×" + std::to_string(cols); }
+std::string shape_text(std::int64_t rows, std::int64_t cols) {
+    return std::to_string(rows) + "×" + std::to_string(cols);
+}
 
 class SessionReader {
 public:
@@ -279,7 +280,7 @@ private:
 
     void store(MatrixBuild& m, std::int64_t c, double v) {
         if (m.want_cols >= 0 && c >= m.want_cols) return drop(m);  // longer than the config says
-        if (c >= widest) return drop(m);  // longer than any config allows (before the config is read)
+        if (c >= widest) return drop(m);         // longer than any config allows (before the config is read)
         if (m.cols >= 0 && c >= m.cols) return;  // a ragged row: reported at its end
         if (stored_ >= Limits::max_total_numbers) {
             if (!over_budget_)
@@ -299,7 +300,9 @@ private:
     }
 
     void read_cell(MatrixBuild& m, std::int64_t r, std::int64_t c, ProblemList& out) {
-        auto cell_path = [&] { return path_index(path_index(m.path, static_cast<std::size_t>(r)), static_cast<std::size_t>(c)); };
+        auto cell_path = [&] {
+            return path_index(path_index(m.path, static_cast<std::size_t>(r)), static_cast<std::size_t>(c));
+        };
         if (in_.peek() == JsonReader::Kind::number) {
             JsonReader::Number num;
             if (!in_.read_number(num)) return;
@@ -402,8 +405,9 @@ private:
             }
             if (!in_.ok()) return;
             const std::string d = in_.describe_next(tokens_problems_.keeps_next());
-            tokens_problems_.add_lazy(
-                [&] { return Problem{path_index("tokens", static_cast<std::size_t>(i)), "expected a text label, got " + d}; });
+            tokens_problems_.add_lazy([&] {
+                return Problem{path_index("tokens", static_cast<std::size_t>(i)), "expected a text label, got " + d};
+            });
         }
     }
 
@@ -429,8 +433,9 @@ private:
             if (in_.peek() != JsonReader::Kind::object) {
                 if (!in_.ok()) return;
                 const std::string d = in_.describe_next(heads_problems_.keeps_next());
-                heads_problems_.add_lazy(
-                    [&] { return Problem{path, "expected an object with W_Q, W_K and W_V, got " + d}; });
+                heads_problems_.add_lazy([&] {
+                    return Problem{path, "expected an object with W_Q, W_K and W_V, got " + d};
+                });
                 continue;
             }
             h.object = true;
@@ -464,7 +469,8 @@ private:
         } else if (!format_->overflow.empty()) {
             header_.add("format", overflow_message(format_->overflow));
         } else if (format_->value != session_format) {
-            header_.add("format", std::string("expected \"") + session_format + "\", got " + describe_json(format_->value));
+            header_.add("format",
+                        std::string("expected \"") + session_format + "\", got " + describe_json(format_->value));
         }
         if (!version_) {
             header_.add("version", "missing");
@@ -496,7 +502,8 @@ private:
         } else if (!tokens_array_) {
             out.add("tokens", "expected an array of " + std::to_string(c.n) + " labels, got " + tokens_desc_);
         } else if (token_count_ != c.n) {
-            out.add("tokens", "expected " + std::to_string(c.n) + " labels (config.n), got " + std::to_string(token_count_));
+            out.add("tokens",
+                    "expected " + std::to_string(c.n) + " labels (config.n), got " + std::to_string(token_count_));
         } else {
             out.append(std::move(tokens_problems_));
             s.tokens = std::move(tokens_);

@@ -38,7 +38,7 @@ using nlohmann::json;
 using namespace attnviz::test;
 
 struct Outcome {
-    int code = -1;         // the exit status, or 128 + signal when killed by a signal
+    int code = -1;  // the exit status, or 128 + signal when killed by a signal
     bool signaled = false;
     std::string out, err;
 };
@@ -345,7 +345,8 @@ TEST_F(Cli, InvalidSessionLeavesOutputUntouched) {
 
 TEST_F(Cli, RandomExampleIsReproducibleWithRequestedShapes) {
     const fs::path a = work / "a.json", b = work / "b.json", c = work / "c.json";
-    const std::vector<std::string> args{"example", "random", "--seed", "3", "-n", "5", "--heads", "2", "--d-model", "6"};
+    const std::vector<std::string> args{"example", "random",  "--seed", "3",         "-n",
+                                        "5",       "--heads", "2",      "--d-model", "6"};
     auto with_out = [&](const fs::path& p) {
         std::vector<std::string> v = args;
         v.push_back("-o");
@@ -398,8 +399,8 @@ TEST_F(Cli, RandomNotDivisibleNeedsDk) {
     EXPECT_TRUE(contains(r.err, "error: ")) << describe(r);
     EXPECT_FALSE(fs::exists(p));
     // With both sizes given it works.
-    const Outcome ok = run({"example", "random", "--d-model", "7", "--heads", "2", "--d-k", "3", "--d-v", "4", "-o",
-                        p.string()});
+    const Outcome ok =
+        run({"example", "random", "--d-model", "7", "--heads", "2", "--d-k", "3", "--d-v", "4", "-o", p.string()});
     EXPECT_EQ(ok.code, 0) << describe(ok);
     const json doc = json::parse(slurp(p));
     EXPECT_EQ(doc["config"]["d_k"], 3);
@@ -503,8 +504,9 @@ TEST_F(Cli, OutOfMemoryInTheForwardPassIsAnErrorNotAnAbort) {
     if (ATTNVIZ_ASAN) GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
     // A small, valid session whose trace needs ~800 MB: n = 4096 with two heads (3·n² per head).
     json d = worked_json();
-    d["config"] = {{"n", 4096}, {"d_model", 1}, {"heads", 2}, {"d_k", 1}, {"d_v", 1},
-                   {"output_projection", false}, {"mask", "none"}, {"scale", "sqrt_dk"}};
+    d["config"] = {{"n", 4096},      {"d_model", 1},      {"heads", 2},
+                   {"d_k", 1},       {"d_v", 1},          {"output_projection", false},
+                   {"mask", "none"}, {"scale", "sqrt_dk"}};
     d.erase("W_O");
     d.erase("tokens");
     d["X"] = json::array();

@@ -121,9 +121,14 @@ TEST(Config, ValidateReportsEveryBadField) {
 }
 
 TEST(Config, DivisorMustBeFiniteAndNotTooSmall) {
-    const double bad[] = {0.0, -0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
-                          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
-                          1e-300, Limits::min_divisor * 0.99};  // tiny divisors would overflow the scores
+    const double bad[] = {0.0,
+                          -0.0,
+                          -1.0,
+                          std::numeric_limits<double>::quiet_NaN(),
+                          std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity(),
+                          1e-300,
+                          Limits::min_divisor * 0.99};  // tiny divisors would overflow the scores
     for (double d : bad) {
         Config c;
         c.scale = {Scale::Kind::divisor, d};

@@ -314,11 +314,16 @@ TEST(Explain, OutOfRangeCellsFail) {
         const char* path_part;
     };
     const Case cases[] = {
-        {MatrixId::X, 0, 2, 0, "X[2][0]"},           {MatrixId::X, 0, 0, 4, "X[0][4]"},
-        {MatrixId::X, 0, -1, 0, "X[-1][0]"},         {MatrixId::Q, 0, 0, 2, "Q(1)[0][2]"},
-        {MatrixId::weights, 1, 2, 0, "weights(2)"},  {MatrixId::weights, 2, 0, 0, "weights(3)"},
-        {MatrixId::W_Q, -1, 0, 0, "W_Q(0)"},         {MatrixId::output, 0, 0, 4, "output[0][4]"},
-        {MatrixId::concat, 0, 0, -1, "concat[0][-1]"}, {MatrixId::W_O, 0, 4, 0, "W_O[4][0]"},
+        {MatrixId::X, 0, 2, 0, "X[2][0]"},
+        {MatrixId::X, 0, 0, 4, "X[0][4]"},
+        {MatrixId::X, 0, -1, 0, "X[-1][0]"},
+        {MatrixId::Q, 0, 0, 2, "Q(1)[0][2]"},
+        {MatrixId::weights, 1, 2, 0, "weights(2)"},
+        {MatrixId::weights, 2, 0, 0, "weights(3)"},
+        {MatrixId::W_Q, -1, 0, 0, "W_Q(0)"},
+        {MatrixId::output, 0, 0, 4, "output[0][4]"},
+        {MatrixId::concat, 0, 0, -1, "concat[0][-1]"},
+        {MatrixId::W_O, 0, 4, 0, "W_O[4][0]"},
     };
     for (const Case& k : cases) {
         const Result<Explanation> r = explain(s.params, t, {{k.id, k.head}, k.row, k.col});

@@ -43,8 +43,8 @@ std::string dump(const std::string& title, const Session& s) {
                         out += e.value->text() + "\n";
                         out += "operands:";
                         for (const CellRef& op : e.value->operands)
-                            out += std::string(" ") + name(op.matrix.id) + "/" + std::to_string(op.matrix.head) +
-                                   "/" + std::to_string(op.row) + "/" + std::to_string(op.col);
+                            out += std::string(" ") + name(op.matrix.id) + "/" + std::to_string(op.matrix.head) + "/" +
+                                   std::to_string(op.row) + "/" + std::to_string(op.col);
                         out += "\n";
                     }
             }

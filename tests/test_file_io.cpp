@@ -179,7 +179,6 @@ TEST_F(FileIo, RelativePathInCurrentDirectory) {
     EXPECT_EQ(entries(dir), (std::vector<std::string>{"rel.txt"}));
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The temporary file: unpredictable name, created exclusively, never through a planted symlink
 
@@ -543,7 +542,8 @@ TEST_F(FileIo, FailedWriteKeepsOldFileAndLeavesNoTemp) {
     // Files may grow to 1000 bytes only; SIGXFSZ ignored so that write() fails with EFBIG.
     rlimit old_limit{};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-    struct sigaction ignore {}, old_action {};
+    struct sigaction ignore {
+    }, old_action{};
     ignore.sa_handler = SIG_IGN;
     ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &old_action), 0);
     rlimit small = old_limit;

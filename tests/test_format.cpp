@@ -20,8 +20,7 @@ TEST(FormatExact, ReadsBackBitForBit) {
         const double v = std::bit_cast<double>(gen());
         if (!std::isfinite(v)) continue;
         const std::string s = format_exact(v);
-        EXPECT_EQ(std::bit_cast<std::uint64_t>(std::strtod(s.c_str(), nullptr)), std::bit_cast<std::uint64_t>(v))
-            << s;
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(std::strtod(s.c_str(), nullptr)), std::bit_cast<std::uint64_t>(v)) << s;
     }
     for (double v : {0.1, 1e-300, 5e-324, std::numeric_limits<double>::max(), 1.0 / 3, -2.5, 1e21}) {
         const std::string s = format_exact(v);

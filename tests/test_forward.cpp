@@ -128,9 +128,9 @@ std::vector<Config> property_configs() {
 
 std::string describe(const Config& c, std::uint64_t seed) {
     return "n=" + std::to_string(c.n) + " d_model=" + std::to_string(c.d_model) + " h=" + std::to_string(c.heads) +
-           " d_k=" + std::to_string(c.d_k) + " d_v=" + std::to_string(c.d_v) + " proj=" +
-           std::to_string(c.output_projection) + " mask=" + to_string(c.mask) + " scale=" + to_string(c.scale) +
-           " seed=" + std::to_string(seed);
+           " d_k=" + std::to_string(c.d_k) + " d_v=" + std::to_string(c.d_v) +
+           " proj=" + std::to_string(c.output_projection) + " mask=" + to_string(c.mask) +
+           " scale=" + to_string(c.scale) + " seed=" + std::to_string(seed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,8 +221,7 @@ TEST(ForwardProperties, MatchesDirectLoopReference) {
                 expect_matrix_near(t.heads[h].Q, to_matrix(ref.heads[h].Q), 1e-12, "Q" + hs);
                 expect_matrix_near(t.heads[h].K, to_matrix(ref.heads[h].K), 1e-12, "K" + hs);
                 expect_matrix_near(t.heads[h].V, to_matrix(ref.heads[h].V), 1e-12, "V" + hs);
-                expect_matrix_near(t.heads[h].scores_raw, to_matrix(ref.heads[h].scores_raw), 1e-12,
-                                   "scores_raw" + hs);
+                expect_matrix_near(t.heads[h].scores_raw, to_matrix(ref.heads[h].scores_raw), 1e-12, "scores_raw" + hs);
                 expect_matrix_near(t.heads[h].scores, to_matrix(ref.heads[h].scores), 1e-12, "scores" + hs);
                 expect_matrix_near(t.heads[h].weights, to_matrix(ref.heads[h].weights), 1e-12, "weights" + hs);
                 expect_matrix_near(t.heads[h].Z, to_matrix(ref.heads[h].Z), 1e-12, "Z" + hs);
@@ -654,7 +653,6 @@ TEST(SoftmaxRows, FloatShiftInvariantAndFinite) {
     EXPECT_EQ(m(0, 0), 1.0f);
 }
 
-
 TEST(ForwardProperties, ExtremeValidInputsStayFinite) {
     // The largest allowed values with the smallest allowed temperature: nothing overflows.
     Session s = worked_example();
@@ -678,4 +676,3 @@ TEST(ForwardProperties, ExtremeValidInputsStayFinite) {
 
 }  // namespace
 }  // namespace attnviz::core
-

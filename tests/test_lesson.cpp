@@ -107,7 +107,8 @@ TEST(Lesson, ProblemsAreCappedAndPathsClean) {
 }
 
 TEST(Lesson, TooLargeDuplicateNulAndNestedPathsAreRefused) {
-    const std::string small = R"({"format": "attnviz-lesson", "version": 1, "title": "t", "steps": [{"title": "a", "text": "b"}]})";
+    const std::string small =
+        R"({"format": "attnviz-lesson", "version": 1, "title": "t", "steps": [{"title": "a", "text": "b"}]})";
     ASSERT_TRUE(parse_lesson(small));
     // Over the size cap: refused before parsing.
     std::string big = small;
@@ -127,8 +128,7 @@ TEST(Lesson, TooLargeDuplicateNulAndNestedPathsAreRefused) {
     ASSERT_FALSE(r_nul);
     EXPECT_TRUE(contains(r_nul.problems[0].message, "a NUL byte at line 1")) << r_nul.problems[0].str();
     // A number too large deep inside, under an empty key: a clean path, never "a.[0]".
-    const Result<Lesson> r_deep =
-        parse_lesson(R"({"format": "attnviz-lesson", "steps": [{"": {"x y": [0, 1e999]}}]})");
+    const Result<Lesson> r_deep = parse_lesson(R"({"format": "attnviz-lesson", "steps": [{"": {"x y": [0, 1e999]}}]})");
     ASSERT_FALSE(r_deep);
     EXPECT_EQ(r_deep.problems[0].path, R"(steps[0][""]["x y"][1])");
     EXPECT_FALSE(contains(r_deep.problems[0].path, ".[")) << r_deep.problems[0].str();

@@ -110,10 +110,10 @@ TEST(CellRefs, RegionsCoverTheirCells) {
     EXPECT_TRUE(row.covers({MatrixId::Q, 1}, 2, 7));
     EXPECT_FALSE(row.covers({MatrixId::Q, 1}, 1, 0));
     EXPECT_FALSE(row.covers({MatrixId::Q, 0}, 2, 0));  // another head
-    EXPECT_TRUE(row.covers({MatrixId::Q, 1}));          // any cell of it
+    EXPECT_TRUE(row.covers({MatrixId::Q, 1}));         // any cell of it
     EXPECT_TRUE(col.covers({MatrixId::V, 0}, 9, 3));
     EXPECT_FALSE(col.covers({MatrixId::V, 0}, 9, 2));
-    EXPECT_TRUE(one.covers({MatrixId::X, 5}, 1, 1));    // X has no head
+    EXPECT_TRUE(one.covers({MatrixId::X, 5}, 1, 1));  // X has no head
     EXPECT_FALSE(one.covers({MatrixId::X, 0}, 1, 0));
 }
 
@@ -124,8 +124,8 @@ TEST(ParseCellRef, NamesHeadsFromOneAndRowsFromZero) {
     const Result<CellRef> out = parse_cell_ref("output:1:3");
     ASSERT_TRUE(out) << all_text(out.problems);
     EXPECT_EQ(*out.value, (CellRef{{MatrixId::output, 0}, 1, 3}));
-    for (const char* bad : {"weight:1:0:1", "weights:0:0:1", "weights:1:0", "output:1:2:3", "Q:1:x:0", "Q:1:-1:0",
-                            "", ":", "Q:1:0:0:0", "Q:99999999999:0:0"}) {
+    for (const char* bad : {"weight:1:0:1", "weights:0:0:1", "weights:1:0", "output:1:2:3", "Q:1:x:0", "Q:1:-1:0", "",
+                            ":", "Q:1:0:0:0", "Q:99999999999:0:0"}) {
         const Result<CellRef> r = parse_cell_ref(bad);
         EXPECT_FALSE(r) << bad;
         ASSERT_FALSE(r.problems.empty()) << bad;

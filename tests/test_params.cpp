@@ -186,13 +186,17 @@ void expect_resized(const Params& from, const Params& got, const Config& to) {
                 EXPECT_EQ(now(r, c), expected) << what << "[" << r << "][" << c << "] kept=" << kept;
             }
     };
-    check(from.X, got.X, [](int, int) { return 0.0; }, "X");
+    check(
+        from.X, got.X, [](int, int) { return 0.0; }, "X");
     for (int h = 0; h < to.heads; ++h) {
         const HeadParams old = h < static_cast<int>(from.heads.size()) ? from.heads[h] : HeadParams{};
         const std::string hp = "heads[" + std::to_string(h) + "].";
-        check(old.W_Q, got.heads[h].W_Q, [&](int r, int c) { return rule_weight(h, r, c, to.d_k); }, hp + "W_Q");
-        check(old.W_K, got.heads[h].W_K, [&](int r, int c) { return rule_weight(h, r, c, to.d_k); }, hp + "W_K");
-        check(old.W_V, got.heads[h].W_V, [&](int r, int c) { return rule_weight(h, r, c, to.d_v); }, hp + "W_V");
+        check(
+            old.W_Q, got.heads[h].W_Q, [&](int r, int c) { return rule_weight(h, r, c, to.d_k); }, hp + "W_Q");
+        check(
+            old.W_K, got.heads[h].W_K, [&](int r, int c) { return rule_weight(h, r, c, to.d_k); }, hp + "W_K");
+        check(
+            old.W_V, got.heads[h].W_V, [&](int r, int c) { return rule_weight(h, r, c, to.d_v); }, hp + "W_V");
     }
     check(from.W_O, got.W_O, rule_output, "W_O");
 }

@@ -200,7 +200,10 @@ TEST(ParseSession, WrongShapeExactMessage) {
 
 TEST(ParseSession, WrongShapes) {
     const std::pair<std::string, std::function<void(json&)>> cases[] = {
-        {"X", [](json& d) { d["X"].push_back({1, 2, 3, 4}); }},
+        {"X",
+         [](json& d) {
+             d["X"].push_back({1, 2, 3, 4});
+         }},
         {"X", [](json& d) { d["X"] = json::array(); }},
         {"heads[0].W_Q", [](json& d) { d["heads"][0]["W_Q"].erase(0); }},
         {"W_O", [](json& d) { d["W_O"] = json::parse("[[1,0,0],[0,1,0],[0,0,1],[0,0,0]]"); }},
@@ -330,11 +333,20 @@ TEST(ParseSession, HeadsAndTokens) {
         {"heads", [](json& d) { d["heads"].erase(1); }},
         {"heads", [](json& d) { d["heads"] = json::object(); }},
         {"heads[1]", [](json& d) { d["heads"][1] = 7; }},
-        {"tokens", [](json& d) { d["tokens"] = {"a", "b", "c"}; }},
+        {"tokens",
+         [](json& d) {
+             d["tokens"] = {"a", "b", "c"};
+         }},
         {"tokens", [](json& d) { d["tokens"] = {"a"}; }},
         {"tokens", [](json& d) { d["tokens"] = "ab"; }},
-        {"tokens[1]", [](json& d) { d["tokens"] = {"a", 2}; }},
-        {"tokens[0]", [](json& d) { d["tokens"] = json::array({nullptr, "b"}); }},
+        {"tokens[1]",
+         [](json& d) {
+             d["tokens"] = {"a", 2};
+         }},
+        {"tokens[0]",
+         [](json& d) {
+             d["tokens"] = json::array({nullptr, "b"});
+         }},
     };
     for (const auto& [path, edit] : cases) {
         json doc = worked_json();
@@ -372,7 +384,8 @@ TEST(ParseSession, ReportsEveryProblemAtOnce) {
 // A session whose X (n×d_model, output projection off, one 1-wide head) is `cell` everywhere;
 // the config comes first or last.
 std::string big_session(int n, int d_model, const std::string& cell, bool config_first) {
-    const std::string config = "\"config\": {\"n\": " + std::to_string(n) + ", \"d_model\": " + std::to_string(d_model) +
+    const std::string config = "\"config\": {\"n\": " + std::to_string(n) +
+                               ", \"d_model\": " + std::to_string(d_model) +
                                ", \"heads\": 1, \"d_k\": 1, \"d_v\": 1, \"output_projection\": false, "
                                "\"mask\": \"none\", \"scale\": \"sqrt_dk\"}";
     std::string row = "[";
@@ -481,9 +494,8 @@ TEST(ParseSessionBounded, RowsLongerThanTheConfigAreNotKeptButReported) {
     row += "]";
     for (bool config_first : {true, false}) {
         SCOPED_TRACE(config_first ? "config first" : "config last");
-        std::string text = config_first
-                               ? ordered_text({"format", "version", "config", "tokens", "X", "heads", "W_O"})
-                               : ordered_text({"format", "version", "tokens", "X", "heads", "W_O", "config"});
+        std::string text = config_first ? ordered_text({"format", "version", "config", "tokens", "X", "heads", "W_O"})
+                                        : ordered_text({"format", "version", "tokens", "X", "heads", "W_O", "config"});
         text.replace(text.find("[[1,0,1,0],[0,2,0,2]]"), 21, "[" + row + "," + row + "]");
         const Result<Session> r = parse_no_throw(text);
         ASSERT_FALSE(r);
@@ -567,7 +579,8 @@ TEST(ParseSessionBounded, BadLastByteIsMalformedNotTruncated) {
     ASSERT_EQ(r.problems.size(), 1u);
     EXPECT_TRUE(contains(r.problems[0].message, "malformed JSON at line 17")) << r.problems[0].str();
     EXPECT_FALSE(contains(r.problems[0].message, "truncated")) << r.problems[0].str();
-    for (const char* bad : {"[1, 2]x", "{\"a\": x", "[01]", "[1,]", "{\"a\": 1,}", "[\"\\q\"]", "[1 2]", "\"\\ud800x\""}) {
+    for (const char* bad :
+         {"[1, 2]x", "{\"a\": x", "[01]", "[1,]", "{\"a\": 1,}", "[\"\\q\"]", "[1 2]", "\"\\ud800x\""}) {
         SCOPED_TRACE(bad);
         r = parse_no_throw(bad);
         ASSERT_FALSE(r);
@@ -675,8 +688,8 @@ void expect_bit_equal(const Matrix& a, const Matrix& b, const std::string& what)
     for (Eigen::Index r = 0; r < a.rows(); ++r)
         for (Eigen::Index c = 0; c < a.cols(); ++c) {
             if (a(r, c) == 0 && b(r, c) == 0) continue;
-            EXPECT_EQ(bits(a(r, c)), bits(b(r, c))) << what << "[" << r << "][" << c << "] " << a(r, c) << " vs "
-                                                    << b(r, c);
+            EXPECT_EQ(bits(a(r, c)), bits(b(r, c)))
+                << what << "[" << r << "][" << c << "] " << a(r, c) << " vs " << b(r, c);
         }
 }
 
@@ -738,15 +751,14 @@ TEST(SessionRoundTrip, RandomSessions) {
 }
 
 TEST(SessionRoundTrip, AwkwardDoublesAndTokens) {
-    const Config c =
-        make_config(4, 4, 2, 3, 2, true, Mask::causal, {Scale::Kind::divisor, 1.0 / 3.0});
+    const Config c = make_config(4, 4, 2, 3, 2, true, Mask::causal, {Scale::Kind::divisor, 1.0 / 3.0});
     Session s = random_session(c, 5);
     const double awkward[] = {0.1,
                               1e-300,
                               -0.0,
                               0.0,
                               5e-324,
-                              Limits::max_abs_value,   // the largest magnitude allowed
+                              Limits::max_abs_value,  // the largest magnitude allowed
                               -Limits::max_abs_value,
                               std::numeric_limits<double>::min(),
                               1.0 / 3.0,
@@ -763,7 +775,8 @@ TEST(SessionRoundTrip, AwkwardDoublesAndTokens) {
     s.params.heads[1].W_K(0, 0) = 0.1;
     s.params.heads[1].W_K(1, 2) = -0.0;
     s.params.W_O(3, 3) = 1e-300;
-    s.tokens = {"say \"hi\"", "héllo ⁽¹⁾ 日本 🙂", "back\\slash\ttab\nnewline", std::string("ctl\x01\x1f", 5)};
+    s.tokens = {"say \"hi\"", "héllo ⁽¹⁾ 日本 🙂", "back\\slash\ttab\nnewline",
+                std::string("ctl\x01\x1f", 5)};
     expect_round_trip(s);
 }
 
@@ -897,9 +910,13 @@ void check_trace_json(const Session& s) {
     for (int h = 0; h < s.config.heads; ++h) {
         const json& jh = doc["heads"][h];
         const HeadTrace& th = t.heads[h];
-        const std::pair<const char*, const Matrix*> parts[] = {
-            {"Q", &th.Q},           {"K", &th.K},           {"V", &th.V}, {"scores_raw", &th.scores_raw},
-            {"scores", &th.scores}, {"weights", &th.weights}, {"Z", &th.Z}};
+        const std::pair<const char*, const Matrix*> parts[] = {{"Q", &th.Q},
+                                                               {"K", &th.K},
+                                                               {"V", &th.V},
+                                                               {"scores_raw", &th.scores_raw},
+                                                               {"scores", &th.scores},
+                                                               {"weights", &th.weights},
+                                                               {"Z", &th.Z}};
         for (const auto& [key, m] : parts) {
             SCOPED_TRACE(std::string(key) + " head " + std::to_string(h));
             const bool is_scores = std::string(key) == "scores";

@@ -1,9 +1,9 @@
 #include "app_state.hpp"
 
 #include <algorithm>
-#include <new>
 #include <chrono>
 #include <cmath>
+#include <new>
 
 #include "core/file_io.hpp"
 #include "core/format.hpp"

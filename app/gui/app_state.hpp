@@ -43,7 +43,7 @@ public:
     // leaves everything as it was.
     bool set_cell(const CellRef& cell, double value);
     bool set_matrix(MatrixRef ref, const core::Matrix& values);  // shape must match
-    bool set_config(const core::Config& config);                  // resizes, keeping what fits
+    bool set_config(const core::Config& config);                 // resizes, keeping what fits
     bool set_token(int row, const std::string& label);
     void set_session(core::Session session, const std::string& description);  // must be valid
     bool open_file(const std::string& path);  // a bad file is reported; the current work stays

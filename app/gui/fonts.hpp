@@ -12,8 +12,8 @@ inline constexpr const char* dejavu_sans_path = "/usr/share/fonts/truetype/dejav
 
 struct Fonts {
     core::Notation notation = core::Notation::ascii;  // what the UI font can show
-    ImFont* numbers = nullptr;                          // a smaller font for the values in cells
-    ImFont* title = nullptr;                            // a larger one for headings (lesson steps)
+    ImFont* numbers = nullptr;                        // a smaller font for the values in cells
+    ImFont* title = nullptr;                          // a larger one for headings (lesson steps)
 };
 
 // Adds the UI font (the default) and the numbers font to the current ImGui context's atlas.

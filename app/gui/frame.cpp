@@ -21,7 +21,8 @@ Layout default_layout(ImVec2 d, float menu_h, float status_h) {
     at(Place::upper_left) = {{right_x, top}, {upper_left_w, upper_h}};
     at(Place::upper_right) = {{right_x + upper_left_w, top}, {right_w - upper_left_w, upper_h}};
     at(Place::lower_left) = {{right_x, top + upper_h}, {lower_left_w, bottom - top - upper_h}};
-    at(Place::lower_right) = {{right_x + lower_left_w, top + upper_h}, {right_w - lower_left_w, bottom - top - upper_h}};
+    at(Place::lower_right) = {{right_x + lower_left_w, top + upper_h},
+                              {right_w - lower_left_w, bottom - top - upper_h}};
     return l;
 }
 

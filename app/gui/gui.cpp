@@ -99,8 +99,12 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
     for (const DrawReport::Window& w : r.windows)
         doc["windows"].push_back({{"title", w.title}, {"pos", {w.pos.x, w.pos.y}}, {"size", {w.size.x, w.size.y}}});
     for (const DrawReport::Number& n : r.numbers)
-        doc["numbers"].push_back({{"matrix", n.matrix}, {"row", n.row}, {"col", n.col}, {"text", n.text},
-                                  {"min", {n.min.x, n.min.y}}, {"max", {n.max.x, n.max.y}}});
+        doc["numbers"].push_back({{"matrix", n.matrix},
+                                  {"row", n.row},
+                                  {"col", n.col},
+                                  {"text", n.text},
+                                  {"min", {n.min.x, n.min.y}},
+                                  {"max", {n.max.x, n.max.y}}});
     const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");
     if (!problems.empty()) std::cerr << "error: " << problems.front().str() << "\n";
     return problems.empty();
@@ -164,7 +168,8 @@ int run_gui(const GuiOptions& o) {
         selected = *cell.value;
     }
     const int frames = o.frames > 0 ? o.frames : (o.screenshot_path.empty() ? 0 : 3);
-    glfwSetErrorCallback([](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
+    glfwSetErrorCallback(
+        [](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
     if (!glfwInit()) {
         std::cerr << "error: cannot open a window (no display? set DISPLAY or run under Xvfb)\n";
         return 1;
@@ -220,7 +225,7 @@ int run_gui(const GuiOptions& o) {
         Panels panels;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
         if (selected) state.select_checked(*selected);  // a cell that does not exist is reported in the app
-        link.ui = &ui;  // files dropped on the window now reach the frame
+        link.ui = &ui;                                  // files dropped on the window now reach the frame
 
         auto last = std::chrono::steady_clock::now();
         float frame_ms = 0;

@@ -9,8 +9,8 @@ struct GuiOptions {
     std::string session_path;     // empty: the worked example
     std::string screenshot_path;  // non-empty: render `frames` frames (3 if not given), write a PNG, exit
     int frames = 0;               // > 0: exit after this many frames
-    std::string size;  // "WxH"; empty: 1280x800
-    int teach_step = 0;  // > 0: open the lesson at this step (1-based)
+    std::string size;             // "WxH"; empty: 1280x800
+    int teach_step = 0;           // > 0: open the lesson at this step (1-based)
     bool column_vectors = false;  // start in the column-vector view (seed 004)
     std::string select;           // a cell to select at start, "weights:1:0:1" (see core::parse_cell_ref)
     std::string report_path;      // with --frames/--screenshot: where each window was, which numbers were drawn

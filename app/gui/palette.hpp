@@ -9,29 +9,29 @@
 namespace attnviz::app {
 
 enum class Color {
-    error_text,         // messages about something refused
-    ok_text,            // messages about something done
-    selected_cell,      // the outline of the selected cell
-    operand,            // the outline of the cells that produced it
-    hovered_cell,       // the outline of the cell under the pointer
-    operand_field,      // an editor field that is an operand of the selected cell
-    masked_cell,        // −∞ (a masked score)
-    hidden_cell,        // a cell not revealed yet (lesson play, exercise)
-    node,               // a pipeline node
+    error_text,     // messages about something refused
+    ok_text,        // messages about something done
+    selected_cell,  // the outline of the selected cell
+    operand,        // the outline of the cells that produced it
+    hovered_cell,   // the outline of the cell under the pointer
+    operand_field,  // an editor field that is an operand of the selected cell
+    masked_cell,    // −∞ (a masked score)
+    hidden_cell,    // a cell not revealed yet (lesson play, exercise)
+    node,           // a pipeline node
     node_hovered,
-    node_viewed,        // the node whose matrix the viewer shows
+    node_viewed,  // the node whose matrix the viewer shows
     node_border,
     node_text,
-    arrow,              // pipeline arrows
-    note,               // small notes beside the arrows
-    step_title,         // the lesson's step title
-    step_formula,       // the lesson's formula line
-    exercise_empty,     // exercise fields: not answered, right, wrong, revealed
+    arrow,           // pipeline arrows
+    note,            // small notes beside the arrows
+    step_title,      // the lesson's step title
+    step_formula,    // the lesson's formula line
+    exercise_empty,  // exercise fields: not answered, right, wrong, revealed
     exercise_right,
     exercise_wrong,
     exercise_revealed,
-    solved,             // "All right!"
-    background,         // behind every window
+    solved,      // "All right!"
+    background,  // behind every window
     count
 };
 

@@ -26,8 +26,8 @@ struct DrawReport {
     struct Number {
         std::string matrix;  // label in ASCII, e.g. "weights(1)"
         int row = 0, col = 0;
-        std::string text;    // as printed
-        ImVec2 min, max;     // the cell on screen
+        std::string text;  // as printed
+        ImVec2 min, max;   // the cell on screen
     };
     std::vector<Window> windows;
     std::vector<Number> numbers;

@@ -240,7 +240,8 @@ TEST(Undo, OpeningAFileCanBeUndone) {
 TEST(Undo, KeepsAtMostTheNewestSteps) {
     AppState state(core::worked_example());
     for (size_t k = 0; k < AppState::max_undo_steps + 20; ++k)
-        state.set_cell({{MatrixId::X, 0}, static_cast<int>(k % 2), static_cast<int>(k % 4)}, static_cast<double>(k + 10));
+        state.set_cell({{MatrixId::X, 0}, static_cast<int>(k % 2), static_cast<int>(k % 4)},
+                       static_cast<double>(k + 10));
     size_t steps = 0;
     while (state.undo()) ++steps;
     EXPECT_EQ(steps, AppState::max_undo_steps);

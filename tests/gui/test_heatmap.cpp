@@ -56,8 +56,8 @@ TEST_F(HeatmapHits, TransposedSwapsTheAxes) {
     const core::Matrix m{{1, 2, 3}, {4, 5, 6}};  // drawn as 3×2
     const app::HeatmapHit hit = hover(m, true, {pad + 40 + 5, pad + 2 * 40 + 5});
     ASSERT_TRUE(hit.hovered);
-    EXPECT_EQ(hit.row, 2);  // drawn row 2 = column 2 of m
-    EXPECT_EQ(hit.col, 1);  // drawn column 1 = row 1 of m
+    EXPECT_EQ(hit.row, 2);                                              // drawn row 2 = column 2 of m
+    EXPECT_EQ(hit.col, 1);                                              // drawn column 1 = row 1 of m
     EXPECT_FALSE(hover(m, true, {pad + 2 * 40 + 5, pad + 5}).hovered);  // only 2 drawn columns
 }
 

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "core/presets.hpp"
-#include "headless.hpp"
 #include "frame.hpp"
+#include "headless.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/inputs_panel.hpp"
 #include "panels/status_bar.hpp"

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "core/presets.hpp"
-#include "headless.hpp"
 #include "frame.hpp"
+#include "headless.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -215,7 +215,7 @@ TEST_F(Teach, UserTextIsNeverAnId) {
 }
 
 TEST_F(Teach, AnswersStayAtTheirCellsWhenTheSessionGrows) {
-    app::enter_teach_mode(state, panels, 4);  // softmax: weights⁽¹⁾, 2×2
+    app::enter_teach_mode(state, panels, 4);     // softmax: weights⁽¹⁾, 2×2
     EXPECT_EQ(panels.teach.exercise.rows(), 0);  // nothing is allocated before the learner starts
     app::teach_answer(state, panels.teach, 0, 1, "0.0558");
     app::teach_answer(state, panels.teach, 1, 0, "7");

@@ -10,8 +10,8 @@
 #include <stb_image.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -51,8 +51,8 @@ int check_layout(const json& report) {
         top = std::min(top, b.y0);
         bottom = std::max(bottom, b.y1);
         if (b.x0 < -0.5 || b.y0 < -0.5 || b.x1 > w + 0.5 || b.y1 > h + 0.5) {
-            std::printf("layout: window \"%s\" (%.0f,%.0f)-(%.0f,%.0f) is not inside the %gx%g window\n",
-                        title.c_str(), b.x0, b.y0, b.x1, b.y1, w, h);
+            std::printf("layout: window \"%s\" (%.0f,%.0f)-(%.0f,%.0f) is not inside the %gx%g window\n", title.c_str(),
+                        b.x0, b.y0, b.x1, b.y1, w, h);
             ++failures;
         }
     }
@@ -138,8 +138,8 @@ int check_number(const json& report, const unsigned char* pixels, int w, int h, 
         return 1;
     }
     if (inked < found) {
-        std::printf("%s: printed %d times, but %d of those cells show no text in the screenshot\n", spec.c_str(),
-                    found, found - inked);
+        std::printf("%s: printed %d times, but %d of those cells show no text in the screenshot\n", spec.c_str(), found,
+                    found - inked);
         return 1;
     }
     std::printf("%s: printed %d times, visible each time\n", spec.c_str(), found);

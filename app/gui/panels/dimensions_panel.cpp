@@ -9,8 +9,8 @@ namespace attnviz::app {
 bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Config wanted, char changed) {
     if (panel.lock_per_head && (changed == 'd' || changed == 'h')) {
         if (wanted.heads < 1 || wanted.d_model < 1 || wanted.d_model % wanted.heads != 0) {
-            state.set_message("d_model = " + std::to_string(wanted.d_model) + " is not divisible by h = " +
-                                  std::to_string(wanted.heads) +
+            state.set_message("d_model = " + std::to_string(wanted.d_model) +
+                                  " is not divisible by h = " + std::to_string(wanted.heads) +
                                   ": with the lock on, d_k = d_v = d_model / h must be whole. Nothing was changed.",
                               true);
             return false;
@@ -23,8 +23,8 @@ bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Confi
 namespace {
 
 // An integer field that applies on Enter, on leaving the field, or with its ± buttons.
-void dimension_field(AppState& state, DimensionsPanel& panel, const char* label, int* value, char key,
-                     bool enabled, const char* help) {
+void dimension_field(AppState& state, DimensionsPanel& panel, const char* label, int* value, char key, bool enabled,
+                     const char* help) {
     ImGui::BeginDisabled(!enabled);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
     const bool stepped = ImGui::InputInt(label, value, 1, 8, ImGuiInputTextFlags_EnterReturnsTrue);
@@ -44,7 +44,8 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     if (ImGui::Button("Worked example")) state.set_session(core::worked_example(), "Seed 001's worked example");
     ImGui::SameLine();
     if (ImGui::Button("Random")) state.randomize(panel.seed);  // Glorot weights and X from the seed below
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
     ImGui::InputScalar("seed", ImGuiDataType_U64, &panel.seed);
     ImGui::SameLine();
@@ -106,9 +107,10 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     ImGui::SameLine();
     if (ImGui::RadioButton("columns", &orientation, 1)) state.set_column_vectors(true);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Column vectors, as seed 004 writes attention (V%ssoftmax(K%sQ/%sd)):\n"
-                          "every matrix is drawn as the transpose of its row form.",
-                          ui.symbols().dot, ui.symbols().transpose, ui.symbols().sqrt);
+        ImGui::SetTooltip(
+            "Column vectors, as seed 004 writes attention (V%ssoftmax(K%sQ/%sd)):\n"
+            "every matrix is drawn as the transpose of its row form.",
+            ui.symbols().dot, ui.symbols().transpose, ui.symbols().sqrt);
 
     if (state.message().error) {
         ImGui::Separator();

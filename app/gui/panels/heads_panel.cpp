@@ -13,13 +13,15 @@ namespace attnviz::app {
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const core::Config& c = state.config();
     ImGui::Checkbox("show scores", &panel.show_scores);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
     if (!panel.show_scores) {
         ImGui::SameLine();
         ImGui::Checkbox("stretch colours", &panel.stretch);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Colour the weights from 0 to the largest weight of all heads instead of 0 to 1:\n"
-                              "with many tokens every weight is small and 0..1 looks uniform.");
+            ImGui::SetTooltip(
+                "Colour the weights from 0 to the largest weight of all heads instead of 0 to 1:\n"
+                "with many tokens every weight is small and 0..1 looks uniform.");
     }
     ImGui::SameLine();
     ImGui::TextDisabled("%s", state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys");

@@ -15,8 +15,7 @@ void matrix_zero(AppState& state, MatrixRef ref) {
 }
 
 void matrix_identity(AppState& state, MatrixRef ref) {
-    if (const core::Matrix* m = state.matrix(ref))
-        state.set_matrix(ref, core::Matrix::Identity(m->rows(), m->cols()));
+    if (const core::Matrix* m = state.matrix(ref)) state.set_matrix(ref, core::Matrix::Identity(m->rows(), m->cols()));
 }
 
 void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed) {
@@ -103,7 +102,7 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
                 if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, ui.color(Color::operand_field));
                 ImGui::SetNextItemWidth(cell_w);
                 if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g",
-                                       ImGuiSliderFlags_NoRoundToFormat))
+                                      ImGuiSliderFlags_NoRoundToFormat))
                     state.set_cell({ref, r, c}, v);
                 if (mark) ImGui::PopStyleColor();
                 if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
@@ -124,9 +123,8 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
 void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
     if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
     if (ImGui::BeginTabItem("X")) {
-        ImGui::TextDisabled("%s", state.column_vectors()
-                                      ? "X is edited in row form; the views draw it transposed"
-                                      : "X: one token per row; edit the labels on the left");
+        ImGui::TextDisabled("%s", state.column_vectors() ? "X is edited in row form; the views draw it transposed"
+                                                         : "X: one token per row; edit the labels on the left");
         matrix_editor(state, ui, panel, {core::MatrixId::X, 0}, true);
         ImGui::EndTabItem();
     }

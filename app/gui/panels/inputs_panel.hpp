@@ -22,6 +22,6 @@ void matrix_zero(AppState& state, MatrixRef ref);
 void matrix_identity(AppState& state, MatrixRef ref);
 void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed);
 bool matrix_paste(AppState& state, MatrixRef ref, const char* text);  // CSV/TSV, shape checked
-std::string matrix_copy(const AppState& state, MatrixRef ref);      // CSV
+std::string matrix_copy(const AppState& state, MatrixRef ref);        // CSV
 
 }  // namespace attnviz::app

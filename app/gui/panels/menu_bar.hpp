@@ -14,7 +14,7 @@ struct MenuBar {
     std::string path;          // the path typed into the open/save dialog
     bool open_dialog = false;  // set by Command::open, consumed when the dialog opens
     bool save_dialog = false;
-    bool ask_quit = false;     // set by Command::quit with unsaved changes
+    bool ask_quit = false;  // set by Command::quit with unsaved changes
 };
 
 // Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.

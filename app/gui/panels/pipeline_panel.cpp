@@ -6,7 +6,6 @@
 
 #include "core/format.hpp"
 
-
 namespace attnviz::app {
 
 namespace {
@@ -69,10 +68,10 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     // Which convention is shown: seed 001 projects the concatenation with W_O, seed 000 does not.
     const core::Notation notation = ui.notation();
     const bool cols = state.column_vectors();
-    const std::string convention =
-        c.output_projection
-            ? "output = " + core::operation_text(core::MatrixId::output, c, notation, cols) + " (seed 001)"
-            : std::string("output = concat (seed 000)");
+    const std::string convention = c.output_projection
+                                       ? "output = " + core::operation_text(core::MatrixId::output, c, notation, cols) +
+                                             " (seed 001)"
+                                       : std::string("output = concat (seed 000)");
     if (c.heads > 1 &&
         ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(convention.c_str()).x + ImGui::GetFontSize() * 13)
         ImGui::SameLine();
@@ -93,7 +92,8 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     // right for V's line into Z and for the notes beside the arrows.
     float widest = 0;
     for (size_t k = 4; k < nodes.size(); ++k)
-        widest = std::max(widest, ImGui::CalcTextSize((state.label(nodes[k].ref) + " " + state.shape_text(nodes[k].ref)).c_str()).x);
+        widest = std::max(
+            widest, ImGui::CalcTextSize((state.label(nodes[k].ref) + " " + state.shape_text(nodes[k].ref)).c_str()).x);
     const float wide = std::clamp(widest + 12, font * 8.0f, avail * 0.75f);
     const float narrow = (avail - 2 * 6) / 3;
     const float x_chain = origin.x + font * 0.5f;
@@ -127,8 +127,8 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     draw->AddLine({v_out.x, v_out.y + gap / 2}, {side, v_out.y + gap / 2}, line_color, 1.5f);
     draw->AddLine({side, v_out.y + gap / 2}, {side, z_mid}, line_color, 1.5f);
     draw->AddLine({side, z_mid}, {nodes[7].max.x + 6, z_mid}, line_color, 1.5f);
-    draw->AddTriangleFilled({nodes[7].max.x + 6, z_mid - 4}, {nodes[7].max.x + 6, z_mid + 4},
-                            {nodes[7].max.x, z_mid}, line_color);
+    draw->AddTriangleFilled({nodes[7].max.x + 6, z_mid - 4}, {nodes[7].max.x + 6, z_mid + 4}, {nodes[7].max.x, z_mid},
+                            line_color);
     ImGui::SetCursorScreenPos({origin.x, y});
     ImGui::Dummy({avail, 0});
 }

@@ -14,9 +14,8 @@ std::string status_text(const AppState& state, float frame_ms) {
     std::snprintf(buf, sizeof buf,
                   "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s | tokens as %s | "
                   "trace %.3g ms | frame %.1f ms",
-                  c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off",
-                  core::to_string(c.mask), scale, state.column_vectors() ? "columns" : "rows", state.compute_ms(),
-                  frame_ms);
+                  c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off", core::to_string(c.mask),
+                  scale, state.column_vectors() ? "columns" : "rows", state.compute_ms(), frame_ms);
     return buf;
 }
 

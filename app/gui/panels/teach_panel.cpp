@@ -77,8 +77,8 @@ void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRe
             }
             ImGui::PopStyleColor();
             if (ImGui::IsItemHovered())
-                ImGui::SetTooltip("%s", mark == core::CellMark::right    ? "right"
-                                        : mark == core::CellMark::wrong  ? "not yet: the rule is written below"
+                ImGui::SetTooltip("%s", mark == core::CellMark::right      ? "right"
+                                        : mark == core::CellMark::wrong    ? "not yet: the rule is written below"
                                         : mark == core::CellMark::revealed ? "revealed"
                                                                            : "type a number");
             ImGui::SameLine(0, 2);
@@ -110,7 +110,9 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
         for (int c = 0; c < cols; ++c) {
             ImGui::TableNextColumn();
             const auto e = state.explain({result, r, c});
-            if (e) ImGui::Text("%s = %s", core::cell_expansion(*e.value).c_str(), core::format_number(e.value->value).c_str());
+            if (e)
+                ImGui::Text("%s = %s", core::cell_expansion(*e.value).c_str(),
+                            core::format_number(e.value->value).c_str());
         }
     }
     ImGui::EndTable();
@@ -242,7 +244,8 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (ui.fonts.title) ImGui::PopFont();
     if (!step.formula.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s", core::fill_placeholders(step.formula, c, state.trace().scale).c_str());
+        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s",
+                           core::fill_placeholders(step.formula, c, state.trace().scale).c_str());
     }
     ImGui::Spacing();
     ImGui::TextUnformatted(core::fill_placeholders(step.text, c, state.trace().scale).c_str());
@@ -298,7 +301,8 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     o.max_cell = 84;
     auto fit = [&](const MatrixRef& lm) {
         if (const core::Matrix* mm = core::exists(lm, c) ? state.matrix(lm) : nullptr)
-            o.max_cell = std::min({o.max_cell, box / std::max<float>(1, mm->cols()), box / std::max<float>(1, mm->rows())});
+            o.max_cell =
+                std::min({o.max_cell, box / std::max<float>(1, mm->cols()), box / std::max<float>(1, mm->rows())});
     };
     for (const MatrixRef& lm : step.show) fit(lm);
     if (result) fit(step.result);
@@ -323,8 +327,10 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
         ImGui::BeginGroup();
         if (!first) ImGui::TextDisabled("%s result", ui.symbols().arrow);
         MatrixViewOptions ro = o;
-        if (p.exercising) ro.shown_cells = 0;
-        else if (p.playing) ro.shown_cells = p.revealed;
+        if (p.exercising)
+            ro.shown_cells = 0;
+        else if (p.playing)
+            ro.shown_cells = p.revealed;
         ImGui::PushID("result");
         matrix_view(state, ui, result_ref, ro);
         ImGui::PopID();
@@ -342,8 +348,10 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
 
     if (result) {
         ImGui::Separator();
-        if (p.exercising) exercise_grid(state, ui, p, result_ref);
-        else if (step.expansion) expansion_table(state, result_ref, *result);
+        if (p.exercising)
+            exercise_grid(state, ui, p, result_ref);
+        else if (step.expansion)
+            expansion_table(state, result_ref, *result);
         // The arithmetic of the selected result cell (hidden while it is still to be found).
         const core::Explanation* e = state.selected_explanation();
         const bool hidden = p.exercising || (p.playing && p.revealed <= 0);

@@ -43,7 +43,8 @@ struct TeachPanel {
 // assets/lessons/worked-example.json, under $ATTNVIZ_ASSETS when set, else the source tree's assets/.
 std::string default_lesson_path();
 
-// Loads (or reloads) a lesson, the default one for an empty path; on failure keeps no lesson and sets panel.error naming the problem.
+// Loads (or reloads) a lesson, the default one for an empty path; on failure keeps no lesson and sets panel.error
+// naming the problem.
 bool load_lesson(TeachPanel& panel, const std::string& path);
 
 // Moves to a step (clamped): stops playing, resets the exercise, selects the result's first cell.

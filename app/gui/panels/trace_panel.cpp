@@ -26,8 +26,8 @@ void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel) {
     o.title = false;
     o.max_size = {box, box};
     o.max_cell = panel.cell_limit;
-    const ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV;
+    const ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_BordersInnerV;
     const float concat_h = std::min(box, font * 7) + font * 3;
     if (ImGui::BeginTable("trace", columns + 1, flags,
                           {0, std::max(font * 6, ImGui::GetContentRegionAvail().y - concat_h)})) {

@@ -138,8 +138,8 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         if (label_w > 0) label_w += 6;
     }
 
-    float cell = std::min({o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1),
-                           (o.max_size.y - label_h) / std::max(rows, 1)});
+    float cell = std::min(
+        {o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
     cell = std::max(cell, o.min_cell);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 p0{origin.x + label_w, origin.y + label_h};

@@ -26,11 +26,11 @@ struct HeatmapMark {
 
 struct HeatmapOptions {
     Colormap colormap = Colormap::diverging;
-    double lo = -1, hi = 1;       // values mapped to the two ends of the colormap
-    float max_cell = 44;          // largest cell side in pixels
-    float min_cell = 0.05f;       // smallest; below the fit the widget grows past max_size (scrolls)
-    ImVec2 max_size{300, 300};    // room for the cells (labels come on top of it)
-    int number_digits = 3;        // significant digits of the printed values
+    double lo = -1, hi = 1;     // values mapped to the two ends of the colormap
+    float max_cell = 44;        // largest cell side in pixels
+    float min_cell = 0.05f;     // smallest; below the fit the widget grows past max_size (scrolls)
+    ImVec2 max_size{300, 300};  // room for the cells (labels come on top of it)
+    int number_digits = 3;      // significant digits of the printed values
     const std::vector<std::string>* row_labels = nullptr;  // left of the rows
     const std::vector<std::string>* col_labels = nullptr;  // above the columns
     std::vector<HeatmapMark> marks;

@@ -13,12 +13,12 @@ namespace attnviz::app {
 struct MatrixViewOptions {
     ImVec2 max_size{220, 220};
     float max_cell = 44;
-    bool title = true;        // "Q⁽¹⁾ 2×2" above the cells; clicking it opens the matrix in the viewer
-    bool token_rows = false;  // token labels left of the rows (where rows are tokens)
-    bool token_cols = false;  // token labels above the columns (where columns are tokens)
+    bool title = true;         // "Q⁽¹⁾ 2×2" above the cells; clicking it opens the matrix in the viewer
+    bool token_rows = false;   // token labels left of the rows (where rows are tokens)
+    bool token_cols = false;   // token labels above the columns (where columns are tokens)
     bool fixed_range = false;  // colour by [lo, hi] instead of the matrix's own range
     double lo = 0, hi = 1;
-    long shown_cells = -1;  // ≥ 0: cells after the first shown_cells (row-major) are hidden
+    long shown_cells = -1;           // ≥ 0: cells after the first shown_cells (row-major) are hidden
     bool follow_orientation = true;  // draw transposed in the column-vector view (the lesson does not)
 };
 
