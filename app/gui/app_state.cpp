@@ -266,7 +266,20 @@ bool AppState::is_operand(MatrixRef ref, int row, int col) const {
 bool AppState::update() {
     if (!dirty_) return false;
     const auto start = std::chrono::steady_clock::now();
-    trace_ = core::forward<double>(session_.config, session_.params);
+    try {
+        core::forward_into(trace_, session_.config, session_.params);  // reuses the trace's buffers
+    } catch (const std::bad_alloc&) {
+        // Not enough memory for this session's trace: the change that asked for it is taken back
+        // (the session before it had a trace), and nothing of the user's work is lost.
+        trace_ = core::Trace{};
+        if (undo_.empty()) throw;
+        session_ = std::move(undo_.back().session);
+        undo_.pop_back();
+        last_merge_.clear();
+        set_message("Not enough memory for that trace; the change was taken back.", true);
+        has_selection_ = false;
+        return update();
+    }
     compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     dirty_ = false;
     ++generation_;
