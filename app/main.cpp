@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
     cli.add_option("--select", gui.select,
                    "Select a cell at start: NAME:HEAD:ROW:COL (head from 1), or NAME:ROW:COL for X, W_O, concat, "
                    "output; e.g. weights:1:0:1");
+    cli.add_option("--bench-frames", gui.bench_frames,
+                   "Draw N frames, print {median_ms, p95_ms, max_ms, frames} as JSON, exit")
+        ->check(CLI::Range(1, 100000));
+    cli.add_option("--bench-edits", gui.bench_edits,
+                   "Edit X[0][0] once a frame N times, print the frame times and last_edit_to_trace_ms, exit")
+        ->check(CLI::Range(1, 100000));
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")

@@ -7,6 +7,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <stb_image_write.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <chrono>
 #include <cstdio>
@@ -110,6 +111,26 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
     return problems.empty();
 }
 
+// The frame times of --bench-frames / --bench-edits.
+struct FrameTimes {
+    std::vector<double> ms;
+    std::chrono::steady_clock::time_point last_edit;
+    double last_edit_to_trace_ms = -1;
+};
+
+// One JSON object on stdout: median_ms, p95_ms, max_ms, frames (and last_edit_to_trace_ms).
+void print_frame_times(FrameTimes t, bool edits) {
+    std::sort(t.ms.begin(), t.ms.end());
+    nlohmann::json out;
+    const size_t n = t.ms.size();
+    out["frames"] = n;
+    out["median_ms"] = n ? t.ms[n / 2] : 0.0;
+    out["p95_ms"] = n ? t.ms[std::min(n - 1, static_cast<size_t>(0.95 * n))] : 0.0;
+    out["max_ms"] = n ? t.ms.back() : 0.0;
+    if (edits) out["last_edit_to_trace_ms"] = t.last_edit_to_trace_ms;
+    std::cout << out.dump() << "\n";
+}
+
 // What the window's callbacks reach through its user pointer: the UI context (for dropped files,
 // once it exists) and how many more frames to draw before the loop may sleep again.
 struct WindowLink {
@@ -167,7 +188,12 @@ int run_gui(const GuiOptions& o) {
         }
         selected = *cell.value;
     }
-    const int frames = o.frames > 0 ? o.frames : (o.screenshot_path.empty() ? 0 : 3);
+    // The GUI benchmarks draw a few frames to settle, then the measured ones.
+    constexpr int bench_warmup = 5;
+    const bool benchmark = o.bench_frames > 0 || o.bench_edits > 0;
+    const int frames = benchmark ? bench_warmup + std::max(o.bench_frames, o.bench_edits) + 1
+                       : o.frames > 0 ? o.frames
+                                      : (o.screenshot_path.empty() ? 0 : 3);
     glfwSetErrorCallback(
         [](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
     if (!glfwInit()) {
@@ -186,7 +212,7 @@ int run_gui(const GuiOptions& o) {
         return 1;
     }
     glfwMakeContextCurrent(window);
-    glfwSwapInterval(screenshot ? 0 : 1);
+    glfwSwapInterval(screenshot || benchmark ? 0 : 1);
     if (!gladLoadGL(glfwGetProcAddress)) {
         std::cerr << "error: cannot load OpenGL 3.3 functions\n";
         glfwDestroyWindow(window);
@@ -229,7 +255,15 @@ int run_gui(const GuiOptions& o) {
 
         auto last = std::chrono::steady_clock::now();
         float frame_ms = 0;
+        FrameTimes bench;
+        double base_x = state.session().params.X(0, 0);
         for (int frame = 0; !panels.quit; ++frame) {
+            // --bench-edits: one edit of X[0][0] per measured frame, as a drag would make.
+            const int measured = frame - bench_warmup;
+            if (o.bench_edits > 0 && measured >= 0 && measured < o.bench_edits) {
+                state.set_cell({{core::MatrixId::X, 0}, 0, 0}, base_x + 0.01 * (measured + 1));
+                bench.last_edit = std::chrono::steady_clock::now();
+            }
             // Idle: with no input, no animation and nothing to recompute, sleep until an event
             // (or a quarter second, for the text cursor's blink) instead of drawing frames.
             const bool busy = frames > 0 || link.wake_frames > 0 || animating(panels) || state.dirty();
@@ -269,7 +303,14 @@ int run_gui(const GuiOptions& o) {
             const auto now = std::chrono::steady_clock::now();
             frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
             last = now;
+            if (benchmark && measured >= 0) {
+                if (measured < std::max(o.bench_frames, o.bench_edits)) bench.ms.push_back(frame_ms);
+                if (o.bench_edits > 0 && measured == o.bench_edits - 1 && !state.dirty())
+                    bench.last_edit_to_trace_ms =
+                        std::chrono::duration<double, std::milli>(now - bench.last_edit).count();
+            }
         }
+        if (benchmark) print_frame_times(bench, o.bench_edits > 0);
         link.ui = nullptr;
         if (!ini.empty()) save_layout(ini);
     }  // the UI context frees its textures here, while the GL context exists

@@ -99,10 +99,12 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     draw(true);
     draw(true);
     EXPECT_EQ(FakeTextures::uploads, 1);  // the same content is not uploaded again
-    EXPECT_EQ(FakeTextures::cols, 1024);  // pooled 2×2 into a 1024² texture
-    EXPECT_EQ(FakeTextures::rows, 1024);
-    // Texel (500, 1) holds cells 1000..1001 × 2..3: it shows the 5, the top of the colormap.
-    EXPECT_EQ(FakeTextures::pixels[500 * 1024 + 1], app::colormap_color(app::Colormap::diverging, 1.0f));
+    // One texel per pixel the 2048² matrix is drawn on (300 px): pooled, not 2048² texels.
+    EXPECT_EQ(FakeTextures::cols, 300);
+    EXPECT_EQ(FakeTextures::rows, 300);
+    // The texel holding cell (1001, 3) shows the 5, the top of the colormap; an empty one shows 0.
+    const int texel_row = 1001 * 300 / 2048, texel_col = 3 * 300 / 2048;
+    EXPECT_EQ(FakeTextures::pixels[texel_row * 300 + texel_col], app::colormap_color(app::Colormap::diverging, 1.0f));
     EXPECT_EQ(FakeTextures::pixels[0], app::colormap_color(app::Colormap::diverging, 0.5f));
     o.hi = 10;  // a new colour range is a new texture
     draw(true);

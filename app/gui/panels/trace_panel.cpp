@@ -36,15 +36,19 @@ void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel) {
         for (MatrixId id : per_head)
             ImGui::TableSetupColumn(core::info(id).heading.in(ui.notation(), state.column_vectors()));
         ImGui::TableHeadersRow();
-        for (int h = 0; h < c.heads; ++h) {
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::Text("%d", h + 1);
-            for (MatrixId id : per_head) {
+        // Only the heads scrolled into view are drawn (every row is as tall: the first one is measured).
+        ImGuiListClipper clipper;
+        clipper.Begin(c.heads);
+        while (clipper.Step())
+            for (int h = clipper.DisplayStart; h < clipper.DisplayEnd; ++h) {
+                ImGui::TableNextRow();
                 ImGui::TableNextColumn();
-                matrix_view(state, ui, {id, h}, o);
+                ImGui::Text("%d", h + 1);
+                for (MatrixId id : per_head) {
+                    ImGui::TableNextColumn();
+                    matrix_view(state, ui, {id, h}, o);
+                }
             }
-        }
         ImGui::EndTable();
     }
     MatrixViewOptions wide = o;

@@ -34,19 +34,21 @@ ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
 
 }  // namespace
 
-// Beyond max_texture_side texels a side, each texel shows the block's value of largest magnitude,
-// so a single strong weight is not lost between samples.
+// The texture has (at most) one texel per pixel the matrix is drawn on: each texel shows the value
+// of largest magnitude of the cells it covers, so a single strong weight is not lost between samples.
 ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o,
-                                  ImU32 masked) {
+                                  ImU32 masked, ImVec2 drawn) {
+    const Drawn v{m, transposed};
+    auto texels = [](int cells, float pixels) {
+        return std::max(1, std::min({cells, max_texture_side, static_cast<int>(std::ceil(pixels))}));
+    };
+    const int rows = texels(v.rows(), drawn.y), cols = texels(v.cols(), drawn.x);
     Texture& entry = textures_[id];
     entry.last_frame = ImGui::GetFrameCount();
     const Source source{m.data(), m.rows(), m.cols(), o.generation};
     if (entry.texture && entry.source == source && entry.transposed == transposed && entry.colormap == o.colormap &&
-        entry.lo == o.lo && entry.hi == o.hi)
+        entry.lo == o.lo && entry.hi == o.hi && entry.rows == rows && entry.cols == cols)
         return entry.texture;
-    const Drawn v{m, transposed};
-    const int rows = std::min(v.rows(), max_texture_side);
-    const int cols = std::min(v.cols(), max_texture_side);
     std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
     for (int r = 0; r < rows; ++r) {
         const int r0 = static_cast<int>(static_cast<long>(r) * v.rows() / rows);
@@ -64,6 +66,8 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.texture = upload_(entry.texture, cols, rows, pixels.data());
     entry.source = source;
     entry.transposed = transposed;
+    entry.rows = rows;
+    entry.cols = cols;
     entry.colormap = o.colormap;
     entry.lo = o.lo;
     entry.hi = o.hi;
@@ -164,7 +168,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     const bool texture_path = cell < texture_cell_threshold;
     const ImU32 masked = ui.color(Color::masked_cell);
     if (texture_path && ui.heatmaps.has_textures() && rows > 0 && cols > 0 && o.shown_cells < 0) {
-        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, o, masked), p0, {p0.x + size.x, p0.y + size.y});
+        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, o, masked, size), p0, {p0.x + size.x, p0.y + size.y});
     } else {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
         const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (rows + 127) / 128,

@@ -69,8 +69,10 @@ public:
 
     // The largest |finite value| of a matrix, scanned once per matrix and generation.
     double max_abs(const core::Matrix& m, std::uint64_t generation);
-    // The texture of a (drawn) matrix for these options, uploaded again only when needed.
-    ImTextureID texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o, ImU32 masked);
+    // The texture of a (drawn) matrix for these options at the size it is drawn (pixels), made
+    // and uploaded again only when the content, the colouring or that size changes.
+    ImTextureID texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o, ImU32 masked,
+                        ImVec2 drawn);
 
 private:
     struct Source {  // what a texture or a range was made from: a matrix's storage at one generation
@@ -83,6 +85,7 @@ private:
         ImTextureID texture = nullptr;
         Source source;
         bool transposed = false;
+        int rows = 0, cols = 0;  // texels
         Colormap colormap = Colormap::diverging;
         double lo = 0, hi = 0;
         int last_frame = 0;
