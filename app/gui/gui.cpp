@@ -191,7 +191,7 @@ int run_gui(const GuiOptions& o) {
     // The GUI benchmarks draw a few frames to settle, then the measured ones.
     constexpr int bench_warmup = 5;
     const bool benchmark = o.bench_frames > 0 || o.bench_edits > 0;
-    const int frames = benchmark ? bench_warmup + std::max(o.bench_frames, o.bench_edits) + 1
+    const int frames = benchmark      ? bench_warmup + std::max(o.bench_frames, o.bench_edits) + 1
                        : o.frames > 0 ? o.frames
                                       : (o.screenshot_path.empty() ? 0 : 3);
     glfwSetErrorCallback(

@@ -13,8 +13,8 @@ struct GuiOptions {
     int teach_step = 0;           // > 0: open the lesson at this step (1-based)
     bool column_vectors = false;  // start in the column-vector view (seed 004)
     std::string select;           // a cell to select at start, "weights:1:0:1" (see core::parse_cell_ref)
-    int bench_frames = 0;  // > 0: draw this many frames with every panel open, print their times as JSON
-    int bench_edits = 0;   // > 0: edit X[0][0] once a frame this many times, print the frame times as JSON
+    int bench_frames = 0;         // > 0: draw this many frames with every panel open, print their times as JSON
+    int bench_edits = 0;          // > 0: edit X[0][0] once a frame this many times, print the frame times as JSON
     std::string report_path;      // with --frames/--screenshot: where each window was, which numbers were drawn
 };
 
