@@ -11,14 +11,23 @@
 
 namespace attnviz::app {
 
-AppState::AppState(core::Session session) : session_(std::move(session)) { update(); }
+AppState::AppState(core::Session session) : session_(std::move(session)) {
+    dirty_ = false;
+    adopt(compute_snapshot(session_, ++requested_));
+}
 
-const core::Matrix* AppState::matrix(MatrixRef ref) const { return core::find_matrix(session_.params, trace_, ref); }
+const core::Matrix* AppState::matrix(MatrixRef ref) const {
+    return core::find_matrix(shown_->session.params, shown_->trace, ref);
+}
+
+const core::Matrix* AppState::input(MatrixRef ref) const {
+    return core::find_input(const_cast<core::Params&>(session_.params), ref);
+}
 
 core::Matrix* AppState::mutable_matrix(MatrixRef ref) { return core::find_input(session_.params, ref); }
 
 core::Result<core::Explanation> AppState::explain(const CellRef& cell) const {
-    return core::explain(session_.params, trace_, cell, notation_);
+    return core::explain(shown_->session.params, shown_->trace, cell, notation_);
 }
 
 std::string AppState::shape_text(MatrixRef ref, bool follow_orientation) const {
@@ -200,14 +209,14 @@ void AppState::remember(std::string what, const std::string& merge) {
     last_merge_ = merge;
     undo_.push_back({session_, std::move(what)});
     std::int64_t numbers = 0;
-    for (const Snapshot& step : undo_) numbers += input_numbers(step.session);
+    for (const UndoStep& step : undo_) numbers += input_numbers(step.session);
     while (undo_.size() > max_undo_steps || (undo_.size() > 1 && numbers > max_undo_numbers)) {
         numbers -= input_numbers(undo_.front().session);
         undo_.erase(undo_.begin());
     }
 }
 
-void AppState::restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to) {
+void AppState::restore(std::vector<UndoStep>& from, std::vector<UndoStep>& to) {
     to.push_back({std::move(session_), from.back().what});
     session_ = std::move(from.back().session);
     from.pop_back();
@@ -264,27 +273,54 @@ bool AppState::is_operand(MatrixRef ref, int row, int col) const {
 }
 
 bool AppState::update() {
-    if (!dirty_) return false;
-    const auto start = std::chrono::steady_clock::now();
-    try {
-        core::forward_into(trace_, session_.config, session_.params);  // reuses the trace's buffers
-    } catch (const std::bad_alloc&) {
+    bool shown = false;
+    if (dirty_) {
+        dirty_ = false;
+        const std::uint64_t generation = ++requested_;
+        if (core::forward_flops(session_.config) <= sync_limit_flops_) {
+            adopt(compute_snapshot(session_, generation, &spare_));
+            shown = true;
+        } else {
+            if (!worker_) worker_ = std::make_unique<TraceWorker>();
+            worker_->request(session_, generation);
+            waiting_ = true;
+        }
+    }
+    if (worker_)
+        if (std::shared_ptr<Snapshot> done = worker_->take()) {
+            if (done->generation == requested_) waiting_ = false;
+            if (done->generation > shown_->generation) {
+                adopt(std::move(done));
+                shown = true;
+            }
+        }
+    return shown;
+}
+
+void AppState::wait_for_trace() {
+    update();
+    if (worker_) worker_->wait();
+    update();
+}
+
+void AppState::adopt(std::shared_ptr<Snapshot> snapshot) {
+    if (snapshot->out_of_memory) {
         // Not enough memory for this session's trace: the change that asked for it is taken back
         // (the session before it had a trace), and nothing of the user's work is lost.
-        trace_ = core::Trace{};
-        if (undo_.empty()) throw;
-        session_ = std::move(undo_.back().session);
-        undo_.pop_back();
-        last_merge_.clear();
+        if (!shown_ && undo_.empty()) throw std::bad_alloc();
+        if (!undo_.empty()) {
+            session_ = std::move(undo_.back().session);
+            undo_.pop_back();
+            last_merge_.clear();
+            mark_dirty();
+        }
         set_message("Not enough memory for that trace; the change was taken back.", true);
-        has_selection_ = false;
-        return update();
+        return;
     }
-    compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    dirty_ = false;
-    ++generation_;
+    // The old snapshot's buffers go to the next trace, unless a reader still holds it.
+    if (shown_ && shown_.use_count() == 1) spare_ = std::move(shown_->trace);
+    shown_ = std::move(snapshot);
     refresh_selection();
-    return true;
 }
 
 }  // namespace attnviz::app

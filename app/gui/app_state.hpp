@@ -1,12 +1,15 @@
 // AppState: the one owner of the session, its trace, the selection and the user-facing messages.
 //
-// Panels read through the const accessors and change things only through the setters, which
-// validate, keep the session valid, and mark the trace dirty. update() recomputes the trace once
-// per change (never per frame); it is the only place a recompute happens, so it can move to a
-// worker thread without touching the panels.
+// Two sessions live here. The editable one (session(), config(), input()) is what the editors show
+// and the setters change; every change asks for a recompute. The shown one is an immutable
+// snapshot (shown(): a session and the trace computed from exactly it): every view, explain(), the
+// tooltips, the lesson and the heatmap caches read only that, so a cell is never explained against
+// a trace of other values. update() (once a frame) computes small sessions at once and hands large
+// ones to a worker thread; the newest request wins and the last snapshot stays on screen meanwhile.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "core/explain.hpp"
 #include "core/forward.hpp"
 #include "core/session.hpp"
+#include "trace_worker.hpp"
 
 namespace attnviz::app {
 
@@ -30,10 +34,17 @@ class AppState {
 public:
     explicit AppState(core::Session session);
 
+    // The editable session (what the editors show and the setters change).
     const core::Session& session() const { return session_; }
     const core::Config& config() const { return session_.config; }
-    const core::Trace& trace() const { return trace_; }
-    // The matrix, or nullptr when it does not exist (a head out of range, W_O while off).
+    // An input matrix of the editable session, or nullptr.
+    const core::Matrix* input(MatrixRef ref) const;
+
+    // The shown snapshot: a session and its trace, computed from exactly that session.
+    const Snapshot& shown() const { return *shown_; }
+    const core::Config& shown_config() const { return shown_->session.config; }
+    const core::Trace& trace() const { return shown_->trace; }
+    // A matrix of the shown snapshot, or nullptr when it does not exist (a head out of range, W_O while off).
     const core::Matrix* matrix(MatrixRef ref) const;
     // The arithmetic of a cell, in the notation the loaded font can show.
     core::Result<core::Explanation> explain(const CellRef& cell) const;
@@ -62,12 +73,21 @@ public:
     static constexpr size_t max_undo_steps = 100;
     static constexpr std::int64_t max_undo_numbers = std::int64_t{1} << 25;  // 256 MiB of doubles
 
-    // Recomputes the trace if anything changed since the last call. Returns whether it did.
+    // Asks for the trace of the editable session when it changed (computed at once when small, on
+    // the worker otherwise) and shows the newest finished snapshot. Returns whether a new one is shown.
     bool update();
+    // Whether the editable session changed since the last update().
     bool dirty() const { return dirty_; }
-    double compute_ms() const { return compute_ms_; }
-    // Increases with every recompute; caches keyed on it (heatmap textures) know when to refresh.
-    std::uint64_t generation() const { return generation_; }
+    // Whether the shown snapshot is older than the editable session (a trace is being computed).
+    bool computing() const { return dirty_ || (worker_ && worker_->busy()) || waiting_; }
+    // Blocks until the trace of the editable session is shown (tests, benchmarks, screenshots).
+    void wait_for_trace();
+    double compute_ms() const { return shown_->compute_ms; }
+    // The shown snapshot's number; caches keyed on it (heatmap textures) know when to refresh.
+    std::uint64_t generation() const { return shown_->generation; }
+    // Sessions whose forward pass is at most this many floating-point operations are computed at
+    // once on the UI thread (well under a frame); larger ones on the worker.
+    void set_sync_limit(double flops) { sync_limit_flops_ = flops; }
 
     // The selected cell (clicked), whose operands the views highlight.
     const CellRef* selection() const { return has_selection_ ? &selection_ : nullptr; }
@@ -104,14 +124,16 @@ public:
     void set_notation(core::Notation n) { notation_ = n; }
 
 private:
-    struct Snapshot {
+    struct UndoStep {
         core::Session session;
         std::string what;
     };
     // Call before a change: keeps the current session for undo(). `merge` names an edit that
     // continues the previous one (the same cell again), which then needs no new step.
     void remember(std::string what, const std::string& merge = "");
-    void restore(std::vector<Snapshot>& from, std::vector<Snapshot>& to);
+    void restore(std::vector<UndoStep>& from, std::vector<UndoStep>& to);
+    // Shows a finished snapshot (when it is newer than the shown one).
+    void adopt(std::shared_ptr<Snapshot> snapshot);
     core::Matrix* mutable_matrix(MatrixRef ref);
     void mark_dirty() { dirty_ = true; }
     // After the session was replaced or reshaped (dimensions, preset, file, undo): the old
@@ -121,10 +143,13 @@ private:
     void refresh_selection();
 
     core::Session session_;
-    core::Trace trace_;
+    std::shared_ptr<Snapshot> shown_;      // never null after construction; read-only once shown
+    core::Trace spare_;                    // buffers of an earlier trace, lent to the next one
+    std::unique_ptr<TraceWorker> worker_;  // started when a session is first too large to compute at once
     bool dirty_ = true;
-    double compute_ms_ = 0;
-    std::uint64_t generation_ = 0;
+    bool waiting_ = false;         // a request is on the worker and its result not shown yet
+    std::uint64_t requested_ = 0;  // the generation of the newest request
+    double sync_limit_flops_ = 5e7;
     CellRef selection_;
     bool has_selection_ = false;
     core::Explanation selected_explanation_;
@@ -133,7 +158,7 @@ private:
     std::string file_path_;
     core::Notation notation_ = core::Notation::unicode;
     bool column_vectors_ = false;
-    std::vector<Snapshot> undo_, redo_;
+    std::vector<UndoStep> undo_, redo_;
     std::string last_merge_;  // the merge key of the newest undo step
     bool modified_ = false;
 };

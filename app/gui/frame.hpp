@@ -68,6 +68,8 @@ std::span<const PanelRow> explorer_panels();
 
 // Whether something moves on its own (the lesson playing), so the window must keep drawing frames.
 bool animating(const Panels& panels);
+// The same, or a trace being computed (its result must be shown as soon as it is ready).
+bool animating(const Panels& panels, const AppState& state);
 
 // Enters teach mode at a step (0-based), loading the lesson first if needed.
 void enter_teach_mode(AppState& state, Panels& panels, int step);

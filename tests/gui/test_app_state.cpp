@@ -286,3 +286,85 @@ TEST(AppState, ReplacingTheSessionRecomputesBeforeAnyCellIsRead) {
     EXPECT_FALSE(state.dirty());
     EXPECT_EQ(state.trace().heads[0].Q.cols(), 1);
 }
+
+// --- The worker: large sessions are computed off the UI thread (forced here with a sync limit of 0).
+
+namespace {
+
+// The trace of a session computed from scratch, for comparison.
+core::Trace fresh(const core::Session& s) { return core::forward<double>(s.config, s.params); }
+
+}  // namespace
+
+TEST(Worker, ABurstOfEditsEndsWithTheTraceOfTheLastState) {
+    AppState state(core::random_session({12, 8, 2, 4, 4, true, core::Mask::causal, {}}, 3));
+    state.set_sync_limit(0);  // every recompute goes to the worker
+    for (int k = 0; k < 25; ++k) {
+        ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, k % 12, k % 8}, 0.1 * k));
+        state.update();  // as a frame would: requests, shows whatever is finished
+    }
+    state.wait_for_trace();
+    EXPECT_FALSE(state.computing());
+    EXPECT_EQ(state.shown().session, state.session());  // the shown snapshot is the edited session
+    const core::Trace expected = fresh(state.session());
+    for (int h = 0; h < 2; ++h) {
+        EXPECT_TRUE(core::same(state.trace().heads[h].weights, expected.heads[h].weights));
+        EXPECT_TRUE(core::same(state.trace().heads[h].Z, expected.heads[h].Z));
+    }
+    EXPECT_TRUE(core::same(state.trace().output, expected.output));
+    // The views read the snapshot: X there is the edited one.
+    EXPECT_DOUBLE_EQ((*state.matrix({MatrixId::X, 0}))(24 % 12, 24 % 8), 2.4);
+}
+
+TEST(Worker, ASnapshotIsNeverPairedWithOtherParams) {
+    AppState state(core::random_session({10, 8, 2, 4, 4, true, core::Mask::none, {}}, 4));
+    state.set_sync_limit(0);
+    ASSERT_TRUE(state.select_checked({{MatrixId::Q, 1}, 3, 2}));
+    for (int k = 0; k < 15; ++k) {
+        ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 3, k % 8}, 1.0 + k));
+        state.update();
+        // Whatever snapshot is shown, the selected cell's arithmetic is that of the snapshot's own
+        // session: its terms are X's row 3 of that session, and its value that trace's Q.
+        const core::Explanation* e = state.selected_explanation();
+        ASSERT_NE(e, nullptr);
+        const core::Session& shown = state.shown().session;
+        const core::Trace shown_trace = fresh(shown);
+        EXPECT_DOUBLE_EQ(e->value, shown_trace.heads[1].Q(3, 2));
+        const core::SumTerms* sum = e->as<core::SumTerms>();
+        ASSERT_NE(sum, nullptr);
+        for (int c = 0; c < 8; ++c) EXPECT_EQ(sum->products[c].a, shown.params.X(3, c));
+    }
+    state.wait_for_trace();
+    EXPECT_DOUBLE_EQ(state.selected_explanation()->value, fresh(state.session()).heads[1].Q(3, 2));
+}
+
+TEST(Worker, ANewShapeIsShownOnlyWithItsOwnTrace) {
+    AppState state(core::worked_example());
+    state.set_sync_limit(0);
+    core::Config c = state.config();
+    c.n = 7;
+    ASSERT_TRUE(state.set_config(c));  // the editable session has 7 tokens at once
+    EXPECT_EQ(state.session().params.X.rows(), 7);
+    // Until the new trace is shown, the views see the old snapshot whole: 2 tokens everywhere.
+    if (state.computing()) {
+        EXPECT_EQ(state.shown_config().n, state.matrix({MatrixId::X, 0})->rows());
+        EXPECT_EQ(state.trace().heads[0].weights.rows(), state.shown_config().n);
+    }
+    state.wait_for_trace();
+    EXPECT_EQ(state.shown_config().n, 7);
+    EXPECT_EQ(state.trace().heads[0].weights.rows(), 7);
+    EXPECT_EQ(state.matrix({MatrixId::X, 0})->rows(), 7);
+    // Undo goes back through the worker too.
+    ASSERT_TRUE(state.undo());
+    state.wait_for_trace();
+    EXPECT_EQ(state.shown().session, core::worked_example());
+    EXPECT_TRUE(core::same(state.trace().output, fresh(core::worked_example()).output));
+}
+
+TEST(Worker, SmallSessionsAreComputedAtOnce) {
+    AppState state(core::worked_example());  // the default limit: the worked example is tiny
+    ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 0, 0}, 3.0));
+    EXPECT_TRUE(state.update());
+    EXPECT_FALSE(state.computing());
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 0), 4.0);  // 3·1 + 0 + 1·1 + 0
+}

@@ -113,3 +113,32 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     EXPECT_EQ(FakeTextures::frees, 1);
     imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }
+
+TEST_F(HeatmapHits, RebuildsPastTheFrameBudgetWaitForALaterFrame) {
+    FakeTextures::uploads = FakeTextures::frees = 0;
+    imgui_.ui.heatmaps.set_texture_functions(FakeTextures::upload, FakeTextures::destroy);
+    // No budget at all: one rebuild per frame.
+    imgui_.ui.heatmaps.set_rebuild_budget_ms(0);
+    std::vector<core::Matrix> ms(3, core::Matrix::Random(64, 64));
+    app::HeatmapOptions o;
+    o.max_size = {20, 20};
+    auto draw = [&](std::uint64_t generation) {
+        o.generation = generation;
+        ImGui::NewFrame();
+        ImGui::Begin("heatmaps", nullptr, ImGuiWindowFlags_NoDecoration);
+        for (size_t k = 0; k < ms.size(); ++k) app::heatmap(imgui_.ui, std::to_string(k).c_str(), ms[k], o);
+        ImGui::End();
+        imgui_.ui.heatmaps.end_frame();
+        ImGui::Render();
+    };
+    draw(1);
+    EXPECT_EQ(FakeTextures::uploads, 3);  // a heatmap without any texture always gets one
+    draw(2);                              // new content everywhere: one rebuild fits this frame
+    EXPECT_EQ(FakeTextures::uploads, 4);
+    draw(2);  // the others follow in the next frames
+    draw(2);
+    EXPECT_EQ(FakeTextures::uploads, 6);
+    draw(2);  // and then nothing more is done
+    EXPECT_EQ(FakeTextures::uploads, 6);
+    imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
+}

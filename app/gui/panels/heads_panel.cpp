@@ -11,7 +11,7 @@
 namespace attnviz::app {
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
-    const core::Config& c = state.config();
+    const core::Config& c = state.shown_config();
     ImGui::Checkbox("show scores", &panel.show_scores);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");

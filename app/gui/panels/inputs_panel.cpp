@@ -6,20 +6,21 @@
 #include <imgui_stdlib.h>
 
 #include "core/csv.hpp"
+#include "core/format.hpp"
 #include "core/presets.hpp"
 
 namespace attnviz::app {
 
 void matrix_zero(AppState& state, MatrixRef ref) {
-    if (const core::Matrix* m = state.matrix(ref)) state.set_matrix(ref, core::Matrix::Zero(m->rows(), m->cols()));
+    if (const core::Matrix* m = state.input(ref)) state.set_matrix(ref, core::Matrix::Zero(m->rows(), m->cols()));
 }
 
 void matrix_identity(AppState& state, MatrixRef ref) {
-    if (const core::Matrix* m = state.matrix(ref)) state.set_matrix(ref, core::Matrix::Identity(m->rows(), m->cols()));
+    if (const core::Matrix* m = state.input(ref)) state.set_matrix(ref, core::Matrix::Identity(m->rows(), m->cols()));
 }
 
 void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed) {
-    const core::Matrix* m = state.matrix(ref);
+    const core::Matrix* m = state.input(ref);
     if (!m) return;
     const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
     const double limit = ref.id == core::MatrixId::X ? 1.0 : core::glorot_limit(rows, cols);
@@ -40,19 +41,19 @@ bool matrix_paste(AppState& state, MatrixRef ref, const char* text) {
 }
 
 std::string matrix_copy(const AppState& state, MatrixRef ref) {
-    const core::Matrix* m = state.matrix(ref);
+    const core::Matrix* m = state.input(ref);
     return m ? core::write_csv(*m) : std::string();
 }
 
 // A title with its toolbar, then a grid of drag fields (Ctrl+click or double-click to type).
 // Only the visible cells are submitted, so large matrices stay fast.
 void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
-    const core::Matrix* m = state.matrix(ref);
+    const core::Matrix* m = state.input(ref);
     if (!m) return;
     ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
     const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
     ImGui::AlignTextToFramePadding();
-    ImGui::Text("%s  %s", state.label(ref).c_str(), state.shape_text(ref, false).c_str());  // row form
+    ImGui::Text("%s  %s", state.label(ref).c_str(), core::format_shape(rows, cols).c_str());  // row form
     ImGui::SameLine();
     if (ImGui::SmallButton("zero")) matrix_zero(state, ref);
     ImGui::SameLine();

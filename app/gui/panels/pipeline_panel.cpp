@@ -58,7 +58,7 @@ ImVec2 top(const Node& n) { return {(n.min.x + n.max.x) / 2, n.min.y}; }
 }  // namespace
 
 void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
-    const core::Config& c = state.config();
+    const core::Config& c = state.shown_config();
     panel.head = std::clamp(panel.head, 0, c.heads - 1);
     if (c.heads > 1) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);

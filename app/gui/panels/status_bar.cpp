@@ -20,6 +20,10 @@ std::string status_text(const AppState& state, float frame_ms) {
 }
 
 void draw_status_bar(AppState& state, UiContext& ui, StatusBar&, float frame_ms) {
+    if (state.computing()) {  // the views show the last trace until the new one is ready
+        ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
+        ImGui::SameLine();
+    }
     ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
     const Message& msg = state.message();
     if (!msg.text.empty()) {

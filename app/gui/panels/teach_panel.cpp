@@ -183,7 +183,7 @@ bool load_lesson(TeachPanel& p, const std::string& path) {
 
 const core::Matrix* teach_result(const AppState& state, const TeachPanel& p) {
     const core::LessonStep* step = current(p);
-    if (!step || !step->has_result || !core::exists(step->result, state.config())) return nullptr;
+    if (!step || !step->has_result || !core::exists(step->result, state.shown_config())) return nullptr;
     return state.matrix(step->result);
 }
 
@@ -237,7 +237,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
 
     ImGui::BeginChild("step", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
     const core::LessonStep& step = *current(p);
-    const core::Config& c = state.config();
+    const core::Config& c = state.shown_config();
     ImGui::PushTextWrapPos(0);
     if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
     ImGui::TextColored(ui.color_vec(Color::step_title), "%s", step.title.c_str());

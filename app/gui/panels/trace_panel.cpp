@@ -10,7 +10,7 @@ namespace attnviz::app {
 
 void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel) {
     using core::MatrixId;
-    const core::Config& c = state.config();
+    const core::Config& c = state.shown_config();
     // The computed matrices of one head (Q … Z), each headed as the shown convention writes it:
     // row vectors (seeds 000–003), or column vectors (seed 004: every matrix transposed).
     std::vector<MatrixId> per_head;

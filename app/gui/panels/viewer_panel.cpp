@@ -10,7 +10,7 @@ namespace attnviz::app {
 
 void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel&) {
     MatrixRef ref = state.viewed();
-    const core::Config& c = state.config();
+    const core::Config& c = state.shown_config();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     if (ImGui::BeginCombo("##matrix", core::name(ref.id))) {
         for (core::MatrixId id : core::all_matrix_ids) {

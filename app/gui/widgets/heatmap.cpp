@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <unordered_map>
 
@@ -26,6 +27,12 @@ struct Drawn {
     double operator()(Eigen::Index r, Eigen::Index c) const { return transposed ? m(c, r) : m(r, c); }
 };
 
+std::uint64_t now_ns() {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+}
+
 ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
     if (!std::isfinite(v)) return masked;
     const double span = o.hi - o.lo;
@@ -49,6 +56,8 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     if (entry.texture && entry.source == source && entry.transposed == transposed && entry.colormap == o.colormap &&
         entry.lo == o.lo && entry.hi == o.hi && entry.rows == rows && entry.cols == cols)
         return entry.texture;
+    if (entry.texture && over_budget()) return entry.texture;  // rebuilt in a later frame
+    const std::uint64_t start = now_ns();
     std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
     for (int r = 0; r < rows; ++r) {
         const int r0 = static_cast<int>(static_cast<long>(r) * v.rows() / rows);
@@ -71,7 +80,15 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.colormap = o.colormap;
     entry.lo = o.lo;
     entry.hi = o.hi;
+    charge(start);
     return entry.texture;
+}
+
+bool HeatmapCache::over_budget() const { return rebuilt_this_frame_ && budget_left_ms_ <= 0; }
+
+void HeatmapCache::charge(std::uint64_t start_ns) {
+    budget_left_ms_ -= (now_ns() - start_ns) * 1e-6;
+    rebuilt_this_frame_ = true;
 }
 
 void HeatmapCache::set_texture_functions(TextureUploader upload, TextureDestroyer destroy) {
@@ -85,6 +102,8 @@ void HeatmapCache::set_texture_functions(TextureUploader upload, TextureDestroye
 }
 
 void HeatmapCache::end_frame() {
+    budget_left_ms_ = rebuild_budget_ms_;
+    rebuilt_this_frame_ = false;
     const int now = ImGui::GetFrameCount();
     for (auto it = textures_.begin(); it != textures_.end();) {
         if (now - it->second.last_frame > cache_frames) {
@@ -102,12 +121,15 @@ double HeatmapCache::max_abs(const core::Matrix& m, std::uint64_t generation) {
     Range& entry = ranges_[m.data()];
     entry.last_frame = ImGui::GetFrameCount();
     const Source source{m.data(), m.rows(), m.cols(), generation};
-    if (!(entry.source == source)) {
+    const bool known = entry.source.data != nullptr;
+    if (!(entry.source == source) && !(known && m.size() > 4096 && over_budget())) {  // large ones may wait a frame
+        const std::uint64_t start = now_ns();
         double largest = 0;
         for (Eigen::Index k = 0; k < m.size(); ++k)
             if (std::isfinite(m.data()[k])) largest = std::max(largest, std::abs(m.data()[k]));
         entry.source = source;
         entry.max_abs = largest > 0 ? largest : 1;
+        charge(start);
     }
     return entry.max_abs;
 }

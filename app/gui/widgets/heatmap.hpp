@@ -64,8 +64,13 @@ public:
     // as coarse blocks instead. Installing none frees every texture (before the GL context goes).
     void set_texture_functions(TextureUploader upload, TextureDestroyer destroy);
     bool has_textures() const { return upload_ != nullptr; }
-    // Call once per frame, after drawing: frees textures and ranges no heatmap used lately.
+    // Call once per frame, after drawing: frees textures and ranges no heatmap used lately, and
+    // renews the time the next frame may spend on rebuilding them.
     void end_frame();
+    // At most about this much of a frame goes to rebuilding textures and ranges (at least one is
+    // rebuilt per frame); past it, a heatmap whose matrix changed keeps its previous texture for a
+    // frame or two, so no frame stalls.
+    void set_rebuild_budget_ms(double ms) { rebuild_budget_ms_ = ms; }
 
     // The largest |finite value| of a matrix, scanned once per matrix and generation.
     double max_abs(const core::Matrix& m, std::uint64_t generation);
@@ -95,7 +100,13 @@ private:
         double max_abs = 1;
         int last_frame = 0;
     };
+    bool over_budget() const;
+    void charge(std::uint64_t start_ns);
+
     std::unordered_map<ImGuiID, Texture> textures_;
+    double rebuild_budget_ms_ = 6.0;
+    double budget_left_ms_ = 6.0;
+    bool rebuilt_this_frame_ = false;
     std::unordered_map<const void*, Range> ranges_;
     TextureUploader upload_ = nullptr;
     TextureDestroyer destroy_ = nullptr;

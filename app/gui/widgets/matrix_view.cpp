@@ -54,7 +54,7 @@ void matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixView
     h.generation = state.generation();
     h.shown_cells = o.shown_cells;
     // Token labels only where rows (columns) are tokens: not on the weight matrices.
-    const auto& tokens = state.session().tokens;
+    const auto& tokens = state.shown().session.tokens;
     const std::vector<std::string>* row_tokens = o.token_rows && core::rows_are_tokens(ref.id) ? &tokens : nullptr;
     const std::vector<std::string>* col_tokens = o.token_cols && core::cols_are_tokens(ref.id) ? &tokens : nullptr;
     h.transposed = t;

@@ -1,0 +1,63 @@
+// Recompute off the UI thread. A Snapshot is an immutable pair of a session and its trace; the UI
+// draws the newest snapshot while the worker computes the next one. The newest request wins: a
+// request not yet started is replaced by a newer one, so a drag at n = 1024 never queues work.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/forward.hpp"
+#include "core/session.hpp"
+
+namespace attnviz::app {
+
+struct Snapshot {
+    core::Session session;          // the inputs the trace was computed from
+    core::Trace trace;              // every intermediate of exactly that session
+    std::uint64_t generation = 0;   // increases with every request; caches key on it
+    double compute_ms = 0;          // how long the trace took
+    bool out_of_memory = false;     // the trace did not fit (trace is then empty)
+};
+
+// Computes a snapshot now, on this thread (bad_alloc is reported in out_of_memory). `reuse`, when
+// given, lends its buffers to the new trace (a trace of the same size then allocates nothing).
+std::shared_ptr<Snapshot> compute_snapshot(core::Session session, std::uint64_t generation,
+                                           core::Trace* reuse = nullptr);
+
+class TraceWorker {
+public:
+    TraceWorker();
+    ~TraceWorker();  // stops and joins (a running computation finishes first)
+    TraceWorker(const TraceWorker&) = delete;
+    TraceWorker& operator=(const TraceWorker&) = delete;
+
+    // Asks for the snapshot of `session`; a request that has not started yet is dropped for it.
+    void request(core::Session session, std::uint64_t generation);
+    // The newest finished snapshot not taken yet, or nullptr.
+    std::shared_ptr<Snapshot> take();
+    // Whether a request is waiting or being computed.
+    bool busy() const;
+    // Blocks until no request is waiting or being computed.
+    void wait() const;
+
+private:
+    void run();
+
+    struct Request {
+        core::Session session;
+        std::uint64_t generation;
+    };
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    std::optional<Request> pending_;
+    std::shared_ptr<Snapshot> finished_;
+    bool running_ = false;
+    bool stop_ = false;
+    std::thread thread_;  // last: starts after every member it reads
+};
+
+}  // namespace attnviz::app
