@@ -278,17 +278,18 @@ bool AppState::update() {
         dirty_ = false;
         const std::uint64_t generation = ++requested_;
         if (core::forward_flops(session_.config) <= sync_limit_flops_) {
+            awaited_ = 0;  // this trace supersedes whatever the worker is still computing
             adopt(compute_snapshot(session_, generation, &spare_));
             shown = true;
         } else {
             if (!worker_) worker_ = std::make_unique<TraceWorker>();
             worker_->request(session_, generation);
-            waiting_ = true;
+            awaited_ = generation;
         }
     }
     if (worker_)
         if (std::shared_ptr<Snapshot> done = worker_->take()) {
-            if (done->generation == requested_) waiting_ = false;
+            if (done->generation >= awaited_) awaited_ = 0;
             if (done->generation > shown_->generation) {
                 adopt(std::move(done));
                 shown = true;

@@ -79,7 +79,7 @@ public:
     // Whether the editable session changed since the last update().
     bool dirty() const { return dirty_; }
     // Whether the shown snapshot is older than the editable session (a trace is being computed).
-    bool computing() const { return dirty_ || (worker_ && worker_->busy()) || waiting_; }
+    bool computing() const { return dirty_ || awaited_ != 0; }
     // Blocks until the trace of the editable session is shown (tests, benchmarks, screenshots).
     void wait_for_trace();
     double compute_ms() const { return shown_->compute_ms; }
@@ -147,7 +147,7 @@ private:
     core::Trace spare_;                    // buffers of an earlier trace, lent to the next one
     std::unique_ptr<TraceWorker> worker_;  // started when a session is first too large to compute at once
     bool dirty_ = true;
-    bool waiting_ = false;         // a request is on the worker and its result not shown yet
+    std::uint64_t awaited_ = 0;    // the generation asked of the worker and not shown yet (0: none)
     std::uint64_t requested_ = 0;  // the generation of the newest request
     double sync_limit_flops_ = 5e7;
     CellRef selection_;

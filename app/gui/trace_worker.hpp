@@ -16,11 +16,11 @@
 namespace attnviz::app {
 
 struct Snapshot {
-    core::Session session;          // the inputs the trace was computed from
-    core::Trace trace;              // every intermediate of exactly that session
-    std::uint64_t generation = 0;   // increases with every request; caches key on it
-    double compute_ms = 0;          // how long the trace took
-    bool out_of_memory = false;     // the trace did not fit (trace is then empty)
+    core::Session session;         // the inputs the trace was computed from
+    core::Trace trace;             // every intermediate of exactly that session
+    std::uint64_t generation = 0;  // increases with every request; caches key on it
+    double compute_ms = 0;         // how long the trace took
+    bool out_of_memory = false;    // the trace did not fit (trace is then empty)
 };
 
 // Computes a snapshot now, on this thread (bad_alloc is reported in out_of_memory). `reuse`, when

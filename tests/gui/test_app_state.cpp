@@ -368,3 +368,20 @@ TEST(Worker, SmallSessionsAreComputedAtOnce) {
     EXPECT_FALSE(state.computing());
     EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 0), 4.0);  // 3·1 + 0 + 1·1 + 0
 }
+
+TEST(Worker, AComputationAtOnceSupersedesOneOnTheWorker) {
+    // A large change goes to the worker; a small one right after is computed at once. The worker's
+    // late result must neither replace it nor leave the app "computing" for ever.
+    AppState state(core::worked_example());
+    state.set_sync_limit(1e4);  // the worked example (320 flops) at once, 60 tokens on the worker
+    core::Config big = state.config();
+    big.n = 60;
+    ASSERT_TRUE(state.set_config(big));
+    EXPECT_TRUE(state.computing());
+    ASSERT_TRUE(state.undo());  // back to 2 tokens: computed at once
+    EXPECT_EQ(state.shown_config().n, 2);
+    state.wait_for_trace();
+    EXPECT_FALSE(state.computing());
+    EXPECT_EQ(state.shown_config().n, 2);  // the 60-token trace came later and older: not shown
+    EXPECT_EQ(state.shown().session, core::worked_example());
+}
