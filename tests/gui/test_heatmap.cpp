@@ -142,3 +142,25 @@ TEST_F(HeatmapHits, RebuildsPastTheFrameBudgetWaitForALaterFrame) {
     EXPECT_EQ(FakeTextures::uploads, 6);
     imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }
+
+TEST_F(HeatmapHits, WeightsOfManyKeysAreColouredUpToTheirLargest) {
+    double lo = -1, hi = -1;
+    // Two keys: the fixed 0..1 scale.
+    const core::Matrix few{{0.25, 0.75}, {0.5, 0.5}};
+    ImGui::NewFrame();
+    app::heatmap_range(imgui_.ui, few, app::Colormap::sequential, 1, lo, hi);
+    EXPECT_EQ(lo, 0.0);
+    EXPECT_EQ(hi, 1.0);
+    // 32 keys of uniform attention (1/32 each) and one row a little sharper: 0..its largest weight.
+    core::Matrix many = core::Matrix::Constant(32, 32, 1.0 / 32);
+    many.row(3).setConstant(0.5 / 31);
+    many(3, 7) = 0.5;
+    app::heatmap_range(imgui_.ui, many, app::Colormap::sequential, 1, lo, hi);
+    EXPECT_EQ(lo, 0.0);
+    EXPECT_EQ(hi, 0.5);
+    // Diverging maps stay symmetric around 0.
+    app::heatmap_range(imgui_.ui, core::Matrix{{-3, 1}, {2, 0}}, app::Colormap::diverging, 1, lo, hi);
+    EXPECT_EQ(lo, -3.0);
+    EXPECT_EQ(hi, 3.0);
+    ImGui::Render();
+}

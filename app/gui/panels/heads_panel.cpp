@@ -15,9 +15,10 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     ImGui::Checkbox("show scores", &panel.show_scores);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
+    bool stretch = panel.stretch.value_or(c.n >= auto_weights_from_keys);
     if (!panel.show_scores) {
         ImGui::SameLine();
-        ImGui::Checkbox("stretch colours", &panel.stretch);
+        if (ImGui::Checkbox("stretch colours", &stretch)) panel.stretch = stretch;
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(
                 "Colour the weights from 0 to the largest weight of all heads instead of 0 to 1:\n"
@@ -40,7 +41,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     o.max_cell = 80;
     o.token_rows = o.token_cols = true;
     o.fixed_range = true;  // one range for all heads, so they can be compared
-    if (panel.show_scores || panel.stretch) {
+    if (panel.show_scores || stretch) {
         // The largest magnitude over all heads (scanned once per recompute, see heatmap_range).
         double largest = 0;
         for (const core::HeadTrace& head : state.trace().heads) {

@@ -2,6 +2,8 @@
 // token labels on both axes: rows are queries, columns are keys.
 #pragma once
 
+#include <optional>
+
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
 
@@ -9,7 +11,9 @@ namespace attnviz::app {
 
 struct HeadsPanel {
     bool show_scores = false;
-    bool stretch = false;  // weights coloured 0..(largest weight) instead of 0..1, for long sequences
+    // Weights coloured 0..(largest weight of all heads) instead of 0..1; unset: on from
+    // auto_weights_from_keys tokens, where 1/n on 0..1 would be one flat colour.
+    std::optional<bool> stretch;
 };
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel);

@@ -136,9 +136,9 @@ double HeatmapCache::max_abs(const core::Matrix& m, std::uint64_t generation) {
 
 void heatmap_range(UiContext& ui, const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo,
                    double& hi) {
-    if (map == Colormap::sequential) {
+    if (map == Colormap::sequential) {  // weights: 0..1, or 0..the largest weight for many keys
         lo = 0;
-        hi = 1;
+        hi = m.cols() >= auto_weights_from_keys ? ui.heatmaps.max_abs(m, generation) : 1;
         return;
     }
     hi = ui.heatmaps.max_abs(m, generation);

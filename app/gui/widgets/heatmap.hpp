@@ -117,8 +117,13 @@ private:
 HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& options,
                    const char* report_as = nullptr);
 
-// The value range to show a matrix with: [0, 1] for the unit interval, symmetric ±max|finite value|
-// otherwise (scanned once per matrix and generation).
+// Weights rows over at least this many keys are coloured from 0 to the largest weight by default:
+// every weight is then near 1/n, which on a fixed 0..1 scale is one flat colour.
+inline constexpr int auto_weights_from_keys = 16;
+
+// The value range to show a matrix with: for the unit interval [0, 1], or [0, largest] from
+// auto_weights_from_keys columns on; symmetric ±max|finite value| otherwise (scanned once per matrix
+// and generation). Every legend shows the range in use.
 void heatmap_range(UiContext& ui, const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo,
                    double& hi);
 
