@@ -6,15 +6,26 @@
 
 namespace attnviz::core {
 
-// Row-wise softmax, vectorised: each row has its max subtracted, then exp (Eigen's SIMD exp) and
-// the division by the row's sum. Entries of −∞ (masked) get weight 0.
+namespace {
+
+// The softmax of one row of scores `s` into `w` (the same row is fine): the row's max m is
+// subtracted, then exp (Eigen's SIMD exp) and the division by the sum Σ, which is returned with m.
+// Entries of −∞ (masked) get weight 0.
+template <class Scalar, class Scores, class Weights>
+Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m) {
+    m = s.maxCoeff();  // finite: a row always has a key it may look at
+    w = (s.array() - m).exp();
+    const Scalar sum = w.sum();  // ≥ 1: the max entry contributes exp(0)
+    w /= sum;
+    return sum;
+}
+
+}  // namespace
+
 template <class Scalar>
 void softmax_rows(MatrixT<Scalar>& m) {
-    using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
-    const Vector row_max = m.rowwise().maxCoeff();  // finite: the diagonal is never masked
-    m = (m.colwise() - row_max).array().exp();      // exp(−∞) = 0 for masked entries
-    const Vector sums = m.rowwise().sum();          // ≥ 1: the max entry contributes exp(0)
-    m.array().colwise() /= sums.array();
+    Scalar row_max;
+    for (Eigen::Index i = 0; i < m.rows(); ++i) softmax_row(m.row(i), m.row(i), row_max);
 }
 
 namespace {
@@ -42,10 +53,8 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
         s = head.scores_raw.row(i).head(keys).array() / scale;
         // 4. With w = exp(s − m) / Σ the entropy −Σ w·ln w is ln Σ − Σ w·(s − m): no log per weight.
         auto w = head.weights.row(i).head(keys);
-        const Scalar m = s.maxCoeff();
-        w = (s.array() - m).exp();
-        const Scalar sum = w.sum();  // ≥ 1: the max entry contributes exp(0)
-        w /= sum;
+        Scalar m;
+        const Scalar sum = softmax_row(s, w, m);
         const Scalar shift = (w.array() * (s.array() - m)).sum();
         if (keys < n) {
             head.scores.row(i).tail(n - keys).setConstant(neg_inf);

@@ -232,21 +232,24 @@ bool JsonReader::begin_array() {
 
 bool JsonReader::next_key(std::string& key) { return next_member(&key); }
 
-bool JsonReader::next_member(std::string* key) {
+bool JsonReader::next_item(char close) {
     if (!ok()) return false;
     skip_ws();
     if (pos_ >= text_.size()) return fail_truncated();
-    if (text_[pos_] == '}') {
-        // "{}" or after a value; "{"a": 1,}" is caught below (a comma must be followed by a key).
-        return leave('}');
-    }
+    if (text_[pos_] == close) return leave(close);  // "[]", "{}" or after the last item
     if (!first_) {
         if (text_[pos_] != ',') return fail_at(pos_);
         ++pos_;
         skip_ws();
         if (pos_ >= text_.size()) return fail_truncated();
+        if (text_[pos_] == close) return fail_at(pos_);  // a trailing comma
     }
     first_ = false;
+    return true;
+}
+
+bool JsonReader::next_member(std::string* key) {
+    if (!next_item('}')) return false;
     if (text_[pos_] != '"') return fail_at(pos_);
     ++pos_;
     if (key) key->clear();
@@ -258,23 +261,7 @@ bool JsonReader::next_member(std::string* key) {
     return true;
 }
 
-bool JsonReader::next_element() {
-    if (!ok()) return false;
-    skip_ws();
-    if (pos_ >= text_.size()) return fail_truncated();
-    if (text_[pos_] == ']') {
-        return leave(']');
-    }
-    if (!first_) {
-        if (text_[pos_] != ',') return fail_at(pos_);
-        ++pos_;
-        skip_ws();
-        if (pos_ >= text_.size()) return fail_truncated();
-        if (text_[pos_] == ']') return fail_at(pos_);  // a trailing comma
-    }
-    first_ = false;
-    return true;
-}
+bool JsonReader::next_element() { return next_item(']'); }
 
 bool JsonReader::string_body(std::string* out) {
     const std::size_t n = text_.size();

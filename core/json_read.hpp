@@ -103,6 +103,8 @@ private:
     bool enter();
     bool leave(char close);
     bool next_member(std::string* key);  // key null: skipped
+    // Past the separator to the next member or element; false at `close` (consumed) or on an error.
+    bool next_item(char close);
 
     std::vector<bool> kinds_;  // the open containers, innermost last: true for an object
 

@@ -89,9 +89,9 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, const Layo
 
 std::span<const PanelRow> explorer_panels() { return panel_table; }
 
-bool animating(const Panels& p) { return p.teach_mode && p.teach.playing; }
-
-bool animating(const Panels& p, const AppState& state) { return animating(p) || state.computing(); }
+bool animating(const Panels& p, const AppState& state) {
+    return (p.teach_mode && p.teach.playing) || state.computing();
+}
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
     if (!p.teach.lesson) load_lesson(p.teach, p.teach.lesson_path);

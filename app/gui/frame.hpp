@@ -66,9 +66,8 @@ struct PanelRow {
 // The explorer's panels, in drawing order within each stage.
 std::span<const PanelRow> explorer_panels();
 
-// Whether something moves on its own (the lesson playing), so the window must keep drawing frames.
-bool animating(const Panels& panels);
-// The same, or a trace being computed (its result must be shown as soon as it is ready).
+// Whether something moves on its own (the lesson playing, a trace being computed whose result must
+// be shown when ready), so the window must keep drawing frames.
 bool animating(const Panels& panels, const AppState& state);
 
 // Enters teach mode at a step (0-based), loading the lesson first if needed.

@@ -49,11 +49,6 @@ std::shared_ptr<Snapshot> TraceWorker::take() {
     return std::move(finished_);
 }
 
-bool TraceWorker::busy() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return running_ || pending_.has_value();
-}
-
 void TraceWorker::wait() const {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return !running_ && !pending_; });

@@ -39,8 +39,6 @@ public:
     void request(core::Session session, std::uint64_t generation);
     // The newest finished snapshot not taken yet, or nullptr.
     std::shared_ptr<Snapshot> take();
-    // Whether a request is waiting or being computed.
-    bool busy() const;
     // Blocks until no request is waiting or being computed.
     void wait() const;
 
