@@ -69,8 +69,9 @@ void matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixView
         for (const CellRef& op : state.selection_operands())
             if (op.matrix == ref) mark(op.row, op.col, ui.color(Color::operand));
     }
-    const std::string report_name = core::label(ref, core::Notation::ascii);
-    const HeatmapHit hit = heatmap(ui, "cells", *m, h, report_name.c_str());
+    // The draw report (screenshot tests) names the matrix; no name is built otherwise.
+    const std::string report_name = ui.report ? core::label(ref, core::Notation::ascii) : std::string();
+    const HeatmapHit hit = heatmap(ui, "cells", *m, h, ui.report ? report_name.c_str() : nullptr);
     const int drawn_cols = static_cast<int>(t ? m->rows() : m->cols());
     const bool hidden = o.shown_cells >= 0 && static_cast<long>(hit.row) * drawn_cols + hit.col >= o.shown_cells;
     if (hit.hovered && !hidden) {
