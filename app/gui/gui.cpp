@@ -168,6 +168,9 @@ AppState initial_state(const GuiOptions& o) {
     AppState state(core::worked_example());
     state.set_message("Seed 001's worked example. Edit any number, or load a preset.", false);
     if (!o.session_path.empty()) state.open_file(o.session_path);
+    // --select and --teach refer to the session opened here: its trace is shown before they apply,
+    // also when it is large enough to be computed on the worker.
+    state.wait_for_trace();
     return state;
 }
 
@@ -250,8 +253,10 @@ int run_gui(const GuiOptions& o) {
         state.set_column_vectors(o.column_vectors);
         Panels panels;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
-        if (selected) state.select_checked(*selected);  // a cell that does not exist is reported in the app
-        link.ui = &ui;                                  // files dropped on the window now reach the frame
+        // A cell that does not exist is reported in the app, and on stderr for scripts.
+        if (selected && !state.select_checked(*selected))
+            std::cerr << "warning: --select: " << state.message().text << "\n";
+        link.ui = &ui;  // files dropped on the window now reach the frame
 
         auto last = std::chrono::steady_clock::now();
         float frame_ms = 0;

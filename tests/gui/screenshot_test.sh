@@ -45,6 +45,18 @@ case "$case" in
         extra=(--select weights:1:0:1)
         checks+=("${worked_numbers[@]}")
         sizes="1280x800" ;;
+    select-large)
+        # A session large enough to be computed on the worker: --select must find its cells, not
+        # the worked example's the window starts with.
+        session="$out/random-128.json"
+        "$attnviz" example random --seed 3 -n 128 --d-model 256 --heads 4 -o "$session"
+        XDG_CONFIG_HOME="$out/select-config" "$attnviz" "$session" --select weights:2:100:120 --frames 2 \
+            --size 1280x800 2>"$out/select-large.err"
+        if [ -s "$out/select-large.err" ]; then
+            cat "$out/select-large.err"; echo "--select on a large session was refused"; exit 1
+        fi
+        extra=(--select weights:2:100:120)
+        sizes="1280x800" ;;
     teach-1|teach-5|teach-9)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
