@@ -283,7 +283,7 @@ bool AppState::update() {
             shown = true;
         } else {
             if (!worker_) worker_ = std::make_unique<TraceWorker>();
-            worker_->request(session_, generation);
+            worker_->request(session_, generation, std::move(spare_));
             awaited_ = generation;
         }
     }

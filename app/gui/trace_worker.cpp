@@ -36,10 +36,12 @@ TraceWorker::~TraceWorker() {
     thread_.join();
 }
 
-void TraceWorker::request(core::Session session, std::uint64_t generation) {
+void TraceWorker::request(core::Session session, std::uint64_t generation, core::Trace reuse) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        pending_ = Request{std::move(session), generation};  // the newest request wins
+        // The newest request wins; it keeps the buffers the dropped one was lent.
+        if (pending_ && reuse.heads.empty()) reuse = std::move(pending_->reuse);
+        pending_ = Request{std::move(session), generation, std::move(reuse)};
     }
     changed_.notify_all();
 }
@@ -65,7 +67,8 @@ void TraceWorker::run() {
         pending_.reset();
         running_ = true;
         lock.unlock();
-        std::shared_ptr<Snapshot> done = compute_snapshot(std::move(request.session), request.generation);
+        std::shared_ptr<Snapshot> done = compute_snapshot(std::move(request.session), request.generation,
+                                                          &request.reuse);
         lock.lock();
         running_ = false;
         if (!finished_ || finished_->generation < done->generation) finished_ = std::move(done);

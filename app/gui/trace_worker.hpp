@@ -36,7 +36,8 @@ public:
     TraceWorker& operator=(const TraceWorker&) = delete;
 
     // Asks for the snapshot of `session`; a request that has not started yet is dropped for it.
-    void request(core::Session session, std::uint64_t generation);
+    // `reuse` lends the buffers of an earlier trace (see compute_snapshot).
+    void request(core::Session session, std::uint64_t generation, core::Trace reuse = {});
     // The newest finished snapshot not taken yet, or nullptr.
     std::shared_ptr<Snapshot> take();
     // Blocks until no request is waiting or being computed.
@@ -48,6 +49,7 @@ private:
     struct Request {
         core::Session session;
         std::uint64_t generation;
+        core::Trace reuse;
     };
     mutable std::mutex mutex_;
     mutable std::condition_variable changed_;
