@@ -90,7 +90,10 @@ int bench_command(const BenchOptions& o) {
     }
     c.d_k = o.d_k.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
     c.d_v = o.d_v.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
-    if (const core::Problems problems = core::validate(c); !problems.empty()) {
+    core::Problems problems = core::validate(c);
+    if (problems.empty())
+        if (const auto over = core::memory_problem(c, o.memory_budget)) problems.push_back(*over);
+    if (!problems.empty()) {
         for (const core::Problem& p : problems) std::cerr << "error: " << p.str() << "\n";
         return exit_invalid;
     }

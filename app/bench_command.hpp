@@ -2,8 +2,11 @@
 // so the figures can be compared across machines and against PyTorch (bench/compare).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+
+#include "core/config.hpp"
 
 namespace attnviz::app {
 
@@ -16,6 +19,7 @@ struct BenchOptions {
     int reps = 10;
     int threads = 0;  // 0: every core
     bool json = false;
+    std::int64_t memory_budget = core::default_memory_budget;
 };
 
 // Prints a short table (median, min, GFLOP/s), or with `json` exactly one JSON object on stdout:

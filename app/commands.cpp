@@ -19,20 +19,27 @@ void report(const core::Problems& problems, const std::string& file) {
         std::cerr << "error: " << (p.path.empty() ? file + ": " + p.message : p.str()) << "\n";
 }
 
-int write_output(const std::string& text, const std::string& out_path) {
+// Writes produced text to out_path (atomically), or to stdout for "" and "-".
+int write_output(const core::TextProducer& produce, const std::string& out_path) {
     if (out_path.empty() || out_path == "-") {
-        std::cout << text;
+        produce([](std::string_view piece) { return static_cast<bool>(std::cout.write(piece.data(), piece.size())); });
         std::cout.flush();
-        return std::cout ? exit_ok : exit_io;
+        if (std::cout) return exit_ok;
+        std::cerr << "error: cannot write to standard output\n";
+        return exit_io;
     }
-    const core::Problems problems = core::write_file_atomic(out_path, text);
+    const core::Problems problems = core::write_file_atomic(out_path, produce);
     report(problems, out_path);
     return problems.empty() ? exit_ok : exit_io;
 }
 
+int write_output(const std::string& text, const std::string& out_path) {
+    return write_output([&text](const core::TextSink& sink) { sink(text); }, out_path);
+}
+
 }  // namespace
 
-int compute_command(const std::string& session_path, const std::string& out_path) {
+int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget) {
     if (session_path.empty()) {
         std::cerr << "error: no session file given (the path is empty)\n";
         return exit_invalid;
@@ -41,22 +48,28 @@ int compute_command(const std::string& session_path, const std::string& out_path
     // memory limit) is an error like any other, never an abort.
     const char* stage = "reading ";
     try {
-        const core::Result<std::string> text = core::read_file(session_path);
+        core::Result<std::string> text = core::read_file(session_path);
         if (!text) {
             report(text.problems, session_path);
             return exit_io;
         }
         const core::Result<core::Session> session = core::parse_session(*text.value);
+        text = {};  // the file's text is not needed past here
         if (!session) {
             report(session.problems, session_path);
             return exit_invalid;
         }
         const core::Session& s = *session.value;
+        if (const auto problem = core::memory_problem(s.config, memory_budget)) {
+            report({*problem}, session_path);
+            return exit_invalid;
+        }
         stage = "computing the trace of ";
         const core::Trace trace = core::forward<double>(s.config, s.params);
         if (const auto note = core::shape_note(s.config)) std::cerr << "note: " << *note << "\n";
         stage = "writing the trace of ";
-        return write_output(core::write_trace(trace), out_path);
+        // Written piece by piece: the JSON of a large trace is several times its size in memory.
+        return write_output([&trace](const core::TextSink& sink) { core::write_trace(trace, sink); }, out_path);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory while " << stage << session_path << "\n";
         return exit_io;

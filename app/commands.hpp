@@ -13,7 +13,8 @@ inline constexpr int exit_io = 1;
 inline constexpr int exit_invalid = 2;
 
 // attnviz compute SESSION.json [-o TRACE.json]: the full trace as JSON, to stdout without -o.
-int compute_command(const std::string& session_path, const std::string& out_path);
+// A session whose trace needs more than memory_budget bytes is refused (exit 2) with the figure.
+int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget);
 
 struct ExampleOptions {
     std::string name;  // "worked-example" or "random"

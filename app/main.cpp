@@ -41,10 +41,20 @@ int main(int argc, char** argv) {
         ->default_str("1")
         ->check(CLI::Range(1, 1000));
 
+    // --memory-budget for the explorer, compute and bench: one value, parsed once.
+    std::string memory_budget;
+    const auto add_budget = [&memory_budget](CLI::App* app) {
+        app->add_option("--memory-budget", memory_budget,
+                        "Refuse dimensions whose inputs and trace need more memory than this, e.g. 16G "
+                        "(default 8G)");
+    };
+    add_budget(&cli);
+
     std::string compute_session, compute_out;
     CLI::App* compute = cli.add_subcommand("compute", "Compute every intermediate of a session, write it as JSON");
     compute->add_option("session", compute_session, "The session file")->required();
     compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)");
+    add_budget(compute);
 
     ExampleOptions example;
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");
@@ -68,6 +78,7 @@ int main(int argc, char** argv) {
     be->add_option("--reps", bench.reps, "Timed runs after one warm-up (default 10)")->check(CLI::Range(1, 100000));
     be->add_option("--threads", bench.threads, "Threads (default: every core)")->check(CLI::Range(1, 1024));
     be->add_flag("--json", bench.json, "Print one JSON object instead of the table");
+    add_budget(be);
 
     try {
         cli.parse(argc, argv);
@@ -75,10 +86,20 @@ int main(int argc, char** argv) {
         // --help is a "parse error" with exit code 0; every real usage error exits with 2.
         return cli.exit(e) == 0 ? exit_ok : exit_invalid;
     }
+    std::int64_t budget = attnviz::core::default_memory_budget;
+    if (!memory_budget.empty()) {
+        const attnviz::core::Result<std::int64_t> parsed = attnviz::core::parse_byte_size(memory_budget);
+        if (!parsed) {
+            std::cerr << "error: --memory-budget: " << parsed.problems.front().message << "\n";
+            return exit_invalid;
+        }
+        budget = *parsed.value;
+    }
+    gui.memory_budget = bench.memory_budget = budget;
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {
-        if (compute->parsed()) return compute_command(compute_session, compute_out);
+        if (compute->parsed()) return compute_command(compute_session, compute_out, budget);
         if (ex->parsed()) return example_command(example);
         if (be->parsed()) return bench_command(bench);
         return run_gui(gui);

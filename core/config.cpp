@@ -1,6 +1,9 @@
 #include "config.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <cstring>
+#include <exception>
 
 #include "format.hpp"
 
@@ -15,12 +18,60 @@ double Scale::value(int d_k) const {
     return 1.0;
 }
 
-std::int64_t total_numbers(const Config& c) {
+std::int64_t input_numbers(const Config& c) {
     const std::int64_t n = c.n, d = c.d_model, h = c.heads, dk = c.d_k, dv = c.d_v;
-    const std::int64_t inputs = n * d + h * d * (2 * dk + dv) + (c.output_projection ? h * dv * d : 0);
+    return n * d + h * d * (2 * dk + dv) + (c.output_projection ? h * dv * d : 0);
+}
+
+std::int64_t total_numbers(const Config& c) {
+    const std::int64_t n = c.n, h = c.heads, dk = c.d_k, dv = c.d_v;
     // per head: Q, K (n×d_k), V, Z (n×d_v), scores_raw, scores, weights (n×n)
     const std::int64_t per_head = 2 * n * dk + 2 * n * dv + 3 * n * n;
-    return inputs + h * per_head + n * h * dv + n * c.output_width();
+    return input_numbers(c) + h * per_head + n * h * dv + n * c.output_width();
+}
+
+std::int64_t bytes_needed(const Config& c) { return total_numbers(c) * static_cast<std::int64_t>(sizeof(double)); }
+
+std::optional<Problem> memory_problem(const Config& c, std::int64_t budget) {
+    const std::int64_t need = bytes_needed(c);
+    if (need <= budget) return std::nullopt;
+    return Problem{"config", "these dimensions need " + format_bytes(need) +
+                                 " (the inputs and every intermediate in double), over the memory budget of " +
+                                 format_bytes(budget) + "; a larger budget can be set with --memory-budget"};
+}
+
+Result<std::int64_t> parse_byte_size(const std::string& text) {
+    using R = Result<std::int64_t>;
+    const auto fail = [&] {
+        return R::fail({{"", "'" + text + "' is not a size; expected a number with an optional unit, e.g. 8G, 500M"}});
+    };
+    std::size_t k = 0;
+    while (k < text.size() && (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.')) ++k;
+    if (k == 0) return fail();
+    double value = 0;
+    try {
+        std::size_t used = 0;
+        value = std::stod(text.substr(0, k), &used);
+        if (used != k) return fail();
+    } catch (const std::exception&) {
+        return fail();
+    }
+    std::string unit = text.substr(k);
+    for (char& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    // "KiB", "KB" and "K" alike; "B" alone is bytes.
+    for (const char* suffix : {"IB", "B"})
+        if (unit.size() >= std::strlen(suffix) &&
+            unit.compare(unit.size() - std::strlen(suffix), std::string::npos, suffix) == 0) {
+            unit.resize(unit.size() - std::strlen(suffix));
+            break;
+        }
+    const std::string prefixes = "KMGT";
+    if (unit.size() > 1 || (unit.size() == 1 && prefixes.find(unit[0]) == std::string::npos)) return fail();
+    const double scale = unit.empty() ? 1 : std::ldexp(1.0, 10 * (1 + static_cast<int>(prefixes.find(unit[0]))));
+    const double bytes = value * scale;
+    if (!(bytes >= 1) || bytes > 0x1p62)
+        return R::fail({{"", "'" + text + "' is not a size between 1 byte and 4 EiB"}});
+    return R::ok(static_cast<std::int64_t>(bytes));
 }
 
 namespace {
@@ -45,9 +96,9 @@ Problems validate(const Config& c) {
         out.push_back({"config.scale",
                        "a divisor must be a finite number > 0 and at least " + format_number(Limits::min_divisor) +
                            " (smaller ones overflow the scores), got " + format_number(c.scale.divisor)});
-    if (out.empty() && total_numbers(c) > Limits::max_total_numbers)
-        out.push_back({"config", "these dimensions need " + std::to_string(total_numbers(c)) +
-                                     " numbers, over the limit of " + std::to_string(Limits::max_total_numbers)});
+    if (out.empty() && input_numbers(c) > Limits::max_input_numbers)
+        out.push_back({"config", "the inputs of these dimensions hold " + std::to_string(input_numbers(c)) +
+                                     " numbers, over the limit of " + std::to_string(Limits::max_input_numbers)});
     return out;
 }
 

@@ -49,8 +49,9 @@ struct Limits {
     static constexpr int max_heads = 256;
     static constexpr int max_d_k = 8192;
     static constexpr int max_d_v = 8192;
-    // All numbers of the inputs and of the trace together (2^27 ≈ 134 million, 1 GiB in double).
-    static constexpr std::int64_t max_total_numbers = std::int64_t{1} << 27;
+    // The numbers of a session's inputs (X and every weight matrix, what a file holds):
+    // 2^27 ≈ 134 million, 1 GiB in double. The trace is bounded by the memory budget instead.
+    static constexpr std::int64_t max_input_numbers = std::int64_t{1} << 27;
     // The largest magnitude of an input value. With every dimension within its limit, Q·Kᵀ then
     // stays below ~1e72, far from overflow, so no score, weight or output can become ∞ or NaN.
     static constexpr double max_abs_value = 1e15;
@@ -58,10 +59,24 @@ struct Limits {
     static constexpr double min_divisor = 1e-6;
 };
 
-// How many numbers the inputs and the full trace of this config hold.
+// How many numbers the inputs of this config hold, and the inputs and the full trace together.
+std::int64_t input_numbers(const Config& config);
 std::int64_t total_numbers(const Config& config);
 
-// Every problem of the config, each with its field path ("config.d_k: ...").
+// Memory. A configuration needs bytes_needed(): its inputs and one full trace, in double (the app
+// holds a second trace while it computes the next one). The app and `compute` refuse a
+// configuration over the memory budget, saying how much it needs; `--memory-budget` sets it.
+inline constexpr std::int64_t default_memory_budget = std::int64_t{8} << 30;  // 8 GiB
+std::int64_t bytes_needed(const Config& config);
+// The refusal of a config over the budget ("config: these dimensions need 12.9 GB …"), or nullopt.
+std::optional<Problem> memory_problem(const Config& config, std::int64_t budget_bytes);
+// A size as the budget flag takes it: a whole or decimal number with an optional unit K, M, G or T
+// (powers of 1024; "KiB", "MB", "GB" … are read the same), e.g. "8G", "1.5GiB", "500M", "1073741824".
+Result<std::int64_t> parse_byte_size(const std::string& text);
+
+// Every problem of the config, each with its field path ("config.d_k: ..."): each dimension within
+// its limit, the divisor, and the inputs within Limits::max_input_numbers. The memory budget is
+// checked apart (memory_problem), since it is a setting of the machine, not of the file.
 Problems validate(const Config& config);
 
 // A remark on a valid config that the user should see but that is not an error:

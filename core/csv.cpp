@@ -51,8 +51,8 @@ Result<Matrix> parse_matrix_text(std::string_view text) {
                 problems.add_lazy([&] { return Problem{where(), "values must be finite"}; });
                 bad = true;
             } else if (problems.empty()) {
-                if (values.size() >= static_cast<std::size_t>(Limits::max_total_numbers)) {
-                    problems.add("", "more than " + std::to_string(Limits::max_total_numbers) +
+                if (values.size() >= static_cast<std::size_t>(Limits::max_input_numbers)) {
+                    problems.add("", "more than " + std::to_string(Limits::max_input_numbers) +
                                          " numbers, more than a matrix can hold");
                     break;
                 }

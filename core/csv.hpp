@@ -13,7 +13,7 @@ namespace attnviz::core {
 // Blank lines are skipped. Fails, naming the row and column, on a non-number, a non-finite value
 // or a ragged row ("row 2 has 3 values, row 1 has 4"): every such problem, the first
 // max_reported_problems in full and then "and N more problems". Reads in one pass keeping 8 bytes
-// a number; more than Limits::max_total_numbers numbers are refused.
+// a number; more than Limits::max_input_numbers numbers are refused.
 Result<Matrix> parse_matrix_text(std::string_view text);
 
 // One row per line, values separated by ", ", each in its shortest exact form.

@@ -56,7 +56,7 @@ std::string name_of(const std::string& path) {
 }
 
 // Writes all of `text` to `fd`, retrying short writes and EINTR. 0, or the errno of the failure.
-int write_all(int fd, const std::string& text) {
+int write_all(int fd, std::string_view text) {
     const char* p = text.data();
     std::size_t left = text.size();
     while (left > 0) {
@@ -74,7 +74,7 @@ int write_all(int fd, const std::string& text) {
 
 // write_all with SIGPIPE blocked, so a reader that goes away gives EPIPE instead of killing the
 // program; a SIGPIPE raised by this write is taken off the pending set before the mask is restored.
-int write_all_no_sigpipe(int fd, const std::string& text) {
+int write_all_no_sigpipe(int fd, std::string_view text) {
     sigset_t pipe_set, old_mask, pending;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -89,6 +89,17 @@ int write_all_no_sigpipe(int fd, const std::string& text) {
         }
     }
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    return err;
+}
+
+// Writes what `produce` gives to `fd` with `write` (write_all or write_all_no_sigpipe), piece by
+// piece. 0, or the errno of the first failure (the producer is told to stop).
+int write_pieces(int fd, const TextProducer& produce, int (*write)(int, std::string_view)) {
+    int err = 0;
+    produce([&](std::string_view piece) {
+        if (err == 0) err = write(fd, piece);
+        return err == 0;
+    });
     return err;
 }
 
@@ -139,7 +150,7 @@ Resolved follow_links(const std::string& path) {
 
 // Writes to a character device or a FIFO that is already there, without creating or truncating.
 // `follow`: `path` is a link the kernel is to follow (Resolved::by_kernel).
-std::string write_special(const std::string& path, bool fifo, bool follow, const std::string& text) {
+std::string write_special(const std::string& path, bool fifo, bool follow, const TextProducer& produce) {
     // O_NONBLOCK: a FIFO without a reader fails with ENXIO at once instead of waiting for one.
     const int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0) | (follow ? 0 : O_NOFOLLOW);
     Fd fd(::open(path.c_str(), flags));
@@ -156,14 +167,14 @@ std::string write_special(const std::string& path, bool fifo, bool follow, const
         const int fl = ::fcntl(fd.get(), F_GETFL);
         if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) < 0) return "cannot write: " + reason(errno);
     }
-    if (const int err = write_all_no_sigpipe(fd.get(), text)) return "cannot write: " + reason(err);
+    if (const int err = write_pieces(fd.get(), produce, write_all_no_sigpipe)) return "cannot write: " + reason(err);
     if (fd.close() != 0) return "cannot write: " + reason(errno);
     return "";
 }
 
 // Replaces the regular file (or creates the file) at `path` through a temporary file beside it.
 // `old` is the existing file's status, or null for a new file.
-std::string replace_atomically(const std::string& path, const struct stat* old, const std::string& text) {
+std::string replace_atomically(const std::string& path, const struct stat* old, const TextProducer& produce) {
     if (name_of(path).empty()) return "ends with '/', so it names a directory, not a file";
     std::string tmp;
     int raw = -1;
@@ -184,7 +195,7 @@ std::string replace_atomically(const std::string& path, const struct stat* old, 
             (void)!::fchown(fd.get(), old->st_uid, old->st_gid);
         if (::fchmod(fd.get(), old->st_mode & 07777) != 0) return fail("cannot keep the file's permissions: ", errno);
     }
-    if (const int err = write_all(fd.get(), text)) return fail("cannot write: ", err);
+    if (const int err = write_pieces(fd.get(), produce, write_all)) return fail("cannot write: ", err);
     if (::fsync(fd.get()) != 0) return fail("cannot write: ", errno);
     if (fd.close() != 0) return fail("cannot write: ", errno);
     if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot replace the file: ", errno);
@@ -275,6 +286,10 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 Problems write_file_atomic(const std::string& path, const std::string& text) {
+    return write_file_atomic(path, [&text](const TextSink& sink) { sink(text); });
+}
+
+Problems write_file_atomic(const std::string& path, const TextProducer& text) {
     if (path.empty()) return {{path, "no file name given"}};
     const Resolved target = follow_links(path);
     if (!target.error.empty()) return {{path, target.error}};

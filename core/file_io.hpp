@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "problem.hpp"
 
@@ -31,6 +33,14 @@ Result<std::string> read_file(const std::string& path);
 //  - A file without write permission (or, even for root, without any write bit) is refused as
 //    read-only and left alone.
 Problems write_file_atomic(const std::string& path, const std::string& text);
+
+// A file's text in pieces, so a large file (a trace) is never held whole: the producer calls the
+// sink with each piece in order; the sink returns false once writing failed, and the producer may
+// then stop early.
+using TextSink = std::function<bool(std::string_view piece)>;
+using TextProducer = std::function<void(const TextSink& sink)>;
+// write_file_atomic with the text produced piece by piece (same rules as above).
+Problems write_file_atomic(const std::string& path, const TextProducer& produce);
 
 // The parts of write_file_atomic that keep a planted file or symlink from redirecting the write,
 // exposed so the tests can check them directly.

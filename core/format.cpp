@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 namespace attnviz::core {
 
@@ -37,6 +38,19 @@ std::string format_compact(double value, int digits) {
     }
     while (k + 1 < s.size() && s[k] == '0') s.erase(k, 1);
     return s;
+}
+
+std::string format_bytes(long long bytes) {
+    static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (std::abs(value) >= 1024 && unit + 1 < static_cast<int>(std::size(units))) {
+        value /= 1024;
+        ++unit;
+    }
+    // 1000 to 1023 of a unit would print as "1.02e+03" with 3 digits: whole numbers there.
+    const std::string number = std::abs(value) >= 999.5 ? std::to_string(std::llround(value)) : format_number(value, 3);
+    return number + " " + units[unit];
 }
 
 }  // namespace attnviz::core

@@ -18,4 +18,8 @@ std::string format_shape(long long rows, long long cols);
 // As format_number, but shorter for small cells: exponents without padding ("1.2e-5", not "1.2e-05").
 std::string format_compact(double value, int digits = 3);
 
+// A number of bytes for people, in powers of 1024 with 3 significant digits: "512 bytes",
+// "3.28 GiB", "8 GiB".
+std::string format_bytes(long long bytes);
+
 }  // namespace attnviz::core

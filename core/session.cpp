@@ -48,7 +48,7 @@ Session resized(const Session& s, const Config& config) {
 // at most the values of the shape it asks for (a longer row, or a row too many, is counted but
 // not stored, and reported as the matrix's shape); a matrix read before the config keeps its
 // rows compactly and is checked at the end. The numbers kept are bounded by
-// Limits::max_total_numbers, the problems by ProblemList's cap. The problems come out in the
+// Limits::max_input_numbers, the problems by ProblemList's cap. The problems come out in the
 // order of the fields in the format: format and version, config, tokens, X, heads, W_O.
 
 namespace {
@@ -282,9 +282,9 @@ private:
         if (m.want_cols >= 0 && c >= m.want_cols) return drop(m);  // longer than the config says
         if (c >= widest) return drop(m);         // longer than any config allows (before the config is read)
         if (m.cols >= 0 && c >= m.cols) return;  // a ragged row: reported at its end
-        if (stored_ >= Limits::max_total_numbers) {
+        if (stored_ >= Limits::max_input_numbers) {
             if (!over_budget_)
-                structure_.add(m.path, "the matrices hold more than " + std::to_string(Limits::max_total_numbers) +
+                structure_.add(m.path, "the matrices hold more than " + std::to_string(Limits::max_input_numbers) +
                                            " numbers, the limit for a session; the rest are not read");
             over_budget_ = true;
             return drop(m);
@@ -581,9 +581,19 @@ Result<Session> parse_session(std::string_view text) { return SessionReader(text
 namespace {
 
 // Appends JSON text. Matrices are written one row per line; numbers in their shortest exact form.
+// With a sink, the text is handed on about every megabyte instead of growing whole.
 class Writer {
 public:
     std::string out;
+    const TextSink* sink = nullptr;
+    bool failed = false;  // the sink refused a piece: the rest is not produced
+
+    // Hands the text so far to the sink once it is large enough (at the end: whatever is left).
+    void flush(bool all = false) {
+        if (!sink || (!all && out.size() < (std::size_t{1} << 20))) return;
+        if (!failed && !out.empty()) failed = !(*sink)(out);
+        out.clear();
+    }
 
     void number(double v) {
         if (std::isfinite(v))
@@ -602,6 +612,8 @@ public:
                 number(m(r, c));
             }
             out += "]";
+            flush();
+            if (failed) return;
         }
         out += m.rows() ? "\n" + indent + "]" : "]";
     }
@@ -667,7 +679,17 @@ std::string write_session(const Session& s) {
 }
 
 std::string write_trace(const Trace& t) {
+    std::string text;
+    write_trace(t, [&text](std::string_view piece) {
+        text += piece;
+        return true;
+    });
+    return text;
+}
+
+void write_trace(const Trace& t, const TextSink& sink) {
     Writer w;
+    w.sink = &sink;
     w.header(trace_format, trace_version, t.config);
     w.key("  ", "scale_divisor");
     w.number(t.scale);
@@ -704,7 +726,7 @@ std::string write_trace(const Trace& t) {
         w.matrix(*info(id).computed(t, 0), "  ");
     }
     w.out += "\n}\n";
-    return w.out;
+    w.flush(true);
 }
 
 }  // namespace attnviz::core

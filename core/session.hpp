@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "file_io.hpp"
 #include "forward.hpp"
 #include "params.hpp"
 #include "problem.hpp"
@@ -46,5 +47,8 @@ std::string write_session(const Session& session);
 // The trace as JSON ("attnviz-trace" version 1): every intermediate of every head, concat and output;
 // numbers in their shortest exact form (at most 17 significant digits), null for a masked score.
 std::string write_trace(const Trace& trace);
+// The same text handed to `sink` piece by piece (about a megabyte each), so a large trace is
+// written without being held whole; stops early once the sink returns false.
+void write_trace(const Trace& trace, const TextSink& sink);
 
 }  // namespace attnviz::core

@@ -522,6 +522,36 @@ TEST_F(Cli, OutOfMemoryInTheForwardPassIsAnErrorNotAnAbort) {
     EXPECT_TRUE(r.out.empty());
 }
 
+TEST_F(Cli, ComputeWritesATraceLargerThanItsMemoryLimitInPieces) {
+    if (ATTNVIZ_ASAN) GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
+    // The trace holds 2 heads × 3·2048² doubles (192 MiB); its JSON is over 300 MB. Under an
+    // address-space limit of about twice the trace, compute must still write all of it.
+    json d = worked_json();
+    d["config"] = {{"n", 2048},      {"d_model", 1},      {"heads", 2},
+                   {"d_k", 1},       {"d_v", 1},          {"output_projection", false},
+                   {"mask", "none"}, {"scale", "sqrt_dk"}};
+    d.erase("W_O");
+    d.erase("tokens");
+    d["X"] = json::array();
+    for (int i = 0; i < 2048; ++i) d["X"].push_back({0.5 + 0.1 * (i % 7)});
+    const json w = json::parse("[[1]]");
+    d["heads"] =
+        json::array({{{"W_Q", w}, {"W_K", w}, {"W_V", w}}, {{"W_Q", json::parse("[[0.3]]")}, {"W_K", w}, {"W_V", w}}});
+    const fs::path p = work / "long.json";
+    spit(p, d.dump());
+    const fs::path out = work / "trace.json";
+    const Outcome r = run_argv({"/bin/sh", "-c", "ulimit -v 400000 && exec \"$0\" compute \"$1\" -o \"$2\"",
+                                ATTNVIZ_BIN, p.string(), out.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_GT(fs::file_size(out), 300u << 20);
+    // The last bytes close the document: the output ends with the last row of `output`.
+    std::ifstream in(out, std::ios::binary);
+    in.seekg(-64, std::ios::end);
+    std::string tail(64, '\0');
+    in.read(tail.data(), 64);
+    EXPECT_NE(tail.find("]\n  ]\n}\n"), std::string::npos) << tail;
+}
+
 TEST_F(Cli, TrailingNulIsRefused) {
     const fs::path worked = worked_file();
     const fs::path p = work / "nul.json";
@@ -572,6 +602,27 @@ TEST_F(Cli, BenchRefusesBadDimensions) {
     const Outcome z = run({"bench", "--n", "0"});
     EXPECT_EQ(z.code, 2) << describe(z);
     EXPECT_TRUE(contains(z.err, "config.n")) << describe(z);
+}
+
+TEST_F(Cli, ComputeOverTheMemoryBudgetSaysHowMuchItNeeds) {
+    const fs::path p = work / "random.json";
+    ASSERT_EQ(run({"example", "random", "-n", "512", "--d-model", "64", "--heads", "4", "-o", p.string()}).code, 0);
+    // 4 heads × 3·512² numbers and a little more: about 25 MiB; refused under 10 MiB, computed under 100M.
+    const Outcome r = run({"compute", p.string(), "--memory-budget", "10M", "-o", (work / "t.json").string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: config: these dimensions need 25.")) << describe(r);
+    EXPECT_TRUE(contains(r.err, "over the memory budget of 10 MiB")) << describe(r);
+    EXPECT_FALSE(fs::exists(work / "t.json"));
+    const Outcome ok = run({"compute", p.string(), "--memory-budget", "100M", "-o", (work / "t.json").string()});
+    EXPECT_EQ(ok.code, 0) << describe(ok);
+    EXPECT_TRUE(fs::exists(work / "t.json"));
+    // A budget that is not a size is a usage error naming the flag.
+    const Outcome bad = run({"compute", p.string(), "--memory-budget", "lots"});
+    EXPECT_EQ(bad.code, 2) << describe(bad);
+    EXPECT_TRUE(contains(bad.err, "error: --memory-budget: 'lots' is not a size")) << describe(bad);
+    const Outcome bench = run({"bench", "--n", "512", "--d-model", "64", "--heads", "4", "--memory-budget", "1M"});
+    EXPECT_EQ(bench.code, 2) << describe(bench);
+    EXPECT_TRUE(contains(bench.err, "over the memory budget of 1 MiB")) << describe(bench);
 }
 
 TEST_F(Cli, Help) {

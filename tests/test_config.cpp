@@ -1,4 +1,4 @@
-// Tests of core/config.hpp: Scale, total_numbers, validate(Config), shape_note, to_string.
+// Tests of core/config.hpp: Scale, total_numbers, validate(Config), the memory budget, shape_note, to_string.
 #include "core/config.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/format.hpp"
 #include "test_support.hpp"
 
 namespace attnviz::core {
@@ -148,17 +149,61 @@ TEST(Config, DivisorMustBeFiniteAndNotTooSmall) {
     EXPECT_TRUE(validate(c).empty());
 }
 
-TEST(Config, TotalOverLimitIsReported) {
-    // 3·n²·h alone is 3·8192²·2 = 6·2^26 > 2^27.
-    const Config c = make_config(8192, 2, 2, 1, 1);
+TEST(Config, InputsOverTheirLimitAreReported) {
+    // The inputs alone: W_Q, W_K, W_V of 256 heads at 8192×8192 are far over 2^27 numbers.
+    const Config c = make_config(2, 8192, 256, 8192, 8192);
     const Problems p = validate(c);
     ASSERT_EQ(p.size(), 1u) << all_text(p);
     EXPECT_EQ(p[0].path, "config");
-    EXPECT_NE(p[0].message.find(std::to_string(Limits::max_total_numbers)), std::string::npos) << p[0].message;
+    EXPECT_NE(p[0].message.find(std::to_string(input_numbers(c))), std::string::npos) << p[0].message;
+    EXPECT_NE(p[0].message.find(std::to_string(Limits::max_input_numbers)), std::string::npos) << p[0].message;
+    // A long sequence with small weights is valid: its size is the memory budget's business.
+    EXPECT_TRUE(validate(make_config(8192, 64, 2, 32, 32)).empty());
+}
 
-    // n = 1024, d_model = 64, h = 8, d_k = d_v = 8 is well below 2^27.
-    const Config small = make_config(1024, 64, 8, 8, 8);
-    EXPECT_TRUE(validate(small).empty());
+TEST(Config, InputNumbersByHand) {
+    Config c;  // seed 001: X 8 + W_Q, W_K, W_V 2·24 + W_O 16
+    EXPECT_EQ(input_numbers(c), 72);
+    c.output_projection = false;
+    EXPECT_EQ(input_numbers(c), 56);
+}
+
+TEST(Config, MemoryBudgetRefusesWithTheSizeNeeded) {
+    // n = 4096, d_model = 512, h = 8 (d_k = d_v = 64) needs about 3.3 GB: within the default budget.
+    const Config long_input = make_config(4096, 512, 8, 64, 64);
+    EXPECT_EQ(bytes_needed(long_input), total_numbers(long_input) * 8);
+    EXPECT_GT(bytes_needed(long_input), std::int64_t{3} << 30);
+    EXPECT_FALSE(memory_problem(long_input, default_memory_budget).has_value());
+    // Under a 1 GiB budget it is refused, and the message gives both figures.
+    const std::optional<Problem> p = memory_problem(long_input, std::int64_t{1} << 30);
+    ASSERT_TRUE(p.has_value());
+    EXPECT_EQ(p->path, "config");
+    EXPECT_NE(p->message.find(format_bytes(bytes_needed(long_input))), std::string::npos) << p->message;
+    EXPECT_NE(p->message.find("1 GiB"), std::string::npos) << p->message;
+    EXPECT_NE(p->message.find("--memory-budget"), std::string::npos) << p->message;
+    // The budget is inclusive.
+    EXPECT_FALSE(memory_problem(long_input, bytes_needed(long_input)).has_value());
+    EXPECT_TRUE(memory_problem(long_input, bytes_needed(long_input) - 1).has_value());
+    // The largest dimensions are over any default.
+    EXPECT_TRUE(memory_problem(make_config(8192, 64, 256, 32, 32), default_memory_budget).has_value());
+}
+
+TEST(Config, ByteSizes) {
+    EXPECT_EQ(*parse_byte_size("1073741824").value, std::int64_t{1} << 30);
+    EXPECT_EQ(*parse_byte_size("8G").value, std::int64_t{8} << 30);
+    EXPECT_EQ(*parse_byte_size("8g").value, std::int64_t{8} << 30);
+    EXPECT_EQ(*parse_byte_size("1.5GiB").value, std::int64_t{3} << 29);
+    EXPECT_EQ(*parse_byte_size("500MB").value, std::int64_t{500} << 20);
+    EXPECT_EQ(*parse_byte_size("2T").value, std::int64_t{2} << 40);
+    EXPECT_EQ(*parse_byte_size("64k").value, std::int64_t{64} << 10);
+    for (const char* bad : {"", "G", "-1G", "8X", "8 G", "1.2.3M", "0", "nanG", "1e3M", "99999999999T"})
+        EXPECT_FALSE(parse_byte_size(bad)) << bad;
+
+    EXPECT_EQ(format_bytes(512), "512 bytes");
+    EXPECT_EQ(format_bytes(std::int64_t{8} << 30), "8 GiB");
+    EXPECT_EQ(format_bytes(std::int64_t{3} << 29), "1.5 GiB");
+    EXPECT_EQ(format_bytes(1023 * 1024), "1023 KiB");
+    EXPECT_EQ(format_bytes(3522000000LL), "3.28 GiB");
 }
 
 TEST(Config, ShapeNote) {

@@ -125,6 +125,53 @@ TEST_F(FileIo, LargeFile) {
     EXPECT_EQ(*r.value, text);
 }
 
+TEST_F(FileIo, ProducedPiecesAreWrittenInOrder) {
+    const fs::path p = dir / "pieces.txt";
+    write_plain(p, "old");
+    int pieces = 0;
+    const Problems problems = write_file_atomic(p.string(), [&](const TextSink& sink) {
+        for (int k = 0; k < 1000; ++k) {
+            ASSERT_TRUE(sink(std::to_string(k) + ","));
+            ++pieces;
+        }
+    });
+    EXPECT_TRUE(problems.empty());
+    EXPECT_EQ(pieces, 1000);
+    std::string expected;
+    for (int k = 0; k < 1000; ++k) expected += std::to_string(k) + ",";
+    EXPECT_EQ(slurp(p), expected);
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"pieces.txt"}));
+}
+
+TEST_F(FileIo, AFailedPieceStopsTheProducerAndKeepsTheOldFile) {
+    const fs::path p = dir / "pieces.txt";
+    write_plain(p, "old content");
+    rlimit old_limit{};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    struct sigaction ignore {
+    }, old_action{};
+    ignore.sa_handler = SIG_IGN;
+    ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &old_action), 0);
+    rlimit small = old_limit;
+    small.rlim_cur = 1000;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    int accepted = 0, offered = 0;
+    const Problems problems = write_file_atomic(p.string(), [&](const TextSink& sink) {
+        for (int k = 0; k < 100; ++k) {
+            ++offered;
+            if (!sink(std::string(300, 'x'))) return;  // the producer stops at the first refusal
+            ++accepted;
+        }
+    });
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    ::sigaction(SIGXFSZ, &old_action, nullptr);
+    EXPECT_TRUE(one_problem(problems, p.string(), "cannot write: File too large"));
+    EXPECT_EQ(accepted, 3);  // 900 bytes fit, the fourth piece does not
+    EXPECT_EQ(offered, 4);
+    EXPECT_EQ(slurp(p), "old content");
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"pieces.txt"}));
+}
+
 TEST_F(FileIo, MissingDirectoryFailsCleanly) {
     const fs::path p = dir / "no_such_dir" / "a.json";
     const Problems problems = write_file_atomic(p.string(), "text");

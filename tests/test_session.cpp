@@ -317,10 +317,11 @@ TEST(ParseSession, BadConfigValues) {
     }
 }
 
-TEST(ParseSession, TotalOverLimitIsReported) {
+TEST(ParseSession, InputsOverTheirLimitAreReported) {
     json doc = worked_json();
-    doc["config"]["n"] = 8192;
+    doc["config"]["d_model"] = 8192;
     doc["config"]["heads"] = 256;
+    doc["config"]["d_k"] = 8192;
     const Result<Session> r = parse_no_throw(doc.dump());
     EXPECT_FALSE(r);
     ASSERT_FALSE(r.problems.empty());
@@ -888,6 +889,32 @@ Matrix matrix_from_json(const json& rows, bool allow_null) {
         }
     }
     return m;
+}
+
+TEST(WriteTrace, InPiecesIsTheSameTextWithoutHoldingItWhole) {
+    const Session s = random_session({300, 16, 2, 8, 8, true, Mask::causal, {}}, 5);
+    const Trace t = forward<double>(s.config, s.params);
+    const std::string whole = write_trace(t);
+    std::string joined;
+    std::size_t pieces = 0, largest = 0;
+    write_trace(t, [&](std::string_view piece) {
+        joined += piece;
+        ++pieces;
+        largest = std::max(largest, piece.size());
+        return true;
+    });
+    EXPECT_EQ(joined, whole);
+    EXPECT_GT(whole.size(), std::size_t{3} << 20);  // a few megabytes of JSON …
+    EXPECT_GE(pieces, 3u);                          // … handed on in pieces of about one
+    EXPECT_LT(largest, std::size_t{3} << 19);
+
+    // A sink that refuses stops the writer: it is not called again.
+    std::size_t calls = 0;
+    write_trace(t, [&](std::string_view) {
+        ++calls;
+        return false;
+    });
+    EXPECT_EQ(calls, 1u);
 }
 
 void check_trace_json(const Session& s) {

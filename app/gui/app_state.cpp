@@ -53,7 +53,7 @@ bool AppState::set_cell(const CellRef& cell, double value) {
     }
     if ((*m)(cell.row, cell.col) == value) return true;
     const std::string name = core::label(cell, core::Notation::ascii);
-    remember("edit of " + name, "cell " + name);  // copies the session; m stays valid
+    remember(CellChange{cell, (*m)(cell.row, cell.col)}, "edit of " + name, "cell " + name);
     (*m)(cell.row, cell.col) = value;
     mark_dirty();
     return true;
@@ -76,7 +76,7 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
             set_message(label(ref) + ": " + *problem + "; nothing was changed.", true);
             return false;
         }
-    remember("change of " + core::label(ref, core::Notation::ascii));
+    remember(MatrixChange{ref, *m}, "change of " + core::label(ref, core::Notation::ascii));
     *m = values;
     mark_dirty();
     return true;
@@ -91,7 +91,8 @@ bool AppState::set_config(const core::Config& config) {
         set_message(text, true);
         return false;
     }
-    remember("change of the dimensions");
+    if (refuse_over_budget(config, "Not applied")) return false;
+    remember(SessionChange{session_}, "change of the dimensions");
     session_ = core::resized(session_, config);
     if (const auto note = core::shape_note(config))
         set_message(*note, false);
@@ -104,13 +105,16 @@ bool AppState::set_config(const core::Config& config) {
 bool AppState::set_token(int row, const std::string& text) {
     if (row < 0 || row >= static_cast<int>(session_.tokens.size())) return false;
     if (session_.tokens[row] == text) return true;
-    remember("edit of token " + std::to_string(row + 1), "token " + std::to_string(row));
+    remember(TokenChange{row, session_.tokens[row]}, "edit of token " + std::to_string(row + 1),
+             "token " + std::to_string(row));
     session_.tokens[row] = text;
+    mark_dirty();  // the views label their rows and columns from the shown snapshot's session
     return true;
 }
 
 void AppState::set_session(core::Session session, const std::string& description) {
-    remember(description.empty() ? "new session" : description);
+    if (refuse_over_budget(session.config, "Not applied")) return;
+    remember(SessionChange{session_}, description.empty() ? "new session" : description);
     session_ = std::move(session);
     set_message(description, false);
     session_reshaped();
@@ -132,18 +136,19 @@ bool AppState::open_file(const std::string& path) {
         problems = text.problems;
         if (text) {
             core::Result<core::Session> parsed = core::parse_session(*text.value);
+            if (parsed && refuse_over_budget(parsed.value->config,
+                                             "Could not open " + path + " (your current session is unchanged)"))
+                return false;
             if (parsed) {
                 const bool was_modified = modified_;
-                remember("Opened " + path);  // may throw, before anything changed
+                remember(SessionChange{session_}, "Opened " + path);  // may throw, before anything changed
                 session_ = std::move(*parsed.value);
                 try {
                     set_message("Opened " + path, false);
                     session_reshaped();
                 } catch (const std::bad_alloc&) {
-                    session_ = std::move(undo_.back().session);  // the snapshot remember() just took
-                    undo_.pop_back();
+                    take_back();  // the session remember() just kept
                     modified_ = was_modified;
-                    session_reshaped();
                     throw;
                 }
                 file_path_ = path;
@@ -194,35 +199,103 @@ bool AppState::select_checked(const CellRef& cell) {
 }
 
 namespace {
-// How many numbers a session's inputs hold: what one undo step costs.
-std::int64_t input_numbers(const core::Session& s) {
+// The bytes of a session's inputs and labels.
+std::int64_t session_bytes(const core::Session& s) {
     std::int64_t n = s.params.X.size() + s.params.W_O.size();
     for (const core::HeadParams& h : s.params.heads) n += h.W_Q.size() + h.W_K.size() + h.W_V.size();
-    return n;
+    std::int64_t text = 0;
+    for (const std::string& t : s.tokens) text += static_cast<std::int64_t>(t.size());
+    return n * static_cast<std::int64_t>(sizeof(double)) + text;
 }
 }  // namespace
 
-void AppState::remember(std::string what, const std::string& merge) {
+std::int64_t AppState::UndoStep::bytes() const {
+    struct Size {
+        std::int64_t operator()(const CellChange&) const { return 0; }
+        std::int64_t operator()(const MatrixChange& c) const {
+            return c.values.size() * static_cast<std::int64_t>(sizeof(double));
+        }
+        std::int64_t operator()(const TokenChange& c) const { return static_cast<std::int64_t>(c.label.size()); }
+        std::int64_t operator()(const SessionChange& c) const { return session_bytes(c.session); }
+    };
+    return static_cast<std::int64_t>(sizeof(UndoStep) + what.size()) + std::visit(Size{}, change);
+}
+
+std::int64_t AppState::undo_bytes() const {
+    std::int64_t bytes = 0;
+    for (const auto* steps : {&undo_, &redo_})
+        for (const UndoStep& step : *steps) bytes += step.bytes();
+    return bytes;
+}
+
+void AppState::remember(Change change, std::string what, const std::string& merge) {
     modified_ = true;
     redo_.clear();
     if (!merge.empty() && merge == last_merge_ && !undo_.empty()) return;  // the same edit goes on
     last_merge_ = merge;
-    undo_.push_back({session_, std::move(what)});
-    std::int64_t numbers = 0;
-    for (const UndoStep& step : undo_) numbers += input_numbers(step.session);
-    while (undo_.size() > max_undo_steps || (undo_.size() > 1 && numbers > max_undo_numbers)) {
-        numbers -= input_numbers(undo_.front().session);
+    undo_.push_back({std::move(change), std::move(what)});
+    std::int64_t bytes = 0;
+    for (const UndoStep& step : undo_) bytes += step.bytes();
+    while (undo_.size() > max_undo_steps || (undo_.size() > 1 && bytes > max_undo_bytes)) {
+        bytes -= undo_.front().bytes();
         undo_.erase(undo_.begin());
     }
 }
 
+// Every step was taken on the session as it is when the step comes back (undo and redo are
+// last-in, first-out), so a cell or matrix step always finds its matrix in the same shape.
+bool AppState::swap_in(Change& change) {
+    struct Swap {
+        AppState& s;
+        bool operator()(CellChange& c) const {
+            std::swap((*s.mutable_matrix(c.cell.matrix))(c.cell.row, c.cell.col), c.value);
+            return false;
+        }
+        bool operator()(MatrixChange& c) const {
+            s.mutable_matrix(c.ref)->swap(c.values);
+            return false;
+        }
+        bool operator()(TokenChange& c) const {
+            std::swap(s.session_.tokens[static_cast<size_t>(c.row)], c.label);
+            return false;
+        }
+        bool operator()(SessionChange& c) const {
+            std::swap(s.session_, c.session);
+            return true;
+        }
+    };
+    return std::visit(Swap{*this}, change);
+}
+
 void AppState::restore(std::vector<UndoStep>& from, std::vector<UndoStep>& to) {
-    to.push_back({std::move(session_), from.back().what});
-    session_ = std::move(from.back().session);
+    UndoStep step = std::move(from.back());
     from.pop_back();
+    const bool reshaped = swap_in(step.change);
+    to.push_back(std::move(step));
     last_merge_.clear();  // the next edit starts a new step
     modified_ = true;
-    session_reshaped();
+    if (reshaped)
+        session_reshaped();
+    else
+        mark_dirty();
+}
+
+void AppState::take_back() {
+    if (undo_.empty()) return;
+    const bool reshaped = swap_in(undo_.back().change);
+    undo_.pop_back();
+    last_merge_.clear();
+    if (reshaped)
+        session_reshaped();
+    else
+        mark_dirty();
+}
+
+bool AppState::refuse_over_budget(const core::Config& config, const std::string& what) {
+    const std::optional<core::Problem> problem = core::memory_problem(config, memory_budget_);
+    if (!problem) return false;
+    set_message(what + ": " + problem->message, true);
+    return true;
 }
 
 bool AppState::undo() {
@@ -309,12 +382,7 @@ void AppState::adopt(std::shared_ptr<Snapshot> snapshot) {
         // Not enough memory for this session's trace: the change that asked for it is taken back
         // (the session before it had a trace), and nothing of the user's work is lost.
         if (!shown_ && undo_.empty()) throw std::bad_alloc();
-        if (!undo_.empty()) {
-            session_ = std::move(undo_.back().session);
-            undo_.pop_back();
-            last_merge_.clear();
-            mark_dirty();
-        }
+        take_back();
         set_message("Not enough memory for that trace; the change was taken back.", true);
         return;
     }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/explain.hpp"
@@ -62,16 +63,26 @@ public:
     void randomize(std::uint64_t seed);  // every value of the session, same dimensions
 
     // Undo and redo of every change to the session (cells, matrices, dimensions, tokens, presets,
-    // opened files). Consecutive edits of one cell (a drag) undo as one step.
+    // opened files). Consecutive edits of one cell (a drag) undo as one step. A step keeps only
+    // what its change replaced: one number for a cell, one matrix for a matrix, the whole session
+    // for a change of dimensions, a preset or an opened file.
     bool undo();
     bool redo();
     bool can_undo() const { return !undo_.empty(); }
     bool can_redo() const { return !redo_.empty(); }
     const std::string& undo_label() const;  // what undo() would take back, e.g. "edit of X[0][1]"
     const std::string& redo_label() const;
-    // At most this many steps are kept; older ones are dropped first (also to bound memory).
-    static constexpr size_t max_undo_steps = 100;
-    static constexpr std::int64_t max_undo_numbers = std::int64_t{1} << 25;  // 256 MiB of doubles
+    // At most this many steps and this many bytes are kept; older steps are dropped first (the
+    // newest step is always kept).
+    static constexpr size_t max_undo_steps = 1000;
+    static constexpr std::int64_t max_undo_bytes = std::int64_t{256} << 20;  // 256 MiB
+    // The bytes the kept undo and redo steps hold.
+    std::int64_t undo_bytes() const;
+
+    // Configurations whose inputs and trace need more than this many bytes are refused with the
+    // figure (core::memory_problem); core::default_memory_budget unless set.
+    void set_memory_budget(std::int64_t bytes) { memory_budget_ = bytes; }
+    std::int64_t memory_budget() const { return memory_budget_; }
 
     // Asks for the trace of the editable session when it changed (computed at once when small, on
     // the worker otherwise) and shows the newest finished snapshot. Returns whether a new one is shown.
@@ -124,14 +135,39 @@ public:
     void set_notation(core::Notation n) { notation_ = n; }
 
 private:
-    struct UndoStep {
-        core::Session session;
-        std::string what;
+    // What a change replaced, enough to put it back: undo and redo swap it with the session's
+    // current state, so the same step then holds what the other direction needs.
+    struct CellChange {
+        CellRef cell;
+        double value = 0;
     };
-    // Call before a change: keeps the current session for undo(). `merge` names an edit that
+    struct MatrixChange {
+        MatrixRef ref;
+        core::Matrix values;
+    };
+    struct TokenChange {
+        int row = 0;
+        std::string label;
+    };
+    struct SessionChange {
+        core::Session session;
+    };
+    using Change = std::variant<CellChange, MatrixChange, TokenChange, SessionChange>;
+    struct UndoStep {
+        Change change;
+        std::string what;
+        std::int64_t bytes() const;
+    };
+    // Call before a change: keeps what it replaces for undo(). `merge` names an edit that
     // continues the previous one (the same cell again), which then needs no new step.
-    void remember(std::string what, const std::string& merge = "");
+    void remember(Change change, std::string what, const std::string& merge = "");
+    // Swaps the step's state with the session's; returns whether the session was reshaped.
+    bool swap_in(Change& change);
     void restore(std::vector<UndoStep>& from, std::vector<UndoStep>& to);
+    // Takes the newest undo step back without keeping it for redo (a change that could not be made).
+    void take_back();
+    // The budget's refusal of a config, as a message; false when it fits.
+    bool refuse_over_budget(const core::Config& config, const std::string& what);
     // Shows a finished snapshot (when it is newer than the shown one).
     void adopt(std::shared_ptr<Snapshot> snapshot);
     core::Matrix* mutable_matrix(MatrixRef ref);
@@ -150,6 +186,7 @@ private:
     std::uint64_t awaited_ = 0;    // the generation asked of the worker and not shown yet (0: none)
     std::uint64_t requested_ = 0;  // the generation of the newest request
     double sync_limit_flops_ = 5e7;
+    std::int64_t memory_budget_ = core::default_memory_budget;
     CellRef selection_;
     bool has_selection_ = false;
     core::Explanation selected_explanation_;

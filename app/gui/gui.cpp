@@ -166,6 +166,7 @@ void wake_on_input(GLFWwindow* window) {
 
 AppState initial_state(const GuiOptions& o) {
     AppState state(core::worked_example());
+    state.set_memory_budget(o.memory_budget);
     state.set_message("Seed 001's worked example. Edit any number, or load a preset.", false);
     if (!o.session_path.empty()) state.open_file(o.session_path);
     // --select and --teach refer to the session opened here: its trace is shown before they apply,

@@ -1,7 +1,10 @@
 // The explorer window: started by main when no command is given.
 #pragma once
 
+#include <cstdint>
 #include <string>
+
+#include "core/config.hpp"
 
 namespace attnviz::app {
 
@@ -16,6 +19,7 @@ struct GuiOptions {
     int bench_frames = 0;         // > 0: draw this many frames with every panel open, print their times as JSON
     int bench_edits = 0;          // > 0: edit X[0][0] once a frame this many times, print the frame times as JSON
     std::string report_path;      // with --frames/--screenshot: where each window was, which numbers were drawn
+    std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.
