@@ -93,7 +93,8 @@ void save_layout(const std::string& path) {
     if (!problems.empty()) std::cerr << "warning: the layout was not saved: " << problems.front().str() << "\n";
 }
 
-// The draw report as JSON: the display size, each window's rectangle, each printed number.
+// The draw report as JSON: the display size, each window's rectangle, each printed number, each
+// editor field.
 bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) {
     nlohmann::json doc;
     doc["display"] = {display.x, display.y};
@@ -106,6 +107,8 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
                                   {"text", n.text},
                                   {"min", {n.min.x, n.min.y}},
                                   {"max", {n.max.x, n.max.y}}});
+    for (const DrawReport::Field& f : r.fields)
+        doc["fields"].push_back({{"cell", f.cell}, {"min", {f.min.x, f.min.y}}, {"max", {f.max.x, f.max.y}}});
     const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");
     if (!problems.empty()) std::cerr << "error: " << problems.front().str() << "\n";
     return problems.empty();

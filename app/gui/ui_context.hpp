@@ -29,11 +29,17 @@ struct DrawReport {
         std::string text;  // as printed
         ImVec2 min, max;   // the cell on screen
     };
+    struct Field {         // an editor's input field
+        std::string cell;  // e.g. "X[0][1]"
+        ImVec2 min, max;
+    };
     std::vector<Window> windows;
     std::vector<Number> numbers;
+    std::vector<Field> fields;
     void clear() {
         windows.clear();
         numbers.clear();
+        fields.clear();
     }
 };
 

@@ -72,6 +72,47 @@ TEST_F(Headless, AnEditShowsInTheTraceOfTheSameFrame) {
     EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 0), 6.0);  // 5 + X[0][2] = 5 + 1
 }
 
+TEST_F(Headless, ATypedValueIsAppliedOnEnterNotAtEachKeystroke) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    frames(state, panels, 2);
+    const app::DrawReport::Field* field = nullptr;
+    for (const auto& f : report.fields)
+        if (f.cell == "X[0][1]") field = &f;
+    ASSERT_NE(field, nullptr) << "the X editor shows X[0][1]";
+    const ImVec2 at{(field->min.x + field->max.x) / 2, (field->min.y + field->max.y) / 2};
+    imgui_.ui.report = nullptr;
+
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyMap[ImGuiKey_Enter] = 1;
+    // Ctrl+click turns the field into a text field with its text selected; then "0.25" is typed.
+    io.MousePos = at;
+    frames(state, panels, 1);
+    io.KeyCtrl = true;
+    io.MouseDown[0] = true;
+    frames(state, panels, 1);
+    io.MouseDown[0] = false;
+    io.KeyCtrl = false;
+    frames(state, panels, 1);
+    for (const char* ch : {"0", ".", "2", "5"}) {
+        io.AddInputCharactersUTF8(ch);
+        frames(state, panels, 1);
+        EXPECT_DOUBLE_EQ(state.session().params.X(0, 1), 0.0) << "after typing " << ch;  // nothing applied yet
+        EXPECT_FALSE(state.can_undo());
+    }
+    io.KeysDown[1] = true;  // Enter
+    frames(state, panels, 1);
+    io.KeysDown[1] = false;
+    frames(state, panels, 2);
+    EXPECT_DOUBLE_EQ(state.session().params.X(0, 1), 0.25);
+    EXPECT_DOUBLE_EQ(state.trace().heads[0].Q(0, 1), 0.25);  // X[0][1]·W_Q⁽¹⁾[1][1] with the rest 0
+    EXPECT_EQ(state.undo_label(), "edit of X[0][1]");
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.session(), core::worked_example());  // one step for the whole typed value
+}
+
 TEST_F(Headless, DimensionsPanelResizeKeepsTheOverlap) {
     AppState state(core::worked_example());
     app::Panels panels;

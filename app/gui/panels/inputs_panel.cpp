@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
 #include "core/csv.hpp"
@@ -98,14 +99,24 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
             for (int c = c0; c < c1; ++c) {
                 ImGui::SetCursorPos({label_w + c * col_w, y});
                 ImGui::PushID(c);
-                double v = (*m)(r, c);
+                const CellRef cell{ref, r, c};
+                const bool typing_here = panel.typed && panel.typed->cell == cell;
+                double v = typing_here ? panel.typed->value : (*m)(r, c);
                 const bool mark = state.is_operand(ref, r, c);
                 if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, ui.color(Color::operand_field));
                 ImGui::SetNextItemWidth(cell_w);
+                const ImGuiID field = ImGui::GetID("##v");
                 if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g",
-                                      ImGuiSliderFlags_NoRoundToFormat))
-                    state.set_cell({ref, r, c}, v);
+                                      ImGuiSliderFlags_NoRoundToFormat)) {
+                    if (ImGui::TempInputIsActive(field))
+                        panel.typed = InputsPanel::Typed{cell, v, field};  // applied on Enter or focus loss
+                    else
+                        state.set_cell(cell, v);  // a drag: at once, each frame's latest value
+                }
                 if (mark) ImGui::PopStyleColor();
+                if (ui.report)
+                    ui.report->fields.push_back(
+                        {core::label(cell, core::Notation::ascii), ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
                 if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
                     ImGui::SetTooltip("%s[%d][%d] = %.17g\nDrag to change; double-click or Ctrl+click to type.",
                                       state.label(ref).c_str(), r, c, v);
@@ -121,7 +132,14 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
     ImGui::PopID();
 }
 
+void apply_typed_value(AppState& state, InputsPanel& panel) {
+    if (!panel.typed || ImGui::GetActiveID() == panel.typed->field) return;  // still being typed
+    state.set_cell(panel.typed->cell, panel.typed->value);
+    panel.typed.reset();
+}
+
 void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
+    apply_typed_value(state, panel);
     if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
     if (ImGui::BeginTabItem("X")) {
         ImGui::TextDisabled("%s", state.column_vectors() ? "X is edited in row form; the views draw it transposed"

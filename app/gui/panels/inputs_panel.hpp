@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
@@ -10,9 +11,21 @@ namespace attnviz::app {
 
 struct InputsPanel {
     std::uint64_t random_seed = 1000;  // advanced by every per-matrix "random"
+    // A value being typed into a cell (double-click or Ctrl+click): it is applied once, on Enter or
+    // when the field loses focus, not at every keystroke. A drag applies as it moves.
+    struct Typed {
+        CellRef cell;
+        double value = 0;
+        unsigned field = 0;  // the field's ImGui ID
+    };
+    std::optional<Typed> typed;
 };
 
 void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel);
+
+// Applies a typed value once its field is no longer active (Enter, Tab, a click elsewhere); the
+// editors call it first thing each frame.
+void apply_typed_value(AppState& state, InputsPanel& panel);
 
 // One editable matrix with its toolbar (also used inside the lesson to edit X).
 void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens);

@@ -147,6 +147,7 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
         state.set_session(core::worked_example(), "Seed 001's worked example");
         teach_go_to(state, p, p.step);
     }
+    apply_typed_value(state, p.x_editor);
     if (ImGui::CollapsingHeader("Edit X")) {
         ImGui::TextDisabled("Every step follows your numbers.");
         matrix_editor(state, ui, p.x_editor, {core::MatrixId::X, 0}, true);
