@@ -107,8 +107,10 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
                                   {"text", n.text},
                                   {"min", {n.min.x, n.min.y}},
                                   {"max", {n.max.x, n.max.y}}});
-    for (const DrawReport::Field& f : r.fields)
-        doc["fields"].push_back({{"cell", f.cell}, {"min", {f.min.x, f.min.y}}, {"max", {f.max.x, f.max.y}}});
+    for (const DrawReport::Item& i : r.items)
+        doc["items"].push_back({{"name", i.name}, {"min", {i.min.x, i.min.y}}, {"max", {i.max.x, i.max.y}}});
+    for (const DrawReport::Heatmap& h : r.heatmaps)
+        doc["heatmaps"].push_back({{"matrix", h.matrix}, {"min", {h.min.x, h.min.y}}, {"max", {h.max.x, h.max.y}}});
     const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");
     if (!problems.empty()) std::cerr << "error: " << problems.front().str() << "\n";
     return problems.empty();

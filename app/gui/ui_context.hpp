@@ -6,8 +6,14 @@
 // Nothing in app/ keeps state in file-scope variables; panels receive this object.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/color_scale.hpp"
+#include "core/matrices.hpp"
 
 #include "command.hpp"
 #include "fonts.hpp"
@@ -29,17 +35,23 @@ struct DrawReport {
         std::string text;  // as printed
         ImVec2 min, max;   // the cell on screen
     };
-    struct Field {         // an editor's input field
-        std::string cell;  // e.g. "X[0][1]"
+    struct Item {  // an input field or a button, for tests to find: "X[0][1]", "viewer: go"
+        std::string name;
+        ImVec2 min, max;
+    };
+    struct Heatmap {  // where a heatmap's cells were drawn (the view's rectangle when zoomed)
+        std::string matrix;
         ImVec2 min, max;
     };
     std::vector<Window> windows;
     std::vector<Number> numbers;
-    std::vector<Field> fields;
+    std::vector<Item> items;
+    std::vector<Heatmap> heatmaps;
     void clear() {
         windows.clear();
         numbers.clear();
-        fields.clear();
+        items.clear();
+        heatmaps.clear();
     }
 };
 
@@ -54,15 +66,30 @@ public:
     core::Notation notation() const { return fonts.notation; }
     const core::Symbols& symbols() const { return core::symbols(fonts.notation); }
 
+    // The colour scaling of a matrix (every head of it, in every view): the user's choice, or the
+    // default for a matrix with that many columns.
+    core::Scaling scaling(core::MatrixId id, std::int64_t cols) const {
+        const std::optional<core::Scaling>& chosen = scalings[static_cast<std::size_t>(id)];
+        return chosen ? *chosen : core::default_scaling(core::info(id).colors, cols);
+    }
+    // Chooses a scaling for a matrix; nullopt goes back to the default.
+    void set_scaling(core::MatrixId id, std::optional<core::Scaling> s) { scalings[static_cast<std::size_t>(id)] = s; }
+
     // A command for the frame to run (menu items, shortcuts, buttons); run in order, once.
     void request(Command c) { commands.push_back(c); }
 
     Fonts fonts;
     Palette palette;
     HeatmapCache heatmaps;
+    std::array<std::optional<core::Scaling>, core::matrix_count> scalings{};  // per matrix; unset: default
     std::vector<Command> commands;
     std::vector<std::string> dropped_files;  // by the window's drop callback, opened by the frame
     DrawReport* report = nullptr;            // non-null: record what is drawn (screenshot tests)
+
+    // Records the last item (a field or a button) in the draw report, when one is collected.
+    void report_item(const std::string& name) {
+        if (report) report->items.push_back({name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+    }
 };
 
 }  // namespace attnviz::app

@@ -89,6 +89,13 @@ JSON
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
         checks+=("${worked_numbers[@]}") ;;
+    bert-base)
+        # BERT-base's shape: every heatmap in view shows its values in colour (none a flat square),
+        # the twelve heads fit their panel.
+        session="$out/bert-base.json"
+        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
+        checks+=(varied)
+        sizes="1280x800 1600x900" ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;

@@ -86,8 +86,7 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     m(1001, 3) = 5.0;  // one strong value, which sampling every other cell could miss
     app::HeatmapOptions o;
     o.max_size = {300, 300};
-    o.lo = -5;
-    o.hi = 5;
+    o.range = {-5, 5, false};
     auto draw = [&](bool with_matrix) {
         ImGui::NewFrame();
         ImGui::Begin("heatmap", nullptr, ImGuiWindowFlags_NoDecoration);
@@ -106,7 +105,7 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     const int texel_row = 1001 * 300 / 2048, texel_col = 3 * 300 / 2048;
     EXPECT_EQ(FakeTextures::pixels[texel_row * 300 + texel_col], app::colormap_color(app::Colormap::diverging, 1.0f));
     EXPECT_EQ(FakeTextures::pixels[0], app::colormap_color(app::Colormap::diverging, 0.5f));
-    o.hi = 10;  // a new colour range is a new texture
+    o.range.hi = 10;  // a new colour range is a new texture
     draw(true);
     EXPECT_EQ(FakeTextures::uploads, 2);
     for (int k = 0; k < 130; ++k) draw(false);  // no longer drawn: freed
@@ -125,6 +124,8 @@ TEST_F(HeatmapHits, RebuildsPastTheFrameBudgetWaitForALaterFrame) {
     auto draw = [&](std::uint64_t generation) {
         o.generation = generation;
         ImGui::NewFrame();
+        ImGui::SetNextWindowPos({0, 0});
+        ImGui::SetNextWindowSize({400, 400});
         ImGui::Begin("heatmaps", nullptr, ImGuiWindowFlags_NoDecoration);
         for (size_t k = 0; k < ms.size(); ++k) app::heatmap(imgui_.ui, std::to_string(k).c_str(), ms[k], o);
         ImGui::End();
@@ -143,24 +144,34 @@ TEST_F(HeatmapHits, RebuildsPastTheFrameBudgetWaitForALaterFrame) {
     imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }
 
-TEST_F(HeatmapHits, WeightsOfManyKeysAreColouredUpToTheirLargest) {
-    double lo = -1, hi = -1;
-    // Two keys: the fixed 0..1 scale.
-    const core::Matrix few{{0.25, 0.75}, {0.5, 0.5}};
+TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
+    using core::MatrixId;
     ImGui::NewFrame();
-    app::heatmap_range(imgui_.ui, few, app::Colormap::sequential, 1, lo, hi);
-    EXPECT_EQ(lo, 0.0);
-    EXPECT_EQ(hi, 1.0);
-    // 32 keys of uniform attention (1/32 each) and one row a little sharper: 0..its largest weight.
-    core::Matrix many = core::Matrix::Constant(32, 32, 1.0 / 32);
+    // Two keys: weights on the fixed 0..1 scale.
+    const core::Matrix few{{0.25, 0.75}, {0.5, 0.5}};
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, few, MatrixId::weights, 1), (core::ColorRange{0, 1, false}));
+    // 16 queries × 32 keys of uniform attention (1/32 each) and one row a little sharper: its own min..max.
+    core::Matrix many = core::Matrix::Constant(16, 32, 1.0 / 32);
     many.row(3).setConstant(0.5 / 31);
     many(3, 7) = 0.5;
-    app::heatmap_range(imgui_.ui, many, app::Colormap::sequential, 1, lo, hi);
-    EXPECT_EQ(lo, 0.0);
-    EXPECT_EQ(hi, 0.5);
-    // Diverging maps stay symmetric around 0.
-    app::heatmap_range(imgui_.ui, core::Matrix{{-3, 1}, {2, 0}}, app::Colormap::diverging, 1, lo, hi);
-    EXPECT_EQ(lo, -3.0);
-    EXPECT_EQ(hi, 3.0);
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0.5 / 31, 0.5, false}));
+    // The user's choice applies to that matrix (every head of it) until reset.
+    imgui_.ui.set_scaling(MatrixId::weights, core::Scaling::fixed);
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0, 1, false}));
+    imgui_.ui.set_scaling(MatrixId::weights, core::Scaling::log);
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0.5 / 31, 0.5, true}));
+    imgui_.ui.set_scaling(MatrixId::weights, core::Scaling::percentile);
+    const core::ColorRange p = app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1);
+    EXPECT_EQ(p.lo, 0.5 / 31);
+    EXPECT_EQ(p.hi, 1.0 / 32);  // the one 0.5 is above the 99th percentile of 512 weights
+    imgui_.ui.set_scaling(MatrixId::weights, std::nullopt);
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1).hi, 0.5);
+    // However large, automatic until the user picks another.
+    core::Matrix more = core::Matrix::Constant(64, 64, 1.0 / 64);
+    more(3, 7) = 0.5;
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, more, MatrixId::weights, 2).hi, 0.5);
+    // Diverging maps stay symmetric around 0; other matrices keep their own scaling.
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, core::Matrix{{-3, 1}, {2, 0}}, MatrixId::Q, 1),
+              (core::ColorRange{-3, 3, false}));
     ImGui::Render();
 }

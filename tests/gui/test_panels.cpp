@@ -13,6 +13,7 @@
 #include "panels/inputs_panel.hpp"
 #include "panels/status_bar.hpp"
 #include "widgets/colormap.hpp"
+#include "widgets/fitted_text.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -78,9 +79,9 @@ TEST_F(Headless, ATypedValueIsAppliedOnEnterNotAtEachKeystroke) {
     app::DrawReport report;
     imgui_.ui.report = &report;
     frames(state, panels, 2);
-    const app::DrawReport::Field* field = nullptr;
-    for (const auto& f : report.fields)
-        if (f.cell == "X[0][1]") field = &f;
+    const app::DrawReport::Item* field = nullptr;
+    for (const auto& f : report.items)
+        if (f.name == "X[0][1]") field = &f;
     ASSERT_NE(field, nullptr) << "the X editor shows X[0][1]";
     const ImVec2 at{(field->min.x + field->max.x) / 2, (field->min.y + field->max.y) / 2};
     imgui_.ui.report = nullptr;
@@ -186,6 +187,25 @@ TEST_F(Headless, StatusBarNamesTheDimensions) {
     EXPECT_NE(text.find("d_model=6"), std::string::npos);
     EXPECT_NE(text.find("h=3"), std::string::npos);
     EXPECT_NE(text.find("W_O off"), std::string::npos);
+}
+
+TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
+    ImGui::NewFrame();
+    const std::string path = "Opened /home/someone/models/bert-base-uncased/layer-11/attention.json";
+    const float full = ImGui::CalcTextSize(path.c_str()).x;
+    EXPECT_EQ(app::fitted_text(path, full), path);  // fits: unchanged
+    const std::string cut = app::fitted_text(path, full / 2);
+    EXPECT_LE(ImGui::CalcTextSize(cut.c_str()).x, full / 2);
+    EXPECT_GT(ImGui::CalcTextSize(cut.c_str()).x, full / 2 - 2 * ImGui::CalcTextSize("W").x);  // not cut short
+    ASSERT_GE(cut.size(), 3u);
+    EXPECT_EQ(cut.substr(cut.size() - 3), "…");
+    EXPECT_EQ(path.compare(0, cut.size() - 3, cut, 0, cut.size() - 3), 0);  // a prefix of the text
+    // A cut never splits a UTF-8 character: "ααα…" has only whole α's (2 bytes each) before "…".
+    const std::string greek = "αααααααααααααααααααα";
+    const std::string g = app::fitted_text(greek, ImGui::CalcTextSize(greek.c_str()).x / 3);
+    EXPECT_EQ((g.size() - 3) % 2, 0u);
+    EXPECT_EQ(app::fitted_text(path, 1), "…");
+    ImGui::Render();
 }
 
 TEST_F(Headless, EveryCellOfEveryMatrixHasAnExplanation) {

@@ -6,6 +6,9 @@
 //   NAME:ROW:COL=TEXT some heatmap printed TEXT in cell (ROW, COL) of the matrix NAME (ASCII label,
 //                     e.g. weights(1):0:1=0.0558), and the screenshot shows ink there: the cell's
 //                     pixels are not one flat colour
+//   varied            every heatmap of at least 32×32 px shows its values in many colours: at least
+//                     16 distinct colours spanning more than a quarter of a channel's range (at large
+//                     n a flat square means the colour scale hides the values)
 // Exits 0 when every check passes, 1 otherwise, printing what failed.
 #include <stb_image.h>
 
@@ -112,6 +115,35 @@ bool has_ink(const unsigned char* pixels, int w, int h, const Box& cell) {
     return ink >= 6;
 }
 
+int check_varied(const json& report, const unsigned char* pixels, int w, int h) {
+    int failures = 0, checked = 0;
+    for (const json& m : report.value("heatmaps", json::array())) {
+        const Box b{m["min"][0], m["min"][1], m["max"][0], m["max"][1]};
+        if (b.x1 - b.x0 < 32 || b.y1 - b.y0 < 32) continue;
+        ++checked;
+        std::map<unsigned, int> colours;
+        int lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
+        for (int y = std::max(0, int(b.y0) + 1); y < std::min(h, int(b.y1) - 1); ++y)
+            for (int x = std::max(0, int(b.x0) + 1); x < std::min(w, int(b.x1) - 1); ++x) {
+                const unsigned char* p = pixels + 4 * (static_cast<size_t>(y) * w + x);
+                ++colours[(unsigned(p[0]) << 16) | (unsigned(p[1]) << 8) | p[2]];
+                for (int k = 0; k < 3; ++k) lo[k] = std::min<int>(lo[k], p[k]), hi[k] = std::max<int>(hi[k], p[k]);
+            }
+        const int spread = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
+        if (colours.size() < 16 || spread <= 64) {
+            std::printf("varied: heatmap %s shows %zu colours spanning %d of 255: nearly flat\n",
+                        m["matrix"].get<std::string>().c_str(), colours.size(), spread);
+            ++failures;
+        }
+    }
+    if (checked == 0) {
+        std::printf("varied: no heatmap of at least 32x32 px was drawn\n");
+        return 1;
+    }
+    if (failures == 0) std::printf("varied: %d heatmaps, each in many colours\n", checked);
+    return failures;
+}
+
 int check_number(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
     const size_t eq = spec.rfind('=');
     const size_t c2 = spec.rfind(':', eq), c1 = spec.rfind(':', c2 - 1);
@@ -150,7 +182,7 @@ int check_number(const json& report, const unsigned char* pixels, int w, int h, 
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: ui_check REPORT.json SCREENSHOT.png [layout] [NAME:ROW:COL=TEXT ...]\n");
+        std::fprintf(stderr, "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
     std::ifstream in(argv[1]);
@@ -175,7 +207,9 @@ int main(int argc, char** argv) {
     }
     for (int k = 3; k < argc; ++k) {
         const std::string check = argv[k];
-        failures += check == "layout" ? check_layout(report) : check_number(report, pixels, w, h, check);
+        failures += check == "layout"   ? check_layout(report)
+                    : check == "varied" ? check_varied(report, pixels, w, h)
+                                        : check_number(report, pixels, w, h, check);
     }
     stbi_image_free(pixels);
     return failures == 0 ? 0 : 1;

@@ -10,56 +10,61 @@
 
 namespace attnviz::app {
 
+HeadsGrid heads_grid(int heads, ImVec2 avail, float title_h, float gap, float min_side) {
+    HeadsGrid best;
+    for (int columns = 1; columns <= std::max(heads, 1); ++columns) {
+        const int rows = (heads + columns - 1) / columns;
+        const float by_width = (avail.x - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns);
+        const float by_height = (avail.y - gap * static_cast<float>(rows - 1)) / static_cast<float>(rows) - title_h;
+        const float side = std::min(by_width, by_height);
+        if (side > best.side) best = {columns, side};
+    }
+    if (best.side >= min_side) return best;
+    // Too many heads for the height: as many columns of min_side as the width takes, scrolling down.
+    const int columns = std::clamp(static_cast<int>((avail.x + gap) / (min_side + gap)), 1, std::max(heads, 1));
+    return {columns, std::max(min_side, (avail.x - gap * static_cast<float>(columns - 1)) / columns)};
+}
+
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const core::Config& c = state.shown_config();
     ImGui::Checkbox("show scores", &panel.show_scores);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
-    bool stretch = panel.stretch.value_or(c.n >= auto_weights_from_keys);
-    if (!panel.show_scores) {
-        ImGui::SameLine();
-        if (ImGui::Checkbox("stretch colours", &stretch)) panel.stretch = stretch;
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(
-                "Colour the weights from 0 to the largest weight of all heads instead of 0 to 1:\n"
-                "with many tokens every weight is small and 0..1 looks uniform.");
-    }
+    const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
+    const float font = ImGui::GetFontSize();
+    ImGui::SameLine();
+    scaling_combo(ui, id, c.n, font * 9);
     ImGui::SameLine();
     ImGui::TextDisabled("%s", state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys");
-    const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
 
-    const float font = ImGui::GetFontSize();
+    // One range for all heads, so they can be compared: every head's statistics combined.
+    const core::Scaling scaling = ui.scaling(id, c.n);
+    core::ValueStats all;
+    for (const core::HeadTrace& head : state.trace().heads)
+        all = core::combine(all, ui.heatmaps.stats(panel.show_scores ? head.scores : head.weights, state.generation(),
+                                                   scaling == core::Scaling::percentile));
+    MatrixViewOptions o;
+    o.range = core::color_range(core::info(id).colors, scaling, all);
+
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
-    // Heads in a grid of `per_row` columns, as large as the panel allows.
-    const int per_row = std::max(1, std::min(c.heads, static_cast<int>(std::ceil(std::sqrt(c.heads * 1.6)))));
-    const int grid_rows = (c.heads + per_row - 1) / per_row;
-    const float side = std::max(font * 4, std::min((avail.x - font * (per_row - 1)) / per_row,
-                                                   (avail.y - legend_h) / grid_rows - font * 1.6f));
-    MatrixViewOptions o;
-    o.max_size = {side, side};
+    const float title_h = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+    const float gap = font;
+    const float scrollbar = ImGui::GetStyle().ScrollbarSize;
+    HeadsGrid grid = heads_grid(c.heads, {avail.x, avail.y - legend_h}, title_h, gap, font * 4);
+    const int grid_rows = (c.heads + grid.columns - 1) / grid.columns;
+    if (grid_rows * (grid.side + title_h) + (grid_rows - 1) * gap > avail.y - legend_h)  // a vertical scrollbar
+        grid = heads_grid(c.heads, {avail.x - scrollbar, avail.y - legend_h}, title_h, gap, font * 4);
+    o.max_size = {grid.side, grid.side};
     o.max_cell = 80;
     o.token_rows = o.token_cols = true;
-    o.fixed_range = true;  // one range for all heads, so they can be compared
-    if (panel.show_scores || stretch) {
-        // The largest magnitude over all heads (scanned once per recompute, see heatmap_range).
-        double largest = 0;
-        for (const core::HeadTrace& head : state.trace().heads) {
-            double lo, hi;
-            heatmap_range(ui, panel.show_scores ? head.scores : head.weights, Colormap::diverging, state.generation(),
-                          lo, hi);
-            largest = std::max(largest, hi);
-        }
-        o.lo = panel.show_scores ? -largest : 0;  // scores around 0; weights from 0 up to the largest
-        o.hi = largest;
-    }
-    ImGui::BeginChild("heads", {0, avail.y - legend_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::BeginChild("heads", {0, avail.y - legend_h});
     for (int h = 0; h < c.heads; ++h) {
-        if (h % per_row) ImGui::SameLine(0, font);
+        if (h % grid.columns) ImGui::SameLine(0, gap);
         matrix_view(state, ui, {id, h}, o);
     }
     ImGui::EndChild();
-    colormap_legend(colormap_for(id), o.lo, o.hi, std::min(avail.x, font * 18));
+    colormap_legend(colormap_for(id), *o.range, std::min(avail.x, font * 22), core::scaling_name(scaling));
 }
 
 }  // namespace attnviz::app

@@ -1,8 +1,8 @@
-// Heads panel: the attention weights (or, toggled, the scores) of every head side by side,
-// token labels on both axes: rows are queries, columns are keys.
+// Heads panel: the attention weights (or, toggled, the scores) of every head side by side on one
+// colour scale, token labels on both axes: rows are queries, columns are keys. The grid wraps to
+// the panel's width (thumbnails shrink, never a horizontal scrollbar); click a thumbnail's title
+// or a cell to open it in the viewer.
 #pragma once
-
-#include <optional>
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
@@ -11,10 +11,16 @@ namespace attnviz::app {
 
 struct HeadsPanel {
     bool show_scores = false;
-    // Weights coloured 0..(largest weight of all heads) instead of 0..1; unset: on from
-    // auto_weights_from_keys tokens, where 1/n on 0..1 would be one flat colour.
-    std::optional<bool> stretch;
 };
+
+// The grid of h thumbnails in a region of `avail` (width × height, each thumbnail `title_h` above
+// its cells, `gap` apart): the columns that give the largest thumbnails that still fit, and their
+// side. When even one column of min_side does not fit the height, the grid scrolls vertically.
+struct HeadsGrid {
+    int columns = 1;
+    float side = 0;
+};
+HeadsGrid heads_grid(int heads, ImVec2 avail, float title_h, float gap, float min_side);
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel);
 

@@ -114,9 +114,7 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
                         state.set_cell(cell, v);  // a drag: at once, each frame's latest value
                 }
                 if (mark) ImGui::PopStyleColor();
-                if (ui.report)
-                    ui.report->fields.push_back(
-                        {core::label(cell, core::Notation::ascii), ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+                if (ui.report) ui.report_item(core::label(cell, core::Notation::ascii));
                 if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
                     ImGui::SetTooltip("%s[%d][%d] = %.17g\nDrag to change; double-click or Ctrl+click to type.",
                                       state.label(ref).c_str(), r, c, v);

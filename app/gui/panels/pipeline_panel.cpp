@@ -4,6 +4,7 @@
 #include <imgui.h>
 #include <vector>
 
+#include "../widgets/fitted_text.hpp"
 #include "core/format.hpp"
 
 namespace attnviz::app {
@@ -16,9 +17,11 @@ struct Node {
     ImVec2 min{}, max{};
 };
 
-// A one-line node "Q⁽¹⁾ 2×2"; returns true when clicked.
+// A one-line node "Q⁽¹⁾ 2×2" ("Q⁽¹⁾" alone where the shape does not fit; the tooltip has it);
+// returns true when clicked.
 bool node(AppState& state, const UiContext& ui, Node& n, ImVec2 pos, float width) {
-    const std::string text = state.label(n.ref) + " " + state.shape_text(n.ref);
+    std::string text = state.label(n.ref) + " " + state.shape_text(n.ref);
+    if (ImGui::CalcTextSize(text.c_str()).x + 6 > width) text = fitted_text(state.label(n.ref), width - 6);
     n.min = pos;
     n.max = {pos.x + width, pos.y + ImGui::GetTextLineHeight() + 6};
     ImGui::SetCursorScreenPos(n.min);

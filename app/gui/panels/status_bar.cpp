@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <imgui.h>
 
+#include "../widgets/fitted_text.hpp"
+
 namespace attnviz::app {
 
 std::string status_text(const AppState& state, float frame_ms) {
@@ -29,9 +31,8 @@ void draw_status_bar(AppState& state, UiContext& ui, StatusBar&, float frame_ms)
     if (!msg.text.empty()) {
         ImGui::SameLine(0, ImGui::GetFontSize());
         ImGui::PushStyleColor(ImGuiCol_Text, ui.color(msg.error ? Color::error_text : Color::ok_text));
-        ImGui::TextUnformatted(msg.text.c_str());
+        text_fitted(msg.text);  // the whole message in a tooltip when cut
         ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", msg.text.c_str());
     }
 }
 

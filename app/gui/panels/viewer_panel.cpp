@@ -1,17 +1,86 @@
 #include "viewer_panel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <imgui.h>
 
-#include "../widgets/heatmap.hpp"
+#include "../widgets/colormap.hpp"
 #include "../widgets/matrix_view.hpp"
+#include "core/format.hpp"
 
 namespace attnviz::app {
 
-void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel&) {
+namespace {
+
+// A cell this large shows its number in the small numbers font.
+constexpr float readable_cell = 64;
+
+// Keeps the view on the matrix: a matrix smaller than the view is centred, a larger one can be
+// moved until its edge reaches the view's edge.
+void keep_in_view(ViewerPanel& p, int rows, int cols, ImVec2 view) {
+    const auto clamp_axis = [&](double& first, int cells, float pixels) {
+        const double shown = static_cast<double>(pixels) / p.cell;  // cells the view shows along this axis
+        if (shown >= cells)
+            first = (cells - shown) / 2;  // smaller than the view: centred
+        else
+            first = std::clamp(first, 0.0, cells - shown);
+    };
+    clamp_axis(p.row0, rows, view.y);
+    clamp_axis(p.col0, cols, view.x);
+}
+
+}  // namespace
+
+float fit_cell(int rows, int cols, ImVec2 view, float max_cell) {
+    return std::max(1e-3f, std::min({max_cell, view.x / std::max(cols, 1), view.y / std::max(rows, 1)}));
+}
+
+void viewer_zoom(ViewerPanel& p, float factor, ImVec2 at, int rows, int cols, ImVec2 view) {
+    const float fitted = fit_cell(rows, cols, view, viewer_max_cell);
+    const float before = p.cell > 0 ? p.cell : fitted;
+    if (p.cell <= 0) {  // leaving the fitted view: start from where it shows the matrix
+        p.cell = fitted;
+        keep_in_view(p, rows, cols, view);
+    }
+    const double at_row = p.row0 + static_cast<double>(at.y) / before;
+    const double at_col = p.col0 + static_cast<double>(at.x) / before;
+    p.cell = std::clamp(before * factor, fitted, std::max(fitted, viewer_max_cell));
+    p.row0 = at_row - static_cast<double>(at.y) / p.cell;
+    p.col0 = at_col - static_cast<double>(at.x) / p.cell;
+    keep_in_view(p, rows, cols, view);
+    if (p.cell <= fitted) p.cell = 0;  // all the way out: fitted again (follows the panel's size)
+}
+
+void viewer_pan(ViewerPanel& p, ImVec2 delta, int rows, int cols, ImVec2 view) {
+    if (p.cell <= 0) return;  // fitted: the whole matrix is in view
+    p.row0 -= static_cast<double>(delta.y) / p.cell;
+    p.col0 -= static_cast<double>(delta.x) / p.cell;
+    keep_in_view(p, rows, cols, view);
+}
+
+void viewer_center(ViewerPanel& p, int row, int col, int rows, int cols, ImVec2 view) {
+    const float fitted = fit_cell(rows, cols, view, viewer_max_cell);
+    p.cell = std::max({p.cell, fitted, std::min(readable_cell, viewer_max_cell)});
+    p.row0 = row + 0.5 - static_cast<double>(view.y) / p.cell / 2;
+    p.col0 = col + 0.5 - static_cast<double>(view.x) / p.cell / 2;
+    keep_in_view(p, rows, cols, view);
+}
+
+HeatmapOptions::Viewport viewer_viewport(const ViewerPanel& p, int rows, int cols, ImVec2 view) {
+    if (p.cell <= 0) {
+        ViewerPanel fitted = p;
+        fitted.cell = fit_cell(rows, cols, view, viewer_max_cell);
+        keep_in_view(fitted, rows, cols, view);
+        return {fitted.row0, fitted.col0, fitted.cell, view};
+    }
+    return {p.row0, p.col0, p.cell, view};
+}
+
+void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     MatrixRef ref = state.viewed();
     const core::Config& c = state.shown_config();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    const float font = ImGui::GetFontSize();
+    ImGui::SetNextItemWidth(font * 8);
     if (ImGui::BeginCombo("##matrix", core::name(ref.id))) {
         for (core::MatrixId id : core::all_matrix_ids) {
             if (!core::exists(id, c)) continue;
@@ -21,7 +90,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel&) {
     }
     if (core::is_per_head(ref.id) && c.heads > 1) {
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+        ImGui::SetNextItemWidth(font * 7);
         int shown = ref.head + 1;
         if (ImGui::SliderInt("head", &shown, 1, c.heads)) state.view({ref.id, shown - 1});
     }
@@ -31,21 +100,115 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel&) {
         ImGui::TextDisabled("%s does not exist in this configuration.", state.label(ref).c_str());
         return;
     }
-    const float font = ImGui::GetFontSize();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    // Room for the legend and, when a cell is selected, its arithmetic (about ten lines).
-    const float text_h = state.selection() ? std::min(avail.y * 0.5f, font * 12.0f) : font * 4.5f;
+    if (!(panel.zoomed == ref)) {  // another matrix: fitted, from its top left
+        panel.zoomed = ref;
+        panel.cell = 0;
+        panel.row0 = panel.col0 = 0;
+    }
+    const bool t = state.column_vectors();
+    const int rows = static_cast<int>(t ? m->cols() : m->rows()), cols = static_cast<int>(t ? m->rows() : m->cols());
+
     MatrixViewOptions o;
-    const float view_h = std::max(font * 6.5f, avail.y - text_h);  // the matrix with its title and labels
-    o.max_size = {avail.x, view_h - font * 2.5f};
-    o.max_cell = 64;
     o.token_rows = o.token_cols = true;  // where rows / columns are tokens
-    ImGui::BeginChild("view", {0, view_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
-    matrix_view(state, ui, ref, o);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    // Room for the toolbar, the hover line, the legend and, when a cell is selected, its arithmetic.
+    const float text_h = state.selection() ? std::min(avail.y * 0.4f, font * 10.0f) : font * 3.0f;
+    const float tools_h = ImGui::GetFrameHeightWithSpacing();
+    const float view_h = std::max(font * 6.5f, avail.y - text_h - tools_h - font * 4.2f);
+    const ImVec2 gutters = matrix_view_gutters(state, ref, o);
+    const ImVec2 region{std::max(avail.x, font * 8), view_h - ImGui::GetTextLineHeightWithSpacing()};
+    const ImVec2 cells{std::max(region.x - gutters.x, 1.0f), std::max(region.y - gutters.y, 1.0f)};
+
+    // Zoom and "go to cell".
+    const ImVec2 middle{cells.x / 2, cells.y / 2};
+    if (ImGui::SmallButton("-")) viewer_zoom(panel, 1 / 1.5f, middle, rows, cols, cells);
+    ui.report_item("viewer: zoom out");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom out (or the mouse wheel over the matrix)");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("+")) viewer_zoom(panel, 1.5f, middle, rows, cols, cells);
+    ui.report_item("viewer: zoom in");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom in (or the mouse wheel); drag the matrix to move it");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit")) panel.cell = 0;
+    ui.report_item("viewer: fit");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole matrix in view");
+    ImGui::SameLine(0, font);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("go to");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 3.5f);
+    ImGui::InputInt("##row", &panel.goto_row, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row (from 0)");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 3.5f);
+    ImGui::InputInt("##col", &panel.goto_col, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Column (from 0)");
+    ImGui::SameLine();
+    const bool go = ImGui::SmallButton("go");
+    ui.report_item("viewer: go");
+    if (go) {
+        if (panel.goto_row < 0 || panel.goto_row >= rows || panel.goto_col < 0 || panel.goto_col >= cols) {
+            state.set_message("There is no cell [" + std::to_string(panel.goto_row) + "][" +
+                                  std::to_string(panel.goto_col) + "] in " + state.label(ref) + ", which is " +
+                                  core::format_shape(rows, cols) + ".",
+                              true);
+        } else {
+            viewer_center(panel, panel.goto_row, panel.goto_col, rows, cols, cells);
+            const CellRef cell{ref, t ? panel.goto_col : panel.goto_row, t ? panel.goto_row : panel.goto_col};
+            state.select(cell);
+        }
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom to the cell, centre it and select it");
+    // Last on the line, so that its changing width does not move the buttons.
+    ImGui::SameLine(0, font);
+    ImGui::TextDisabled("%s", panel.cell > 0 ? (core::format_number(panel.cell, 3) + " px/cell").c_str() : "fitted");
+
+    // The zoom works on the cells' area; the heatmap gets the whole region and puts the labels around it.
+    o.viewport = viewer_viewport(panel, rows, cols, cells);
+    o.viewport->size = region;
+    ImGui::BeginChild("view", {0, view_h}, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    const HeatmapHit hit = matrix_view(state, ui, ref, o);
+    // The mouse wheel zooms around the pointer; a drag moves the matrix.
+    if (ImGui::IsItemHovered()) {
+        const ImGuiIO& io = ImGui::GetIO();
+        const ImVec2 at{io.MousePos.x - hit.cells_min.x, io.MousePos.y - hit.cells_min.y};
+        if (io.MouseWheel != 0) viewer_zoom(panel, std::pow(1.25f, io.MouseWheel), at, rows, cols, cells);
+    }
+    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f))
+        viewer_pan(panel, ImGui::GetIO().MouseDelta, rows, cols, cells);
     ImGui::EndChild();
-    double lo, hi;
-    heatmap_range(ui, *m, colormap_for(ref.id), state.generation(), lo, hi);
-    colormap_legend(colormap_for(ref.id), lo, hi, std::min(avail.x, font * 16));
+
+    // The hovered cell, readable even when cells are smaller than a pixel.
+    if (hit.hovered) {
+        panel.hover_row = hit.row;
+        panel.hover_col = hit.col;
+    } else if (!ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
+        panel.hover_row = panel.hover_col = -1;
+    }
+    if (panel.hover_row >= 0 && panel.hover_row < rows && panel.hover_col >= 0 && panel.hover_col < cols) {
+        const int r = t ? panel.hover_col : panel.hover_row, col = t ? panel.hover_row : panel.hover_col;
+        const auto& tokens = state.shown().session.tokens;
+        auto token = [&](bool is_token, int k) {
+            return is_token && k < static_cast<int>(tokens.size()) ? " \"" + tokens[k] + "\"" : std::string();
+        };
+        const std::string text =
+            "row " + std::to_string(panel.hover_row) +
+            token(t ? core::cols_are_tokens(ref.id) : core::rows_are_tokens(ref.id), panel.hover_row) + ", column " +
+            std::to_string(panel.hover_col) +
+            token(t ? core::rows_are_tokens(ref.id) : core::cols_are_tokens(ref.id), panel.hover_col) + ": " +
+            core::format_number((*m)(r, col), 6);
+        ImGui::TextWrapped("%s", text.c_str());
+    } else {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Hover a cell for its row, column and value.");
+        ImGui::PopStyleColor();
+    }
+
+    const core::ColorRange range = heatmap_range(ui, *m, ref.id, state.generation());
+    const float legend_w = std::min(avail.x - font * 12, font * 20);
+    colormap_legend(colormap_for(ref.id), range, legend_w);
+    ImGui::SameLine(0, font);
+    scaling_combo(ui, ref.id, m->cols(), std::max(font * 6, avail.x - legend_w - font * 1.5f));
 
     ImGui::BeginChild("arithmetic");
     if (const core::Explanation* e = state.selected_explanation()) {

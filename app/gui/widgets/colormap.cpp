@@ -1,5 +1,6 @@
 #include "colormap.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -57,24 +58,38 @@ ImU32 text_color_on(ImU32 background) {
     return luminance > 0.18f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
-void colormap_legend(Colormap map, double lo, double hi, float width) {
+void colormap_legend(Colormap map, const core::ColorRange& range, float width, const char* note) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float font = ImGui::GetFontSize();
     const float bar_h = ImGui::GetTextLineHeight() * 0.7f;
+    // The note (the scaling) goes right of the bar, inside `width`.
+    const std::string text = note ? note : (range.log ? "log" : "");
+    const float note_w = text.empty() ? 0 : ImGui::CalcTextSize(text.c_str()).x + font * 0.5f;
+    const double lo = range.lo, hi = range.hi;
+    const double middle = range.log ? std::sqrt(lo * hi) : (lo + hi) / 2;
+    const std::string left = core::format_number(lo, 3), right = core::format_number(hi, 3),
+                      mid = core::format_number(middle, 3);
+    const float left_w = ImGui::CalcTextSize(left.c_str()).x, right_w = ImGui::CalcTextSize(right.c_str()).x,
+                mid_w = ImGui::CalcTextSize(mid.c_str()).x, gap = font * 0.5f;
+    // Wide enough for the two ends' labels; the middle one only where it clears both.
+    const float bar_w = std::max({font * 6, width - note_w, left_w + gap + right_w});
     const int steps = 64;
     for (int k = 0; k < steps; ++k) {
-        const float x0 = p.x + width * k / steps, x1 = p.x + width * (k + 1) / steps;
+        const float x0 = p.x + bar_w * k / steps, x1 = p.x + bar_w * (k + 1) / steps;
         draw->AddRectFilled({x0, p.y}, {x1 + 0.5f, p.y + bar_h}, colormap_color(map, (k + 0.5f) / steps));
     }
-    const std::string left = core::format_number(lo, 3), right = core::format_number(hi, 3),
-                      mid = core::format_number((lo + hi) / 2, 3);
     const float y = p.y + bar_h + 1;
     const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
     draw->AddText({p.x, y}, col, left.c_str());
-    const float mid_w = ImGui::CalcTextSize(mid.c_str()).x;
-    draw->AddText({p.x + (width - mid_w) / 2, y}, col, mid.c_str());
-    draw->AddText({p.x + width - ImGui::CalcTextSize(right.c_str()).x, y}, col, right.c_str());
-    ImGui::Dummy({width, bar_h + 1 + ImGui::GetTextLineHeight()});
+    const float mid_x = (bar_w - mid_w) / 2;
+    if (mid_x >= left_w + gap && mid_x + mid_w + gap <= bar_w - right_w)
+        draw->AddText({p.x + mid_x, y}, col, mid.c_str());
+    draw->AddText({p.x + bar_w - right_w, y}, col, right.c_str());
+    if (!text.empty())
+        draw->AddText({p.x + bar_w + font * 0.5f, p.y + (bar_h + 1) / 2 - ImGui::GetTextLineHeight() / 4},
+                      ImGui::GetColorU32(ImGuiCol_TextDisabled), text.c_str());
+    ImGui::Dummy({bar_w + note_w, bar_h + 1 + ImGui::GetTextLineHeight()});
 }
 
 }  // namespace attnviz::app

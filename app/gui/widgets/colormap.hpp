@@ -3,6 +3,8 @@
 
 #include <imgui.h>
 
+#include "core/color_scale.hpp"
+
 namespace attnviz::app {
 
 enum class Colormap { sequential, diverging };
@@ -13,7 +15,8 @@ ImU32 colormap_color(Colormap map, float t);
 // Black or white, whichever reads better on `background` (by its relative luminance).
 ImU32 text_color_on(ImU32 background);
 
-// A horizontal gradient bar of `width` with the values at both ends and the middle.
-void colormap_legend(Colormap map, double lo, double hi, float width);
+// A horizontal gradient bar of `width` with the values at both ends and the middle (the geometric
+// middle on a log range), and `note` (the scaling's name) after the right end's value.
+void colormap_legend(Colormap map, const core::ColorRange& range, float width, const char* note = nullptr);
 
 }  // namespace attnviz::app

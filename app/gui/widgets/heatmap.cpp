@@ -35,36 +35,36 @@ std::uint64_t now_ns() {
 
 ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
     if (!std::isfinite(v)) return masked;
-    const double span = o.hi - o.lo;
-    return colormap_color(o.colormap, span > 0 ? static_cast<float>((v - o.lo) / span) : 0.5f);
+    return colormap_color(o.colormap, o.range.position(v));
 }
 
 }  // namespace
 
-// The texture has (at most) one texel per pixel the matrix is drawn on: each texel shows the value
+// The texture has (at most) one texel per pixel the block is drawn on: each texel shows the value
 // of largest magnitude of the cells it covers, so a single strong weight is not lost between samples.
-ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o,
-                                  ImU32 masked, ImVec2 drawn) {
+ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const CellBlock& block,
+                                  const HeatmapOptions& o, ImU32 masked, ImVec2 drawn) {
     const Drawn v{m, transposed};
     auto texels = [](int cells, float pixels) {
         return std::max(1, std::min({cells, max_texture_side, static_cast<int>(std::ceil(pixels))}));
     };
-    const int rows = texels(v.rows(), drawn.y), cols = texels(v.cols(), drawn.x);
+    const int rows = texels(block.rows, drawn.y), cols = texels(block.cols, drawn.x);
     Texture& entry = textures_[id];
     entry.last_frame = ImGui::GetFrameCount();
     const Source source{m.data(), m.rows(), m.cols(), o.generation};
-    if (entry.texture && entry.source == source && entry.transposed == transposed && entry.colormap == o.colormap &&
-        entry.lo == o.lo && entry.hi == o.hi && entry.rows == rows && entry.cols == cols)
+    if (entry.texture && entry.source == source && entry.transposed == transposed && entry.block == block &&
+        entry.colormap == o.colormap && entry.range == o.range && entry.rows == rows && entry.cols == cols)
         return entry.texture;
     if (entry.texture && over_budget()) return entry.texture;  // rebuilt in a later frame
     const std::uint64_t start = now_ns();
     std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
     for (int r = 0; r < rows; ++r) {
-        const int r0 = static_cast<int>(static_cast<long>(r) * v.rows() / rows);
-        const int r1 = std::max(r0 + 1, static_cast<int>(static_cast<long>(r + 1) * v.rows() / rows));
+        const int r0 = block.row0 + static_cast<int>(static_cast<long>(r) * block.rows / rows);
+        const int r1 = std::max(r0 + 1, block.row0 + static_cast<int>(static_cast<long>(r + 1) * block.rows / rows));
         for (int c = 0; c < cols; ++c) {
-            const int c0 = static_cast<int>(static_cast<long>(c) * v.cols() / cols);
-            const int c1 = std::max(c0 + 1, static_cast<int>(static_cast<long>(c + 1) * v.cols() / cols));
+            const int c0 = block.col0 + static_cast<int>(static_cast<long>(c) * block.cols / cols);
+            const int c1 = std::max(c0 + 1,
+                                    block.col0 + static_cast<int>(static_cast<long>(c + 1) * block.cols / cols));
             double strongest = v(r0, c0);
             for (int rr = r0; rr < r1; ++rr)
                 for (int cc = c0; cc < c1; ++cc)
@@ -75,11 +75,11 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.texture = upload_(entry.texture, cols, rows, pixels.data());
     entry.source = source;
     entry.transposed = transposed;
+    entry.block = block;
     entry.rows = rows;
     entry.cols = cols;
     entry.colormap = o.colormap;
-    entry.lo = o.lo;
-    entry.hi = o.hi;
+    entry.range = o.range;
     charge(start);
     return entry.texture;
 }
@@ -113,36 +113,39 @@ void HeatmapCache::end_frame() {
             ++it;
         }
     }
-    for (auto it = ranges_.begin(); it != ranges_.end();)
-        it = now - it->second.last_frame > cache_frames ? ranges_.erase(it) : ++it;
+    for (auto it = stats_.begin(); it != stats_.end();)
+        it = now - it->second.last_frame > cache_frames ? stats_.erase(it) : ++it;
 }
 
-double HeatmapCache::max_abs(const core::Matrix& m, std::uint64_t generation) {
-    Range& entry = ranges_[m.data()];
+const core::ValueStats& HeatmapCache::stats(const core::Matrix& m, std::uint64_t generation, bool percentiles) {
+    Stats& entry = stats_[m.data()];
     entry.last_frame = ImGui::GetFrameCount();
     const Source source{m.data(), m.rows(), m.cols(), generation};
     const bool known = entry.source.data != nullptr;
-    if (!(entry.source == source) && !(known && m.size() > 4096 && over_budget())) {  // large ones may wait a frame
+    const bool current = entry.source == source && (entry.stats.has_percentiles || !percentiles);
+    if (!current && !(known && m.size() > 4096 && over_budget())) {  // large ones may wait a frame
         const std::uint64_t start = now_ns();
-        double largest = 0;
-        for (Eigen::Index k = 0; k < m.size(); ++k)
-            if (std::isfinite(m.data()[k])) largest = std::max(largest, std::abs(m.data()[k]));
+        entry.stats = core::value_stats(m, percentiles);
         entry.source = source;
-        entry.max_abs = largest > 0 ? largest : 1;
         charge(start);
     }
-    return entry.max_abs;
+    return entry.stats;
 }
 
-void heatmap_range(UiContext& ui, const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo,
-                   double& hi) {
-    if (map == Colormap::sequential) {  // weights: 0..1, or 0..the largest weight for many keys
-        lo = 0;
-        hi = m.cols() >= auto_weights_from_keys ? ui.heatmaps.max_abs(m, generation) : 1;
-        return;
+core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::MatrixId id, std::uint64_t generation) {
+    const core::ColorScale colors = core::info(id).colors;
+    const core::Scaling scaling = ui.scaling(id, m.cols());
+    if (colors == core::ColorScale::unit_interval && scaling == core::Scaling::fixed) return {0, 1, false};
+    return core::color_range(colors, scaling, ui.heatmaps.stats(m, generation, scaling == core::Scaling::percentile));
+}
+
+ImVec2 heatmap_gutters(const HeatmapOptions& o) {
+    float label_w = 0;
+    if (o.row_labels) {
+        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
+        if (label_w > 0) label_w += 6;
     }
-    hi = ui.heatmaps.max_abs(m, generation);
-    lo = -hi;
+    return {label_w, o.col_labels ? ImGui::GetTextLineHeight() + 2 : 0};
 }
 
 HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& o,
@@ -153,53 +156,91 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     const Drawn v{m, o.transposed};
     const int rows = v.rows(), cols = v.cols();
     const float line_h = ImGui::GetTextLineHeight();
+    const HeatmapOptions::Viewport* vp = o.viewport ? &*o.viewport : nullptr;
 
-    // Label gutters: only when the cells are tall enough for a label (measured only then).
-    const float label_h = o.col_labels ? line_h + 2 : 0;
-    const float cell_without_labels =
-        std::min({o.max_cell, o.max_size.x / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
-    float label_w = 0;
-    if (o.row_labels && cell_without_labels >= line_h * 0.8f) {
-        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
-        if (label_w > 0) label_w += 6;
+    // Label gutters: fitted, only when the cells are tall enough for a label (measured only then);
+    // with a viewport always, so zooming does not move the cells.
+    float label_w = 0, label_h = 0;
+    if (vp) {
+        const ImVec2 g = heatmap_gutters(o);
+        label_w = g.x;
+        label_h = g.y;
+    } else {
+        label_h = o.col_labels ? line_h + 2 : 0;
+        const float cell_without_labels =
+            std::min({o.max_cell, o.max_size.x / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
+        if (o.row_labels && cell_without_labels >= line_h * 0.8f) label_w = heatmap_gutters(o).x;
     }
 
-    float cell = std::min(
-        {o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
-    cell = std::max(cell, o.min_cell);
+    // The cells' geometry: the cell side, the view's size and the (fractional) first row and column.
+    float cell;
+    ImVec2 size;
+    double row0 = 0, col0 = 0;
+    if (vp) {
+        cell = vp->cell;
+        size = {std::max(vp->size.x - label_w, 1.0f), std::max(vp->size.y - label_h, 1.0f)};
+        row0 = vp->row0;
+        col0 = vp->col0;
+    } else {
+        cell = std::min(
+            {o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
+        cell = std::max(cell, o.min_cell);
+        size = {cell * cols, cell * rows};
+    }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 p0{origin.x + label_w, origin.y + label_h};
-    const ImVec2 size{cell * cols, cell * rows};
+    const ImVec2 p1{p0.x + size.x, p0.y + size.y};
+    hit.cells_min = p0;
+    hit.cells_max = p1;
     ImGui::InvisibleButton("##cells", {label_w + size.x, label_h + size.y});
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    // Screen position of the top-left corner of cell (r, c), and the cell under a point.
+    const auto x_of = [&](double c) { return static_cast<float>(p0.x + (c - col0) * cell); };
+    const auto y_of = [&](double r) { return static_cast<float>(p0.y + (r - row0) * cell); };
+
+    // The rows and columns at least partly inside both the view and the clip rectangle.
+    draw->PushClipRect(vp ? ImVec2{origin.x, origin.y} : draw->GetClipRectMin(), vp ? p1 : draw->GetClipRectMax(),
+                       true);
+    const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
+    const auto first = [&](float clip, float start, double offset, int count) {
+        return std::clamp(static_cast<int>(std::floor(offset + (clip - start) / cell)), 0, count);
+    };
+    const auto last = [&](float clip, float start, double offset, int count) {
+        return std::clamp(static_cast<int>(std::ceil(offset + (clip - start) / cell)), 0, count);
+    };
+    const int r0 = first(std::max(clip_min.y, p0.y), p0.y, row0, rows);
+    const int r1 = last(std::min(clip_max.y, p1.y), p0.y, row0, rows);
+    const int c0 = first(std::max(clip_min.x, p0.x), p0.x, col0, cols);
+    const int c1 = last(std::min(clip_max.x, p1.x), p0.x, col0, cols);
 
     // Axis labels, only where they fit.
-    if (o.row_labels)
-        for (int r = 0; r < rows && r < static_cast<int>(o.row_labels->size()); ++r)
-            if (cell >= line_h * 0.8f)
-                draw->AddText({origin.x, p0.y + r * cell + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
+    if (o.row_labels && cell >= line_h * 0.8f)
+        for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
+            draw->AddText({origin.x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
     if (o.col_labels)
-        for (int c = 0; c < cols && c < static_cast<int>(o.col_labels->size()); ++c) {
+        for (int c = c0; c < c1 && c < static_cast<int>(o.col_labels->size()); ++c) {
             const char* s = (*o.col_labels)[c].c_str();
             const float w = ImGui::CalcTextSize(s).x;
-            if (w + 3 <= cell) draw->AddText({p0.x + c * cell + (cell - w) / 2, origin.y}, text_col, s);
+            if (w + 3 <= cell) draw->AddText({x_of(c) + (cell - w) / 2, origin.y}, text_col, s);
         }
+    draw->PopClipRect();
+    draw->PushClipRect(p0, p1, true);  // the cells, their marks and the hovered outline stay in the view
 
-    const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
     const bool texture_path = cell < texture_cell_threshold;
     const ImU32 masked = ui.color(Color::masked_cell);
-    if (texture_path && ui.heatmaps.has_textures() && rows > 0 && cols > 0 && o.shown_cells < 0) {
-        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, o, masked, size), p0, {p0.x + size.x, p0.y + size.y});
-    } else {
+    if (texture_path && ui.heatmaps.has_textures() && r1 > r0 && c1 > c0 && o.shown_cells < 0) {
+        // Fitted: the whole matrix, so scrolling the window reuses the texture. Zoomed (a viewport):
+        // the visible block only, at the size it is drawn.
+        const CellBlock block = vp ? CellBlock{r0, c0, r1 - r0, c1 - c0} : CellBlock{0, 0, rows, cols};
+        const ImVec2 a{x_of(block.col0), y_of(block.row0)};
+        const ImVec2 b{x_of(block.col0 + block.cols), y_of(block.row0 + block.rows)};
+        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, block, o, masked, {b.x - a.x, b.y - a.y}), a, b);
+    } else if (r1 > r0 && c1 > c0) {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
-        const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (rows + 127) / 128,
-                                                  (cols + 127) / 128})
+        const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (r1 - r0 + 127) / 128,
+                                                  (c1 - c0 + 127) / 128})
                                       : 1;
-        const int r0 = std::max(0, static_cast<int>((clip_min.y - p0.y) / cell));
-        const int r1 = std::min(rows, static_cast<int>((clip_max.y - p0.y) / cell) + 1);
-        const int c0 = std::max(0, static_cast<int>((clip_min.x - p0.x) / cell));
-        const int c1 = std::min(cols, static_cast<int>((clip_max.x - p0.x) / cell) + 1);
         // The small numbers font in small cells; the UI font where cells are large (the lesson).
         ImFont* number_font = ui.fonts.numbers;
         const bool small = number_font && cell < ImGui::GetFontSize() * 3.5f;
@@ -210,10 +251,10 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         // Precision levels: number_digits down to 2 significant digits; the last level (1) keeps 2
         // digits but writes values below 1e-3 as "≈0" (the tooltip has them exactly).
         const std::string about_zero = std::string(ui.symbols().about) + "0";
-        auto cell_text = [&](double v, int level) {
-            if (!std::isfinite(v)) return std::string(v < 0 ? "-inf" : "inf");
-            if (level == 1) return v != 0 && std::abs(v) < 1e-3 ? about_zero : core::format_compact(v, 2);
-            return core::format_compact(v, level);
+        auto cell_text = [&](double value, int level) {
+            if (!std::isfinite(value)) return std::string(value < 0 ? "-inf" : "inf");
+            if (level == 1) return value != 0 && std::abs(value) < 1e-3 ? about_zero : core::format_compact(value, 2);
+            return core::format_compact(value, level);
         };
         auto fits = [&](const std::string& text) {
             return font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str()).x + 3 <= cell;
@@ -231,7 +272,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         for (int r = r0 - r0 % step; r < r1; r += step)
             for (int c = c0 - c0 % step; c < c1; c += step) {
                 const double value = v(r, c);
-                const ImVec2 a{p0.x + c * cell, p0.y + r * cell};
+                const ImVec2 a{x_of(c), y_of(r)};
                 const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
                 if (o.shown_cells >= 0 && static_cast<long>(r) * cols + c >= o.shown_cells) {
                     draw->AddRectFilled(a, b, ui.color(Color::hidden_cell));  // not revealed yet
@@ -249,26 +290,29 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     }
 
     for (const HeatmapMark& mark : o.marks) {
-        const float x0 = mark.col < 0 ? p0.x : p0.x + mark.col * cell;
-        const float x1 = mark.col < 0 ? p0.x + size.x : x0 + cell;
-        const float y0 = mark.row < 0 ? p0.y : p0.y + mark.row * cell;
-        const float y1 = mark.row < 0 ? p0.y + size.y : y0 + cell;
+        const float x0 = mark.col < 0 ? x_of(0) : x_of(mark.col);
+        const float x1 = mark.col < 0 ? x_of(cols) : x_of(mark.col + 1);
+        const float y0 = mark.row < 0 ? y_of(0) : y_of(mark.row);
+        const float y1 = mark.row < 0 ? y_of(rows) : y_of(mark.row + 1);
         draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color ? mark.color : ui.color(Color::operand), 0, 0, 2.0f);
     }
 
     if (ImGui::IsItemHovered()) {
         const ImVec2 mouse = ImGui::GetMousePos();
-        const int c = static_cast<int>(std::floor((mouse.x - p0.x) / cell));
-        const int r = static_cast<int>(std::floor((mouse.y - p0.y) / cell));
-        if (r >= 0 && r < rows && c >= 0 && c < cols) {
-            hit.hovered = true;
-            hit.row = r;
-            hit.col = c;
-            hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
-            draw->AddRect({p0.x + c * cell, p0.y + r * cell}, {p0.x + (c + 1) * cell, p0.y + (r + 1) * cell},
-                          ui.color(Color::hovered_cell), 0, 0, 1.5f);
+        if (mouse.x >= p0.x && mouse.y >= p0.y && mouse.x < p1.x && mouse.y < p1.y) {
+            const int c = static_cast<int>(std::floor(col0 + (mouse.x - p0.x) / cell));
+            const int r = static_cast<int>(std::floor(row0 + (mouse.y - p0.y) / cell));
+            if (r >= 0 && r < rows && c >= 0 && c < cols) {
+                hit.hovered = true;
+                hit.row = r;
+                hit.col = c;
+                hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+                draw->AddRect({x_of(c), y_of(r)}, {x_of(c + 1), y_of(r + 1)}, ui.color(Color::hovered_cell), 0, 0,
+                              1.5f);
+            }
         }
     }
+    draw->PopClipRect();
     ImGui::PopID();
     return hit;
 }

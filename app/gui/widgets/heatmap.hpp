@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <imgui.h>
 
 #include "colormap.hpp"
+#include "core/color_scale.hpp"
 #include "core/matrix.hpp"
 
 namespace attnviz::app {
@@ -26,23 +28,39 @@ struct HeatmapMark {
 
 struct HeatmapOptions {
     Colormap colormap = Colormap::diverging;
-    double lo = -1, hi = 1;     // values mapped to the two ends of the colormap
-    float max_cell = 44;        // largest cell side in pixels
-    float min_cell = 0.05f;     // smallest; below the fit the widget grows past max_size (scrolls)
-    ImVec2 max_size{300, 300};  // room for the cells (labels come on top of it)
-    int number_digits = 3;      // significant digits of the printed values
+    core::ColorRange range{-1, 1, false};  // values mapped to the two ends of the colormap
+    float max_cell = 44;                   // largest cell side in pixels
+    float min_cell = 0.05f;                // smallest; below the fit the widget grows past max_size (scrolls)
+    ImVec2 max_size{300, 300};             // room for the cells (labels come on top of it)
+    int number_digits = 3;                 // significant digits of the printed values
     const std::vector<std::string>* row_labels = nullptr;  // left of the rows
     const std::vector<std::string>* col_labels = nullptr;  // above the columns
     std::vector<HeatmapMark> marks;
     std::uint64_t generation = 0;  // content version, for the texture cache
     long shown_cells = -1;         // ≥ 0: only the first cells in row-major order are shown, the rest hidden
     bool transposed = false;       // draw mᵀ: rows, columns, hits and marks are all in the drawn (transposed) frame
+    // A window onto the matrix, for zoom and pan: `size` pixels of cells (labels come on top), each
+    // cell `cell` pixels (below 1 when zoomed out), the cell (row0, col0) — fractional — at the top
+    // left. Unset: the whole matrix, fitted into max_size.
+    struct Viewport {
+        double row0 = 0, col0 = 0;
+        float cell = 1;
+        ImVec2 size{300, 300};
+    };
+    std::optional<Viewport> viewport;
 };
 
 struct HeatmapHit {
     bool hovered = false;
     bool clicked = false;
     int row = -1, col = -1;
+    ImVec2 cells_min, cells_max;  // where the cells were drawn (the view's rectangle with a viewport)
+};
+
+// A block of a drawn matrix: rows [row0, row0 + rows), columns [col0, col0 + cols).
+struct CellBlock {
+    int row0 = 0, col0 = 0, rows = 0, cols = 0;
+    bool operator==(const CellBlock&) const = default;
 };
 
 class UiContext;
@@ -72,12 +90,13 @@ public:
     // frame or two, so no frame stalls.
     void set_rebuild_budget_ms(double ms) { rebuild_budget_ms_ = ms; }
 
-    // The largest |finite value| of a matrix, scanned once per matrix and generation.
-    double max_abs(const core::Matrix& m, std::uint64_t generation);
-    // The texture of a (drawn) matrix for these options at the size it is drawn (pixels), made
-    // and uploaded again only when the content, the colouring or that size changes.
-    ImTextureID texture(ImGuiID id, const core::Matrix& m, bool transposed, const HeatmapOptions& o, ImU32 masked,
-                        ImVec2 drawn);
+    // A matrix's value statistics (core::value_stats), computed once per matrix and generation;
+    // the percentiles only once asked for.
+    const core::ValueStats& stats(const core::Matrix& m, std::uint64_t generation, bool percentiles);
+    // The texture of a block of a (drawn) matrix for these options at the size it is drawn (pixels),
+    // made and uploaded again only when the content, the colouring, the block or that size changes.
+    ImTextureID texture(ImGuiID id, const core::Matrix& m, bool transposed, const CellBlock& block,
+                        const HeatmapOptions& o, ImU32 masked, ImVec2 drawn);
 
 private:
     struct Source {  // what a texture or a range was made from: a matrix's storage at one generation
@@ -90,14 +109,15 @@ private:
         ImTextureID texture = nullptr;
         Source source;
         bool transposed = false;
+        CellBlock block;
         int rows = 0, cols = 0;  // texels
         Colormap colormap = Colormap::diverging;
-        double lo = 0, hi = 0;
+        core::ColorRange range;
         int last_frame = 0;
     };
-    struct Range {
+    struct Stats {
         Source source;
-        double max_abs = 1;
+        core::ValueStats stats;
         int last_frame = 0;
     };
     bool over_budget() const;
@@ -107,25 +127,24 @@ private:
     double rebuild_budget_ms_ = 6.0;
     double budget_left_ms_ = 6.0;
     bool rebuilt_this_frame_ = false;
-    std::unordered_map<const void*, Range> ranges_;
+    std::unordered_map<const void*, Stats> stats_;
     TextureUploader upload_ = nullptr;
     TextureDestroyer destroy_ = nullptr;
 };
+
+// The room the token labels take left of the rows and above the columns (x: width, y: height), as
+// the heatmap reserves it with a viewport.
+ImVec2 heatmap_gutters(const HeatmapOptions& options);
 
 // Draws the matrix at the cursor and reports the hovered/clicked cell. `report_as` names the matrix
 // in the UI context's draw report (when one is collected).
 HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& options,
                    const char* report_as = nullptr);
 
-// Weights rows over at least this many keys are coloured from 0 to the largest weight by default:
-// every weight is then near 1/n, which on a fixed 0..1 scale is one flat colour.
-inline constexpr int auto_weights_from_keys = 16;
-
-// The value range to show a matrix with: for the unit interval [0, 1], or [0, largest] from
-// auto_weights_from_keys columns on; symmetric ±max|finite value| otherwise (scanned once per matrix
-// and generation). Every legend shows the range in use.
-void heatmap_range(UiContext& ui, const core::Matrix& m, Colormap map, std::uint64_t generation, double& lo,
-                   double& hi);
+// The colour range a matrix of the registry is shown with: the scaling the user chose for it (or its
+// default, core::default_scaling) applied to its statistics (computed once per matrix and
+// generation). Every legend shows the range in use.
+core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::MatrixId id, std::uint64_t generation);
 
 // Cells below this side (pixels) switch to the texture path.
 inline constexpr float texture_cell_threshold = 6.0f;

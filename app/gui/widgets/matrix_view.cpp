@@ -1,11 +1,47 @@
 #include "matrix_view.hpp"
 
+#include <algorithm>
+
 #include "heatmap.hpp"
 
 namespace attnviz::app {
 
 Colormap colormap_for(core::MatrixId id) {
     return core::info(id).colors == core::ColorScale::unit_interval ? Colormap::sequential : Colormap::diverging;
+}
+
+namespace {
+// "auto (default)" for the scaling a matrix gets until one is chosen.
+std::string scaling_label(core::Scaling s, bool is_default) {
+    return std::string(core::scaling_name(s)) + (is_default ? " (default)" : "");
+}
+}  // namespace
+
+void scaling_menu_items(UiContext& ui, core::MatrixId id, std::int64_t cols) {
+    const core::ColorScale colors = core::info(id).colors;
+    const core::Scaling current = ui.scaling(id, cols), fallback = core::default_scaling(colors, cols);
+    for (core::Scaling s : core::all_scalings) {
+        if (!core::offers(colors, s)) continue;
+        if (ImGui::MenuItem(scaling_label(s, s == fallback).c_str(), nullptr, s == current))
+            ui.set_scaling(id, s == fallback ? std::nullopt : std::optional<core::Scaling>(s));
+    }
+}
+
+void scaling_combo(UiContext& ui, core::MatrixId id, std::int64_t cols, float width) {
+    const core::Scaling current = ui.scaling(id, cols);
+    ImGui::SetNextItemWidth(width);
+    ImGui::PushID(static_cast<int>(id));
+    if (ImGui::BeginCombo("##colours", core::scaling_name(current))) {
+        scaling_menu_items(ui, id, cols);
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "How %s is coloured (also by right-clicking any heatmap):\n"
+            "fixed 0..1 (weights), auto (its own range), percentile (1st to 99th, so outliers do not wash\n"
+            "the rest out), log (weights: small weights become visible)",
+            core::name(id));
+    ImGui::PopID();
 }
 
 void draw_explanation(const core::Explanation& e, bool numbers) {
@@ -28,38 +64,55 @@ void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed
     ImGui::EndTooltip();
 }
 
-void matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixViewOptions& o) {
+namespace {
+// Token labels only where rows (columns) are tokens: not on the weight matrices. In the drawn frame.
+void set_token_labels(const AppState& state, MatrixRef ref, const MatrixViewOptions& o, HeatmapOptions& h) {
+    const bool t = o.follow_orientation && state.column_vectors();
+    const auto& tokens = state.shown().session.tokens;
+    const std::vector<std::string>* row_tokens = o.token_rows && core::rows_are_tokens(ref.id) ? &tokens : nullptr;
+    const std::vector<std::string>* col_tokens = o.token_cols && core::cols_are_tokens(ref.id) ? &tokens : nullptr;
+    h.row_labels = t ? col_tokens : row_tokens;
+    h.col_labels = t ? row_tokens : col_tokens;
+}
+}  // namespace
+
+ImVec2 matrix_view_gutters(const AppState& state, MatrixRef ref, const MatrixViewOptions& o) {
+    HeatmapOptions h;
+    set_token_labels(state, ref, o, h);
+    return heatmap_gutters(h);
+}
+
+HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixViewOptions& o) {
     const core::Matrix* m = state.matrix(ref);
-    if (!m) return;
+    if (!m) return {};
     ImGui::PushID(static_cast<int>(ref.id) * 1000 + ref.head);
     ImGui::BeginGroup();
     const bool t = o.follow_orientation && state.column_vectors();
     if (o.title) {
-        const std::string title = state.label(ref) + "  " + state.shape_text(ref, o.follow_orientation);
+        // "Q⁽¹⁾  2×2", or just "Q⁽¹⁾" where the matrix is drawn narrower than that (heads side by side);
+        // never wider than the matrix's room, so a row of thumbnails does not grow past its panel.
+        const std::string label = state.label(ref);
+        const std::string full = label + "  " + state.shape_text(ref, o.follow_orientation);
+        std::string title = full;
+        const float room = o.viewport ? o.viewport->size.x : o.max_size.x;
+        if (ImGui::CalcTextSize(title.c_str()).x > room) title = label;
         const bool viewed = state.viewed() == ref;
         if (viewed) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
-        if (ImGui::Selectable(title.c_str(), viewed, 0, ImGui::CalcTextSize(title.c_str()))) state.view(ref);
+        const ImVec2 title_size{std::min(ImGui::CalcTextSize(title.c_str()).x, room), ImGui::GetTextLineHeight()};
+        if (ImGui::Selectable(title.c_str(), viewed, 0, title_size)) state.view(ref);
         if (viewed) ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: click to open it in the matrix viewer", full.c_str());
     }
     HeatmapOptions h;
     h.colormap = colormap_for(ref.id);
-    if (o.fixed_range) {
-        h.lo = o.lo;
-        h.hi = o.hi;
-    } else {
-        heatmap_range(ui, *m, h.colormap, state.generation(), h.lo, h.hi);
-    }
+    h.range = o.range ? *o.range : heatmap_range(ui, *m, ref.id, state.generation());
     h.max_size = o.max_size;
     h.max_cell = o.max_cell;
     h.generation = state.generation();
     h.shown_cells = o.shown_cells;
-    // Token labels only where rows (columns) are tokens: not on the weight matrices.
-    const auto& tokens = state.shown().session.tokens;
-    const std::vector<std::string>* row_tokens = o.token_rows && core::rows_are_tokens(ref.id) ? &tokens : nullptr;
-    const std::vector<std::string>* col_tokens = o.token_cols && core::cols_are_tokens(ref.id) ? &tokens : nullptr;
+    h.viewport = o.viewport;
     h.transposed = t;
-    h.row_labels = t ? col_tokens : row_tokens;
-    h.col_labels = t ? row_tokens : col_tokens;
+    set_token_labels(state, ref, o, h);
     // Marks and hits are in the drawn frame: swap rows and columns when transposed.
     auto mark = [&](int row, int col, ImU32 color) {
         h.marks.push_back(t ? HeatmapMark{col, row, color} : HeatmapMark{row, col, color});
@@ -72,6 +125,12 @@ void matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixView
     // The draw report (screenshot tests) names the matrix; no name is built otherwise.
     const std::string report_name = ui.report ? core::label(ref, core::Notation::ascii) : std::string();
     const HeatmapHit hit = heatmap(ui, "cells", *m, h, ui.report ? report_name.c_str() : nullptr);
+    if (ui.report) ui.report->heatmaps.push_back({report_name, hit.cells_min, hit.cells_max});
+    if (ImGui::BeginPopupContextItem("colours")) {
+        ImGui::TextDisabled("Colours of %s (every head, every view)", core::name(ref.id));
+        scaling_menu_items(ui, ref.id, m->cols());
+        ImGui::EndPopup();
+    }
     const int drawn_cols = static_cast<int>(t ? m->rows() : m->cols());
     const bool hidden = o.shown_cells >= 0 && static_cast<long>(hit.row) * drawn_cols + hit.col >= o.shown_cells;
     if (hit.hovered && !hidden) {
@@ -84,6 +143,7 @@ void matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixView
     }
     ImGui::EndGroup();
     ImGui::PopID();
+    return hit;
 }
 
 }  // namespace attnviz::app

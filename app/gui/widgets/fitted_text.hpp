@@ -1,0 +1,15 @@
+#pragma once
+// Text cut to a width: a line that does not fit its room ends in "…" instead of running past the
+// panel's edge (the full text goes into a tooltip).
+#include <string>
+
+namespace attnviz::app {
+
+// `text` if it fits in `width` pixels of the current font, else its longest prefix (whole UTF-8
+// characters) followed by "…" that does; "…" alone when not even one character fits.
+std::string fitted_text(const std::string& text, float width);
+
+// Draws `text` cut to the room left on the current line, with the whole text as a tooltip when cut.
+void text_fitted(const std::string& text);
+
+}  // namespace attnviz::app
