@@ -61,6 +61,14 @@ ValueStats value_stats(const Matrix& m, bool percentiles) {
     return s;
 }
 
+ValueStats estimate_value_stats(const Matrix& m, bool percentiles, std::int64_t cells) {
+    const std::int64_t size = m.size();
+    if (cells <= 0 || size <= cells) return value_stats(m, percentiles);
+    Matrix sample(cells, 1);
+    for (std::int64_t k = 0; k < cells; ++k) sample(k, 0) = m.data()[k * size / cells];
+    return value_stats(sample, percentiles);
+}
+
 ValueStats combine(const ValueStats& a, const ValueStats& b) {
     if (a.finite == 0) return b;
     if (b.finite == 0) return a;

@@ -45,6 +45,10 @@ struct ValueStats {
 // finite values, estimated from that many evenly spaced cells beyond).
 ValueStats value_stats(const Matrix& m, bool percentiles);
 
+// A quick estimate from `cells` evenly spaced cells (all of them when the matrix has no more): for
+// a view that cannot afford the full pass in this frame. Its extremes lie within the true ones.
+ValueStats estimate_value_stats(const Matrix& m, bool percentiles, std::int64_t cells);
+
 // Two matrices' stats as one, for heads drawn side by side on one scale: extremes exactly,
 // percentiles as the wider of the two (each head keeps its own clipping).
 ValueStats combine(const ValueStats& a, const ValueStats& b);

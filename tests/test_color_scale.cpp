@@ -23,6 +23,23 @@ TEST(ColorScale, StatsSkipMaskedValues) {
     EXPECT_FALSE(s.has_percentiles);
 }
 
+TEST(ColorScale, AnEstimateReadsEvenlySpacedCells) {
+    // 100×100 values k = 0 … 9999 (row-major storage: k = r·100 + c); 100 samples read every 100th.
+    Matrix m(100, 100);
+    for (int r = 0; r < 100; ++r)
+        for (int c = 0; c < 100; ++c) m(r, c) = r * 100 + c;
+    const ValueStats e = estimate_value_stats(m, false, 100);
+    EXPECT_EQ(e.finite, 100);
+    EXPECT_EQ(e.min, 0);
+    EXPECT_EQ(e.max, 9900);  // within the true range [0, 9999]
+    EXPECT_EQ(e.min_positive, 100);
+    // A matrix no larger than the sample is read whole.
+    const ValueStats whole = estimate_value_stats(m, true, 10000);
+    EXPECT_EQ(whole.max, 9999);
+    EXPECT_EQ(whole.finite, 10000);
+    EXPECT_TRUE(whole.has_percentiles);
+}
+
 TEST(ColorScale, PercentilesByNearestRank) {
     Matrix m(1, 101);  // 0, 1, …, 100 in a shuffled order
     for (int k = 0; k <= 100; ++k) m(0, k) = (k * 37) % 101;

@@ -347,19 +347,6 @@ bool AppState::is_operand(MatrixRef ref, int row, int col) const {
 
 bool AppState::update() {
     bool shown = false;
-    if (dirty_) {
-        dirty_ = false;
-        const std::uint64_t generation = ++requested_;
-        if (core::forward_flops(session_.config) <= sync_limit_flops_) {
-            awaited_ = 0;  // this trace supersedes whatever the worker is still computing
-            adopt(compute_snapshot(session_, generation, &spare_));
-            shown = true;
-        } else {
-            if (!worker_) worker_ = std::make_unique<TraceWorker>();
-            worker_->request(session_, generation, std::move(spare_));
-            awaited_ = generation;
-        }
-    }
     if (worker_)
         if (std::shared_ptr<Snapshot> done = worker_->take()) {
             if (done->generation >= awaited_) awaited_ = 0;
@@ -368,13 +355,31 @@ bool AppState::update() {
                 shown = true;
             }
         }
+    if (dirty_) {
+        if (core::forward_flops(session_.config) <= sync_limit_flops_) {
+            dirty_ = false;
+            awaited_ = 0;  // this trace supersedes whatever the worker is still computing
+            adopt(compute_snapshot(session_, ++requested_, &spare_));
+            shown = true;
+        } else if (!worker_ || worker_->idle()) {
+            // One request at a time, with the session as it is now: while the worker computes,
+            // edits only mark the session dirty, and the newest state goes once it is free (no
+            // copy of the session per frame, and the buffers of the trace it replaces are reused).
+            dirty_ = false;
+            if (!worker_) worker_ = std::make_unique<TraceWorker>();
+            awaited_ = ++requested_;
+            worker_->request(session_, awaited_, std::move(spare_));
+        }
+    }
     return shown;
 }
 
 void AppState::wait_for_trace() {
     update();
-    if (worker_) worker_->wait();
-    update();
+    while (worker_ && computing()) {
+        worker_->wait();
+        update();
+    }
 }
 
 void AppState::adopt(std::shared_ptr<Snapshot> snapshot) {

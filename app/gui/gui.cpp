@@ -121,9 +121,11 @@ struct FrameTimes {
     std::vector<double> ms;
     std::chrono::steady_clock::time_point last_edit;
     double last_edit_to_trace_ms = -1;
+    std::vector<double> trace_ms;  // the compute time of each trace shown while editing
 };
 
-// One JSON object on stdout: median_ms, p95_ms, max_ms, frames (and last_edit_to_trace_ms).
+// One JSON object on stdout: median_ms, p95_ms, max_ms, frames (and for edits last_edit_to_trace_ms,
+// traces_shown, trace_median_ms).
 void print_frame_times(FrameTimes t, bool edits) {
     std::sort(t.ms.begin(), t.ms.end());
     nlohmann::json out;
@@ -132,7 +134,12 @@ void print_frame_times(FrameTimes t, bool edits) {
     out["median_ms"] = n ? t.ms[n / 2] : 0.0;
     out["p95_ms"] = n ? t.ms[std::min(n - 1, static_cast<size_t>(0.95 * n))] : 0.0;
     out["max_ms"] = n ? t.ms.back() : 0.0;
-    if (edits) out["last_edit_to_trace_ms"] = t.last_edit_to_trace_ms;
+    if (edits) {
+        out["last_edit_to_trace_ms"] = t.last_edit_to_trace_ms;
+        out["traces_shown"] = t.trace_ms.size();
+        std::sort(t.trace_ms.begin(), t.trace_ms.end());
+        out["trace_median_ms"] = t.trace_ms.empty() ? 0.0 : t.trace_ms[t.trace_ms.size() / 2];
+    }
     std::cout << out.dump() << "\n";
 }
 
@@ -296,7 +303,9 @@ int run_gui(const GuiOptions& o) {
             // A screenshot shows the app as it opens, not wherever the pointer happens to be.
             if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
             ImGui::NewFrame();
+            const std::uint64_t shown_before = state.generation();
             draw_frame(state, ui, panels, frame_ms);
+            if (editing && state.generation() != shown_before) bench.trace_ms.push_back(state.compute_ms());
             ImGui::Render();
             int fb_w = 0, fb_h = 0;
             glfwGetFramebufferSize(window, &fb_w, &fb_h);

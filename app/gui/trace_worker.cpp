@@ -56,6 +56,11 @@ void TraceWorker::wait() const {
     changed_.wait(lock, [this] { return !running_ && !pending_; });
 }
 
+bool TraceWorker::idle() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !running_ && !pending_ && !finished_;
+}
+
 void TraceWorker::run() {
     // The worker leaves a core to the UI thread, so frames keep their pace while it computes.
     if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));

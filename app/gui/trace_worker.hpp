@@ -42,6 +42,8 @@ public:
     std::shared_ptr<Snapshot> take();
     // Blocks until no request is waiting or being computed.
     void wait() const;
+    // Nothing waiting, being computed or finished and not taken: a request now starts at once.
+    bool idle() const;
 
 private:
     void run();

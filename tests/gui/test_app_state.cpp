@@ -2,6 +2,7 @@
 // leaves the user's work as it was; the trace follows each change once.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -483,4 +484,33 @@ TEST(Worker, AComputationAtOnceSupersedesOneOnTheWorker) {
     EXPECT_EQ(state.shown_config().n, 2);  // the 60-token trace came later and older: not shown
     EXPECT_EQ(state.shown().session, core::worked_example());
     if (!still_running) std::cerr << "note: the worker finished before undo(); superseding was not exercised\n";
+}
+
+TEST(Worker, EditsMadeWhileItComputesGoTogetherInOneRequest) {
+    // While the worker computes, edits only mark the session; once it is free, one request carries
+    // the newest state. Ten edits during one trace cost one more trace, not ten.
+    core::Config c{2000, 128, 2, 64, 64, true, core::Mask::none, {}};
+    AppState state(core::random_session(c, 6));
+    state.set_sync_limit(0);
+    const std::uint64_t first = state.generation();
+    ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 0, 0}, 0.5));
+    state.update();  // the worker starts on this one
+    const auto start = std::chrono::steady_clock::now();
+    for (int k = 1; k <= 10; ++k) {
+        ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, k, k}, 0.5 + k));
+        state.update();
+        EXPECT_TRUE(state.computing());
+    }
+    const double edits_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    state.wait_for_trace();
+    EXPECT_FALSE(state.computing());
+    EXPECT_EQ(state.shown().session, state.session());
+    EXPECT_TRUE(core::same(state.trace().output, fresh(state.session()).output));
+    // Only meaningful when the ten edits took less time than a trace (a held-up thread may let the
+    // worker finish between them; then each check above still holds).
+    if (edits_ms < 0.5 * state.compute_ms())
+        EXPECT_EQ(state.generation(), first + 2);  // the first edit's trace, then the ten together
+    else
+        std::cerr << "note: the edits took " << edits_ms << " ms, a trace " << state.compute_ms()
+                  << " ms; the coalescing was not exercised\n";
 }

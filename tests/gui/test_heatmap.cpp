@@ -144,6 +144,26 @@ TEST_F(HeatmapHits, RebuildsPastTheFrameBudgetWaitForALaterFrame) {
     imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }
 
+TEST_F(HeatmapHits, PastTheBudgetANewMatrixGetsAnEstimatedRangeThenTheExactOne) {
+    imgui_.ui.heatmaps.set_rebuild_budget_ms(0);  // one full pass per frame, from the next frame on
+    imgui_.ui.heatmaps.end_frame();
+    // Two new 100×100 matrices; the largest value of the second is not among the sampled cells.
+    core::Matrix a = core::Matrix::Constant(100, 100, 0.5), b = core::Matrix::Constant(100, 100, 0.25);
+    b(0, 1) = 0.9;
+    ImGui::NewFrame();
+    EXPECT_EQ(imgui_.ui.heatmaps.stats(a, 1, false).max, 0.5);  // the first of the frame: exact
+    const core::ValueStats first = imgui_.ui.heatmaps.stats(b, 1, false);
+    EXPECT_EQ(first.max, 0.25);  // estimated from 4096 of the 10000 cells, (0, 1) not among them
+    EXPECT_EQ(first.finite, 4096);
+    imgui_.ui.heatmaps.end_frame();
+    ImGui::Render();
+    ImGui::NewFrame();
+    EXPECT_EQ(imgui_.ui.heatmaps.stats(b, 1, false).max, 0.9);  // a later frame: exact
+    EXPECT_EQ(imgui_.ui.heatmaps.stats(b, 1, false).finite, 10000);
+    imgui_.ui.heatmaps.end_frame();
+    ImGui::Render();
+}
+
 TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
     using core::MatrixId;
     ImGui::NewFrame();

@@ -17,6 +17,8 @@ namespace {
 constexpr int max_texture_side = 1024;
 // A cached texture or range not used for this many frames is freed.
 constexpr int cache_frames = 120;
+// Past the frame's budget, a new matrix's colour range is estimated from this many cells.
+constexpr Eigen::Index estimate_cells = 4096;
 
 // The matrix as drawn: itself, or its transpose.
 struct Drawn {
@@ -123,12 +125,20 @@ const core::ValueStats& HeatmapCache::stats(const core::Matrix& m, std::uint64_t
     const Source source{m.data(), m.rows(), m.cols(), generation};
     const bool known = entry.source.data != nullptr;
     const bool current = entry.source == source && (entry.stats.has_percentiles || !percentiles);
-    if (!current && !(known && m.size() > 4096 && over_budget())) {  // large ones may wait a frame
-        const std::uint64_t start = now_ns();
-        entry.stats = core::value_stats(m, percentiles);
-        entry.source = source;
-        charge(start);
+    if (current) return entry.stats;
+    if (m.size() > estimate_cells && over_budget()) {
+        // Past this frame's budget, a large matrix keeps the range it had, or, new (another
+        // trace's storage), gets one estimated from a sample; either is made exact in a later frame.
+        if (!known || entry.source.rows != m.rows() || entry.source.cols != m.cols()) {
+            entry.stats = core::estimate_value_stats(m, percentiles, estimate_cells);
+            entry.source = {m.data(), m.rows(), m.cols(), ~std::uint64_t{0}};  // known, not current
+        }
+        return entry.stats;
     }
+    const std::uint64_t start = now_ns();
+    entry.stats = core::value_stats(m, percentiles);
+    entry.source = source;
+    charge(start);
     return entry.stats;
 }
 
