@@ -3,7 +3,9 @@
 
 #include <imgui.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "headless.hpp"
@@ -110,6 +112,44 @@ TEST_F(HeatmapHits, LargeMatricesBecomeOnePooledTextureThatIsFreedWhenUnused) {
     EXPECT_EQ(FakeTextures::uploads, 2);
     for (int k = 0; k < 130; ++k) draw(false);  // no longer drawn: freed
     EXPECT_EQ(FakeTextures::frees, 1);
+    imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
+}
+
+TEST_F(HeatmapHits, EachTexelShowsTheStrongestCellItCoversTransposedOrNot) {
+    FakeTextures::uploads = 0;
+    imgui_.ui.heatmaps.set_texture_functions(FakeTextures::upload, FakeTextures::destroy);
+    core::Matrix m = core::Matrix::Random(301, 263);
+    m(17, 40) = -std::numeric_limits<double>::infinity();  // masked
+    app::HeatmapOptions o;
+    o.range = {-1, 1, false};
+    const ImU32 masked = 0xFF00FF00;
+    // A block of the matrix as drawn (rows 10…249, columns 5…184), on 37×23 texels.
+    const app::CellBlock block{10, 5, 240, 180};
+    for (bool transposed : {false, true}) {
+        const core::Matrix drawn = transposed ? core::Matrix(m.transpose()) : m;
+        ImGui::NewFrame();
+        imgui_.ui.heatmaps.texture(ImGui::GetID(transposed ? "t" : "n"), m, transposed, block, o, masked, {23, 37});
+        ASSERT_EQ(FakeTextures::cols, 23);
+        ASSERT_EQ(FakeTextures::rows, 37);
+        for (int r = 0; r < 37; ++r)
+            for (int c = 0; c < 23; ++c) {
+                // The texel's cells as drawn, and the one of largest magnitude among them.
+                const int r0 = block.row0 + r * block.rows / 37, r1 = block.row0 + (r + 1) * block.rows / 37;
+                const int c0 = block.col0 + c * block.cols / 23, c1 = block.col0 + (c + 1) * block.cols / 23;
+                double strongest = drawn(r0, c0);
+                for (int rr = r0; rr < r1; ++rr)
+                    for (int cc = c0; cc < c1; ++cc)
+                        if (std::abs(drawn(rr, cc)) > std::abs(strongest) || !std::isfinite(strongest))
+                            strongest = drawn(rr, cc);
+                const ImU32 expected = std::isfinite(strongest)
+                                           ? app::colormap_color(app::Colormap::diverging, o.range.position(strongest))
+                                           : masked;
+                ASSERT_EQ(FakeTextures::pixels[static_cast<size_t>(r) * 23 + c], expected)
+                    << "texel " << r << ", " << c << (transposed ? " (transposed)" : "");
+            }
+        ImGui::Render();
+    }
+    EXPECT_EQ(FakeTextures::uploads, 2);
     imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }
 

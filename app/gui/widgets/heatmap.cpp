@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "core/format.hpp"
@@ -46,7 +47,6 @@ ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
 // of largest magnitude of the cells it covers, so a single strong weight is not lost between samples.
 ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const CellBlock& block,
                                   const HeatmapOptions& o, ImU32 masked, ImVec2 drawn) {
-    const Drawn v{m, transposed};
     auto texels = [](int cells, float pixels) {
         return std::max(1, std::min({cells, max_texture_side, static_cast<int>(std::ceil(pixels))}));
     };
@@ -59,21 +59,34 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
         return entry.texture;
     if (entry.texture && over_budget()) return entry.texture;  // rebuilt in a later frame
     const std::uint64_t start = now_ns();
-    std::vector<std::uint32_t> pixels(static_cast<size_t>(rows) * cols);
-    for (int r = 0; r < rows; ++r) {
-        const int r0 = block.row0 + static_cast<int>(static_cast<long>(r) * block.rows / rows);
-        const int r1 = std::max(r0 + 1, block.row0 + static_cast<int>(static_cast<long>(r + 1) * block.rows / rows));
-        for (int c = 0; c < cols; ++c) {
-            const int c0 = block.col0 + static_cast<int>(static_cast<long>(c) * block.cols / cols);
-            const int c1 = std::max(c0 + 1,
-                                    block.col0 + static_cast<int>(static_cast<long>(c + 1) * block.cols / cols));
-            double strongest = v(r0, c0);
-            for (int rr = r0; rr < r1; ++rr)
-                for (int cc = c0; cc < c1; ++cc)
-                    if (std::abs(v(rr, cc)) > std::abs(strongest) || !std::isfinite(strongest)) strongest = v(rr, cc);
-            pixels[static_cast<size_t>(r) * cols + c] = cell_color(strongest, o, masked);
+    // Each drawn row and column of the block belongs to one texel row / column. The matrix is read
+    // in storage order (row-major), each cell compared with its texel's strongest so far.
+    auto texel_of = [](int cells, int texels) {
+        std::vector<int> of(static_cast<size_t>(cells));
+        for (int t = 0; t < texels; ++t) {
+            const int a = static_cast<int>(static_cast<long>(t) * cells / texels);
+            const int b = std::max(a + 1, static_cast<int>(static_cast<long>(t + 1) * cells / texels));
+            for (int k = a; k < b && k < cells; ++k) of[static_cast<size_t>(k)] = t;
+        }
+        return of;
+    };
+    const std::vector<int> texel_row = texel_of(block.rows, rows), texel_col = texel_of(block.cols, cols);
+    std::vector<double> strongest(static_cast<size_t>(rows) * cols, std::numeric_limits<double>::quiet_NaN());
+    // Storage rows are drawn rows, or drawn columns when transposed.
+    const int s_row0 = transposed ? block.col0 : block.row0, s_rows = transposed ? block.cols : block.rows;
+    const int s_col0 = transposed ? block.row0 : block.col0, s_cols = transposed ? block.rows : block.cols;
+    for (int sr = 0; sr < s_rows; ++sr) {
+        const double* row = m.data() + static_cast<Eigen::Index>(s_row0 + sr) * m.cols() + s_col0;
+        for (int sc = 0; sc < s_cols; ++sc) {
+            const int tr = transposed ? texel_row[static_cast<size_t>(sc)] : texel_row[static_cast<size_t>(sr)];
+            const int tc = transposed ? texel_col[static_cast<size_t>(sr)] : texel_col[static_cast<size_t>(sc)];
+            double& best = strongest[static_cast<size_t>(tr) * cols + tc];
+            const double value = row[sc];
+            if (std::abs(value) > std::abs(best) || !std::isfinite(best)) best = value;  // NaN: none yet
         }
     }
+    std::vector<std::uint32_t> pixels(strongest.size());
+    for (size_t k = 0; k < strongest.size(); ++k) pixels[k] = cell_color(strongest[k], o, masked);
     entry.texture = upload_(entry.texture, cols, rows, pixels.data());
     entry.source = source;
     entry.transposed = transposed;
