@@ -1,6 +1,11 @@
 #include "trace_worker.hpp"
 
 #include <omp.h>
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -64,6 +69,11 @@ bool TraceWorker::idle() const {
 void TraceWorker::run() {
     // The worker leaves a core to the UI thread, so frames keep their pace while it computes.
     if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));
+#if defined(__linux__)
+    // On Linux a nice value belongs to one thread: the worker yields the CPU to the window (and to a
+    // software renderer's threads) when they compete, so a long trace does not stretch frames.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
         changed_.wait(lock, [this] { return stop_ || pending_.has_value(); });
