@@ -19,14 +19,17 @@ double Scale::value(int d_k) const {
 }
 
 std::int64_t input_numbers(const Config& c) {
-    const std::int64_t n = c.n, d = c.d_model, h = c.heads, dk = c.d_k, dv = c.d_v;
-    return n * d + h * d * (2 * dk + dv) + (c.output_projection ? h * dv * d : 0);
+    const std::int64_t n = c.n, d = c.d_model, h = c.heads, g = c.kv_count(), dk = c.d_k, dv = c.d_v;
+    std::int64_t numbers = n * d + h * d * dk + g * d * (dk + dv) + (c.output_projection ? h * dv * d : 0);
+    if (c.biases) numbers += h * dk + g * (dk + dv) + (c.output_projection ? d : 0);
+    return numbers;
 }
 
 std::int64_t total_numbers(const Config& c) {
     const std::int64_t n = c.n, h = c.heads, dk = c.d_k, dv = c.d_v;
     // per head: Q, K (n×d_k), V, Z (n×d_v), scores_raw, scores, weights (n×n)
-    const std::int64_t per_head = 2 * n * dk + 2 * n * dv + 3 * n * n;
+    // (and the rotated Q, K with RoPE)
+    const std::int64_t per_head = (c.rope.on ? 4 : 2) * n * dk + 2 * n * dv + 3 * n * n;
     return input_numbers(c) + h * per_head + n * h * dv + n * c.output_width();
 }
 
@@ -96,6 +99,22 @@ Problems validate(const Config& c) {
         out.push_back({"config.scale",
                        "a divisor must be a finite number > 0 and at least " + format_number(Limits::min_divisor) +
                            " (smaller ones overflow the scores), got " + format_number(c.scale.divisor)});
+    if (c.kv_heads < 0 || c.kv_heads > c.heads || (c.kv_heads > 0 && c.heads % c.kv_heads != 0))
+        out.push_back({"config.kv_heads", "must divide heads = " + std::to_string(c.heads) +
+                                              " (each K/V group serves the same number of query heads), got " +
+                                              std::to_string(c.kv_heads)});
+    if (c.rope.on) {
+        if (!(std::isfinite(c.rope.base) && c.rope.base > 1 && c.rope.base <= Limits::max_rope_base))
+            out.push_back({"config.rope.base", "must be a number above 1 and at most " +
+                                                   format_number(Limits::max_rope_base) + ", got " +
+                                                   format_number(c.rope.base)});
+        const int dims = c.rope.rotated(c.d_k);
+        if (c.rope.dims < 0 || dims > c.d_k || dims % 2 != 0)
+            out.push_back({"config.rope.dims",
+                           "the rotated columns must be an even number from 2 to d_k = " + std::to_string(c.d_k) +
+                               (c.rope.dims == 0 ? " (by default all d_k, which is odd here)" : "") + ", got " +
+                               std::to_string(dims)});
+    }
     if (out.empty() && input_numbers(c) > Limits::max_input_numbers)
         out.push_back({"config", "the inputs of these dimensions hold " + std::to_string(input_numbers(c)) +
                                      " numbers, over the limit of " + std::to_string(Limits::max_input_numbers)});
@@ -110,6 +129,8 @@ std::optional<std::string> shape_note(const Config& c) {
 }
 
 const char* to_string(Mask mask) { return mask == Mask::causal ? "causal" : "none"; }
+
+const char* to_string(Rope::Style style) { return style == Rope::Style::interleaved ? "interleaved" : "half"; }
 
 std::string to_string(const Scale& s) {
     switch (s.kind) {

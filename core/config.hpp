@@ -2,6 +2,10 @@
 //
 //   X ∈ R^{n×d_model}; per head i: W_Q⁽ⁱ⁾, W_K⁽ⁱ⁾ ∈ R^{d_model×d_k}, W_V⁽ⁱ⁾ ∈ R^{d_model×d_v};
 //   W_O ∈ R^{(h·d_v)×d_model} when output_projection is on.
+//   Beyond the seeds, as real layers have them (each off by default, which is the seeds' layer):
+//   biases b_Q, b_K ∈ R^{1×d_k}, b_V ∈ R^{1×d_v} per head and b_O ∈ R^{1×d_model}; grouped-query
+//   attention (kv_heads K/V groups shared by heads / kv_heads query heads each); rotary position
+//   embeddings (RoPE) applied to Q and K.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,25 @@ struct Scale {
     bool operator==(const Scale& o) const { return kind == o.kind && (kind != Kind::divisor || divisor == o.divisor); }
 };
 
+// Rotary position embeddings (RoPE): the query and key of position p have each pair of their first
+// `dims` columns rotated by the angle p·θ_i, θ_i = base^(−2i/dims), i = 0 … dims/2 − 1.
+//   half:        pairs (i, i + dims/2), as rotate_half in Llama and GPT-NeoX
+//   interleaved: pairs (2i, 2i + 1), as GPT-J
+// Columns from `dims` on are not rotated.
+struct Rope {
+    enum class Style { half, interleaved };
+    bool on = false;
+    double base = 10000;  // θ
+    Style style = Style::half;
+    int dims = 0;  // rotated columns of each head's Q and K; 0: all d_k of them
+
+    int rotated(int d_k) const { return dims > 0 ? dims : d_k; }
+    // Only what is in use counts: with RoPE off the other fields are not part of the layer.
+    bool operator==(const Rope& o) const {
+        return on == o.on && (!on || (base == o.base && style == o.style && dims == o.dims));
+    }
+};
+
 struct Config {
     int n = 2;                      // sequence length (tokens, rows of X)
     int d_model = 4;                // embedding size (columns of X)
@@ -35,8 +58,18 @@ struct Config {
     bool output_projection = true;  // output = concat·W_O, else output = concat
     Mask mask = Mask::none;
     Scale scale;
+    bool biases = false;  // Q = X·W_Q + b_Q, K, V alike, output = concat·W_O + b_O
+    int kv_heads = 0;     // K/V groups (grouped-query attention); 0: one per head (plain multi-head)
+    Rope rope;            // rotary position embeddings of Q and K
 
     int concat_width() const { return heads * d_v; }  // h·d_v
+    // How many K/V groups there are, how many query heads share each, and head i's group.
+    int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
+    int group_size() const { return kv_count() > 0 && heads % kv_count() == 0 ? heads / kv_count() : 1; }
+    int kv_group(int head) const { return head / group_size(); }
+    bool grouped() const { return kv_count() < heads; }
+    // Whether anything beyond the seeds' layer is in use (a session then needs file version 2).
+    bool extended() const { return biases || grouped() || rope.on; }
     // Columns of the output: d_model with W_O, h·d_v without.
     int output_width() const { return output_projection ? d_model : concat_width(); }
     bool operator==(const Config&) const = default;
@@ -57,6 +90,8 @@ struct Limits {
     static constexpr double max_abs_value = 1e15;
     // The smallest temperature divisor s: below it scores_raw / s could overflow to ∞.
     static constexpr double min_divisor = 1e-6;
+    // The largest RoPE base θ (real models use 10⁴ to 10⁶; angles stay meaningful far beyond).
+    static constexpr double max_rope_base = 1e12;
 };
 
 // How many numbers the inputs of this config hold, and the inputs and the full trace together.
@@ -84,6 +119,7 @@ Problems validate(const Config& config);
 std::optional<std::string> shape_note(const Config& config);
 
 const char* to_string(Mask mask);
+const char* to_string(Rope::Style style);
 // "sqrt_dk", "none", or the divisor as a number.
 std::string to_string(const Scale& scale);
 

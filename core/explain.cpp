@@ -60,22 +60,24 @@ struct Context {
 
     // An operand of the matrix (0 or 1) as a reference: the same head when it is per head.
     MatrixRef operand_ref(int k) const {
-        const MatrixId id = matrix.operands[k];
+        const MatrixId id = operand_of(matrix.id, k, config);
         return {id, is_per_head(id) ? head : 0};
     }
     const Matrix& operand(int k) const { return *find_matrix(params, trace, operand_ref(k)); }
     std::string label_of(const MatrixRef& ref) const { return label(ref, notation); }
 };
 
-// The sum's terms as factors, as values (when there are several), then the value.
-void add_sum_lines(Explanation& e, const std::vector<Product>& products, const Symbols& sym) {
+// The sum's terms as factors, as values (when there are several), then the value; a bias is the
+// last term.
+void add_sum_lines(Explanation& e, const SumTerms& terms, const Symbols& sym) {
     std::vector<std::string> factors, values;
-    for (const Product& p : products) {
+    for (const Product& p : terms.products) {
         factors.push_back(operand(p.a) + sym.dot + operand(p.b));
         values.push_back(operand(p.a * p.b));
     }
-    e.lines.push_back("= " + join_capped(factors, " + ", sym));
-    if (products.size() > 1) e.lines.push_back("= " + join_capped(values, " + ", sym));
+    const std::string bias = terms.has_bias ? " + " + operand(terms.bias) : "";
+    e.lines.push_back("= " + join_capped(factors, " + ", sym) + bias);
+    if (terms.products.size() > 1 || terms.has_bias) e.lines.push_back("= " + join_capped(values, " + ", sym) + bias);
     e.lines.push_back("= " + num(e.value));
 }
 
@@ -97,8 +99,8 @@ void copy_of(const Context& x, Explanation& e, const CellRef& from, const std::s
     e.operands = {from};
 }
 
-// A·B: row i of A times column j of B. Without its right operand (W_O while the projection is
-// off) the matrix is its left operand, copied.
+// A·B: row i of A times column j of B, plus the bias of column j when the layer has biases.
+// Without its right operand (W_O while the projection is off) the matrix is its left operand, copied.
 void explain_product(const Context& x, Explanation& e) {
     const MatrixRef a = x.operand_ref(0), b = x.operand_ref(1);
     if (!exists(b.id, x.config)) {
@@ -109,11 +111,19 @@ void explain_product(const Context& x, Explanation& e) {
     const Matrix &A = x.operand(0), &B = x.operand(1);
     SumTerms terms;
     for (Eigen::Index k = 0; k < A.cols(); ++k) terms.products.push_back({A(x.i, k), B(k, x.j)});
+    const bool biased = x.matrix.bias != MatrixId::count && exists(x.matrix.bias, x.config);
+    const MatrixRef bias{x.matrix.bias, is_per_head(x.matrix.id) ? x.head : 0};
     e.formula = std::string(x.matrix.name) + "[i][j] = " + x.sym.sum + "_c " + name(a.id) + "[i][c]" + x.sym.dot +
-                name(b.id) + "[c][j]: row " + std::to_string(x.i) + " of " + x.label_of(a) + " times column " +
-                std::to_string(x.j) + " of " + x.label_of(b);
+                name(b.id) + "[c][j]" + (biased ? std::string(" + ") + name(bias.id) + "[j]" : std::string()) +
+                ": row " + std::to_string(x.i) + " of " + x.label_of(a) + " times column " + std::to_string(x.j) +
+                " of " + x.label_of(b) + (biased ? ", plus " + x.label_of(bias) + "[" + std::to_string(x.j) + "]" : "");
     e.operands = {{a, x.i, -1}, {b, -1, x.j}};
-    add_sum_lines(e, terms.products, x.sym);
+    if (biased) {
+        terms.has_bias = true;
+        terms.bias = (*find_matrix(x.params, x.trace, bias))(0, x.j);
+        e.operands.push_back({bias, 0, x.j});
+    }
+    add_sum_lines(e, terms, x.sym);
     e.terms = std::move(terms);
 }
 
@@ -126,7 +136,7 @@ void explain_dot_products(const Context& x, Explanation& e) {
     e.formula = std::string("scores_raw[i][j] = (Q") + x.sym.dot + "K" + x.sym.transpose + ")[i][j] = q_" + i +
                 x.sym.dot + "k_" + j + " = " + x.sym.sum + "_c Q[" + i + "][c]" + x.sym.dot + "K[" + j + "][c]";
     e.operands = {{x.operand_ref(0), x.i, -1}, {x.operand_ref(1), x.j, -1}};
-    add_sum_lines(e, terms.products, x.sym);
+    add_sum_lines(e, terms, x.sym);
     e.terms = std::move(terms);
 }
 
@@ -186,13 +196,13 @@ void explain_weighted_sum(const Context& x, Explanation& e) {
                 "V[k][j]: the values of column " + std::to_string(x.j) + " of V averaged with row " +
                 std::to_string(x.i) + " of weights";
     e.operands = {{x.operand_ref(0), x.i, -1}, {x.operand_ref(1), -1, x.j}};
-    add_sum_lines(e, terms.products, x.sym);
+    add_sum_lines(e, terms, x.sym);
     e.terms = std::move(terms);
 }
 
 // [Z⁽¹⁾ … Z⁽ʰ⁾]: column j comes from one head's Z.
 void explain_concatenation(const Context& x, Explanation& e) {
-    const MatrixId z = x.matrix.operands[0];
+    const MatrixId z = operand_of(x.matrix.id, 0, x.config);
     const int d_v = x.config.d_v, from_head = x.j / d_v, from_col = x.j % d_v;
     const std::string first = head_mark(1, x.notation), last = head_mark(x.config.heads, x.notation);
     copy_of(x, e, {{z, from_head}, x.i, from_col},
@@ -201,12 +211,56 @@ void explain_concatenation(const Context& x, Explanation& e) {
                 std::to_string(from_head + 1) + "'s " + name(z));
 }
 
+// RoPE: the cell's column turned together with its partner by the angle p·θ_j.
+void explain_rotation(const Context& x, Explanation& e) {
+    const MatrixRef from = x.operand_ref(0);
+    const Rope& rope = x.config.rope;
+    const int d_k = x.config.d_k, dims = rope.rotated(d_k);
+    const auto pair = rope_pair_of_column(rope, d_k, x.j);
+    const std::string src = x.label_of(from);
+    if (!pair) {
+        copy_of(x, e, {from, x.i, x.j},
+                std::string(x.matrix.name) + " = " + name(from.id) + " in column " + std::to_string(x.j) +
+                    ": RoPE turns only the first " + std::to_string(dims) + " columns");
+        return;
+    }
+    const auto [j, first] = *pair;
+    const RopePair cols = rope_pair(rope, d_k, j);
+    const Matrix& in = x.operand(0);
+    RotationTerms t;
+    t.position = x.i;
+    t.pair = j;
+    t.partner = first ? cols.second : cols.first;
+    t.theta = std::pow(rope.base, -2.0 * j / dims);
+    t.angle = rope_angle(rope, d_k, x.i, j);
+    t.x = in(x.i, x.j);
+    t.partner_x = in(x.i, t.partner);
+    t.sign = first ? -1 : 1;
+    const std::string p = std::to_string(x.i), jj = std::to_string(j), c = std::to_string(x.j),
+                      q = std::to_string(t.partner);
+    const std::string& theta = x.notation == Notation::unicode ? "θ" : "theta";
+    e.formula = std::string("RoPE (") + to_string(rope.style) + " pairs): columns " + std::to_string(cols.first) +
+                " and " + std::to_string(cols.second) + " of row " + p + " turn together by the angle p" + x.sym.dot +
+                theta + "_" + jj + ", " + theta + "_" + jj + " = " + num(rope.base) + "^(" + x.sym.minus + "2" +
+                x.sym.dot + jj + "/" + std::to_string(dims) + ") = " + num(t.theta);
+    e.lines.push_back("angle = " + p + x.sym.dot + num(t.theta) + " = " + num(t.angle) +
+                      " rad; cos = " + num(std::cos(t.angle)) + ", sin = " + num(std::sin(t.angle)));
+    e.lines.push_back("= " + cell(src, x.i, x.j) + x.sym.dot + "cos " + (first ? x.sym.minus : std::string("+")) + " " +
+                      cell(src, x.i, t.partner) + x.sym.dot + "sin");
+    e.lines.push_back("= " + operand(t.x) + x.sym.dot + operand(std::cos(t.angle)) + " " +
+                      (first ? x.sym.minus : std::string("+")) + " " + operand(t.partner_x) + x.sym.dot +
+                      operand(std::sin(t.angle)));
+    e.lines.push_back("= " + num(e.value));
+    e.operands = {{from, x.i, x.j}, {from, x.i, t.partner}};
+    e.terms = t;
+}
+
 using Explainer = void (*)(const Context&, Explanation&);
 
 // One function per operation, in Operation order.
 constexpr Explainer explainers[] = {
     explain_input,   explain_product,      explain_dot_products,  explain_scale,
-    explain_softmax, explain_weighted_sum, explain_concatenation,
+    explain_softmax, explain_weighted_sum, explain_concatenation, explain_rotation,
 };
 static_assert(std::size(explainers) == static_cast<size_t>(Operation::count), "one explainer per operation");
 
@@ -223,7 +277,10 @@ Result<Explanation> explain(const Params& params, const Trace& trace, const Cell
     const Matrix* m = find_matrix(params, trace, ref);
     if (!m) {
         if (!exists(ref.id, trace.config))
-            return Result<Explanation>::fail({{name(ref.id), "the output projection is off"}});
+            return Result<Explanation>::fail({{name(ref.id), ref.id == MatrixId::W_O ? "the output projection is off"
+                                                             : ref.id == MatrixId::Q_rot || ref.id == MatrixId::K_rot
+                                                                 ? "RoPE is off"
+                                                                 : "this layer has no biases"}});
         return Result<Explanation>::fail(
             {{label(ref, Notation::ascii), "there is no head " + std::to_string(ref.head + 1)}});
     }

@@ -21,8 +21,10 @@ struct Product {
 
 // The terms of an explanation: one type per kind of arithmetic.
 struct InputTerms {};  // a value the user typed
-struct SumTerms {      // value = Σ products[k].a · products[k].b  (Q, K, V, scores_raw, Z, output)
+struct SumTerms {      // value = Σ products[k].a · products[k].b (+ bias)  (Q, K, V, scores_raw, Z, output)
     std::vector<Product> products;
+    double bias = 0;        // added to the sum when the layer has biases (Q, K, V, output)
+    bool has_bias = false;  // whether it does
 };
 struct DivisionTerms {  // value = numerator / denominator  (scores)
     double numerator = 0;
@@ -39,7 +41,17 @@ struct CopyTerms {  // value = source, copied from another matrix (concat; outpu
     double source = 0;
     CellRef from;
 };
-using Terms = std::variant<InputTerms, SumTerms, DivisionTerms, MaskedTerms, SoftmaxTerms, CopyTerms>;
+struct RotationTerms {     // RoPE: value = x·cos(angle) + sign·partner·sin(angle)  (Q_rot, K_rot)
+    int position = 0;      // the row: the token's position p
+    int pair = 0;          // j: the pair of columns turned together
+    int partner = 0;       // the other column of the pair
+    double theta = 0;      // θ_j = base^(−2j/dims)
+    double angle = 0;      // p·θ_j
+    double x = 0;          // the unrotated value (Q or K at the same cell)
+    double partner_x = 0;  // the unrotated value of the partner column
+    double sign = 0;       // −1 for the pair's first column, +1 for its second
+};
+using Terms = std::variant<InputTerms, SumTerms, DivisionTerms, MaskedTerms, SoftmaxTerms, CopyTerms, RotationTerms>;
 
 struct Explanation {
     CellRef cell;                   // the cell explained

@@ -42,7 +42,10 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
     const bool causal = config.mask == Mask::causal;
     constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
     // 2.
-    head.scores_raw.noalias() = head.Q * head.K.transpose();
+    if (config.rope.on)
+        head.scores_raw.noalias() = head.Q_rot * head.K_rot.transpose();
+    else
+        head.scores_raw.noalias() = head.Q * head.K.transpose();
     head.scores.resize(n, n);
     head.weights.resize(n, n);
     rows.resize(n);
@@ -69,6 +72,20 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
     head.Z.noalias() = head.weights * head.V;
 }
 
+// RoPE of one head's Q or K into `out`: row p's pair j turned by the angle whose cosine and sine
+// are cos(p, j), sin(p, j); columns from dims on copied.
+template <class Scalar, class Table>
+void rotate(const MatrixT<Scalar>& in, MatrixT<Scalar>& out, const Rope& rope, const Table& cos, const Table& sin) {
+    const int d_k = static_cast<int>(in.cols());
+    out = in;
+    for (int j = 0; j < rope.rotated(d_k) / 2; ++j) {
+        const RopePair p = rope_pair(rope, d_k, j);
+        const auto a = in.col(p.first).array(), b = in.col(p.second).array();
+        out.col(p.first).array() = a * cos.col(j) - b * sin.col(j);
+        out.col(p.second).array() = b * cos.col(j) + a * sin.col(j);
+    }
+}
+
 // Heads run in parallel when one head is worth more than a thread's start (about 10 µs of work).
 bool parallel_heads(const Config& c) {
     const double per_head = static_cast<double>(c.n) * c.n * (c.d_k + c.d_v);
@@ -76,6 +93,24 @@ bool parallel_heads(const Config& c) {
 }
 
 }  // namespace
+
+RopePair rope_pair(const Rope& rope, int d_k, int j) {
+    const int dims = rope.rotated(d_k);
+    return rope.style == Rope::Style::half ? RopePair{j, j + dims / 2} : RopePair{2 * j, 2 * j + 1};
+}
+
+double rope_angle(const Rope& rope, int d_k, int position, int j) {
+    const double dims = rope.rotated(d_k);
+    return position * std::pow(rope.base, -2.0 * j / dims);
+}
+
+std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_k, int column) {
+    const int dims = rope.rotated(d_k);
+    if (column < 0 || column >= dims) return std::nullopt;
+    if (rope.style == Rope::Style::half)
+        return column < dims / 2 ? std::pair{column, true} : std::pair{column - dims / 2, false};
+    return std::pair{column / 2, column % 2 == 0};
+}
 
 double forward_flops(const Config& c) {
     const double n = c.n, d = c.d_model, h = c.heads, dk = c.d_k, dv = c.d_v;
@@ -85,10 +120,12 @@ double forward_flops(const Config& c) {
 }
 
 // The layer (shapes: X n×d_model; per head W_Q, W_K d_model×d_k, W_V d_model×d_v; W_O h·d_v×d_model):
-//   1. projections of every head in one product: X·[W_Q⁽¹⁾ W_K⁽¹⁾ W_V⁽¹⁾ … W_V⁽ʰ⁾], then each head's
-//      Q, K, V are its columns of it
+//   1. projections of every head in one product: X·[W_Q⁽¹⁾ W_K⁽¹⁾ W_V⁽¹⁾ … W_V⁽ʰ⁾] (+ the biases on
+//      every row), then each head's Q, K, V are its columns of it (a K/V group's W_K, W_V serve each
+//      of its heads)
+//   RoPE: cos and sin of every (position, pair) once, then each head's Q_rot, K_rot
 //   2–5. each head's attention (attend), heads in parallel
-//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O, or concat
+//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
 template <class Scalar>
 void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
     using M = MatrixT<Scalar>;
@@ -102,17 +139,37 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params)
 
     // 1.
     t.scratch_weights.resize(config.d_model, per_head * heads);
+    if (config.biases) t.scratch_biases.resize(1, per_head * heads);
     for (int h = 0; h < heads; ++h) {
-        const HeadParams& w = params.heads[h];
+        const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
         auto block = t.scratch_weights.middleCols(h * per_head, per_head);
         block.leftCols(d_k) = w.W_Q.template cast<Scalar>();
-        block.middleCols(d_k, d_k) = w.W_K.template cast<Scalar>();
-        block.rightCols(d_v) = w.W_V.template cast<Scalar>();
+        block.middleCols(d_k, d_k) = kv.W_K.template cast<Scalar>();
+        block.rightCols(d_v) = kv.W_V.template cast<Scalar>();
+        if (!config.biases) continue;
+        auto bias = t.scratch_biases.middleCols(h * per_head, per_head);
+        bias.leftCols(d_k) = w.b_Q.template cast<Scalar>();
+        bias.middleCols(d_k, d_k) = kv.b_K.template cast<Scalar>();
+        bias.rightCols(d_v) = kv.b_V.template cast<Scalar>();
     }
     if constexpr (std::is_same_v<Scalar, double>)
         t.scratch_projections.noalias() = params.X * t.scratch_weights;
     else
         t.scratch_projections.noalias() = params.X.template cast<Scalar>() * t.scratch_weights;
+    if (config.biases) t.scratch_projections.rowwise() += t.scratch_biases.row(0);
+
+    // RoPE's angles, in double whatever the Scalar.
+    if (config.rope.on) {
+        const int pairs = config.rope.rotated(d_k) / 2;
+        t.scratch_cos.resize(config.n, pairs);
+        t.scratch_sin.resize(config.n, pairs);
+        for (int p = 0; p < config.n; ++p)
+            for (int j = 0; j < pairs; ++j) {
+                const double angle = rope_angle(config.rope, d_k, p, j);
+                t.scratch_cos(p, j) = static_cast<Scalar>(std::cos(angle));
+                t.scratch_sin(p, j) = static_cast<Scalar>(std::sin(angle));
+            }
+    }
 
     // 2–5. An exception (std::bad_alloc) cannot leave an OpenMP region: the first one is kept and
     // thrown again after it.
@@ -126,6 +183,13 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params)
             head.Q = projections.leftCols(d_k);
             head.K = projections.middleCols(d_k, d_k);
             head.V = projections.rightCols(d_v);
+            if (config.rope.on) {
+                rotate(head.Q, head.Q_rot, config.rope, t.scratch_cos, t.scratch_sin);
+                rotate(head.K, head.K_rot, config.rope, t.scratch_cos, t.scratch_sin);
+            } else {
+                head.Q_rot.resize(0, 0);
+                head.K_rot.resize(0, 0);
+            }
             attend(head, t.rows[h], config, scale);
             t.concat.middleCols(static_cast<Eigen::Index>(h) * d_v, d_v) = head.Z;
         } catch (...) {
@@ -142,6 +206,7 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params)
         t.output.noalias() = t.concat * params.W_O;  // n×d_model
     else
         t.output.noalias() = t.concat * M(params.W_O.template cast<Scalar>());
+    if (config.output_projection && config.biases) t.output.rowwise() += params.b_O.row(0).template cast<Scalar>();
 }
 
 template <class Scalar>

@@ -2,13 +2,18 @@
 //
 // Per head i (seeds 000–002):
 //   Q = X·W_Q (n×d_k)   K = X·W_K (n×d_k)   V = X·W_V (n×d_v)
-//   scores_raw = Q·Kᵀ (n×n)
+//     (+ b_Q, b_K, b_V on every row with biases; W_K, W_V of head i's K/V group under grouped-query
+//     attention)
+//   RoPE: Q_rot, K_rot = Q, K with row p's pairs rotated by p·θ_j (see Rope in config.hpp)
+//   scores_raw = Q·Kᵀ (n×n), or Q_rot·K_rotᵀ with RoPE
 //   scores = scores_raw / s   (s = √d_k, 1, or the user's divisor; causal mask: j > i → −∞)
 //   weights = softmax of each row of scores (n×n, stable: the row max is subtracted first)
 //   Z = weights·V (n×d_v)
-// concat = [Z⁽¹⁾ … Z⁽ʰ⁾] (n×h·d_v); output = concat·W_O (n×d_model), or concat without W_O.
+// concat = [Z⁽¹⁾ … Z⁽ʰ⁾] (n×h·d_v); output = concat·W_O (+ b_O) (n×d_model), or concat without W_O.
 #pragma once
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
@@ -22,7 +27,9 @@ struct HeadTraceT {
     MatrixT<Scalar> Q;           // n×d_k
     MatrixT<Scalar> K;           // n×d_k
     MatrixT<Scalar> V;           // n×d_v
-    MatrixT<Scalar> scores_raw;  // n×n, Q·Kᵀ
+    MatrixT<Scalar> Q_rot;       // n×d_k, Q with RoPE (empty without)
+    MatrixT<Scalar> K_rot;       // n×d_k, K with RoPE (empty without)
+    MatrixT<Scalar> scores_raw;  // n×n, Q·Kᵀ (Q_rot·K_rotᵀ with RoPE)
     MatrixT<Scalar> scores;      // n×n, scores_raw / s, −∞ where masked
     MatrixT<Scalar> weights;     // n×n, row-wise softmax of scores
     MatrixT<Scalar> Z;           // n×d_v, weights·V
@@ -47,8 +54,20 @@ struct TraceT {
     // Scratch space of forward_into, kept so a recompute of the same size allocates nothing: every
     // head's W_Q, W_K, W_V side by side (d_model×h·(2·d_k+d_v)) and X times them (n×h·(2·d_k+d_v)).
     // Not part of the trace: its contents mean nothing to a reader.
-    MatrixT<Scalar> scratch_weights, scratch_projections;
+    MatrixT<Scalar> scratch_weights, scratch_projections, scratch_biases;
+    Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scratch_cos, scratch_sin;  // n×dims/2
 };
+
+// RoPE, one pair of columns at a time. Pair j (0 ≤ j < dims/2) of a d_k-column row: its two
+// columns, and the angle it turns by at position p: p·θ_j, θ_j = base^(−2j/dims).
+struct RopePair {
+    int first, second;  // x' [first] = x[first]·cos − x[second]·sin; x'[second] = x[second]·cos + x[first]·sin
+};
+RopePair rope_pair(const Rope& rope, int d_k, int j);
+double rope_angle(const Rope& rope, int d_k, int position, int j);
+// The pair a rotated column belongs to and whether it is the pair's first column, or nullopt for a
+// column RoPE leaves alone (from `dims` on).
+std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_k, int column);
 
 using HeadTrace = HeadTraceT<double>;
 using Trace = TraceT<double>;

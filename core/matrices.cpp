@@ -13,15 +13,21 @@ namespace {
 
 constexpr MatrixId none = MatrixId::count;
 
-// Accessors for the table: where each matrix lives.
+// Accessors for the table: where each matrix lives. A K/V group's matrices live in its first head.
 Matrix* stored_X(Params& p, int) { return &p.X; }
 Matrix* stored_W_Q(Params& p, int h) { return &p.heads[h].W_Q; }
-Matrix* stored_W_K(Params& p, int h) { return &p.heads[h].W_K; }
-Matrix* stored_W_V(Params& p, int h) { return &p.heads[h].W_V; }
+Matrix* stored_W_K(Params& p, int h) { return &p.heads[p.kv_owner(h)].W_K; }
+Matrix* stored_W_V(Params& p, int h) { return &p.heads[p.kv_owner(h)].W_V; }
+Matrix* stored_b_Q(Params& p, int h) { return &p.heads[h].b_Q; }
+Matrix* stored_b_K(Params& p, int h) { return &p.heads[p.kv_owner(h)].b_K; }
+Matrix* stored_b_V(Params& p, int h) { return &p.heads[p.kv_owner(h)].b_V; }
 Matrix* stored_W_O(Params& p, int) { return &p.W_O; }
+Matrix* stored_b_O(Params& p, int) { return &p.b_O; }
 const Matrix* trace_Q(const Trace& t, int h) { return &t.heads[h].Q; }
 const Matrix* trace_K(const Trace& t, int h) { return &t.heads[h].K; }
 const Matrix* trace_V(const Trace& t, int h) { return &t.heads[h].V; }
+const Matrix* trace_Q_rot(const Trace& t, int h) { return &t.heads[h].Q_rot; }
+const Matrix* trace_K_rot(const Trace& t, int h) { return &t.heads[h].K_rot; }
 const Matrix* trace_scores_raw(const Trace& t, int h) { return &t.heads[h].scores_raw; }
 const Matrix* trace_scores(const Trace& t, int h) { return &t.heads[h].scores; }
 const Matrix* trace_weights(const Trace& t, int h) { return &t.heads[h].weights; }
@@ -36,43 +42,55 @@ using M = MatrixId;
 using Op = Operation;
 using C = ColorScale;
 
-// One row per matrix, in enum order: id, name, per head, input, rows, cols, operands, operation,
-// colours, formula, heading, where it is stored.
+// One row per matrix, in enum order: id, name, per head, shared by a K/V group, input, rows, cols,
+// operands, bias, operation, colours, formula, heading, where it is stored.
 // clang-format off
 constexpr MatrixInfo table[] = {
-    {M::X, "X", false, true, D::n, D::d_model, {none, none}, Op::input, C::diverging,
+    {M::X, "X", false, false, true, D::n, D::d_model, {none, none}, none, Op::input, C::diverging,
      same("the input", "the input"), same("X", "X"), stored_X, nullptr},
-    {M::W_Q, "W_Q", true, true, D::d_model, D::d_k, {none, none}, Op::input, C::diverging,
+    {M::W_Q, "W_Q", true, false, true, D::d_model, D::d_k, {none, none}, none, Op::input, C::diverging,
      same("a weight", "a weight"), same("W_Q", "W_Q"), stored_W_Q, nullptr},
-    {M::W_K, "W_K", true, true, D::d_model, D::d_k, {none, none}, Op::input, C::diverging,
+    {M::W_K, "W_K", true, true, true, D::d_model, D::d_k, {none, none}, none, Op::input, C::diverging,
      same("a weight", "a weight"), same("W_K", "W_K"), stored_W_K, nullptr},
-    {M::W_V, "W_V", true, true, D::d_model, D::d_v, {none, none}, Op::input, C::diverging,
+    {M::W_V, "W_V", true, true, true, D::d_model, D::d_v, {none, none}, none, Op::input, C::diverging,
      same("a weight", "a weight"), same("W_V", "W_V"), stored_W_V, nullptr},
-    {M::W_O, "W_O", false, true, D::concat_width, D::d_model, {none, none}, Op::input, C::diverging,
+    {M::b_Q, "b_Q", true, false, true, D::one, D::d_k, {none, none}, none, Op::input, C::diverging,
+     same("a bias", "a bias"), same("b_Q", "b_Q"), stored_b_Q, nullptr},
+    {M::b_K, "b_K", true, true, true, D::one, D::d_k, {none, none}, none, Op::input, C::diverging,
+     same("a bias", "a bias"), same("b_K", "b_K"), stored_b_K, nullptr},
+    {M::b_V, "b_V", true, true, true, D::one, D::d_v, {none, none}, none, Op::input, C::diverging,
+     same("a bias", "a bias"), same("b_V", "b_V"), stored_b_V, nullptr},
+    {M::W_O, "W_O", false, false, true, D::concat_width, D::d_model, {none, none}, none, Op::input, C::diverging,
      same("a weight", "a weight"), same("W_O", "W_O"), stored_W_O, nullptr},
-    {M::Q, "Q", true, false, D::n, D::d_k, {M::X, M::W_Q}, Op::product, C::diverging,
+    {M::b_O, "b_O", false, false, true, D::one, D::d_model, {none, none}, none, Op::input, C::diverging,
+     same("a bias", "a bias"), same("b_O", "b_O"), stored_b_O, nullptr},
+    {M::Q, "Q", true, false, false, D::n, D::d_k, {M::X, M::W_Q}, M::b_Q, Op::product, C::diverging,
      {{"X·W_Q", "X*W_Q"}, {"W_Qᵀ·X", "W_Q^T*X"}},
      {{"Q = X·W_Q", "Q = X*W_Q"}, {"Q = W_Qᵀ·X", "Q = W_Q^T*X"}}, nullptr, trace_Q},
-    {M::K, "K", true, false, D::n, D::d_k, {M::X, M::W_K}, Op::product, C::diverging,
+    {M::K, "K", true, false, false, D::n, D::d_k, {M::X, M::W_K}, M::b_K, Op::product, C::diverging,
      {{"X·W_K", "X*W_K"}, {"W_Kᵀ·X", "W_K^T*X"}},
      {{"K = X·W_K", "K = X*W_K"}, {"K = W_Kᵀ·X", "K = W_K^T*X"}}, nullptr, trace_K},
-    {M::V, "V", true, false, D::n, D::d_v, {M::X, M::W_V}, Op::product, C::diverging,
+    {M::V, "V", true, false, false, D::n, D::d_v, {M::X, M::W_V}, M::b_V, Op::product, C::diverging,
      {{"X·W_V", "X*W_V"}, {"W_Vᵀ·X", "W_V^T*X"}},
      {{"V = X·W_V", "V = X*W_V"}, {"V = W_Vᵀ·X", "V = W_V^T*X"}}, nullptr, trace_V},
-    {M::scores_raw, "scores_raw", true, false, D::n, D::n, {M::Q, M::K}, Op::dot_products, C::diverging,
+    {M::Q_rot, "Q_rot", true, false, false, D::n, D::d_k, {M::Q, none}, none, Op::rotation, C::diverging,
+     same("RoPE(Q)", "RoPE(Q)"), same("RoPE", "RoPE"), nullptr, trace_Q_rot},
+    {M::K_rot, "K_rot", true, false, false, D::n, D::d_k, {M::K, none}, none, Op::rotation, C::diverging,
+     same("RoPE(K)", "RoPE(K)"), same("RoPE", "RoPE"), nullptr, trace_K_rot},
+    {M::scores_raw, "scores_raw", true, false, false, D::n, D::n, {M::Q, M::K}, none, Op::dot_products, C::diverging,
      {{"Q·Kᵀ", "Q*K^T"}, {"Kᵀ·Q", "K^T*Q"}}, {{"QKᵀ", "QK^T"}, {"KᵀQ", "K^T Q"}}, nullptr, trace_scores_raw},
-    {M::scores, "scores", true, false, D::n, D::n, {M::scores_raw, none}, Op::scale, C::diverging,
+    {M::scores, "scores", true, false, false, D::n, D::n, {M::scores_raw, none}, none, Op::scale, C::diverging,
      same("÷ s", "/ s"), same("÷ s", "/ s"), nullptr, trace_scores},
-    {M::weights, "weights", true, false, D::n, D::n, {M::scores, none}, Op::softmax, C::unit_interval,
+    {M::weights, "weights", true, false, false, D::n, D::n, {M::scores, none}, none, Op::softmax, C::unit_interval,
      {{"softmax (rows)", "softmax (rows)"}, {"softmax (columns)", "softmax (columns)"}},
      {{"softmax →", "softmax ->"}, {"softmax ↓", "softmax (col)"}}, nullptr, trace_weights},
-    {M::Z, "Z", true, false, D::n, D::d_v, {M::weights, M::V}, Op::weighted_sum, C::diverging,
+    {M::Z, "Z", true, false, false, D::n, D::d_v, {M::weights, M::V}, none, Op::weighted_sum, C::diverging,
      {{"weights·V", "weights*V"}, {"V·weights", "V*weights"}},
      {{"Z = A·V", "Z = A*V"}, {"Z = V·A", "Z = V*A"}}, nullptr, trace_Z},
-    {M::concat, "concat", false, false, D::n, D::concat_width, {M::Z, none}, Op::concatenation, C::diverging,
-     same("concat heads", "concat heads"), same("concat", "concat"), nullptr, trace_concat},
-    {M::output, "output", false, false, D::n, D::output_width, {M::concat, M::W_O}, Op::product, C::diverging,
-     {{"concat·W_O", "concat*W_O"}, {"W_Oᵀ·concat", "W_O^T*concat"}},
+    {M::concat, "concat", false, false, false, D::n, D::concat_width, {M::Z, none}, none, Op::concatenation,
+     C::diverging, same("concat heads", "concat heads"), same("concat", "concat"), nullptr, trace_concat},
+    {M::output, "output", false, false, false, D::n, D::output_width, {M::concat, M::W_O}, M::b_O, Op::product,
+     C::diverging, {{"concat·W_O", "concat*W_O"}, {"W_Oᵀ·concat", "W_O^T*concat"}},
      {{"output = concat·W_O", "output = concat*W_O"}, {"output = W_Oᵀ·concat", "output = W_O^T*concat"}}, nullptr,
      trace_output},
 };
@@ -99,6 +117,7 @@ const MatrixInfo& info(MatrixId id) { return table[static_cast<std::size_t>(id)]
 
 int extent(Dim dim, const Config& c) {
     switch (dim) {
+        case Dim::one: return 1;
         case Dim::n: return c.n;
         case Dim::d_model: return c.d_model;
         case Dim::d_k: return c.d_k;
@@ -121,7 +140,23 @@ std::string matrix_names() {
     return out;
 }
 
-bool exists(MatrixId id, const Config& c) { return id != MatrixId::W_O || c.output_projection; }
+bool exists(MatrixId id, const Config& c) {
+    switch (id) {
+        case MatrixId::W_O: return c.output_projection;
+        case MatrixId::b_Q:
+        case MatrixId::b_K:
+        case MatrixId::b_V: return c.biases;
+        case MatrixId::b_O: return c.biases && c.output_projection;
+        case MatrixId::Q_rot:
+        case MatrixId::K_rot: return c.rope.on;
+        default: return true;
+    }
+}
+
+MatrixId operand_of(MatrixId id, int k, const Config& c) {
+    if (id == MatrixId::scores_raw && c.rope.on) return k == 0 ? MatrixId::Q_rot : MatrixId::K_rot;
+    return info(id).operands[k];
+}
 
 bool exists(const MatrixRef& ref, const Config& c) {
     if (is_per_head(ref.id) && (ref.head < 0 || ref.head >= c.heads)) return false;
@@ -167,7 +202,14 @@ std::string operation_text(MatrixId id, const Config& c, Notation notation, bool
         return c.mask == Mask::causal ? s + ", mask" : s;
     }
     if (id == MatrixId::output && !c.output_projection) return "concat (no W_O)";
-    return info(id).formula.in(notation, column_vectors);
+    if (id == MatrixId::scores_raw && c.rope.on) {
+        constexpr Oriented rotated{{"Q_rot·K_rotᵀ", "Q_rot*K_rot^T"}, {"K_rotᵀ·Q_rot", "K_rot^T*Q_rot"}};
+        return rotated.in(notation, column_vectors);
+    }
+    std::string text = info(id).formula.in(notation, column_vectors);
+    const MatrixId bias = info(id).bias;
+    if (bias != MatrixId::count && exists(bias, c)) text += std::string(" + ") + name(bias);
+    return text;
 }
 
 Result<CellRef> parse_cell_ref(const std::string& text) {

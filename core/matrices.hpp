@@ -5,9 +5,11 @@
 // new matrix is one row here plus its math (forward() and one explain operation).
 //
 //   inputs (the session):  X (n×d_model); per head W_Q, W_K (d_model×d_k), W_V (d_model×d_v);
-//                          W_O ((h·d_v)×d_model, while the output projection is on)
-//   computed (the trace):  per head Q, K (n×d_k), V (n×d_v), scores_raw, scores, weights (n×n),
-//                          Z (n×d_v); concat (n×h·d_v); output (n×d_model, or n×h·d_v without W_O)
+//                          with biases b_Q, b_K (1×d_k), b_V (1×d_v); W_O ((h·d_v)×d_model, while
+//                          the output projection is on) and b_O (1×d_model, with biases)
+//   computed (the trace):  per head Q, K (n×d_k), V (n×d_v), with RoPE Q_rot, K_rot (n×d_k),
+//                          scores_raw, scores, weights (n×n), Z (n×d_v); concat (n×h·d_v);
+//                          output (n×d_model, or n×h·d_v without W_O)
 #pragma once
 
 #include <cstddef>
@@ -27,12 +29,34 @@ struct TraceT;
 using Trace = TraceT<double>;
 
 // Every matrix a user can look at, in pipeline order. `count` is the number of matrices.
-enum class MatrixId { X, W_Q, W_K, W_V, W_O, Q, K, V, scores_raw, scores, weights, Z, concat, output, count };
+enum class MatrixId {
+    X,
+    W_Q,
+    W_K,
+    W_V,
+    b_Q,
+    b_K,
+    b_V,
+    W_O,
+    b_O,
+    Q,
+    K,
+    V,
+    Q_rot,
+    K_rot,
+    scores_raw,
+    scores,
+    weights,
+    Z,
+    concat,
+    output,
+    count
+};
 
 inline constexpr std::size_t matrix_count = static_cast<std::size_t>(MatrixId::count);
 
 // A size of the config, the unit a matrix's shape is given in.
-enum class Dim { n, d_model, d_k, d_v, concat_width, output_width };
+enum class Dim { one, n, d_model, d_k, d_v, concat_width, output_width };
 int extent(Dim dim, const Config& config);
 
 // How a matrix is coloured by default: around 0 (blue–white–red, symmetric range from its largest
@@ -48,6 +72,7 @@ enum class Operation {
     softmax,        // each row's softmax
     weighted_sum,   // weights·V
     concatenation,  // [Z⁽¹⁾ … Z⁽ʰ⁾]
+    rotation,       // RoPE: each pair of columns of row p rotated by p·θ_i
     count
 };
 
@@ -69,9 +94,11 @@ struct MatrixInfo {
     MatrixId id;
     const char* name;      // as in files, `--select` and lessons: "scores_raw"
     bool per_head;         // one per head (shown as Q⁽¹⁾), or one for the layer
+    bool kv_shared;        // one per K/V group under grouped-query attention (W_K, W_V, b_K, b_V)
     bool input;            // edited by the user (in the session), or computed (in the trace)
     Dim rows, cols;        // shape in terms of the config
     MatrixId operands[2];  // what it is computed from (MatrixId::count: none)
+    MatrixId bias;         // the bias added to it while the config has biases (count: none)
     Operation operation;
     ColorScale colors;
     Oriented formula;  // how it is computed: "X·W_Q" / "W_Qᵀ·X"
@@ -86,21 +113,26 @@ struct MatrixInfo {
 const MatrixInfo& info(MatrixId id);
 
 // Every id, in pipeline order.
-inline constexpr MatrixId all_matrix_ids[] = {MatrixId::X,          MatrixId::W_Q,    MatrixId::W_K,     MatrixId::W_V,
-                                              MatrixId::W_O,        MatrixId::Q,      MatrixId::K,       MatrixId::V,
-                                              MatrixId::scores_raw, MatrixId::scores, MatrixId::weights, MatrixId::Z,
-                                              MatrixId::concat,     MatrixId::output};
+inline constexpr MatrixId all_matrix_ids[] = {
+    MatrixId::X,      MatrixId::W_Q,     MatrixId::W_K,   MatrixId::W_V,    MatrixId::b_Q,
+    MatrixId::b_K,    MatrixId::b_V,     MatrixId::W_O,   MatrixId::b_O,    MatrixId::Q,
+    MatrixId::K,      MatrixId::V,       MatrixId::Q_rot, MatrixId::K_rot,  MatrixId::scores_raw,
+    MatrixId::scores, MatrixId::weights, MatrixId::Z,     MatrixId::concat, MatrixId::output};
 static_assert(std::size(all_matrix_ids) == matrix_count, "all_matrix_ids lists every MatrixId once");
 
 inline const char* name(MatrixId id) { return info(id).name; }
 inline bool is_per_head(MatrixId id) { return info(id).per_head; }
 inline bool is_input(MatrixId id) { return info(id).input; }
+inline bool is_kv_shared(MatrixId id) { return info(id).kv_shared; }
 std::optional<MatrixId> matrix_id_from_name(const std::string& name);
 // "X, W_Q, W_K, …, output": every name, for messages.
 std::string matrix_names();
 
-// Whether the matrix exists in a layer of this config (W_O only while the projection is on).
+// Whether the matrix exists in a layer of this config: W_O only while the projection is on, the
+// biases only with biases (b_O with both), Q_rot and K_rot only with RoPE.
 bool exists(MatrixId id, const Config& config);
+// Operand k (0 or 1) of a matrix under this config: scores_raw is Q_rot·K_rotᵀ with RoPE.
+MatrixId operand_of(MatrixId id, int k, const Config& config);
 // Its shape under a config: extent(rows) × extent(cols).
 int rows_of(MatrixId id, const Config& config);
 int cols_of(MatrixId id, const Config& config);

@@ -62,9 +62,11 @@ void visit_inputs(const Config& config, const Params& p, Visit visit) {
     if (static_cast<int>(p.heads.size()) != config.heads) {
         visit("heads", nullptr, config.heads, static_cast<int>(p.heads.size()));
     } else {
+        // A K/V group's matrices are visited at its first head only (grouped-query attention).
         for (int i = 0; i < config.heads; ++i)
             for (MatrixId id : all_matrix_ids)
-                if (is_input(id) && is_per_head(id))
+                if (is_input(id) && is_per_head(id) && exists(id, config) &&
+                    (!is_kv_shared(id) || i % config.group_size() == 0))
                     visit("heads[" + std::to_string(i) + "]." + name(id), find_input(params, {id, i}),
                           rows_of(id, config), cols_of(id, config));
     }
@@ -75,6 +77,11 @@ void visit_inputs(const Config& config, const Params& p, Visit visit) {
 
 Problems validate(const Config& config, const Params& p) {
     Problems out;
+    if (p.kv_group_size != config.group_size()) {
+        out.push_back({"heads", "the params share K/V among " + std::to_string(p.kv_group_size) +
+                                    " heads, the config among " + std::to_string(config.group_size())});
+        return out;
+    }
     visit_inputs(config, p, [&](const std::string& path, const Matrix* m, int rows, int cols) {
         if (m)
             check_matrix(out, path, *m, rows, cols);
@@ -85,7 +92,8 @@ Problems validate(const Config& config, const Params& p) {
 }
 
 bool has_shapes(const Config& config, const Params& p) {
-    bool all = true;
+    bool all = p.kv_group_size == config.group_size();
+    if (!all) return false;
     visit_inputs(config, p, [&](const std::string&, const Matrix* m, int rows, int cols) {
         all = all && m && m->rows() == rows && m->cols() == cols;
     });
@@ -100,17 +108,30 @@ Params filled(const Config& config) { return resize(Params{}, config); }
 
 Params resize(const Params& from, const Config& to) {
     Params p;
-    p.X = keep_and_fill(from.X, to.n, to.d_model, [](int, int) { return 0.0; });
+    const auto zero = [](int, int) { return 0.0; };
+    p.X = keep_and_fill(from.X, to.n, to.d_model, zero);
+    p.kv_group_size = to.group_size();
     p.heads.resize(to.heads);
+    const int from_heads = static_cast<int>(from.heads.size());
     for (int i = 0; i < to.heads; ++i) {
-        const HeadParams old = i < static_cast<int>(from.heads.size()) ? from.heads[i] : HeadParams{};
+        const HeadParams none;
+        const HeadParams& old = i < from_heads ? from.heads[i] : none;
+        // The K/V this head used before (its group's, under grouped-query attention).
+        const int kv_from = i < from_heads && from.kv_group_size > 0 ? from.kv_owner(i) : i;
+        const HeadParams& old_kv = kv_from < from_heads ? from.heads[kv_from] : none;
         auto fill_k = [&](int r, int c) { return fill_weight(i, r, c, to.d_k); };
         auto fill_v = [&](int r, int c) { return fill_weight(i, r, c, to.d_v); };
-        p.heads[i].W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill_k);
-        p.heads[i].W_K = keep_and_fill(old.W_K, to.d_model, to.d_k, fill_k);
-        p.heads[i].W_V = keep_and_fill(old.W_V, to.d_model, to.d_v, fill_v);
+        HeadParams& h = p.heads[i];
+        h.W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill_k);
+        h.b_Q = keep_and_fill(old.b_Q, 1, to.d_k, zero);
+        if (p.kv_owner(i) != i) continue;  // this head uses its group's K/V
+        h.W_K = keep_and_fill(old_kv.W_K, to.d_model, to.d_k, fill_k);
+        h.W_V = keep_and_fill(old_kv.W_V, to.d_model, to.d_v, fill_v);
+        h.b_K = keep_and_fill(old_kv.b_K, 1, to.d_k, zero);
+        h.b_V = keep_and_fill(old_kv.b_V, 1, to.d_v, zero);
     }
     p.W_O = keep_and_fill(from.W_O, to.concat_width(), to.d_model, fill_output);
+    p.b_O = keep_and_fill(from.b_O, 1, to.d_model, zero);
     return p;
 }
 

@@ -12,8 +12,10 @@ Session worked_example() {
     s.params.X = Matrix{{1, 0, 1, 0}, {0, 2, 0, 2}};
     const Matrix head1{{1, 0}, {0, 1}, {1, 0}, {0, 1}};
     const Matrix head2{{0, 1}, {1, 0}, {0, 1}, {1, 0}};
-    s.params.heads = {{head1, head1, head1}, {head2, head2, head2}};
+    const Matrix zero = Matrix::Zero(1, 2);  // the seed has no biases
+    s.params.heads = {{head1, head1, head1, zero, zero, zero}, {head2, head2, head2, zero, zero, zero}};
     s.params.W_O = Matrix::Identity(4, 4);
+    s.params.b_O = Matrix::Zero(1, 4);
     return s;
 }
 
@@ -62,6 +64,22 @@ Session random_session(const Config& config, std::uint64_t seed) {
     }
     // W_O is drawn even while the projection is off, so turning it on shows a real matrix.
     s.params.W_O = u.matrix(config.concat_width(), config.d_model, glorot_limit(config.concat_width(), config.d_model));
+    // Biases after everything else (so a config without them draws the same numbers as before),
+    // U(−0.1, 0.1) with biases on, zeros otherwise.
+    const double b = config.biases ? 0.1 : 0.0;
+    for (HeadParams& h : s.params.heads) {
+        h.b_Q = u.matrix(1, config.d_k, b);
+        h.b_K = u.matrix(1, config.d_k, b);
+        h.b_V = u.matrix(1, config.d_v, b);
+    }
+    s.params.b_O = u.matrix(1, config.d_model, b);
+    // Grouped-query attention: each group keeps its first head's K/V.
+    s.params.kv_group_size = config.group_size();
+    for (int i = 0; i < config.heads; ++i)
+        if (s.params.kv_owner(i) != i) {
+            HeadParams& h = s.params.heads[i];
+            h.W_K = h.W_V = h.b_K = h.b_V = Matrix();
+        }
     return s;
 }
 

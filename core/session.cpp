@@ -67,14 +67,21 @@ struct MatrixBuild {
     std::vector<double> data;                     // row-major
 };
 
+constexpr const char* config_keys[] = {"n",    "d_model", "heads",  "d_k",      "d_v", "output_projection",
+                                       "mask", "scale",   "biases", "kv_heads", "rope"};
+constexpr int config_required = 8;  // n … scale; biases, kv_heads and rope (version 2) are optional
+constexpr int rope_key = 10;
+constexpr const char* rope_keys[] = {"base", "style", "dims"};
+// A head's matrices, in the registry's order: W_Q, W_K, W_V, b_Q, b_K, b_V.
+constexpr MatrixId head_ids[] = {MatrixId::W_Q, MatrixId::W_K, MatrixId::W_V,
+                                 MatrixId::b_Q, MatrixId::b_K, MatrixId::b_V};
+constexpr const char* head_keys[] = {"W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"};
+constexpr const char* root_keys[] = {"format", "version", "config", "tokens", "X", "heads", "W_O", "b_O"};
+
 struct HeadBuild {
     bool object = false;
-    MatrixBuild w[3];  // W_Q, W_K, W_V
+    MatrixBuild w[std::size(head_keys)];
 };
-
-constexpr const char* config_keys[] = {"n", "d_model", "heads", "d_k", "d_v", "output_projection", "mask", "scale"};
-constexpr const char* head_keys[] = {"W_Q", "W_K", "W_V"};
-constexpr const char* root_keys[] = {"format", "version", "config", "tokens", "X", "heads", "W_O"};
 
 template <std::size_t N>
 int key_index(const char* const (&keys)[N], const std::string& key) {
@@ -90,6 +97,18 @@ constexpr std::int64_t tallest = std::max({std::int64_t{Limits::max_n}, std::int
 
 std::string shape_text(std::int64_t rows, std::int64_t cols) {
     return std::to_string(rows) + "×" + std::to_string(cols);
+}
+
+// A head's matrix by id (W_Q … b_V).
+Matrix& head_slot(HeadParams& h, MatrixId id) {
+    switch (id) {
+        case MatrixId::W_K: return h.W_K;
+        case MatrixId::W_V: return h.W_V;
+        case MatrixId::b_Q: return h.b_Q;
+        case MatrixId::b_K: return h.b_K;
+        case MatrixId::b_V: return h.b_V;
+        default: return h.W_Q;
+    }
 }
 
 class SessionReader {
@@ -146,6 +165,11 @@ public:
                     if (known_) want(wo_, known_->concat_width(), known_->d_model);
                     read_matrix(wo_, wo_problems_);
                     break;
+                case 7:
+                    bo_.path = "b_O";
+                    if (known_) want(bo_, 1, known_->d_model);
+                    read_matrix(bo_, wo_problems_);
+                    break;
                 default: break;
             }
         }
@@ -173,9 +197,13 @@ private:
                 in_.skip_value();
                 continue;
             }
-            if (config_values_[k]) {
+            if (config_values_[k] || (k == rope_key && rope_seen_)) {
                 structure_.add("config." + key, duplicate_message);
                 in_.skip_value();
+                continue;
+            }
+            if (k == rope_key) {
+                read_rope();
                 continue;
             }
             config_values_[k].emplace();
@@ -189,11 +217,37 @@ private:
         if (config_problems_.empty()) known_ = config_;
     }
 
+    // config.rope: an object of scalars, judged in evaluate_config.
+    void read_rope() {
+        rope_seen_ = true;
+        if (in_.peek() != JsonReader::Kind::object) {
+            rope_desc_ = in_.describe_next();
+            return;
+        }
+        rope_object_ = true;
+        in_.begin_object();
+        std::string key;
+        while (in_.next_key(key)) {
+            const int k = key_index(rope_keys, key);
+            if (k < 0) {
+                in_.skip_value();
+                continue;
+            }
+            if (rope_values_[k]) {
+                structure_.add("config.rope." + key, duplicate_message);
+                in_.skip_value();
+                continue;
+            }
+            rope_values_[k].emplace();
+            in_.read_scalar(*rope_values_[k]);
+        }
+    }
+
     // The config's field, or nullptr after reporting it missing or too large to represent.
     const json* config_field(int k) {
         const std::string path = std::string("config.") + config_keys[k];
         if (!config_values_[k]) {
-            config_problems_.add(path, "missing");
+            if (k < config_required) config_problems_.add(path, "missing");
             return nullptr;
         }
         if (!config_values_[k]->overflow.empty()) {
@@ -201,6 +255,30 @@ private:
             return nullptr;
         }
         return &config_values_[k]->value;
+    }
+
+    // A whole number from `low` to `max` (0 when absent or wrong, after reporting it).
+    int whole_number(const std::optional<JsonScalar>& value, const std::string& path, int low, int max) {
+        if (!value) return 0;
+        if (!value->overflow.empty()) {
+            config_problems_.add(path, overflow_message(value->overflow));
+            return 0;
+        }
+        const json* v = &value->value;
+        if (!v->is_number_integer()) {
+            config_problems_.add(path, "expected a whole number, got " + describe_json(*v));
+            return 0;
+        }
+        const double d = v->get<double>();
+        if (d < low) {
+            config_problems_.add(path, "must be at least " + std::to_string(low) + ", got " + v->dump());
+            return 0;
+        }
+        if (d > max) {
+            config_problems_.add(path, v->dump() + " is over the limit of " + std::to_string(max));
+            return 0;
+        }
+        return v->get<int>();
     }
 
     // A positive integer no larger than `max`.
@@ -257,7 +335,47 @@ private:
                                      "expected \"sqrt_dk\", \"none\" or a positive number, got " + describe_json(*v));
             }
         }
+        // Version 2's fields, each optional.
+        if (const json* v = config_field(8)) {
+            if (v->is_boolean())
+                c.biases = v->get<bool>();
+            else
+                config_problems_.add("config.biases", "expected true or false, got " + describe_json(*v));
+        }
+        if (config_values_[9]) {
+            c.kv_heads = whole_number(config_values_[9], "config.kv_heads", 1, Limits::max_heads);
+            if (c.kv_heads == c.heads) c.kv_heads = 0;  // one group per head: plain multi-head
+        }
+        if (rope_seen_) evaluate_rope(c.rope);
         return c;
+    }
+
+    // config.rope: {"base": 10000, "style": "half" | "interleaved", "dims": 64}, each key optional.
+    void evaluate_rope(Rope& rope) {
+        if (!rope_object_) {
+            config_problems_.add(
+                "config.rope", "expected an object such as {\"base\": 10000, \"style\": \"half\"}, got " + rope_desc_);
+            return;
+        }
+        rope.on = true;
+        if (const auto& v = rope_values_[0]) {
+            if (!v->overflow.empty())
+                config_problems_.add("config.rope.base", overflow_message(v->overflow));
+            else if (v->value.is_number())
+                rope.base = v->value.get<double>();  // validate(config) checks its range
+            else
+                config_problems_.add("config.rope.base", "expected a number, got " + describe_json(v->value));
+        }
+        if (const auto& v = rope_values_[1]) {
+            if (v->value == "half")
+                rope.style = Rope::Style::half;
+            else if (v->value == "interleaved")
+                rope.style = Rope::Style::interleaved;
+            else
+                config_problems_.add("config.rope.style",
+                                     "expected \"half\" or \"interleaved\", got " + describe_json(v->value));
+        }
+        if (rope_values_[2]) rope.dims = whole_number(rope_values_[2], "config.rope.dims", 2, Limits::max_d_k);
     }
 
     // -- matrices
@@ -439,9 +557,9 @@ private:
                 continue;
             }
             h.object = true;
-            for (int k = 0; k < 3; ++k) {
+            for (std::size_t k = 0; k < std::size(head_keys); ++k) {
                 h.w[k].path = path + "." + head_keys[k];
-                if (known_) want(h.w[k], known_->d_model, k == 2 ? known_->d_v : known_->d_k);
+                if (known_) want(h.w[k], rows_of(head_ids[k], *known_), cols_of(head_ids[k], *known_));
             }
             in_.begin_object();
             while (in_.next_key(key)) {
@@ -476,9 +594,8 @@ private:
             header_.add("version", "missing");
         } else if (!version_->overflow.empty()) {
             header_.add("version", overflow_message(version_->overflow));
-        } else if (version_->value != session_version) {
-            header_.add("version", "this attnviz reads version " + std::to_string(session_version) + ", got " +
-                                       describe_json(version_->value));
+        } else if (version_->value != 1 && version_->value != 2) {
+            header_.add("version", "this attnviz reads versions 1 and 2, got " + describe_json(version_->value));
         }
         if (!header_.empty()) {
             out.append(std::move(header_));
@@ -489,6 +606,8 @@ private:
             config_problems_.add("config", "missing");
         else if (!config_object_)
             config_problems_.add("config", "expected an object, got " + config_desc_);
+        if (config_problems_.empty() && version_->value == 1 && config_.extended())
+            config_problems_.add("version", "biases, kv_heads and rope need version 2, the file says 1");
         if (!config_problems_.empty()) {  // shapes need a valid config
             out.append(std::move(config_problems_));
             return Result<Session>::fail(std::move(out).take());
@@ -522,12 +641,32 @@ private:
                                  std::to_string(head_count_));
         } else {
             out.append(std::move(heads_problems_));
-            for (HeadBuild& h : heads_) {
+            s.params.kv_group_size = c.group_size();
+            for (std::size_t i = 0; i < heads_.size(); ++i) {
+                HeadBuild& h = heads_[i];
                 if (!h.object) continue;
                 HeadParams hp;
-                hp.W_Q = finish_matrix(h.w[0], c.d_model, c.d_k, out);
-                hp.W_K = finish_matrix(h.w[1], c.d_model, c.d_k, out);
-                hp.W_V = finish_matrix(h.w[2], c.d_model, c.d_v, out);
+                const bool owner = s.params.kv_owner(static_cast<int>(i)) == static_cast<int>(i);
+                for (std::size_t k = 0; k < std::size(head_ids); ++k) {
+                    const MatrixId id = head_ids[k];
+                    const int rows = rows_of(id, c), cols = cols_of(id, c);
+                    Matrix value;
+                    if (is_kv_shared(id) && !owner) {
+                        if (h.w[k].seen)
+                            out.add(h.w[k].path, "shared by the heads of a K/V group (config.kv_heads = " +
+                                                     std::to_string(c.kv_count()) +
+                                                     "): give it only in the group's first head, heads[" +
+                                                     std::to_string(s.params.kv_owner(static_cast<int>(i))) + "]");
+                        continue;
+                    }
+                    if (exists(id, c))
+                        value = finish_matrix(h.w[k], rows, cols, out);
+                    else if (h.w[k].seen)
+                        out.add(h.w[k].path, "given, but config.biases is false (remove it or turn biases on)");
+                    else
+                        value = Matrix::Zero(rows, cols);  // kept at its shape while biases are off
+                    head_slot(hp, id) = std::move(value);
+                }
                 s.params.heads.push_back(std::move(hp));
             }
         }
@@ -538,6 +677,15 @@ private:
             s.params.W_O = finish_matrix(wo_, c.concat_width(), c.d_model, out);
         } else if (wo_.seen) {
             out.add("W_O", "given, but config.output_projection is false (remove W_O or turn the projection on)");
+        }
+        if (exists(MatrixId::b_O, c)) {
+            bo_.path = "b_O";
+            s.params.b_O = finish_matrix(bo_, 1, c.d_model, out);
+        } else if (bo_.seen) {
+            out.add("b_O", c.biases ? "given, but config.output_projection is false"
+                                    : "given, but config.biases is false (remove it or turn biases on)");
+        } else {
+            s.params.b_O = Matrix::Zero(1, c.d_model);
         }
         if (!out.empty()) return Result<Session>::fail(std::move(out).take());
         return Result<Session>::ok(std::move(s));
@@ -560,7 +708,10 @@ private:
     std::int64_t token_count_ = 0;
     std::vector<std::string> tokens_;  // at most config.n (or Limits::max_n) labels
 
-    MatrixBuild x_, wo_;
+    MatrixBuild x_, wo_, bo_;
+    bool rope_seen_ = false, rope_object_ = false;
+    std::string rope_desc_;
+    std::optional<JsonScalar> rope_values_[std::size(rope_keys)];
 
     bool heads_seen_ = false, heads_array_ = false;
     std::string heads_desc_;
@@ -633,6 +784,16 @@ public:
             number(c.scale.divisor);
         else
             out += "\"" + to_string(c.scale) + "\"";
+        // Version 2's fields only when in use.
+        if (c.biases) out += ", \"biases\": true";
+        if (c.grouped()) out += ", \"kv_heads\": " + std::to_string(c.kv_count());
+        if (c.rope.on) {
+            out += ", \"rope\": {\"base\": ";
+            number(c.rope.base);
+            out += std::string(", \"style\": \"") + to_string(c.rope.style) + "\"";
+            if (c.rope.dims > 0) out += ", \"dims\": " + std::to_string(c.rope.dims);
+            out += "}";
+        }
         out += "}";
     }
 
@@ -651,7 +812,8 @@ public:
 
 std::string write_session(const Session& s) {
     Writer w;
-    w.header(session_format, session_version, s.config);
+    const Config& c = s.config;
+    w.header(session_format, file_version(c), c);
     w.key("  ", "tokens");
     // Bytes that are not UTF-8 become U+FFFD rather than failing the save.
     w.out += json(s.tokens).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -659,20 +821,28 @@ std::string write_session(const Session& s) {
     w.matrix(s.params.X, "  ");
     w.key("  ", "heads");
     w.out += "[";
-    for (size_t i = 0; i < s.params.heads.size(); ++i) {
+    Params& params = const_cast<Params&>(s.params);  // find_input only hands out addresses
+    for (int i = 0; i < static_cast<int>(s.params.heads.size()); ++i) {
         w.out += i ? ", {" : "{";
-        w.key("    ", "W_Q", true);
-        w.matrix(s.params.heads[i].W_Q, "    ");
-        w.key("    ", "W_K");
-        w.matrix(s.params.heads[i].W_K, "    ");
-        w.key("    ", "W_V");
-        w.matrix(s.params.heads[i].W_V, "    ");
+        bool first = true;
+        for (std::size_t k = 0; k < std::size(head_ids); ++k) {
+            const MatrixId id = head_ids[k];
+            // A K/V group's matrices are written once, in its first head.
+            if (!exists(id, c) || (is_kv_shared(id) && s.params.kv_owner(i) != i)) continue;
+            w.key("    ", head_keys[k], first);
+            w.matrix(*find_input(params, {id, i}), "    ");
+            first = false;
+        }
         w.out += "\n  }";
     }
     w.out += "]";
-    if (s.config.output_projection) {
+    if (c.output_projection) {
         w.key("  ", "W_O");
         w.matrix(s.params.W_O, "  ");
+    }
+    if (exists(MatrixId::b_O, c)) {
+        w.key("  ", "b_O");
+        w.matrix(s.params.b_O, "  ");
     }
     w.out += "\n}\n";
     return w.out;
@@ -690,7 +860,7 @@ std::string write_trace(const Trace& t) {
 void write_trace(const Trace& t, const TextSink& sink) {
     Writer w;
     w.sink = &sink;
-    w.header(trace_format, trace_version, t.config);
+    w.header(trace_format, file_version(t.config), t.config);
     w.key("  ", "scale_divisor");
     w.number(t.scale);
     w.key("  ", "heads");
@@ -698,8 +868,8 @@ void write_trace(const Trace& t, const TextSink& sink) {
     for (size_t i = 0; i < t.heads.size(); ++i) {
         w.out += i ? ", {" : "{";
         bool first = true;
-        for (MatrixId id : all_matrix_ids) {  // Q, K, V, scores_raw, scores, weights, Z
-            if (!is_per_head(id) || is_input(id)) continue;
+        for (MatrixId id : all_matrix_ids) {  // Q, K, V, (Q_rot, K_rot,) scores_raw, scores, weights, Z
+            if (!is_per_head(id) || is_input(id) || !exists(id, t.config)) continue;
             w.key("    ", name(id), first);
             w.matrix(*info(id).computed(t, static_cast<int>(i)), "    ");
             first = false;

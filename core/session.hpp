@@ -15,8 +15,11 @@ namespace attnviz::core {
 
 inline constexpr const char* session_format = "attnviz-session";
 inline constexpr const char* trace_format = "attnviz-trace";
-inline constexpr int session_version = 1;
-inline constexpr int trace_version = 1;
+// Version 2 adds biases, K/V groups (kv_heads) and RoPE; a session or trace that uses none of them
+// is written as version 1, which older readers know. Both versions are read.
+inline constexpr int session_version = 2;
+inline constexpr int trace_version = 2;
+inline int file_version(const Config& config) { return config.extended() ? 2 : 1; }
 
 struct Session {
     Config config;

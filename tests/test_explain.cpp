@@ -32,12 +32,18 @@ const Matrix& matrix_of(const Params& p, const Trace& t, MatrixId id, int h) {
     switch (id) {
         case MatrixId::X: return p.X;
         case MatrixId::W_Q: return p.heads[h].W_Q;
-        case MatrixId::W_K: return p.heads[h].W_K;
-        case MatrixId::W_V: return p.heads[h].W_V;
+        case MatrixId::W_K: return p.heads[p.kv_owner(h)].W_K;
+        case MatrixId::W_V: return p.heads[p.kv_owner(h)].W_V;
+        case MatrixId::b_Q: return p.heads[h].b_Q;
+        case MatrixId::b_K: return p.heads[p.kv_owner(h)].b_K;
+        case MatrixId::b_V: return p.heads[p.kv_owner(h)].b_V;
         case MatrixId::W_O: return p.W_O;
+        case MatrixId::b_O: return p.b_O;
         case MatrixId::Q: return t.heads[h].Q;
         case MatrixId::K: return t.heads[h].K;
         case MatrixId::V: return t.heads[h].V;
+        case MatrixId::Q_rot: return t.heads[h].Q_rot;
+        case MatrixId::K_rot: return t.heads[h].K_rot;
         case MatrixId::scores_raw: return t.heads[h].scores_raw;
         case MatrixId::scores: return t.heads[h].scores;
         case MatrixId::weights: return t.heads[h].weights;
@@ -90,7 +96,11 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
         case MatrixId::W_Q:
         case MatrixId::W_K:
         case MatrixId::W_V:
+        case MatrixId::b_Q:
+        case MatrixId::b_K:
+        case MatrixId::b_V:
         case MatrixId::W_O:
+        case MatrixId::b_O:
             EXPECT_TRUE(e.as<InputTerms>());
             EXPECT_TRUE(is_input(id));
             EXPECT_EQ(e.value, value);
@@ -106,24 +116,67 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
                 EXPECT_EQ(products[k].a, p.X(i, k));
                 EXPECT_EQ(products[k].b, W(k, j));
             }
-            EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
-            ASSERT_EQ(e.operands.size(), 2u);
+            // With biases the bias of column j is the last term.
+            EXPECT_EQ(sum->has_bias, c.biases);
+            if (c.biases) {
+                const MatrixId b = id == MatrixId::Q   ? MatrixId::b_Q
+                                   : id == MatrixId::K ? MatrixId::b_K
+                                                       : MatrixId::b_V;
+                EXPECT_EQ(sum->bias, matrix_of(p, t, b, h)(0, j));
+                ASSERT_EQ(e.operands.size(), 3u);
+                EXPECT_EQ(e.operands[2], (CellRef{{b, h}, 0, j}));
+            } else {
+                ASSERT_EQ(e.operands.size(), 2u);
+            }
+            EXPECT_TRUE(near_rel(sum_products() + sum->bias, value, 1e-12));
             EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::X, 0}, i, -1}));
             EXPECT_EQ(e.operands[1], (CellRef{{w, h}, -1, j}));
             break;
         }
-        case MatrixId::scores_raw:
+        case MatrixId::Q_rot:
+        case MatrixId::K_rot: {
+            // Checked against the rotation written out here: pairs (k, k + d/2) or (2k, 2k + 1).
+            const Matrix& in = id == MatrixId::Q_rot ? t.heads[h].Q : t.heads[h].K;
+            const int d = c.rope.rotated(c.d_k);
+            if (j >= d) {
+                ASSERT_TRUE(e.as<CopyTerms>());
+                EXPECT_EQ(value, in(i, j));
+                break;
+            }
+            const bool half = c.rope.style == Rope::Style::half;
+            const int pair = half ? j % (d / 2) : j / 2;
+            const bool first = half ? j < d / 2 : j % 2 == 0;
+            const int partner = half ? (first ? j + d / 2 : j - d / 2) : (first ? j + 1 : j - 1);
+            const double angle = i * std::pow(c.rope.base, -2.0 * pair / d);
+            const double expected = in(i, j) * std::cos(angle) + (first ? -1 : 1) * in(i, partner) * std::sin(angle);
+            EXPECT_TRUE(near_rel(expected, value, 1e-12)) << expected << " vs " << value;
+            const RotationTerms* r = e.as<RotationTerms>();
+            ASSERT_TRUE(r);
+            EXPECT_EQ(r->pair, pair);
+            EXPECT_EQ(r->partner, partner);
+            EXPECT_EQ(r->x, in(i, j));
+            EXPECT_EQ(r->partner_x, in(i, partner));
+            EXPECT_DOUBLE_EQ(r->angle, angle);
+            ASSERT_EQ(e.operands.size(), 2u);
+            const MatrixId from = id == MatrixId::Q_rot ? MatrixId::Q : MatrixId::K;
+            EXPECT_EQ(e.operands[1], (CellRef{{from, h}, i, partner}));
+            break;
+        }
+        case MatrixId::scores_raw: {
             ASSERT_TRUE(sum);
             ASSERT_EQ(products.size(), static_cast<size_t>(c.d_k));
+            const Matrix& Q = c.rope.on ? t.heads[h].Q_rot : t.heads[h].Q;
+            const Matrix& K = c.rope.on ? t.heads[h].K_rot : t.heads[h].K;
             for (int k = 0; k < c.d_k; ++k) {
-                EXPECT_EQ(products[k].a, t.heads[h].Q(i, k));
-                EXPECT_EQ(products[k].b, t.heads[h].K(j, k));
+                EXPECT_EQ(products[k].a, Q(i, k));
+                EXPECT_EQ(products[k].b, K(j, k));
             }
             EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
             ASSERT_EQ(e.operands.size(), 2u);
-            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::Q, h}, i, -1}));
-            EXPECT_EQ(e.operands[1], (CellRef{{MatrixId::K, h}, j, -1}));
+            EXPECT_EQ(e.operands[0], (CellRef{{c.rope.on ? MatrixId::Q_rot : MatrixId::Q, h}, i, -1}));
+            EXPECT_EQ(e.operands[1], (CellRef{{c.rope.on ? MatrixId::K_rot : MatrixId::K, h}, j, -1}));
             break;
+        }
         case MatrixId::scores:
             if (c.mask == Mask::causal && j > i) {
                 EXPECT_TRUE(e.as<MaskedTerms>());
@@ -192,8 +245,12 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
                     EXPECT_EQ(products[k].a, t.concat(i, k));
                     EXPECT_EQ(products[k].b, p.W_O(k, j));
                 }
-                EXPECT_TRUE(near_rel(sum_products(), value, 1e-12));
-                ASSERT_EQ(e.operands.size(), 2u);
+                EXPECT_EQ(sum->has_bias, c.biases);
+                if (c.biases) {
+                    EXPECT_EQ(sum->bias, p.b_O(0, j));
+                }
+                EXPECT_TRUE(near_rel(sum_products() + sum->bias, value, 1e-12));
+                ASSERT_EQ(e.operands.size(), c.biases ? 3u : 2u);
                 EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::concat, 0}, i, -1}));
                 EXPECT_EQ(e.operands[1], (CellRef{{MatrixId::W_O, 0}, -1, j}));
             } else {
@@ -214,7 +271,7 @@ void check_every_cell(const Session& s) {
     const Trace t = forward<double>(s.config, s.params);
     int cells = 0;
     for (MatrixId id : all_matrix_ids) {
-        if (id == MatrixId::W_O && !s.config.output_projection) continue;
+        if (!exists(id, s.config)) continue;
         const int heads = is_per_head(id) ? s.config.heads : 1;
         for (int h = 0; h < heads; ++h) {
             const Matrix& m = matrix_of(s.params, t, id, h);
@@ -234,6 +291,34 @@ TEST(Explain, EveryCellOfWorkedExample) { check_every_cell(worked_example()); }
 TEST(Explain, EveryCellOfRandomCausalSession) {
     const Config c = make_config(5, 6, 3, 2, 3, true, Mask::causal);
     check_every_cell(random_session(c, 31));
+}
+
+// Biases, K/V groups and RoPE in each style, partial RoPE included.
+TEST(Explain, EveryCellOfLayersWithBiasesGroupsAndRope) {
+    for (const auto style : {Rope::Style::half, Rope::Style::interleaved})
+        for (const int dims : {0, 2}) {
+            Config c = make_config(5, 6, 4, 4, 3, true, Mask::causal);
+            c.biases = true;
+            c.kv_heads = 2;
+            c.rope = {true, 500.0, style, dims};
+            SCOPED_TRACE(std::string(to_string(style)) + " dims " + std::to_string(dims));
+            ASSERT_TRUE(validate(c).empty());
+            check_every_cell(random_session(c, 37));
+        }
+}
+
+TEST(Explain, ARotatedCellNamesItsAngleAndPair) {
+    Config c = make_config(3, 4, 1, 4, 4, false, Mask::none);
+    c.rope.on = true;
+    const Session s = random_session(c, 2);
+    const Trace t = forward<double>(s.config, s.params);
+    const Result<Explanation> e = explain(s.params, t, {{MatrixId::Q_rot, 0}, 2, 1});
+    ASSERT_TRUE(e);
+    // Column 1 of d = 4 in half style pairs with column 3; θ_1 = 10000^(−2/4) = 0.01, angle 0.02.
+    EXPECT_TRUE(contains(e.value->formula, "columns 1 and 3")) << e.value->text();
+    EXPECT_TRUE(contains(e.value->text(), "0.01")) << e.value->text();
+    EXPECT_TRUE(contains(e.value->text(), "0.02 rad")) << e.value->text();
+    EXPECT_FALSE(explain(s.params, t, {{MatrixId::b_Q, 0}, 0, 0}));  // no biases here
 }
 
 TEST(Explain, EveryCellWithoutProjectionAndDivisor) {

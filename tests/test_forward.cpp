@@ -62,8 +62,29 @@ Matrix to_matrix(const Grid& g) {
 }
 
 struct RefHead {
-    Grid Q, K, V, scores_raw, scores, weights, Z;
+    Grid Q, K, V, Q_rot, K_rot, scores_raw, scores, weights, Z;
 };
+
+// Adds a 1×cols bias to every row.
+void add_bias(Grid& g, const Matrix& b) {
+    for (auto& row : g)
+        for (size_t j = 0; j < row.size(); ++j) row[j] += b(0, static_cast<Eigen::Index>(j));
+}
+
+// RoPE written out pair by pair: row p's pair (a, b) turns by p·base^(−2k/d).
+Grid rope_loop(const Grid& in, const Rope& rope, int d_k) {
+    Grid out = in;
+    const int d = rope.dims > 0 ? rope.dims : d_k;
+    for (size_t p = 0; p < in.size(); ++p)
+        for (int k = 0; k < d / 2; ++k) {
+            const int a = rope.style == Rope::Style::half ? k : 2 * k;
+            const int b = rope.style == Rope::Style::half ? k + d / 2 : 2 * k + 1;
+            const double angle = static_cast<double>(p) * std::pow(rope.base, -2.0 * k / d);
+            out[p][a] = in[p][a] * std::cos(angle) - in[p][b] * std::sin(angle);
+            out[p][b] = in[p][b] * std::cos(angle) + in[p][a] * std::sin(angle);
+        }
+    return out;
+}
 struct RefTrace {
     std::vector<RefHead> heads;
     Grid concat, output;
@@ -78,16 +99,25 @@ RefTrace reference_forward(const Config& c, const Params& p) {
     t.concat = grid(c.n, c.heads * c.d_v);
     for (int h = 0; h < c.heads; ++h) {
         RefHead r;
+        const int g = h / (c.heads / c.kv_count());  // the head's K/V group, kept in its first head
+        const HeadParams& kv = p.heads[g * (c.heads / c.kv_count())];
         r.Q = mul(X, p.heads[h].W_Q);
-        r.K = mul(X, p.heads[h].W_K);
-        r.V = mul(X, p.heads[h].W_V);
+        r.K = mul(X, kv.W_K);
+        r.V = mul(X, kv.W_V);
+        if (c.biases) {
+            add_bias(r.Q, p.heads[h].b_Q);
+            add_bias(r.K, kv.b_K);
+            add_bias(r.V, kv.b_V);
+        }
+        r.Q_rot = c.rope.on ? rope_loop(r.Q, c.rope, c.d_k) : r.Q;
+        r.K_rot = c.rope.on ? rope_loop(r.K, c.rope, c.d_k) : r.K;
         r.scores_raw = grid(c.n, c.n);
         r.scores = grid(c.n, c.n);
         r.weights = grid(c.n, c.n);
         for (int i = 0; i < c.n; ++i)
             for (int j = 0; j < c.n; ++j) {
                 double dot = 0;
-                for (int k = 0; k < c.d_k; ++k) dot += r.Q[i][k] * r.K[j][k];
+                for (int k = 0; k < c.d_k; ++k) dot += r.Q_rot[i][k] * r.K_rot[j][k];
                 r.scores_raw[i][j] = dot;
                 r.scores[i][j] = (c.mask == Mask::causal && j > i) ? -inf : dot / s;
             }
@@ -109,7 +139,36 @@ RefTrace reference_forward(const Config& c, const Params& p) {
         t.heads.push_back(std::move(r));
     }
     t.output = c.output_projection ? mul(t.concat, p.W_O) : t.concat;
+    if (c.output_projection && c.biases) add_bias(t.output, p.b_O);
     return t;
+}
+
+// Layers beyond the seeds: biases, K/V groups and RoPE, alone and together, both RoPE styles,
+// partial rotation, masks and no projection.
+std::vector<Config> extended_configs() {
+    std::vector<Config> out;
+    Config c = make_config(6, 8, 4, 4, 3, true, Mask::none);
+    c.biases = true;
+    out.push_back(c);  // biases only
+    c = make_config(7, 8, 6, 4, 2, true, Mask::causal);
+    c.kv_heads = 2;
+    out.push_back(c);  // groups of 3 heads
+    c = make_config(9, 8, 2, 6, 4, false, Mask::none);
+    c.rope = {true, 10000, Rope::Style::half, 0};
+    out.push_back(c);  // RoPE, half
+    c.rope = {true, 100, Rope::Style::interleaved, 4};
+    out.push_back(c);  // RoPE, interleaved, 4 of 6 columns
+    c = make_config(12, 16, 8, 8, 8, true, Mask::causal);
+    c.biases = true;
+    c.kv_heads = 2;
+    c.rope = {true, 500000, Rope::Style::half, 0};
+    out.push_back(c);  // all three, Llama-like
+    c = make_config(64, 32, 4, 16, 16, true, Mask::none);
+    c.biases = true;
+    c.kv_heads = 1;
+    c.rope = {true, 10000, Rope::Style::interleaved, 8};
+    out.push_back(c);  // multi-query, large enough for heads in parallel
+    return out;
 }
 
 // Configs of different shapes, masks and scales for the property tests.
@@ -233,6 +292,122 @@ TEST(ForwardProperties, MatchesDirectLoopReference) {
                                                                                : c.scale.divisor;
             EXPECT_EQ(t.scale, expected_scale);
         }
+}
+
+std::string describe_extended(const Config& c) {
+    return describe(c, 0) + " biases=" + std::to_string(c.biases) + " kv_heads=" + std::to_string(c.kv_count()) +
+           " rope=" + (c.rope.on ? std::string(to_string(c.rope.style)) + "/" + std::to_string(c.rope.dims) : "off");
+}
+
+TEST(ForwardExtended, MatchesDirectLoopReference) {
+    for (const Config& c : extended_configs()) {
+        SCOPED_TRACE(describe_extended(c));
+        ASSERT_TRUE(validate(c).empty()) << all_text(validate(c));
+        const Session s = random_session(c, 5);
+        ASSERT_TRUE(validate(s).empty()) << all_text(validate(s));
+        const Trace t = forward<double>(c, s.params);
+        const RefTrace ref = reference_forward(c, s.params);
+        for (int h = 0; h < c.heads; ++h) {
+            const std::string hs = std::to_string(h);
+            expect_matrix_near(t.heads[h].Q, to_matrix(ref.heads[h].Q), 1e-12, "Q" + hs);
+            expect_matrix_near(t.heads[h].K, to_matrix(ref.heads[h].K), 1e-12, "K" + hs);
+            expect_matrix_near(t.heads[h].V, to_matrix(ref.heads[h].V), 1e-12, "V" + hs);
+            if (c.rope.on) {
+                expect_matrix_near(t.heads[h].Q_rot, to_matrix(ref.heads[h].Q_rot), 1e-12, "Q_rot" + hs);
+                expect_matrix_near(t.heads[h].K_rot, to_matrix(ref.heads[h].K_rot), 1e-12, "K_rot" + hs);
+            } else {
+                EXPECT_EQ(t.heads[h].Q_rot.size(), 0);
+            }
+            expect_matrix_near(t.heads[h].scores_raw, to_matrix(ref.heads[h].scores_raw), 1e-12, "scores_raw" + hs);
+            expect_matrix_near(t.heads[h].weights, to_matrix(ref.heads[h].weights), 1e-12, "weights" + hs);
+            expect_matrix_near(t.heads[h].Z, to_matrix(ref.heads[h].Z), 1e-12, "Z" + hs);
+        }
+        expect_matrix_near(t.output, to_matrix(ref.output), 1e-12, "output");
+        // The float path agrees too.
+        const TraceT<float> tf = forward<float>(c, s.params);
+        expect_matrix_near(Matrix(tf.output.cast<double>()), to_matrix(ref.output), 1e-4, "float output");
+    }
+}
+
+TEST(ForwardExtended, AllOffIsTheSeedsLayer) {
+    // Biases present but off, kv_heads = heads, RoPE off: the trace of the plain layer, bit for bit.
+    for (const Config& base : property_configs()) {
+        SCOPED_TRACE(describe(base, 3));
+        Session s = random_session(base, 3);
+        const Trace plain = forward<double>(base, s.params);
+        Config c = base;
+        c.kv_heads = c.heads;
+        for (HeadParams& h : s.params.heads) h.b_Q.setConstant(5);  // ignored while biases are off
+        const Trace t = forward<double>(c, s.params);
+        for (int h = 0; h < c.heads; ++h) EXPECT_TRUE(same(t.heads[h].weights, plain.heads[h].weights));
+        EXPECT_TRUE(same(t.output, plain.output));
+    }
+}
+
+TEST(ForwardExtended, GroupsEqualHeadsWithCopiedKeysAndValues) {
+    // A grouped layer equals the plain multi-head layer in which each head holds a copy of its
+    // group's W_K, W_V (what resize() gives when the groups are split).
+    for (const Config& c : extended_configs()) {
+        if (!c.grouped()) continue;
+        SCOPED_TRACE(describe_extended(c));
+        const Session s = random_session(c, 8);
+        Config plain = c;
+        plain.kv_heads = 0;
+        const Session split = resized(s, plain);
+        ASSERT_TRUE(validate(split).empty()) << all_text(validate(split));
+        for (int h = 0; h < c.heads; ++h) {
+            const HeadParams& owner = s.params.heads[s.params.kv_owner(h)];
+            EXPECT_TRUE(same(split.params.heads[h].W_K, owner.W_K)) << h;
+            EXPECT_TRUE(same(split.params.heads[h].b_V, owner.b_V)) << h;
+        }
+        const Trace grouped = forward<double>(c, s.params), ungrouped = forward<double>(plain, split.params);
+        for (int h = 0; h < c.heads; ++h) EXPECT_TRUE(same(grouped.heads[h].weights, ungrouped.heads[h].weights));
+        EXPECT_TRUE(same(grouped.output, ungrouped.output));
+        // Merged back, each group keeps its first head's K/V: the grouped session again.
+        EXPECT_EQ(resized(split, c).params, s.params);
+    }
+}
+
+TEST(ForwardExtended, RopePreservesEachPairsNorm) {
+    for (const Config& c : extended_configs()) {
+        if (!c.rope.on) continue;
+        SCOPED_TRACE(describe_extended(c));
+        const Session s = random_session(c, 4);
+        const Trace t = forward<double>(c, s.params);
+        for (int h = 0; h < c.heads; ++h)
+            for (int j = 0; j < c.rope.rotated(c.d_k) / 2; ++j) {
+                const RopePair pr = rope_pair(c.rope, c.d_k, j);
+                for (int p = 0; p < c.n; ++p) {
+                    const auto& q = t.heads[h].Q;
+                    const auto& r = t.heads[h].Q_rot;
+                    const double before = std::hypot(q(p, pr.first), q(p, pr.second));
+                    const double after = std::hypot(r(p, pr.first), r(p, pr.second));
+                    EXPECT_TRUE(near_rel(after, before, 1e-12)) << "head " << h << " pair " << j << " row " << p;
+                }
+                // Position 0 is not turned at all.
+                EXPECT_EQ(t.heads[h].Q_rot(0, pr.first), t.heads[h].Q(0, pr.first));
+            }
+    }
+}
+
+TEST(ForwardExtended, RopeScoresDependOnlyOnRelativePosition) {
+    // The same token at every position: every q is the same vector and so is every k, so with RoPE
+    // the score of query p and key p + δ depends on δ alone (without RoPE it would be constant).
+    for (const auto style : {Rope::Style::half, Rope::Style::interleaved}) {
+        Config c = make_config(10, 6, 2, 4, 4, true, Mask::none);
+        c.rope = {true, 10000, style, 0};
+        Session s = random_session(c, 12);
+        for (int p = 1; p < c.n; ++p) s.params.X.row(p) = s.params.X.row(0);
+        const Trace t = forward<double>(c, s.params);
+        for (int h = 0; h < c.heads; ++h) {
+            const Matrix& sc = t.heads[h].scores_raw;
+            for (int i = 0; i + 1 < c.n; ++i)
+                for (int j = 0; j + 1 < c.n; ++j)
+                    EXPECT_TRUE(near_rel(sc(i + 1, j + 1), sc(i, j), 1e-10)) << i << "," << j;
+            // and it does change with δ
+            EXPECT_GT(std::abs(sc(0, 1) - sc(0, 3)), 1e-6);
+        }
+    }
 }
 
 // Checks a trace against the direct loops, matrix by matrix.

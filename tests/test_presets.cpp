@@ -28,8 +28,8 @@ TEST(Presets, WorkedExampleIsSeed001) {
     ASSERT_EQ(s.params.heads.size(), 2u);
     const Matrix h1{{1, 0}, {0, 1}, {1, 0}, {0, 1}};
     const Matrix h2{{0, 1}, {1, 0}, {0, 1}, {1, 0}};
-    EXPECT_EQ(s.params.heads[0], (HeadParams{h1, h1, h1}));
-    EXPECT_EQ(s.params.heads[1], (HeadParams{h2, h2, h2}));
+    EXPECT_EQ(s.params.heads[0], (HeadParams{h1, h1, h1, Matrix::Zero(1, 2), Matrix::Zero(1, 2), Matrix::Zero(1, 2)}));
+    EXPECT_EQ(s.params.heads[1], (HeadParams{h2, h2, h2, Matrix::Zero(1, 2), Matrix::Zero(1, 2), Matrix::Zero(1, 2)}));
     EXPECT_EQ(s.params.W_O, (Matrix{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}));
     EXPECT_TRUE(validate(s).empty());
 }

@@ -13,6 +13,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 
 #include "core/presets.hpp"
 #include "test_support.hpp"
@@ -307,7 +308,7 @@ TEST(ParseSession, BadConfigValues) {
         {"config", [](json& d) { d["config"] = json::array(); }, "object"},
         {"format", [](json& d) { d["format"] = "attnviz-trace"; }, "attnviz-session"},
         {"format", [](json& d) { d["format"] = 1; }, ""},
-        {"version", [](json& d) { d["version"] = 2; }, "2"},
+        {"version", [](json& d) { d["version"] = 3; }, "3"},
         {"version", [](json& d) { d["version"] = "1"; }, ""},
     };
     for (const auto& [path, edit, part] : cases) {
@@ -726,14 +727,25 @@ void expect_round_trip(const Session& s) {
         expect_bit_equal(back.value->params.heads[h].W_V, s.params.heads[h].W_V, "W_V");
     }
     if (s.config.output_projection) expect_bit_equal(back.value->params.W_O, s.params.W_O, "W_O");
+    if (s.config.biases) {
+        for (size_t h = 0; h < s.params.heads.size(); ++h) {
+            expect_bit_equal(back.value->params.heads[h].b_Q, s.params.heads[h].b_Q, "b_Q");
+            expect_bit_equal(back.value->params.heads[h].b_K, s.params.heads[h].b_K, "b_K");
+            expect_bit_equal(back.value->params.heads[h].b_V, s.params.heads[h].b_V, "b_V");
+        }
+        if (s.config.output_projection) expect_bit_equal(back.value->params.b_O, s.params.b_O, "b_O");
+    }
+    EXPECT_EQ(back.value->params.kv_group_size, s.params.kv_group_size);
     EXPECT_EQ(bits(back.value->config.scale.divisor), bits(s.config.scale.divisor));
+    EXPECT_EQ(bits(back.value->config.rope.base), bits(s.config.rope.base));
     const std::string second = write_session(*back.value);
     EXPECT_EQ(first, second);
     // The text is JSON that nlohmann reads back with the same tokens.
     const json doc = json::parse(first);
     EXPECT_EQ(doc.at("tokens").get<std::vector<std::string>>(), s.tokens);
     EXPECT_EQ(doc.at("format"), "attnviz-session");
-    EXPECT_EQ(doc.at("version"), 1);
+    // Version 1 unless biases, groups or RoPE are used.
+    EXPECT_EQ(doc.at("version"), s.config.extended() ? 2 : 1);
 }
 
 TEST(SessionRoundTrip, WorkedExample) { expect_round_trip(worked_example()); }
@@ -749,6 +761,109 @@ TEST(SessionRoundTrip, RandomSessions) {
             SCOPED_TRACE(seed);
             expect_round_trip(random_session(c, seed));
         }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version 2: biases, K/V groups, RoPE
+
+Matrix matrix_from_json(const json& rows, bool allow_null);  // below, with the trace tests
+
+Config llama_like() {
+    Config c = make_config(5, 8, 4, 4, 2, true, Mask::causal);
+    c.biases = true;
+    c.kv_heads = 2;
+    c.rope = {true, 500000, Rope::Style::interleaved, 2};
+    return c;
+}
+
+TEST(SessionVersion2, RoundTripsEachFeatureAloneAndTogether) {
+    Config biases = make_config(3, 4, 2, 2, 3);
+    biases.biases = true;
+    Config groups = make_config(3, 4, 4, 2, 2, false, Mask::none);
+    groups.kv_heads = 1;
+    Config rope = make_config(4, 4, 1, 4, 4);
+    rope.rope.on = true;
+    for (const Config& c : {biases, groups, rope, llama_like()}) expect_round_trip(random_session(c, 6));
+}
+
+TEST(SessionVersion2, TheFileShowsEachFieldOnlyWhereItBelongs) {
+    const Session s = random_session(llama_like(), 2);
+    const json doc = json::parse(write_session(s));
+    EXPECT_EQ(doc["config"]["biases"], true);
+    EXPECT_EQ(doc["config"]["kv_heads"], 2);
+    EXPECT_EQ(doc["config"]["rope"], json::parse(R"({"base": 500000, "style": "interleaved", "dims": 2})"));
+    // W_K, W_V, b_K, b_V once per group, in its first head.
+    EXPECT_TRUE(doc["heads"][0].contains("W_K"));
+    EXPECT_FALSE(doc["heads"][1].contains("W_K"));
+    EXPECT_FALSE(doc["heads"][1].contains("b_V"));
+    EXPECT_TRUE(doc["heads"][1].contains("b_Q"));
+    EXPECT_TRUE(doc["heads"][2].contains("W_V"));
+    EXPECT_EQ(doc["b_O"].size(), 1u);
+    EXPECT_EQ(doc["b_O"][0].size(), 8u);
+    // A plain session has none of them and says version 1.
+    const json plain = json::parse(write_session(worked_example()));
+    EXPECT_EQ(plain["version"], 1);
+    for (const char* key : {"biases", "kv_heads", "rope"}) EXPECT_FALSE(plain["config"].contains(key)) << key;
+    EXPECT_FALSE(plain["heads"][0].contains("b_Q"));
+    EXPECT_FALSE(plain.contains("b_O"));
+}
+
+TEST(SessionVersion2, Version1FilesLoadUnchangedAndMayNotUseVersion2Fields) {
+    const Result<Session> r = parse_no_throw(worked_text);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r.value->config.extended());
+    EXPECT_EQ(r.value->params.heads[0].b_Q, Matrix::Zero(1, 2));  // kept at their shapes, zero
+    json doc = worked_json();
+    doc["config"]["biases"] = true;
+    expect_rejected_at(doc, "version", "version 2");
+    doc["version"] = 2;
+    expect_rejected_at(doc, "heads[0].b_Q", "missing");
+}
+
+TEST(SessionVersion2, EveryNewFieldIsCheckedAtItsPath) {
+    const json good = json::parse(write_session(random_session(llama_like(), 3)));
+    ASSERT_TRUE(parse_no_throw(good.dump()));
+    const std::vector<std::tuple<std::string, std::function<void(json&)>, std::string>> cases = {
+        {"config.biases", [](json& d) { d["config"]["biases"] = "yes"; }, "true or false"},
+        {"config.kv_heads", [](json& d) { d["config"]["kv_heads"] = 3; }, "must divide heads = 4"},
+        {"config.kv_heads", [](json& d) { d["config"]["kv_heads"] = 0; }, "at least 1"},
+        {"config.kv_heads", [](json& d) { d["config"]["kv_heads"] = 1.5; }, "whole number"},
+        {"config.rope", [](json& d) { d["config"]["rope"] = true; }, "expected an object"},
+        {"config.rope.base", [](json& d) { d["config"]["rope"]["base"] = 1; }, "above 1"},
+        {"config.rope.base", [](json& d) { d["config"]["rope"]["base"] = "10000"; }, "a number"},
+        {"config.rope.style", [](json& d) { d["config"]["rope"]["style"] = "neox"; }, "\"half\" or"},
+        {"config.rope.dims", [](json& d) { d["config"]["rope"]["dims"] = 3; }, "even"},
+        {"config.rope.dims", [](json& d) { d["config"]["rope"]["dims"] = 6; }, "d_k = 4"},
+        {"heads[1].W_K", [](json& d) { d["heads"][1]["W_K"] = d["heads"][0]["W_K"]; }, "heads[0]"},
+        {"heads[2].b_K", [](json& d) { d["heads"][2].erase("b_K"); }, "missing"},
+        {"heads[0].b_V", [](json& d) { d["heads"][0]["b_V"] = json::parse("[[1, 2, 3]]"); }, "expected 1×2"},
+        {"b_O", [](json& d) { d.erase("b_O"); }, "missing"},
+        {"heads[3].b_Q", [](json& d) { d["config"].erase("biases"); }, "config.biases is false"},
+    };
+    for (const auto& [path, mutate, part] : cases) {
+        SCOPED_TRACE(path + " " + part);
+        json doc = good;
+        mutate(doc);
+        expect_rejected_at(doc, path, part);
+    }
+    // RoPE's keys are each optional: {} is RoPE with base 10000, half style, every column.
+    json doc = good;
+    doc["config"]["rope"] = json::object();
+    const Result<Session> r = parse_no_throw(doc.dump());
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->config.rope, (Rope{true, 10000, Rope::Style::half, 0}));
+}
+
+TEST(SessionVersion2, TraceCarriesTheRotatedMatrices) {
+    const Session s = random_session(llama_like(), 4);
+    const Trace t = forward<double>(s.config, s.params);
+    const json doc = json::parse(write_trace(t));
+    EXPECT_EQ(doc["version"], 2);
+    ASSERT_TRUE(doc["heads"][0].contains("Q_rot"));
+    expect_bit_equal(matrix_from_json(doc["heads"][3]["K_rot"], false), t.heads[3].K_rot, "K_rot");
+    const json plain = json::parse(write_trace(forward<double>(worked_example().config, worked_example().params)));
+    EXPECT_FALSE(plain["heads"][0].contains("Q_rot"));
+    EXPECT_EQ(plain["version"], 1);
 }
 
 TEST(SessionRoundTrip, AwkwardDoublesAndTokens) {
@@ -892,7 +1007,7 @@ Matrix matrix_from_json(const json& rows, bool allow_null) {
 }
 
 TEST(WriteTrace, InPiecesIsTheSameTextWithoutHoldingItWhole) {
-    const Session s = random_session({300, 16, 2, 8, 8, true, Mask::causal, {}}, 5);
+    const Session s = random_session({300, 16, 2, 8, 8, true, Mask::causal, {}, false, 0, {}}, 5);
     const Trace t = forward<double>(s.config, s.params);
     const std::string whole = write_trace(t);
     std::string joined;

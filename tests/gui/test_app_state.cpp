@@ -143,7 +143,7 @@ TEST(AppState, OpeningABadFileKeepsTheCurrentWork) {
 }
 
 TEST(AppState, SaveThenOpenGivesTheSameSession) {
-    AppState state(core::random_session({3, 6, 2, 3, 3, true, core::Mask::causal, {}}, 11));
+    AppState state(core::random_session({3, 6, 2, 3, 3, true, core::Mask::causal, {}, false, 0, {}}, 11));
     state.set_token(1, "cat");
     const auto path = (temp_dir() / "saved.json").string();
     ASSERT_TRUE(state.save_file(path));
@@ -232,7 +232,7 @@ TEST(Undo, OpeningAFileCanBeUndone) {
     state.set_cell({{MatrixId::X, 0}, 0, 0}, 8.0);
     const core::Session work = state.session();
     const auto path = (temp_dir() / "other.json").string();
-    AppState other(core::random_session({3, 4, 1, 4, 4, false, core::Mask::none, {}}, 3));
+    AppState other(core::random_session({3, 4, 1, 4, 4, false, core::Mask::none, {}, false, 0, {}}, 3));
     ASSERT_TRUE(other.save_file(path));
     ASSERT_TRUE(state.open_file(path));
     EXPECT_EQ(state.config().n, 3);
@@ -252,7 +252,7 @@ TEST(Undo, KeepsAtMostTheNewestSteps) {
 
 TEST(Undo, ACellEditKeepsOneNumberNotACopyOfTheSession) {
     // X alone is 256×256 here (512 KiB): a step that copied the session would hold over 1 MiB.
-    AppState state(core::random_session({256, 256, 4, 64, 64, true, core::Mask::none, {}}, 2));
+    AppState state(core::random_session({256, 256, 4, 64, 64, true, core::Mask::none, {}, false, 0, {}}, 2));
     for (int k = 0; k < 200; ++k) ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, k, k % 256}, 0.5 + k));
     EXPECT_LT(state.undo_bytes(), 200 * 512) << "200 cell edits";
     // A whole matrix keeps that matrix.
@@ -262,7 +262,7 @@ TEST(Undo, ACellEditKeepsOneNumberNotACopyOfTheSession) {
 }
 
 TEST(Undo, StepsOfEveryKindRestoreExactStatesBothWays) {
-    AppState state(core::random_session({6, 8, 2, 4, 4, true, core::Mask::causal, {}}, 9));
+    AppState state(core::random_session({6, 8, 2, 4, 4, true, core::Mask::causal, {}, false, 0, {}}, 9));
     std::vector<core::Session> states{state.session()};
     const auto step = [&](bool ok) {
         ASSERT_TRUE(ok);
@@ -299,7 +299,7 @@ TEST(Undo, StepsOfEveryKindRestoreExactStatesBothWays) {
 
 TEST(Undo, StepsAreBoundedByBytes) {
     // Each change of a 512×512 X keeps 2 MiB: 256 MiB hold at most 128 of them.
-    AppState state(core::random_session({512, 512, 1, 8, 8, false, core::Mask::none, {}}, 1));
+    AppState state(core::random_session({512, 512, 1, 8, 8, false, core::Mask::none, {}, false, 0, {}}, 1));
     for (int k = 0; k < 140; ++k) ASSERT_TRUE(state.set_matrix({MatrixId::X, 0}, core::Matrix::Constant(512, 512, k)));
     EXPECT_LE(state.undo_bytes(), AppState::max_undo_bytes);
     size_t steps = 0;
@@ -323,7 +323,7 @@ TEST(MemoryBudget, ChangesOverItAreRefusedWithTheSizeAndNothingChanges) {
     EXPECT_FALSE(state.can_undo());
     // A file of those dimensions is refused the same way, and the current session stays.
     const auto path = (temp_dir() / "long.json").string();
-    AppState other(core::random_session({2048, 4, 2, 2, 2, true, core::Mask::none, {}}, 1));
+    AppState other(core::random_session({2048, 4, 2, 2, 2, true, core::Mask::none, {}, false, 0, {}}, 1));
     ASSERT_TRUE(other.save_file(path));
     ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 0, 0}, 7.0));
     EXPECT_FALSE(state.open_file(path));
@@ -361,7 +361,7 @@ TEST(Modified, FollowsEditsSavesAndOpens) {
 TEST(AppState, ReplacingTheSessionRecomputesBeforeAnyCellIsRead) {
     // A lesson's "Reset to the worked example" replaces a larger session and selects a cell in the
     // same frame: the selection must be read against the new trace, never the old one.
-    AppState state(core::random_session({3, 8, 2, 4, 4, true, core::Mask::none, {}}, 2));
+    AppState state(core::random_session({3, 8, 2, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 2));
     state.set_session(core::worked_example(), "reset");
     EXPECT_FALSE(state.dirty());
     ASSERT_TRUE(state.select_checked({{MatrixId::Q, 0}, 1, 1}));
@@ -392,7 +392,7 @@ core::Trace fresh(const core::Session& s) { return core::forward<double>(s.confi
 }  // namespace
 
 TEST(Worker, ABurstOfEditsEndsWithTheTraceOfTheLastState) {
-    AppState state(core::random_session({12, 8, 2, 4, 4, true, core::Mask::causal, {}}, 3));
+    AppState state(core::random_session({12, 8, 2, 4, 4, true, core::Mask::causal, {}, false, 0, {}}, 3));
     state.set_sync_limit(0);  // every recompute goes to the worker
     for (int k = 0; k < 25; ++k) {
         ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, k % 12, k % 8}, 0.1 * k));
@@ -412,7 +412,7 @@ TEST(Worker, ABurstOfEditsEndsWithTheTraceOfTheLastState) {
 }
 
 TEST(Worker, ASnapshotIsNeverPairedWithOtherParams) {
-    AppState state(core::random_session({10, 8, 2, 4, 4, true, core::Mask::none, {}}, 4));
+    AppState state(core::random_session({10, 8, 2, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 4));
     state.set_sync_limit(0);
     ASSERT_TRUE(state.select_checked({{MatrixId::Q, 1}, 3, 2}));
     for (int k = 0; k < 15; ++k) {
@@ -489,7 +489,7 @@ TEST(Worker, AComputationAtOnceSupersedesOneOnTheWorker) {
 TEST(Worker, EditsMadeWhileItComputesGoTogetherInOneRequest) {
     // While the worker computes, edits only mark the session; once it is free, one request carries
     // the newest state. Ten edits during one trace cost one more trace, not ten.
-    core::Config c{2000, 128, 2, 64, 64, true, core::Mask::none, {}};
+    core::Config c{2000, 128, 2, 64, 64, true, core::Mask::none, {}, false, 0, {}};
     AppState state(core::random_session(c, 6));
     state.set_sync_limit(0);
     const std::uint64_t first = state.generation();

@@ -48,7 +48,7 @@ TEST_F(Headless, EveryPanelDrawsTheWorkedExample) {
 }
 
 TEST_F(Headless, EveryPanelDrawsARandomEightTokenThreeHeadSession) {
-    AppState state(core::random_session({8, 12, 3, 4, 4, true, core::Mask::causal, {}}, 5));
+    AppState state(core::random_session({8, 12, 3, 4, 4, true, core::Mask::causal, {}, false, 0, {}}, 5));
     app::Panels panels;
     frames(state, panels);
     EXPECT_EQ(state.trace().heads.size(), 3u);
@@ -56,7 +56,7 @@ TEST_F(Headless, EveryPanelDrawsARandomEightTokenThreeHeadSession) {
 }
 
 TEST_F(Headless, LargeMatricesDrawWithoutATextureBackend) {
-    AppState state(core::random_session({256, 64, 4, 16, 16, true, core::Mask::none, {}}, 2));
+    AppState state(core::random_session({256, 64, 4, 16, 16, true, core::Mask::none, {}, false, 0, {}}, 2));
     app::Panels panels;
     frames(state, panels, 2);
     // Without a texture uploader the heatmaps merge cells into blocks: the vertex count stays bounded.
@@ -181,7 +181,7 @@ TEST_F(Headless, MatrixToolbarActions) {
 }
 
 TEST_F(Headless, StatusBarNamesTheDimensions) {
-    AppState state(core::random_session({5, 6, 3, 2, 2, false, core::Mask::none, {}}, 1));
+    AppState state(core::random_session({5, 6, 3, 2, 2, false, core::Mask::none, {}, false, 0, {}}, 1));
     const std::string text = app::status_text(state, 16.0f);
     EXPECT_NE(text.find("n=5"), std::string::npos);
     EXPECT_NE(text.find("d_model=6"), std::string::npos);
@@ -209,7 +209,9 @@ TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
 }
 
 TEST_F(Headless, EveryCellOfEveryMatrixHasAnExplanation) {
-    AppState state(core::random_session({3, 4, 2, 2, 2, true, core::Mask::causal, {}}, 9));
+    // Biases, one K/V group for both heads and RoPE: every matrix of the registry exists.
+    const core::Rope rope{true, 10000, core::Rope::Style::half, 0};
+    AppState state(core::random_session({3, 4, 2, 2, 2, true, core::Mask::causal, {}, true, 1, rope}, 9));
     for (MatrixId id : core::all_matrix_ids)
         for (int h = 0; h < 2; ++h) {
             const core::Matrix* m = state.matrix({id, h});

@@ -117,7 +117,7 @@ protected:
 };
 
 TEST_F(Viewer, TheHoveredCellIsNamedWhenCellsAreSmallerThanAPixel) {
-    AppState state(core::random_session({1024, 16, 1, 8, 8, true, core::Mask::none, {}}, 3));
+    AppState state(core::random_session({1024, 16, 1, 8, 8, true, core::Mask::none, {}, false, 0, {}}, 3));
     state.view({MatrixId::weights, 0});
     ViewerPanel panel;
     ImGui::GetIO().MousePos = {-100, -100};
@@ -157,7 +157,7 @@ TEST_F(Viewer, TheHoveredCellIsNamedWhenCellsAreSmallerThanAPixel) {
 }
 
 TEST_F(Viewer, ZoomButtonsFitAndGoToCell) {
-    AppState state(core::random_session({300, 16, 2, 8, 8, true, core::Mask::causal, {}}, 4));
+    AppState state(core::random_session({300, 16, 2, 8, 8, true, core::Mask::causal, {}, false, 0, {}}, 4));
     state.view({MatrixId::scores, 1});
     ViewerPanel panel;
     ImGui::GetIO().MousePos = {-100, -100};
@@ -208,7 +208,7 @@ TEST(HeadsGrid, WrapsToTheWidthWithoutHorizontalScrolling) {
 }
 
 TEST_F(Viewer, TheHeadsPanelShowsTwelveHeadsWithinItsWidth) {
-    AppState state(core::random_session({64, 48, 12, 4, 4, true, core::Mask::none, {}}, 6));
+    AppState state(core::random_session({64, 48, 12, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 6));
     app::HeadsPanel heads;
     for (int k = 0; k < 2; ++k) {
         ImGui::NewFrame();
