@@ -81,9 +81,10 @@ namespace {
 int example_unguarded(const ExampleOptions& o) {
     core::Session session;
     if (o.name == "worked-example") {
-        if (o.n || o.d_model || o.heads || o.d_k || o.d_v) {
-            std::cerr << "error: the worked example has fixed dimensions; -n, --d-model, --heads, --d-k and --d-v "
-                         "apply to random only\n";
+        if (o.n || o.d_model || o.heads || o.d_k || o.d_v || o.biases || o.kv_heads || o.rope_base ||
+            !o.rope_style.empty()) {
+            std::cerr << "error: the worked example is fixed; -n, --d-model, --heads, --d-k, --d-v, --biases, "
+                         "--kv-heads and the RoPE options apply to random only\n";
             return exit_invalid;
         }
         session = core::worked_example();
@@ -100,6 +101,20 @@ int example_unguarded(const ExampleOptions& o) {
         const int per_head = c.heads > 0 ? c.d_model / c.heads : 1;
         c.d_k = o.d_k.value_or(per_head);
         c.d_v = o.d_v.value_or(per_head);
+        c.biases = o.biases;
+        c.kv_heads = o.kv_heads.value_or(0) == c.heads ? 0 : o.kv_heads.value_or(0);
+        if (o.kv_heads && *o.kv_heads < 1) {
+            std::cerr << "error: --kv-heads must be at least 1, got " << *o.kv_heads << "\n";
+            return exit_invalid;
+        }
+        c.rope.on = o.rope_base || !o.rope_style.empty();
+        c.rope.base = o.rope_base.value_or(c.rope.base);
+        if (o.rope_style == "interleaved")
+            c.rope.style = core::Rope::Style::interleaved;
+        else if (!o.rope_style.empty() && o.rope_style != "half") {
+            std::cerr << "error: --rope: expected half or interleaved, got \"" << o.rope_style << "\"\n";
+            return exit_invalid;
+        }
         const core::Problems problems = core::validate(c);
         if (!problems.empty()) {
             report(problems, "");

@@ -20,6 +20,11 @@ struct ExampleOptions {
     std::string name;  // "worked-example" or "random"
     std::uint64_t seed = 1;
     std::optional<int> n, d_model, heads, d_k, d_v;
+    // What real layers add (random only): biases, K/V groups, RoPE with its base and style.
+    bool biases = false;
+    std::optional<int> kv_heads;
+    std::optional<double> rope_base;
+    std::string rope_style;  // "", "half" or "interleaved"; either RoPE option turns RoPE on
     std::string out_path;
 };
 

@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
     ex->add_option("--heads", example.heads, "Heads (random; default 2)");
     ex->add_option("--d-k", example.d_k, "Query/key size per head (random; default d_model/heads)");
     ex->add_option("--d-v", example.d_v, "Value size per head (random; default d_model/heads)");
+    ex->add_flag("--biases", example.biases, "Projection biases, U(-0.1, 0.1) (random)");
+    ex->add_option("--kv-heads", example.kv_heads, "K/V groups, grouped-query attention (random; default heads)");
+    ex->add_option("--rope", example.rope_style, "Rotary position embeddings: half or interleaved (random)");
+    ex->add_option("--rope-base", example.rope_base, "RoPE base theta (random; default 10000; turns RoPE on)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
 
     BenchOptions bench;

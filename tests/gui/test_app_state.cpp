@@ -66,6 +66,32 @@ TEST(AppState, RefusesNonFiniteValuesAndKeepsTheOldOne) {
     EXPECT_FALSE(state.dirty());
 }
 
+TEST(AppState, AnEditOfASharedKeyWeightChangesItsWholeGroupAndUndoes) {
+    // Four heads in two K/V groups: W_K of head 2 is head 1's, so the edit reaches heads 1 and 2 and
+    // not heads 3 and 4.
+    core::Config c = core::random_session({4, 8, 4, 2, 2, true, core::Mask::none, {}, true, 2, {}}, 1).config;
+    AppState state(core::random_session(c, 3));
+    const core::Trace before = state.trace();
+    ASSERT_TRUE(state.set_cell({{MatrixId::W_K, 1}, 0, 0}, 2.5));
+    state.wait_for_trace();
+    EXPECT_EQ(state.session().params.heads[0].W_K(0, 0), 2.5);
+    EXPECT_EQ(state.input({MatrixId::W_K, 1}), state.input({MatrixId::W_K, 0}));
+    EXPECT_NE(state.trace().heads[0].K(0, 0), before.heads[0].K(0, 0));
+    EXPECT_EQ(state.trace().heads[1].K, state.trace().heads[0].K);
+    EXPECT_EQ(state.trace().heads[2].K, before.heads[2].K);
+    // A bias edit moves every row of that column of Q by the change.
+    const double old_b = state.session().params.heads[3].b_Q(0, 1);
+    ASSERT_TRUE(state.set_cell({{MatrixId::b_Q, 3}, 0, 1}, 1.0));
+    state.wait_for_trace();
+    for (int i = 0; i < 4; ++i)
+        EXPECT_NEAR(state.trace().heads[3].Q(i, 1) - before.heads[3].Q(i, 1), 1.0 - old_b, 1e-12) << i;
+    ASSERT_TRUE(state.undo());
+    ASSERT_TRUE(state.undo());
+    state.wait_for_trace();
+    EXPECT_EQ(state.trace().heads[0].K, before.heads[0].K);
+    EXPECT_EQ(state.trace().heads[3].Q, before.heads[3].Q);
+}
+
 TEST(AppState, RefusesCellsOutsideTheMatrix) {
     AppState state(core::worked_example());
     EXPECT_FALSE(state.set_cell({{MatrixId::X, 0}, 2, 0}, 1.0));

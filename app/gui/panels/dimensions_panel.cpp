@@ -35,6 +35,63 @@ void dimension_field(AppState& state, DimensionsPanel& panel, const char* label,
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", help);
 }
 
+// What real layers add to the seeds' layer: biases, K/V groups and RoPE, each off by default.
+void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& panel) {
+    ImGui::Separator();
+    core::Config now = state.config();
+    if (ImGui::Checkbox("biases", &now.biases)) state.set_config(now);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Q = X%sW_Q + b_Q, K and V alike, output = concat%sW_O + b_O\n"
+            "(BERT, GPT-2, PyTorch's nn.MultiheadAttention). Edit them in the Inputs panel.",
+            ui.symbols().dot, ui.symbols().dot);
+    ImGui::SameLine();
+    if (ImGui::Checkbox("RoPE", &now.rope.on)) state.set_config(now);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Rotary position embeddings (Llama, GPT-NeoX, GPT-J): the query and key of\n"
+            "token p have each pair of columns turned by the angle p%s%s_j before QK%s.",
+            ui.symbols().dot, ui.notation() == core::Notation::unicode ? "θ" : "theta", ui.symbols().transpose);
+    // K/V groups: edited as a number, applied on Enter or when the field is left.
+    core::Config& c = panel.editing;
+    int groups = c.kv_count();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    const bool stepped = ImGui::InputInt("K/V groups", &groups, 1, 1, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemActive()) panel.editing_active = true;
+    c.kv_heads = groups == c.heads ? 0 : groups;
+    if (stepped || ImGui::IsItemDeactivatedAfterEdit()) apply_dimensions(state, panel, c, 'g');
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Grouped-query attention (Llama 2/3, Mistral): query heads share W_K and W_V in\n"
+            "groups; h = one per head (plain multi-head), 1 = multi-query. Must divide h.");
+    if (!now.rope.on) return;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    double base = now.rope.base;
+    if (ImGui::InputDouble("RoPE base", &base, 0, 0, "%.6g", ImGuiInputTextFlags_EnterReturnsTrue) ||
+        ImGui::IsItemDeactivatedAfterEdit()) {
+        now.rope.base = base;
+        state.set_config(now);
+    }
+    int style = now.rope.style == core::Rope::Style::half ? 0 : 1;
+    bool style_changed = ImGui::RadioButton("half pairs", &style, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pairs (j, j + d/2): rotate_half, as Llama and GPT-NeoX");
+    ImGui::SameLine();
+    style_changed |= ImGui::RadioButton("interleaved", &style, 1);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pairs (2j, 2j + 1), as GPT-J");
+    if (style_changed) {
+        now.rope.style = style == 0 ? core::Rope::Style::half : core::Rope::Style::interleaved;
+        state.set_config(now);
+    }
+    int dims = now.rope.rotated(now.d_k);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    if (ImGui::InputInt("rotated columns", &dims, 2, 2, ImGuiInputTextFlags_EnterReturnsTrue) ||
+        ImGui::IsItemDeactivatedAfterEdit()) {
+        now.rope.dims = dims == now.d_k ? 0 : dims;
+        state.set_config(now);
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("How many of each head's d_k columns RoPE turns (even; d_k: all)");
+}
+
 }  // namespace
 
 void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& panel) {
@@ -97,6 +154,8 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
         }
     }
     if (scale_changed) state.set_config(now);
+
+    draw_real_layer_options(state, ui, panel);
 
     ImGui::Separator();
     int orientation = state.column_vectors() ? 1 : 0;

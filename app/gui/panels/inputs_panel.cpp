@@ -149,14 +149,28 @@ void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
         const std::string tab = "Head " + std::to_string(h + 1);
         if (ImGui::BeginTabItem(tab.c_str())) {
             ImGui::BeginChild("weights");
-            for (core::MatrixId id : {core::MatrixId::W_Q, core::MatrixId::W_K, core::MatrixId::W_V})
+            const core::Config& c = state.config();
+            const int group = c.group_size(), first = h - h % group;
+            for (core::MatrixId id : {core::MatrixId::W_Q, core::MatrixId::W_K, core::MatrixId::W_V,
+                                      core::MatrixId::b_Q, core::MatrixId::b_K, core::MatrixId::b_V}) {
+                if (!core::exists(id, c)) continue;
+                // A K/V group's matrices are one matrix: the same editor in each of its heads.
+                if (core::is_kv_shared(id) && group > 1 && (id == core::MatrixId::W_K || id == core::MatrixId::b_K))
+                    ImGui::TextDisabled(
+                        "%s and %s below are shared by heads %d to %d (K/V group %d): an edit here "
+                        "changes them for all %d.",
+                        core::name(id), id == core::MatrixId::W_K ? "W_V" : "b_V", first + 1, first + group,
+                        c.kv_group(h) + 1, group);
                 matrix_editor(state, ui, panel, {id, h}, false);
+            }
             ImGui::EndChild();
             ImGui::EndTabItem();
         }
     }
     if (state.config().output_projection && ImGui::BeginTabItem("W_O")) {
         matrix_editor(state, ui, panel, {core::MatrixId::W_O, 0}, false);
+        if (core::exists(core::MatrixId::b_O, state.config()))
+            matrix_editor(state, ui, panel, {core::MatrixId::b_O, 0}, false);
         ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

@@ -79,12 +79,21 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
         ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(convention.c_str()).x + ImGui::GetFontSize() * 13)
         ImGui::SameLine();
     ImGui::TextDisabled("%s", convention.c_str());
-    // One node per matrix of the layer, each with what computes it in the shown convention.
+    // One node per matrix of the layer, each with what computes it in the shown convention:
+    // X; Q, K, V side by side; with RoPE, Q_rot and K_rot below Q and K; then the chain from
+    // scores_raw to output. The weights and biases are on the arrows.
     std::vector<Node> nodes;
     for (core::MatrixId id : core::all_matrix_ids) {
-        if (core::is_input(id) && id != core::MatrixId::X) continue;  // the weights are on the arrows
+        if ((core::is_input(id) && id != core::MatrixId::X) || !core::exists(id, c)) continue;
         nodes.push_back({{id, core::is_per_head(id) ? panel.head : 0}, core::operation_text(id, c, notation, cols)});
     }
+    auto at = [&](core::MatrixId id) -> Node& {
+        for (Node& n : nodes)
+            if (n.ref.id == id) return n;
+        return nodes.front();  // not reached: every id asked for exists
+    };
+    const bool rope = c.rope.on;
+    const size_t chain = rope ? 6 : 4;  // the first node of the chain: scores_raw
     const ImU32 line_color = ui.color(Color::arrow), note_color = ui.color(Color::note);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -94,44 +103,58 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     // Chain nodes as wide as their longest label ("scores_raw⁽¹⁾ 512×512"), leaving room on the
     // right for V's line into Z and for the notes beside the arrows.
     float widest = 0;
-    for (size_t k = 4; k < nodes.size(); ++k)
+    for (size_t k = chain; k < nodes.size(); ++k)
         widest = std::max(
             widest, ImGui::CalcTextSize((state.label(nodes[k].ref) + " " + state.shape_text(nodes[k].ref)).c_str()).x);
     const float wide = std::clamp(widest + 12, font * 8.0f, avail * 0.75f);
     const float narrow = (avail - 2 * 6) / 3;
     const float x_chain = origin.x + font * 0.5f;
     float y = origin.y + 2;
-    auto place = [&](size_t k, float x, float w) {
-        if (node(state, ui, nodes[k], {x, y}, w)) state.view(nodes[k].ref);
+    auto place = [&](Node& n, float x, float w) {
+        if (node(state, ui, n, {x, y}, w)) state.view(n.ref);
     };
-    place(0, x_chain, wide);
+    place(nodes[0], x_chain, wide);
     y += node_h + gap;
-    for (int k = 0; k < 3; ++k) place(1 + k, origin.x + k * (narrow + 6), narrow);
+    for (int k = 0; k < 3; ++k) place(nodes[1 + k], origin.x + k * (narrow + 6), narrow);
     y += node_h + gap;
-    for (size_t k = 4; k < nodes.size(); ++k) {
-        place(k, x_chain, wide);
+    if (rope) {
+        place(at(core::MatrixId::Q_rot), origin.x, narrow);
+        place(at(core::MatrixId::K_rot), origin.x + narrow + 6, narrow);
         y += node_h + gap;
     }
-    for (int k = 1; k <= 3; ++k) arrow(line_color, bottom(nodes[0]), top(nodes[k]));
-    arrow(line_color, bottom(nodes[1]), top(nodes[4]));
-    arrow(line_color, bottom(nodes[2]), top(nodes[4]));
-    for (size_t k = 4; k + 1 < nodes.size(); ++k) {
+    for (size_t k = chain; k < nodes.size(); ++k) {
+        place(nodes[k], x_chain, wide);
+        y += node_h + gap;
+    }
+    Node &q = at(core::MatrixId::Q), &k_node = at(core::MatrixId::K), &v = at(core::MatrixId::V);
+    Node& scores_raw = at(core::MatrixId::scores_raw);
+    for (Node* n : {&q, &k_node, &v}) arrow(line_color, bottom(nodes[0]), top(*n));
+    Node& q_in = rope ? at(core::MatrixId::Q_rot) : q;
+    Node& k_in = rope ? at(core::MatrixId::K_rot) : k_node;
+    if (rope) {
+        arrow(line_color, bottom(q), top(q_in));
+        arrow(line_color, bottom(k_node), top(k_in));
+        annotate(note_color, {bottom(q).x, bottom(q).y + gap / 2}, "RoPE");
+    }
+    arrow(line_color, bottom(q_in), top(scores_raw));
+    arrow(line_color, bottom(k_in), top(scores_raw));
+    annotate(note_color, {bottom(k_in).x, bottom(k_in).y + gap / 2}, scores_raw.operation);
+    for (size_t k = chain; k + 1 < nodes.size(); ++k) {
         arrow(line_color, bottom(nodes[k]), top(nodes[k + 1]));
         const ImVec2 from = bottom(nodes[k]);
         annotate(note_color, {from.x, from.y + gap / 2}, nodes[k + 1].operation);
     }
-    annotate(note_color, {bottom(nodes[2]).x, bottom(nodes[2]).y + gap / 2}, nodes[4].operation);
     // V joins at the weighted sum: a line down the right side into Z.
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImVec2 v_out = bottom(nodes[3]);
-    const float side = std::min(origin.x + avail - 4, nodes[3].max.x - 8);
-    const float z_mid = (nodes[7].min.y + nodes[7].max.y) / 2;
+    const Node& z = at(core::MatrixId::Z);
+    const ImVec2 v_out = bottom(v);
+    const float side = std::min(origin.x + avail - 4, v.max.x - 8);
+    const float z_mid = (z.min.y + z.max.y) / 2;
     draw->AddLine(v_out, {v_out.x, v_out.y + gap / 2}, line_color, 1.5f);
     draw->AddLine({v_out.x, v_out.y + gap / 2}, {side, v_out.y + gap / 2}, line_color, 1.5f);
     draw->AddLine({side, v_out.y + gap / 2}, {side, z_mid}, line_color, 1.5f);
-    draw->AddLine({side, z_mid}, {nodes[7].max.x + 6, z_mid}, line_color, 1.5f);
-    draw->AddTriangleFilled({nodes[7].max.x + 6, z_mid - 4}, {nodes[7].max.x + 6, z_mid + 4}, {nodes[7].max.x, z_mid},
-                            line_color);
+    draw->AddLine({side, z_mid}, {z.max.x + 6, z_mid}, line_color, 1.5f);
+    draw->AddTriangleFilled({z.max.x + 6, z_mid - 4}, {z.max.x + 6, z_mid + 4}, {z.max.x, z_mid}, line_color);
     ImGui::SetCursorScreenPos({origin.x, y});
     ImGui::Dummy({avail, 0});
 }

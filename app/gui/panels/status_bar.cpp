@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <imgui.h>
+#include <string>
 
 #include "../widgets/fitted_text.hpp"
 
@@ -12,12 +13,17 @@ std::string status_text(const AppState& state, float frame_ms) {
     const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? core::symbols(state.notation()).sqrt_dk
                         : c.scale.kind == core::Scale::Kind::none  ? "none"
                                                                    : "temperature";
-    char buf[256];
+    // What a real layer adds, only when in use.
+    std::string extra;
+    if (c.biases) extra += " | biases";
+    if (c.grouped()) extra += " | " + std::to_string(c.kv_count()) + " K/V groups";
+    if (c.rope.on) extra += std::string(" | RoPE ") + core::to_string(c.rope.style);
+    char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s | tokens as %s | "
+                  "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s%s | tokens as %s | "
                   "trace %.3g ms | frame %.1f ms",
                   c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off", core::to_string(c.mask),
-                  scale, state.column_vectors() ? "columns" : "rows", state.compute_ms(), frame_ms);
+                  scale, extra.c_str(), state.column_vectors() ? "columns" : "rows", state.compute_ms(), frame_ms);
     return buf;
 }
 
