@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/file_io.hpp"
 #include "core/presets.hpp"
 #include "test_support.hpp"
 
@@ -1162,6 +1163,41 @@ TEST(DefaultTokens, Names) {
     EXPECT_EQ(default_tokens(3), (std::vector<std::string>{"x1", "x2", "x3"}));
     EXPECT_TRUE(default_tokens(0).empty());
     EXPECT_EQ(default_tokens(12)[11], "x12");
+}
+
+// ---------------------------------------------------------------------------------------------
+// PyTorch as the outside reference: tests/reference/generate.py ran tiny layers in the conventions
+// of nn.MultiheadAttention, BERT, GPT-2, Llama (RoPE half, grouped-query) and GPT-J (RoPE
+// interleaved, partial) in float64 and stored their weights and outputs with the session they make.
+
+TEST(TorchReference, EveryConventionMatchesPyTorch) {
+    const Result<std::string> text = read_file(ATTNVIZ_GOLDEN_DIR "/../reference/torch-layers.json");
+    ASSERT_TRUE(text) << all_text(text.problems);
+    const json doc = json::parse(*text.value);
+    std::vector<std::string> names;
+    for (const json& c : doc.at("cases")) {
+        const std::string name = c.at("name");
+        names.push_back(name);
+        SCOPED_TRACE(name);
+        const Result<Session> s = parse_no_throw(c.at("session").dump());
+        ASSERT_TRUE(s) << all_text(s.problems);
+        const Trace t = forward<double>(s.value->config, s.value->params);
+        const json& weights = c.at("weights");
+        ASSERT_EQ(weights.size(), t.heads.size());
+        double worst = 0;
+        for (size_t h = 0; h < t.heads.size(); ++h) {
+            const Matrix expected = matrix_from_json(weights[h], false);
+            ASSERT_EQ(expected.rows(), t.heads[h].weights.rows());
+            worst = std::max(worst, (expected - t.heads[h].weights).cwiseAbs().maxCoeff());
+        }
+        const Matrix output = matrix_from_json(c.at("output"), false);
+        ASSERT_EQ(output.cols(), t.output.cols());
+        worst = std::max(worst, (output - t.output).cwiseAbs().maxCoeff());
+        EXPECT_LT(worst, 1e-12);
+        // And the session written back is the same layer.
+        EXPECT_EQ(json::parse(write_session(*s.value)), c.at("session"));
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"torch", "bert", "gpt2", "llama", "gptj"}));
 }
 
 }  // namespace
