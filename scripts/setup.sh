@@ -7,7 +7,7 @@ ATTNVIZ_BUILD=${ATTNVIZ_BUILD:-$ATTNVIZ_ROOT/build}
 # Every package attnviz builds, runs and tests with.
 ATTNVIZ_PACKAGES=(
     cmake ninja-build g++ pkg-config
-    libeigen3-dev nlohmann-json3-dev libcli11-dev
+    libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
     xvfb xauth libgl1-mesa-dri
