@@ -3,8 +3,12 @@
 #include <iostream>
 #include <new>
 
+#include <filesystem>
+#include <sstream>
+
 #include "core/file_io.hpp"
 #include "core/forward.hpp"
+#include "core/import.hpp"
 #include "core/presets.hpp"
 #include "core/session.hpp"
 
@@ -135,6 +139,100 @@ int example_command(const ExampleOptions& o) {
         return example_unguarded(o);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory while writing the example \"" << o.name << "\"\n";
+        return exit_io;
+    }
+}
+
+namespace {
+
+int import_unguarded(const ImportCommandOptions& o) {
+    namespace fs = std::filesystem;
+    core::ImportOptions options;
+    if (o.convention != "auto") {
+        options.convention = core::convention_from_name(o.convention);
+        if (!options.convention) {
+            std::cerr << "error: --convention: expected auto, torch, bert, gpt2 or llama, got \"" << o.convention
+                      << "\"\n";
+            return exit_invalid;
+        }
+    }
+    options.layer = o.layer;
+    options.heads = o.heads;
+    options.kv_heads = o.kv_heads;
+    options.rope_base = o.rope_base;
+    std::error_code ec;
+    if (!fs::is_regular_file(o.checkpoint, ec)) {
+        std::cerr << "error: " << o.checkpoint << ": cannot open (no such file, or not a regular file)\n";
+        return exit_io;
+    }
+    const core::Result<core::TensorFile> file = core::TensorFile::open(o.checkpoint);
+    if (!file) {
+        report(file.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    // A Hugging Face config.json beside the checkpoint gives the head counts and RoPE's base.
+    const fs::path config_path = fs::path(o.checkpoint).parent_path() / "config.json";
+    if (fs::is_regular_file(config_path, ec))
+        if (core::Result<std::string> text = core::read_file(config_path.string()); text)
+            options.config_json = *text.value;
+    if (!o.x_path.empty()) {
+        const core::Result<core::TensorFile> x = core::TensorFile::open(o.x_path);
+        if (!x || x.value->tensors().size() != 1) {
+            if (x)
+                std::cerr << "error: --x: " << o.x_path << ": expected one tensor, found " << x.value->tensors().size()
+                          << "\n";
+            report(x.problems, o.x_path);
+            return exit_invalid;
+        }
+        core::Result<core::Tensor> t = x.value->read(x.value->tensors().front().name);
+        if (!t) {
+            report(t.problems, o.x_path);
+            return exit_invalid;
+        }
+        options.x = std::move(*t.value);
+    }
+    if (!o.token_ids.empty()) {
+        std::stringstream in(o.token_ids);
+        std::string part;
+        while (std::getline(in, part, ',')) {
+            char* end = nullptr;
+            const long long id = std::strtoll(part.c_str(), &end, 10);
+            if (part.empty() || *end != '\0' || id < 0) {
+                std::cerr << "error: --token-ids: \"" << part << "\" is not a token id\n";
+                return exit_invalid;
+            }
+            options.token_ids.push_back(id);
+        }
+    }
+    std::string labels = o.tokens;
+    if (!o.tokens_file.empty()) {
+        const core::Result<std::string> text = core::read_file(o.tokens_file);
+        if (!text) {
+            report(text.problems, o.tokens_file);
+            return exit_io;
+        }
+        std::stringstream in(*text.value);
+        for (std::string line; std::getline(in, line);) options.tokens.push_back(line);
+    } else if (!labels.empty()) {
+        std::stringstream in(labels);
+        for (std::string word; in >> word;) options.tokens.push_back(word);
+    }
+    const core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
+    if (!layer) {
+        report(layer.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    for (const std::string& note : layer.value->notes) std::cerr << "note: " << note << "\n";
+    return write_output(core::write_session(layer.value->session), o.out_path);
+}
+
+}  // namespace
+
+int import_command(const ImportCommandOptions& o) {
+    try {
+        return import_unguarded(o);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory while importing " << o.checkpoint << "\n";
         return exit_io;
     }
 }

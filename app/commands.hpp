@@ -31,4 +31,21 @@ struct ExampleOptions {
 // attnviz example NAME [...] -o FILE: writes a preset session.
 int example_command(const ExampleOptions& options);
 
+struct ImportCommandOptions {
+    std::string checkpoint;  // .safetensors, .npz or .npy
+    std::string convention = "auto";
+    int layer = 0;
+    std::optional<int> heads, kv_heads;
+    std::optional<double> rope_base;
+    std::string x_path;       // .npy (or any tensor file with one tensor) of n × d_model
+    std::string token_ids;    // "1,2,3"
+    std::string tokens;       // "a b c"
+    std::string tokens_file;  // one label per line
+    std::string out_path;
+};
+
+// attnviz import CHECKPOINT [...] -o SESSION.json: one attention layer as a session. Exit 2 with
+// "error: FILE: TENSOR: problem" for a bad or incomplete checkpoint, 1 for I/O.
+int import_command(const ImportCommandOptions& options);
+
 }  // namespace attnviz::app

@@ -56,6 +56,20 @@ int main(int argc, char** argv) {
     compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)");
     add_budget(compute);
 
+    ImportCommandOptions import_options;
+    CLI::App* import = cli.add_subcommand("import", "One attention layer of a checkpoint as a session");
+    import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy")->required();
+    import->add_option("--convention", import_options.convention, "auto (default), torch, bert, gpt2 or llama");
+    import->add_option("--layer", import_options.layer, "Which layer (default 0)")->check(CLI::Range(0, 100000));
+    import->add_option("--heads", import_options.heads, "Heads (default: config.json beside the checkpoint)");
+    import->add_option("--kv-heads", import_options.kv_heads, "K/V groups (default: from the key projection)");
+    import->add_option("--rope-base", import_options.rope_base, "RoPE base for llama (default: rope_theta or 10000)");
+    import->add_option("--x", import_options.x_path, "X: a .npy of n x d_model, the hidden states entering the layer");
+    import->add_option("--token-ids", import_options.token_ids, "X from the embedding table: ids, e.g. 1,2,3");
+    import->add_option("--tokens", import_options.tokens, "Token labels separated by spaces");
+    import->add_option("--tokens-file", import_options.tokens_file, "Token labels, one per line");
+    import->add_option("-o,--output", import_options.out_path, "Where to write the session")->required();
+
     ExampleOptions example;
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");
     ex->add_option("name", example.name, "worked-example or random")->required();
@@ -105,6 +119,7 @@ int main(int argc, char** argv) {
     try {
         if (compute->parsed()) return compute_command(compute_session, compute_out, budget);
         if (ex->parsed()) return example_command(example);
+        if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);
         return run_gui(gui);
     } catch (const std::bad_alloc&) {

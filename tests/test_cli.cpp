@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -634,6 +635,51 @@ TEST_F(Cli, Help) {
     const Outcome rc = run({"compute", "--help"});
     EXPECT_EQ(rc.code, 0) << describe(rc);
     EXPECT_TRUE(contains(rc.out + rc.err, "--output")) << describe(rc);
+}
+
+TEST_F(Cli, ImportWritesASessionComputeReads) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path out = work / "layer.json";
+    const Outcome r = run({"import", ref + "llama/model.safetensors", "--x", ref + "llama-x.npy", "--tokens",
+                           "a b c d e f", "-o", out.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "note: convention: llama")) << describe(r);
+    const Outcome c = run({"compute", out.string()});
+    ASSERT_EQ(c.code, 0) << describe(c);
+    const json trace = json::parse(c.out);
+    EXPECT_EQ(trace["config"]["kv_heads"], 2);  // from config.json beside the checkpoint
+    EXPECT_TRUE(trace["heads"][0].contains("Q_rot"));
+}
+
+TEST_F(Cli, ImportRefusesBadCheckpointsAndWritesNothing) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path out = work / "layer.json";
+    Outcome r = run({"import", (work / "missing.safetensors").string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    // A truncated checkpoint, a header that lies, a file of another kind: exit 2 naming the file.
+    std::ifstream in(ref + "gpt2.safetensors", std::ios::binary);
+    const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(good.size(), 100u);
+    std::string lying = good;
+    lying[0] = static_cast<char>(0xff);
+    const std::vector<std::pair<std::string, std::string>> bad = {{"truncated", good.substr(0, good.size() - 10)},
+                                                                  {"lying", lying},
+                                                                  {"text", "hello, not tensors"}};
+    for (const auto& [name, bytes] : bad) {
+        SCOPED_TRACE(name);
+        const fs::path p = work / (name + ".safetensors");
+        spit(p, bytes);
+        r = run({"import", p.string(), "--heads", "2", "-o", out.string()});
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_TRUE(contains(r.err, "error: " + p.string())) << describe(r);
+        EXPECT_FALSE(fs::exists(out));
+    }
+    r = run({"import", ref + "gpt2.safetensors", "-o", out.string()});  // no head count
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: --heads")) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
+    r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--convention", "t5", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
 }
 
 }  // namespace

@@ -14,11 +14,17 @@ built from the layer's PyTorch weights, and PyTorch's attention weights per head
   llama    q/k/v/o_proj without biases, grouped-query attention (repeat_kv), RoPE with
            rotate_half, causal
   gptj     RoPE on interleaved pairs (rotate_every_two) on part of each head, causal
+
+It also writes tests/reference/checkpoints/: one layer in each convention's tensor names (torch,
+bert, gpt2, llama with its config.json), stored as F32, F16 or BF16, the X each was run on as .npy,
+and expected.json with PyTorch's weights and outputs from the stored values, for `attnviz import`.
 """
 import json
 import math
 import os
+import struct
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -205,7 +211,122 @@ def gptj(n=5, d_model=12, h=2, rotary_dim=4, base=10000.0):
     return case("gptj", "GPT-J attention formulas (interleaved RoPE on 4 of 6 columns, causal)", sess, w, out)
 
 
+# ---------------------------------------------------------------------------------------------
+# Checkpoints for `attnviz import`: each convention's tensor names, stored as F32, F16 or BF16, and
+# PyTorch's result computed from the stored values (so the comparison is exact in float64).
+
+ST_DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64"}
+
+
+def write_safetensors(path, tensors, metadata=None):
+    header, blobs, offset = {}, [], 0
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, t in tensors.items():
+        t = t.contiguous()
+        blob = t.view(torch.int16).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
+        header[name] = {"dtype": ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def stored(t, dtype):
+    """The tensor as the file stores it, and those values in float64 for PyTorch's computation."""
+    s = t.to(dtype)
+    return s, s.to(DT)
+
+
+def checkpoints(root):
+    os.makedirs(root, exist_ok=True)
+    expected = {}
+
+    def expect(name, w, out, x):
+        np.save(os.path.join(root, name + "-x.npy"), x.numpy())
+        expected[name] = {"weights": [rows(h) for h in w], "output": rows(out)}
+
+    # torch: an nn.TransformerEncoder's layer 1 (F32).
+    n, d, h = 4, 8, 2
+    x = torch.randn(n, d, dtype=DT)
+    in_w, in_w64 = stored(torch.randn(3 * d, d) * 0.3, torch.float32)
+    in_b, in_b64 = stored(torch.randn(3 * d) * 0.1, torch.float32)
+    out_w, out_w64 = stored(torch.randn(d, d) * 0.3, torch.float32)
+    out_b, out_b64 = stored(torch.randn(d) * 0.1, torch.float32)
+    out, w = F.multi_head_attention_forward(x[:, None, :], x[:, None, :], x[:, None, :], d, h, in_w64, in_b64, None,
+                                            None, False, 0.0, out_w64, out_b64, training=False, need_weights=True,
+                                            average_attn_weights=False)
+    p = "layers.1.self_attn."
+    write_safetensors(os.path.join(root, "torch.safetensors"),
+                      {p + "in_proj_weight": in_w, p + "in_proj_bias": in_b, p + "out_proj.weight": out_w,
+                       p + "out_proj.bias": out_b, "layers.0.linear1.weight": torch.zeros(2, 2)})
+    expect("torch", w[0], out[:, 0, :], x)
+
+    # bert: prefixed names, F16, with a word-embedding table for --token-ids.
+    n, d, h = 5, 12, 3
+    dh = d // h
+    ws = [stored(torch.randn(d, d) * 0.3, torch.float16) for _ in range(4)]
+    bs = [stored(torch.randn(d) * 0.1, torch.float16) for _ in range(4)]
+    table, table64 = stored(torch.randn(30, d), torch.float16)
+    ids = [3, 17, 0, 29, 8]
+    x = table64[ids]
+    q, k, v = ((x @ ws[j][1].T + bs[j][1]).view(n, h, dh).transpose(0, 1) for j in range(3))
+    w, z = attention(q, k, v, causal=False)
+    out = z.transpose(0, 1).reshape(n, d) @ ws[3][1].T + bs[3][1]
+    p = "bert.encoder.layer.0.attention."
+    tensors = {"bert.embeddings.word_embeddings.weight": table}
+    for j, part in enumerate(["self.query", "self.key", "self.value", "output.dense"]):
+        tensors[p + part + ".weight"] = ws[j][0]
+        tensors[p + part + ".bias"] = bs[j][0]
+    write_safetensors(os.path.join(root, "bert.safetensors"), tensors)
+    expect("bert", w, out, x)
+
+    # gpt2: Conv1D weights (x·W), causal, F32.
+    n, d, h = 5, 8, 2
+    dh = d // h
+    ca_w, ca_w64 = stored(torch.randn(d, 3 * d) * 0.3, torch.float32)
+    ca_b, ca_b64 = stored(torch.randn(3 * d) * 0.1, torch.float32)
+    cp_w, cp_w64 = stored(torch.randn(d, d) * 0.3, torch.float32)
+    cp_b, cp_b64 = stored(torch.randn(d) * 0.1, torch.float32)
+    x = torch.randn(n, d, dtype=DT)
+    q, k, v = (t.view(n, h, dh).transpose(0, 1) for t in (x @ ca_w64 + ca_b64).split(d, dim=1))
+    w, z = attention(q, k, v, causal=True)
+    out = z.transpose(0, 1).reshape(n, d) @ cp_w64 + cp_b64
+    write_safetensors(os.path.join(root, "gpt2.safetensors"),
+                      {"h.0.attn.c_attn.weight": ca_w, "h.0.attn.c_attn.bias": ca_b, "h.0.attn.c_proj.weight": cp_w,
+                       "h.0.attn.c_proj.bias": cp_b}, {"format": "pt"})
+    expect("gpt2", w, out, x)
+
+    # llama: BF16, grouped-query (4 heads, 2 groups), RoPE, head counts in config.json beside it.
+    n, d, h, kv, base = 6, 16, 4, 2, 500000.0
+    dh = d // h
+    q_w, q64 = stored(torch.randn(h * dh, d) * 0.3, torch.bfloat16)
+    k_w, k64 = stored(torch.randn(kv * dh, d) * 0.3, torch.bfloat16)
+    v_w, v64 = stored(torch.randn(kv * dh, d) * 0.3, torch.bfloat16)
+    o_w, o64 = stored(torch.randn(d, h * dh) * 0.3, torch.bfloat16)
+    x = torch.randn(n, d, dtype=DT)
+    q = rope_half((x @ q64.T).view(n, h, dh).transpose(0, 1), base)
+    k = rope_half((x @ k64.T).view(n, kv, dh).transpose(0, 1), base).repeat_interleave(h // kv, dim=0)
+    v = (x @ v64.T).view(n, kv, dh).transpose(0, 1).repeat_interleave(h // kv, dim=0)
+    w, z = attention(q, k, v, causal=True)
+    out = z.transpose(0, 1).reshape(n, d) @ o64.T
+    os.makedirs(os.path.join(root, "llama"), exist_ok=True)
+    p = "model.layers.0.self_attn."
+    write_safetensors(os.path.join(root, "llama", "model.safetensors"),
+                      {p + "q_proj.weight": q_w, p + "k_proj.weight": k_w, p + "v_proj.weight": v_w,
+                       p + "o_proj.weight": o_w})
+    with open(os.path.join(root, "llama", "config.json"), "w") as f:
+        json.dump({"num_attention_heads": h, "num_key_value_heads": kv, "rope_theta": base}, f)
+    expect("llama", w, out, x)
+
+    with open(os.path.join(root, "expected.json"), "w") as f:
+        json.dump(expected, f, indent=1)
+        f.write("\n")
+
+
 def main():
+    checkpoints(os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints"))
     cases = [torch_mha(), bert(), gpt2(), llama(), gptj()]
     doc = {"generator": "tests/reference/generate.py", "torch": torch.__version__, "dtype": "float64",
            "cases": cases}

@@ -1,0 +1,333 @@
+#include "import.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "presets.hpp"
+
+namespace attnviz::core {
+
+const char* to_string(Convention c) {
+    switch (c) {
+        case Convention::torch: return "torch";
+        case Convention::bert: return "bert";
+        case Convention::gpt2: return "gpt2";
+        case Convention::llama: return "llama";
+    }
+    return "torch";
+}
+
+std::optional<Convention> convention_from_name(const std::string& name) {
+    for (Convention c : {Convention::torch, Convention::bert, Convention::gpt2, Convention::llama})
+        if (name == to_string(c)) return c;
+    return std::nullopt;
+}
+
+namespace {
+
+using R = Result<ImportedLayer>;
+
+bool ends_at_dot(const std::string& name, const std::string& suffix) {
+    if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return false;
+    return name.size() == suffix.size() || name[name.size() - suffix.size() - 1] == '.';
+}
+
+// The tensor named `suffix` with any prefix before it (the shortest such name when several).
+const TensorInfo* find_suffix(const TensorFile& f, const std::string& suffix) {
+    const TensorInfo* best = nullptr;
+    for (const TensorInfo& t : f.tensors())
+        if (ends_at_dot(t.name, suffix) && (!best || t.name.size() < best->name.size())) best = &t;
+    return best;
+}
+
+// What a convention calls the tensors of layer L.
+struct Names {
+    std::string q, k, v, o, q_bias, k_bias, v_bias, o_bias;  // q holds Q, K, V together for torch and gpt2
+};
+
+Names names_of(Convention c, int layer, const TensorFile& f) {
+    const std::string L = std::to_string(layer);
+    switch (c) {
+        case Convention::torch: {
+            std::string p = "layers." + L + ".self_attn.";
+            if (!find_suffix(f, p + "in_proj_weight") && layer == 0 && f.find("in_proj_weight")) p = "";
+            return {p + "in_proj_weight", "", "", p + "out_proj.weight",
+                    p + "in_proj_bias",   "", "", p + "out_proj.bias"};
+        }
+        case Convention::bert: {
+            const std::string p = "encoder.layer." + L + ".attention.";
+            return {p + "self.query.weight", p + "self.key.weight", p + "self.value.weight", p + "output.dense.weight",
+                    p + "self.query.bias",   p + "self.key.bias",   p + "self.value.bias",   p + "output.dense.bias"};
+        }
+        case Convention::gpt2: {
+            const std::string p = "h." + L + ".attn.";
+            return {p + "c_attn.weight", "", "", p + "c_proj.weight", p + "c_attn.bias", "", "", p + "c_proj.bias"};
+        }
+        case Convention::llama: {
+            const std::string p = "layers." + L + ".self_attn.";
+            return {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight", p + "o_proj.weight",
+                    p + "q_proj.bias",   p + "k_proj.bias",   p + "v_proj.bias",   p + "o_proj.bias"};
+        }
+    }
+    return {};
+}
+
+// A tensor as a matrix: 2-D as it is, 1-D as one row; `transpose` for Linear weights (y = x·Wᵀ).
+Result<Matrix> load(const TensorFile& f, const TensorInfo& info, bool transpose) {
+    Result<Tensor> t = f.read(info.name);
+    if (!t) return Result<Matrix>::fail(std::move(t.problems));
+    const Tensor& v = *t.value;
+    if (v.shape.empty() || v.shape.size() > 2)
+        return Result<Matrix>::fail(
+            {{f.label() + ": " + info.name,
+              "expected a matrix or a vector, got " + std::to_string(v.shape.size()) + " dimensions"}});
+    const auto rows = static_cast<Eigen::Index>(v.rows()), cols = static_cast<Eigen::Index>(v.cols());
+    Matrix m(rows, cols);
+    std::copy(v.values.begin(), v.values.end(), m.data());  // both row-major
+    if (transpose) return Result<Matrix>::ok(m.transpose());
+    return Result<Matrix>::ok(std::move(m));
+}
+
+struct HeadCounts {
+    std::optional<int> heads, kv_heads;
+    std::optional<double> rope_base;
+};
+
+HeadCounts read_config_json(const std::string& text, Problems& problems) {
+    HeadCounts h;
+    if (text.empty()) return h;
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        problems.push_back({"config.json", "not a JSON object"});
+        return h;
+    }
+    auto integer = [&](const char* key) -> std::optional<int> {
+        const auto it = doc.find(key);
+        if (it == doc.end() || !it->is_number_integer() || *it < 1 || *it > Limits::max_heads) return std::nullopt;
+        return it->get<int>();
+    };
+    h.heads = integer("num_attention_heads");
+    if (!h.heads) h.heads = integer("n_head");
+    h.kv_heads = integer("num_key_value_heads");
+    if (const auto it = doc.find("rope_theta"); it != doc.end() && it->is_number()) h.rope_base = it->get<double>();
+    return h;
+}
+
+}  // namespace
+
+Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) {
+    ImportedLayer out;
+    Problems problems;
+    const std::string& file = f.label();
+
+    // 1. The convention: given, or the one whose names the file holds.
+    std::optional<Convention> convention = o.convention;
+    if (!convention) {
+        for (Convention c : {Convention::torch, Convention::bert, Convention::gpt2, Convention::llama})
+            if (find_suffix(f, names_of(c, o.layer, f).q)) {
+                convention = c;
+                break;
+            }
+        if (!convention)
+            return R::fail({{file, "no attention layer " + std::to_string(o.layer) +
+                                       " of a known convention (torch, bert, gpt2, llama) in the file's " +
+                                       std::to_string(f.tensors().size()) + " tensors"}});
+        out.notes.push_back(std::string("convention: ") + to_string(*convention) + " (from the tensor names)");
+    }
+    out.convention = *convention;
+    const Convention c = *convention;
+    const Names n = names_of(c, o.layer, f);
+    auto need = [&](const std::string& name) -> const TensorInfo* {
+        const TensorInfo* t = name.empty() ? nullptr : find_suffix(f, name);
+        if (!t)
+            problems.push_back({file + ": " + name, "missing (needed by the " + std::string(to_string(c)) +
+                                                        " convention for layer " + std::to_string(o.layer) + ")"});
+        return t;
+    };
+    auto get = [&](const TensorInfo* t, bool transpose) -> Matrix {
+        if (!t) return {};
+        Result<Matrix> m = load(f, *t, transpose);
+        if (!m) {
+            for (Problem& p : m.problems) problems.push_back(std::move(p));
+            return {};
+        }
+        return std::move(*m.value);
+    };
+
+    // 2. The projections as x·W (d_model × columns) and the biases as rows.
+    Matrix Wq, Wk, Wv, Wo, bq, bk, bv, bo;
+    const bool fused = c == Convention::torch || c == Convention::gpt2;
+    if (fused) {
+        const TensorInfo* qkv = need(n.q);
+        const Matrix all = get(qkv, c == Convention::torch);  // d_model × 3·d_model
+        if (qkv && all.size() && all.cols() % 3 == 0) {
+            const Eigen::Index d = all.cols() / 3;
+            Wq = all.leftCols(d);
+            Wk = all.middleCols(d, d);
+            Wv = all.rightCols(d);
+        } else if (qkv && all.size()) {
+            problems.push_back({file + ": " + qkv->name, "expected 3·d_model columns (Q, K and V)"});
+        }
+        if (const TensorInfo* b = find_suffix(f, n.q_bias)) {
+            const Matrix all_b = get(b, false);
+            if (all_b.rows() == 1 && Wq.size() && all_b.cols() == 3 * Wq.cols()) {
+                const Eigen::Index d = Wq.cols();
+                bq = all_b.leftCols(d);
+                bk = all_b.middleCols(d, d);
+                bv = all_b.rightCols(d);
+            } else if (all_b.size()) {
+                problems.push_back({file + ": " + b->name, "expected one row of 3·d_model biases"});
+            }
+        }
+    } else {
+        const bool linear = true;  // bert and llama: y = x·Wᵀ
+        Wq = get(need(n.q), linear);
+        Wk = get(need(n.k), linear);
+        Wv = get(need(n.v), linear);
+        if (const TensorInfo* b = find_suffix(f, n.q_bias)) bq = get(b, false);
+        if (const TensorInfo* b = find_suffix(f, n.k_bias)) bk = get(b, false);
+        if (const TensorInfo* b = find_suffix(f, n.v_bias)) bv = get(b, false);
+    }
+    Wo = get(need(n.o), c != Convention::gpt2);  // h·d_v × d_model
+    if (const TensorInfo* b = find_suffix(f, n.o_bias)) bo = get(b, false);
+    if (!problems.empty()) return R::fail(std::move(problems));
+
+    // 3. Heads: given, or from config.json.
+    const HeadCounts counts = read_config_json(o.config_json, problems);
+    const std::optional<int> heads = o.heads ? o.heads : counts.heads;
+    if (!heads)
+        return R::fail({{"--heads",
+                         "the number of heads is not in the checkpoint: give --heads, or put the "
+                         "model's config.json (num_attention_heads or n_head) beside it"}});
+    const auto d_model = Wq.rows();
+    if (*heads < 1 || Wq.cols() % *heads != 0)
+        return R::fail({{"--heads", std::to_string(*heads) + " heads do not divide the " + std::to_string(Wq.cols()) +
+                                        " columns of the query projection"}});
+    const int h = *heads;
+    const int d_k = static_cast<int>(Wq.cols() / h);
+    const auto check = [&](const Matrix& m, Eigen::Index rows, Eigen::Index cols, const std::string& what) {
+        if (m.size() && (m.rows() != rows || m.cols() != cols))
+            problems.push_back({file + ": " + what, "expected " + std::to_string(rows) + "×" + std::to_string(cols) +
+                                                        " (as x·W), got " + std::to_string(m.rows()) + "×" +
+                                                        std::to_string(m.cols())});
+    };
+    if (Wk.cols() % d_k != 0 || Wk.rows() != d_model)
+        return R::fail({{file + ": " + n.k + n.q, "the key projection's shape does not fit " + std::to_string(h) +
+                                                      " heads of d_k = " + std::to_string(d_k)}});
+    const int kv = static_cast<int>(Wk.cols() / d_k);
+    if (o.kv_heads && *o.kv_heads != kv)
+        return R::fail({{"--kv-heads", std::to_string(*o.kv_heads) + " given, but the key projection holds " +
+                                           std::to_string(kv) + " groups of d_k = " + std::to_string(d_k)}});
+    if (kv < 1 || h % kv != 0)
+        return R::fail({{file, std::to_string(kv) + " K/V groups do not divide " + std::to_string(h) + " heads"}});
+    check(Wv, d_model, static_cast<Eigen::Index>(kv) * d_k, "the value projection");
+    check(Wo, static_cast<Eigen::Index>(h) * d_k, d_model, "the output projection");
+    const bool biases = bq.size() || bk.size() || bv.size() || bo.size();
+    if (biases) {
+        check(bq, 1, Wq.cols(), "the query bias");
+        check(bk, 1, Wk.cols(), "the key bias");
+        check(bv, 1, Wv.cols(), "the value bias");
+        check(bo, 1, d_model, "the output bias");
+    }
+    if (!problems.empty()) return R::fail(std::move(problems));
+
+    // 4. X.
+    Matrix X;
+    std::vector<std::string> tokens = o.tokens;
+    if (o.x) {
+        if (o.x->shape.size() != 2 || o.x->shape[1] != static_cast<std::uint64_t>(d_model))
+            return R::fail({{"--x", "expected n × " + std::to_string(d_model) + " (d_model of the layer)"}});
+        X.resize(static_cast<Eigen::Index>(o.x->shape[0]), d_model);
+        std::copy(o.x->values.begin(), o.x->values.end(), X.data());
+    } else if (!o.token_ids.empty()) {
+        const TensorInfo* table = nullptr;
+        for (const char* name : {"wte.weight", "word_embeddings.weight", "embed_tokens.weight"})
+            if (!table) table = find_suffix(f, name);
+        if (!table)
+            return R::fail({{"--token-ids",
+                             "the checkpoint has no token-embedding table (wte.weight, "
+                             "word_embeddings.weight or embed_tokens.weight)"}});
+        const Matrix E = get(table, false);
+        if (!problems.empty()) return R::fail(std::move(problems));
+        if (E.cols() != d_model)
+            return R::fail(
+                {{file + ": " + table->name, "its rows are not d_model = " + std::to_string(d_model) + " wide"}});
+        X.resize(static_cast<Eigen::Index>(o.token_ids.size()), d_model);
+        for (size_t i = 0; i < o.token_ids.size(); ++i) {
+            if (o.token_ids[i] < 0 || o.token_ids[i] >= E.rows())
+                return R::fail({{"--token-ids", "id " + std::to_string(o.token_ids[i]) + " is outside the table's " +
+                                                    std::to_string(E.rows()) + " rows"}});
+            X.row(static_cast<Eigen::Index>(i)) = E.row(o.token_ids[i]);
+        }
+        out.notes.push_back("X: rows of " + table->name +
+                            " (token embeddings only: no position embedding or LayerNorm)");
+        if (tokens.empty())
+            for (std::int64_t id : o.token_ids) tokens.push_back("#" + std::to_string(id));
+    } else if (const TensorInfo* x = f.find("X")) {
+        X = get(x, false);
+        if (!problems.empty()) return R::fail(std::move(problems));
+        if (X.cols() != d_model) return R::fail({{file + ": X", "expected n × " + std::to_string(d_model)}});
+        out.notes.push_back("X: the file's tensor X");
+    } else {
+        const int rows = tokens.empty() ? o.random_n : static_cast<int>(tokens.size());
+        X = random_matrix(rows, static_cast<int>(d_model), 1.0, o.seed);
+        out.notes.push_back("X is random, U(-1, 1) from seed " + std::to_string(o.seed) +
+                            ": give --x X.npy (the hidden states entering the layer) or --token-ids for real ones");
+    }
+    const int rows = static_cast<int>(X.rows());
+    if (tokens.empty()) {
+        // export-layer.py stores the token strings as a JSON array in the metadata.
+        if (const auto it = f.metadata().find("tokens"); it != f.metadata().end()) {
+            const nlohmann::json t = nlohmann::json::parse(it->second, nullptr, false);
+            if (t.is_array() && static_cast<int>(t.size()) == rows &&
+                std::all_of(t.begin(), t.end(), [](const auto& v) { return v.is_string(); }))
+                for (const auto& v : t) tokens.push_back(v.get<std::string>());
+        }
+    }
+    if (tokens.empty()) tokens = default_tokens(rows);
+    if (static_cast<int>(tokens.size()) != rows)
+        return R::fail(
+            {{"--tokens", std::to_string(tokens.size()) + " labels for " + std::to_string(rows) + " rows of X"}});
+
+    // 5. The session.
+    Session& s = out.session;
+    Config& cf = s.config;
+    cf.n = rows;
+    cf.d_model = static_cast<int>(d_model);
+    cf.heads = h;
+    cf.d_k = cf.d_v = d_k;
+    cf.output_projection = true;
+    cf.mask = c == Convention::gpt2 || c == Convention::llama ? Mask::causal : Mask::none;
+    cf.biases = biases;
+    cf.kv_heads = kv == h ? 0 : kv;
+    if (c == Convention::llama) {
+        cf.rope.on = true;
+        cf.rope.base = o.rope_base ? *o.rope_base : counts.rope_base.value_or(10000.0);
+    }
+    if (Problems p = validate(cf); !p.empty()) return R::fail(std::move(p));
+    s.tokens = tokens;
+    s.params = resize(Params{}, cf);  // every matrix at its shape, then the layer's values
+    s.params.X = X;
+    const int group = cf.group_size();
+    auto row_or_zero = [](const Matrix& b, Eigen::Index from, Eigen::Index count) -> Matrix {
+        return b.size() ? Matrix(b.middleCols(from, count)) : Matrix(Matrix::Zero(1, count));
+    };
+    for (int i = 0; i < h; ++i) {
+        HeadParams& hp = s.params.heads[i];
+        hp.W_Q = Wq.middleCols(static_cast<Eigen::Index>(i) * d_k, d_k);
+        hp.b_Q = row_or_zero(bq, static_cast<Eigen::Index>(i) * d_k, d_k);
+        if (i % group != 0) continue;
+        const Eigen::Index g = i / group;
+        hp.W_K = Wk.middleCols(g * d_k, d_k);
+        hp.W_V = Wv.middleCols(g * d_k, d_k);
+        hp.b_K = row_or_zero(bk, g * d_k, d_k);
+        hp.b_V = row_or_zero(bv, g * d_k, d_k);
+    }
+    s.params.W_O = Wo;
+    s.params.b_O = bo.size() ? bo : Matrix(Matrix::Zero(1, d_model));
+    if (Problems p = validate(s); !p.empty()) return R::fail(std::move(p));
+    return R::ok(std::move(out));
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,53 @@
+// One attention layer of a checkpoint as a session: the weights of a PyTorch, BERT, GPT-2 or Llama
+// layer, found by their tensor names (with any prefix before them), split into heads as those
+// models compute them, with biases, K/V groups and RoPE as the convention has them.
+//
+//   torch  [layers.{L}.self_attn.]in_proj_weight (3·d_model × d_model, rows Q, K, V; y = x·Wᵀ),
+//          in_proj_bias, out_proj.weight, out_proj.bias             (nn.MultiheadAttention)
+//   bert   encoder.layer.{L}.attention.self.{query,key,value}.{weight,bias} (y = x·Wᵀ + b),
+//          encoder.layer.{L}.attention.output.dense.{weight,bias}
+//   gpt2   h.{L}.attn.c_attn.{weight,bias} (Conv1D: y = x·W + b, columns Q, K, V),
+//          h.{L}.attn.c_proj.{weight,bias}; causal
+//   llama  model.layers.{L}.self_attn.{q,k,v,o}_proj.weight (y = x·Wᵀ, no biases; k and v have
+//          kv_heads·d_k rows); RoPE on rotate_half pairs; causal
+// Head h of a projection is its columns h·d_k … (h+1)·d_k − 1 (as x·W).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "problem.hpp"
+#include "session.hpp"
+#include "tensors.hpp"
+
+namespace attnviz::core {
+
+enum class Convention { torch, bert, gpt2, llama };
+const char* to_string(Convention c);
+std::optional<Convention> convention_from_name(const std::string& name);
+
+struct ImportOptions {
+    std::optional<Convention> convention;  // nullopt: the one whose tensor names the file has
+    int layer = 0;
+    std::optional<int> heads, kv_heads;   // else from the model's config.json
+    std::optional<double> rope_base;      // else config.json's rope_theta, else 10000
+    std::string config_json;              // the text of a Hugging Face config.json, "" when none
+    std::optional<Tensor> x;              // n × d_model, the hidden states entering the layer
+    std::vector<std::int64_t> token_ids;  // rows of the checkpoint's token-embedding table as X
+    std::vector<std::string> tokens;      // labels of X's rows
+    std::uint64_t seed = 1;               // for a random X when none is given
+    int random_n = 8;                     // its rows
+};
+
+struct ImportedLayer {
+    Session session;
+    Convention convention;
+    std::vector<std::string> notes;  // what the user should know: the convention picked, a random X …
+};
+
+// The layer as a session, or the problems (each "FILE: TENSOR: problem" or an option's name).
+Result<ImportedLayer> import_layer(const TensorFile& file, const ImportOptions& options);
+
+}  // namespace attnviz::core
