@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <new>
 
 #include "core/file_io.hpp"
 #include "core/format.hpp"
+#include "core/import.hpp"
 #include "core/presets.hpp"
 
 namespace attnviz::app {
@@ -127,7 +129,49 @@ void AppState::session_reshaped() {
     update();
 }
 
+bool AppState::is_checkpoint(const std::string& path) {
+    const std::string ext = std::filesystem::path(path).extension().string();
+    return ext == ".safetensors" || ext == ".npz" || ext == ".npy";
+}
+
+bool AppState::import_checkpoint(const std::string& path) {
+    core::Problems problems;
+    try {
+        const core::Result<core::TensorFile> file = core::TensorFile::open(path);
+        problems = file.problems;
+        if (file) {
+            // As `attnviz import` with no options: the convention from the names, the heads from
+            // config.json beside the checkpoint.
+            core::ImportOptions options;
+            const auto config = std::filesystem::path(path).parent_path() / "config.json";
+            if (const core::Result<std::string> text = core::read_file(config.string()); text)
+                options.config_json = *text.value;
+            core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
+            if (layer) {
+                std::string description = "Imported layer 0 of " + path + " (" +
+                                          core::to_string(layer.value->convention) + ")";
+                for (const std::string& note : layer.value->notes)
+                    if (note.rfind("convention", 0) != 0) description += "; " + note;
+                if (refuse_over_budget(layer.value->session.config,
+                                       "Could not import " + path + " (your current session is unchanged)"))
+                    return false;
+                set_session(std::move(layer.value->session), description);
+                file_path_.clear();  // not saved yet: Save asks where
+                return true;
+            }
+            problems = layer.problems;
+        }
+    } catch (const std::bad_alloc&) {
+        problems = {{"", "out of memory"}};
+    }
+    std::string msg = "Could not import " + path + " (your current session is unchanged): ";
+    for (size_t k = 0; k < problems.size() && k < 4; ++k) msg += (k ? "; " : "") + problems[k].str();
+    set_message(msg, true);
+    return false;
+}
+
 bool AppState::open_file(const std::string& path) {
+    if (is_checkpoint(path)) return import_checkpoint(path);
     core::Problems problems;
     // Running out of memory while reading the file or computing its trace is reported like any
     // other problem, and the current session stays as it was.

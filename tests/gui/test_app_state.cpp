@@ -92,6 +92,27 @@ TEST(AppState, AnEditOfASharedKeyWeightChangesItsWholeGroupAndUndoes) {
     EXPECT_EQ(state.trace().heads[3].Q, before.heads[3].Q);
 }
 
+TEST(AppState, OpeningACheckpointImportsItsLayerAndABadOneChangesNothing) {
+    AppState state(core::worked_example());
+    const std::string dir = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    // No head count: refused, the worked example stays.
+    EXPECT_FALSE(state.open_file(dir + "gpt2.safetensors"));
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("--heads"), std::string::npos) << state.message().text;
+    EXPECT_EQ(state.session(), core::worked_example());
+    // Llama's config.json gives the heads: imported, unsaved.
+    ASSERT_TRUE(state.open_file(dir + "llama/model.safetensors")) << state.message().text;
+    state.wait_for_trace();
+    EXPECT_EQ(state.config().heads, 4);
+    EXPECT_EQ(state.config().kv_count(), 2);
+    EXPECT_TRUE(state.config().rope.on);
+    EXPECT_FALSE(state.trace().heads[0].Q_rot.size() == 0);
+    EXPECT_TRUE(state.file_path().empty());
+    ASSERT_TRUE(state.undo());  // back to the worked example
+    state.wait_for_trace();
+    EXPECT_EQ(state.session(), core::worked_example());
+}
+
 TEST(AppState, RefusesCellsOutsideTheMatrix) {
     AppState state(core::worked_example());
     EXPECT_FALSE(state.set_cell({{MatrixId::X, 0}, 2, 0}, 1.0));
