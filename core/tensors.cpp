@@ -490,6 +490,10 @@ Problems TensorFile::parse_npz() {
             return fail(name, "compression method " + std::to_string(method) + " (attnviz reads stored and deflated)");
         if (method == 0 && csize != usize) return fail(name, "a stored entry whose sizes differ");
         if (usize > max_entry_bytes) return fail(name, std::to_string(usize) + " bytes is over the limit for a tensor");
+        // Deflate expands at most about 1032 to 1: a larger claim is a lie, refused before allocating it.
+        if (method == 8 && usize > csize * 1032 + 1024)
+            return fail(name, "claims " + std::to_string(usize) + " bytes from " + std::to_string(csize) +
+                                  " compressed, more than deflate can give");
         const auto lh = read_range(s, local, 30);
         if (!lh || le(lh->data(), 4) != 0x04034b50) return fail(name, "its local header is missing or malformed");
         const std::uint64_t data = local + 30 + le(lh->data() + 26, 2) + le(lh->data() + 28, 2);
