@@ -34,7 +34,7 @@ int example_command(const ExampleOptions& options);
 struct ImportCommandOptions {
     std::string checkpoint;  // .safetensors, .npz or .npy
     std::string convention = "auto";
-    int layer = 0;
+    std::optional<int> layer;  // default: the file's metadata "layer", else 0
     std::optional<int> heads, kv_heads;
     std::optional<double> rope_base;
     std::string x_path;       // .npy (or any tensor file with one tensor) of n × d_model

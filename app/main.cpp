@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
     CLI::App* import = cli.add_subcommand("import", "One attention layer of a checkpoint as a session");
     import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy")->required();
     import->add_option("--convention", import_options.convention, "auto (default), torch, bert, gpt2 or llama");
-    import->add_option("--layer", import_options.layer, "Which layer (default 0)")->check(CLI::Range(0, 100000));
+    import->add_option("--layer", import_options.layer, "Which layer (default: the file's metadata, else 0)")
+        ->check(CLI::Range(0, 100000));
     import->add_option("--heads", import_options.heads, "Heads (default: config.json beside the checkpoint)");
     import->add_option("--kv-heads", import_options.kv_heads, "K/V groups (default: from the key projection)");
     import->add_option("--rope-base", import_options.rope_base, "RoPE base for llama (default: rope_theta or 10000)");

@@ -1,6 +1,7 @@
 #include "import.hpp"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "presets.hpp"
@@ -94,9 +95,21 @@ struct HeadCounts {
     std::optional<double> rope_base;
 };
 
-HeadCounts read_config_json(const std::string& text, Problems& problems) {
+// The head counts and RoPE base from a config.json, or (when there is none) from the metadata
+// export-layer.py writes with the same keys.
+HeadCounts read_config_json(const std::string& text, const std::map<std::string, std::string>& metadata,
+                            Problems& problems) {
     HeadCounts h;
-    if (text.empty()) return h;
+    if (text.empty()) {
+        nlohmann::json doc = nlohmann::json::object();
+        for (const char* key : {"num_attention_heads", "n_head", "num_key_value_heads", "rope_theta"})
+            if (const auto it = metadata.find(key); it != metadata.end()) {
+                const nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
+                if (v.is_number()) doc[key] = v;
+            }
+        if (doc.empty()) return h;
+        return read_config_json(doc.dump(), {}, problems);
+    }
     const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
         problems.push_back({"config.json", "not a JSON object"});
@@ -121,28 +134,34 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
     Problems problems;
     const std::string& file = f.label();
 
-    // 1. The convention: given, or the one whose names the file holds.
+    // 1. The layer, and the convention: given, or the one whose names the file holds.
+    int layer_index = o.layer.value_or(0);
+    if (!o.layer)
+        if (const auto it = f.metadata().find("layer"); it != f.metadata().end()) {
+            const nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
+            if (v.is_number_integer() && v >= 0 && v <= 100000) layer_index = v.get<int>();
+        }
     std::optional<Convention> convention = o.convention;
     if (!convention) {
         for (Convention c : {Convention::torch, Convention::bert, Convention::gpt2, Convention::llama})
-            if (find_suffix(f, names_of(c, o.layer, f).q)) {
+            if (find_suffix(f, names_of(c, layer_index, f).q)) {
                 convention = c;
                 break;
             }
         if (!convention)
-            return R::fail({{file, "no attention layer " + std::to_string(o.layer) +
+            return R::fail({{file, "no attention layer " + std::to_string(layer_index) +
                                        " of a known convention (torch, bert, gpt2, llama) in the file's " +
                                        std::to_string(f.tensors().size()) + " tensors"}});
         out.notes.push_back(std::string("convention: ") + to_string(*convention) + " (from the tensor names)");
     }
     out.convention = *convention;
     const Convention c = *convention;
-    const Names n = names_of(c, o.layer, f);
+    const Names n = names_of(c, layer_index, f);
     auto need = [&](const std::string& name) -> const TensorInfo* {
         const TensorInfo* t = name.empty() ? nullptr : find_suffix(f, name);
         if (!t)
             problems.push_back({file + ": " + name, "missing (needed by the " + std::string(to_string(c)) +
-                                                        " convention for layer " + std::to_string(o.layer) + ")"});
+                                                        " convention for layer " + std::to_string(layer_index) + ")"});
         return t;
     };
     auto get = [&](const TensorInfo* t, bool transpose) -> Matrix {
@@ -194,7 +213,7 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
     if (!problems.empty()) return R::fail(std::move(problems));
 
     // 3. Heads: given, or from config.json.
-    const HeadCounts counts = read_config_json(o.config_json, problems);
+    const HeadCounts counts = read_config_json(o.config_json, f.metadata(), problems);
     const std::optional<int> heads = o.heads ? o.heads : counts.heads;
     if (!heads)
         return R::fail({{"--heads",

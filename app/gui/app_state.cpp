@@ -148,7 +148,7 @@ bool AppState::import_checkpoint(const std::string& path) {
                 options.config_json = *text.value;
             core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
             if (layer) {
-                std::string description = "Imported layer 0 of " + path + " (" +
+                std::string description = "Imported a layer of " + path + " (" +
                                           core::to_string(layer.value->convention) + ")";
                 for (const std::string& note : layer.value->notes)
                     if (note.rfind("convention", 0) != 0) description += "; " + note;

@@ -59,8 +59,8 @@ public:
     bool set_token(int row, const std::string& label);
     void set_session(core::Session session, const std::string& description);  // must be valid
     bool open_file(const std::string& path);  // a bad file is reported; the current work stays
-    // A checkpoint (.safetensors, .npz, .npy; what open_file does with one): its layer 0 as
-    // `attnviz import` would, with the heads from a config.json beside it. Unsaved afterwards.
+    // A checkpoint (.safetensors, .npz, .npy; what open_file does with one): its layer (0, or the one its metadata
+    // names) as `attnviz import` would, with the heads from a config.json beside it. Unsaved afterwards.
     bool import_checkpoint(const std::string& path);
     static bool is_checkpoint(const std::string& path);
     bool save_file(const std::string& path);
