@@ -6,7 +6,9 @@
 
 #include <cmath>
 
+#include "core/file_io.hpp"
 #include "core/presets.hpp"
+#include "core/tensors.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/dimensions_panel.hpp"
@@ -153,6 +155,29 @@ TEST_F(Headless, LockRefusesDModelNotDivisibleByHeads) {
     EXPECT_NE(state.message().text.find("not divisible"), std::string::npos);
     EXPECT_EQ(state.session(), core::worked_example());
     frames(state, panels, 1);  // the message is drawn, nothing breaks
+}
+
+TEST_F(Headless, MatrixLoadsFromANpyFileOfItsShapeOnly) {
+    AppState state(core::worked_example());
+    const MatrixRef wq{MatrixId::W_Q, 1};
+    const std::string dir = ::testing::TempDir();
+    auto write = [&](const std::string& name, const std::string& bytes) {
+        const std::string path = dir + name;
+        EXPECT_TRUE(core::write_file_atomic(path, bytes).empty());
+        return path;
+    };
+    const std::string good = write("wq.npy", core::npy_bytes({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8.5}));
+    const std::string wrong = write("wrong.npy", core::npy_bytes({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+    const std::string bad = write("bad.npy", "\x93NUMPY garbage");
+    EXPECT_FALSE(app::matrix_load(state, wq, wrong));
+    EXPECT_NE(state.message().text.find("expected 4×2, got 2×4"), std::string::npos) << state.message().text;
+    EXPECT_FALSE(app::matrix_load(state, wq, bad));
+    EXPECT_NE(state.message().text.find("bad.npy"), std::string::npos) << state.message().text;
+    EXPECT_FALSE(app::matrix_load(state, wq, dir + "absent.npy"));
+    EXPECT_EQ(state.session(), core::worked_example());
+    ASSERT_TRUE(app::matrix_load(state, wq, good)) << state.message().text;
+    EXPECT_EQ(state.session().params.heads[1].W_Q(3, 1), 8.5);
+    EXPECT_EQ(state.session().params.heads[1].W_Q(0, 1), 2.0);
 }
 
 TEST_F(Headless, MatrixToolbarActions) {

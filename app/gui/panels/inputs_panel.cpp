@@ -9,6 +9,7 @@
 #include "core/csv.hpp"
 #include "core/format.hpp"
 #include "core/presets.hpp"
+#include "core/tensors.hpp"
 
 namespace attnviz::app {
 
@@ -41,6 +42,38 @@ bool matrix_paste(AppState& state, MatrixRef ref, const char* text) {
     return true;
 }
 
+bool matrix_load(AppState& state, MatrixRef ref, const std::string& path) {
+    const std::string refused = "Load into " + state.label(ref) + " refused: ";
+    const core::Result<core::TensorFile> file = core::TensorFile::open(path);
+    if (!file) {
+        state.set_message(refused + file.problems.front().str() + ". Nothing was changed.", true);
+        return false;
+    }
+    const auto& tensors = file.value->tensors();
+    const core::TensorInfo* info = file.value->find(core::name(ref.id));
+    if (!info && tensors.size() == 1) info = &tensors.front();
+    if (!info) {
+        state.set_message(refused + path + " holds " + std::to_string(tensors.size()) + " tensors and none named " +
+                              core::name(ref.id) + ". Nothing was changed.",
+                          true);
+        return false;
+    }
+    const core::Result<core::Tensor> t = file.value->read(info->name);
+    if (!t) {
+        state.set_message(refused + t.problems.front().str() + ". Nothing was changed.", true);
+        return false;
+    }
+    if (t.value->shape.empty() || t.value->shape.size() > 2) {
+        state.set_message(refused + info->name + " is not a matrix. Nothing was changed.", true);
+        return false;
+    }
+    core::Matrix m(static_cast<Eigen::Index>(t.value->rows()), static_cast<Eigen::Index>(t.value->cols()));
+    std::copy(t.value->values.begin(), t.value->values.end(), m.data());
+    if (!state.set_matrix(ref, m)) return false;  // a wrong shape is reported by set_matrix
+    state.set_message("Loaded " + state.label(ref) + " from " + path, false);
+    return true;
+}
+
 std::string matrix_copy(const AppState& state, MatrixRef ref) {
     const core::Matrix* m = state.input(ref);
     return m ? core::write_csv(*m) : std::string();
@@ -64,6 +97,21 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
     ImGui::SameLine();
     if (ImGui::SmallButton("paste")) matrix_paste(state, ref, ImGui::GetClipboardText());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Paste CSV or TSV from the clipboard (%d rows of %d)", rows, cols);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("load")) ImGui::OpenPopup("load");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Load a %d×%d matrix from a .npy (or .npz, .safetensors) file", rows, cols);
+    if (ImGui::BeginPopup("load")) {
+        ImGui::TextUnformatted("Load from a .npy, .npz or .safetensors file:");
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 24);
+        const bool enter = ImGui::InputText("##path", &panel.load_path, ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::SameLine();
+        if ((ImGui::Button("Load") || enter) && !panel.load_path.empty()) {
+            matrix_load(state, ref, panel.load_path);
+            ImGui::CloseCurrentPopup();
+        }
+        ImGui::EndPopup();
+    }
     ImGui::SameLine();
     if (ImGui::SmallButton("copy")) {
         ImGui::SetClipboardText(matrix_copy(state, ref).c_str());

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
@@ -19,6 +20,7 @@ struct InputsPanel {
         unsigned field = 0;  // the field's ImGui ID
     };
     std::optional<Typed> typed;
+    std::string load_path;  // the path typed into a matrix's "load" popup
 };
 
 void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel);
@@ -36,5 +38,8 @@ void matrix_identity(AppState& state, MatrixRef ref);
 void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed);
 bool matrix_paste(AppState& state, MatrixRef ref, const char* text);  // CSV/TSV, shape checked
 std::string matrix_copy(const AppState& state, MatrixRef ref);        // CSV
+// The matrix from a .npy (or a .npz/.safetensors holding one tensor, or one named as the matrix);
+// a wrong shape or a bad file is reported and nothing changes.
+bool matrix_load(AppState& state, MatrixRef ref, const std::string& path);
 
 }  // namespace attnviz::app
