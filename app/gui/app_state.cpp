@@ -134,15 +134,14 @@ bool AppState::is_checkpoint(const std::string& path) {
     return ext == ".safetensors" || ext == ".npz" || ext == ".npy";
 }
 
-bool AppState::import_checkpoint(const std::string& path) {
+bool AppState::import_checkpoint(const std::string& path, core::ImportOptions options) {
     core::Problems problems;
     try {
         const core::Result<core::TensorFile> file = core::TensorFile::open(path);
         problems = file.problems;
         if (file) {
-            // As `attnviz import` with no options: the convention from the names, the heads from
-            // config.json beside the checkpoint.
-            core::ImportOptions options;
+            // As `attnviz import`: what is not given comes from the tensor names, config.json beside
+            // the checkpoint, or the file's metadata.
             const auto config = std::filesystem::path(path).parent_path() / "config.json";
             if (const core::Result<std::string> text = core::read_file(config.string()); text)
                 options.config_json = *text.value;

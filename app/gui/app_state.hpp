@@ -17,6 +17,7 @@
 
 #include "core/explain.hpp"
 #include "core/forward.hpp"
+#include "core/import.hpp"
 #include "core/session.hpp"
 #include "trace_worker.hpp"
 
@@ -61,7 +62,7 @@ public:
     bool open_file(const std::string& path);  // a bad file is reported; the current work stays
     // A checkpoint (.safetensors, .npz, .npy; what open_file does with one): its layer (0, or the one its metadata
     // names) as `attnviz import` would, with the heads from a config.json beside it. Unsaved afterwards.
-    bool import_checkpoint(const std::string& path);
+    bool import_checkpoint(const std::string& path, core::ImportOptions options = {});
     static bool is_checkpoint(const std::string& path);
     bool save_file(const std::string& path);
     void randomize(std::uint64_t seed);  // every value of the session, same dimensions

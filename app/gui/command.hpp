@@ -5,10 +5,11 @@
 namespace attnviz::app {
 
 enum class Command {
-    open,     // ask for a session file to open
-    save,     // save to the session's file, or ask where when it has none
-    save_as,  // ask where to save
-    quit,     // quit, asking first when there are unsaved changes
+    open,          // ask for a session file to open
+    import_layer,  // ask for a checkpoint and the options of its import
+    save,          // save to the session's file, or ask where when it has none
+    save_as,       // ask where to save
+    quit,          // quit, asking first when there are unsaved changes
     undo,
     redo,
     toggle_teach,  // the lesson instead of the explorer, or back

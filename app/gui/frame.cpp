@@ -107,6 +107,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
     for (Command c : commands) {
         switch (c) {
             case Command::open: p.menu.open_dialog = true; break;
+            case Command::import_layer: p.menu.import.open = true; break;
             case Command::save: save_or_ask(state, p.menu); break;
             case Command::save_as: p.menu.save_dialog = true; break;
             case Command::quit:

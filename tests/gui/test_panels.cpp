@@ -180,6 +180,36 @@ TEST_F(Headless, MatrixLoadsFromANpyFileOfItsShapeOnly) {
     EXPECT_EQ(state.session().params.heads[1].W_Q(0, 1), 2.0);
 }
 
+TEST_F(Headless, ImportLayerDialogListsTensorsAndImportsWithItsOptions) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    imgui_.ui.request(app::Command::import_layer);
+    frames(state, panels, 2);  // the dialog opens and draws
+    app::ImportDialog& d = panels.menu.import;
+    d.path = ATTNVIZ_REFERENCE_DIR "/checkpoints/llama/model.safetensors";
+    app::list_tensors(d);
+    ASSERT_EQ(d.listing.size(), 4u);
+    EXPECT_NE(d.listing[0].find("BF16"), std::string::npos) << d.listing[0];
+    frames(state, panels, 1);  // the listing is drawn
+    d.x_path = ATTNVIZ_REFERENCE_DIR "/checkpoints/absent.npy";
+    EXPECT_FALSE(app::import_options(d));
+    d.x_path = ATTNVIZ_REFERENCE_DIR "/checkpoints/llama-x.npy";
+    d.convention = 4;  // llama
+    d.tokens = "a b c d e f";
+    const core::Result<core::ImportOptions> o = app::import_options(d);
+    ASSERT_TRUE(o) << o.problems.front().str();
+    EXPECT_EQ(o.value->convention, core::Convention::llama);
+    ASSERT_TRUE(state.import_checkpoint(d.path, *o.value)) << state.message().text;
+    state.wait_for_trace();
+    EXPECT_EQ(state.session().tokens[5], "f");
+    EXPECT_EQ(state.config().n, 6);
+    d.path = ATTNVIZ_REFERENCE_DIR "/checkpoints/expected.json";
+    app::list_tensors(d);
+    ASSERT_EQ(d.listing.size(), 1u);  // the reason it is not a tensor file
+    EXPECT_NE(d.listing[0].find("expected.json"), std::string::npos) << d.listing[0];
+    frames(state, panels, 1);
+}
+
 TEST_F(Headless, MatrixToolbarActions) {
     AppState state(core::worked_example());
     const MatrixRef wq{MatrixId::W_Q, 0};

@@ -15,7 +15,7 @@ bool path_dialog(const char* title, const char* action, std::string& path, bool&
     }
     bool confirmed = false;
     if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::TextUnformatted("Session file (attnviz-session JSON):");
+        ImGui::TextUnformatted("Session file (attnviz-session JSON), or a checkpoint to import:");
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
         if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
         const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
@@ -58,6 +58,7 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
             if (ImGui::MenuItem("Open...", "Ctrl+O")) ui.request(Command::open);
+            if (ImGui::MenuItem("Import layer...")) ui.request(Command::import_layer);
             if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(Command::save);
             if (ImGui::MenuItem("Save as...")) ui.request(Command::save_as);
             ImGui::Separator();
@@ -82,6 +83,7 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
     if (path_dialog("Open session", "Open", menu.path, menu.open_dialog)) state.open_file(menu.path);
     if (path_dialog("Save session", "Save", menu.path, menu.save_dialog)) state.save_file(menu.path);
+    draw_import_dialog(state, ui, menu.import);
 
     // Quitting with unsaved changes asks first: nothing is lost by a stray click.
     if (menu.ask_quit) {

@@ -7,6 +7,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "import_dialog.hpp"
 
 namespace attnviz::app {
 
@@ -15,6 +16,7 @@ struct MenuBar {
     bool open_dialog = false;  // set by Command::open, consumed when the dialog opens
     bool save_dialog = false;
     bool ask_quit = false;  // set by Command::quit with unsaved changes
+    ImportDialog import;    // File > Import layer…
 };
 
 // Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.

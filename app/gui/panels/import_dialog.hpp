@@ -1,0 +1,30 @@
+// File > Import layer…: one attention layer of a checkpoint with the options of `attnviz import`
+// (convention, layer, heads, K/V groups, X from a .npy, token labels), and the tensors the file
+// holds listed so the user can see which layers and names it has.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../app_state.hpp"
+#include "../ui_context.hpp"
+
+namespace attnviz::app {
+
+struct ImportDialog {
+    bool open = false;  // set by Command::import_layer, consumed when the dialog opens
+    std::string path, x_path, tokens;
+    int convention = 0;                      // 0 auto, then torch, bert, gpt2, llama
+    int layer = 0, heads = 0, kv_heads = 0;  // heads, kv_heads 0: from config.json or the file
+    std::vector<std::string> listing;        // "name  dtype  [shape]" of the file last inspected
+    std::string listed_path;
+};
+
+// The options as `attnviz import` takes them (a bad X file is reported in the returned problems).
+core::Result<core::ImportOptions> import_options(const ImportDialog& dialog);
+// The tensors of the dialog's file, listed in dialog.listing (or the reason it cannot be read).
+void list_tensors(ImportDialog& dialog);
+
+void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& dialog);
+
+}  // namespace attnviz::app
