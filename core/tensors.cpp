@@ -13,6 +13,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 namespace attnviz::core {
 
@@ -120,11 +121,14 @@ Element element_of(const std::string& dtype) {
     Element e;
     if (!dtype.empty() && (dtype[0] == '<' || dtype[0] == '>' || dtype[0] == '|' || dtype[0] == '=')) {
         // NumPy: byte order, kind, size ("<f4").
+        // A descr may be as short as "<" or "|": nothing past its end is looked at.
         e.big_endian = dtype[0] == '>';
-        const std::string kind = dtype.substr(1, 1);
-        const std::string digits = dtype.substr(2);
-        if (!digits.empty() && digits.size() <= 2 && std::all_of(digits.begin(), digits.end(), ::isdigit))
-            e.size = std::stoi(digits);
+        const std::string_view kind = std::string_view(dtype).substr(1, 1);
+        const std::string_view digits = std::string_view(dtype).substr(std::min<std::size_t>(2, dtype.size()));
+        if (!digits.empty() && digits.size() <= 2 &&
+            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            for (char c : digits) e.size = e.size * 10 + (c - '0');
+        if (kind == "U") e.size *= 4;  // a Unicode string of n characters takes 4n bytes
         e.readable = kind == "f" && (e.size == 8 || e.size == 4 || e.size == 2);
         return e;
     }
@@ -307,6 +311,47 @@ Problems parse_npy(const Source& s, std::uint64_t base, std::uint64_t length, Te
 
 constexpr std::uint64_t max_entry_bytes = max_tensor_values * 8 + max_tensor_header_bytes;
 
+// The first n bytes that the raw deflate stream of `compressed` bytes at `offset` inflates to (n is
+// at most a .npy header's length), reading the stream in pieces; nullopt with `error` set when the
+// stream is corrupt, cannot be read, or ends before n bytes.
+std::optional<std::string> inflate_prefix(const Source& s, std::uint64_t offset, std::uint64_t compressed,
+                                          std::uint64_t n, std::string& error) {
+    std::string out(n, '\0');
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+        error = "cannot start inflating";
+        return std::nullopt;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(n);
+    std::string piece;
+    std::uint64_t fed = 0;
+    int rc = Z_OK;
+    while (z.avail_out > 0 && rc == Z_OK) {
+        if (z.avail_in == 0) {
+            if (fed == compressed) break;
+            const std::uint64_t k = std::min<std::uint64_t>(compressed - fed, 1 << 16);
+            std::optional<std::string> got = read_range(s, offset + fed, k);
+            if (!got) {
+                inflateEnd(&z);
+                error = "cannot read its data (truncated?)";
+                return std::nullopt;
+            }
+            piece = std::move(*got);
+            fed += k;
+            z.next_in = reinterpret_cast<Bytef*>(piece.data());
+            z.avail_in = static_cast<uInt>(k);
+        }
+        rc = inflate(&z, Z_NO_FLUSH);
+    }
+    const bool complete = z.avail_out == 0;
+    inflateEnd(&z);
+    if (complete) return out;
+    error = rc == Z_OK || rc == Z_STREAM_END ? "its compressed data ends inside its .npy header"
+                                             : "its compressed data is corrupt";
+    return std::nullopt;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -314,14 +359,21 @@ constexpr std::uint64_t max_entry_bytes = max_tensor_values * 8 + max_tensor_hea
 
 Result<TensorFile> TensorFile::open(const std::string& path) {
     using R = Result<TensorFile>;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const auto refused = [&](const struct stat& st) {
+        return R::fail({{path, S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file"}});
+    };
+    if (path.empty()) return R::fail({{path, "no file name given"}});
+    // As read_file: the type is checked before opening (opening a FIFO would wait for a writer, a
+    // device could have effects), then again on the opened file, which is what is read.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return R::fail({{path, std::string("cannot open: ") + std::strerror(errno)}});
+    if (!S_ISREG(st.st_mode)) return refused(st);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return R::fail({{path, std::string("cannot open: ") + std::strerror(errno)}});
     auto source = std::make_shared<FileSource>();
     source->fd = fd;
-    struct stat st {};
     if (::fstat(fd, &st) != 0) return R::fail({{path, std::string("cannot read: ") + std::strerror(errno)}});
-    if (!S_ISREG(st.st_mode))
-        return R::fail({{path, S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file"}});
+    if (!S_ISREG(st.st_mode)) return refused(st);
     source->bytes = static_cast<std::uint64_t>(st.st_size);
     return parse(std::move(source), path);
 }
@@ -384,8 +436,19 @@ Problems TensorFile::parse_safetensors() {
                             std::to_string(max_tensor_header_bytes));
     const auto text = read_range(s, 8, header_len);
     if (!text) return fail("", "cannot read the header");
-    const json header = json::parse(*text, nullptr, false);
+    // A JSON object may repeat a key, and the parser keeps the last value: a tensor named twice
+    // (two sets of offsets, one of them silently dropped) is refused instead.
+    std::set<std::string> names;
+    std::optional<std::string> twice;
+    const json::parser_callback_t note_names = [&](int depth, json::parse_event_t event, json& parsed) {
+        if (depth == 1 && event == json::parse_event_t::key && parsed.is_string() && !twice &&
+            !names.insert(parsed.get<std::string>()).second)
+            twice = parsed.get<std::string>();
+        return true;
+    };
+    const json header = json::parse(*text, note_names, false);
     if (header.is_discarded() || !header.is_object()) return fail("", "the header is not a JSON object");
+    if (twice) return fail(*twice, "appears twice in the header");
     const std::uint64_t data_start = 8 + header_len, data_len = s.size() - data_start;
     struct Range {
         std::uint64_t begin, end;
@@ -435,11 +498,15 @@ Problems TensorFile::parse_safetensors() {
         ranges.push_back({begin, end, name});
         tensors_.push_back(std::move(info));
     }
-    // Tensors may not share bytes.
+    // Tensors may not share bytes: in order of their beginnings, each (empty ones aside) must begin
+    // at or after the furthest end so far.
     std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
-    for (size_t k = 1; k < ranges.size(); ++k)
-        if (ranges[k].begin < ranges[k - 1].end && ranges[k].begin != ranges[k].end)
-            return fail(ranges[k].name, "its data overlaps " + ranges[k - 1].name + "'s");
+    const Range* furthest = nullptr;
+    for (const Range& r : ranges) {
+        if (r.begin == r.end) continue;
+        if (furthest && r.begin < furthest->end) return fail(r.name, "its data overlaps " + furthest->name + "'s");
+        if (!furthest || r.end > furthest->end) furthest = &r;
+    }
     return {};
 }
 
@@ -468,6 +535,7 @@ Problems TensorFile::parse_npz() {
         return fail("", "the central directory lies outside the file (truncated?)");
     const auto cd = read_range(s, cd_offset, cd_size);
     if (!cd) return fail("", "cannot read the central directory");
+    std::set<std::string> names;
     std::uint64_t k = 0;
     for (std::uint64_t i = 0; i < count; ++i) {
         if (k + 46 > cd->size() || le(cd->data() + k, 4) != 0x02014b50)
@@ -499,17 +567,33 @@ Problems TensorFile::parse_npz() {
         const std::uint64_t data = local + 30 + le(lh->data() + 26, 2) + le(lh->data() + 28, 2);
         if (data > cd_offset || csize > cd_offset - data)
             return fail(name, "its data goes past the central directory (truncated or lying sizes)");
-        if (find(name)) return fail(name, "appears twice");
-        Entry entry{data, csize, usize, static_cast<std::uint32_t>(crc), method == 8};
-        entries_.push_back(entry);
+        if (!names.insert(name).second) return fail(name, "appears twice");
+        const Entry entry{data, csize, usize, static_cast<std::uint32_t>(crc), method == 8};
         TensorInfo info;
         info.name = name;
+        // Only the entry's .npy header is read now; its data, CRC and inflated size are checked by
+        // read(), so opening a large archive costs its headers.
+        if (!entry.deflated) {
+            if (Problems p = parse_npy(s, data, csize, info, label_); !p.empty()) return p;
+            info.offset -= data;  // relative to the entry, as for a deflated one
+        } else {
+            // Inflated as far as the magic, version and header length (12 bytes cover every version),
+            // then as far as the header they announce (parse_npy checks its length).
+            std::string error;
+            std::optional<std::string> head = inflate_prefix(s, data, csize, std::min<std::uint64_t>(usize, 12), error);
+            if (head && head->size() == 12) {
+                const int len_bytes = (*head)[6] == 1 ? 2 : 4;
+                const std::uint64_t header_len = std::min(le(head->data() + 8, len_bytes), max_tensor_header_bytes);
+                head = inflate_prefix(s, data, csize, std::min<std::uint64_t>(usize, 8 + len_bytes + header_len),
+                                      error);
+            }
+            if (!head) return fail(name, error);
+            MemorySource member;
+            member.bytes = std::move(*head);
+            if (Problems p = parse_npy(member, 0, usize, info, label_); !p.empty()) return p;
+        }
+        entries_.push_back(entry);
         info.entry = static_cast<int>(entries_.size() - 1);
-        const Result<std::string> bytes = entry_bytes(entry, name);
-        if (!bytes) return bytes.problems;
-        MemorySource member;
-        member.bytes = std::move(*bytes.value);
-        if (Problems p = parse_npy(member, 0, member.size(), info, label_); !p.empty()) return p;
         tensors_.push_back(std::move(info));
     }
     if (k != cd->size()) return fail("", "the central directory holds more than its entry count says");
@@ -571,13 +655,17 @@ Result<Tensor> TensorFile::read(std::string_view wanted) const {
             {problem(label_, name,
                      std::to_string(count) + " values is over the limit of " + std::to_string(max_tensor_values))});
     try {
+        // The tensor's bytes start at `at` in `data`: the whole entry of an .npz (its CRC is of all of
+        // it), just the tensor's bytes otherwise.
         std::string data;
+        std::uint64_t at = 0;
         if (info->entry >= 0) {
             Result<std::string> member = entry_bytes(entries_[static_cast<size_t>(info->entry)], name);
             if (!member) return R::fail(std::move(member.problems));
-            if (info->offset > member.value->size() || info->bytes > member.value->size() - info->offset)
+            data = std::move(*member.value);
+            if (info->offset > data.size() || info->bytes > data.size() - info->offset)
                 return R::fail({problem(label_, name, "its data lies outside its entry")});
-            data = member.value->substr(info->offset, info->bytes);
+            at = info->offset;
         } else {
             auto bytes = read_range(*source_, info->offset, info->bytes);
             if (!bytes)
@@ -603,7 +691,7 @@ Result<Tensor> TensorFile::read(std::string_view wanted) const {
                     index[d] = 0;
                 }
             }
-            const double v = decode(data.data() + from * static_cast<std::uint64_t>(e.size), e);
+            const double v = decode(data.data() + at + from * static_cast<std::uint64_t>(e.size), e);
             if (!std::isfinite(v))
                 return R::fail({problem(label_, name,
                                         "element " + std::to_string(c) + " is " + (std::isnan(v) ? "NaN" : "infinite") +

@@ -22,8 +22,8 @@ struct TensorInfo {
     std::string name;                  // safetensors key, .npz entry without ".npy", or the .npy's name
     std::string dtype;                 // as the file says: "F32", "BF16", "<f8", ">f2" …
     std::vector<std::uint64_t> shape;  // as stored (C order: the last index varies fastest)
-    // Where its data is, internal to the reader: the byte offset in the file (safetensors, .npy,
-    // a stored .npz entry) or in the inflated entry (a deflated one), and the byte count.
+    // Where its data is, internal to the reader: the byte offset in the file (safetensors, .npy) or
+    // in its .npz entry (inflated, if deflated), and the byte count.
     std::uint64_t offset = 0, bytes = 0;
     bool fortran_order = false;  // .npy: stored column-major (read() returns C order anyway)
     int entry = -1;              // .npz: which zip entry
@@ -52,7 +52,8 @@ public:
     // safetensors' __metadata__ (string values); empty for NumPy files.
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
     // A tensor's values as doubles. Refused: a dtype other than F64/F32/F16/BF16 (<f8, <f4, <f2,
-    // either byte order), a read that fails or comes up short, a CRC mismatch (.npz), and a NaN or
+    // either byte order), a read that fails or comes up short, an .npz entry that is corrupt (CRC
+    // mismatch, bad deflate data, an inflated size other than the directory's), and a NaN or
     // infinite value (named with its index).
     Result<Tensor> read(std::string_view name) const;
 

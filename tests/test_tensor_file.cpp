@@ -4,18 +4,22 @@
 // the tensor named in the message. Files on disk: opened, read on demand, truncated under the reader.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/tensors.hpp"
@@ -273,6 +277,22 @@ TEST(TensorFileBuilt, LyingSafetensorsHeadersAreRefusedNamingFileAndTensor) {
                                    "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})",
                                data),
                    label, "b", {"overlaps a's"});
+    // A tensor named twice (a JSON parser would silently keep the last).
+    expect_refused(safetensors(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                                   "w": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})",
+                               data),
+                   label, "w", {"appears twice in the header"});
+    // An overlap is found past an empty tensor lying inside the first one.
+    expect_refused(safetensors(R"({"a": {"dtype": "F32", "shape": [6], "data_offsets": [0, 24]},
+                                   "e": {"dtype": "F32", "shape": [0], "data_offsets": [4, 4]},
+                                   "c": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})",
+                               data),
+                   label, "c", {"overlaps a's"});
+    ASSERT_TRUE(TensorFile::from_bytes(safetensors(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                                                       "e": {"dtype": "F32", "shape": [0], "data_offsets": [4, 4]},
+                                                       "c": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})",
+                                                   data),
+                                       label));
     // Metadata must be an object of texts.
     expect_refused(safetensors(R"({"__metadata__": {"heads": 12}})", data), label, "__metadata__.heads", {"text"});
     expect_refused(safetensors(R"({"__metadata__": ["a"]})", data), label, "__metadata__", {"object"});
@@ -380,6 +400,9 @@ TEST(TensorFileBuilt, LyingNpyAreRefusedNamingFileAndTensor) {
     expect_refused(npy(dict("<f", false, "(2,)"), f8({1, 2})), "w.npy", "w", {"unknown dtype '<f'"});
     expect_refused(npy(dict("float", false, "(2,)"), f8({1, 2})), "w.npy", "w", {"unknown dtype 'float'"});
     expect_refused(npy(dict("<i4", false, "(2,)"), f8({1})), "w.npy", "w", {"unsupported dtype <i4"});
+    expect_refused(npy(dict("<U2", false, "(2,)"), std::string(16, 'a')), "w.npy", "w", {"unsupported dtype <U2"});
+    for (const char* descr : {"|", "<", ">", "=", "", "<f", "|f99999"})  // "|" once crashed the reader
+        expect_refused(npy(dict(descr, false, "(2,)"), f8({1, 2})), "w.npy", "w", {"dtype '" + std::string(descr)});
     expect_refused(npy(dict("<f8", false, "(2,)") + "{", f8({1, 2})), "w.npy", "w", {"after the header"});
     expect_refused(npy("{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f8({1, 2})),
                    "w.npy", "w", {"repeated key 'descr'"});
@@ -469,10 +492,20 @@ TEST(TensorFileBuilt, LyingNpzEntriesAreRefusedNamingFileAndTensor) {
     ZipEntry e = stored;
     e.size = size - 8;
     expect_refused(zip({e}), label, "W", {"sizes differ"});
+    // A declared size that disagrees with the .npy header is refused as the header's shape needing
+    // other than what the entry holds; one that agrees with the header but not with the data is
+    // refused when the entry is inflated.
     for (const std::uint32_t claimed : {size - 8, size + 8}) {
         e = deflated;
         e.size = claimed;
-        expect_refused(zip({e}), label, "W", {"inflates to a size other than the " + std::to_string(claimed)});
+        expect_refused(zip({e}), label, "W", {"needs 48 bytes of data, the file holds"});
+    }
+    for (const std::string& content : {w_npy().substr(0, size - 8), w_npy() + "12345678"}) {
+        e = deflated;
+        e.content = content;
+        e.size = size;
+        e.crc = crc;
+        expect_refused(zip({e}), label, "W", {"inflates to a size other than the " + std::to_string(size) + " bytes"});
     }
     // A size deflate cannot reach from the compressed bytes is refused before it is allocated.
     e = deflated;
@@ -486,6 +519,32 @@ TEST(TensorFileBuilt, LyingNpzEntriesAreRefusedNamingFileAndTensor) {
     bad[30 + 6] = '\xff';
     bad[30 + 7] = '\xff';
     expect_refused(bad, label, "W", {"corrupt"});
+}
+
+TEST(TensorFileBuilt, NpzDataIsCheckedWhenReadNotWhenOpened) {
+    // Opening reads each entry's .npy header only: an entry whose data is corrupt is listed, the
+    // others read, and reading it is refused.
+    for (const bool deflate : {false, true}) {
+        SCOPED_TRACE(deflate ? "deflated" : "stored");
+        ZipEntry w = entry("W.npy", w_npy(), deflate);
+        w.crc = crc_of(w_npy()) ^ 0x10;
+        std::string file = zip({entry("b.npy", b_npy()), w});
+        const Result<TensorFile> f = TensorFile::from_bytes(file, "lazy.npz");
+        ASSERT_TRUE(f) << all_text(f.problems);
+        ASSERT_EQ(f.value->tensors().size(), 2u);
+        EXPECT_EQ(f.value->tensors()[1].shape, (std::vector<std::uint64_t>{2, 3}));
+        EXPECT_TRUE(f.value->read("b"));
+        expect_refused(file, "lazy.npz", "W", {"CRC mismatch"});
+    }
+    // Deflate data that is corrupt after the header: opens, refused when read.
+    std::string big = npy_bytes({64}, std::vector<double>(64, 0.5));
+    for (std::size_t k = 128; k < big.size(); ++k) big[k] = static_cast<char>(k * 7919 % 251);
+    std::string file = zip({entry("W.npy", big, true)});
+    const std::size_t data_end = file.find(std::string("PK\x01\x02", 4));
+    ASSERT_NE(data_end, std::string::npos);
+    for (std::size_t k = data_end - 40; k < data_end; ++k) file[k] = '\xff';
+    ASSERT_TRUE(TensorFile::from_bytes(file, "lazy.npz"));
+    expect_refused(file, "lazy.npz", "W", {});
 }
 
 TEST(TensorFileBuilt, BrokenZipStructuresAreRefusedNamingTheFile) {
@@ -629,6 +688,27 @@ TEST_F(TensorFileOnDisk, WhatCannotBeOpenedSaysWhy) {
     const Result<TensorFile> n = TensorFile::open("/dev/null");
     ASSERT_FALSE(n);
     EXPECT_EQ(all_text(n.problems), "/dev/null: is not a regular file\n");
+    const Result<TensorFile> e = TensorFile::open("");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(all_text(e.problems), "no file name given\n");
+}
+
+TEST_F(TensorFileOnDisk, AFifoIsRefusedWithoutWaitingForAWriter) {
+    const std::string fifo = (dir.path() / "pipe.npy").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::promise<Result<TensorFile>> opened;
+    std::future<Result<TensorFile>> result = opened.get_future();
+    std::thread opener([&] { opened.set_value(TensorFile::open(fifo)); });
+    const bool in_time = result.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    if (!in_time) {  // open() is waiting for a writer: give it one, so the thread ends
+        const int w = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        if (w >= 0) ::close(w);
+    }
+    opener.join();
+    EXPECT_TRUE(in_time) << "opening a FIFO waited for a writer";
+    const Result<TensorFile> f = result.get();
+    ASSERT_FALSE(f);
+    EXPECT_EQ(all_text(f.problems), fifo + ": is not a regular file\n");
 }
 
 }  // namespace
