@@ -80,14 +80,15 @@ Result<Matrix> parse_matrix_text(std::string_view text) {
     return Result<Matrix>::ok(std::move(m));
 }
 
-std::string write_csv(const Matrix& m) {
+std::string delimited_text(const Matrix& m, std::string_view separator, int precision) {
     std::string out;
+    out.reserve(static_cast<size_t>(m.size()) * 12);
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
         for (Eigen::Index c = 0; c < m.cols(); ++c) {
-            if (c) out += ", ";
-            out += format_exact(m(r, c));
+            if (c) out += separator;
+            out += precision > 0 ? format_number(m(r, c), precision) : format_exact(m(r, c));
         }
-        out += "\n";
+        out += '\n';
     }
     return out;
 }

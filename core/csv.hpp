@@ -16,7 +16,11 @@ namespace attnviz::core {
 // a number; more than Limits::max_input_numbers numbers are refused.
 Result<Matrix> parse_matrix_text(std::string_view text);
 
-// One row per line, values separated by ", ", each in its shortest exact form.
-std::string write_csv(const Matrix& m);
+// One row per line, values separated by `separator`; precision 0: each value in its shortest
+// exact form (reads back bit for bit, -inf for a masked score), 1..17: that many significant digits.
+std::string delimited_text(const Matrix& m, std::string_view separator, int precision = 0);
+
+// For the clipboard: one row per line, values separated by ", ", each in its shortest exact form.
+inline std::string write_csv(const Matrix& m) { return delimited_text(m, ", "); }
 
 }  // namespace attnviz::core

@@ -216,15 +216,20 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
-std::string temp_path_beside(const std::string& path) {
+std::string random_hex() {
     std::uint64_t bits = 0;
     if (::getrandom(&bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
         std::random_device rd;
         bits = (std::uint64_t{rd()} << 32) ^ rd();
     }
     static const char hex[] = "0123456789abcdef";
-    std::string suffix(16, '0');
-    for (int i = 15; i >= 0; --i, bits >>= 4) suffix[static_cast<std::size_t>(i)] = hex[bits & 0xF];
+    std::string digits(16, '0');
+    for (int i = 15; i >= 0; --i, bits >>= 4) digits[static_cast<std::size_t>(i)] = hex[bits & 0xF];
+    return digits;
+}
+
+std::string temp_path_beside(const std::string& path) {
+    const std::string suffix = random_hex();
     // Keep the whole name within NAME_MAX (255) for any name the target itself may have.
     const std::string name = name_of(path).substr(0, 200);
     const std::string dir = dir_of(path);

@@ -45,6 +45,9 @@ Problems write_file_atomic(const std::string& path, const TextProducer& produce)
 // The parts of write_file_atomic that keep a planted file or symlink from redirecting the write,
 // exposed so the tests can check them directly.
 
+// 16 hex digits: 64 bits from getrandom(), or std::random_device if that fails. Each call differs.
+std::string random_hex();
+
 // A name for a temporary file beside `path`, in the same directory: ".<name>.tmp-" followed by 16
 // hex digits (64 bits from getrandom(), or std::random_device if that fails). Each call differs.
 std::string temp_path_beside(const std::string& path);

@@ -1,0 +1,113 @@
+#include "export.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "format.hpp"
+#include "tensors.hpp"
+
+namespace attnviz::core {
+
+namespace {
+
+struct FormatRow {
+    ExportFormat format;
+    const char* name;
+    const char* extension;
+};
+
+constexpr FormatRow format_table[] = {
+    {ExportFormat::csv, "csv", ".csv"},    {ExportFormat::tsv, "tsv", ".tsv"}, {ExportFormat::latex, "latex", ".tex"},
+    {ExportFormat::npy, "npy", ".npy"},    {ExportFormat::png, "png", ".png"}, {ExportFormat::svg, "svg", ".svg"},
+    {ExportFormat::json, "json", ".json"},
+};
+
+const FormatRow& row_of(ExportFormat format) {
+    for (const FormatRow& r : format_table)
+        if (r.format == format) return r;
+    return format_table[0];
+}
+
+// A value for LaTeX: "0.25", "-1.5", "3.2\times10^{-5}", "-\infty".
+std::string latex_number(double v, int precision) {
+    if (std::isinf(v)) return v < 0 ? "-\\infty" : "\\infty";
+    const std::string text = format_number(v, precision);
+    const size_t e = text.find('e');
+    if (e == std::string::npos) return text;
+    const int exponent = std::atoi(text.c_str() + e + 1);
+    return text.substr(0, e) + "\\times10^{" + std::to_string(exponent) + "}";
+}
+
+}  // namespace
+
+std::optional<ExportFormat> export_format_from_name(const std::string& name) {
+    for (const FormatRow& r : format_table)
+        if (name == r.name) return r.format;
+    return std::nullopt;
+}
+
+const char* export_format_name(ExportFormat format) { return row_of(format).name; }
+const char* export_extension(ExportFormat format) { return row_of(format).extension; }
+
+std::string latex_bmatrix(const Matrix& m, int precision) {
+    if (precision <= 0) precision = default_latex_precision;
+    std::string out;
+    // amsmath's matrix environments hold 10 columns unless told otherwise.
+    if (m.cols() > 10) out += "% needs \\setcounter{MaxMatrixCols}{" + std::to_string(m.cols()) + "}\n";
+    out += "\\begin{bmatrix}\n";
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        for (Eigen::Index c = 0; c < m.cols(); ++c) {
+            if (c) out += " & ";
+            out += latex_number(m(r, c), precision);
+        }
+        out += r + 1 < m.rows() ? " \\\\\n" : "\n";
+    }
+    out += "\\end{bmatrix}\n";
+    return out;
+}
+
+std::string npy_matrix(const Matrix& m) {
+    // Matrix is column-major; .npy is written in C (row-major) order.
+    std::vector<double> values(static_cast<size_t>(m.size()));
+    size_t k = 0;
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        for (Eigen::Index c = 0; c < m.cols(); ++c) values[k++] = m(r, c);
+    return npy_bytes({static_cast<std::uint64_t>(m.rows()), static_cast<std::uint64_t>(m.cols())}, values);
+}
+
+Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int precision) {
+    using R = Result<std::string>;
+    if (precision < 0 || precision > max_precision)
+        return R::fail({{"precision", "must be 1 to " + std::to_string(max_precision) +
+                                          " significant digits, or 0 "
+                                          "for exact; got " +
+                                          std::to_string(precision)}});
+    switch (format) {
+        case ExportFormat::csv: return R::ok(delimited_text(m, ",", precision));
+        case ExportFormat::tsv: return R::ok(delimited_text(m, "\t", precision));
+        case ExportFormat::latex: return R::ok(latex_bmatrix(m, precision));
+        case ExportFormat::npy: return R::ok(npy_matrix(m));
+        default: break;
+    }
+    return R::fail({{"format", std::string(export_format_name(format)) + " is not a format for a matrix's numbers"}});
+}
+
+Result<MatrixRef> parse_matrix_ref(const std::string& text) {
+    using R = Result<MatrixRef>;
+    const size_t colon = text.find(':');
+    const std::string name = text.substr(0, colon);
+    const std::optional<MatrixId> id = matrix_id_from_name(name);
+    if (!id) return R::fail({{"", "\"" + name + "\" is not a matrix (" + matrix_names() + ")"}});
+    if (colon == std::string::npos) return R::ok({*id, is_per_head(*id) ? -1 : 0});
+    if (!is_per_head(*id))
+        return R::fail({{"", name + " is one matrix for the whole layer; name it without a head (\"" + name + "\")"}});
+    const std::string head = text.substr(colon + 1);
+    char* end = nullptr;
+    const long h = std::strtol(head.c_str(), &end, 10);
+    if (head.empty() || *end != '\0' || h < 1 || h > 1000000)
+        return R::fail({{"", "\"" + head + "\" is not a head number (heads are counted from 1)"}});
+    return R::ok({*id, static_cast<int>(h - 1)});
+}
+
+}  // namespace attnviz::core
