@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/autosave.hpp"
 #include "core/file_io.hpp"
 #include "core/forward.hpp"
 #include "core/import.hpp"
@@ -235,6 +236,45 @@ int import_command(const ImportCommandOptions& o) {
         std::cerr << "error: out of memory while importing " << o.checkpoint << "\n";
         return exit_io;
     }
+}
+
+int recover_command(const RecoverOptions& o) {
+    const core::AutosaveStore store(o.dir.empty() ? core::default_autosave_dir() : o.dir);
+    if (!store.enabled()) {
+        std::cerr << "error: " << store.problem() << "\n";
+        return exit_io;
+    }
+    const std::vector<core::AutosaveInfo> found = store.orphans();
+    if (o.out_path.empty()) {
+        if (found.empty()) std::cerr << "No unsaved work to recover in " << store.dir() << "\n";
+        for (const core::AutosaveInfo& info : found) {
+            std::cout << info.id << "\t" << core::local_time_text(info.saved_at) << "\t"
+                      << (info.file.empty() ? "(new session)" : info.file) << "\t" << info.what << "\n";
+            if (o.discard) core::AutosaveStore::discard(info);
+        }
+        return exit_ok;
+    }
+    const core::AutosaveInfo* chosen = nullptr;
+    for (const core::AutosaveInfo& info : found)
+        if (o.id.empty() || info.id == o.id) {
+            chosen = &info;  // newest first
+            break;
+        }
+    if (!chosen) {
+        std::cerr << "error: "
+                  << (o.id.empty() ? "no unsaved work to recover in " + store.dir()
+                                   : "no autosave " + o.id + " in " + store.dir())
+                  << "\n";
+        return exit_invalid;
+    }
+    const core::Result<core::Session> session = core::AutosaveStore::load(*chosen);
+    if (!session) {
+        report(session.problems, chosen->session_path);
+        return exit_invalid;
+    }
+    const int code = write_output(core::write_session(*session.value), o.out_path);
+    if (code == exit_ok && o.discard) core::AutosaveStore::discard(*chosen);
+    return code;
 }
 
 }  // namespace attnviz::app

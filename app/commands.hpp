@@ -48,4 +48,15 @@ struct ImportCommandOptions {
 // "error: FILE: TENSOR: problem" for a bad or incomplete checkpoint, 1 for I/O.
 int import_command(const ImportCommandOptions& options);
 
+struct RecoverOptions {
+    std::string out_path;  // write the newest (or --id) autosave's session here; empty: list them
+    std::string id;
+    bool discard = false;  // remove the autosave once written (or, without -o, every one listed)
+    std::string dir;       // the state directory; empty: core::default_autosave_dir()
+};
+
+// attnviz recover [-o FILE [--id ID]] [--discard]: the unsaved work of instances that ended
+// without saving (core/autosave.hpp), listed or written out. Exit 2 when there is none to write.
+int recover_command(const RecoverOptions& options);
+
 }  // namespace attnviz::app

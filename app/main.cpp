@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
     cli.add_option("--bench-edits", gui.bench_edits,
                    "Edit X[0][0] once a frame N times, print the frame times and last_edit_to_trace_ms, exit")
         ->check(CLI::Range(1, 100000));
+    cli.add_option("--set", gui.edits,
+                   "Edit a cell at start as if typed: NAME:HEAD:ROW:COL=VALUE or NAME:ROW:COL=VALUE (repeatable)");
+    cli.add_option("--autosave-seconds", gui.autosave_seconds,
+                   "Autosave unsaved work this often (default 5, off for --screenshot; 0 turns it off)")
+        ->check(CLI::Range(0.0, 86400.0));
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")
@@ -86,6 +91,14 @@ int main(int argc, char** argv) {
     ex->add_option("--rope-base", example.rope_base, "RoPE base theta (random; default 10000; turns RoPE on)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
 
+    RecoverOptions recover_options;
+    CLI::App* recover = cli.add_subcommand("recover", "Unsaved work of an attnviz that ended without saving");
+    recover->add_option("-o,--output", recover_options.out_path, "Write the newest autosave's session here");
+    recover->add_option("--id", recover_options.id, "Which autosave (an id from the list)");
+    recover->add_flag("--discard", recover_options.discard,
+                      "Remove the autosave after writing it (or every one listed)");
+    recover->add_option("--dir", recover_options.dir, "The state directory (default $XDG_STATE_HOME/attnviz)");
+
     BenchOptions bench;
     CLI::App* be = cli.add_subcommand("bench", "Time the full trace on random weights (and one GEMM beside it)");
     be->add_option("--n", bench.n, "Tokens (default 512)");
@@ -122,6 +135,7 @@ int main(int argc, char** argv) {
         if (ex->parsed()) return example_command(example);
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);
+        if (recover->parsed()) return recover_command(recover_options);
         return run_gui(gui);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory\n";

@@ -224,6 +224,14 @@ bool AppState::save_file(const std::string& path) {
     return true;
 }
 
+bool AppState::restore_unsaved(core::Session session, const std::string& file, const std::string& description) {
+    if (refuse_over_budget(session.config, "Could not restore the unsaved work")) return false;
+    set_session(std::move(session), description);
+    file_path_ = file;
+    modified_ = true;
+    return true;
+}
+
 void AppState::randomize(std::uint64_t seed) {
     core::Session s = core::random_session(session_.config, seed);
     s.tokens = session_.tokens;
@@ -273,6 +281,10 @@ std::int64_t AppState::undo_bytes() const {
 
 void AppState::remember(Change change, std::string what, const std::string& merge) {
     modified_ = true;
+    ++revision_;
+    // "Opened X", "Saved X" and the like describe the session as it was: an edit ends them. An
+    // error stays until the user has read it (or the next message replaces it).
+    if (!message_.error) message_ = {};
     redo_.clear();
     if (!merge.empty() && merge == last_merge_ && !undo_.empty()) return;  // the same edit goes on
     last_merge_ = merge;
@@ -317,6 +329,7 @@ void AppState::restore(std::vector<UndoStep>& from, std::vector<UndoStep>& to) {
     to.push_back(std::move(step));
     last_merge_.clear();  // the next edit starts a new step
     modified_ = true;
+    ++revision_;
     if (reshaped)
         session_reshaped();
     else
@@ -328,6 +341,7 @@ void AppState::take_back() {
     const bool reshaped = swap_in(undo_.back().change);
     undo_.pop_back();
     last_merge_.clear();
+    ++revision_;
     if (reshaped)
         session_reshaped();
     else

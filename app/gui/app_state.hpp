@@ -65,6 +65,10 @@ public:
     bool import_checkpoint(const std::string& path, core::ImportOptions options = {});
     static bool is_checkpoint(const std::string& path);
     bool save_file(const std::string& path);
+    // Unsaved work recovered after a crash (an autosave): the session as it was, unsaved, with the
+    // file it came from (empty: none) so that Save writes there. Undo takes it back. Refused (with a
+    // message) when it needs more memory than the budget.
+    bool restore_unsaved(core::Session session, const std::string& file, const std::string& description);
     void randomize(std::uint64_t seed);  // every value of the session, same dimensions
 
     // Undo and redo of every change to the session (cells, matrices, dimensions, tokens, presets,
@@ -127,6 +131,8 @@ public:
     const std::string& file_path() const { return file_path_; }
     // Whether the session changed since it was last opened or saved (a new session counts as saved).
     bool modified() const { return modified_; }
+    // Counts the changes of the session (every edit, undo and redo): what an autosave compares.
+    std::uint64_t revision() const { return revision_; }
 
     // The column-vector view (seed 004): every matrix drawn as the transpose of its row form, so
     // tokens are columns. Only the views change; the session and the math stay in row form.
@@ -203,6 +209,7 @@ private:
     std::vector<UndoStep> undo_, redo_;
     std::string last_merge_;  // the merge key of the newest undo step
     bool modified_ = false;
+    std::uint64_t revision_ = 0;
 };
 
 }  // namespace attnviz::app

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace attnviz::app {
 
@@ -99,6 +100,12 @@ void enter_teach_mode(AppState& state, Panels& p, int step) {
     teach_go_to(state, p.teach, step);
 }
 
+std::string window_title(const AppState& state) {
+    const std::string name = state.file_path().empty() ? std::string("unsaved session")
+                                                       : std::filesystem::path(state.file_path()).filename().string();
+    return name + (state.modified() ? "*" : "") + " — attnviz";
+}
+
 void run_commands(AppState& state, UiContext& ui, Panels& p) {
     for (const std::string& path : ui.dropped_files) state.open_file(path);  // like File > Open
     ui.dropped_files.clear();
@@ -152,6 +159,8 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, frame_ms);
     ImGui::End();
+    draw_recovery_window(state, ui, p.recovery);
+
     ui.heatmaps.end_frame();
     run_commands(state, ui, p);
 }

@@ -15,6 +15,7 @@
 #include "panels/inputs_panel.hpp"
 #include "panels/menu_bar.hpp"
 #include "panels/pipeline_panel.hpp"
+#include "panels/recovery_window.hpp"
 #include "panels/status_bar.hpp"
 #include "panels/teach_panel.hpp"
 #include "panels/trace_panel.hpp"
@@ -34,6 +35,7 @@ struct Panels {
     ViewerPanel viewer;
     StatusBar status;
     TeachPanel teach;
+    RecoveryWindow recovery;
     bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
     bool reset_layout = false;  // every window goes back to its default place in the next frame
     bool quit = false;          // the app ends after this frame
@@ -72,6 +74,10 @@ bool animating(const Panels& panels, const AppState& state);
 
 // Enters teach mode at a step (0-based), loading the lesson first if needed.
 void enter_teach_mode(AppState& state, Panels& panels, int step);
+
+// The window's title: the session's file name (or "unsaved session"), "*" when it has unsaved
+// changes, and the app's name: "example.json* — attnviz".
+std::string window_title(const AppState& state);
 
 // Carries out the commands requested so far (menus, shortcuts, dropped files), in order.
 void run_commands(AppState& state, UiContext& ui, Panels& panels);

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autosave.hpp"
 #include "core/file_io.hpp"
 #include "core/presets.hpp"
 #include "fonts.hpp"
@@ -74,7 +75,8 @@ void delete_texture(ImTextureID texture) {
     glDeleteTextures(1, &tex);
 }
 
-bool write_screenshot(GLFWwindow* window, const std::string& path) {
+// The window's pixels as PNG bytes (empty when encoding fails).
+std::string window_png(GLFWwindow* window) {
     int w = 0, h = 0;
     glfwGetFramebufferSize(window, &w, &h);
     std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
@@ -82,8 +84,21 @@ bool write_screenshot(GLFWwindow* window, const std::string& path) {
     glReadBuffer(GL_BACK);
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
     for (size_t k = 3; k < pixels.size(); k += 4) pixels[k] = 255;  // opaque
-    stbi_flip_vertically_on_write(1);
-    return stbi_write_png(path.c_str(), w, h, 4, pixels.data(), w * 4) != 0;
+    stbi_flip_vertically_on_write(1);                               // GL's rows go bottom-up
+    std::string bytes;
+    const auto append = [](void* to, void* data, int size) {
+        static_cast<std::string*>(to)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+    };
+    const bool ok = stbi_write_png_to_func(append, &bytes, w, h, 4, pixels.data(), w * 4) != 0;
+    stbi_flip_vertically_on_write(0);
+    return ok ? bytes : std::string();
+}
+
+// Writes the window as a PNG (atomically); the problems, empty on success.
+core::Problems write_window_png(GLFWwindow* window, const std::string& path) {
+    const std::string png = window_png(window);
+    if (png.empty()) return {{path, "cannot encode the PNG"}};
+    return core::write_file_atomic(path, png);
 }
 
 void save_layout(const std::string& path) {
@@ -196,6 +211,21 @@ int run_gui(const GuiOptions& o) {
         std::cerr << "error: --size: expected WxH between 320x240 and 16384x16384, got \"" << o.size << "\"\n";
         return 2;
     }
+    // --set edits, checked before any window opens.
+    std::vector<std::pair<CellRef, double>> edits;
+    for (const std::string& edit : o.edits) {
+        const size_t eq = edit.find('=');
+        core::Result<CellRef> cell = core::parse_cell_ref(edit.substr(0, eq));
+        char* end = nullptr;
+        const std::string value = eq == std::string::npos ? "" : edit.substr(eq + 1);
+        const double v = std::strtod(value.c_str(), &end);
+        if (!cell || value.empty() || *end != '\0') {
+            std::cerr << "error: --set " << edit << ": "
+                      << (cell ? "expected CELL=VALUE, e.g. X:0:1=2.5" : cell.problems.front().message) << "\n";
+            return 2;
+        }
+        edits.emplace_back(*cell.value, v);
+    }
     std::optional<CellRef> selected;
     if (!o.select.empty()) {
         core::Result<CellRef> cell = core::parse_cell_ref(o.select);
@@ -266,6 +296,17 @@ int run_gui(const GuiOptions& o) {
         state.set_notation(ui.notation());
         state.set_column_vectors(o.column_vectors);
         Panels panels;
+        // Unsaved work is autosaved, and what a crashed instance left is offered; not for
+        // screenshots and benchmarks, which show the app as it opens.
+        Autosaver autosave(core::default_autosave_dir(),
+                           o.autosave_seconds.value_or(screenshot || benchmark ? 0 : default_autosave_seconds));
+        if (autosave.on()) {
+            panels.recovery.store = &autosave.store();
+            panels.recovery.offers = autosave.store().orphans();
+        }
+        for (const auto& [cell, value] : edits)
+            if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
+        std::string title;
         if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
         // A cell that does not exist is reported in the app, and on stderr for scripts.
         if (selected && !state.select_checked(*selected))
@@ -307,6 +348,11 @@ int run_gui(const GuiOptions& o) {
             ImGui::NewFrame();
             const std::uint64_t shown_before = state.generation();
             draw_frame(state, ui, panels, frame_ms);
+            autosave.tick(state);
+            if (std::string now_title = window_title(state); now_title != title) {
+                title = std::move(now_title);
+                glfwSetWindowTitle(window, title.c_str());
+            }
             if (editing && state.generation() != shown_before) bench.trace_ms.push_back(state.compute_ms());
             ImGui::Render();
             int fb_w = 0, fb_h = 0;
@@ -329,10 +375,11 @@ int run_gui(const GuiOptions& o) {
                         std::chrono::duration<double, std::milli>(now - bench.last_edit).count();
             }
             if (last_frame) {
-                if (screenshot && !write_screenshot(window, o.screenshot_path)) {
-                    std::cerr << "error: " << o.screenshot_path << ": cannot write the PNG\n";
-                    exit_code = 1;
-                }
+                if (screenshot)
+                    if (const core::Problems p = write_window_png(window, o.screenshot_path); !p.empty()) {
+                        std::cerr << "error: " << p.front().str() << "\n";
+                        exit_code = 1;
+                    }
                 if (ui.report && !write_report(report, io.DisplaySize, o.report_path)) exit_code = 1;
                 break;
             }
@@ -349,6 +396,7 @@ int run_gui(const GuiOptions& o) {
             if (benchmark && measured >= 0) bench.ms.push_back(frame_ms);
         }
         if (benchmark) print_frame_times(bench, o.bench_edits > 0);
+        autosave.finish();  // a clean exit: saved, or the user chose not to
         link.ui = nullptr;
         if (!ini.empty()) save_layout(ini);
     }  // the UI context frees its textures here, while the GL context exists

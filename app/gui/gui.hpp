@@ -2,23 +2,29 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.hpp"
 
 namespace attnviz::app {
 
 struct GuiOptions {
-    std::string session_path;     // empty: the worked example
-    std::string screenshot_path;  // non-empty: render `frames` frames (3 if not given), write a PNG, exit
-    int frames = 0;               // > 0: exit after this many frames
-    std::string size;             // "WxH"; empty: 1280x800
-    int teach_step = 0;           // > 0: open the lesson at this step (1-based)
-    bool column_vectors = false;  // start in the column-vector view (seed 004)
-    std::string select;           // a cell to select at start, "weights:1:0:1" (see core::parse_cell_ref)
-    int bench_frames = 0;         // > 0: draw this many frames with every panel open, print their times as JSON
-    int bench_edits = 0;          // > 0: edit X[0][0] once a frame this many times, print the frame times as JSON
-    std::string report_path;      // with --frames/--screenshot: where each window was, which numbers were drawn
+    std::string session_path;        // empty: the worked example
+    std::string screenshot_path;     // non-empty: render `frames` frames (3 if not given), write a PNG, exit
+    int frames = 0;                  // > 0: exit after this many frames
+    std::string size;                // "WxH"; empty: 1280x800
+    int teach_step = 0;              // > 0: open the lesson at this step (1-based)
+    bool column_vectors = false;     // start in the column-vector view (seed 004)
+    std::string select;              // a cell to select at start, "weights:1:0:1" (see core::parse_cell_ref)
+    int bench_frames = 0;            // > 0: draw this many frames with every panel open, print their times as JSON
+    int bench_edits = 0;             // > 0: edit X[0][0] once a frame this many times, print the frame times as JSON
+    std::vector<std::string> edits;  // "NAME:HEAD:ROW:COL=VALUE": applied at start as typed edits (demos, tests)
+    // Autosave unsaved work this often (0: off); unset: every 5 s, but off for screenshots and
+    // benchmarks, which show the app as it opens (no recovery offer either).
+    std::optional<double> autosave_seconds;
+    std::string report_path;  // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };
 

@@ -21,6 +21,8 @@ if [ -z "$display" ]; then
     echo "SKIP: Xvfb could not start an X server"; exit 77
 fi
 export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
+# Autosaves and recovery offers of this test only, never the user's.
+export XDG_STATE_HOME="$out/state-$case"
 
 sizes="1280x800 1920x1080"
 extra=()

@@ -1,0 +1,37 @@
+// When the explorer autosaves (core/autosave.hpp does the writing): while the session has unsaved
+// changes, at most every `interval` seconds and only when it changed since the last autosave; once
+// it is saved (or back to unmodified), the autosave is removed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "app_state.hpp"
+#include "core/autosave.hpp"
+
+namespace attnviz::app {
+
+inline constexpr double default_autosave_seconds = 5;
+
+class Autosaver {
+public:
+    // dir "" or interval ≤ 0: off (nothing written, nothing offered).
+    Autosaver(const std::string& dir, double interval_seconds);
+
+    // Once a frame. Copies the session and writes it on the store's thread when due.
+    void tick(const AppState& state, std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+    // At a clean exit: the autosave is no longer needed (the user saved or chose not to).
+    void finish() { store_.clear(); }
+
+    core::AutosaveStore& store() { return store_; }
+    bool on() const { return interval_ > 0 && store_.enabled(); }
+
+private:
+    core::AutosaveStore store_;
+    double interval_;
+    std::uint64_t written_revision_ = ~std::uint64_t{0};
+    std::chrono::steady_clock::time_point last_write_{};
+};
+
+}  // namespace attnviz::app
