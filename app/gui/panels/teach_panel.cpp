@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "../assets.hpp"
 #include "../fonts.hpp"
 #include "../widgets/matrix_view.hpp"
 #include "core/file_io.hpp"
@@ -156,11 +156,7 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
 
 }  // namespace
 
-std::string default_lesson_path() {
-    if (const char* dir = std::getenv("ATTNVIZ_ASSETS"); dir && *dir)
-        return std::string(dir) + "/lessons/worked-example.json";
-    return std::string(ATTNVIZ_ASSETS_DIR) + "/lessons/worked-example.json";
-}
+std::string default_lesson_path() { return assets_dir() + "/lessons/worked-example.json"; }
 
 bool load_lesson(TeachPanel& p, const std::string& path) {
     p.lesson_path = path.empty() ? default_lesson_path() : path;
@@ -220,6 +216,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
         ImGui::TextWrapped("%s", p.error.empty() ? "No lesson is loaded." : p.error.c_str());
         ImGui::PopStyleColor();
         if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
+        ui.report_item("teach: reload the lesson");
         return;
     }
     const ImGuiIO& io = ImGui::GetIO();

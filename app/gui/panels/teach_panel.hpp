@@ -40,7 +40,7 @@ struct TeachPanel {
     InputsPanel x_editor;  // "Edit X" inside the lesson
 };
 
-// assets/lessons/worked-example.json, under $ATTNVIZ_ASSETS when set, else the source tree's assets/.
+// lessons/worked-example.json in the assets directory (assets.hpp).
 std::string default_lesson_path();
 
 // Loads (or reloads) a lesson, the default one for an empty path; on failure keeps no lesson and sets panel.error
