@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "format.hpp"
@@ -22,12 +24,32 @@ void check_matrix(Problems& out, const std::string& path, const Matrix& m, int r
                 out.push_back({path + "[" + std::to_string(i) + "][" + std::to_string(j) + "]", *problem});
 }
 
-// A rows×cols matrix holding `old`'s overlapping block, new cells from fill(r, c).
+// A rows×cols matrix holding `old`'s overlapping block; each new cell from `memory` where it holds
+// a finite value there, else fill(r, c).
 template <class Fill>
-Matrix keep_and_fill(const Matrix& old, int rows, int cols, Fill fill) {
+Matrix keep_and_fill(const Matrix& old, int rows, int cols, Fill fill, const Matrix* memory = nullptr) {
     Matrix m(rows, cols);
     for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) m(r, c) = (r < old.rows() && c < old.cols()) ? old(r, c) : fill(r, c);
+        for (int c = 0; c < cols; ++c) {
+            if (r < old.rows() && c < old.cols())
+                m(r, c) = old(r, c);
+            else if (memory && r < memory->rows() && c < memory->cols() && std::isfinite((*memory)(r, c)))
+                m(r, c) = (*memory)(r, c);
+            else
+                m(r, c) = fill(r, c);
+        }
+    return m;
+}
+
+// The union of two matrices (see remembered()).
+Matrix union_of(const Matrix& memory, const Matrix& current) {
+    const Eigen::Index rows = std::max(memory.rows(), current.rows()), cols = std::max(memory.cols(), current.cols());
+    Matrix m(rows, cols);
+    for (Eigen::Index r = 0; r < rows; ++r)
+        for (Eigen::Index c = 0; c < cols; ++c)
+            m(r, c) = r < current.rows() && c < current.cols() ? current(r, c)
+                      : r < memory.rows() && c < memory.cols() ? memory(r, c)
+                                                               : std::numeric_limits<double>::quiet_NaN();
     return m;
 }
 
@@ -100,16 +122,60 @@ bool has_shapes(const Config& config, const Params& p) {
     return all;
 }
 
-double fill_weight(int head, int r, int c, int cols) { return (r + head) % cols == c ? 1.0 : 0.0; }
+double fill_random(int stream, int head, int r, int c) {
+    // splitmix64 (Steele, Lea, Flood 2014) of the cell's place: well mixed, the same everywhere.
+    std::uint64_t z = (std::uint64_t(stream) << 56) ^ (std::uint64_t(head) << 40) ^ (std::uint64_t(r) << 20) ^
+                      std::uint64_t(c);
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+    return std::round((2 * unit - 1) * 100) / 100;
+}
+
+double fill_weight(Weight weight, int head, int r, int c, int cols) {
+    if (head < 2) return (r + head) % cols == c ? 1.0 : 0.0;
+    return fill_random(1 + static_cast<int>(weight), head, r, c);
+}
+
+double fill_input(int r, int c) { return fill_random(0, 0, r, c); }
 
 double fill_output(int r, int c) { return r == c ? 1.0 : 0.0; }
 
 Params filled(const Config& config) { return resize(Params{}, config); }
 
-Params resize(const Params& from, const Config& to) {
+Params resize(const Params& from, const Config& to) { return resize(from, to, Params{}); }
+
+Params remembered(const Params& memory, const Params& current) {
     Params p;
+    p.X = union_of(memory.X, current.X);
+    p.heads.resize(std::max(memory.heads.size(), current.heads.size()));
+    for (size_t i = 0; i < p.heads.size(); ++i) {
+        const HeadParams none;
+        const HeadParams& m = i < memory.heads.size() ? memory.heads[i] : none;
+        const HeadParams& c = i < current.heads.size() ? current.heads[i] : none;
+        HeadParams& h = p.heads[i];
+        h.W_Q = union_of(m.W_Q, c.W_Q);
+        h.W_K = union_of(m.W_K, c.W_K);
+        h.W_V = union_of(m.W_V, c.W_V);
+        h.b_Q = union_of(m.b_Q, c.b_Q);
+        h.b_K = union_of(m.b_K, c.b_K);
+        h.b_V = union_of(m.b_V, c.b_V);
+    }
+    p.W_O = union_of(memory.W_O, current.W_O);
+    p.b_O = union_of(memory.b_O, current.b_O);
+    p.kv_group_size = current.kv_group_size;
+    return p;
+}
+
+Params resize(const Params& from, const Config& to, const Params& memory) {
+    Params p;
+    const auto recalled = [&](int head, Matrix HeadParams::*field) -> const Matrix* {
+        return head < static_cast<int>(memory.heads.size()) ? &(memory.heads[head].*field) : nullptr;
+    };
     const auto zero = [](int, int) { return 0.0; };
-    p.X = keep_and_fill(from.X, to.n, to.d_model, zero);
+    p.X = keep_and_fill(from.X, to.n, to.d_model, fill_input, &memory.X);
     p.kv_group_size = to.group_size();
     p.heads.resize(to.heads);
     const int from_heads = static_cast<int>(from.heads.size());
@@ -119,19 +185,20 @@ Params resize(const Params& from, const Config& to) {
         // The K/V this head used before (its group's, under grouped-query attention).
         const int kv_from = i < from_heads && from.kv_group_size > 0 ? from.kv_owner(i) : i;
         const HeadParams& old_kv = kv_from < from_heads ? from.heads[kv_from] : none;
-        auto fill_k = [&](int r, int c) { return fill_weight(i, r, c, to.d_k); };
-        auto fill_v = [&](int r, int c) { return fill_weight(i, r, c, to.d_v); };
+        const auto fill = [&](Weight w, int cols) {
+            return [=](int r, int c) { return fill_weight(w, i, r, c, cols); };
+        };
         HeadParams& h = p.heads[i];
-        h.W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill_k);
-        h.b_Q = keep_and_fill(old.b_Q, 1, to.d_k, zero);
+        h.W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill(Weight::W_Q, to.d_k), recalled(i, &HeadParams::W_Q));
+        h.b_Q = keep_and_fill(old.b_Q, 1, to.d_k, zero, recalled(i, &HeadParams::b_Q));
         if (p.kv_owner(i) != i) continue;  // this head uses its group's K/V
-        h.W_K = keep_and_fill(old_kv.W_K, to.d_model, to.d_k, fill_k);
-        h.W_V = keep_and_fill(old_kv.W_V, to.d_model, to.d_v, fill_v);
-        h.b_K = keep_and_fill(old_kv.b_K, 1, to.d_k, zero);
-        h.b_V = keep_and_fill(old_kv.b_V, 1, to.d_v, zero);
+        h.W_K = keep_and_fill(old_kv.W_K, to.d_model, to.d_k, fill(Weight::W_K, to.d_k), recalled(i, &HeadParams::W_K));
+        h.W_V = keep_and_fill(old_kv.W_V, to.d_model, to.d_v, fill(Weight::W_V, to.d_v), recalled(i, &HeadParams::W_V));
+        h.b_K = keep_and_fill(old_kv.b_K, 1, to.d_k, zero, recalled(i, &HeadParams::b_K));
+        h.b_V = keep_and_fill(old_kv.b_V, 1, to.d_v, zero, recalled(i, &HeadParams::b_V));
     }
-    p.W_O = keep_and_fill(from.W_O, to.concat_width(), to.d_model, fill_output);
-    p.b_O = keep_and_fill(from.b_O, 1, to.d_model, zero);
+    p.W_O = keep_and_fill(from.W_O, to.concat_width(), to.d_model, fill_output, &memory.W_O);
+    p.b_O = keep_and_fill(from.b_O, 1, to.d_model, zero, &memory.b_O);
     return p;
 }
 

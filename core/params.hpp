@@ -54,16 +54,25 @@ Problems validate(const Config& config, const Params& params);
 // Whether every matrix has the shape the config asks for (validate() without the value checks).
 bool has_shapes(const Config& config, const Params& params);
 
-// The value the fill rule gives a cell that a resize creates (see resize()).
-//   X:            0
-//   W_Q/W_K/W_V of head i (0-based), r×c of a d_model×cols matrix:
-//                 1 when (r + i) mod cols == c, else 0
-//                 (the pattern of seed 001's worked example: head 1 [[1,0],[0,1],[1,0],[0,1]],
-//                  head 2 [[0,1],[1,0],[0,1],[1,0]])
+// The value the fill rule gives a cell that a resize creates (see resize()), so that growing n or
+// h shows something (a new token is not a zero row with uniform attention, a new head is not a
+// copy of another):
+//   X:            fill_random(0, 0, r, c): uniform in [−1, 1], rounded to 2 decimals (readable)
+//   W_Q/W_K/W_V of heads 0 and 1 (0-based), r×c of a d_model×cols matrix:
+//                 1 when (r + head) mod cols == c, else 0 — seed 001's pattern (head 1
+//                 [[1,0],[0,1],[1,0],[0,1]], head 2 [[0,1],[1,0],[0,1],[1,0]]), so its worked
+//                 example is what the rule gives and its numbers never change
+//   W_Q/W_K/W_V of head ≥ 2: fill_random(1 + weight, head, r, c) (weight: 0 W_Q, 1 W_K, 2 W_V)
 //   W_O:          1 when r == c, else 0 (the identity)
 //   biases:       0
-double fill_weight(int head, int r, int c, int cols);
+// The random values depend only on the cell's place, never on the session or the order of the
+// changes: the same cell always gets the same value.
+double fill_weight(Weight weight, int head, int r, int c, int cols);
+double fill_input(int r, int c);
 double fill_output(int r, int c);
+// The generator behind the rule: splitmix64 of (stream, head, r, c), uniform in [−1, 1], rounded to
+// 2 decimals.
+double fill_random(int stream, int head, int r, int c);
 
 // Zero-filled params of the right shapes, then the fill rule everywhere.
 Params filled(const Config& config);
@@ -75,5 +84,14 @@ Params filled(const Config& config);
 // K/V groups: a head of `to` takes the K/V its group's first head used in `from` (so splitting
 // groups copies the shared W_K, W_V into each head, and merging keeps each group's first head's).
 Params resize(const Params& from, const Config& to);
+
+// resize() that remembers: a new cell takes `memory`'s value at its place (same head, row and
+// column) when memory holds a finite one there, else the fill rule's. So shrinking n, d_model, h,
+// d_k or d_v and growing back restores the values the session had (see remembered()).
+Params resize(const Params& from, const Config& to, const Params& memory);
+
+// Everything `memory` and `current` know, for resize(): each matrix as large as the larger of the
+// two, `current`'s values where it has cells, else `memory`'s, else NaN (nothing known).
+Params remembered(const Params& memory, const Params& current);
 
 }  // namespace attnviz::core

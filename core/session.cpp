@@ -31,11 +31,20 @@ Problems validate(const Session& s) {
     return out;
 }
 
-Session resized(const Session& s, const Config& config) {
-    Session out{config, s.tokens, resize(s.params, config)};
+Session resized(const Session& s, const Config& config) { return resized(s, config, Session{}); }
+
+Session resized(const Session& s, const Config& config, const Session& memory) {
+    Session out{config, s.tokens, resize(s.params, config, memory.params)};
     const std::vector<std::string> defaults = default_tokens(config.n);
     out.tokens.resize(config.n);
-    for (int i = static_cast<int>(s.tokens.size()); i < config.n; ++i) out.tokens[i] = defaults[i];
+    for (int i = static_cast<int>(s.tokens.size()); i < config.n; ++i)
+        out.tokens[i] = i < static_cast<int>(memory.tokens.size()) ? memory.tokens[i] : defaults[i];
+    return out;
+}
+
+Session remembered(const Session& memory, const Session& current) {
+    Session out{current.config, current.tokens, remembered(memory.params, current.params)};
+    for (size_t i = current.tokens.size(); i < memory.tokens.size(); ++i) out.tokens.push_back(memory.tokens[i]);
     return out;
 }
 

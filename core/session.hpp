@@ -37,6 +37,12 @@ Problems validate(const Session& session);
 // The session with new dimensions: params through resize(), tokens kept or extended with defaults.
 // Precondition: validate(config) is empty.
 Session resized(const Session& session, const Config& config);
+// The same, new cells and token labels taken from `memory` where it has them (remembered()), so a
+// dimension shrunk and grown back brings its values back.
+Session resized(const Session& session, const Config& config, const Session& memory);
+// Everything `memory` and `current` hold (core::remembered() of their params; the longer list of
+// token labels, current's first).
+Session remembered(const Session& memory, const Session& current);
 
 // Parses a session file. Reports every problem it can find, each with its field path;
 // malformed JSON is reported with its line and column.

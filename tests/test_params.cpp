@@ -17,8 +17,13 @@ namespace {
 
 using namespace attnviz::test;
 
-// The fill rule as the header documents it, written out here rather than taken from the library.
-double rule_weight(int head, int r, int c, int cols) { return (r + head) % cols == c ? 1.0 : 0.0; }
+// The fill rule as the header documents it, written out here rather than taken from the library
+// (the generator itself is checked against splitmix64's published first output below).
+double rule_weight(Weight w, int head, int r, int c, int cols) {
+    if (head < 2) return (r + head) % cols == c ? 1.0 : 0.0;
+    return fill_random(1 + static_cast<int>(w), head, r, c);
+}
+double rule_input(int r, int c) { return fill_random(0, 0, r, c); }
 double rule_output(int r, int c) { return r == c ? 1.0 : 0.0; }
 
 // ---------------------------------------------------------------------------------------------
@@ -114,23 +119,45 @@ TEST(FillRule, ValuesByHand) {
     // Head 0 of a 4×2 matrix: [[1,0],[0,1],[1,0],[0,1]]; head 1: [[0,1],[1,0],[0,1],[1,0]].
     const double head0[4][2] = {{1, 0}, {0, 1}, {1, 0}, {0, 1}};
     const double head1[4][2] = {{0, 1}, {1, 0}, {0, 1}, {1, 0}};
-    for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 2; ++c) {
-            EXPECT_EQ(fill_weight(0, r, c, 2), head0[r][c]) << r << "," << c;
-            EXPECT_EQ(fill_weight(1, r, c, 2), head1[r][c]) << r << "," << c;
-        }
-    // Head 2 of a 3-column matrix: row 0 → column 2, row 1 → column 0, row 4 → column 0.
-    EXPECT_EQ(fill_weight(2, 0, 2, 3), 1.0);
-    EXPECT_EQ(fill_weight(2, 0, 0, 3), 0.0);
-    EXPECT_EQ(fill_weight(2, 1, 0, 3), 1.0);
-    EXPECT_EQ(fill_weight(2, 4, 0, 3), 1.0);
-    EXPECT_EQ(fill_weight(2, 4, 1, 3), 0.0);
-    // A single column is all ones.
-    for (int r = 0; r < 5; ++r) EXPECT_EQ(fill_weight(3, r, 0, 1), 1.0);
+    for (const Weight w : {Weight::W_Q, Weight::W_K, Weight::W_V})
+        for (int r = 0; r < 4; ++r)
+            for (int c = 0; c < 2; ++c) {
+                EXPECT_EQ(fill_weight(w, 0, r, c, 2), head0[r][c]) << r << "," << c;
+                EXPECT_EQ(fill_weight(w, 1, r, c, 2), head1[r][c]) << r << "," << c;
+            }
+    // Head 1 of a 3-column matrix: row 0 → column 1, row 2 → column 0.
+    EXPECT_EQ(fill_weight(Weight::W_Q, 1, 0, 1, 3), 1.0);
+    EXPECT_EQ(fill_weight(Weight::W_Q, 1, 2, 0, 3), 1.0);
+    EXPECT_EQ(fill_weight(Weight::W_Q, 1, 2, 1, 3), 0.0);
     EXPECT_EQ(fill_output(0, 0), 1.0);
     EXPECT_EQ(fill_output(3, 3), 1.0);
     EXPECT_EQ(fill_output(0, 1), 0.0);
     EXPECT_EQ(fill_output(2, 1), 0.0);
+}
+
+TEST(FillRule, TheGeneratorIsSplitmix64OfTheCellsPlace) {
+    // splitmix64's first output from state 0 is 0xe220a8397b1dcdaf (its reference implementation);
+    // as a 53-bit fraction that is 0.88334…, so 2·0.88334 − 1 = 0.7667 → 0.77.
+    EXPECT_EQ(fill_random(0, 0, 0, 0), 0.77);
+    EXPECT_EQ(fill_input(0, 0), 0.77);
+    // Every value in [−1, 1] with at most 2 decimals; the same place gives the same value.
+    double sum = 0;
+    int distinct_streams = 0;
+    for (int r = 0; r < 40; ++r)
+        for (int c = 0; c < 40; ++c) {
+            const double v = fill_random(2, 3, r, c);
+            EXPECT_GE(v, -1.0);
+            EXPECT_LE(v, 1.0);
+            EXPECT_EQ(std::round(v * 100) / 100, v);
+            EXPECT_EQ(fill_random(2, 3, r, c), v);
+            sum += v;
+            distinct_streams += fill_random(1, 3, r, c) != v;
+        }
+    EXPECT_NEAR(sum / 1600, 0.0, 0.05);  // mean of U(−1, 1) over 1600 cells: σ ≈ 0.014
+    EXPECT_GT(distinct_streams, 1500);   // W_Q and W_K of a head differ
+    // Heads from 2 on: from the generator, one stream per weight.
+    EXPECT_EQ(fill_weight(Weight::W_K, 2, 3, 1, 2), fill_random(2, 2, 3, 1));
+    EXPECT_NE(fill_weight(Weight::W_K, 2, 3, 1, 2), fill_weight(Weight::W_K, 3, 3, 1, 2));
 }
 
 TEST(FillRule, FilledWorkedConfigIsTheWorkedExample) {
@@ -147,7 +174,8 @@ TEST(FillRule, FilledWorkedConfigIsTheWorkedExample) {
         EXPECT_EQ(p.heads[h].W_V, w.params.heads[h].W_V);
     }
     EXPECT_EQ(p.W_O, Matrix::Identity(4, 4));
-    EXPECT_EQ(p.X, Matrix::Zero(2, 4));
+    for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 4; ++c) EXPECT_EQ(p.X(r, c), rule_input(r, c));
     EXPECT_TRUE(validate(w.config, p).empty());
 }
 
@@ -160,14 +188,15 @@ TEST(FillRule, FilledHasRightShapesForOtherConfigs) {
     for (int h = 0; h < 3; ++h)
         for (int r = 0; r < 5; ++r) {
             for (int col = 0; col < 2; ++col) {
-                EXPECT_EQ(p.heads[h].W_Q(r, col), rule_weight(h, r, col, 2));
-                EXPECT_EQ(p.heads[h].W_K(r, col), rule_weight(h, r, col, 2));
+                EXPECT_EQ(p.heads[h].W_Q(r, col), rule_weight(Weight::W_Q, h, r, col, 2));
+                EXPECT_EQ(p.heads[h].W_K(r, col), rule_weight(Weight::W_K, h, r, col, 2));
             }
-            for (int col = 0; col < 4; ++col) EXPECT_EQ(p.heads[h].W_V(r, col), rule_weight(h, r, col, 4));
+            for (int col = 0; col < 4; ++col) EXPECT_EQ(p.heads[h].W_V(r, col), rule_weight(Weight::W_V, h, r, col, 4));
         }
     for (int r = 0; r < 12; ++r)
         for (int col = 0; col < 5; ++col) EXPECT_EQ(p.W_O(r, col), rule_output(r, col));
-    EXPECT_TRUE(p.X.isZero(0));
+    for (int r = 0; r < 3; ++r)
+        for (int col = 0; col < 5; ++col) EXPECT_EQ(p.X(r, col), rule_input(r, col));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -186,17 +215,16 @@ void expect_resized(const Params& from, const Params& got, const Config& to) {
                 EXPECT_EQ(now(r, c), expected) << what << "[" << r << "][" << c << "] kept=" << kept;
             }
     };
-    check(
-        from.X, got.X, [](int, int) { return 0.0; }, "X");
+    check(from.X, got.X, rule_input, "X");
     for (int h = 0; h < to.heads; ++h) {
         const HeadParams old = h < static_cast<int>(from.heads.size()) ? from.heads[h] : HeadParams{};
         const std::string hp = "heads[" + std::to_string(h) + "].";
-        check(
-            old.W_Q, got.heads[h].W_Q, [&](int r, int c) { return rule_weight(h, r, c, to.d_k); }, hp + "W_Q");
-        check(
-            old.W_K, got.heads[h].W_K, [&](int r, int c) { return rule_weight(h, r, c, to.d_k); }, hp + "W_K");
-        check(
-            old.W_V, got.heads[h].W_V, [&](int r, int c) { return rule_weight(h, r, c, to.d_v); }, hp + "W_V");
+        const auto rule = [&](Weight w, int cols) {
+            return [=](int r, int c) { return rule_weight(w, h, r, c, cols); };
+        };
+        check(old.W_Q, got.heads[h].W_Q, rule(Weight::W_Q, to.d_k), hp + "W_Q");
+        check(old.W_K, got.heads[h].W_K, rule(Weight::W_K, to.d_k), hp + "W_K");
+        check(old.W_V, got.heads[h].W_V, rule(Weight::W_V, to.d_v), hp + "W_V");
     }
     check(from.W_O, got.W_O, rule_output, "W_O");
 }
@@ -249,12 +277,12 @@ TEST(Resize, GrowNewCellsByHand) {
     // Head 1: old [[0,1],[1,0],[0,1],[1,0]]; column 2 gets 1 where (r + 1) mod 3 == 2 → r = 1.
     const Matrix k1{{0, 1, 0}, {1, 0, 1}, {0, 1, 0}, {1, 0, 0}};
     EXPECT_EQ(p.heads[1].W_K, k1);
-    // Head 2 is new: (r + 2) mod 3 == c → r0→c2, r1→c0, r2→c1, r3→c2.
-    const Matrix q2{{0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    EXPECT_EQ(p.heads[2].W_Q, q2);
-    // W_V keeps d_v = 2; head 2's: (r + 2) mod 2 == c → [[1,0],[0,1],[1,0],[0,1]].
-    const Matrix v2{{1, 0}, {0, 1}, {1, 0}, {0, 1}};
-    EXPECT_EQ(p.heads[2].W_V, v2);
+    // Head 2 is new: from the generator, so unlike heads 1 and 2 (and W_Q unlike W_K).
+    EXPECT_EQ(p.heads[2].W_Q(3, 2), fill_random(1, 2, 3, 2));
+    EXPECT_EQ(p.heads[2].W_V(0, 1), fill_random(3, 2, 0, 1));
+    EXPECT_FALSE(same(p.heads[2].W_Q, p.heads[2].W_K));
+    EXPECT_NE(Matrix(p.heads[2].W_Q.leftCols(2)), Matrix(p.heads[0].W_Q.leftCols(2)));
+    EXPECT_NE(Matrix(p.heads[2].W_Q.leftCols(2)), Matrix(p.heads[1].W_Q.leftCols(2)));
     // W_O grows from 4×4 to 6×4: identity block kept, new rows 4 and 5 all zero (r ≠ c for c < 4).
     Matrix wo = Matrix::Zero(6, 4);
     wo.topLeftCorner(4, 4) = Matrix::Identity(4, 4);
@@ -262,14 +290,21 @@ TEST(Resize, GrowNewCellsByHand) {
     EXPECT_EQ(p.X, w.params.X);
 }
 
-TEST(Resize, NewTokensRowsAreZero) {
+TEST(Resize, NewTokensGetRowsFromTheGenerator) {
     Session w = worked_example();
     Config to = w.config;
     to.n = 4;
     to.d_model = 5;
     const Params p = resize(w.params, to);
-    const Matrix x{{1, 0, 1, 0, 0}, {0, 2, 0, 2, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}};
-    EXPECT_EQ(p.X, x);
+    EXPECT_EQ(p.X.topLeftCorner(2, 4), w.params.X);
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 5; ++c)
+            if (r >= 2 || c >= 4) {
+                EXPECT_EQ(p.X(r, c), fill_input(r, c));
+            }
+    // Not a zero row: the new tokens attend unevenly.
+    EXPECT_GT(p.X.row(2).cwiseAbs().sum(), 0.5);
+    EXPECT_NE(Matrix(p.X.row(2)), Matrix(p.X.row(3)));
     // A new d_model row 4 of head 0's W_Q: (4 + 0) mod 2 == c → c = 0.
     EXPECT_EQ(p.heads[0].W_Q(4, 0), 1.0);
     EXPECT_EQ(p.heads[0].W_Q(4, 1), 0.0);
@@ -294,6 +329,37 @@ TEST(Resize, GrowThenBackRestoresOriginal) {
     Config all = base;
     for (const DimCase& d : dims) all.*d.field += 1;
     EXPECT_EQ(resize(resize(orig, all), base), orig);
+}
+
+TEST(Resize, WithMemoryGrowingBackRestoresEveryDroppedValue) {
+    const Config base = base_config();
+    const Params orig = random_session(base, 23).params;
+    for (const DimCase& d : dims) {
+        Config smaller = base;
+        smaller.*d.field -= 1;
+        SCOPED_TRACE(d.name);
+        const Params memory = remembered(Params{}, orig);
+        const Params shrunk = resize(orig, smaller);
+        // Growing back from the shrunk params, remembering: the original exactly.
+        EXPECT_EQ(resize(shrunk, base, remembered(memory, shrunk)), orig);
+        // Past the original size: what was never there comes from the fill rule.
+        Config bigger = base;
+        bigger.*d.field += 1;
+        expect_resized(orig, resize(shrunk, bigger, remembered(memory, shrunk)), bigger);
+    }
+}
+
+TEST(Resize, RememberedPrefersTheCurrentValuesAndMarksTheUnknownAsNaN) {
+    Params memory, current;
+    memory.X = Matrix{{1, 2, 3}};
+    current.X = Matrix{{9}, {8}};
+    const Params u = remembered(memory, current);
+    ASSERT_EQ(u.X.rows(), 2);
+    ASSERT_EQ(u.X.cols(), 3);
+    EXPECT_EQ(u.X(0, 0), 9);  // current wins
+    EXPECT_EQ(u.X(0, 2), 3);  // memory fills the rest
+    EXPECT_EQ(u.X(1, 0), 8);
+    EXPECT_TRUE(std::isnan(u.X(1, 2)));  // neither knows
 }
 
 TEST(Resize, ShrinkThenBackKeepsOverlap) {

@@ -95,7 +95,9 @@ bool AppState::set_config(const core::Config& config) {
     }
     if (refuse_over_budget(config, "Not applied")) return false;
     remember(SessionChange{session_}, "change of the dimensions");
-    session_ = core::resized(session_, config);
+    // Values a smaller dimension drops are kept aside, so growing it back brings them back.
+    memory_ = core::remembered(memory_, session_);
+    session_ = core::resized(session_, config, memory_);
     if (const auto note = core::shape_note(config))
         set_message(*note, false);
     else
@@ -118,6 +120,7 @@ void AppState::set_session(core::Session session, const std::string& description
     if (refuse_over_budget(session.config, "Not applied")) return;
     remember(SessionChange{session_}, description.empty() ? "new session" : description);
     session_ = std::move(session);
+    memory_ = {};  // another session: nothing of the old one comes back on growing
     set_message(description, false);
     session_reshaped();
 }
@@ -186,6 +189,7 @@ bool AppState::open_file(const std::string& path) {
                 const bool was_modified = modified_;
                 remember(SessionChange{session_}, "Opened " + path);  // may throw, before anything changed
                 session_ = std::move(*parsed.value);
+                memory_ = {};
                 try {
                     set_message("Opened " + path, false);
                     session_reshaped();

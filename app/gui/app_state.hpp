@@ -56,7 +56,8 @@ public:
     // leaves everything as it was.
     bool set_cell(const CellRef& cell, double value);
     bool set_matrix(MatrixRef ref, const core::Matrix& values);  // shape must match
-    bool set_config(const core::Config& config);                 // resizes, keeping what fits
+    bool set_config(
+        const core::Config& config);  // resizes, keeping what fits; growing back restores what a shrink dropped
     bool set_token(int row, const std::string& label);
     void set_session(core::Session session, const std::string& description);  // must be valid
     bool open_file(const std::string& path);  // a bad file is reported; the current work stays
@@ -190,6 +191,9 @@ private:
     void refresh_selection();
 
     core::Session session_;
+    // Every value the session had at sizes larger than now (core::remembered): what growing a
+    // dimension back restores. Forgotten when another session replaces this one.
+    core::Session memory_;
     std::shared_ptr<Snapshot> shown_;      // never null after construction; read-only once shown
     core::Trace spare_;                    // buffers of an earlier trace, lent to the next one
     std::unique_ptr<TraceWorker> worker_;  // started when a session is first too large to compute at once

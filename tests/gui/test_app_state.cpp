@@ -142,7 +142,7 @@ TEST(AppState, ConfigChangeResizesKeepingValues) {
     EXPECT_EQ(state.trace().heads.size(), 4u);
     EXPECT_EQ(state.trace().heads[3].weights.rows(), 3);
     EXPECT_DOUBLE_EQ(state.session().params.X(1, 3), 7.5);
-    EXPECT_DOUBLE_EQ(state.session().params.X(2, 0), 0.0);  // a new token is zero
+    EXPECT_DOUBLE_EQ(state.session().params.X(2, 0), core::fill_input(2, 0));  // a new token: the fill rule
     EXPECT_EQ(state.session().tokens.size(), 3u);
     EXPECT_EQ(state.session().tokens[2], "x3");
 }
@@ -560,4 +560,33 @@ TEST(Worker, EditsMadeWhileItComputesGoTogetherInOneRequest) {
     else
         std::cerr << "note: the edits took " << edits_ms << " ms, a trace " << state.compute_ms()
                   << " ms; the coalescing was not exercised\n";
+}
+
+TEST(AppState, ShrinkingAndGrowingBackRestoresTheValuesWhileTheSessionIsOpen) {
+    AppState state(core::worked_example());
+    core::Config three = state.config();
+    three.n = 3;
+    three.heads = 3;
+    three.d_k = three.d_v = 1;
+    ASSERT_TRUE(state.set_config(three));
+    // New tokens and heads are not blank: the fill rule's generator.
+    EXPECT_DOUBLE_EQ(state.session().params.X(2, 1), core::fill_input(2, 1));
+    EXPECT_NE(state.session().params.heads[2].W_Q, state.session().params.heads[0].W_Q);
+    state.set_cell({{MatrixId::X, 0}, 2, 1}, 4.25);    // an edit of the new token
+    state.set_cell({{MatrixId::W_V, 2}, 3, 0}, -1.5);  // and of the new head
+    ASSERT_TRUE(state.set_token(2, "mat"));
+    core::Config one = three;
+    one.n = 1;
+    one.heads = 1;
+    ASSERT_TRUE(state.set_config(one));
+    EXPECT_EQ(state.session().params.X.rows(), 1);
+    ASSERT_TRUE(state.set_config(three));  // back: the edits return, not the fill rule
+    EXPECT_DOUBLE_EQ(state.session().params.X(2, 1), 4.25);
+    EXPECT_DOUBLE_EQ(state.session().params.heads[2].W_V(3, 0), -1.5);
+    EXPECT_EQ(state.session().tokens[2], "mat");
+    // Another session forgets them.
+    state.set_session(core::worked_example(), "Worked example");
+    ASSERT_TRUE(state.set_config(three));
+    EXPECT_DOUBLE_EQ(state.session().params.X(2, 1), core::fill_input(2, 1));
+    EXPECT_EQ(state.session().tokens[2], "x3");
 }

@@ -135,12 +135,13 @@ TEST_F(Headless, DimensionsPanelResizeKeepsTheOverlap) {
     // Column 0 of every kept head still holds its values; column 1 no longer fits.
     EXPECT_DOUBLE_EQ(state.session().params.heads[0].W_Q(2, 0), 1.0);
     EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_Q(1, 0), 1.0);
-    // Growing d_k back restores the fill rule's value, not the lost edit (it did not fit).
+    // Growing d_k back restores the edit that did not fit, and the seed's values beside it.
     panels.dimensions.lock_per_head = false;
     wanted = state.config();
     wanted.d_k = 2;
     ASSERT_TRUE(app::apply_dimensions(state, panels.dimensions, wanted, 'k'));
-    EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_Q(3, 1), core::fill_weight(1, 3, 1, 2));
+    EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_Q(3, 1), -2.5);
+    EXPECT_DOUBLE_EQ(state.session().params.heads[1].W_Q(2, 1), core::worked_example().params.heads[1].W_Q(2, 1));
     // X did not change shape, so it is exactly the seed's.
     EXPECT_EQ(state.session().params.X, core::worked_example().params.X);
 }
