@@ -325,3 +325,41 @@ TEST_F(Headless, QuitAsksFirstWhenTheSessionIsModified) {
     EXPECT_TRUE(ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel));
     EXPECT_DOUBLE_EQ(state.session().params.X(0, 0), 4.0);
 }
+
+TEST_F(Headless, TypedAndDraggedValuesKeepDoublePrecision) {
+    // A drag moves in float steps: what shows as 2.45 is stored as 2.45, not 2.4499999675….
+    const double dragged = 1.0 + 145 * static_cast<double>(0.01f);  // 2.4499999675899744
+    EXPECT_NE(dragged, 2.45);
+    EXPECT_EQ(app::dragged_value(dragged), 2.45);
+    EXPECT_EQ(app::dragged_value(-0.30000001192092896), -0.3);  // -0.3f
+    EXPECT_EQ(app::dragged_value(0.123456789), 0.123456789);    // a real value is not rounded
+    // A typed 2.45 is stored as the double 2.45 (and written as "2.45").
+    AppState state(core::worked_example());
+    app::Panels panels;
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    frames(state, panels, 2);
+    const app::DrawReport::Item* field = nullptr;
+    for (const auto& f : report.items)
+        if (f.name == "X[1][2]") field = &f;
+    ASSERT_NE(field, nullptr);
+    imgui_.ui.report = nullptr;
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyMap[ImGuiKey_Enter] = 1;
+    io.MousePos = {(field->min.x + field->max.x) / 2, (field->min.y + field->max.y) / 2};
+    frames(state, panels, 1);
+    io.KeyCtrl = true;
+    io.MouseDown[0] = true;
+    frames(state, panels, 1);
+    io.MouseDown[0] = false;
+    io.KeyCtrl = false;
+    frames(state, panels, 1);
+    io.AddInputCharactersUTF8("2.45");
+    frames(state, panels, 1);
+    io.KeysDown[1] = true;
+    frames(state, panels, 1);
+    io.KeysDown[1] = false;
+    frames(state, panels, 2);
+    EXPECT_EQ(state.session().params.X(1, 2), 2.45);
+    EXPECT_NE(core::write_session(state.session()).find("[0, 2, 2.45, 2]"), std::string::npos);
+}

@@ -159,7 +159,7 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
                     if (ImGui::TempInputIsActive(field))
                         panel.typed = InputsPanel::Typed{cell, v, field};  // applied on Enter or focus loss
                     else
-                        state.set_cell(cell, v);  // a drag: at once, each frame's latest value
+                        state.set_cell(cell, dragged_value(v));  // a drag: at once, each frame's latest value
                 }
                 if (mark) ImGui::PopStyleColor();
                 if (ui.report) ui.report_item(core::label(cell, core::Notation::ascii));
@@ -176,6 +176,11 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
     ImGui::Dummy({0, 0});
     ImGui::EndChild();
     ImGui::PopID();
+}
+
+double dragged_value(double v) {
+    const double snapped = std::round(v * 1e4) / 1e4;
+    return std::abs(snapped - v) < 1e-6 ? snapped : v;  // only float noise is removed
 }
 
 void apply_typed_value(AppState& state, InputsPanel& panel) {

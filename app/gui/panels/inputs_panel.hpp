@@ -29,6 +29,11 @@ void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel);
 // editors call it first thing each frame.
 void apply_typed_value(AppState& state, InputsPanel& panel);
 
+// A dragged cell's value as stored: ImGui moves a drag in float steps (2.45 arrives as
+// 2.4499999675…), so it is rounded to the finest step a drag makes (10⁻⁴, with Alt held): a drag
+// that shows 2.45 stores and saves 2.45. Typed values are kept as typed (parsed as doubles).
+double dragged_value(double v);
+
 // One editable matrix with its toolbar (also used inside the lesson to edit X).
 void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens);
 
