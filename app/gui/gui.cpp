@@ -195,7 +195,7 @@ void wake_on_input(GLFWwindow* window) {
 AppState initial_state(const GuiOptions& o) {
     AppState state(core::worked_example());
     state.set_memory_budget(o.memory_budget);
-    state.set_message("Seed 001's worked example. Edit any number, or load a preset.", false);
+    state.set_message("The worked example. Edit any number, or load a preset.", false);
     if (!o.session_path.empty()) state.open_file(o.session_path);
     // --select and --teach refer to the session opened here: its trace is shown before they apply,
     // also when it is large enough to be computed on the worker.
@@ -279,6 +279,8 @@ int run_gui(const GuiOptions& o) {
             ImGui::LoadIniSettingsFromMemory(saved.value->data(), saved.value->size());
     ImGui::StyleColorsDark();
     ImGui::GetStyle().WindowRounding = 3;
+    // Tooltips, menus and popups are opaque: the text behind them must not bleed through.
+    ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
     WindowLink link;
     glfwSetWindowUserPointer(window, &link);
     wake_on_input(window);

@@ -98,7 +98,8 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     if (!panel.editing_active) panel.editing = state.config();
     panel.editing_active = false;
 
-    if (ImGui::Button("Worked example")) state.set_session(core::worked_example(), "Seed 001's worked example");
+    if (ImGui::Button("Worked example"))
+        state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
     ImGui::SameLine();
     if (ImGui::Button("Random")) state.randomize(panel.seed);  // Glorot weights and X from the seed below
     if (ImGui::IsItemHovered())
@@ -125,8 +126,10 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     core::Config now = state.config();
     if (ImGui::Checkbox("W_O projection", &now.output_projection)) state.set_config(now);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("On: output = concat%sW_O (seed 001).\nOff: output = concat (seed 000's multi-head).",
-                          ui.symbols().dot);
+        ImGui::SetTooltip(
+            "On: output = concat%sW_O, with the output projection W_O.\nOff: output = concat, multi-head attention "
+            "without it.",
+            ui.symbols().dot);
     ImGui::SameLine();
     bool causal = now.mask == core::Mask::causal;
     if (ImGui::Checkbox("causal mask", &causal)) {
@@ -162,12 +165,12 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     ImGui::TextUnformatted("tokens are");
     ImGui::SameLine();
     if (ImGui::RadioButton("rows", &orientation, 0)) state.set_column_vectors(false);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row vectors, X is n×d_model (seeds 000–003)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row vectors: X is n×d_model, one token per row");
     ImGui::SameLine();
     if (ImGui::RadioButton("columns", &orientation, 1)) state.set_column_vectors(true);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
-            "Column vectors, as seed 004 writes attention (V%ssoftmax(K%sQ/%sd)):\n"
+            "Column vectors, attention written as V%ssoftmax(K%sQ/%sd):\n"
             "every matrix is drawn as the transpose of its row form.",
             ui.symbols().dot, ui.symbols().transpose, ui.symbols().sqrt);
 

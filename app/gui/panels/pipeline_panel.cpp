@@ -73,8 +73,8 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     const bool cols = state.column_vectors();
     const std::string convention = c.output_projection
                                        ? "output = " + core::operation_text(core::MatrixId::output, c, notation, cols) +
-                                             " (seed 001)"
-                                       : std::string("output = concat (seed 000)");
+                                             " (with output projection W_O)"
+                                       : std::string("output = concat (no output projection)");
     if (c.heads > 1 &&
         ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(convention.c_str()).x + ImGui::GetFontSize() * 13)
         ImGui::SameLine();

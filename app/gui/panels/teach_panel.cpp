@@ -144,7 +144,7 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     }
     ImGui::Separator();
     if (ImGui::Button("Reset to the worked example")) {
-        state.set_session(core::worked_example(), "Seed 001's worked example");
+        state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
         teach_go_to(state, p, p.step);
     }
     apply_typed_value(state, p.x_editor);
