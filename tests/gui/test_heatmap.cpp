@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "headless.hpp"
@@ -234,4 +236,36 @@ TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
     EXPECT_EQ(app::heatmap_range(imgui_.ui, core::Matrix{{-3, 1}, {2, 0}}, MatrixId::Q, 1),
               (core::ColorRange{-3, 3, false}));
     ImGui::Render();
+}
+
+TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
+    test::HeadlessImGui imgui({800, 600});  // the app's fonts
+    // 40 px cells: 0.944 fits whole, 0.0558 with 2 digits, -123456.789 only abbreviated, 2.5e-17
+    // as "≈0"; before, none of them printed because the wide one did not fit.
+    const core::Matrix m{{0.944, -123456.789, 2.5e-17}, {-1.25, 0.0558, 0.0069}};
+    app::HeatmapOptions o;
+    o.max_cell = 40;
+    o.max_size = {120, 80};
+    o.range = {-1, 1, false};
+    app::DrawReport report;
+    imgui.ui.report = &report;
+    for (int frame = 0; frame < 2; ++frame) {
+        report.clear();
+        ImGui::NewFrame();
+        ImGui::SetNextWindowPos({0, 0});
+        ImGui::SetNextWindowSize({500, 500});
+        ImGui::Begin("numbers", nullptr, ImGuiWindowFlags_NoDecoration);
+        app::heatmap(imgui.ui, "m", m, o, "m");
+        ImGui::End();
+        ImGui::Render();
+    }
+    std::map<std::pair<int, int>, std::string> printed;
+    for (const auto& n : report.numbers) printed[{n.row, n.col}] = n.text;
+    ASSERT_EQ(printed.size(), 6u) << "every cell prints something";
+    EXPECT_EQ(printed[std::make_pair(0, 0)], "0.944");
+    EXPECT_EQ(printed[std::make_pair(1, 1)], "0.056");
+    EXPECT_EQ(printed[std::make_pair(1, 0)], "-1.25");
+    EXPECT_EQ(printed[std::make_pair(1, 2)], "7e-3");  // one digit, as the shorter form
+    EXPECT_EQ(printed[std::make_pair(0, 2)], std::string(core::symbols(imgui.fonts.notation).about) + "0");
+    EXPECT_EQ(printed[std::make_pair(0, 1)], "-1.2e5");
 }

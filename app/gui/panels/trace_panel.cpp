@@ -11,11 +11,12 @@ namespace attnviz::app {
 void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel) {
     using core::MatrixId;
     const core::Config& c = state.shown_config();
-    // The computed matrices of one head (Q … Z), each headed as the shown convention writes it:
+    // The computed matrices of one head that exist in this layer (Q … Z; Q_rot and K_rot with RoPE),
+    // each headed as the shown convention writes it:
     // row vectors (seeds 000–003), or column vectors (seed 004: every matrix transposed).
     std::vector<MatrixId> per_head;
     for (MatrixId id : core::all_matrix_ids)
-        if (core::is_per_head(id) && !core::is_input(id)) per_head.push_back(id);
+        if (core::is_per_head(id) && !core::is_input(id) && core::exists(id, c)) per_head.push_back(id);
     const int columns = static_cast<int>(per_head.size());
     ImGui::TextDisabled("Hover a cell for its arithmetic; click it to outline its operands and open it in the viewer.");
 

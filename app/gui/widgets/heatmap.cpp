@@ -13,6 +13,23 @@
 namespace attnviz::app {
 
 namespace {
+// A value with one significant digit, as a plain number ("0.007", "-300") or as "7e-3", "-3e2",
+// whichever is shorter.
+std::string one_digit(double value) {
+    const std::string plain = core::format_compact(value, 1);
+    if (value == 0 || !std::isfinite(value)) return plain;
+    int k = static_cast<int>(std::floor(std::log10(std::abs(value))));
+    long mantissa = std::lround(std::abs(value) / std::pow(10.0, k));
+    if (mantissa == 10) {
+        mantissa = 1;
+        ++k;
+    }
+    const std::string exp = std::string(value < 0 ? "-" : "") + std::to_string(mantissa) + "e" + std::to_string(k);
+    return exp.size() < plain.size() ? exp : plain;
+}
+}  // namespace
+
+namespace {
 
 // Largest texture side: more texels than a screen shows gain nothing. Larger matrices are pooled.
 constexpr int max_texture_side = 1024;
@@ -271,27 +288,24 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const float font_size = small ? number_font->FontSize : ImGui::GetFontSize();
         const bool numbers = !texture_path && cell >= font_size + 2;
         const float gap = cell >= 12 ? 1.0f : 0.0f;
-        // Precision levels: number_digits down to 2 significant digits; the last level (1) keeps 2
-        // digits but writes values below 1e-3 as "≈0" (the tooltip has them exactly).
+        // Each cell prints the most it has room for: number_digits significant digits, fewer, then
+        // 2 digits with values below 1e-3 as "≈0", then 1 digit ("3e4"), then colour only (the
+        // tooltip always has the value exactly). One wide value never blanks the others.
         const std::string about_zero = std::string(ui.symbols().about) + "0";
         auto cell_text = [&](double value, int level) {
             if (!std::isfinite(value)) return std::string(value < 0 ? "-inf" : "inf");
             if (level == 1) return value != 0 && std::abs(value) < 1e-3 ? about_zero : core::format_compact(value, 2);
+            if (level == 0) return one_digit(value);
             return core::format_compact(value, level);
         };
-        auto fits = [&](const std::string& text) {
-            return font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str()).x + 3 <= cell;
-        };
-        // One precision for the whole matrix, the highest at which every visible value fits:
-        // a matrix shows all its numbers or none, never a patchwork.
-        int digits = 0;
-        if (numbers)
-            for (int d = o.number_digits; d >= 1 && digits == 0; --d) {
-                bool all = true;
-                for (int r = r0; r < r1 && all; ++r)
-                    for (int c = c0; c < c1 && all; ++c) all = fits(cell_text(v(r, c), d));
-                if (all) digits = d;
+        auto fitted_text = [&](double value, ImVec2& size) {
+            for (int level = o.number_digits; level >= 0; --level) {
+                std::string text = cell_text(value, level);
+                size = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
+                if (size.x + 3 <= cell) return text;
             }
+            return std::string();
+        };
         for (int r = r0 - r0 % step; r < r1; r += step)
             for (int c = c0 - c0 % step; c < c1; c += step) {
                 const double value = v(r, c);
@@ -303,9 +317,10 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
                 }
                 const ImU32 bg = cell_color(value, o, masked);
                 draw->AddRectFilled(a, b, bg);
-                if (digits == 0) continue;
-                const std::string text = cell_text(value, digits);
-                const ImVec2 ts = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
+                if (!numbers) continue;
+                ImVec2 ts;
+                const std::string text = fitted_text(value, ts);
+                if (text.empty()) continue;
                 draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
                               text_color_on(bg), text.c_str());
                 if (ui.report && report_as) ui.report->numbers.push_back({report_as, r, c, text, a, b});
