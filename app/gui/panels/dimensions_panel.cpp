@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <cstdio>
+
 #include "core/presets.hpp"
 
 namespace attnviz::app {
@@ -21,6 +23,23 @@ bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Confi
 }
 
 namespace {
+
+// Puts the next item on this line when `label` (a checkbox's or radio button's) fits in what is
+// left of the panel's width, else on the next line: nothing is clipped at any panel width.
+void same_line_if_fits(const char* label) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float needed = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + style.ItemSpacing.x + needed <= right) ImGui::SameLine();
+}
+
+// The panel's error, where the user acted (below the fields), wrapped to the panel's width.
+void error_here(const AppState& state, UiContext& ui) {
+    if (!state.message().error) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+    ImGui::TextWrapped("%s", state.message().text.c_str());
+    ImGui::PopStyleColor();
+}
 
 // An integer field that applies on Enter, on leaving the field, or with its ± buttons.
 void dimension_field(AppState& state, DimensionsPanel& panel, const char* label, int* value, char key, bool enabled,
@@ -45,7 +64,7 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
             "Q = X%sW_Q + b_Q, K and V alike, output = concat%sW_O + b_O\n"
             "(BERT, GPT-2, PyTorch's nn.MultiheadAttention). Edit them in the Inputs panel.",
             ui.symbols().dot, ui.symbols().dot);
-    ImGui::SameLine();
+    same_line_if_fits("RoPE");
     if (ImGui::Checkbox("RoPE", &now.rope.on)) state.set_config(now);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
@@ -75,7 +94,7 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
     int style = now.rope.style == core::Rope::Style::half ? 0 : 1;
     bool style_changed = ImGui::RadioButton("half pairs", &style, 0);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pairs (j, j + d/2): rotate_half, as Llama and GPT-NeoX");
-    ImGui::SameLine();
+    same_line_if_fits("interleaved");
     style_changed |= ImGui::RadioButton("interleaved", &style, 1);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pairs (2j, 2j + 1), as GPT-J");
     if (style_changed) {
@@ -121,6 +140,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
         apply_dimensions(state, panel, state.config(), 'd');
     dimension_field(state, panel, "d_k", &c.d_k, 'k', !panel.lock_per_head, "Query/key size per head");
     dimension_field(state, panel, "d_v", &c.d_v, 'v', !panel.lock_per_head, "Value size per head");
+    error_here(state, ui);
 
     ImGui::Separator();
     core::Config now = state.config();
@@ -130,7 +150,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
             "On: output = concat%sW_O, with the output projection W_O.\nOff: output = concat, multi-head attention "
             "without it.",
             ui.symbols().dot);
-    ImGui::SameLine();
+    same_line_if_fits("causal mask");
     bool causal = now.mask == core::Mask::causal;
     if (ImGui::Checkbox("causal mask", &causal)) {
         now.mask = causal ? core::Mask::causal : core::Mask::none;
@@ -139,12 +159,16 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Query i may not look at keys j > i: their scores become %s.", ui.symbols().neg_inf);
 
-    ImGui::Text("scale: scores = QK%s / s, s = %.6g", ui.symbols().transpose, state.trace().scale);
+    ImGui::Text("scale: scores = QK%s / s,", ui.symbols().transpose);
+    char divisor_text[48];
+    std::snprintf(divisor_text, sizeof divisor_text, "s = %.6g", state.trace().scale);
+    same_line_if_fits(divisor_text);
+    ImGui::TextUnformatted(divisor_text);
     int kind = static_cast<int>(now.scale.kind);
     bool scale_changed = ImGui::RadioButton(ui.symbols().sqrt_dk, &kind, 0);
-    ImGui::SameLine();
+    same_line_if_fits("none");
     scale_changed |= ImGui::RadioButton("none", &kind, 1);
-    ImGui::SameLine();
+    same_line_if_fits("temperature");
     scale_changed |= ImGui::RadioButton("temperature", &kind, 2);
     now.scale.kind = static_cast<core::Scale::Kind>(kind);
     if (now.scale.kind == core::Scale::Kind::divisor) {
@@ -166,20 +190,13 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     ImGui::SameLine();
     if (ImGui::RadioButton("rows", &orientation, 0)) state.set_column_vectors(false);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row vectors: X is n×d_model, one token per row");
-    ImGui::SameLine();
+    same_line_if_fits("columns");
     if (ImGui::RadioButton("columns", &orientation, 1)) state.set_column_vectors(true);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "Column vectors, attention written as V%ssoftmax(K%sQ/%sd):\n"
             "every matrix is drawn as the transpose of its row form.",
             ui.symbols().dot, ui.symbols().transpose, ui.symbols().sqrt);
-
-    if (state.message().error) {
-        ImGui::Separator();
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped("%s", state.message().text.c_str());
-        ImGui::PopStyleColor();
-    }
 }
 
 }  // namespace attnviz::app
