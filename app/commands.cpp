@@ -1,12 +1,13 @@
 #include "commands.hpp"
 
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <new>
-
-#include <filesystem>
 #include <sstream>
 
 #include "core/autosave.hpp"
+#include "core/export.hpp"
 #include "core/file_io.hpp"
 #include "core/forward.hpp"
 #include "core/import.hpp"
@@ -234,6 +235,118 @@ int import_command(const ImportCommandOptions& o) {
         return import_unguarded(o);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory while importing " << o.checkpoint << "\n";
+        return exit_io;
+    }
+}
+
+namespace {
+
+// The session of an export, or the exit code of its failure (reported).
+int load_session(const std::string& path, std::int64_t budget, core::Session& out) {
+    if (path.empty()) {
+        std::cerr << "error: no session file given (the path is empty)\n";
+        return exit_invalid;
+    }
+    core::Result<std::string> text = core::read_file(path);
+    if (!text) {
+        report(text.problems, path);
+        return exit_io;
+    }
+    core::Result<core::Session> session = core::parse_session(*text.value);
+    if (!session) {
+        report(session.problems, path);
+        return exit_invalid;
+    }
+    if (const auto problem = core::memory_problem(session.value->config, budget)) {
+        report({*problem}, path);
+        return exit_invalid;
+    }
+    out = std::move(*session.value);
+    return exit_ok;
+}
+
+int export_unguarded(const ExportOptions& o) {
+    const auto fail = [](const std::string& message) {
+        std::cerr << "error: " << message << "\n";
+        return exit_invalid;
+    };
+    const std::optional<core::ExportFormat> format = core::export_format_from_name(o.format);
+    if (!format) return fail("--format: expected csv, tsv, npy, latex, png, svg or json, got \"" + o.format + "\"");
+    if (o.matrix.empty() == o.view.empty() && *format != core::ExportFormat::json)
+        return fail("give either --matrix NAME[:HEAD] or --view heads|pipeline");
+    if (!o.view.empty() && o.view != "heads" && o.view != "pipeline")
+        return fail("--view: expected heads or pipeline, got \"" + o.view + "\"");
+    if (!o.view.empty() && !core::is_figure(*format)) return fail("--view: a view is exported as png or svg");
+    if (o.precision < 0 || o.precision > core::max_precision)
+        return fail("--precision: expected 1 to 17 significant digits, got " + std::to_string(o.precision));
+    if (!(o.scale > 0 && o.scale <= 16)) return fail("--scale: expected a number from 0 to 16");
+    std::optional<core::MatrixRef> ref;
+    if (!o.matrix.empty()) {
+        const core::Result<core::MatrixRef> parsed = core::parse_matrix_ref(o.matrix);
+        if (!parsed) return fail("--matrix: " + parsed.problems.front().message);
+        ref = *parsed.value;
+    }
+    core::Session session;
+    if (const int code = load_session(o.session, o.memory_budget, session); code != exit_ok) return code;
+    const core::Config& c = session.config;
+    if (ref) {
+        if (ref->head < 0) {
+            if (c.heads > 1)
+                return fail("--matrix: " + std::string(core::name(ref->id)) + " is one matrix per head; name one, " +
+                            core::name(ref->id) + ":1 to " + core::name(ref->id) + ":" + std::to_string(c.heads));
+            ref->head = 0;
+        }
+        if (core::is_per_head(ref->id) && ref->head >= c.heads)
+            return fail("--matrix: head " + std::to_string(ref->head + 1) + " is out of range: the session has " +
+                        std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads"));
+        if (!core::exists(*ref, c))
+            return fail("--matrix: " + core::label(*ref, core::Notation::ascii) + " does not exist in this session (" +
+                        core::operation_text(ref->id, c, core::Notation::ascii, false) + ")");
+    }
+    core::ExportRequest request;
+    request.matrix = ref;
+    request.view = o.view == "heads"      ? core::ExportRequest::View::heads
+                   : o.view == "pipeline" ? core::ExportRequest::View::pipeline
+                                          : core::ExportRequest::View::none;
+    request.format = *format;
+    request.precision = o.precision;
+    request.scale = o.scale;
+    request.numbers = !o.no_numbers;
+    request.labels = !o.no_labels;
+    request.legend = !o.no_legend;
+    if (!o.colors.empty()) {
+        const std::optional<core::Scaling> scaling = core::scaling_from_name(o.colors);
+        if (!scaling) return fail("--colors: expected fixed, auto, percentile or log, got \"" + o.colors + "\"");
+        request.scaling = *scaling;
+    }
+    if (!o.size.empty()) {
+        char x = 0, rest = 0;
+        int w = 0, h = 0;
+        if (std::sscanf(o.size.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || (x != 'x' && x != 'X') || w < 16 ||
+            h < 16 || w > 16384 || h > 16384)
+            return fail("--size: expected WxH between 16x16 and 16384x16384, got \"" + o.size + "\"");
+        request.fit_width = w;
+        request.fit_height = h;
+    }
+    const core::Trace trace = core::forward<double>(c, session.params);
+    const core::Result<std::string> bytes = core::export_bytes(session, trace, request);
+    if (!bytes) {
+        const core::Problem& p = bytes.problems.front();
+        // A font that cannot be read is the machine's problem (I/O), everything else the request's.
+        const bool font = p.path == core::default_font_path || p.path == core::bold_font_path(core::default_font_path);
+        std::cerr << "error: " << p.str() << "\n";
+        return font ? exit_io : exit_invalid;
+    }
+    return write_output(*bytes.value, o.out_path);
+}
+
+}  // namespace
+
+int export_command(const ExportOptions& o) {
+    try {
+        return export_unguarded(o);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory while exporting from " << o.session << "\n";
         return exit_io;
     }
 }

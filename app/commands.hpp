@@ -48,6 +48,26 @@ struct ImportCommandOptions {
 // "error: FILE: TENSOR: problem" for a bad or incomplete checkpoint, 1 for I/O.
 int import_command(const ImportCommandOptions& options);
 
+struct ExportOptions {
+    std::string session;   // the session file
+    std::string matrix;    // NAME[:HEAD], or empty with `view`
+    std::string view;      // heads | pipeline
+    std::string format;    // csv | tsv | npy | latex | png | svg | json (the whole trace)
+    std::string out_path;  // required; written atomically
+    int precision = 0;     // significant digits (0: exact for csv/tsv, 4 for latex; figures: 3)
+    double scale = 1;      // png: pixels per figure unit
+    std::string colors;    // fixed | auto | percentile | log (default: the app's default for the matrix)
+    std::string size;      // --view: WxH the figure is fitted into
+    bool no_numbers = false, no_labels = false, no_legend = false;
+    std::int64_t memory_budget = 0;
+};
+
+// attnviz export SESSION.json (--matrix NAME[:HEAD] | --view heads|pipeline) --format F -o FILE:
+// one matrix's numbers or figure, a view's figure, or the whole trace. Exit 2 with "error: …" for
+// an unknown matrix, a head out of range, a format that does not fit or a bad session; 1 for I/O.
+// Nothing is written on an error.
+int export_command(const ExportOptions& options);
+
 struct RecoverOptions {
     std::string out_path;  // write the newest (or --id) autosave's session here; empty: list them
     std::string id;

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 100000));
     cli.add_option("--size", gui.size, "Window size WxH, e.g. 1280x800");
     cli.add_flag("--column-vectors", gui.column_vectors,
-                 "Start with tokens as columns (seed 004's convention): every matrix drawn transposed");
+                 "Start with tokens as columns (column vectors): every matrix drawn transposed");
     cli.add_option("--select", gui.select,
                    "Select a cell at start: NAME:HEAD:ROW:COL (head from 1), or NAME:ROW:COL for X, W_O, concat, "
                    "output; e.g. weights:1:0:1");
@@ -91,6 +91,24 @@ int main(int argc, char** argv) {
     ex->add_option("--rope-base", example.rope_base, "RoPE base theta (random; default 10000; turns RoPE on)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
 
+    ExportOptions export_options;
+    CLI::App* exp = cli.add_subcommand("export", "A matrix (numbers or heatmap), a view or the trace, as a file");
+    exp->add_option("session", export_options.session, "The session file")->required();
+    exp->add_option("--matrix", export_options.matrix, "NAME[:HEAD], e.g. weights:1, X, output (head from 1)");
+    exp->add_option("--view", export_options.view, "heads or pipeline (png or svg)");
+    exp->add_option("--format", export_options.format, "csv, tsv, npy, latex, png, svg, or json (the whole trace)")
+        ->required();
+    exp->add_option("-o,--output", export_options.out_path, "Where to write (atomically)")->required();
+    exp->add_option("--precision", export_options.precision,
+                    "Significant digits (default: exact for csv/tsv, 4 for latex, 3 in figures)");
+    exp->add_option("--scale", export_options.scale, "png: pixels per figure unit (default 1; 2 for print)");
+    exp->add_option("--colors", export_options.colors, "fixed, auto, percentile or log (default as in the app)");
+    exp->add_option("--size", export_options.size, "--view: WxH to fit the figure into");
+    exp->add_flag("--no-numbers", export_options.no_numbers, "Figures: colours only");
+    exp->add_flag("--no-labels", export_options.no_labels, "Figures: no token labels");
+    exp->add_flag("--no-legend", export_options.no_legend, "Figures: no colour legend");
+    add_budget(exp);
+
     RecoverOptions recover_options;
     CLI::App* recover = cli.add_subcommand("recover", "Unsaved work of an attnviz that ended without saving");
     recover->add_option("-o,--output", recover_options.out_path, "Write the newest autosave's session here");
@@ -127,7 +145,7 @@ int main(int argc, char** argv) {
         }
         budget = *parsed.value;
     }
-    gui.memory_budget = bench.memory_budget = budget;
+    gui.memory_budget = bench.memory_budget = export_options.memory_budget = budget;
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {
@@ -136,6 +154,7 @@ int main(int argc, char** argv) {
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);
         if (recover->parsed()) return recover_command(recover_options);
+        if (exp->parsed()) return export_command(export_options);
         return run_gui(gui);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory\n";

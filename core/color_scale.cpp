@@ -152,4 +152,12 @@ const char* scaling_name(Scaling s) {
     return "";
 }
 
+std::optional<Scaling> scaling_from_name(const std::string& name) {
+    if (name == "fixed") return Scaling::fixed;
+    if (name == "auto") return Scaling::automatic;
+    if (name == "percentile") return Scaling::percentile;
+    if (name == "log") return Scaling::log;
+    return std::nullopt;
+}
+
 }  // namespace attnviz::core

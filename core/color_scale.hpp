@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "matrices.hpp"
 #include "matrix.hpp"
@@ -79,5 +81,7 @@ ColorRange color_range(ColorScale colors, Scaling scaling, const ValueStats& sta
 
 // A short name for menus and legends: "fixed 0..1", "auto", "percentile (clips outliers)", "log".
 const char* scaling_name(Scaling scaling);
+// "fixed", "auto", "percentile", "log" (as `attnviz export --colors` takes them) → the scaling.
+std::optional<Scaling> scaling_from_name(const std::string& name);
 
 }  // namespace attnviz::core

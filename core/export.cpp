@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "figures.hpp"
 #include "format.hpp"
 #include "tensors.hpp"
 
@@ -108,6 +109,54 @@ Result<MatrixRef> parse_matrix_ref(const std::string& text) {
     if (head.empty() || *end != '\0' || h < 1 || h > 1000000)
         return R::fail({{"", "\"" + head + "\" is not a head number (heads are counted from 1)"}});
     return R::ok({*id, static_cast<int>(h - 1)});
+}
+
+Result<std::string> export_bytes(const Session& session, const Trace& trace, const ExportRequest& r,
+                                 const std::string& font_path) {
+    using R = Result<std::string>;
+    const Config& c = session.config;
+    if (r.format == ExportFormat::json) {
+        if (r.matrix || r.view != ExportRequest::View::none)
+            return R::fail({{"format", "json writes the whole trace, not one matrix or view"}});
+        return R::ok(write_trace(trace));
+    }
+    if (r.matrix && r.view != ExportRequest::View::none) return R::fail({{"", "export a matrix or a view, not both"}});
+    if (!r.matrix && r.view == ExportRequest::View::none)
+        return R::fail({{"", "nothing to export: no matrix or view"}});
+    if (r.matrix) {
+        if (!exists(*r.matrix, c))
+            return R::fail({{"matrix", label(*r.matrix, Notation::ascii) + " does not exist in this session (" +
+                                           std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads") + ")"}});
+        if (!is_figure(r.format))
+            return export_matrix(*find_matrix(session.params, trace, *r.matrix), r.format, r.precision);
+    } else if (!is_figure(r.format)) {
+        return R::fail(
+            {{"format", std::string("a view is a figure: png or svg, not ") + export_format_name(r.format)}});
+    }
+    if (r.precision < 0 || r.precision > max_precision)
+        return R::fail({{"precision", "must be 1 to " + std::to_string(max_precision) + " significant digits"}});
+    FigureOptions o;
+    o.scaling = r.scaling;
+    o.numbers = r.numbers;
+    o.labels = r.labels;
+    o.legend = r.legend;
+    o.digits = r.precision > 0 ? r.precision : 3;
+    o.notation = r.notation;
+    o.column_vectors = r.column_vectors;
+    o.fit_width = r.fit_width;
+    o.fit_height = r.fit_height;
+    Figure figure;
+    if (r.matrix) {
+        Result<Figure> f = matrix_figure(session, trace, *r.matrix, o);
+        if (!f) return R::fail(std::move(f.problems));
+        figure = std::move(*f.value);
+    } else {
+        figure = r.view == ExportRequest::View::heads ? heads_figure(session, trace, o)
+                                                      : pipeline_figure(session, trace, o);
+    }
+    if (r.format == ExportFormat::svg) return R::ok(to_svg(figure));
+    if (!(r.scale > 0 && r.scale <= 16)) return R::fail({{"scale", "must be above 0 and at most 16"}});
+    return figure_png(figure, r.scale, font_path);
 }
 
 }  // namespace attnviz::core

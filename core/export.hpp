@@ -12,10 +12,13 @@
 #include <optional>
 #include <string>
 
+#include "color_scale.hpp"
 #include "csv.hpp"
+#include "figure.hpp"
 #include "matrices.hpp"
 #include "matrix.hpp"
 #include "problem.hpp"
+#include "session.hpp"
 
 namespace attnviz::core {
 
@@ -43,6 +46,29 @@ std::string npy_matrix(const Matrix& m);
 // The text or bytes of a matrix in a numeric format (csv, tsv, latex, npy); precision as above
 // (0: the format's default). Refused for the figure formats and json.
 Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int precision = 0);
+
+// One export of a session's trace, as `attnviz export` and File > Export… describe it.
+struct ExportRequest {
+    enum class View { none, heads, pipeline };
+    std::optional<MatrixRef> matrix;  // a matrix (numbers or heatmap); with View::none
+    View view = View::none;           // a view's figure (png, svg)
+    ExportFormat format = ExportFormat::csv;
+    int precision = 0;  // significant digits; 0: the format's default (exact, 4 for LaTeX, 3 in figures)
+    // Figures:
+    double scale = 1;                // png: pixels per unit
+    std::optional<Scaling> scaling;  // colours; unset: the matrix's default
+    bool numbers = true, labels = true, legend = true;
+    int fit_width = 0, fit_height = 0;  // views: fit into this many units (0: natural size)
+    Notation notation = Notation::unicode;
+    bool column_vectors = false;  // draw matrices transposed (tokens as columns)
+};
+
+// The bytes of an export: a matrix's numbers or figure, a view's figure, or (json, with neither a
+// matrix nor a view) the whole trace as `compute` writes it. Refused with a message: a matrix that
+// does not exist in the session, a format that does not fit what is exported, a figure too large.
+// png needs the font at `font_path` for its text.
+Result<std::string> export_bytes(const Session& session, const Trace& trace, const ExportRequest& request,
+                                 const std::string& font_path = default_font_path);
 
 // "weights:2" (NAME:HEAD, the head counted from 1) or "X" (a matrix of the layer) → the matrix.
 // A per-head matrix named without a head gets head −1 (the caller decides: the only head, or a

@@ -1,5 +1,6 @@
 #include "format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -38,6 +39,21 @@ std::string format_compact(double value, int digits) {
     }
     while (k + 1 < s.size() && s[k] == '0') s.erase(k, 1);
     return s;
+}
+
+std::string cell_number(double value, int level, const std::string& about_zero) {
+    if (level >= 2 || !std::isfinite(value)) return format_compact(value, std::max(level, 2));
+    if (level == 1) return value != 0 && std::abs(value) < 1e-3 ? about_zero : format_compact(value, 2);
+    const std::string plain = format_compact(value, 1);
+    if (value == 0) return plain;
+    int k = static_cast<int>(std::floor(std::log10(std::abs(value))));
+    long mantissa = std::lround(std::abs(value) / std::pow(10.0, k));
+    if (mantissa == 10) {
+        mantissa = 1;
+        ++k;
+    }
+    const std::string exp = std::string(value < 0 ? "-" : "") + std::to_string(mantissa) + "e" + std::to_string(k);
+    return exp.size() < plain.size() ? exp : plain;
 }
 
 std::string format_bytes(long long bytes) {

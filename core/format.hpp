@@ -18,6 +18,12 @@ std::string format_shape(long long rows, long long cols);
 // As format_number, but shorter for small cells: exponents without padding ("1.2e-5", not "1.2e-05").
 std::string format_compact(double value, int digits = 3);
 
+// A value as a heatmap cell prints it, shorter as `level` goes down: level ≥ 2, that many significant
+// digits (format_compact); 1, two digits but "≈0" (`about_zero`) below 1e-3; 0, one digit, plain or
+// as "7e-3", whichever is shorter. Cells try the levels from the most digits down and print the
+// first that fits (heatmaps in the app and in exported figures).
+std::string cell_number(double value, int level, const std::string& about_zero);
+
 // A number of bytes for people, in powers of 1024 with 3 significant digits: "512 bytes",
 // "3.28 GiB", "8 GiB".
 std::string format_bytes(long long bytes);

@@ -11,7 +11,7 @@ ATTNVIZ_PACKAGES=(
     libgtest-dev libgmock-dev libbenchmark-dev
     libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
     xvfb xauth libgl1-mesa-dri
-    dpkg-dev file
+    dpkg-dev file librsvg2-bin
     clang-format
 )
 

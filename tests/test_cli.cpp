@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -683,3 +685,152 @@ TEST_F(Cli, ImportRefusesBadCheckpointsAndWritesNothing) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// attnviz export
+
+TEST_F(Cli, ExportMatrixFormatsReadBackAsTheTrace) {
+    const fs::path session = worked_file();
+    const Outcome computed = run({"compute", session.string()});
+    ASSERT_EQ(computed.code, 0) << describe(computed);
+    const json trace = json::parse(computed.out);
+    const json& weights = trace["heads"][0]["weights"];
+    // CSV and TSV: the exact numbers, as compute writes them.
+    for (const char* format : {"csv", "tsv"}) {
+        const fs::path out = work / (std::string("w.") + format);
+        const Outcome r =
+            run({"export", session.string(), "--matrix", "weights:1", "--format", format, "-o", out.string()});
+        ASSERT_EQ(r.code, 0) << describe(r);
+        const char sep = format[0] == 'c' ? ',' : '\t';
+        std::istringstream lines(slurp(out));
+        std::string line;
+        for (size_t row = 0; row < weights.size(); ++row) {
+            ASSERT_TRUE(std::getline(lines, line));
+            std::istringstream cells(line);
+            std::string cell;
+            for (size_t col = 0; col < weights[row].size(); ++col) {
+                ASSERT_TRUE(std::getline(cells, cell, sep));
+                EXPECT_EQ(std::stod(cell), weights[row][col].get<double>()) << format << " " << row << "," << col;
+            }
+        }
+        EXPECT_FALSE(std::getline(lines, line));
+    }
+    // .npy: 128-byte header for this shape, then 16 little-endian doubles of the output (2×4).
+    const fs::path npy = work / "out.npy";
+    ASSERT_EQ(run({"export", session.string(), "--matrix", "output", "--format", "npy", "-o", npy.string()}).code, 0);
+    const std::string bytes = slurp(npy);
+    ASSERT_EQ(bytes.size(), 128u + 8 * 8);
+    EXPECT_NE(bytes.find("'shape': (2, 4)"), std::string::npos);
+    double v = 0;
+    std::memcpy(&v, bytes.data() + 128 + 5 * 8, 8);  // row 1, column 1
+    EXPECT_EQ(v, trace["output"][1][1].get<double>());
+    // The whole trace as JSON equals compute's, byte for byte.
+    const fs::path all = work / "trace.json";
+    ASSERT_EQ(run({"export", session.string(), "--format", "json", "-o", all.string()}).code, 0);
+    EXPECT_EQ(slurp(all), computed.out);
+    // LaTeX: a bmatrix with 4 significant digits.
+    const Outcome tex = run({"export", session.string(), "--matrix", "weights:1", "--format", "latex", "-o", "-"});
+    ASSERT_EQ(tex.code, 0) << describe(tex);
+    EXPECT_EQ(tex.out, "\\begin{bmatrix}\n0.9442 & 0.05581 \\\\\n1.22\\times10^{-5} & 1\n\\end{bmatrix}\n");
+}
+
+TEST_F(Cli, ExportFiguresAreSvgAndPngOfTheRequestedSize) {
+    const fs::path session = worked_file();
+    const fs::path svg = work / "w.svg", png = work / "w.png", heads = work / "heads.png", pipeline = work / "p.svg";
+    ASSERT_EQ(run({"export", session.string(), "--matrix", "weights:2", "--format", "svg", "-o", svg.string()}).code,
+              0);
+    const std::string text = slurp(svg);
+    EXPECT_EQ(text.rfind("<svg", 0) == 0 || text.rfind("<?xml", 0) == 0, true) << text.substr(0, 80);
+    size_t cells = 0;
+    for (size_t p = 0; (p = text.find("class=\"cell\"", p)) != std::string::npos; ++p) ++cells;
+    EXPECT_EQ(cells, 4u);  // one element per cell of the 2×2 weights
+    // PNG at scale 1 and 2: the second is twice as wide.
+    const auto png_size = [](const std::string& b) {
+        // The IHDR chunk: width and height, big-endian, at bytes 16 and 20.
+        const auto be = [&](size_t at) {
+            return (static_cast<unsigned>(static_cast<unsigned char>(b[at])) << 24) |
+                   (static_cast<unsigned>(static_cast<unsigned char>(b[at + 1])) << 16) |
+                   (static_cast<unsigned>(static_cast<unsigned char>(b[at + 2])) << 8) |
+                   static_cast<unsigned>(static_cast<unsigned char>(b[at + 3]));
+        };
+        return b.size() > 24 && b.compare(1, 3, "PNG") == 0 ? std::make_pair(be(16), be(20)) : std::make_pair(0u, 0u);
+    };
+    ASSERT_EQ(run({"export", session.string(), "--matrix", "weights:2", "--format", "png", "-o", png.string()}).code,
+              0);
+    const auto one = png_size(slurp(png));
+    ASSERT_GT(one.first, 50u);
+    ASSERT_EQ(run({"export", session.string(), "--matrix", "weights:2", "--format", "png", "--scale", "2", "-o",
+                   png.string()})
+                  .code,
+              0);
+    const auto two = png_size(slurp(png));
+    EXPECT_NEAR(two.first, 2.0 * one.first, 2);
+    EXPECT_NEAR(two.second, 2.0 * one.second, 2);
+    // Views: the heads fitted into 600×400, the pipeline as SVG with a node per matrix.
+    ASSERT_EQ(run({"export", session.string(), "--view", "heads", "--format", "png", "--size", "600x400", "-o",
+                   heads.string()})
+                  .code,
+              0);
+    const auto fitted = png_size(slurp(heads));
+    EXPECT_TRUE(fitted.first <= 600 && fitted.second <= 400 && fitted.first > 100 && fitted.second > 100)
+        << fitted.first << "x" << fitted.second;
+    // Twelve heads of 16 tokens do not fit 600×400 at their natural size (about 1465×1207): laid out
+    // and shrunk to fit.
+    const fs::path big = work / "big.json";
+    ASSERT_EQ(run({"example", "random", "-n", "16", "--d-model", "48", "--heads", "12", "-o", big.string()}).code, 0);
+    ASSERT_EQ(run({"export", big.string(), "--view", "heads", "--format", "png", "--size", "600x400", "-o",
+                   heads.string()})
+                  .code,
+              0);
+    const auto shrunk = png_size(slurp(heads));
+    EXPECT_TRUE(shrunk.first <= 600 && shrunk.second <= 400 && (shrunk.first >= 500 || shrunk.second >= 350))
+        << shrunk.first << "x" << shrunk.second;
+    ASSERT_EQ(run({"export", session.string(), "--view", "pipeline", "--format", "svg", "-o", pipeline.string()}).code,
+              0);
+    EXPECT_NE(slurp(pipeline).find("scores_raw"), std::string::npos);
+}
+
+TEST_F(Cli, ExportErrorsExitTwoAndWriteNothing) {
+    const fs::path session = worked_file();
+    const fs::path out = work / "never.csv";
+    struct Case {
+        std::vector<std::string> args;
+        const char* says;
+    };
+    const std::string s = session.string();
+    const Case cases[] = {
+        {{"--matrix", "weight", "--format", "csv"}, "\"weight\" is not a matrix"},
+        {{"--matrix", "weights:3", "--format", "csv"}, "head 3 is out of range"},
+        {{"--matrix", "weights", "--format", "csv"}, "one matrix per head"},
+        {{"--matrix", "X:1", "--format", "csv"}, "without a head"},
+        {{"--matrix", "b_Q:1", "--format", "csv"}, "does not exist in this session"},
+        {{"--matrix", "X", "--format", "pdf"}, "--format"},
+        {{"--view", "heads", "--format", "csv"}, "png or svg"},
+        {{"--view", "everything", "--format", "svg"}, "--view"},
+        {{"--format", "svg"}, "either --matrix"},
+        {{"--matrix", "X", "--format", "csv", "--precision", "40"}, "--precision"},
+        {{"--matrix", "X", "--format", "png", "--colors", "rainbow"}, "--colors"},
+        {{"--view", "heads", "--format", "png", "--size", "big"}, "--size"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args{"export", s};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        args.insert(args.end(), {"-o", out.string()});
+        const Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << c.says;
+    }
+    // A bad session: exit 2 with its field; a missing one: exit 1.
+    json bad = worked_json();
+    bad["config"]["n"] = 0;
+    spit(work / "bad.json", bad.dump());
+    const Outcome r =
+        run({"export", (work / "bad.json").string(), "--matrix", "X", "--format", "csv", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_NE(r.err.find("config.n"), std::string::npos) << r.err;
+    EXPECT_EQ(
+        run({"export", (work / "none.json").string(), "--matrix", "X", "--format", "csv", "-o", out.string()}).code, 1);
+    EXPECT_FALSE(fs::exists(out));
+}

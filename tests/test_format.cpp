@@ -62,3 +62,20 @@ TEST(FormatCompact, ShortExponents) {
 
 }  // namespace
 }  // namespace attnviz::core
+
+namespace attnviz::core {
+namespace {
+TEST(CellNumber, EachLevelIsShorter) {
+    EXPECT_EQ(cell_number(0.944157, 3, "~0"), "0.944");
+    EXPECT_EQ(cell_number(0.944157, 2, "~0"), "0.94");
+    EXPECT_EQ(cell_number(2.5e-7, 2, "~0"), "2.5e-7");
+    EXPECT_EQ(cell_number(2.5e-7, 1, "~0"), "~0");         // below 1e-3 at level 1
+    EXPECT_EQ(cell_number(0.0069, 1, "~0"), "0.0069");     // not below 1e-3
+    EXPECT_EQ(cell_number(0.0069, 0, "~0"), "7e-3");       // one digit: shorter than "0.007"
+    EXPECT_EQ(cell_number(0.5, 0, "~0"), "0.5");           // plain is shorter
+    EXPECT_EQ(cell_number(-123456.789, 0, "~0"), "-1e5");  // one digit, as an exponent
+    EXPECT_EQ(cell_number(96, 0, "~0"), "1e2");            // 96 rounds to one digit: 10 → 1e2
+    EXPECT_EQ(cell_number(0, 0, "~0"), "0");
+}
+}  // namespace
+}  // namespace attnviz::core

@@ -1,62 +1,11 @@
 #include "colormap.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "core/format.hpp"
 
 namespace attnviz::app {
-
-namespace {
-
-struct Stop {
-    float t, r, g, b;
-};
-
-using Table = std::array<ImU32, 256>;
-
-template <size_t N>
-Table build(const Stop (&stops)[N]) {
-    Table table{};
-    for (int k = 0; k < 256; ++k) {
-        const float t = k / 255.0f;
-        size_t s = 0;
-        while (s + 2 < N && t > stops[s + 1].t) ++s;
-        const Stop& a = stops[s];
-        const Stop& b = stops[s + 1];
-        const float u = (t - a.t) / (b.t - a.t);
-        table[k] = IM_COL32(static_cast<int>(a.r + (b.r - a.r) * u), static_cast<int>(a.g + (b.g - a.g) * u),
-                            static_cast<int>(a.b + (b.b - a.b) * u), 255);
-    }
-    return table;
-}
-
-const Table& table(Colormap map) {
-    // Viridis, sampled at five points: perceptually ordered, readable in greyscale.
-    static const Stop viridis[] = {
-        {0.00f, 68, 1, 84}, {0.25f, 59, 82, 139}, {0.50f, 33, 145, 140}, {0.75f, 94, 201, 98}, {1.00f, 253, 231, 37}};
-    // Blue, near-white at 0, red.
-    static const Stop coolwarm[] = {{0.00f, 59, 76, 192}, {0.50f, 242, 242, 242}, {1.00f, 180, 4, 38}};
-    static const Table sequential = build(viridis);
-    static const Table diverging = build(coolwarm);
-    return map == Colormap::sequential ? sequential : diverging;
-}
-
-}  // namespace
-
-ImU32 colormap_color(Colormap map, float t) {
-    if (!(t >= 0)) t = 0;  // also NaN
-    if (t > 1) t = 1;
-    return table(map)[static_cast<int>(t * 255.0f + 0.5f)];
-}
-
-ImU32 text_color_on(ImU32 background) {
-    const ImVec4 c = ImGui::ColorConvertU32ToFloat4(background);
-    auto linear = [](float v) { return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f); };
-    const float luminance = 0.2126f * linear(c.x) + 0.7152f * linear(c.y) + 0.0722f * linear(c.z);
-    return luminance > 0.18f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-}
 
 void colormap_legend(Colormap map, const core::ColorRange& range, float width, const char* note) {
     ImDrawList* draw = ImGui::GetWindowDrawList();

@@ -13,23 +13,6 @@
 namespace attnviz::app {
 
 namespace {
-// A value with one significant digit, as a plain number ("0.007", "-300") or as "7e-3", "-3e2",
-// whichever is shorter.
-std::string one_digit(double value) {
-    const std::string plain = core::format_compact(value, 1);
-    if (value == 0 || !std::isfinite(value)) return plain;
-    int k = static_cast<int>(std::floor(std::log10(std::abs(value))));
-    long mantissa = std::lround(std::abs(value) / std::pow(10.0, k));
-    if (mantissa == 10) {
-        mantissa = 1;
-        ++k;
-    }
-    const std::string exp = std::string(value < 0 ? "-" : "") + std::to_string(mantissa) + "e" + std::to_string(k);
-    return exp.size() < plain.size() ? exp : plain;
-}
-}  // namespace
-
-namespace {
 
 // Largest texture side: more texels than a screen shows gain nothing. Larger matrices are pooled.
 constexpr int max_texture_side = 1024;
@@ -294,9 +277,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const std::string about_zero = std::string(ui.symbols().about) + "0";
         auto cell_text = [&](double value, int level) {
             if (!std::isfinite(value)) return std::string(value < 0 ? "-inf" : "inf");
-            if (level == 1) return value != 0 && std::abs(value) < 1e-3 ? about_zero : core::format_compact(value, 2);
-            if (level == 0) return one_digit(value);
-            return core::format_compact(value, level);
+            return core::cell_number(value, level, about_zero);
         };
         auto fitted_text = [&](double value, ImVec2& size) {
             for (int level = o.number_digits; level >= 0; --level) {
