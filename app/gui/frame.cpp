@@ -1,30 +1,134 @@
 #include "frame.hpp"
 
+#include <imgui_internal.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 namespace attnviz::app {
 
-Layout default_layout(ImVec2 d, float menu_h, float status_h) {
+namespace {
+
+// The smallest a place gets: a title bar and a few lines, a few words wide.
+constexpr float min_place_w = 150, min_place_h = 80;
+
+// `share` of `total`, kept within [lo, total − hi] (and at 0 when even that cannot be).
+float clamped(float share, float total, float lo, float hi) {
+    const float v = std::round(share * total);
+    return std::max(0.0f, std::min(std::max(v, lo), total - hi));
+}
+
+// The geometry the places and splitters share.
+struct Tiles {
+    float top, height, width;
+    float left_w, left_top_h, right_x, right_w, upper_h, upper_left_w, lower_left_w;
+};
+
+Tiles tiles(ImVec2 d, float menu_h, float status_h, const LayoutShares& s) {
+    Tiles t;
+    t.top = menu_h;
+    t.height = std::max(0.0f, d.y - status_h - menu_h);
+    t.width = d.x;
+    t.left_w = clamped(s.left, t.width, min_place_w, 2 * min_place_w);
+    t.left_top_h = clamped(s.left_top, t.height, min_place_h, min_place_h);
+    t.right_x = t.left_w;
+    t.right_w = t.width - t.left_w;
+    t.upper_h = clamped(s.upper, t.height, min_place_h, min_place_h);
+    t.upper_left_w = clamped(s.upper_left, t.right_w, min_place_w, min_place_w);
+    t.lower_left_w = clamped(s.lower_left, t.right_w, min_place_w, min_place_w);
+    return t;
+}
+
+// A splitter: the border it lies on, and the share it moves.
+struct Splitter {
+    ImVec2 min, max;  // the border (a line: min.x == max.x or min.y == max.y)
+    bool vertical;    // dragged left and right
+    float LayoutShares::*share;
+    float origin, extent;  // share = (mouse − origin) / extent
+};
+
+std::array<Splitter, 5> splitters_of(const Tiles& t) {
+    const float bottom = t.top + t.height;
+    return {{
+        {{t.left_w, t.top}, {t.left_w, bottom}, true, &LayoutShares::left, 0, t.width},
+        {{0, t.top + t.left_top_h}, {t.left_w, t.top + t.left_top_h}, false, &LayoutShares::left_top, t.top, t.height},
+        {{t.right_x, t.top + t.upper_h}, {t.width, t.top + t.upper_h}, false, &LayoutShares::upper, t.top, t.height},
+        {{t.right_x + t.upper_left_w, t.top},
+         {t.right_x + t.upper_left_w, t.top + t.upper_h},
+         true,
+         &LayoutShares::upper_left,
+         t.right_x,
+         t.right_w},
+        {{t.right_x + t.lower_left_w, t.top + t.upper_h},
+         {t.right_x + t.lower_left_w, bottom},
+         true,
+         &LayoutShares::lower_left,
+         t.right_x,
+         t.right_w},
+    }};
+}
+
+}  // namespace
+
+LayoutShares default_shares(ImVec2 d) {
+    LayoutShares s;
+    if (d.x > 0) s.left = std::clamp(d.x * 0.22f, 270.0f, 420.0f) / d.x;
+    return s;
+}
+
+Layout tiled_layout(ImVec2 d, float menu_h, float status_h, const LayoutShares& shares) {
+    const Tiles t = tiles(d, menu_h, status_h, shares);
     Layout l;
     auto at = [&](Place p) -> Rect& { return l[static_cast<size_t>(p)]; };
-    const float top = menu_h, bottom = d.y - status_h;
-    const float left_w = std::clamp(d.x * 0.21f, 270.0f, 420.0f);
-    const float right_x = left_w;
-    const float right_w = d.x - left_w;
-    const float upper_h = std::round((bottom - top) * 0.47f);
-    const float upper_left_w = std::round(right_w * 0.46f);
-    const float lower_left_w = std::round(right_w * 0.63f);
-    const float left_top_h = std::min(std::round((bottom - top) * 0.5f), 356.0f);
-    at(Place::left_top) = {{0, top}, {left_w, left_top_h}};
-    at(Place::left_bottom) = {{0, top + left_top_h}, {left_w, bottom - top - left_top_h}};
-    at(Place::upper_left) = {{right_x, top}, {upper_left_w, upper_h}};
-    at(Place::upper_right) = {{right_x + upper_left_w, top}, {right_w - upper_left_w, upper_h}};
-    at(Place::lower_left) = {{right_x, top + upper_h}, {lower_left_w, bottom - top - upper_h}};
-    at(Place::lower_right) = {{right_x + lower_left_w, top + upper_h},
-                              {right_w - lower_left_w, bottom - top - upper_h}};
+    const float lower_y = t.top + t.upper_h, lower_h = t.height - t.upper_h;
+    at(Place::left_top) = {{0, t.top}, {t.left_w, t.left_top_h}};
+    at(Place::left_bottom) = {{0, t.top + t.left_top_h}, {t.left_w, t.height - t.left_top_h}};
+    at(Place::upper_left) = {{t.right_x, t.top}, {t.upper_left_w, t.upper_h}};
+    at(Place::upper_right) = {{t.right_x + t.upper_left_w, t.top}, {t.right_w - t.upper_left_w, t.upper_h}};
+    at(Place::lower_left) = {{t.right_x, lower_y}, {t.lower_left_w, lower_h}};
+    at(Place::lower_right) = {{t.right_x + t.lower_left_w, lower_y}, {t.right_w - t.lower_left_w, lower_h}};
     return l;
+}
+
+std::string shares_text(const LayoutShares& s) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "left=%.4f left_top=%.4f upper=%.4f upper_left=%.4f lower_left=%.4f", s.left,
+                  s.left_top, s.upper, s.upper_left, s.lower_left);
+    return buf;
+}
+
+void read_shares(const std::string& text, LayoutShares& shares) {
+    LayoutShares s;
+    if (std::sscanf(text.c_str(), "left=%f left_top=%f upper=%f upper_left=%f lower_left=%f", &s.left, &s.left_top,
+                    &s.upper, &s.upper_left, &s.lower_left) != 5)
+        return;
+    for (float v : {s.left, s.left_top, s.upper, s.upper_left, s.lower_left})
+        if (!(v > 0.02f && v < 0.98f)) return;  // a fraction of the area, or nothing of it is used
+    shares = s;
+}
+
+void install_layout_settings(Panels& panels) {
+    ImGuiSettingsHandler h;
+    h.TypeName = "attnviz";
+    h.TypeHash = ImHashStr("attnviz");
+    h.UserData = &panels;
+    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler*, const char* name) -> void* {
+        return std::strcmp(name, "Layout") == 0 ? reinterpret_cast<void*>(1) : nullptr;
+    };
+    h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, void*, const char* line) {
+        Panels& p = *static_cast<Panels*>(handler->UserData);
+        const LayoutShares before = p.shares;
+        read_shares(line, p.shares);
+        if (!(p.shares == before)) p.shares_set = true;
+    };
+    h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
+        const Panels& p = *static_cast<const Panels*>(handler->UserData);
+        out->appendf("[attnviz][Layout]\n%s\n\n", shares_text(p.shares).c_str());
+    };
+    ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
 }
 
 Rect status_rect(ImVec2 d, float status_h) { return {{0, d.y - status_h}, {d.x, status_h}}; }
@@ -50,16 +154,62 @@ void record_window(UiContext& ui, const char* title) {
     if (ui.report) ui.report->windows.push_back({title, ImGui::GetWindowPos(), ImGui::GetWindowSize()});
 }
 
-void draw_panel(const PanelRow& row, AppState& state, UiContext& ui, Panels& p, const Layout& l, bool reset) {
-    const Rect& r = l[static_cast<size_t>(row.place)];
-    const ImGuiCond cond = reset ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-    ImGui::SetNextWindowPos(r.pos, cond);
-    ImGui::SetNextWindowSize(r.size, cond);
-    if (ImGui::Begin(row.title)) {
+// A panel in its place (or the whole work area when maximised). The places tile the window, so
+// panels are neither moved nor resized by hand: the splitters between them share the space, and a
+// double-click on a title maximises that panel or restores the layout.
+void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, Panels& p, const Layout& l,
+                const Rect& work) {
+    const Rect& r = p.maximized == index ? work : l[static_cast<size_t>(row.place)];
+    ImGui::SetNextWindowPos(r.pos);
+    ImGui::SetNextWindowSize(r.size);
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+    if (ImGui::Begin(row.title, nullptr, flags)) {
         record_window(ui, row.title);
+        const ImVec2 pos = ImGui::GetWindowPos();
+        const float title_h = ImGui::GetFrameHeight();
+        if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && ImGui::IsMouseDoubleClicked(0) &&
+            ImGui::GetMousePos().y < pos.y + title_h)
+            p.maximized = p.maximized == index ? -1 : index;
+        if (ImGui::IsWindowHovered() && ImGui::GetMousePos().y < pos.y + title_h)
+            ImGui::SetTooltip(p.maximized == index ? "Double-click to restore the layout"
+                                                   : "Double-click to maximise; drag the borders to resize");
         row.draw(state, ui, p);
     }
     ImGui::End();
+}
+
+// The splitters on the borders between places: hovering one shows a resize cursor, dragging it
+// moves the border (and the shares); the shares are saved with the layout.
+void handle_splitters(Panels& p, const Tiles& t) {
+    const ImGuiIO& io = ImGui::GetIO();
+    const std::array<Splitter, 5> all = splitters_of(t);
+    Splitters& s = p.splitters;
+    if (s.dragging >= 0) {
+        const Splitter& sp = all[static_cast<size_t>(s.dragging)];
+        if (io.MouseDown[0] && sp.extent > 0) {
+            const float at = sp.vertical ? io.MousePos.x : io.MousePos.y;
+            p.shares.*sp.share = std::clamp((at - sp.origin) / sp.extent, 0.03f, 0.97f);
+            ImGui::SetMouseCursor(sp.vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+        } else {
+            s.dragging = -1;
+            ImGui::MarkIniSettingsDirty();
+        }
+        return;
+    }
+    // Not while a widget is used or hovered (a scrollbar at a border wins), nor under a popup.
+    if (ImGui::IsAnyItemActive() || ImGui::IsAnyItemHovered() ||
+        ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel))
+        return;
+    const float half = splitter_width / 2;
+    for (size_t k = 0; k < all.size(); ++k) {
+        const Splitter& sp = all[k];
+        const ImVec2 a{sp.min.x - (sp.vertical ? half : 0), sp.min.y - (sp.vertical ? 0 : half)};
+        const ImVec2 b{sp.max.x + (sp.vertical ? half : 0), sp.max.y + (sp.vertical ? 0 : half)};
+        if (io.MousePos.x < a.x || io.MousePos.x > b.x || io.MousePos.y < a.y || io.MousePos.y > b.y) continue;
+        ImGui::SetMouseCursor(sp.vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+        if (ImGui::IsMouseClicked(0)) s.dragging = static_cast<int>(k);
+        return;
+    }
 }
 
 // The lesson fills the window between the menu and the status bar.
@@ -78,12 +228,20 @@ void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, 
     state.update();
 }
 
-void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, const Layout& l, bool reset) {
+void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu_h, float status_h) {
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    const Layout l = tiled_layout(display, menu_h, status_h, p.shares);
+    const Rect work{{0, menu_h}, {display.x, std::max(0.0f, display.y - menu_h - status_h)}};
     for (Stage stage : {Stage::edits, Stage::views}) {
-        for (const PanelRow& row : panel_table)
-            if (row.stage == stage) draw_panel(row, state, ui, p, l, reset);
+        for (size_t k = 0; k < std::size(panel_table); ++k) {
+            const PanelRow& row = panel_table[k];
+            // A maximised panel hides the others (edits first: the trace stays up to date).
+            if (row.stage == stage && (p.maximized < 0 || p.maximized == static_cast<int>(k)))
+                draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
+        }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
     }
+    if (p.maximized < 0) handle_splitters(p, tiles(display, menu_h, status_h, p.shares));
 }
 
 }  // namespace
@@ -131,7 +289,10 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
                 else
                     enter_teach_mode(state, p, p.teach.step);
                 break;
-            case Command::reset_layout: p.reset_layout = true; break;
+            case Command::reset_layout:
+                p.reset_layout = true;
+                ImGui::MarkIniSettingsDirty();
+                break;
             case Command::count: break;
         }
     }
@@ -143,13 +304,17 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     draw_menu_bar(state, ui, p.menu, p.quit);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
-    const bool reset = p.reset_layout;
-    p.reset_layout = false;
+    if (p.reset_layout || !p.shares_set) {
+        p.shares = default_shares(io.DisplaySize);
+        p.shares_set = true;
+        p.maximized = -1;
+        p.reset_layout = false;
+    }
 
     if (p.teach_mode)
         draw_teach_window(state, ui, p, menu_h, status_h);
     else
-        draw_explorer_windows(state, ui, p, default_layout(io.DisplaySize, menu_h, status_h), reset);
+        draw_explorer_windows(state, ui, p, menu_h, status_h);
 
     // The status bar is pinned to the bottom edge.
     const Rect status = status_rect(io.DisplaySize, status_h);

@@ -24,6 +24,41 @@
 
 namespace attnviz::app {
 
+// The places of the layout: a left column (two places) and a right area of two rows of two.
+enum class Place { left_top, left_bottom, upper_left, upper_right, lower_left, lower_right, count };
+
+struct Rect {
+    ImVec2 pos, size;
+};
+using Layout = std::array<Rect, static_cast<size_t>(Place::count)>;
+
+// How the work area (between the menu bar and the status bar) is shared, as fractions, so a layout
+// fits any window: the left column's width, the top left place's height within it, the upper row's
+// height within the right area, and the left place's width within each row. Dragging the gaps
+// between the places (splitters) changes them; they are kept with the window layout.
+struct LayoutShares {
+    float left = 0.22f;
+    float left_top = 0.5f;
+    float upper = 0.47f;
+    float upper_left = 0.46f;
+    float lower_left = 0.63f;
+    bool operator==(const LayoutShares&) const = default;
+};
+
+// The gap between places, where the splitters are.
+inline constexpr float splitter_width = 6;
+
+// Every place for a display, the menu bar and status bar heights and the shares. Each place keeps
+// at least a title bar and a few lines (shares are clamped so), and the places tile the work area.
+Layout tiled_layout(ImVec2 display, float menu_height, float status_height, const LayoutShares& shares);
+// The default shares: the left column 22% of the width, within 270 to 420 pixels.
+LayoutShares default_shares(ImVec2 display);
+Rect status_rect(ImVec2 display, float status_height);
+
+// The splitters' state: which one is being dragged.
+struct Splitters {
+    int dragging = -1;
+};
 // Every panel's own state.
 struct Panels {
     MenuBar menu;
@@ -37,22 +72,13 @@ struct Panels {
     TeachPanel teach;
     RecoveryWindow recovery;
     bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
-    bool reset_layout = false;  // every window goes back to its default place in the next frame
-    bool quit = false;          // the app ends after this frame
+    bool reset_layout = false;  // the shares go back to the default in the next frame
+    LayoutShares shares;
+    bool shares_set = false;  // false: default_shares() for the display at the first frame
+    Splitters splitters;
+    int maximized = -1;  // a panel (index in explorer_panels()) filling the work area; -1: none
+    bool quit = false;   // the app ends after this frame
 };
-
-// The places of the default layout: a left column (two places) and a right area of two rows of two.
-enum class Place { left_top, left_bottom, upper_left, upper_right, lower_left, lower_right, count };
-
-struct Rect {
-    ImVec2 pos, size;
-};
-using Layout = std::array<Rect, static_cast<size_t>(Place::count)>;
-
-// Where each place is on a fresh start (or after View > Reset layout), between the menu bar and
-// the status bar.
-Layout default_layout(ImVec2 display, float menu_height, float status_height);
-Rect status_rect(ImVec2 display, float status_height);
 
 // Panels that edit the session are drawn first, then the trace is brought up to date, then the
 // views: every view shows an edit's result in the frame the edit happened.
@@ -81,6 +107,14 @@ std::string window_title(const AppState& state);
 
 // Carries out the commands requested so far (menus, shortcuts, dropped files), in order.
 void run_commands(AppState& state, UiContext& ui, Panels& panels);
+
+// The shares as a line of the layout file ("left=0.22 left_top=0.5 …") and back; a line that does
+// not parse leaves the shares as they were (an older or foreign layout is adapted, not trusted).
+std::string shares_text(const LayoutShares& shares);
+void read_shares(const std::string& text, LayoutShares& shares);
+// Keeps the shares in ImGui's settings (the layout file) under [attnviz][Layout], so they are saved
+// and loaded with the window layout. Call once after creating the ImGui context, before loading.
+void install_layout_settings(Panels& panels);
 
 // Draws the whole UI between ImGui::NewFrame() and ImGui::Render(), then runs the commands.
 void draw_frame(AppState& state, UiContext& ui, Panels& panels, float frame_ms);

@@ -273,6 +273,9 @@ int run_gui(const GuiOptions& o) {
     // The layout is read and written here (written atomically), never by ImGui itself; a screenshot
     // is made from the default layout, never from (or into) the user's saved one.
     io.IniFilename = nullptr;
+    // The panels' state; the layout's shares are kept in the same file as ImGui's settings.
+    Panels panels;
+    install_layout_settings(panels);
     const std::string ini = screenshot ? "" : layout_file();
     if (!ini.empty())
         if (core::Result<std::string> saved = core::read_file(ini); saved && saved.value->size() < (1u << 20))
@@ -297,7 +300,6 @@ int run_gui(const GuiOptions& o) {
         AppState state = initial_state(o);
         state.set_notation(ui.notation());
         state.set_column_vectors(o.column_vectors);
-        Panels panels;
         // Unsaved work is autosaved, and what a crashed instance left is offered; not for
         // screenshots and benchmarks, which show the app as it opens.
         Autosaver autosave(core::default_autosave_dir(),

@@ -363,3 +363,98 @@ TEST_F(Headless, TypedAndDraggedValuesKeepDoublePrecision) {
     EXPECT_EQ(state.session().params.X(1, 2), 2.45);
     EXPECT_NE(core::write_session(state.session()).find("[0, 2, 2.45, 2]"), std::string::npos);
 }
+
+TEST(Layout, PlacesTileTheWorkAreaAtEverySize) {
+    for (const ImVec2 display : {ImVec2{1024, 640}, ImVec2{1280, 800}, ImVec2{1920, 1080}, ImVec2{3840, 2160}}) {
+        for (const app::LayoutShares& shares :
+             {app::default_shares(display), app::LayoutShares{0.9f, 0.05f, 0.97f, 0.03f, 0.5f}}) {
+            const float menu = 20, status = 26;
+            const app::Layout l = app::tiled_layout(display, menu, status, shares);
+            double area = 0;
+            for (size_t a = 0; a < l.size(); ++a) {
+                const app::Rect& r = l[a];
+                // Inside the work area, never smaller than a title bar and a few lines.
+                EXPECT_GE(r.pos.x, 0);
+                EXPECT_GE(r.pos.y, menu);
+                EXPECT_LE(r.pos.x + r.size.x, display.x + 0.01f);
+                EXPECT_LE(r.pos.y + r.size.y, display.y - status + 0.01f);
+                EXPECT_GE(r.size.x, 150) << display.x << " place " << a;
+                EXPECT_GE(r.size.y, 80) << display.y << " place " << a;
+                area += static_cast<double>(r.size.x) * r.size.y;
+                for (size_t b = a + 1; b < l.size(); ++b) {
+                    const app::Rect& q = l[b];
+                    const float ox = std::min(r.pos.x + r.size.x, q.pos.x + q.size.x) - std::max(r.pos.x, q.pos.x);
+                    const float oy = std::min(r.pos.y + r.size.y, q.pos.y + q.size.y) - std::max(r.pos.y, q.pos.y);
+                    EXPECT_FALSE(ox > 0.5f && oy > 0.5f) << "places " << a << " and " << b << " overlap";
+                }
+            }
+            EXPECT_NEAR(area, static_cast<double>(display.x) * (display.y - menu - status), 1.0);  // no gaps
+        }
+    }
+}
+
+TEST(Layout, SharesAreKeptAsTextAndABadLineChangesNothing) {
+    const app::LayoutShares s{0.3f, 0.4f, 0.5f, 0.6f, 0.7f};
+    app::LayoutShares back;
+    app::read_shares(app::shares_text(s), back);
+    EXPECT_NEAR(back.left, 0.3f, 1e-4);
+    EXPECT_NEAR(back.lower_left, 0.7f, 1e-4);
+    for (const char* bad : {"", "left=0.3", "left=2 left_top=0.4 upper=0.5 upper_left=0.6 lower_left=0.7",
+                            "left=nan left_top=0.4 upper=0.5 upper_left=0.6 lower_left=0.7"}) {
+        app::LayoutShares kept = s;
+        app::read_shares(bad, kept);
+        EXPECT_EQ(kept, s) << bad;
+    }
+}
+
+TEST_F(Headless, DraggingASplitterMovesTheBorderAndDoubleClickingATitleMaximises) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = {5, 5};
+    frames(state, panels, 2);
+    const auto window = [&](const char* title) {
+        for (const auto& w : report.windows)
+            if (w.title == title) return w;
+        ADD_FAILURE() << title << " not drawn";
+        return app::DrawReport::Window{};
+    };
+    // The border between the left column and the rest, halfway down: drag it 100 px right.
+    const app::DrawReport::Window dims = window("Dimensions");
+    const float border = dims.pos.x + dims.size.x, y = 500;
+    io.MousePos = {border, y};
+    frames(state, panels, 1);
+    io.MouseDown[0] = true;
+    frames(state, panels, 1);
+    for (int step = 1; step <= 4; ++step) {
+        io.MousePos = {border + 25.0f * step, y};
+        frames(state, panels, 1);
+    }
+    io.MouseDown[0] = false;
+    frames(state, panels, 2);
+    EXPECT_NEAR(window("Dimensions").size.x, dims.size.x + 100, 1.5f);
+    EXPECT_NEAR(window("Pipeline").size.x, dims.size.x + 100, 1.5f);  // the whole left column
+    const app::DrawReport::Window inputs = window("Inputs: X and weights");
+    EXPECT_NEAR(inputs.pos.x, border + 100, 1.5f);
+    // Double-click the viewer's title: it fills the work area alone; again: the layout is back.
+    const app::DrawReport::Window viewer = window("Matrix viewer");
+    const auto double_click = [&](ImVec2 at) {
+        io.MousePos = at;
+        frames(state, panels, 1);
+        for (int k = 0; k < 2; ++k) {
+            io.MouseDown[0] = true;
+            frames(state, panels, 1);
+            io.MouseDown[0] = false;
+            frames(state, panels, 1);
+        }
+        frames(state, panels, 1);
+    };
+    double_click({viewer.pos.x + 60, viewer.pos.y + 5});
+    EXPECT_EQ(report.windows.size(), 1u);
+    EXPECT_EQ(window("Matrix viewer").size.x, io.DisplaySize.x);
+    double_click({60, window("Matrix viewer").pos.y + 5});
+    EXPECT_EQ(report.windows.size(), app::explorer_panels().size());
+    EXPECT_NEAR(window("Matrix viewer").size.x, viewer.size.x, 0.5f);
+}

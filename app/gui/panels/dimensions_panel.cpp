@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "../widgets/fitted_text.hpp"
 #include "core/presets.hpp"
 
 namespace attnviz::app {
@@ -23,15 +24,6 @@ bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Confi
 }
 
 namespace {
-
-// Puts the next item on this line when `label` (a checkbox's or radio button's) fits in what is
-// left of the panel's width, else on the next line: nothing is clipped at any panel width.
-void same_line_if_fits(const char* label) {
-    const ImGuiStyle& style = ImGui::GetStyle();
-    const float needed = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    if (ImGui::GetItemRectMax().x + style.ItemSpacing.x + needed <= right) ImGui::SameLine();
-}
 
 // The panel's error, where the user acted (below the fields), wrapped to the panel's width.
 void error_here(const AppState& state, UiContext& ui) {
@@ -64,7 +56,7 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
             "Q = X%sW_Q + b_Q, K and V alike, output = concat%sW_O + b_O\n"
             "(BERT, GPT-2, PyTorch's nn.MultiheadAttention). Edit them in the Inputs panel.",
             ui.symbols().dot, ui.symbols().dot);
-    same_line_if_fits("RoPE");
+    same_line_if_fits(toggle_width("RoPE"));
     if (ImGui::Checkbox("RoPE", &now.rope.on)) state.set_config(now);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
@@ -94,7 +86,7 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
     int style = now.rope.style == core::Rope::Style::half ? 0 : 1;
     bool style_changed = ImGui::RadioButton("half pairs", &style, 0);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pairs (j, j + d/2): rotate_half, as Llama and GPT-NeoX");
-    same_line_if_fits("interleaved");
+    same_line_if_fits(toggle_width("interleaved"));
     style_changed |= ImGui::RadioButton("interleaved", &style, 1);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pairs (2j, 2j + 1), as GPT-J");
     if (style_changed) {
@@ -150,7 +142,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
             "On: output = concat%sW_O, with the output projection W_O.\nOff: output = concat, multi-head attention "
             "without it.",
             ui.symbols().dot);
-    same_line_if_fits("causal mask");
+    same_line_if_fits(toggle_width("causal mask"));
     bool causal = now.mask == core::Mask::causal;
     if (ImGui::Checkbox("causal mask", &causal)) {
         now.mask = causal ? core::Mask::causal : core::Mask::none;
@@ -162,13 +154,13 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     ImGui::Text("scale: scores = QK%s / s,", ui.symbols().transpose);
     char divisor_text[48];
     std::snprintf(divisor_text, sizeof divisor_text, "s = %.6g", state.trace().scale);
-    same_line_if_fits(divisor_text);
+    same_line_if_fits(ImGui::CalcTextSize(divisor_text).x);
     ImGui::TextUnformatted(divisor_text);
     int kind = static_cast<int>(now.scale.kind);
     bool scale_changed = ImGui::RadioButton(ui.symbols().sqrt_dk, &kind, 0);
-    same_line_if_fits("none");
+    same_line_if_fits(toggle_width("none"));
     scale_changed |= ImGui::RadioButton("none", &kind, 1);
-    same_line_if_fits("temperature");
+    same_line_if_fits(toggle_width("temperature"));
     scale_changed |= ImGui::RadioButton("temperature", &kind, 2);
     now.scale.kind = static_cast<core::Scale::Kind>(kind);
     if (now.scale.kind == core::Scale::Kind::divisor) {
@@ -190,7 +182,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     ImGui::SameLine();
     if (ImGui::RadioButton("rows", &orientation, 0)) state.set_column_vectors(false);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row vectors: X is n×d_model, one token per row");
-    same_line_if_fits("columns");
+    same_line_if_fits(toggle_width("columns"));
     if (ImGui::RadioButton("columns", &orientation, 1)) state.set_column_vectors(true);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "../widgets/colormap.hpp"
+#include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
 #include "../widgets/matrix_view.hpp"
 
@@ -34,8 +35,9 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const float font = ImGui::GetFontSize();
     ImGui::SameLine();
     scaling_combo(ui, id, c.n, font * 9);
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys");
+    const char* axes = state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys";
+    same_line_if_fits(ImGui::CalcTextSize(axes).x);
+    ImGui::TextDisabled("%s", axes);
 
     // One range for all heads, so they can be compared: every head's statistics combined.
     const core::Scaling scaling = ui.scaling(id, c.n);

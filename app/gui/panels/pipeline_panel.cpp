@@ -78,7 +78,9 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     if (c.heads > 1 &&
         ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(convention.c_str()).x + ImGui::GetFontSize() * 13)
         ImGui::SameLine();
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("%s", convention.c_str());
+    ImGui::PopTextWrapPos();
     // One node per matrix of the layer, each with what computes it in the shown convention:
     // X; Q, K, V side by side; with RoPE, Q_rot and K_rot below Q and K; then the chain from
     // scores_raw to output. The weights and biases are on the arrows.

@@ -18,7 +18,9 @@ void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel) {
     for (MatrixId id : core::all_matrix_ids)
         if (core::is_per_head(id) && !core::is_input(id) && core::exists(id, c)) per_head.push_back(id);
     const int columns = static_cast<int>(per_head.size());
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("Hover a cell for its arithmetic; click it to outline its operands and open it in the viewer.");
+    ImGui::PopTextWrapPos();
 
     const float font = ImGui::GetFontSize();
     const float avail = ImGui::GetContentRegionAvail().x;

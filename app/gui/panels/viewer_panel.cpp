@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "../widgets/colormap.hpp"
+#include "../widgets/fitted_text.hpp"
 #include "../widgets/matrix_view.hpp"
 #include "core/format.hpp"
 
@@ -89,7 +90,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
         ImGui::EndCombo();
     }
     if (core::is_per_head(ref.id) && c.heads > 1) {
-        ImGui::SameLine();
+        same_line_if_fits(font * 7 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("head").x);
         ImGui::SetNextItemWidth(font * 7);
         int shown = ref.head + 1;
         if (ImGui::SliderInt("head", &shown, 1, c.heads)) state.view({ref.id, shown - 1});
@@ -132,7 +133,10 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     if (ImGui::SmallButton("fit")) panel.cell = 0;
     ui.report_item("viewer: fit");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole matrix in view");
-    ImGui::SameLine(0, font);
+    // "go to [row] [col] go" as one group, on the next line when the panel is narrow.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    same_line_if_fits(ImGui::CalcTextSize("go to").x + font * 7 + ImGui::CalcTextSize("go").x +
+                      style.FramePadding.x * 2 + style.ItemSpacing.x * 3);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("go to");
     ImGui::SameLine();
@@ -216,7 +220,9 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
         draw_explanation(*e);
         ImGui::PopTextWrapPos();
     } else {
+        ImGui::PushTextWrapPos(0);
         ImGui::TextDisabled("Click any cell to keep its arithmetic here.");
+        ImGui::PopTextWrapPos();
     }
     ImGui::EndChild();
 }

@@ -12,4 +12,10 @@ std::string fitted_text(const std::string& text, float width);
 // Draws `text` cut to the room left on the current line, with the whole text as a tooltip when cut.
 void text_fitted(const std::string& text);
 
+// Puts the next item on the current line when `width` pixels fit between the last item and the
+// window's right edge, else on the next line: a row of controls wraps instead of being clipped.
+void same_line_if_fits(float width);
+// The width of a checkbox or radio button with this label.
+float toggle_width(const char* label);
+
 }  // namespace attnviz::app
