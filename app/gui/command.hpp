@@ -2,13 +2,23 @@
 // UiContext::request(); run_commands() (frame.cpp) carries every one out in one place.
 #pragma once
 
+#include "core/matrices.hpp"
+
 namespace attnviz::app {
+
+// What an export is of: one matrix (numbers or heatmap), a view as a figure, the whole window as
+// PNG, or the whole trace as JSON.
+struct ExportTarget {
+    enum class Kind { matrix, heads, pipeline, window, trace } kind = Kind::matrix;
+    core::MatrixRef ref;  // for a matrix; the heads view shows ref.id of every head (weights)
+};
 
 enum class Command {
     open,          // ask for a session file to open
     import_layer,  // ask for a checkpoint and the options of its import
     save,          // save to the session's file, or ask where when it has none
     save_as,       // ask where to save
+    export_file,   // the export dialog, for UiContext::export_target
     quit,          // quit, asking first when there are unsaved changes
     undo,
     redo,

@@ -265,7 +265,7 @@ std::string window_title(const AppState& state) {
 }
 
 void run_commands(AppState& state, UiContext& ui, Panels& p) {
-    for (const std::string& path : ui.dropped_files) state.open_file(path);  // like File > Open
+    for (const std::string& path : ui.dropped_files) open_and_note(state, p.menu, path);  // like File > Open
     ui.dropped_files.clear();
     const std::vector<Command> commands = std::move(ui.commands);
     ui.commands.clear();
@@ -275,6 +275,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
             case Command::import_layer: p.menu.import.open = true; break;
             case Command::save: save_or_ask(state, p.menu); break;
             case Command::save_as: p.menu.save_dialog = true; break;
+            case Command::export_file: open_export_dialog(p.export_dialog, ui.export_target); break;
             case Command::quit:
                 if (state.modified())
                     p.menu.ask_quit = true;  // the "Unsaved changes" dialog decides
@@ -325,6 +326,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, frame_ms);
     ImGui::End();
     draw_recovery_window(state, ui, p.recovery);
+    draw_export_dialog(state, ui, p.export_dialog);
 
     ui.heatmaps.end_frame();
     run_commands(state, ui, p);

@@ -11,6 +11,7 @@
 
 #include "app_state.hpp"
 #include "panels/dimensions_panel.hpp"
+#include "panels/export_dialog.hpp"
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
 #include "panels/menu_bar.hpp"
@@ -71,6 +72,7 @@ struct Panels {
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;
+    ExportDialog export_dialog;
     bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
     bool reset_layout = false;  // the shares go back to the default in the next frame
     LayoutShares shares;

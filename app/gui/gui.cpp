@@ -41,17 +41,8 @@ bool parse_size(const std::string& text, int& w, int& h) {
 
 // Where the window layout is kept: $XDG_CONFIG_HOME/attnviz or ~/.config/attnviz.
 std::string layout_file() {
-    namespace fs = std::filesystem;
-    fs::path dir;
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
-        dir = fs::path(xdg) / "attnviz";
-    else if (const char* home = std::getenv("HOME"); home && *home)
-        dir = fs::path(home) / ".config" / "attnviz";
-    else
-        return "";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    return ec ? "" : (dir / "layout.ini").string();
+    const std::string dir = config_dir();
+    return dir.empty() ? "" : dir + "/layout.ini";
 }
 
 ImTextureID upload_texture(ImTextureID previous, int cols, int rows, const std::uint32_t* rgba) {
@@ -276,6 +267,9 @@ int run_gui(const GuiOptions& o) {
     // The panels' state; the layout's shares are kept in the same file as ImGui's settings.
     Panels panels;
     install_layout_settings(panels);
+    // Recent files live beside the layout (not for screenshots, which leave the user's files alone).
+    if (!screenshot)
+        if (const std::string dir = config_dir(); !dir.empty()) panels.menu.recent = RecentFiles(dir + "/recent.json");
     const std::string ini = screenshot ? "" : layout_file();
     if (!ini.empty())
         if (core::Result<std::string> saved = core::read_file(ini); saved && saved.value->size() < (1u << 20))
@@ -308,6 +302,10 @@ int run_gui(const GuiOptions& o) {
             panels.recovery.store = &autosave.store();
             panels.recovery.offers = autosave.store().orphans();
         }
+        if (o.dialog == "open") ui.request(Command::open);
+        if (o.dialog == "save") ui.request(Command::save_as);
+        if (o.dialog == "import") ui.request(Command::import_layer);
+        if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
         for (const auto& [cell, value] : edits)
             if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
         std::string title;
@@ -367,6 +365,13 @@ int run_gui(const GuiOptions& o) {
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
             if (!ini.empty() && io.WantSaveIniSettings) save_layout(ini);
+            // File > Export… of the whole window: this frame was drawn after the dialog closed.
+            if (std::string& png = panels.export_dialog.window_png_path; !png.empty()) {
+                const core::Problems p = write_window_png(window, png);
+                state.set_message(p.empty() ? "Exported the window to " + png : "Could not export: " + p.front().str(),
+                                  !p.empty());
+                png.clear();
+            }
             // The edit benchmark ends once the last edit's trace is on screen.
             const bool edits_shown = editing && measured >= o.bench_edits - 1 && !state.computing();
             const bool last_frame = o.bench_edits > 0 ? edits_shown || measured > o.bench_edits + 100000

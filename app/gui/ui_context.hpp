@@ -77,12 +77,18 @@ public:
 
     // A command for the frame to run (menu items, shortcuts, buttons); run in order, once.
     void request(Command c) { commands.push_back(c); }
+    // Opens the export dialog on a matrix or a view.
+    void request_export(ExportTarget target) {
+        export_target = target;
+        request(Command::export_file);
+    }
 
     Fonts fonts;
     Palette palette;
     HeatmapCache heatmaps;
     std::array<std::optional<core::Scaling>, core::matrix_count> scalings{};  // per matrix; unset: default
     std::vector<Command> commands;
+    ExportTarget export_target;              // what Command::export_file exports
     std::vector<std::string> dropped_files;  // by the window's drop callback, opened by the frame
     DrawReport* report = nullptr;            // non-null: record what is drawn (screenshot tests)
 

@@ -49,7 +49,7 @@ void list_tensors(ImportDialog& d) {
     if (d.listing.empty()) d.listing.push_back("(no tensors)");
 }
 
-void draw_import_dialog(AppState& state, UiContext&, ImportDialog& d) {
+void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& d) {
     if (d.open) {
         ImGui::OpenPopup("Import layer");
         d.open = false;
@@ -60,6 +60,15 @@ void draw_import_dialog(AppState& state, UiContext&, ImportDialog& d) {
     ImGui::SetNextItemWidth(wide);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     if (ImGui::InputText("##checkpoint", &d.path, ImGuiInputTextFlags_EnterReturnsTrue)) list_tensors(d);
+    ImGui::SameLine();
+    if (ImGui::Button("Browse...##checkpoint"))
+        d.checkpoint_files.open(FileChooser::Mode::open, "A checkpoint to import",
+                                {{"Checkpoints (*.safetensors, *.npz, *.npy)", {".safetensors", ".npz", ".npy"}}},
+                                d.path);
+    if (const std::optional<std::string> path = d.checkpoint_files.draw(ui)) {
+        d.path = *path;
+        list_tensors(d);
+    }
     ImGui::SameLine();
     if (ImGui::Button("List tensors")) list_tensors(d);
     if (!d.listing.empty() && d.listed_path == d.path) {
@@ -83,6 +92,11 @@ void draw_import_dialog(AppState& state, UiContext&, ImportDialog& d) {
     ImGui::TextUnformatted("X, n × d_model (.npy; empty: random):");
     ImGui::SetNextItemWidth(wide);
     ImGui::InputText("##x", &d.x_path);
+    ImGui::SameLine();
+    if (ImGui::Button("Browse...##x"))
+        d.x_files.open(FileChooser::Mode::open, "X: the hidden states entering the layer (n × d_model)",
+                       {{"NumPy arrays (*.npy)", {".npy"}}}, d.x_path);
+    if (const std::optional<std::string> path = d.x_files.draw(ui)) d.x_path = *path;
     ImGui::TextUnformatted("Token labels, separated by spaces:");
     ImGui::SetNextItemWidth(wide);
     ImGui::InputText("##tokens", &d.tokens);

@@ -8,6 +8,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "file_chooser.hpp"
 
 namespace attnviz::app {
 
@@ -18,6 +19,7 @@ struct ImportDialog {
     int layer = 0, heads = 0, kv_heads = 0;  // heads, kv_heads 0: from config.json or the file
     std::vector<std::string> listing;        // "name  dtype  [shape]" of the file last inspected
     std::string listed_path;
+    FileChooser checkpoint_files, x_files;  // "Browse..." beside the two paths
 };
 
 // The options as `attnviz import` takes them (a bad X file is reported in the returned problems).

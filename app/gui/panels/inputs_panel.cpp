@@ -98,20 +98,17 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
     if (ImGui::SmallButton("paste")) matrix_paste(state, ref, ImGui::GetClipboardText());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Paste CSV or TSV from the clipboard (%d rows of %d)", rows, cols);
     ImGui::SameLine();
-    if (ImGui::SmallButton("load")) ImGui::OpenPopup("load");
+    if (ImGui::SmallButton("load")) {
+        panel.load_ref = ref;
+        panel.load_files.open(FileChooser::Mode::open,
+                              "Load " + state.label(ref) + " (" + std::to_string(rows) + "×" + std::to_string(cols) +
+                                  ") from a tensor file",
+                              {{"Tensor files (*.npy, *.npz, *.safetensors)", {".npy", ".npz", ".safetensors"}}});
+    }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Load a %d×%d matrix from a .npy (or .npz, .safetensors) file", rows, cols);
-    if (ImGui::BeginPopup("load")) {
-        ImGui::TextUnformatted("Load from a .npy, .npz or .safetensors file:");
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 24);
-        const bool enter = ImGui::InputText("##path", &panel.load_path, ImGuiInputTextFlags_EnterReturnsTrue);
-        ImGui::SameLine();
-        if ((ImGui::Button("Load") || enter) && !panel.load_path.empty()) {
-            matrix_load(state, ref, panel.load_path);
-            ImGui::CloseCurrentPopup();
-        }
-        ImGui::EndPopup();
-    }
+    if (panel.load_ref == ref)
+        if (const std::optional<std::string> path = panel.load_files.draw(ui)) matrix_load(state, ref, *path);
     ImGui::SameLine();
     if (ImGui::SmallButton("copy")) {
         ImGui::SetClipboardText(matrix_copy(state, ref).c_str());

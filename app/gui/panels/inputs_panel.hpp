@@ -7,6 +7,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "file_chooser.hpp"
 
 namespace attnviz::app {
 
@@ -20,7 +21,8 @@ struct InputsPanel {
         unsigned field = 0;  // the field's ImGui ID
     };
     std::optional<Typed> typed;
-    std::string load_path;  // the path typed into a matrix's "load" popup
+    FileChooser load_files;  // a matrix's "load": which file
+    MatrixRef load_ref;      // and which matrix it goes to
 };
 
 void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel);

@@ -3,39 +3,19 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <filesystem>
+
 namespace attnviz::app {
 
 namespace {
 
-// A small modal asking for a path; returns true when confirmed.
-bool path_dialog(const char* title, const char* action, std::string& path, bool& open) {
-    if (open) {
-        ImGui::OpenPopup(title);
-        open = false;
-    }
-    bool confirmed = false;
-    if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::TextUnformatted("Session file (attnviz-session JSON), or a checkpoint to import:");
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
-        if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-        const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
-        if ((ImGui::Button(action) || enter) && !path.empty()) {
-            confirmed = true;
-            ImGui::CloseCurrentPopup();
-        }
-        ImGui::SameLine();
-        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-        ImGui::EndPopup();
-    }
-    return confirmed;
-}
-
 // The shortcuts, as commands. ImGui 1.86 indexes keys by the platform key code; GLFW codes letters
 // by their ASCII capital.
-void shortcuts(UiContext& ui) {
+void shortcuts(const AppState& state, UiContext& ui) {
     const ImGuiIO& io = ImGui::GetIO();
     if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(Command::open);
     if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(Command::save);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('E')) ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
     // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
     if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z'))
         ui.request(io.KeyShift ? Command::redo : Command::undo);
@@ -45,6 +25,18 @@ void shortcuts(UiContext& ui) {
 }
 
 }  // namespace
+
+std::vector<FileFilter> session_filters() {
+    return {{"Sessions, checkpoints (*.json, *.safetensors, *.npz, *.npy)", {".json", ".safetensors", ".npz", ".npy"}},
+            {"Sessions (*.json)", {".json"}},
+            {"Checkpoints (*.safetensors, *.npz, *.npy)", {".safetensors", ".npz", ".npy"}}};
+}
+
+bool open_and_note(AppState& state, MenuBar& menu, const std::string& path) {
+    if (!state.open_file(path)) return false;
+    menu.recent.add(path);
+    return true;
+}
 
 bool save_or_ask(AppState& state, MenuBar& menu) {
     if (state.file_path().empty()) {
@@ -58,9 +50,23 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
             if (ImGui::MenuItem("Open...", "Ctrl+O")) ui.request(Command::open);
+            if (ImGui::BeginMenu("Open Recent", !menu.recent.paths().empty())) {
+                std::string chosen;
+                for (const std::string& path : menu.recent.paths()) {
+                    std::error_code ec;
+                    const bool there = std::filesystem::is_regular_file(path, ec);
+                    if (ImGui::MenuItem(path.c_str(), nullptr, false, there)) chosen = path;
+                }
+                ImGui::Separator();
+                if (ImGui::MenuItem("Clear recent files")) menu.recent.clear();
+                ImGui::EndMenu();
+                if (!chosen.empty()) open_and_note(state, menu, chosen);
+            }
             if (ImGui::MenuItem("Import layer...")) ui.request(Command::import_layer);
             if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(Command::save);
             if (ImGui::MenuItem("Save as...")) ui.request(Command::save_as);
+            ImGui::Separator();
+            if (ImGui::MenuItem("Export...", "Ctrl+E")) ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
             ImGui::Separator();
             if (ImGui::MenuItem("Quit")) ui.request(Command::quit);
             ImGui::EndMenu();
@@ -79,10 +85,20 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
         ImGui::TextDisabled("%s", state.file_path().empty() ? "unsaved session" : state.file_path().c_str());
         ImGui::EndMainMenuBar();
     }
-    shortcuts(ui);
-    if (menu.path.empty()) menu.path = state.file_path().empty() ? "session.json" : state.file_path();
-    if (path_dialog("Open session", "Open", menu.path, menu.open_dialog)) state.open_file(menu.path);
-    if (path_dialog("Save session", "Save", menu.path, menu.save_dialog)) state.save_file(menu.path);
+    shortcuts(state, ui);
+    if (menu.open_dialog) {
+        menu.open_dialog = false;
+        menu.open_files.open(FileChooser::Mode::open, "Open a session, or a checkpoint to import", session_filters(),
+                             state.file_path());
+    }
+    if (menu.save_dialog) {
+        menu.save_dialog = false;
+        menu.save_files.open(FileChooser::Mode::save, "Save the session", {{"Sessions (*.json)", {".json"}}},
+                             state.file_path().empty() ? "session.json" : state.file_path());
+    }
+    if (const std::optional<std::string> path = menu.open_files.draw(ui)) open_and_note(state, menu, *path);
+    if (const std::optional<std::string> path = menu.save_files.draw(ui))
+        if (state.save_file(*path)) menu.recent.add(*path);
     draw_import_dialog(state, ui, menu.import);
 
     // Quitting with unsaved changes asks first: nothing is lost by a stray click.

@@ -7,17 +7,25 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "file_chooser.hpp"
 #include "import_dialog.hpp"
 
 namespace attnviz::app {
 
 struct MenuBar {
-    std::string path;          // the path typed into the open/save dialog
     bool open_dialog = false;  // set by Command::open, consumed when the dialog opens
     bool save_dialog = false;
+    FileChooser open_files, save_files;
+    RecentFiles recent;     // File > Open Recent
     bool ask_quit = false;  // set by Command::quit with unsaved changes
     ImportDialog import;    // File > Import layer…
 };
+
+// The file types of sessions and of what File > Open imports.
+std::vector<FileFilter> session_filters();
+
+// Opens a file as File > Open does, and notes it in the recent files when it opened.
+bool open_and_note(AppState& state, MenuBar& menu, const std::string& path);
 
 // Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.
 bool save_or_ask(AppState& state, MenuBar& menu);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/export.hpp"
 #include "heatmap.hpp"
 
 namespace attnviz::app {
@@ -25,6 +26,13 @@ void scaling_menu_items(UiContext& ui, core::MatrixId id, std::int64_t cols) {
         if (ImGui::MenuItem(scaling_label(s, s == fallback).c_str(), nullptr, s == current))
             ui.set_scaling(id, s == fallback ? std::nullopt : std::optional<core::Scaling>(s));
     }
+}
+
+void copy_menu_items(const core::Matrix& m) {
+    // Exact values for CSV and TSV (they paste back bit for bit), 4 digits for LaTeX.
+    if (ImGui::MenuItem("Copy as CSV")) ImGui::SetClipboardText(core::delimited_text(m, ",").c_str());
+    if (ImGui::MenuItem("Copy as TSV (spreadsheets)")) ImGui::SetClipboardText(core::delimited_text(m, "\t").c_str());
+    if (ImGui::MenuItem("Copy as LaTeX bmatrix")) ImGui::SetClipboardText(core::latex_bmatrix(m).c_str());
 }
 
 void scaling_combo(UiContext& ui, core::MatrixId id, std::int64_t cols, float width) {
@@ -129,6 +137,12 @@ HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const Matr
     if (ImGui::BeginPopupContextItem("colours")) {
         ImGui::TextDisabled("Colours of %s (every head, every view)", core::name(ref.id));
         scaling_menu_items(ui, ref.id, m->cols());
+        // An exercise hides cells: nothing may copy them out.
+        if (o.shown_cells < 0) {
+            ImGui::Separator();
+            copy_menu_items(*m);
+            if (ImGui::MenuItem("Export...")) ui.request_export({ExportTarget::Kind::matrix, ref});
+        }
         ImGui::EndPopup();
     }
     const int drawn_cols = static_cast<int>(t ? m->rows() : m->cols());

@@ -39,6 +39,8 @@ Colormap colormap_for(core::MatrixId id);
 // heatmaps' right-click menu) or as a combo box of `width`; a choice applies to every head of the
 // matrix in every view. `cols`: the matrix's columns (keys, for weights), which decide its default.
 void scaling_menu_items(UiContext& ui, core::MatrixId id, std::int64_t cols);
+// "Copy as CSV / TSV / LaTeX" items of a matrix's menu, to the clipboard.
+void copy_menu_items(const core::Matrix& m);
 void scaling_combo(UiContext& ui, core::MatrixId id, std::int64_t cols, float width);
 
 // The arithmetic of a cell as text: its title, the rule (dimmed), then the lines with the numbers;
