@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <new>
 
@@ -40,6 +41,18 @@ std::string AppState::shape_text(MatrixRef ref, bool follow_orientation) const {
 }
 
 std::string AppState::label(MatrixRef ref) const { return core::label(ref, notation_); }
+
+void AppState::set_message(std::string text, bool error) {
+    message_ = {std::move(text), error, ""};
+    if (message_.text.empty()) return;
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    char buf[16] = "";
+    if (::localtime_r(&now, &tm)) std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    message_.time = buf;
+    log_.push_back(message_);
+    if (log_.size() > max_log) log_.erase(log_.begin());
+}
 
 bool AppState::set_cell(const CellRef& cell, double value) {
     core::Matrix* m = mutable_matrix(cell.matrix);

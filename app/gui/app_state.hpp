@@ -30,6 +30,7 @@ using core::MatrixRef;
 struct Message {
     std::string text;
     bool error = false;
+    std::string time;  // "14:05:09", when it was logged
 };
 
 class AppState {
@@ -128,7 +129,10 @@ public:
     void view(MatrixRef ref) { viewed_ = ref; }
 
     const Message& message() const { return message_; }
-    void set_message(std::string text, bool error = false) { message_ = {std::move(text), error}; }
+    // Shows a message in the status bar and keeps it in the message log (the newest max_log).
+    void set_message(std::string text, bool error = false);
+    const std::vector<Message>& message_log() const { return log_; }
+    static constexpr size_t max_log = 200;
     const std::string& file_path() const { return file_path_; }
     // Whether the session changed since it was last opened or saved (a new session counts as saved).
     bool modified() const { return modified_; }
@@ -207,6 +211,7 @@ private:
     core::Explanation selected_explanation_;
     MatrixRef viewed_;
     Message message_;
+    std::vector<Message> log_;
     std::string file_path_;
     core::Notation notation_ = core::Notation::unicode;
     bool column_vectors_ = false;

@@ -325,6 +325,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, frame_ms);
     ImGui::End();
+    draw_message_log(state, ui, p.status);
     draw_recovery_window(state, ui, p.recovery);
     draw_export_dialog(state, ui, p.export_dialog);
 

@@ -161,3 +161,39 @@ TEST_F(Recovery, AnAutosaveIsWrittenWhileModifiedAndRemovedOnceSaved) {
     autosave.tick(state, t0 + std::chrono::seconds(7));
     EXPECT_FALSE(autosave.store().has_files());
 }
+
+TEST_F(Recovery, EveryMessageIsKeptInTheLogAndTheStatusBarOpensIt) {
+    AppState state(core::worked_example());
+    app::Panels panels;
+    const std::string long_error(400, 'e');
+    state.set_message("Opened a.json", false);
+    state.set_message(long_error, true);
+    ASSERT_EQ(state.message_log().size(), 2u);
+    EXPECT_EQ(state.message_log()[1].text, long_error);
+    EXPECT_TRUE(state.message_log()[1].error);
+    EXPECT_EQ(state.message_log()[0].time.size(), 8u);  // "14:05:09"
+    for (int k = 0; k < 300; ++k) state.set_message("m" + std::to_string(k));
+    EXPECT_EQ(state.message_log().size(), AppState::max_log);
+    EXPECT_EQ(state.message_log().back().text, "m299");
+    // Clicking the (cut) message in the status bar opens the Messages window.
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    state.set_message(long_error, true);
+    frames(state, panels, 2);
+    const app::DrawReport::Item* message = nullptr;
+    for (const auto& i : report.items)
+        if (i.name == "status: message") message = &i;
+    ASSERT_NE(message, nullptr);
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = {(message->min.x + message->max.x) / 2, (message->min.y + message->max.y) / 2};
+    frames(state, panels, 1);
+    io.MouseDown[0] = true;
+    frames(state, panels, 1);
+    io.MouseDown[0] = false;
+    frames(state, panels, 2);
+    EXPECT_TRUE(panels.status.show_log);
+    bool shown = false;
+    for (const auto& w : report.windows) shown = shown || w.title == "Messages";
+    EXPECT_TRUE(shown);
+    imgui_.ui.report = nullptr;
+}

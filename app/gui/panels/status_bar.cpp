@@ -27,7 +27,7 @@ std::string status_text(const AppState& state, float frame_ms) {
     return buf;
 }
 
-void draw_status_bar(AppState& state, UiContext& ui, StatusBar&, float frame_ms) {
+void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms) {
     if (state.computing()) {  // the views show the last trace until the new one is ready
         ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
         ImGui::SameLine();
@@ -39,7 +39,44 @@ void draw_status_bar(AppState& state, UiContext& ui, StatusBar&, float frame_ms)
         ImGui::PushStyleColor(ImGuiCol_Text, ui.color(msg.error ? Color::error_text : Color::ok_text));
         text_fitted(msg.text);  // the whole message in a tooltip when cut
         ImGui::PopStyleColor();
+        if (ImGui::IsItemClicked()) bar.show_log = true;
+        if (ImGui::IsItemHovered()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+        ui.report_item("status: message");
     }
+}
+
+void draw_message_log(AppState& state, UiContext& ui, StatusBar& bar) {
+    if (!bar.show_log) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    const float font = ImGui::GetFontSize();
+    ImGui::SetNextWindowSize({std::min(io.DisplaySize.x * 0.8f, font * 48),
+                              std::min(io.DisplaySize.y * 0.6f, font * 24)},
+                             ImGuiCond_Appearing);
+    ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f}, ImGuiCond_Appearing, {0.5f, 0.5f});
+    if (ImGui::Begin("Messages", &bar.show_log, ImGuiWindowFlags_NoCollapse)) {
+        if (ui.report) ui.report->windows.push_back({"Messages", ImGui::GetWindowPos(), ImGui::GetWindowSize()});
+        if (ImGui::Button("Copy all")) {
+            std::string all;
+            for (const Message& m : state.message_log()) all += m.time + (m.error ? " error: " : " ") + m.text + "\n";
+            ImGui::SetClipboardText(all.c_str());
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Close")) bar.show_log = false;
+        ImGui::Separator();
+        ImGui::BeginChild("log");
+        ImGui::PushTextWrapPos(0);
+        for (const Message& m : state.message_log()) {
+            ImGui::TextDisabled("%s", m.time.c_str());
+            ImGui::SameLine();
+            if (m.error) ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+            ImGui::TextUnformatted(m.text.c_str());
+            if (m.error) ImGui::PopStyleColor();
+        }
+        ImGui::PopTextWrapPos();
+        if (ImGui::IsWindowAppearing()) ImGui::SetScrollHereY(1.0f);
+        ImGui::EndChild();
+    }
+    ImGui::End();
 }
 
 }  // namespace attnviz::app

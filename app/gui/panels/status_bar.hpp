@@ -6,7 +6,12 @@
 
 namespace attnviz::app {
 
-struct StatusBar {};
+struct StatusBar {
+    bool show_log = false;  // the Messages window: every message in full (click the message to open it)
+};
+
+// The Messages window: the log, newest last, errors in red, wrapped; Copy all and Close.
+void draw_message_log(AppState& state, UiContext& ui, StatusBar& bar);
 
 // The status line's text (without the message), also used by tests.
 std::string status_text(const AppState& state, float frame_ms);

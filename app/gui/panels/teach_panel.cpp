@@ -7,6 +7,7 @@
 
 #include "../assets.hpp"
 #include "../fonts.hpp"
+#include "../widgets/colormap.hpp"
 #include "../widgets/matrix_view.hpp"
 #include "core/file_io.hpp"
 #include "core/format.hpp"
@@ -125,7 +126,16 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::PopTextWrapPos();
     char progress[32];
     std::snprintf(progress, sizeof progress, "step %d of %d", p.step + 1, total);
-    ImGui::ProgressBar(static_cast<float>(p.step + 1) / total, {-1, 0}, progress);
+    // ImGui writes the label right of the filled part, or over its end once there is no room left:
+    // then it takes the colour that reads on the fill (black on the yellow bar, not white).
+    const float fraction = static_cast<float>(p.step + 1) / total;
+    const float bar_w = ImGui::GetContentRegionAvail().x;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const bool on_fill = fraction * bar_w + style.ItemSpacing.x >
+                         bar_w - ImGui::CalcTextSize(progress).x - style.ItemInnerSpacing.x;
+    if (on_fill) ImGui::PushStyleColor(ImGuiCol_Text, text_color_on(ImGui::GetColorU32(ImGuiCol_PlotHistogram)));
+    ImGui::ProgressBar(fraction, {-1, 0}, progress);
+    if (on_fill) ImGui::PopStyleColor();
     if (ImGui::Button("< Prev")) teach_go_to(state, p, p.step - 1);
     ImGui::SameLine();
     if (ImGui::Button("Next >")) teach_go_to(state, p, p.step + 1);
