@@ -1,9 +1,14 @@
 #include "lesson.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "format.hpp"
 #include "json_read.hpp"
+#include "matrices.hpp"
 
 namespace attnviz::core {
 
@@ -96,6 +101,9 @@ Result<Lesson> parse_lesson(std::string_view text) {
             step.title = r.text(s, path, "title", true);
             step.formula = r.text(s, path, "formula", false);
             step.text = r.text(s, path, "text", true);
+            for (const char* field : {"text", "formula"})
+                for (Problem& p : template_problems(field[0] == 't' ? step.text : step.formula, path + "." + field))
+                    r.problems.push_back(std::move(p));
             if (auto show = s.find("show"); show != s.end()) {
                 if (!show->is_array()) {
                     r.problems.push_back({path + ".show", "expected an array of matrices"});
@@ -119,16 +127,172 @@ Result<Lesson> parse_lesson(std::string_view text) {
     return Result<Lesson>::ok(std::move(lesson));
 }
 
-std::string fill_placeholders(const std::string& text, const Config& c, double scale) {
-    const std::pair<const char*, std::string> values[] = {
-        {"{n}", std::to_string(c.n)},     {"{d_model}", std::to_string(c.d_model)}, {"{h}", std::to_string(c.heads)},
-        {"{d_k}", std::to_string(c.d_k)}, {"{d_v}", std::to_string(c.d_v)},         {"{s}", format_number(scale)},
-    };
-    std::string out = text;
-    for (const auto& [key, value] : values)
-        for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size()))
-            out.replace(at, std::string_view(key).size(), value);
+namespace {
+
+// A {…} field of a template: what is between the braces.
+struct Field {
+    size_t begin = 0, end = 0;  // the braces' positions (end: the closing one)
+    std::string body;
+};
+
+// The next field at or after `from`; body empty and begin == npos when there is none.
+Field next_field(const std::string& text, size_t from) {
+    Field f;
+    f.begin = text.find('{', from);
+    if (f.begin == std::string::npos) return f;
+    f.end = text.find('}', f.begin + 1);
+    if (f.end == std::string::npos) {
+        f.begin = std::string::npos;
+        return f;
+    }
+    f.body = text.substr(f.begin + 1, f.end - f.begin - 1);
+    return f;
+}
+
+bool is_condition(const std::string& name) {
+    const std::string bare = !name.empty() && name[0] == '!' ? name.substr(1) : name;
+    return bare == "worked" || bare == "heads>1" || bare == "projection" || bare == "causal" || bare == "exercise";
+}
+
+bool holds(const std::string& name, const LessonContext& ctx) {
+    const bool negated = !name.empty() && name[0] == '!';
+    const std::string bare = negated ? name.substr(1) : name;
+    const Config& c = ctx.session->config;
+    bool v = false;
+    if (bare == "worked") v = ctx.worked_example;
+    if (bare == "heads>1") v = c.heads > 1;
+    if (bare == "projection") v = c.output_projection;
+    if (bare == "causal") v = c.mask == Mask::causal;
+    if (bare == "exercise") v = ctx.hidden.has_value();
+    return negated ? !v : v;
+}
+
+// A cell reference "NAME:HEAD:ROW:COL" with an optional "|pct" or "|N"; nullopt when the body is
+// not one (then it is left as written).
+struct CellField {
+    CellRef cell;
+    bool percent = false;
+    int digits = 3;
+};
+
+std::optional<CellField> cell_field(const std::string& body, std::string* problem) {
+    const size_t bar = body.find('|');
+    const std::string ref = body.substr(0, bar);
+    if (ref.find(':') == std::string::npos) return std::nullopt;
+    if (!matrix_id_from_name(ref.substr(0, ref.find(':')))) {
+        if (problem) *problem = "{" + body + "}: \"" + ref.substr(0, ref.find(':')) + "\" is not a matrix";
+        return std::nullopt;
+    }
+    const Result<CellRef> cell = parse_cell_ref(ref);
+    if (!cell) {
+        if (problem) *problem = "{" + body + "}: " + cell.problems.front().message;
+        return std::nullopt;
+    }
+    CellField f{*cell.value};
+    if (bar != std::string::npos) {
+        const std::string format = body.substr(bar + 1);
+        if (format == "pct") {
+            f.percent = true;
+        } else if (format.size() <= 2 && !format.empty() &&
+                   std::all_of(format.begin(), format.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+                   std::stoi(format) >= 1 && std::stoi(format) <= 17) {
+            f.digits = std::stoi(format);
+        } else {
+            if (problem) *problem = "{" + body + "}: \"" + format + "\" is not a format (pct, or 1 to 17 digits)";
+            return std::nullopt;
+        }
+    }
+    return f;
+}
+
+std::string cell_value_text(const CellField& f, const LessonContext& ctx) {
+    if (ctx.hidden && f.cell.matrix == *ctx.hidden) return "?";
+    const Matrix* m = exists(f.cell.matrix, ctx.session->config)
+                          ? find_matrix(ctx.session->params, *ctx.trace, f.cell.matrix)
+                          : nullptr;
+    if (!m || f.cell.row >= m->rows() || f.cell.col >= m->cols()) return "–";
+    const double v = (*m)(f.cell.row, f.cell.col);
+    if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
+    if (!f.percent) return format_number(v, f.digits);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", v * 100);
+    return buf;
+}
+
+}  // namespace
+
+std::string fill_template(const std::string& text, const LessonContext& ctx) {
+    const Config& c = ctx.session->config;
+    std::string out;
+    // Whether text is kept at each open {if}: the enclosing blocks' and this one's.
+    std::vector<bool> keep{true};
+    size_t at = 0;
+    for (Field f = next_field(text, 0); f.begin != std::string::npos; f = next_field(text, at)) {
+        if (keep.back()) out.append(text, at, f.begin - at);
+        at = f.end + 1;
+        const std::string& b = f.body;
+        if (b.rfind("if ", 0) == 0 && is_condition(b.substr(3))) {
+            keep.push_back(keep.back() && holds(b.substr(3), ctx));
+            continue;
+        }
+        if (b == "else" && keep.size() > 1) {
+            const bool outer = keep[keep.size() - 2];
+            keep.back() = outer && !keep.back();
+            continue;
+        }
+        if (b == "end" && keep.size() > 1) {
+            keep.pop_back();
+            continue;
+        }
+        if (!keep.back()) continue;
+        std::string value;
+        if (b == "n")
+            value = std::to_string(c.n);
+        else if (b == "d_model")
+            value = std::to_string(c.d_model);
+        else if (b == "h")
+            value = std::to_string(c.heads);
+        else if (b == "d_k")
+            value = std::to_string(c.d_k);
+        else if (b == "d_v")
+            value = std::to_string(c.d_v);
+        else if (b == "s")
+            value = format_number(ctx.trace->scale);
+        else if (b.rfind("token:", 0) == 0) {
+            const int i = std::atoi(b.c_str() + 6);
+            value = i >= 0 && i < static_cast<int>(ctx.session->tokens.size()) ? ctx.session->tokens[i] : "–";
+        } else if (const std::optional<CellField> cell = cell_field(b, nullptr)) {
+            value = cell_value_text(*cell, ctx);
+        } else {
+            value = "{" + b + "}";  // not a field: as written
+        }
+        out += value;
+    }
+    if (keep.back()) out.append(text, at, std::string::npos);
     return out;
+}
+
+Problems template_problems(const std::string& text, const std::string& path) {
+    Problems problems;
+    int depth = 0;
+    for (Field f = next_field(text, 0); f.begin != std::string::npos; f = next_field(text, f.end + 1)) {
+        const std::string& b = f.body;
+        std::string problem;
+        if (b.rfind("if ", 0) == 0) {
+            if (!is_condition(b.substr(3)))
+                problem = "{" + b +
+                          "}: unknown condition (worked, heads>1, projection, causal, exercise, or ! before one)";
+            ++depth;
+        } else if (b == "else" || b == "end") {
+            if (depth == 0) problem = "{" + b + "} without {if …}";
+            if (b == "end" && depth > 0) --depth;
+        } else if (b.find(':') != std::string::npos && b.rfind("token:", 0) != 0) {
+            cell_field(b, &problem);
+        }
+        if (!problem.empty()) problems.push_back({path, problem});
+    }
+    if (depth > 0) problems.push_back({path, std::to_string(depth) + " {if …} without {end}"});
+    return problems;
 }
 
 std::string cell_expansion(const Explanation& e) {

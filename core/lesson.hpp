@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "config.hpp"
 #include "explain.hpp"
 #include "problem.hpp"
+#include "session.hpp"
 
 namespace attnviz::core {
 
@@ -19,7 +21,7 @@ inline constexpr int lesson_version = 1;
 struct LessonStep {
     std::string title;
     std::string formula;  // Unicode math, e.g. "Q⁽¹⁾ = X·W_Q⁽¹⁾"
-    std::string text;     // for the learner; may hold {n}, {d_model}, {h}, {d_k}, {d_v}, {s}
+    std::string text;     // for the learner: a template (see fill_template)
     std::vector<MatrixRef>
         show;  // heads 0-based here, 1-based in the file  // the operands (and any context) drawn left to right
     bool has_result = false;
@@ -40,8 +42,32 @@ inline constexpr std::size_t max_lesson_bytes = std::size_t{4} << 20;  // 4 MiB
 // first max_reported_problems of them, then "and N more problems".
 Result<Lesson> parse_lesson(std::string_view text);
 
-// The step's text with {n}, {d_model}, {h}, {d_k}, {d_v} and {s} replaced by the session's values.
-std::string fill_placeholders(const std::string& text, const Config& config, double scale);
+// What a lesson's text speaks about: the session on screen and its trace.
+struct LessonContext {
+    const Session* session = nullptr;
+    const Trace* trace = nullptr;
+    bool worked_example = false;      // the session is seed 001's worked example, value for value
+    std::optional<MatrixRef> hidden;  // an exercise hides this matrix: its cells read "?"
+};
+
+// The lessons' template language, so every number in a step comes from the session on screen
+// (and a teacher can still edit and translate the text):
+//   {n} {d_model} {h} {d_k} {d_v} {s}      the session's sizes and the scores' divisor
+//   {weights:1:0:1}                        a cell: NAME:HEAD:ROW:COL (head from 1, rows and columns
+//   {output:0:2}                           from 0, as --select), NAME:ROW:COL for X, concat, output…
+//   {weights:1:0:1|pct}                    as a percentage with one decimal: "94.4%"
+//   {Q:1:0:0|5}                            with 5 significant digits (3 by default)
+//   {token:0}                              a token's label
+//   {if worked}…{else}…{end}               text for the worked example only, or for other sessions;
+//                                          conditions: worked, heads>1, projection, causal,
+//                                          exercise (one is on), each negated by "!"; blocks nest
+// A cell the session lacks (a second head when h = 1, a row past n) reads "–"; a cell of the
+// hidden matrix reads "?", so an exercise is never given away. Unknown {words} stay as written.
+std::string fill_template(const std::string& text, const LessonContext& context);
+
+// The template's problems (an unknown matrix, a head counted from 0, an {if} without {end}, an
+// unknown condition), each naming the field path given.
+Problems template_problems(const std::string& text, const std::string& path);
 
 // A cell written the way seed 001 writes it: the terms whose second factor (the weight) is not
 // zero, summed in parentheses — "(1+1)", "(0+0)"; "(0)" when every weight is zero. For cells

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/format.hpp"
+#include "core/forward.hpp"
 #include "core/lesson.hpp"
 #include "core/presets.hpp"
 #include "test_support.hpp"
@@ -55,11 +57,95 @@ TEST(Lesson, NumbersTooLargeOrTruncatedTextAreProblemsNotCrashes) {
     EXPECT_TRUE(contains(cut.problems[0].message, "ends too early")) << cut.problems[0].str();
 }
 
-TEST(Lesson, PlaceholdersTakeTheSessionsValues) {
-    const Config c = make_config(7, 12, 3, 4, 5);
-    EXPECT_EQ(fill_placeholders("{n} tokens, d_model {d_model}, h {h}, d_k {d_k}, d_v {d_v}, s = {s}, {n}", c, 2.0),
-              "7 tokens, d_model 12, h 3, d_k 4, d_v 5, s = 2, 7");
-    EXPECT_EQ(fill_placeholders("no {braces} here", c, 1.0), "no {braces} here");
+// The template of a session and its trace.
+std::string filled(const std::string& text, const Session& s, std::optional<MatrixRef> hidden = std::nullopt) {
+    static Trace trace;
+    trace = forward<double>(s.config, s.params);
+    return fill_template(text, {&s, &trace, s == worked_example(), hidden});
+}
+
+TEST(LessonTemplate, SizesAndCellsComeFromTheSession) {
+    const Session w = worked_example();
+    EXPECT_EQ(filled("{n} tokens, d_model {d_model}, h {h}, d_k {d_k}, d_v {d_v}, s = {s}, {n}", w),
+              "2 tokens, d_model 4, h 2, d_k 2, d_v 2, s = 1.41421, 2");
+    // Hand-computed in seed 001: Q⁽¹⁾[1][1] = 4, weights⁽¹⁾[0][0] = 0.944 (94.4%), output[0][0] ≈ 1.89.
+    EXPECT_EQ(filled("{Q:1:1:1} {weights:1:0:0|pct} {weights:1:0:1|2} {output:0:0} {token:1}", w),
+              "4 94.4% 0.056 1.89 x2");
+    // A cell the session lacks reads "–"; unknown words stay as written.
+    EXPECT_EQ(filled("{weights:3:0:0} {X:5:0} {token:9} {braces} {weights:1:0:0|pct", w),
+              "– – – {braces} {weights:1:0:0|pct");
+    // Another session: other numbers, from its own trace.
+    Session other = w;
+    other.params.X(0, 0) = 3;
+    const Trace t = forward<double>(other.config, other.params);
+    EXPECT_EQ(filled("{Q:1:0:0}", other), format_number(t.heads[0].Q(0, 0), 3));
+    EXPECT_NE(filled("{weights:1:0:0|pct}", other), "94.4%");
+}
+
+TEST(LessonTemplate, BlocksFollowTheSessionAndTheExerciseHidesItsCells) {
+    const Session w = worked_example();
+    Session other = w;
+    other.params.X(0, 0) = 3;
+    const std::string text = "{if worked}seed{else}yours{end}, {if heads>1}many{else}one{end}{if causal} masked{end}";
+    EXPECT_EQ(filled(text, w), "seed, many");
+    EXPECT_EQ(filled(text, other), "yours, many");
+    Config single = w.config;
+    single.heads = 1;
+    single.d_k = single.d_v = 4;
+    single.mask = Mask::causal;
+    EXPECT_EQ(filled(text, resized(w, single)), "yours, one masked");
+    // Nested blocks, and "!".
+    EXPECT_EQ(filled("{if worked}a{if !projection}b{else}c{end}d{end}e", w), "acde");
+    // An exercise on weights⁽¹⁾: its cells read "?", other matrices are shown, and
+    // {if !exercise} text is left out.
+    EXPECT_EQ(filled("{weights:1:0:0|pct} {Q:1:1:1}{if !exercise} (1+1){end}", w, MatrixRef{MatrixId::weights, 0}),
+              "? 4");
+}
+
+TEST(LessonTemplate, ProblemsAreFoundWhenTheLessonIsRead) {
+    EXPECT_TRUE(template_problems("{n} {weights:1:0:0|pct} {if worked}x{else}y{end} {token:0} {plain}", "t").empty());
+    const auto one = [](const std::string& text) {
+        const Problems p = template_problems(text, "steps[2].text");
+        return p.empty() ? std::string("none") : p[0].str();
+    };
+    EXPECT_EQ(one("{weight:1:0:0}"), "steps[2].text: {weight:1:0:0}: \"weight\" is not a matrix");
+    EXPECT_TRUE(contains(one("{weights:0:0:0}"), "heads are counted from 1"));
+    EXPECT_TRUE(contains(one("{weights:1:0:0|percent}"), "not a format"));
+    EXPECT_TRUE(contains(one("{if tall}x{end}"), "unknown condition"));
+    EXPECT_TRUE(contains(one("{if worked}x"), "without {end}"));
+    EXPECT_TRUE(contains(one("x{end}"), "without {if"));
+    // parse_lesson reports them with the step's field.
+    const Result<Lesson> bad = parse_lesson(
+        R"({"format": "attnviz-lesson", "version": 1, "title": "t", "steps": [{"title": "a", "text": "{if x}"}]})");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.problems[0].path, "steps[0].text");
+}
+
+TEST(LessonTemplate, TheShippedLessonReadsRightOnAThreeTokenThreeHeadSession) {
+    const Result<Lesson> lesson = parse_lesson(slurp(ATTNVIZ_LESSON));
+    ASSERT_TRUE(lesson) << all_text(lesson.problems);
+    Session s = random_session(make_config(3, 6, 3, 2, 2), 7);
+    s.tokens = {"the", "cat", "sat"};
+    const Trace t = forward<double>(s.config, s.params);
+    const LessonContext ctx{&s, &t, false, std::nullopt};
+    std::string all;
+    for (const LessonStep& step : lesson.value->steps) all += fill_template(step.text, ctx) + "\n";
+    // Nothing of the worked example's own numbers or prose, and the session's values instead.
+    for (const char* seed : {"94.4%", "[[1, 0, 1, 0]", "2\u221a2", "(1+1)", "the worked example X"})
+        EXPECT_FALSE(contains(all, seed)) << seed;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", t.heads[0].weights(0, 0) * 100);
+    EXPECT_TRUE(contains(all, "\u201cthe\u201d gives " + std::string(pct))) << all;
+    EXPECT_TRUE(contains(all, "h = 3 heads")) << all;
+    EXPECT_FALSE(contains(all, "{")) << all;  // every field filled
+    // With the exercise of step 5 (weights⁽¹⁾) on, its percentages are hidden.
+    const LessonContext exercising{&s, &t, false, MatrixRef{MatrixId::weights, 0}};
+    EXPECT_TRUE(contains(fill_template(lesson.value->steps[4].text, exercising), "gives ? of its attention"));
+    // On the worked example the seed's prose is there, numbers unchanged.
+    const Session w = worked_example();
+    const Trace tw = forward<double>(w.config, w.params);
+    EXPECT_TRUE(contains(fill_template(lesson.value->steps[4].text, {&w, &tw, true, std::nullopt}),
+                         "gives 94.4% of its attention to itself and 5.6% to"));
 }
 
 TEST(Lesson, ExistsFollowsHeadsAndTheProjection) {

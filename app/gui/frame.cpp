@@ -217,7 +217,7 @@ void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, 
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos({0, menu_h});
     ImGui::SetNextWindowSize({io.DisplaySize.x, io.DisplaySize.y - menu_h - status_h});
-    const char* title = "Teach: the worked example, step by step";
+    const char* title = "Teach: attention step by step";
     if (ImGui::Begin(title, nullptr,
                      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                          ImGuiWindowFlags_NoSavedSettings)) {

@@ -1,9 +1,12 @@
-// libFuzzer target for the lesson reader: parse, then fill the placeholders of every step's text.
+// libFuzzer target for the lesson reader: parse, then fill every step's text and formula as a template
+// on the worked example (and with an exercise hiding a matrix).
 #include <cstddef>
 #include <cstdint>
 
 #include "core/config.hpp"
+#include "core/forward.hpp"
 #include "core/lesson.hpp"
+#include "core/presets.hpp"
 #include "fuzz_check.hpp"
 
 namespace core = attnviz::core;
@@ -15,10 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(!parsed.problems.empty(), "parse_lesson failed without saying why");
         return 0;
     }
-    const core::Config config;
-    for (const core::LessonStep& step : parsed.value->steps) {
-        (void)core::fill_placeholders(step.text, config, 1.0);
-        (void)core::fill_placeholders(step.formula, config, 1.0);
-    }
+    static const core::Session session = core::worked_example();
+    static const core::Trace trace = core::forward<double>(session.config, session.params);
+    for (const core::LessonStep& step : parsed.value->steps)
+        for (const bool exercise : {false, true}) {
+            core::LessonContext context{&session, &trace, true, std::nullopt};
+            if (exercise && step.has_result) context.hidden = step.result;
+            (void)core::fill_template(step.text, context);
+            (void)core::fill_template(step.formula, context);
+        }
     return 0;
 }

@@ -17,6 +17,13 @@ namespace attnviz::app {
 
 namespace {
 
+// Whether the session on screen is seed 001's worked example, value for value.
+bool is_worked_example(const AppState& state) {
+    static const core::Session worked = core::worked_example();
+    const core::Session& s = state.shown().session;
+    return s.config == worked.config && s == worked;
+}
+
 const core::LessonStep* current(const TeachPanel& p) {
     if (!p.lesson || p.lesson->steps.empty()) return nullptr;
     return &p.lesson->steps[std::clamp(p.step, 0, static_cast<int>(p.lesson->steps.size()) - 1)];
@@ -123,6 +130,12 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     const int total = static_cast<int>(p.lesson->steps.size());
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(p.lesson->title.c_str());
+    // What the numbers are from: the seed's worked example, or the session on screen.
+    const core::Config& c = state.shown_config();
+    if (is_worked_example(state))
+        ImGui::TextDisabled("on seed 001's worked example");
+    else
+        ImGui::TextDisabled("on your session: n = %d, h = %d", c.n, c.heads);
     ImGui::PopTextWrapPos();
     char progress[32];
     std::snprintf(progress, sizeof progress, "step %d of %d", p.step + 1, total);
@@ -246,17 +259,30 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     ImGui::BeginChild("step", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
     const core::LessonStep& step = *current(p);
     const core::Config& c = state.shown_config();
+    // Every number of the text comes from the session on screen; an exercise's cells stay hidden.
+    core::LessonContext context{&state.shown().session, &state.trace(), is_worked_example(state), std::nullopt};
+    if (p.exercising && step.has_result) context.hidden = step.result;
     ImGui::PushTextWrapPos(0);
+    if (c.n > max_lesson_tokens || c.heads > max_lesson_heads) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+        ImGui::TextWrapped(
+            "This lesson is written for up to %d tokens and %d heads; your session has n = %d and h = %d, "
+            "so its matrices are too large to follow cell by cell.",
+            max_lesson_tokens, max_lesson_heads, c.n, c.heads);
+        ImGui::PopStyleColor();
+        if (ImGui::Button("Use the worked example"))
+            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
+        ImGui::Separator();
+    }
     if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
     ImGui::TextColored(ui.color_vec(Color::step_title), "%s", step.title.c_str());
     if (ui.fonts.title) ImGui::PopFont();
     if (!step.formula.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s",
-                           core::fill_placeholders(step.formula, c, state.trace().scale).c_str());
+        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s", core::fill_template(step.formula, context).c_str());
     }
     ImGui::Spacing();
-    ImGui::TextUnformatted(core::fill_placeholders(step.text, c, state.trace().scale).c_str());
+    ImGui::TextUnformatted(core::fill_template(step.text, context).c_str());
     ImGui::PopTextWrapPos();
     ImGui::Separator();
 

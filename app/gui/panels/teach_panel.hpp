@@ -40,6 +40,9 @@ struct TeachPanel {
     InputsPanel x_editor;  // "Edit X" inside the lesson
 };
 
+// The sizes the lesson is written for: beyond them it says so and offers the worked example.
+inline constexpr int max_lesson_tokens = 8, max_lesson_heads = 4;
+
 // lessons/worked-example.json in the assets directory (assets.hpp).
 std::string default_lesson_path();
 
