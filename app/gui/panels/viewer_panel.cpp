@@ -113,7 +113,8 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     o.token_rows = o.token_cols = true;  // where rows / columns are tokens
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     // Room for the toolbar, the hover line, the legend and, when a cell is selected, its arithmetic.
-    const float text_h = state.selection() ? std::min(avail.y * 0.4f, font * 10.0f) : font * 3.0f;
+    // (The arithmetic scrolls in its own child: the matrix keeps most of the room.)
+    const float text_h = state.selection() ? std::min(avail.y * 0.25f, font * 6.0f) : font * 2.5f;
     const float tools_h = ImGui::GetFrameHeightWithSpacing();
     const float view_h = std::max(font * 6.5f, avail.y - text_h - tools_h - font * 4.2f);
     const ImVec2 gutters = matrix_view_gutters(state, ref, o);
