@@ -327,7 +327,11 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     }
 
     // The operands, then the result.
-    const float box = std::clamp(ImGui::GetContentRegionAvail().x / 5.5f, font * 5, font * 14);
+    // Each matrix's box: the width shared by the step's matrices, at most about half the height
+    // (the arithmetic goes below), so a 5-token step has room for its numbers.
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    const float shown = static_cast<float>(step.show.size() + (result ? 1 : 0));
+    const float box = std::clamp(room.x / (shown + 0.7f) - font * 2, font * 5, std::max(font * 5, room.y * 0.45f));
     MatrixViewOptions o;
     o.max_size = {box, box};
     // One cell size for the whole step, so operands and result line up; large enough to read
