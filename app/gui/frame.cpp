@@ -28,17 +28,28 @@ struct Tiles {
 };
 
 Tiles tiles(ImVec2 d, float menu_h, float status_h, const LayoutShares& s) {
+    const auto shown = [&](Place p) { return !s.hidden[static_cast<size_t>(p)]; };
+    const bool left = shown(Place::left_top) || shown(Place::left_bottom);
+    const bool upper = shown(Place::upper_left) || shown(Place::upper_right);
+    const bool lower = shown(Place::lower_left) || shown(Place::lower_right);
+    const bool right = upper || lower;
+    // A share between two parts: all to one when the other is hidden (or both are).
+    const auto split = [](bool first, bool second, float share, float total, float lo) {
+        if (!first) return 0.0f;
+        if (!second) return total;
+        return clamped(share, total, lo, lo);
+    };
     Tiles t;
     t.top = menu_h;
     t.height = std::max(0.0f, d.y - status_h - menu_h);
     t.width = d.x;
-    t.left_w = clamped(s.left, t.width, min_place_w, 2 * min_place_w);
-    t.left_top_h = clamped(s.left_top, t.height, min_place_h, min_place_h);
+    t.left_w = !left ? 0 : !right ? t.width : clamped(s.left, t.width, min_place_w, 2 * min_place_w);
+    t.left_top_h = split(shown(Place::left_top), shown(Place::left_bottom), s.left_top, t.height, min_place_h);
     t.right_x = t.left_w;
     t.right_w = t.width - t.left_w;
-    t.upper_h = clamped(s.upper, t.height, min_place_h, min_place_h);
-    t.upper_left_w = clamped(s.upper_left, t.right_w, min_place_w, min_place_w);
-    t.lower_left_w = clamped(s.lower_left, t.right_w, min_place_w, min_place_w);
+    t.upper_h = split(upper, lower, s.upper, t.height, min_place_h);
+    t.upper_left_w = split(shown(Place::upper_left), shown(Place::upper_right), s.upper_left, t.right_w, min_place_w);
+    t.lower_left_w = split(shown(Place::lower_left), shown(Place::lower_right), s.lower_left, t.right_w, min_place_w);
     return t;
 }
 
@@ -71,6 +82,14 @@ std::array<Splitter, 5> splitters_of(const Tiles& t) {
     }};
 }
 
+// Whether both sides of a splitter have room (neither is a hidden panel's empty place).
+bool splitter_active(const Splitter& sp, const Tiles& t) {
+    const float at = sp.vertical ? sp.min.x : sp.min.y;
+    const float lo = sp.vertical ? (sp.share == &LayoutShares::left ? 0 : t.right_x) : t.top;
+    const float hi = sp.vertical ? (sp.share == &LayoutShares::left ? t.width : t.width) : t.top + t.height;
+    return at > lo + 0.5f && at < hi - 0.5f;
+}
+
 }  // namespace
 
 LayoutShares default_shares(ImVec2 d) {
@@ -94,9 +113,11 @@ Layout tiled_layout(ImVec2 d, float menu_h, float status_h, const LayoutShares& 
 }
 
 std::string shares_text(const LayoutShares& s) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "left=%.4f left_top=%.4f upper=%.4f upper_left=%.4f lower_left=%.4f", s.left,
-                  s.left_top, s.upper, s.upper_left, s.lower_left);
+    char buf[200];
+    std::string hidden;
+    for (bool h : s.hidden) hidden += h ? '1' : '0';
+    std::snprintf(buf, sizeof buf, "left=%.4f left_top=%.4f upper=%.4f upper_left=%.4f lower_left=%.4f hidden=%s",
+                  s.left, s.left_top, s.upper, s.upper_left, s.lower_left, hidden.c_str());
     return buf;
 }
 
@@ -107,6 +128,12 @@ void read_shares(const std::string& text, LayoutShares& shares) {
         return;
     for (float v : {s.left, s.left_top, s.upper, s.upper_left, s.lower_left})
         if (!(v > 0.02f && v < 0.98f)) return;  // a fraction of the area, or nothing of it is used
+    // Hidden panels, as one digit each (optional: older layouts have none).
+    if (const size_t at = text.find(" hidden="); at != std::string::npos) {
+        const std::string digits = text.substr(at + 8, s.hidden.size());
+        if (digits.size() == s.hidden.size() && digits.find_first_not_of("01") == std::string::npos)
+            for (size_t k = 0; k < s.hidden.size(); ++k) s.hidden[k] = digits[k] == '1';
+    }
     shares = s;
 }
 
@@ -203,6 +230,7 @@ void handle_splitters(Panels& p, const Tiles& t) {
     const float half = splitter_width / 2;
     for (size_t k = 0; k < all.size(); ++k) {
         const Splitter& sp = all[k];
+        if (!splitter_active(sp, t)) continue;  // a hidden panel on one side: nothing to share
         const ImVec2 a{sp.min.x - (sp.vertical ? half : 0), sp.min.y - (sp.vertical ? 0 : half)};
         const ImVec2 b{sp.max.x + (sp.vertical ? half : 0), sp.max.y + (sp.vertical ? 0 : half)};
         if (io.MousePos.x < a.x || io.MousePos.x > b.x || io.MousePos.y < a.y || io.MousePos.y > b.y) continue;
@@ -236,12 +264,35 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
-            if (row.stage == stage && (p.maximized < 0 || p.maximized == static_cast<int>(k)))
+            const bool hidden = p.shares.hidden[static_cast<size_t>(row.place)];
+            if (row.stage == stage && (p.maximized < 0 ? !hidden : p.maximized == static_cast<int>(k)))
                 draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
     }
     if (p.maximized < 0) handle_splitters(p, tiles(display, menu_h, status_h, p.shares));
+}
+
+// View > Panels, appended to the menu bar's View menu: show or hide each panel (a hidden panel's
+// room goes to its neighbours; at least one stays shown).
+void draw_panels_menu(Panels& p) {
+    if (!ImGui::BeginMainMenuBar()) return;
+    if (ImGui::BeginMenu("View")) {
+        ImGui::Separator();
+        ImGui::TextDisabled("Panels (double-click a title to maximise)");
+        int shown = 0;
+        for (const PanelRow& row : panel_table) shown += !p.shares.hidden[static_cast<size_t>(row.place)];
+        for (const PanelRow& row : panel_table) {
+            bool& hidden = p.shares.hidden[static_cast<size_t>(row.place)];
+            if (ImGui::MenuItem(row.title, nullptr, !hidden, hidden || shown > 1)) {
+                hidden = !hidden;
+                p.maximized = -1;
+                ImGui::MarkIniSettingsDirty();
+            }
+        }
+        ImGui::EndMenu();
+    }
+    ImGui::EndMainMenuBar();
 }
 
 }  // namespace
@@ -303,6 +354,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     const ImGuiIO& io = ImGui::GetIO();
     if (ui.report) ui.report->clear();
     draw_menu_bar(state, ui, p.menu, p.quit);
+    draw_panels_menu(p);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
     if (p.reset_layout || !p.shares_set) {

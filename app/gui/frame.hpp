@@ -43,6 +43,8 @@ struct LayoutShares {
     float upper = 0.47f;
     float upper_left = 0.46f;
     float lower_left = 0.63f;
+    // Panels hidden by the user (View > Panels), by place: their room goes to their neighbours.
+    std::array<bool, static_cast<size_t>(Place::count)> hidden{};
     bool operator==(const LayoutShares&) const = default;
 };
 
@@ -50,7 +52,8 @@ struct LayoutShares {
 inline constexpr float splitter_width = 6;
 
 // Every place for a display, the menu bar and status bar heights and the shares. Each place keeps
-// at least a title bar and a few lines (shares are clamped so), and the places tile the work area.
+// at least a title bar and a few lines (shares are clamped so), and the places tile the work area;
+// a hidden place is empty (zero size) and its neighbour in the column or row takes its room.
 Layout tiled_layout(ImVec2 display, float menu_height, float status_height, const LayoutShares& shares);
 // The default shares: the left column 22% of the width, within 270 to 420 pixels.
 LayoutShares default_shares(ImVec2 display);

@@ -458,3 +458,31 @@ TEST_F(Headless, DraggingASplitterMovesTheBorderAndDoubleClickingATitleMaximises
     EXPECT_EQ(report.windows.size(), app::explorer_panels().size());
     EXPECT_NEAR(window("Matrix viewer").size.x, viewer.size.x, 0.5f);
 }
+
+TEST(Layout, AHiddenPanelsRoomGoesToItsNeighbours) {
+    const ImVec2 d{1280, 800};
+    const float menu = 20, status = 26, work_h = 800 - 46;
+    auto place = [](const app::Layout& l, app::Place p) { return l[static_cast<size_t>(p)]; };
+    app::LayoutShares s = app::default_shares(d);
+    s.hidden[static_cast<size_t>(app::Place::left_top)] = true;  // Dimensions
+    app::Layout l = app::tiled_layout(d, menu, status, s);
+    EXPECT_EQ(place(l, app::Place::left_top).size.y, 0);
+    EXPECT_EQ(place(l, app::Place::left_bottom).pos.y, menu);
+    EXPECT_EQ(place(l, app::Place::left_bottom).size.y, work_h);
+    s.hidden[static_cast<size_t>(app::Place::left_bottom)] = true;  // the whole left column
+    l = app::tiled_layout(d, menu, status, s);
+    EXPECT_EQ(place(l, app::Place::upper_left).pos.x, 0);
+    EXPECT_EQ(place(l, app::Place::upper_left).size.x + place(l, app::Place::upper_right).size.x, 1280);
+    s.hidden[static_cast<size_t>(app::Place::upper_left)] = true;
+    s.hidden[static_cast<size_t>(app::Place::upper_right)] = true;  // the upper row
+    l = app::tiled_layout(d, menu, status, s);
+    EXPECT_EQ(place(l, app::Place::lower_left).pos.y, menu);
+    EXPECT_EQ(place(l, app::Place::lower_right).size.y, work_h);
+    // Kept with the layout: the hidden panels come back from the text.
+    app::LayoutShares back;
+    app::read_shares(app::shares_text(s), back);
+    EXPECT_EQ(back.hidden, s.hidden);
+    // A layout line of an older version (no hidden=) shows every panel.
+    app::read_shares("left=0.3 left_top=0.4 upper=0.5 upper_left=0.6 lower_left=0.7", back);
+    EXPECT_EQ(back.hidden, (std::array<bool, 6>{}));
+}
