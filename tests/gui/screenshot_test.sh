@@ -24,7 +24,7 @@ export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
 # Autosaves and recovery offers of this test only, never the user's.
 export XDG_STATE_HOME="$out/state-$case"
 
-sizes="1280x800 1920x1080"
+sizes="1024x640 1280x800 1920x1080"
 extra=()
 # Cells of seed 001's worked example, computed by hand in the seed: weights⁽¹⁾ = [[0.944, 0.0558], …],
 # Q⁽¹⁾ = [[2, 0], [0, 4]].

@@ -6,6 +6,7 @@
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
+#include "../widgets/fitted_text.hpp"
 #include "core/csv.hpp"
 #include "core/format.hpp"
 #include "core/presets.hpp"
@@ -81,6 +82,11 @@ std::string matrix_copy(const AppState& state, MatrixRef ref) {
 
 // A title with its toolbar, then a grid of drag fields (Ctrl+click or double-click to type).
 // Only the visible cells are submitted, so large matrices stay fast.
+namespace {
+// A small button's width, for wrapping the toolbar.
+float button_width(const char* label) { return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2; }
+}  // namespace
+
 void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens) {
     const core::Matrix* m = state.input(ref);
     if (!m) return;
@@ -88,16 +94,16 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
     const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
     ImGui::AlignTextToFramePadding();
     ImGui::Text("%s  %s", state.label(ref).c_str(), core::format_shape(rows, cols).c_str());  // row form
-    ImGui::SameLine();
+    same_line_if_fits(button_width("zero"));
     if (ImGui::SmallButton("zero")) matrix_zero(state, ref);
-    ImGui::SameLine();
+    same_line_if_fits(button_width("identity"));
     if (ImGui::SmallButton("identity")) matrix_identity(state, ref);
-    ImGui::SameLine();
+    same_line_if_fits(button_width("random"));
     if (ImGui::SmallButton("random")) matrix_random(state, ref, ++panel.random_seed);
-    ImGui::SameLine();
+    same_line_if_fits(button_width("paste"));
     if (ImGui::SmallButton("paste")) matrix_paste(state, ref, ImGui::GetClipboardText());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Paste CSV or TSV from the clipboard (%d rows of %d)", rows, cols);
-    ImGui::SameLine();
+    same_line_if_fits(button_width("load"));
     if (ImGui::SmallButton("load")) {
         panel.load_ref = ref;
         panel.load_files.open(FileChooser::Mode::open,
@@ -109,7 +115,7 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
         ImGui::SetTooltip("Load a %d×%d matrix from a .npy (or .npz, .safetensors) file", rows, cols);
     if (panel.load_ref == ref)
         if (const std::optional<std::string> path = panel.load_files.draw(ui)) matrix_load(state, ref, *path);
-    ImGui::SameLine();
+    same_line_if_fits(button_width("copy"));
     if (ImGui::SmallButton("copy")) {
         ImGui::SetClipboardText(matrix_copy(state, ref).c_str());
         state.set_message("Copied " + state.label(ref) + " as CSV", false);
@@ -190,8 +196,10 @@ void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
     apply_typed_value(state, panel);
     if (!ImGui::BeginTabBar("inputs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
     if (ImGui::BeginTabItem("X")) {
+        ImGui::PushTextWrapPos(0);
         ImGui::TextDisabled("%s", state.column_vectors() ? "X is edited in row form; the views draw it transposed"
                                                          : "X: one token per row; edit the labels on the left");
+        ImGui::PopTextWrapPos();
         matrix_editor(state, ui, panel, {core::MatrixId::X, 0}, true);
         ImGui::EndTabItem();
     }
