@@ -22,7 +22,6 @@ namespace {
 // the app writes.
 
 constexpr double units_per_em = 2048;
-constexpr double ascent_em = 1901 / units_per_em;
 constexpr double cap_height_em = 1493 / units_per_em;
 
 // clang-format off
