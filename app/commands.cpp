@@ -45,7 +45,8 @@ int write_output(const std::string& text, const std::string& out_path) {
 
 }  // namespace
 
-int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget) {
+int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget,
+                    const std::string& grad) {
     if (session_path.empty()) {
         std::cerr << "error: no session file given (the path is empty)\n";
         return exit_invalid;
@@ -73,9 +74,28 @@ int compute_command(const std::string& session_path, const std::string& out_path
         stage = "computing the trace of ";
         const core::Trace trace = core::forward<double>(s.config, s.params);
         if (const auto note = core::shape_note(s.config)) std::cerr << "note: " << *note << "\n";
+        std::optional<core::Gradients> gradients;
+        if (!grad.empty()) {
+            const core::Result<core::CellRef> cell = core::parse_cell_ref(grad);
+            if (!cell || cell.value->matrix.id != core::MatrixId::output) {
+                std::cerr << "error: --grad: expected output:ROW:COL, e.g. output:0:1"
+                          << (cell ? "" : " (" + cell.problems.front().message + ")") << "\n";
+                return exit_invalid;
+            }
+            stage = "computing the gradient of ";
+            core::Result<core::Gradients> g = core::output_gradient(s.config, s.params, trace, cell.value->row,
+                                                                    cell.value->col);
+            if (!g) {
+                std::cerr << "error: --grad: " << g.problems.front().message << "\n";
+                return exit_invalid;
+            }
+            gradients = std::move(*g.value);
+        }
         stage = "writing the trace of ";
         // Written piece by piece: the JSON of a large trace is several times its size in memory.
-        return write_output([&trace](const core::TextSink& sink) { core::write_trace(trace, sink); }, out_path);
+        return write_output(
+            [&](const core::TextSink& sink) { core::write_trace(trace, sink, gradients ? &*gradients : nullptr); },
+            out_path);
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory while " << stage << session_path << "\n";
         return exit_io;

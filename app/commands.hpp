@@ -14,7 +14,9 @@ inline constexpr int exit_invalid = 2;
 
 // attnviz compute SESSION.json [-o TRACE.json]: the full trace as JSON, to stdout without -o.
 // A session whose trace needs more than memory_budget bytes is refused (exit 2) with the figure.
-int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget);
+// With grad = "output:ROW:COL", the trace also holds "grad": ∂output[ROW][COL]/∂ every input.
+int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget,
+                    const std::string& grad = "");
 
 struct ExampleOptions {
     std::string name;  // "worked-example" or "random"

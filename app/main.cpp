@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
     CLI::App* compute = cli.add_subcommand("compute", "Compute every intermediate of a session, write it as JSON");
     compute->add_option("session", compute_session, "The session file")->required();
     compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)");
+    std::string compute_grad;
+    compute->add_option("--grad", compute_grad,
+                        "Add the gradient of one output cell with respect to every input: output:ROW:COL");
     add_budget(compute);
 
     ImportCommandOptions import_options;
@@ -151,7 +154,7 @@ int main(int argc, char** argv) {
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {
-        if (compute->parsed()) return compute_command(compute_session, compute_out, budget);
+        if (compute->parsed()) return compute_command(compute_session, compute_out, budget, compute_grad);
         if (ex->parsed()) return example_command(example);
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);

@@ -806,6 +806,39 @@ public:
         out += "}";
     }
 
+    // The inputs as a session holds them: "X", "heads" (each with W_Q, W_K, W_V and the biases in
+    // use; a K/V group's only in its first head), "W_O" while the projection is on, "b_O" with
+    // biases: a session's fields, and the gradient's (which has the same keys and shapes).
+    void inputs(const Config& c, const Params& p, const std::string& indent) {
+        key(indent, "X");
+        matrix(p.X, indent);
+        key(indent, "heads");
+        out += "[";
+        Params& params = const_cast<Params&>(p);  // find_input only hands out addresses
+        const std::string inner = indent + "  ";
+        for (int i = 0; i < static_cast<int>(p.heads.size()); ++i) {
+            out += i ? ", {" : "{";
+            bool first = true;
+            for (std::size_t k = 0; k < std::size(head_ids); ++k) {
+                const MatrixId id = head_ids[k];
+                if (!exists(id, c) || (is_kv_shared(id) && p.kv_owner(i) != i)) continue;
+                key(inner, head_keys[k], first);
+                matrix(*find_input(params, {id, i}), inner);
+                first = false;
+            }
+            out += "\n" + indent + "}";
+        }
+        out += "]";
+        if (c.output_projection) {
+            key(indent, "W_O");
+            matrix(p.W_O, indent);
+        }
+        if (exists(MatrixId::b_O, c)) {
+            key(indent, "b_O");
+            matrix(p.b_O, indent);
+        }
+    }
+
     void header(const char* format, int version, const Config& c) {
         out += "{";
         key("  ", "format", true);
@@ -826,33 +859,7 @@ std::string write_session(const Session& s) {
     w.key("  ", "tokens");
     // Bytes that are not UTF-8 become U+FFFD rather than failing the save.
     w.out += json(s.tokens).dump(-1, ' ', false, json::error_handler_t::replace);
-    w.key("  ", "X");
-    w.matrix(s.params.X, "  ");
-    w.key("  ", "heads");
-    w.out += "[";
-    Params& params = const_cast<Params&>(s.params);  // find_input only hands out addresses
-    for (int i = 0; i < static_cast<int>(s.params.heads.size()); ++i) {
-        w.out += i ? ", {" : "{";
-        bool first = true;
-        for (std::size_t k = 0; k < std::size(head_ids); ++k) {
-            const MatrixId id = head_ids[k];
-            // A K/V group's matrices are written once, in its first head.
-            if (!exists(id, c) || (is_kv_shared(id) && s.params.kv_owner(i) != i)) continue;
-            w.key("    ", head_keys[k], first);
-            w.matrix(*find_input(params, {id, i}), "    ");
-            first = false;
-        }
-        w.out += "\n  }";
-    }
-    w.out += "]";
-    if (c.output_projection) {
-        w.key("  ", "W_O");
-        w.matrix(s.params.W_O, "  ");
-    }
-    if (exists(MatrixId::b_O, c)) {
-        w.key("  ", "b_O");
-        w.matrix(s.params.b_O, "  ");
-    }
+    w.inputs(c, s.params, "  ");
     w.out += "\n}\n";
     return w.out;
 }
@@ -866,7 +873,7 @@ std::string write_trace(const Trace& t) {
     return text;
 }
 
-void write_trace(const Trace& t, const TextSink& sink) {
+void write_trace(const Trace& t, const TextSink& sink, const Gradients* grad) {
     Writer w;
     w.sink = &sink;
     w.header(trace_format, file_version(t.config), t.config);
@@ -903,6 +910,14 @@ void write_trace(const Trace& t, const TextSink& sink) {
         if (is_per_head(id) || is_input(id)) continue;
         w.key("  ", name(id));
         w.matrix(*info(id).computed(t, 0), "  ");
+    }
+    if (grad) {
+        w.key("  ", "grad");
+        w.out += "{";
+        w.key("    ", "of", true);
+        w.out += "\"output:" + std::to_string(grad->row) + ":" + std::to_string(grad->col) + "\"";
+        w.inputs(t.config, grad->d, "    ");
+        w.out += "\n  }";
     }
     w.out += "\n}\n";
     w.flush(true);

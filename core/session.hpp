@@ -8,6 +8,7 @@
 #include "config.hpp"
 #include "file_io.hpp"
 #include "forward.hpp"
+#include "gradient.hpp"
 #include "params.hpp"
 #include "problem.hpp"
 
@@ -58,6 +59,8 @@ std::string write_session(const Session& session);
 std::string write_trace(const Trace& trace);
 // The same text handed to `sink` piece by piece (about a megabyte each), so a large trace is
 // written without being held whole; stops early once the sink returns false.
-void write_trace(const Trace& trace, const TextSink& sink);
+// With a gradient, a last field "grad": {"of": "output:ROW:COL", "X", "heads": [{"W_Q", "W_K",
+// "W_V" (and biases)}], "W_O", "b_O"}, keyed and shaped as the session's own inputs.
+void write_trace(const Trace& trace, const TextSink& sink, const Gradients* grad = nullptr);
 
 }  // namespace attnviz::core

@@ -834,3 +834,39 @@ TEST_F(Cli, ExportErrorsExitTwoAndWriteNothing) {
         run({"export", (work / "none.json").string(), "--matrix", "X", "--format", "csv", "-o", out.string()}).code, 1);
     EXPECT_FALSE(fs::exists(out));
 }
+
+TEST_F(Cli, ComputeGradAddsTheGradientKeyedAsTheSession) {
+    const fs::path session = work / "rope.json";
+    ASSERT_EQ(run({"example", "random", "-n", "4", "--d-model", "8", "--heads", "4", "--kv-heads", "2", "--biases",
+                   "--rope", "half", "-o", session.string()})
+                  .code,
+              0);
+    const Outcome r = run({"compute", session.string(), "--grad", "output:3:5"});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const json doc = json::parse(r.out);
+    const json& g = doc.at("grad");
+    EXPECT_EQ(g.at("of"), "output:3:5");
+    const json s = json::parse(slurp(session));
+    // The same keys and shapes as the session's inputs (K/V only in each group's first head).
+    EXPECT_EQ(g.at("X").size(), s.at("X").size());
+    EXPECT_EQ(g.at("X")[0].size(), s.at("X")[0].size());
+    ASSERT_EQ(g.at("heads").size(), 4u);
+    for (size_t h = 0; h < 4; ++h)
+        for (const auto& [key, value] : s.at("heads")[h].items()) {
+            ASSERT_TRUE(g.at("heads")[h].contains(key)) << h << " " << key;
+            EXPECT_EQ(g.at("heads")[h].at(key).size(), value.size()) << key;
+        }
+    EXPECT_FALSE(g.at("heads")[1].contains("W_K"));  // shared with head 1
+    EXPECT_TRUE(g.contains("W_O"));
+    EXPECT_TRUE(g.contains("b_O"));
+    // ∂output[3][5]/∂b_O is 1 at column 5, 0 elsewhere.
+    for (size_t j = 0; j < 8; ++j) EXPECT_EQ(g.at("b_O")[0][j].get<double>(), j == 5 ? 1.0 : 0.0);
+    // Bad cells exit 2 and write nothing.
+    for (const char* bad : {"output:4:0", "weights:1:0:0", "output"}) {
+        const fs::path out = work / "never.json";
+        const Outcome e = run({"compute", session.string(), "--grad", bad, "-o", out.string()});
+        EXPECT_EQ(e.code, 2) << bad << describe(e);
+        EXPECT_EQ(e.err.rfind("error: --grad", 0), 0u) << e.err;
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
