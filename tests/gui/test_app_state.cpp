@@ -12,6 +12,8 @@
 #include "app_state.hpp"
 #include "core/format.hpp"
 #include "core/presets.hpp"
+#include "core/stiefel.hpp"
+#include "panels/inputs_panel.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -589,4 +591,21 @@ TEST(AppState, ShrinkingAndGrowingBackRestoresTheValuesWhileTheSessionIsOpen) {
     ASSERT_TRUE(state.set_config(three));
     EXPECT_DOUBLE_EQ(state.session().params.X(2, 1), core::fill_input(2, 1));
     EXPECT_EQ(state.session().tokens[2], "x3");
+}
+
+TEST(AppState, OrthonormalizeGivesWtWEqualsIAndUndoesInOneStep) {
+    AppState state(core::random_session({3, 8, 2, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 9));
+    const core::Matrix before = *state.input({MatrixId::W_K, 1});
+    ASSERT_GT(core::stiefel_distance(before), 0.1);
+    ASSERT_TRUE(app::matrix_orthonormalize(state, {MatrixId::W_K, 1}));
+    EXPECT_LT(core::stiefel_distance(*state.input({MatrixId::W_K, 1})), 1e-12);
+    EXPECT_NE(state.message().text.find("orthonormal"), std::string::npos);
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(*state.input({MatrixId::W_K, 1}), before);
+    // More columns than rows: refused with the reason, nothing changed.
+    AppState wide(core::random_session({2, 2, 1, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 1));
+    const core::Matrix q = *wide.input({MatrixId::W_Q, 0});
+    EXPECT_FALSE(app::matrix_orthonormalize(wide, {MatrixId::W_Q, 0}));
+    EXPECT_TRUE(wide.message().error);
+    EXPECT_EQ(*wide.input({MatrixId::W_Q, 0}), q);
 }

@@ -10,6 +10,7 @@
 #include "core/csv.hpp"
 #include "core/format.hpp"
 #include "core/presets.hpp"
+#include "core/stiefel.hpp"
 #include "core/tensors.hpp"
 
 namespace attnviz::app {
@@ -82,6 +83,19 @@ std::string matrix_copy(const AppState& state, MatrixRef ref) {
 
 // A title with its toolbar, then a grid of drag fields (Ctrl+click or double-click to type).
 // Only the visible cells are submitted, so large matrices stay fast.
+bool matrix_orthonormalize(AppState& state, MatrixRef ref) {
+    const core::Matrix* m = state.input(ref);
+    if (!m) return false;
+    const core::Result<core::Matrix> q = core::nearest_orthonormal(*m);
+    if (!q) {
+        state.set_message(state.label(ref) + ": " + q.problems.front().message, true);
+        return false;
+    }
+    if (!state.set_matrix(ref, *q.value)) return false;
+    state.set_message(state.label(ref) + " now has orthonormal columns (the nearest such matrix)", false);
+    return true;
+}
+
 namespace {
 // A small button's width, for wrapping the toolbar.
 float button_width(const char* label) { return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2; }
@@ -119,6 +133,16 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
     if (ImGui::SmallButton("copy")) {
         ImGui::SetClipboardText(matrix_copy(state, ref).c_str());
         state.set_message("Copied " + state.label(ref) + " as CSV", false);
+    }
+    // Seed 004's constraint on the projections: orthonormal columns (WᵀW = I).
+    if (ref.id == core::MatrixId::W_Q || ref.id == core::MatrixId::W_K || ref.id == core::MatrixId::W_V) {
+        same_line_if_fits(button_width("orthonormalize"));
+        if (ImGui::SmallButton("orthonormalize")) matrix_orthonormalize(state, ref);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "The nearest matrix with orthonormal columns (polar decomposition), as seed 004 constrains\n"
+                "W_Q, W_K, W_V to the Stiefel manifold. Now ||WᵀW − I|| = %.3g (0: orthonormal).",
+                core::stiefel_distance(*m));
     }
 
     const float cell_w = ImGui::GetFontSize() * 4.0f;

@@ -36,6 +36,10 @@ void apply_typed_value(AppState& state, InputsPanel& panel);
 // that shows 2.45 stores and saves 2.45. Typed values are kept as typed (parsed as doubles).
 double dragged_value(double v);
 
+// Replaces a weight matrix by the nearest one with orthonormal columns (seed 004's Stiefel
+// constraint; one undo step). Refused with a message when it has more columns than rows.
+bool matrix_orthonormalize(AppState& state, MatrixRef ref);
+
 // One editable matrix with its toolbar (also used inside the lesson to edit X).
 void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef ref, bool with_tokens);
 
