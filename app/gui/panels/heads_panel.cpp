@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <imgui.h>
 
 #include "../widgets/colormap.hpp"
@@ -50,7 +51,9 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
-    const float title_h = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+    // A thumbnail's title above it and, for weights, its summary line below.
+    const float title_h = ImGui::GetTextLineHeightWithSpacing() * (panel.show_scores ? 1 : 2) +
+                          ImGui::GetStyle().ItemSpacing.y;
     const float gap = font;
     const float scrollbar = ImGui::GetStyle().ScrollbarSize;
     HeadsGrid grid = heads_grid(c.heads, {avail.x, avail.y - legend_h}, title_h, gap, font * 4);
@@ -61,12 +64,38 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     o.max_cell = 80;
     o.token_rows = o.token_cols = true;
     ImGui::BeginChild("heads", {0, avail.y - legend_h});
+    if (!panel.show_scores &&
+        (panel.summaries_of != state.generation() || panel.summaries.size() != state.trace().heads.size())) {
+        panel.summaries.clear();
+        for (const core::HeadTrace& head : state.trace().heads)
+            panel.summaries.push_back(core::summarize_head(head.weights));
+        panel.summaries_of = state.generation();
+    }
     for (int h = 0; h < c.heads; ++h) {
         if (h % grid.columns) ImGui::SameLine(0, gap);
+        ImGui::BeginGroup();
         matrix_view(state, ui, {id, h}, o);
+        if (!panel.show_scores && h < static_cast<int>(panel.summaries.size())) {
+            const std::string line = summary_line(panel.summaries[static_cast<size_t>(h)]);
+            ImGui::TextDisabled("%s", fitted_text(line, grid.side).c_str());
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip(
+                    "Head %d: %s\nH: mean entropy of a row, in nats (0: each query on one key; ln n = %.3g: uniform)\n"
+                    "|i-j|: mean distance from query to key it attends to\n"
+                    "diag: mean weight of a token on itself; first: mean weight on the first token",
+                    h + 1, line.c_str(), std::log(static_cast<double>(c.n)));
+        }
+        ImGui::EndGroup();
     }
     ImGui::EndChild();
     colormap_legend(colormap_for(id), *o.range, std::min(avail.x, font * 22), core::scaling_name(scaling));
+}
+
+std::string summary_line(const core::HeadSummary& s) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "H %.2g  |i-j| %.2g  diag %.0f%%  first %.0f%%", s.mean_entropy, s.mean_distance,
+                  s.diagonal_share * 100, s.first_share * 100);
+    return buf;
 }
 
 }  // namespace attnviz::app
