@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 86400.0));
     cli.add_option("--dialog", gui.dialog, "Open a dialog at start: open, save, import or export")
         ->check(CLI::IsMember({"open", "save", "import", "export"}));
+    cli.add_option("--panel", gui.panels,
+                   "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")

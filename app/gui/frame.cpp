@@ -137,6 +137,36 @@ void read_shares(const std::string& text, LayoutShares& shares) {
     shares = s;
 }
 
+namespace {
+
+// The chosen tab of each place, as titles ("tabs=Head view|Gradients|…", one per place, empty for
+// the default): titles survive a new version's panel table, indices would not.
+std::string tabs_text(const Panels& p) {
+    std::string text = "tabs=";
+    for (size_t place = 0; place < p.active.size(); ++place) {
+        if (place > 0) text += '|';
+        if (p.active[place] >= 0) text += explorer_panels()[static_cast<size_t>(p.active[place])].title;
+    }
+    return text;
+}
+
+// A title that is no panel, or a panel of another place, leaves that place's tab as it was.
+void read_tabs(const char* line, Panels& p) {
+    std::string rest = line + 5;
+    for (size_t place = 0; place < p.active.size(); ++place) {
+        const size_t bar = rest.find('|');
+        const std::string title = rest.substr(0, bar);
+        const std::span<const PanelRow> rows = explorer_panels();
+        for (size_t k = 0; k < rows.size(); ++k)
+            if (title == rows[k].title && static_cast<size_t>(rows[k].place) == place)
+                p.active[place] = static_cast<int>(k);
+        if (bar == std::string::npos) break;
+        rest = rest.substr(bar + 1);
+    }
+}
+
+}  // namespace
+
 void install_layout_settings(Panels& panels) {
     ImGuiSettingsHandler h;
     h.TypeName = "attnviz";
@@ -147,13 +177,17 @@ void install_layout_settings(Panels& panels) {
     };
     h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, void*, const char* line) {
         Panels& p = *static_cast<Panels*>(handler->UserData);
+        if (std::strncmp(line, "tabs=", 5) == 0) {
+            read_tabs(line, p);
+            return;
+        }
         const LayoutShares before = p.shares;
         read_shares(line, p.shares);
         if (!(p.shares == before)) p.shares_set = true;
     };
     h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
         const Panels& p = *static_cast<const Panels*>(handler->UserData);
-        out->appendf("[attnviz][Layout]\n%s\n\n", shares_text(p.shares).c_str());
+        out->appendf("[attnviz][Layout]\n%s\n%s\n\n", shares_text(p.shares).c_str(), tabs_text(p).c_str());
     };
     ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
 }
@@ -181,6 +215,36 @@ void record_window(UiContext& ui, const char* title) {
     if (ui.report) ui.report->windows.push_back({title, ImGui::GetWindowPos(), ImGui::GetWindowSize()});
 }
 
+// The tabs of a place holding several panels, at the top of the panel shown. Returns false when
+// another tab was chosen (that panel is drawn from the next frame on; this one draws nothing more).
+bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
+    int in_place = 0;
+    for (const PanelRow& other : panel_table) in_place += other.place == row.place;
+    if (in_place < 2) return true;
+    bool keep = true;
+    const std::string id = std::string("##tabs ") + row.title;
+    if (ImGui::BeginTabBar(id.c_str(), ImGuiTabBarFlags_FittingPolicyScroll)) {
+        for (size_t k = 0; k < std::size(panel_table); ++k) {
+            if (panel_table[k].place != row.place) continue;
+            const bool self = static_cast<int>(k) == index;
+            // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
+            const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
+            if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
+                if (!self) {
+                    p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
+                    if (p.maximized == index) p.maximized = static_cast<int>(k);
+                    ImGui::MarkIniSettingsDirty();
+                    keep = false;
+                }
+                ImGui::EndTabItem();
+            }
+            ui.report_item(std::string("tab: ") + panel_table[k].title);
+        }
+        ImGui::EndTabBar();
+    }
+    return keep;
+}
+
 // A panel in its place (or the whole work area when maximised). The places tile the window, so
 // panels are neither moved nor resized by hand: the splitters between them share the space, and a
 // double-click on a title maximises that panel or restores the layout.
@@ -200,7 +264,7 @@ void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, 
         if (ImGui::IsWindowHovered() && ImGui::GetMousePos().y < pos.y + title_h)
             ImGui::SetTooltip(p.maximized == index ? "Double-click to restore the layout"
                                                    : "Double-click to maximise; drag the borders to resize");
-        row.draw(state, ui, p);
+        if (draw_tabs(index, row, ui, p)) row.draw(state, ui, p);
     }
     ImGui::End();
 }
@@ -264,9 +328,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
-            const bool hidden = p.shares.hidden[static_cast<size_t>(row.place)];
-            if (row.stage == stage && (p.maximized < 0 ? !hidden : p.maximized == static_cast<int>(k)))
-                draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
+            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+            if (row.stage == stage && shown) draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
     }
@@ -281,11 +344,20 @@ void draw_panels_menu(Panels& p) {
         ImGui::Separator();
         ImGui::TextDisabled("Panels (double-click a title to maximise)");
         int shown = 0;
-        for (const PanelRow& row : panel_table) shown += !p.shares.hidden[static_cast<size_t>(row.place)];
-        for (const PanelRow& row : panel_table) {
+        for (bool hidden : p.shares.hidden) shown += !hidden;
+        for (size_t k = 0; k < std::size(panel_table); ++k) {
+            const PanelRow& row = panel_table[k];
             bool& hidden = p.shares.hidden[static_cast<size_t>(row.place)];
-            if (ImGui::MenuItem(row.title, nullptr, !hidden, hidden || shown > 1)) {
-                hidden = !hidden;
+            const bool on = panel_shown(p, static_cast<int>(k));
+            // A panel behind another tab of its place is brought to the front; a shown one is
+            // hidden with its place (unless it is the last place shown).
+            if (ImGui::MenuItem(row.title, nullptr, on, !on || shown > 1)) {
+                if (on) {
+                    hidden = true;
+                } else {
+                    hidden = false;
+                    p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
+                }
                 p.maximized = -1;
                 ImGui::MarkIniSettingsDirty();
             }
@@ -298,6 +370,33 @@ void draw_panels_menu(Panels& p) {
 }  // namespace
 
 std::span<const PanelRow> explorer_panels() { return panel_table; }
+
+int active_panel(const Panels& p, Place place) {
+    const int chosen = p.active[static_cast<size_t>(place)];
+    if (chosen >= 0 && static_cast<size_t>(chosen) < std::size(panel_table) &&
+        panel_table[static_cast<size_t>(chosen)].place == place)
+        return chosen;
+    for (size_t k = 0; k < std::size(panel_table); ++k)
+        if (panel_table[k].place == place) return static_cast<int>(k);
+    return -1;
+}
+
+bool panel_shown(const Panels& p, int index) {
+    if (index < 0 || static_cast<size_t>(index) >= std::size(panel_table)) return false;
+    const Place place = panel_table[static_cast<size_t>(index)].place;
+    return !p.shares.hidden[static_cast<size_t>(place)] && active_panel(p, place) == index;
+}
+
+bool show_panel(Panels& p, const std::string& title) {
+    for (size_t k = 0; k < std::size(panel_table); ++k) {
+        if (title != panel_table[k].title) continue;
+        const auto place = static_cast<size_t>(panel_table[k].place);
+        p.active[place] = static_cast<int>(k);
+        p.shares.hidden[place] = false;
+        return true;
+    }
+    return false;
+}
 
 bool animating(const Panels& p, const AppState& state) {
     return (p.teach_mode && p.teach.playing) || state.computing();
@@ -357,6 +456,8 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     draw_panels_menu(p);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+    for (const std::string& title : p.show_at_start) show_panel(p, title);
+    p.show_at_start.clear();
     if (p.reset_layout || !p.shares_set) {
         p.shares = default_shares(io.DisplaySize);
         p.shares_set = true;

@@ -2,12 +2,15 @@
 // commands the frame's panels requested. Shared by the real window (gui.cpp) and the headless tests.
 //
 // The explorer's panels are the rows of one table (frame.cpp): {title, default place, stage, draw}.
-// A new view is one panel file (a state struct and a draw function) and one row there.
+// A new view is one panel file (a state struct and a draw function) and one row there. Several
+// rows may share a place: the place then shows one of them at a time, with a tab for each.
 #pragma once
 
 #include <array>
 #include <imgui.h>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "app_state.hpp"
 #include "panels/dimensions_panel.hpp"
@@ -82,6 +85,11 @@ struct Panels {
     bool shares_set = false;  // false: default_shares() for the display at the first frame
     Splitters splitters;
     int maximized = -1;  // a panel (index in explorer_panels()) filling the work area; -1: none
+    // The panel each place shows (index in explorer_panels()), for places holding several; -1:
+    // the place's first panel. Kept with the layout.
+    std::array<int, static_cast<size_t>(Place::count)> active;
+    std::vector<std::string> show_at_start;  // titles shown in the first frame, over the saved layout
+    Panels() { active.fill(-1); }
     bool quit = false;   // the app ends after this frame
 };
 
@@ -98,6 +106,13 @@ struct PanelRow {
 
 // The explorer's panels, in drawing order within each stage.
 std::span<const PanelRow> explorer_panels();
+
+// The panel a place shows (an index in explorer_panels()), and whether panel `index` is shown.
+int active_panel(const Panels& panels, Place place);
+bool panel_shown(const Panels& panels, int index);
+// Shows the panel with this title in its place (its tab chosen, its place unhidden). Returns
+// whether a panel has that title.
+bool show_panel(Panels& panels, const std::string& title);
 
 // Whether something moves on its own (the lesson playing, a trace being computed whose result must
 // be shown when ready), so the window must keep drawing frames.

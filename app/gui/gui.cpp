@@ -302,6 +302,12 @@ int run_gui(const GuiOptions& o) {
             panels.recovery.store = &autosave.store();
             panels.recovery.offers = autosave.store().orphans();
         }
+        for (const std::string& title : o.panels) {
+            if (show_panel(panels, title))
+                panels.show_at_start.push_back(title);  // again after the saved layout is read
+            else
+                std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
+        }
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);
