@@ -61,8 +61,15 @@ struct Config {
     bool biases = false;  // Q = X·W_Q + b_Q, K, V alike, output = concat·W_O + b_O
     int kv_heads = 0;     // K/V groups (grouped-query attention); 0: one per head (plain multi-head)
     Rope rope;            // rotary position embeddings of Q and K
+    // Cross-attention: keys and values come from a second input Y (n_kv×d_model) instead of X;
+    // 0: self-attention (keys and values from X, n of them).
+    int n_kv = 0;
 
     int concat_width() const { return heads * d_v; }  // h·d_v
+    // The keys (and values) each query attends over: n_kv with a second input Y, else n. The
+    // scores and weights are n×kv_len().
+    int kv_len() const { return n_kv > 0 ? n_kv : n; }
+    bool cross() const { return n_kv > 0; }
     // How many K/V groups there are, how many query heads share each, and head i's group.
     int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
     int group_size() const { return kv_count() > 0 && heads % kv_count() == 0 ? heads / kv_count() : 1; }

@@ -34,7 +34,7 @@ Problems validate(const Session& s) {
 Session resized(const Session& s, const Config& config) { return resized(s, config, Session{}); }
 
 Session resized(const Session& s, const Config& config, const Session& memory) {
-    Session out{config, s.tokens, resize(s.params, config, memory.params)};
+    Session out{config, s.tokens, resize(s.params, config, memory.params), s.kv_tokens};
     const std::vector<std::string> defaults = default_tokens(config.n);
     out.tokens.resize(config.n);
     for (int i = static_cast<int>(s.tokens.size()); i < config.n; ++i)
@@ -43,7 +43,7 @@ Session resized(const Session& s, const Config& config, const Session& memory) {
 }
 
 Session remembered(const Session& memory, const Session& current) {
-    Session out{current.config, current.tokens, remembered(memory.params, current.params)};
+    Session out{current.config, current.tokens, remembered(memory.params, current.params), current.kv_tokens};
     for (size_t i = current.tokens.size(); i < memory.tokens.size(); ++i) out.tokens.push_back(memory.tokens[i]);
     return out;
 }

@@ -24,13 +24,19 @@ inline int file_version(const Config& config) { return config.extended() ? 2 : 1
 
 struct Session {
     Config config;
-    std::vector<std::string> tokens;  // n labels, one per row of X
+    std::vector<std::string> tokens;  // n labels, one per row of X (the queries)
     Params params;
+    std::vector<std::string> kv_tokens;  // n_kv labels, one per row of Y (cross-attention only)
     bool operator==(const Session&) const = default;
 };
 
 // "x1" … "xn".
 std::vector<std::string> default_tokens(int n);
+// The labels of the keys (the columns of the scores and weights): kv_tokens under cross-attention,
+// else the tokens themselves.
+inline const std::vector<std::string>& key_tokens(const Session& session) {
+    return session.config.cross() ? session.kv_tokens : session.tokens;
+}
 
 // Every problem of a session held in memory: config, token count, shapes, finiteness.
 Problems validate(const Session& session);
