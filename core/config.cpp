@@ -21,15 +21,17 @@ double Scale::value(int d_k) const {
 std::int64_t input_numbers(const Config& c) {
     const std::int64_t n = c.n, d = c.d_model, h = c.heads, g = c.kv_count(), dk = c.d_k, dv = c.d_v;
     std::int64_t numbers = n * d + h * d * dk + g * d * (dk + dv) + (c.output_projection ? h * dv * d : 0);
+    if (c.cross()) numbers += std::int64_t{c.n_kv} * d;                   // Y
+    if (c.mask == Mask::custom) numbers += n * std::int64_t{c.kv_len()};  // the mask
     if (c.biases) numbers += h * dk + g * (dk + dv) + (c.output_projection ? d : 0);
     return numbers;
 }
 
 std::int64_t total_numbers(const Config& c) {
-    const std::int64_t n = c.n, h = c.heads, dk = c.d_k, dv = c.d_v;
-    // per head: Q, K (n×d_k), V, Z (n×d_v), scores_raw, scores, weights (n×n)
-    // (and the rotated Q, K with RoPE)
-    const std::int64_t per_head = (c.rope.on ? 4 : 2) * n * dk + 2 * n * dv + 3 * n * n;
+    const std::int64_t n = c.n, m = c.kv_len(), h = c.heads, dk = c.d_k, dv = c.d_v;
+    // per head: Q (n×d_k), K (m×d_k), V (m×d_v), Z (n×d_v), scores_raw, scores, weights (n×m),
+    // m = kv_len() keys (and the rotated Q, K with RoPE)
+    const std::int64_t per_head = (c.rope.on ? 2 : 1) * (n + m) * dk + (n + m) * dv + 3 * n * m;
     return input_numbers(c) + h * per_head + n * h * dv + n * c.output_width();
 }
 
@@ -94,6 +96,11 @@ Problems validate(const Config& c) {
     check_range(out, "heads", c.heads, Limits::max_heads);
     check_range(out, "d_k", c.d_k, Limits::max_d_k);
     check_range(out, "d_v", c.d_v, Limits::max_d_v);
+    if (c.n_kv != 0) check_range(out, "n_kv", c.n_kv, Limits::max_n);
+    if (c.mask == Mask::causal && c.cross() && c.n_kv != c.n)
+        out.push_back({"config.mask", "a causal mask needs as many keys as queries (n_kv = n = " + std::to_string(c.n) +
+                                          "), got n_kv = " + std::to_string(c.n_kv) +
+                                          "; use a custom mask to choose which keys each query sees"});
     if (c.scale.kind == Scale::Kind::divisor &&
         !(std::isfinite(c.scale.divisor) && c.scale.divisor >= Limits::min_divisor))
         out.push_back({"config.scale",
@@ -128,7 +135,14 @@ std::optional<std::string> shape_note(const Config& c) {
            std::to_string(c.d_model) + " (h·d_v ≠ d_model)";
 }
 
-const char* to_string(Mask mask) { return mask == Mask::causal ? "causal" : "none"; }
+const char* to_string(Mask mask) {
+    switch (mask) {
+        case Mask::none: return "none";
+        case Mask::causal: return "causal";
+        case Mask::custom: return "custom";
+    }
+    return "none";
+}
 
 const char* to_string(Rope::Style style) { return style == Rope::Style::interleaved ? "interleaved" : "half"; }
 

@@ -16,7 +16,9 @@
 
 namespace attnviz::core {
 
-enum class Mask { none, causal };
+// Which keys a query may look at: all, those not after it (causal), or the session's own n×kv_len
+// grid of 0/1 (custom: 1 = may attend; every query keeps at least one key).
+enum class Mask { none, causal, custom };
 
 // scores = scores_raw / s, with s chosen here.
 struct Scale {
@@ -75,8 +77,9 @@ struct Config {
     int group_size() const { return kv_count() > 0 && heads % kv_count() == 0 ? heads / kv_count() : 1; }
     int kv_group(int head) const { return head / group_size(); }
     bool grouped() const { return kv_count() < heads; }
-    // Whether anything beyond the seeds' layer is in use (a session then needs file version 2).
-    bool extended() const { return biases || grouped() || rope.on; }
+    // Whether anything beyond the seeds' layer is in use (a session then needs file version 2, or
+    // 3 for cross-attention and a custom mask).
+    bool extended() const { return biases || grouped() || rope.on || cross() || mask == Mask::custom; }
     // Columns of the output: d_model with W_O, h·d_v without.
     int output_width() const { return output_projection ? d_model : concat_width(); }
     bool operator==(const Config&) const = default;
@@ -84,7 +87,7 @@ struct Config {
 
 // Size limits, so a typo cannot ask for terabytes. Documented in docs/session-format.md.
 struct Limits {
-    static constexpr int max_n = 8192;
+    static constexpr int max_n = 8192;  // n, and n_kv
     static constexpr int max_d_model = 8192;
     static constexpr int max_heads = 256;
     static constexpr int max_d_k = 8192;

@@ -83,10 +83,19 @@ void add_sum_lines(Explanation& e, const SumTerms& terms, const Symbols& sym) {
 
 void explain_input(const Context& x, Explanation& e) {
     e.terms = InputTerms{};
-    e.formula = std::string("an input: ") +
-                (rows_are_tokens(x.matrix.id) ? "feature " + std::to_string(x.j) + " of token " + std::to_string(x.i)
-                                              : std::string("a weight")) +
-                ", edit it to see every result change";
+    const std::string i = std::to_string(x.i), j = std::to_string(x.j);
+    switch (x.matrix.id) {
+        case MatrixId::X: e.formula = "an input: feature " + j + " of token " + i; break;
+        case MatrixId::Y:
+            e.formula = "an input: feature " + j + " of key/value token " + i + " (cross-attention)";
+            break;
+        case MatrixId::mask:
+            e.formula = std::string("the mask: ") + (e.value == 1 ? "query " + i + " may attend to key " + j
+                                                                  : "query " + i + " may not attend to key " + j);
+            break;
+        default: e.formula = "an input: a weight"; break;
+    }
+    e.formula += ", edit it to see every result change";
     e.lines.push_back("= " + num(e.value));
 }
 
@@ -143,10 +152,14 @@ void explain_dot_products(const Context& x, Explanation& e) {
 // scores_raw / s, or −∞ where the causal mask hides the key.
 void explain_scale(const Context& x, Explanation& e) {
     e.operands = {{x.operand_ref(0), x.i, x.j}};
-    if (x.config.mask == Mask::causal && x.j > x.i) {
+    const bool causal = x.config.mask == Mask::causal && x.j > x.i;
+    if (causal || (x.config.mask == Mask::custom && x.params.mask(x.i, x.j) == 0)) {
         e.terms = MaskedTerms{};
-        e.formula = "causal mask: key " + std::to_string(x.j) + " comes after query " + std::to_string(x.i);
+        e.formula = causal ? "causal mask: key " + std::to_string(x.j) + " comes after query " + std::to_string(x.i)
+                           : "mask[" + std::to_string(x.i) + "][" + std::to_string(x.j) + "] = 0: query " +
+                                 std::to_string(x.i) + " may not attend to key " + std::to_string(x.j);
         e.lines.push_back(std::string("= ") + x.sym.neg_inf + ", so its weight will be exp(" + x.sym.neg_inf + ") = 0");
+        if (!causal) e.operands.push_back({{MatrixId::mask, 0}, x.i, x.j});
         return;
     }
     const DivisionTerms terms{x.operand(0)(x.i, x.j), x.trace.scale};
@@ -277,10 +290,12 @@ Result<Explanation> explain(const Params& params, const Trace& trace, const Cell
     const Matrix* m = find_matrix(params, trace, ref);
     if (!m) {
         if (!exists(ref.id, trace.config))
-            return Result<Explanation>::fail({{name(ref.id), ref.id == MatrixId::W_O ? "the output projection is off"
-                                                             : ref.id == MatrixId::Q_rot || ref.id == MatrixId::K_rot
-                                                                 ? "RoPE is off"
-                                                                 : "this layer has no biases"}});
+            return Result<Explanation>::fail(
+                {{name(ref.id), ref.id == MatrixId::W_O ? "the output projection is off"
+                                : ref.id == MatrixId::Q_rot || ref.id == MatrixId::K_rot ? "RoPE is off"
+                                : ref.id == MatrixId::Y    ? "this layer has no cross-attention input"
+                                : ref.id == MatrixId::mask ? "this layer has no custom mask"
+                                                           : "this layer has no biases"}});
         return Result<Explanation>::fail(
             {{label(ref, Notation::ascii), "there is no head " + std::to_string(ref.head + 1)}});
     }

@@ -61,12 +61,16 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
         d_concat = G;
     }
     g.d.X = Matrix::Zero(p.X.rows(), p.X.cols());
+    // Under cross-attention K and V come from Y: their gradients flow there, Q's to X.
+    const bool cross = c.cross();
+    const Matrix& kv_input = cross ? p.Y : p.X;  // m×d_model
+    if (cross) g.d.Y = Matrix::Zero(p.Y.rows(), p.Y.cols());
     for (int h = 0; h < c.heads; ++h) {
         const HeadTrace& ht = t.heads[static_cast<size_t>(h)];
         const Matrix d_Z = d_concat.middleCols(static_cast<Eigen::Index>(h) * c.d_v, c.d_v);  // n×d_v
         const Matrix& A = ht.weights;
-        const Matrix d_A = d_Z * ht.V.transpose();  // n×n
-        const Matrix d_V = A.transpose() * d_Z;     // n×d_v
+        const Matrix d_A = d_Z * ht.V.transpose();  // n×m
+        const Matrix d_V = A.transpose() * d_Z;     // m×d_v
         // The softmax's Jacobian, row by row; masked keys have A = 0.
         Matrix d_S = A.cwiseProduct(d_A);
         const Eigen::VectorXd row_dot = d_S.rowwise().sum();
@@ -75,7 +79,7 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
         const Matrix& Qr = c.rope.on ? ht.Q_rot : ht.Q;
         const Matrix& Kr = c.rope.on ? ht.K_rot : ht.K;
         Matrix d_Q = d_raw * Kr;              // n×d_k
-        Matrix d_K = d_raw.transpose() * Qr;  // n×d_k
+        Matrix d_K = d_raw.transpose() * Qr;  // m×d_k
         if (c.rope.on) {
             d_Q = unrotate(d_Q, c.rope, c.d_k);
             d_K = unrotate(d_K, c.rope, c.d_k);
@@ -86,14 +90,15 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
         HeadParams& dh = g.d.heads[static_cast<size_t>(h)];
         HeadParams& dkv = g.d.heads[static_cast<size_t>(owner)];
         dh.W_Q = p.X.transpose() * d_Q;
-        accumulate(dkv.W_K, p.X.transpose() * d_K);
-        accumulate(dkv.W_V, p.X.transpose() * d_V);
+        accumulate(dkv.W_K, kv_input.transpose() * d_K);
+        accumulate(dkv.W_V, kv_input.transpose() * d_V);
         if (c.biases) {
             dh.b_Q = d_Q.colwise().sum();
             accumulate(dkv.b_K, d_K.colwise().sum());
             accumulate(dkv.b_V, d_V.colwise().sum());
         }
-        g.d.X += d_Q * own.W_Q.transpose() + d_K * kv.W_K.transpose() + d_V * kv.W_V.transpose();
+        g.d.X += d_Q * own.W_Q.transpose();
+        (cross ? g.d.Y : g.d.X) += d_K * kv.W_K.transpose() + d_V * kv.W_V.transpose();
     }
     return R::ok(std::move(g));
 }

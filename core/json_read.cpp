@@ -489,6 +489,14 @@ bool JsonReader::read_scalar(JsonScalar& out) {
     return false;
 }
 
+bool JsonReader::skip_value(std::string_view& raw) {
+    skip_ws();
+    const std::size_t start = pos_;
+    const bool ok = skip_value();
+    raw = ok ? text_.substr(start, pos_ - start) : std::string_view();
+    return ok;
+}
+
 bool JsonReader::skip_value() {
     const int base = depth_;
     for (;;) {

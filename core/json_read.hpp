@@ -84,6 +84,8 @@ public:
     bool read_scalar(JsonScalar& out);
     // Consumes one value of any kind without storing it (iteratively: depth costs no stack).
     bool skip_value();
+    // The same, handing out the value's text as written (valid only while the text lives).
+    bool skip_value(std::string_view& raw);
     // The next value described for a message ('the text "a"', "an array"); with want false it is
     // only skipped and "" returned, so a problem that is counted but not shown costs nothing.
     std::string describe_next(bool want = true);

@@ -15,6 +15,8 @@ constexpr MatrixId none = MatrixId::count;
 
 // Accessors for the table: where each matrix lives. A K/V group's matrices live in its first head.
 Matrix* stored_X(Params& p, int) { return &p.X; }
+Matrix* stored_Y(Params& p, int) { return &p.Y; }
+Matrix* stored_mask(Params& p, int) { return &p.mask; }
 Matrix* stored_W_Q(Params& p, int h) { return &p.heads[h].W_Q; }
 Matrix* stored_W_K(Params& p, int h) { return &p.heads[p.kv_owner(h)].W_K; }
 Matrix* stored_W_V(Params& p, int h) { return &p.heads[p.kv_owner(h)].W_V; }
@@ -48,6 +50,11 @@ using C = ColorScale;
 constexpr MatrixInfo table[] = {
     {M::X, "X", false, false, true, D::n, D::d_model, {none, none}, none, Op::input, C::diverging,
      same("the input", "the input"), same("X", "X"), stored_X, nullptr},
+    {M::Y, "Y", false, false, true, D::n_kv, D::d_model, {none, none}, none, Op::input, C::diverging,
+     same("the keys' and values' input", "the keys' and values' input"), same("Y", "Y"), stored_Y, nullptr},
+    {M::mask, "mask", false, false, true, D::n, D::n_kv, {none, none}, none, Op::input, C::unit_interval,
+     same("1 where query i may attend to key j", "1 where query i may attend to key j"), same("mask", "mask"),
+     stored_mask, nullptr},
     {M::W_Q, "W_Q", true, false, true, D::d_model, D::d_k, {none, none}, none, Op::input, C::diverging,
      same("a weight", "a weight"), same("W_Q", "W_Q"), stored_W_Q, nullptr},
     {M::W_K, "W_K", true, true, true, D::d_model, D::d_k, {none, none}, none, Op::input, C::diverging,
@@ -67,21 +74,21 @@ constexpr MatrixInfo table[] = {
     {M::Q, "Q", true, false, false, D::n, D::d_k, {M::X, M::W_Q}, M::b_Q, Op::product, C::diverging,
      {{"X·W_Q", "X*W_Q"}, {"W_Qᵀ·X", "W_Q^T*X"}},
      {{"Q = X·W_Q", "Q = X*W_Q"}, {"Q = W_Qᵀ·X", "Q = W_Q^T*X"}}, nullptr, trace_Q},
-    {M::K, "K", true, false, false, D::n, D::d_k, {M::X, M::W_K}, M::b_K, Op::product, C::diverging,
+    {M::K, "K", true, false, false, D::n_kv, D::d_k, {M::X, M::W_K}, M::b_K, Op::product, C::diverging,
      {{"X·W_K", "X*W_K"}, {"W_Kᵀ·X", "W_K^T*X"}},
      {{"K = X·W_K", "K = X*W_K"}, {"K = W_Kᵀ·X", "K = W_K^T*X"}}, nullptr, trace_K},
-    {M::V, "V", true, false, false, D::n, D::d_v, {M::X, M::W_V}, M::b_V, Op::product, C::diverging,
+    {M::V, "V", true, false, false, D::n_kv, D::d_v, {M::X, M::W_V}, M::b_V, Op::product, C::diverging,
      {{"X·W_V", "X*W_V"}, {"W_Vᵀ·X", "W_V^T*X"}},
      {{"V = X·W_V", "V = X*W_V"}, {"V = W_Vᵀ·X", "V = W_V^T*X"}}, nullptr, trace_V},
     {M::Q_rot, "Q_rot", true, false, false, D::n, D::d_k, {M::Q, none}, none, Op::rotation, C::diverging,
      same("RoPE(Q)", "RoPE(Q)"), same("RoPE(Q)", "RoPE(Q)"), nullptr, trace_Q_rot},
-    {M::K_rot, "K_rot", true, false, false, D::n, D::d_k, {M::K, none}, none, Op::rotation, C::diverging,
+    {M::K_rot, "K_rot", true, false, false, D::n_kv, D::d_k, {M::K, none}, none, Op::rotation, C::diverging,
      same("RoPE(K)", "RoPE(K)"), same("RoPE(K)", "RoPE(K)"), nullptr, trace_K_rot},
-    {M::scores_raw, "scores_raw", true, false, false, D::n, D::n, {M::Q, M::K}, none, Op::dot_products, C::diverging,
+    {M::scores_raw, "scores_raw", true, false, false, D::n, D::n_kv, {M::Q, M::K}, none, Op::dot_products, C::diverging,
      {{"Q·Kᵀ", "Q*K^T"}, {"Kᵀ·Q", "K^T*Q"}}, {{"QKᵀ", "QK^T"}, {"KᵀQ", "K^T Q"}}, nullptr, trace_scores_raw},
-    {M::scores, "scores", true, false, false, D::n, D::n, {M::scores_raw, none}, none, Op::scale, C::diverging,
+    {M::scores, "scores", true, false, false, D::n, D::n_kv, {M::scores_raw, none}, none, Op::scale, C::diverging,
      same("÷ s", "/ s"), same("÷ s", "/ s"), nullptr, trace_scores},
-    {M::weights, "weights", true, false, false, D::n, D::n, {M::scores, none}, none, Op::softmax, C::unit_interval,
+    {M::weights, "weights", true, false, false, D::n, D::n_kv, {M::scores, none}, none, Op::softmax, C::unit_interval,
      {{"softmax (rows)", "softmax (rows)"}, {"softmax (columns)", "softmax (columns)"}},
      {{"softmax →", "softmax ->"}, {"softmax ↓", "softmax (col)"}}, nullptr, trace_weights},
     {M::Z, "Z", true, false, false, D::n, D::d_v, {M::weights, M::V}, none, Op::weighted_sum, C::diverging,
@@ -119,6 +126,7 @@ int extent(Dim dim, const Config& c) {
     switch (dim) {
         case Dim::one: return 1;
         case Dim::n: return c.n;
+        case Dim::n_kv: return c.kv_len();
         case Dim::d_model: return c.d_model;
         case Dim::d_k: return c.d_k;
         case Dim::d_v: return c.d_v;
@@ -149,12 +157,15 @@ bool exists(MatrixId id, const Config& c) {
         case MatrixId::b_O: return c.biases && c.output_projection;
         case MatrixId::Q_rot:
         case MatrixId::K_rot: return c.rope.on;
+        case MatrixId::Y: return c.cross();
+        case MatrixId::mask: return c.mask == Mask::custom;
         default: return true;
     }
 }
 
 MatrixId operand_of(MatrixId id, int k, const Config& c) {
     if (id == MatrixId::scores_raw && c.rope.on) return k == 0 ? MatrixId::Q_rot : MatrixId::K_rot;
+    if ((id == MatrixId::K || id == MatrixId::V) && k == 0 && c.cross()) return MatrixId::Y;
     return info(id).operands[k];
 }
 
@@ -199,17 +210,29 @@ std::string operation_text(MatrixId id, const Config& c, Notation notation, bool
                         : c.scale.kind == Scale::Kind::none
                             ? std::string(sym.divide) + " 1 (no scaling)"
                             : std::string(sym.divide) + " " + format_number(c.scale.divisor);
-        return c.mask == Mask::causal ? s + ", mask" : s;
+        return c.mask == Mask::none ? s : s + ", mask";
     }
     if (id == MatrixId::output && !c.output_projection) return "concat (no W_O)";
     if (id == MatrixId::scores_raw && c.rope.on) {
         constexpr Oriented rotated{{"Q_rot·K_rotᵀ", "Q_rot*K_rot^T"}, {"K_rotᵀ·Q_rot", "K_rot^T*Q_rot"}};
         return rotated.in(notation, column_vectors);
     }
+    if ((id == MatrixId::K || id == MatrixId::V) && c.cross()) {
+        constexpr Oriented k_of_y{{"Y·W_K", "Y*W_K"}, {"W_Kᵀ·Y", "W_K^T*Y"}},
+            v_of_y{{"Y·W_V", "Y*W_V"}, {"W_Vᵀ·Y", "W_V^T*Y"}};
+        std::string text = (id == MatrixId::K ? k_of_y : v_of_y).in(notation, column_vectors);
+        return c.biases ? text + " + " + name(info(id).bias) : text;
+    }
     std::string text = info(id).formula.in(notation, column_vectors);
     const MatrixId bias = info(id).bias;
     if (bias != MatrixId::count && exists(bias, c)) text += std::string(" + ") + name(bias);
     return text;
+}
+
+std::string heading_text(MatrixId id, const Config& c, Notation notation, bool column_vectors) {
+    if ((id == MatrixId::K || id == MatrixId::V) && c.cross())
+        return std::string(name(id)) + " = " + operation_text(id, c, notation, column_vectors);
+    return info(id).heading.in(notation, column_vectors);
 }
 
 Result<CellRef> parse_cell_ref(const std::string& text) {

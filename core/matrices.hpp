@@ -4,11 +4,14 @@
 // explain(), the session and trace files, the lesson, `--select`, the panels and exports — so a
 // new matrix is one row here plus its math (forward() and one explain operation).
 //
-//   inputs (the session):  X (n×d_model); per head W_Q, W_K (d_model×d_k), W_V (d_model×d_v);
+//   inputs (the session):  X (n×d_model); under cross-attention Y (n_kv×d_model), the keys' and
+//                          values' input; with a custom mask, mask (n×kv_len, 0/1);
+//                          per head W_Q, W_K (d_model×d_k), W_V (d_model×d_v);
 //                          with biases b_Q, b_K (1×d_k), b_V (1×d_v); W_O ((h·d_v)×d_model, while
 //                          the output projection is on) and b_O (1×d_model, with biases)
-//   computed (the trace):  per head Q, K (n×d_k), V (n×d_v), with RoPE Q_rot, K_rot (n×d_k),
-//                          scores_raw, scores, weights (n×n), Z (n×d_v); concat (n×h·d_v);
+//   computed (the trace):  per head Q (n×d_k), K (m×d_k), V (m×d_v), with RoPE Q_rot (n×d_k),
+//                          K_rot (m×d_k), scores_raw, scores, weights (n×m), Z (n×d_v), where
+//                          m = kv_len() is n, or n_kv under cross-attention; concat (n×h·d_v);
 //                          output (n×d_model, or n×h·d_v without W_O)
 #pragma once
 
@@ -31,6 +34,8 @@ using Trace = TraceT<double>;
 // Every matrix a user can look at, in pipeline order. `count` is the number of matrices.
 enum class MatrixId {
     X,
+    Y,
+    mask,
     W_Q,
     W_K,
     W_V,
@@ -56,7 +61,8 @@ enum class MatrixId {
 inline constexpr std::size_t matrix_count = static_cast<std::size_t>(MatrixId::count);
 
 // A size of the config, the unit a matrix's shape is given in.
-enum class Dim { one, n, d_model, d_k, d_v, concat_width, output_width };
+// n counts the queries (X's tokens), n_kv the keys and values (kv_len(): Y's tokens, or X's).
+enum class Dim { one, n, n_kv, d_model, d_k, d_v, concat_width, output_width };
 int extent(Dim dim, const Config& config);
 
 // How a matrix is coloured by default: around 0 (blue–white–red, symmetric range from its largest
@@ -114,10 +120,10 @@ const MatrixInfo& info(MatrixId id);
 
 // Every id, in pipeline order.
 inline constexpr MatrixId all_matrix_ids[] = {
-    MatrixId::X,      MatrixId::W_Q,     MatrixId::W_K,   MatrixId::W_V,    MatrixId::b_Q,
-    MatrixId::b_K,    MatrixId::b_V,     MatrixId::W_O,   MatrixId::b_O,    MatrixId::Q,
-    MatrixId::K,      MatrixId::V,       MatrixId::Q_rot, MatrixId::K_rot,  MatrixId::scores_raw,
-    MatrixId::scores, MatrixId::weights, MatrixId::Z,     MatrixId::concat, MatrixId::output};
+    MatrixId::X,       MatrixId::Y,   MatrixId::mask,   MatrixId::W_Q,   MatrixId::W_K,        MatrixId::W_V,
+    MatrixId::b_Q,     MatrixId::b_K, MatrixId::b_V,    MatrixId::W_O,   MatrixId::b_O,        MatrixId::Q,
+    MatrixId::K,       MatrixId::V,   MatrixId::Q_rot,  MatrixId::K_rot, MatrixId::scores_raw, MatrixId::scores,
+    MatrixId::weights, MatrixId::Z,   MatrixId::concat, MatrixId::output};
 static_assert(std::size(all_matrix_ids) == matrix_count, "all_matrix_ids lists every MatrixId once");
 
 inline const char* name(MatrixId id) { return info(id).name; }
@@ -129,16 +135,20 @@ std::optional<MatrixId> matrix_id_from_name(const std::string& name);
 std::string matrix_names();
 
 // Whether the matrix exists in a layer of this config: W_O only while the projection is on, the
-// biases only with biases (b_O with both), Q_rot and K_rot only with RoPE.
+// biases only with biases (b_O with both), Q_rot and K_rot only with RoPE, Y under
+// cross-attention, mask with a custom mask.
 bool exists(MatrixId id, const Config& config);
-// Operand k (0 or 1) of a matrix under this config: scores_raw is Q_rot·K_rotᵀ with RoPE.
+// Operand k (0 or 1) of a matrix under this config: scores_raw is Q_rot·K_rotᵀ with RoPE; K and V
+// are Y·W_K and Y·W_V under cross-attention.
 MatrixId operand_of(MatrixId id, int k, const Config& config);
 // Its shape under a config: extent(rows) × extent(cols).
 int rows_of(MatrixId id, const Config& config);
 int cols_of(MatrixId id, const Config& config);
-// Whether its rows (columns) are the tokens (their extent is n).
-inline bool rows_are_tokens(MatrixId id) { return info(id).rows == Dim::n; }
-inline bool cols_are_tokens(MatrixId id) { return info(id).cols == Dim::n; }
+// Whether its rows (columns) are tokens: the queries' (Dim::n, labelled with the session's tokens)
+// or the keys' (Dim::n_kv, labelled with core::key_tokens(session)).
+inline bool is_tokens(Dim d) { return d == Dim::n || d == Dim::n_kv; }
+inline bool rows_are_tokens(MatrixId id) { return is_tokens(info(id).rows); }
+inline bool cols_are_tokens(MatrixId id) { return is_tokens(info(id).cols); }
 
 // A matrix: X, W_O, concat and output ignore the head.
 struct MatrixRef {
@@ -176,6 +186,10 @@ Matrix* find_input(Params& params, const MatrixRef& ref);
 // What a matrix is computed as, for this config, notation and orientation: "X·W_Q", "÷ √d_k, mask",
 // "concat (no W_O)", "the input".
 std::string operation_text(MatrixId id, const Config& config, Notation notation, bool column_vectors);
+
+// The short column heading of a matrix for this config: info(id).heading, except K and V under
+// cross-attention ("K = Y·W_K").
+std::string heading_text(MatrixId id, const Config& config, Notation notation, bool column_vectors);
 
 // "weights:1:0:1" (NAME:HEAD:ROW:COL, the head counted from 1 as the seeds do) or "output:0:2"
 // (NAME:ROW:COL for matrices of the layer) → the cell. Whether it exists in a session is not checked.

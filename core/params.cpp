@@ -110,6 +110,28 @@ Problems validate(const Config& config, const Params& p) {
         else
             out.push_back({path, "expected " + std::to_string(rows) + " heads, got " + std::to_string(cols)});
     });
+    if (config.mask == Mask::custom && p.mask.rows() == config.n && p.mask.cols() == config.kv_len())
+        for (Problem& problem : mask_problems(p.mask)) out.push_back(std::move(problem));
+    return out;
+}
+
+Problems mask_problems(const Matrix& mask) {
+    Problems out;
+    for (Eigen::Index i = 0; i < mask.rows(); ++i) {
+        bool any = false;
+        for (Eigen::Index j = 0; j < mask.cols(); ++j) {
+            const double v = mask(i, j);
+            if (v == 1) any = true;
+            if (v != 0 && v != 1)
+                out.push_back({"mask[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+                               "must be 0 or 1 (1: the query may attend to the key), got " + format_number(v)});
+        }
+        if (!any)
+            out.push_back({"mask[" + std::to_string(i) + "]", "query " + std::to_string(i) +
+                                                                  " may attend to no key; a row of the mask needs at "
+                                                                  "least one 1 (the softmax shares its weight among "
+                                                                  "the keys allowed)"});
+    }
     return out;
 }
 
@@ -150,6 +172,8 @@ Params resize(const Params& from, const Config& to) { return resize(from, to, Pa
 Params remembered(const Params& memory, const Params& current) {
     Params p;
     p.X = union_of(memory.X, current.X);
+    p.Y = union_of(memory.Y, current.Y);
+    p.mask = union_of(memory.mask, current.mask);
     p.heads.resize(std::max(memory.heads.size(), current.heads.size()));
     for (size_t i = 0; i < p.heads.size(); ++i) {
         const HeadParams none;
@@ -176,6 +200,14 @@ Params resize(const Params& from, const Config& to, const Params& memory) {
     };
     const auto zero = [](int, int) { return 0.0; };
     p.X = keep_and_fill(from.X, to.n, to.d_model, fill_input, &memory.X);
+    // Y and the mask are held only while the config uses them; turned off and on again (while the
+    // session is open) they come back from memory.
+    if (to.cross())
+        p.Y = keep_and_fill(
+            from.Y, to.n_kv, to.d_model, [](int r, int c) { return fill_random(4, 0, r, c); }, &memory.Y);
+    if (to.mask == Mask::custom)
+        p.mask = keep_and_fill(
+            from.mask, to.n, to.kv_len(), [](int, int) { return 1.0; }, &memory.mask);
     p.kv_group_size = to.group_size();
     p.heads.resize(to.heads);
     const int from_heads = static_cast<int>(from.heads.size());

@@ -25,7 +25,9 @@ struct HeadParams {
 };
 
 struct Params {
-    Matrix X;                       // n×d_model, one token per row
+    Matrix X;                       // n×d_model, one token per row (the queries' input)
+    Matrix Y;                       // n_kv×d_model under cross-attention (the keys' and values' input), else empty
+    Matrix mask;                    // n×kv_len of 0/1 with a custom mask (1: query i may attend to key j), else empty
     std::vector<HeadParams> heads;  // h entries
     Matrix W_O;                     // (h·d_v)×d_model; kept in memory while output_projection is off
     Matrix b_O;                     // 1×d_model; applied with W_O while config.biases is on
@@ -34,8 +36,8 @@ struct Params {
     // The head whose W_K, W_V, b_K and b_V head `head` uses: the first of its group.
     int kv_owner(int head) const { return head - head % kv_group_size; }
     bool operator==(const Params& o) const {
-        return same(X, o.X) && heads == o.heads && same(W_O, o.W_O) && same(b_O, o.b_O) &&
-               kv_group_size == o.kv_group_size;
+        return same(X, o.X) && same(Y, o.Y) && same(mask, o.mask) && heads == o.heads && same(W_O, o.W_O) &&
+               same(b_O, o.b_O) && kv_group_size == o.kv_group_size;
     }
 };
 
@@ -48,8 +50,14 @@ enum class Weight { W_Q, W_K, W_V };
 
 // Every shape mismatch and every non-finite value, with its field path:
 // "heads[1].W_K: expected 4×2, got 4×3", "X[0][2]: NaN is not allowed".
-// W_O is checked only when config.output_projection is on.
+// W_O is checked only when config.output_projection is on, Y under cross-attention, the mask with
+// a custom mask (and mask_problems() then too).
 Problems validate(const Config& config, const Params& params);
+
+// What is wrong with a custom mask's values: each must be 0 or 1 ("mask[1][2]: …"), and each row
+// must allow at least one key ("mask[3]: query 3 may attend to no key …"), or its softmax has
+// nothing to share out.
+Problems mask_problems(const Matrix& mask);
 
 // Whether every matrix has the shape the config asks for (validate() without the value checks).
 bool has_shapes(const Config& config, const Params& params);
@@ -58,6 +66,8 @@ bool has_shapes(const Config& config, const Params& params);
 // h shows something (a new token is not a zero row with uniform attention, a new head is not a
 // copy of another):
 //   X:            fill_random(0, 0, r, c): uniform in [−1, 1], rounded to 2 decimals (readable)
+//   Y:            fill_random(4, 0, r, c) (cross-attention's keys and values: not a copy of X)
+//   mask:         1 (a new query or key may attend and be attended to)
 //   W_Q/W_K/W_V of heads 0 and 1 (0-based), r×c of a d_model×cols matrix:
 //                 1 when (r + head) mod cols == c, else 0 — seed 001's pattern (head 1
 //                 [[1,0],[0,1],[1,0],[0,1]], head 2 [[0,1],[1,0],[0,1],[1,0]]), so its worked

@@ -80,6 +80,18 @@ Session random_session(const Config& config, std::uint64_t seed) {
             HeadParams& h = s.params.heads[i];
             h.W_K = h.W_V = h.b_K = h.b_V = Matrix();
         }
+    // Cross-attention's Y ~ U(−1, 1), and a custom mask allowing each key with probability 1/2
+    // (and key i mod kv_len always, so every query keeps one), drawn last for the same reason.
+    if (config.cross()) {
+        s.params.Y = u.matrix(config.n_kv, config.d_model, 1.0);
+        s.kv_tokens = default_kv_tokens(config.n_kv);
+    }
+    if (config.mask == Mask::custom) {
+        s.params.mask = u.matrix(config.n, config.kv_len(), 1.0);
+        for (int i = 0; i < config.n; ++i)
+            for (int j = 0; j < config.kv_len(); ++j)
+                s.params.mask(i, j) = j == i % config.kv_len() || s.params.mask(i, j) >= 0 ? 1.0 : 0.0;
+    }
     return s;
 }
 

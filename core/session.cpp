@@ -21,30 +21,58 @@ std::vector<std::string> default_tokens(int n) {
     return tokens;
 }
 
+std::vector<std::string> default_kv_tokens(int n_kv) {
+    std::vector<std::string> tokens;
+    for (int i = 0; i < n_kv; ++i) tokens.push_back("y" + std::to_string(i + 1));
+    return tokens;
+}
+
+namespace {
+// A list of labels of `count` entries: the first ones of `have`, then `memory`'s, then `defaults`.
+std::vector<std::string> labels(const std::vector<std::string>& have, const std::vector<std::string>& memory,
+                                const std::vector<std::string>& defaults) {
+    std::vector<std::string> out(defaults.size());
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = i < have.size() ? have[i] : i < memory.size() ? memory[i] : defaults[i];
+    return out;
+}
+}  // namespace
+
 Problems validate(const Session& s) {
     Problems out = validate(s.config);
     if (!out.empty()) return out;
     if (static_cast<int>(s.tokens.size()) != s.config.n)
         out.push_back(
             {"tokens", "expected " + std::to_string(s.config.n) + " labels, got " + std::to_string(s.tokens.size())});
+    if (s.config.cross() && static_cast<int>(s.kv_tokens.size()) != s.config.n_kv)
+        out.push_back({"kv_tokens", "expected " + std::to_string(s.config.n_kv) + " labels (config.n_kv), got " +
+                                        std::to_string(s.kv_tokens.size())});
     for (Problem& p : validate(s.config, s.params)) out.push_back(std::move(p));
+    if (s.pin) {
+        if (s.pin->pin) out.push_back({"pin.pin", "a pinned session cannot hold a pin of its own"});
+        for (Problem& p : validate(*s.pin)) out.push_back({"pin." + p.path, std::move(p.message)});
+    }
     return out;
 }
 
 Session resized(const Session& s, const Config& config) { return resized(s, config, Session{}); }
 
 Session resized(const Session& s, const Config& config, const Session& memory) {
-    Session out{config, s.tokens, resize(s.params, config, memory.params), s.kv_tokens};
-    const std::vector<std::string> defaults = default_tokens(config.n);
-    out.tokens.resize(config.n);
-    for (int i = static_cast<int>(s.tokens.size()); i < config.n; ++i)
-        out.tokens[i] = i < static_cast<int>(memory.tokens.size()) ? memory.tokens[i] : defaults[i];
+    Session out{config,
+                labels(s.tokens, memory.tokens, default_tokens(config.n)),
+                resize(s.params, config, memory.params),
+                {},
+                s.pin};
+    if (config.cross()) out.kv_tokens = labels(s.kv_tokens, memory.kv_tokens, default_kv_tokens(config.n_kv));
     return out;
 }
 
 Session remembered(const Session& memory, const Session& current) {
-    Session out{current.config, current.tokens, remembered(memory.params, current.params), current.kv_tokens};
+    Session out{current.config, current.tokens, remembered(memory.params, current.params), current.kv_tokens,
+                current.pin};
     for (size_t i = current.tokens.size(); i < memory.tokens.size(); ++i) out.tokens.push_back(memory.tokens[i]);
+    for (size_t i = current.kv_tokens.size(); i < memory.kv_tokens.size(); ++i)
+        out.kv_tokens.push_back(memory.kv_tokens[i]);
     return out;
 }
 
@@ -76,16 +104,28 @@ struct MatrixBuild {
     std::vector<double> data;                     // row-major
 };
 
-constexpr const char* config_keys[] = {"n",    "d_model", "heads",  "d_k",      "d_v", "output_projection",
-                                       "mask", "scale",   "biases", "kv_heads", "rope"};
-constexpr int config_required = 8;  // n … scale; biases, kv_heads and rope (version 2) are optional
+constexpr const char* config_keys[] = {"n",    "d_model", "heads",  "d_k",      "d_v",  "output_projection",
+                                       "mask", "scale",   "biases", "kv_heads", "rope", "n_kv"};
+// n … scale; biases, kv_heads and rope (version 2) and n_kv (version 3) are optional
+constexpr int config_required = 8;
 constexpr int rope_key = 10;
+constexpr int n_kv_key = 11;
 constexpr const char* rope_keys[] = {"base", "style", "dims"};
 // A head's matrices, in the registry's order: W_Q, W_K, W_V, b_Q, b_K, b_V.
 constexpr MatrixId head_ids[] = {MatrixId::W_Q, MatrixId::W_K, MatrixId::W_V,
                                  MatrixId::b_Q, MatrixId::b_K, MatrixId::b_V};
 constexpr const char* head_keys[] = {"W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"};
-constexpr const char* root_keys[] = {"format", "version", "config", "tokens", "X", "heads", "W_O", "b_O"};
+constexpr const char* root_keys[] = {"format", "version", "config", "tokens",    "X",    "heads",
+                                     "W_O",    "b_O",     "Y",      "kv_tokens", "mask", "pin"};
+
+// A list of labels being read (tokens, kv_tokens).
+struct LabelsBuild {
+    bool seen = false, array = false;
+    std::string desc;  // what was there instead of an array
+    std::int64_t count = 0;
+    std::vector<std::string> labels;  // at most as many as can be valid
+    ProblemList problems;
+};
 
 struct HeadBuild {
     bool object = false;
@@ -122,7 +162,8 @@ Matrix& head_slot(HeadParams& h, MatrixId id) {
 
 class SessionReader {
 public:
-    explicit SessionReader(std::string_view text) : in_(text) {}
+    // `pinned`: the text is a session's "pin", which may not hold a pin of its own.
+    explicit SessionReader(std::string_view text, bool pinned = false) : in_(text), pinned_(pinned) {}
 
     Result<Session> run() {
         const JsonReader::Kind kind = in_.peek();
@@ -157,7 +198,7 @@ public:
                     in_.read_scalar(*version_);
                     break;
                 case 2: read_config(); break;
-                case 3: read_tokens(); break;
+                case 3: read_labels(tokens_, "tokens", known_ ? known_->n : Limits::max_n); break;
                 case 4:
                     x_.path = "X";
                     if (known_) want(x_, known_->n, known_->d_model);
@@ -178,6 +219,33 @@ public:
                     bo_.path = "b_O";
                     if (known_) want(bo_, 1, known_->d_model);
                     read_matrix(bo_, wo_problems_);
+                    break;
+                case 8:
+                    y_.path = "Y";
+                    if (known_ && !known_->cross()) {
+                        y_.seen = true;  // refused at the end; its values are not needed
+                        in_.skip_value();
+                        break;
+                    }
+                    if (known_) want(y_, known_->n_kv, known_->d_model);
+                    read_matrix(y_, x_problems_);
+                    break;
+                case 9:
+                    read_labels(kv_tokens_, "kv_tokens", known_ && known_->cross() ? known_->n_kv : Limits::max_n);
+                    break;
+                case 10:
+                    mask_.path = "mask";
+                    if (known_ && known_->mask != Mask::custom) {
+                        mask_.seen = true;
+                        in_.skip_value();
+                        break;
+                    }
+                    if (known_) want(mask_, known_->n, known_->kv_len());
+                    read_matrix(mask_, x_problems_);
+                    break;
+                case 11:
+                    pin_seen_ = true;
+                    in_.skip_value(pin_text_);  // read whole at the end, as a session of its own
                     break;
                 default: break;
             }
@@ -329,8 +397,11 @@ private:
                 c.mask = Mask::none;
             else if (*v == "causal")
                 c.mask = Mask::causal;
+            else if (*v == "custom")
+                c.mask = Mask::custom;
             else
-                config_problems_.add("config.mask", "expected \"none\" or \"causal\", got " + describe_json(*v));
+                config_problems_.add("config.mask",
+                                     "expected \"none\", \"causal\" or \"custom\", got " + describe_json(*v));
         }
         if (const json* v = config_field(7)) {
             if (*v == "sqrt_dk") {
@@ -356,6 +427,8 @@ private:
             if (c.kv_heads == c.heads) c.kv_heads = 0;  // one group per head: plain multi-head
         }
         if (rope_seen_) evaluate_rope(c.rope);
+        // Version 3's.
+        if (config_values_[n_kv_key]) c.n_kv = whole_number(config_values_[n_kv_key], "config.n_kv", 1, Limits::max_n);
         return c;
     }
 
@@ -509,33 +582,48 @@ private:
 
     // -- tokens and heads
 
-    void read_tokens() {
-        tokens_seen_ = true;
+    void read_labels(LabelsBuild& b, const char* path, std::int64_t keep) {  // more than `keep` cannot be valid
+        b.seen = true;
         if (in_.peek() != JsonReader::Kind::array) {
-            tokens_desc_ = in_.describe_next();
+            b.desc = in_.describe_next();
             return;
         }
-        tokens_array_ = true;
+        b.array = true;
         in_.begin_array();
-        const std::int64_t keep = known_ ? known_->n : Limits::max_n;  // more cannot be valid
         while (in_.next_element()) {
-            const std::int64_t i = token_count_++;
+            const std::int64_t i = b.count++;
             if (in_.peek() == JsonReader::Kind::string) {
                 if (i < keep) {
                     std::string label;
                     in_.read_string(label);
-                    tokens_.push_back(std::move(label));
+                    b.labels.push_back(std::move(label));
                 } else {
                     in_.skip_value();
                 }
                 continue;
             }
             if (!in_.ok()) return;
-            const std::string d = in_.describe_next(tokens_problems_.keeps_next());
-            tokens_problems_.add_lazy([&] {
-                return Problem{path_index("tokens", static_cast<std::size_t>(i)), "expected a text label, got " + d};
+            const std::string d = in_.describe_next(b.problems.keeps_next());
+            b.problems.add_lazy([&] {
+                return Problem{path_index(path, static_cast<std::size_t>(i)), "expected a text label, got " + d};
             });
         }
+    }
+
+    // The labels of a list of `want` entries (`defaults` when absent), after reporting what is wrong.
+    std::vector<std::string> finish_labels(LabelsBuild& b, const char* path, int want, const char* config_field,
+                                           std::vector<std::string> defaults, ProblemList& out) {
+        if (!b.seen) return defaults;
+        if (!b.array) {
+            out.add(path, "expected an array of " + std::to_string(want) + " labels, got " + b.desc);
+        } else if (b.count != want) {
+            out.add(path, "expected " + std::to_string(want) + " labels (" + config_field + "), got " +
+                              std::to_string(b.count));
+        } else {
+            out.append(std::move(b.problems));
+            return std::move(b.labels);
+        }
+        return {};
     }
 
     void read_heads() {
@@ -603,8 +691,8 @@ private:
             header_.add("version", "missing");
         } else if (!version_->overflow.empty()) {
             header_.add("version", overflow_message(version_->overflow));
-        } else if (version_->value != 1 && version_->value != 2) {
-            header_.add("version", "this attnviz reads versions 1 and 2, got " + describe_json(version_->value));
+        } else if (version_->value != 1 && version_->value != 2 && version_->value != 3) {
+            header_.add("version", "this attnviz reads versions 1 to 3, got " + describe_json(version_->value));
         }
         if (!header_.empty()) {
             out.append(std::move(header_));
@@ -615,8 +703,12 @@ private:
             config_problems_.add("config", "missing");
         else if (!config_object_)
             config_problems_.add("config", "expected an object, got " + config_desc_);
-        if (config_problems_.empty() && version_->value == 1 && config_.extended())
-            config_problems_.add("version", "biases, kv_heads and rope need version 2, the file says 1");
+        if (config_problems_.empty() && version_->value.get<int>() < file_version(config_))
+            config_problems_.add("version", file_version(config_) == 3
+                                                ? "cross-attention (n_kv) and a custom mask need version 3, the file "
+                                                  "says " +
+                                                      version_->value.dump()
+                                                : "biases, kv_heads and rope need version 2, the file says 1");
         if (!config_problems_.empty()) {  // shapes need a valid config
             out.append(std::move(config_problems_));
             return Result<Session>::fail(std::move(out).take());
@@ -625,21 +717,28 @@ private:
         Session s;
         s.config = config_;
         const Config& c = config_;
-        if (!tokens_seen_) {
-            s.tokens = default_tokens(c.n);
-        } else if (!tokens_array_) {
-            out.add("tokens", "expected an array of " + std::to_string(c.n) + " labels, got " + tokens_desc_);
-        } else if (token_count_ != c.n) {
-            out.add("tokens",
-                    "expected " + std::to_string(c.n) + " labels (config.n), got " + std::to_string(token_count_));
-        } else {
-            out.append(std::move(tokens_problems_));
-            s.tokens = std::move(tokens_);
-        }
+        s.tokens = finish_labels(tokens_, "tokens", c.n, "config.n", default_tokens(c.n), out);
+        if (c.cross())
+            s.kv_tokens = finish_labels(kv_tokens_, "kv_tokens", c.n_kv, "config.n_kv", default_kv_tokens(c.n_kv), out);
+        else if (kv_tokens_.seen)
+            out.add("kv_tokens", "given, but config.n_kv is not set (they label Y's rows under cross-attention)");
 
         out.append(std::move(x_problems_));
         x_.path = "X";
         s.params.X = finish_matrix(x_, c.n, c.d_model, out);
+        y_.path = "Y";
+        mask_.path = "mask";
+        if (c.cross())
+            s.params.Y = finish_matrix(y_, c.n_kv, c.d_model, out);
+        else if (y_.seen)
+            out.add("Y", "given, but config.n_kv is not set (Y is the keys' and values' input of cross-attention)");
+        if (c.mask == Mask::custom) {
+            s.params.mask = finish_matrix(mask_, c.n, c.kv_len(), out);
+            for (Problem& p : mask_problems(s.params.mask)) out.add(p.path, p.message);
+        } else if (mask_.seen) {
+            out.add("mask", std::string("given, but config.mask is \"") + to_string(c.mask) +
+                                "\" (a mask is read only with \"custom\")");
+        }
 
         if (!heads_seen_) {
             out.add("heads", "missing");
@@ -696,6 +795,17 @@ private:
         } else {
             s.params.b_O = Matrix::Zero(1, c.d_model);
         }
+        if (pin_seen_) {
+            if (pinned_) {
+                out.add("pin", "a pinned session cannot hold a pin of its own");
+            } else {
+                Result<Session> pin = SessionReader(pin_text_, true).run();
+                if (pin.value)
+                    s.pin = std::make_shared<const Session>(std::move(*pin.value));
+                else
+                    for (Problem& p : pin.problems) out.add(p.path.empty() ? "pin" : "pin." + p.path, p.message);
+            }
+        }
         if (!out.empty()) return Result<Session>::fail(std::move(out).take());
         return Result<Session>::ok(std::move(s));
     }
@@ -703,7 +813,8 @@ private:
     JsonReader in_;
     // Problems by part of the file, put in the format's order at the end.
     ProblemList structure_;  // keys given twice, the numbers' budget
-    ProblemList header_, config_problems_, tokens_problems_, x_problems_, heads_problems_, wo_problems_;
+    ProblemList header_, config_problems_, x_problems_, heads_problems_, wo_problems_;
+    bool pinned_ = false;
 
     std::optional<JsonScalar> format_, version_;
     bool config_seen_ = false, config_object_ = false;
@@ -712,12 +823,11 @@ private:
     Config config_;
     std::optional<Config> known_;  // the config, once read and valid: shapes are checked as values arrive
 
-    bool tokens_seen_ = false, tokens_array_ = false;
-    std::string tokens_desc_;
-    std::int64_t token_count_ = 0;
-    std::vector<std::string> tokens_;  // at most config.n (or Limits::max_n) labels
+    LabelsBuild tokens_, kv_tokens_;  // at most config.n (n_kv, or Limits::max_n) labels
 
-    MatrixBuild x_, wo_, bo_;
+    MatrixBuild x_, wo_, bo_, y_, mask_;
+    bool pin_seen_ = false;
+    std::string_view pin_text_;  // the pin's value, read once the outer session is
     bool rope_seen_ = false, rope_object_ = false;
     std::string rope_desc_;
     std::optional<JsonScalar> rope_values_[std::size(rope_keys)];
@@ -796,6 +906,7 @@ public:
         // Version 2's fields only when in use.
         if (c.biases) out += ", \"biases\": true";
         if (c.grouped()) out += ", \"kv_heads\": " + std::to_string(c.kv_count());
+        if (c.cross()) out += ", \"n_kv\": " + std::to_string(c.n_kv);
         if (c.rope.on) {
             out += ", \"rope\": {\"base\": ";
             number(c.rope.base);
@@ -806,12 +917,21 @@ public:
         out += "}";
     }
 
-    // The inputs as a session holds them: "X", "heads" (each with W_Q, W_K, W_V and the biases in
-    // use; a K/V group's only in its first head), "W_O" while the projection is on, "b_O" with
-    // biases: a session's fields, and the gradient's (which has the same keys and shapes).
-    void inputs(const Config& c, const Params& p, const std::string& indent) {
+    // The inputs as a session holds them: "X", "Y" under cross-attention, "mask" with a custom mask
+    // (sessions only: it has no gradient), "heads" (each with W_Q, W_K, W_V and the biases in use; a
+    // K/V group's only in its first head), "W_O" while the projection is on, "b_O" with biases: a
+    // session's fields, and the gradient's (which has the same keys and shapes).
+    void inputs(const Config& c, const Params& p, const std::string& indent, bool with_mask) {
         key(indent, "X");
         matrix(p.X, indent);
+        if (c.cross()) {
+            key(indent, "Y");
+            matrix(p.Y, indent);
+        }
+        if (with_mask && c.mask == Mask::custom) {
+            key(indent, "mask");
+            matrix(p.mask, indent);
+        }
         key(indent, "heads");
         out += "[";
         Params& params = const_cast<Params&>(p);  // find_input only hands out addresses
@@ -839,14 +959,38 @@ public:
         }
     }
 
-    void header(const char* format, int version, const Config& c) {
+    void header(const char* format, int version, const Config& c, const std::string& indent = "  ") {
         out += "{";
-        key("  ", "format", true);
+        key(indent, "format", true);
         out += std::string("\"") + format + "\"";
-        key("  ", "version");
+        key(indent, "version");
         out += std::to_string(version);
-        key("  ", "config");
+        key(indent, "config");
         config(c);
+    }
+
+    void labels(const std::vector<std::string>& labels) {
+        // Bytes that are not UTF-8 become U+FFFD rather than failing the save.
+        out += json(labels).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+
+    // A session as an object whose fields are indented by `indent` (its pin nested inside it).
+    void session(const Session& s, const std::string& indent) {
+        const Config& c = s.config;
+        // A pin is written with the version its own content needs, the file with the higher one.
+        header(session_format, std::max(file_version(c), s.pin ? file_version(s.pin->config) : 1), c, indent);
+        key(indent, "tokens");
+        labels(s.tokens);
+        if (c.cross()) {
+            key(indent, "kv_tokens");
+            labels(s.kv_tokens);
+        }
+        inputs(c, s.params, indent, true);
+        if (s.pin) {
+            key(indent, "pin");
+            session(*s.pin, indent + "  ");
+        }
+        out += "\n" + indent.substr(2) + "}";
     }
 };
 
@@ -854,13 +998,8 @@ public:
 
 std::string write_session(const Session& s) {
     Writer w;
-    const Config& c = s.config;
-    w.header(session_format, file_version(c), c);
-    w.key("  ", "tokens");
-    // Bytes that are not UTF-8 become U+FFFD rather than failing the save.
-    w.out += json(s.tokens).dump(-1, ' ', false, json::error_handler_t::replace);
-    w.inputs(c, s.params, "  ");
-    w.out += "\n}\n";
+    w.session(s, "  ");
+    w.out += "\n";
     return w.out;
 }
 
@@ -916,7 +1055,7 @@ void write_trace(const Trace& t, const TextSink& sink, const Gradients* grad) {
         w.out += "{";
         w.key("    ", "of", true);
         w.out += "\"output:" + std::to_string(grad->row) + ":" + std::to_string(grad->col) + "\"";
-        w.inputs(t.config, grad->d, "    ");
+        w.inputs(t.config, grad->d, "    ", false);
         w.out += "\n  }";
     }
     w.out += "\n}\n";

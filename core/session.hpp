@@ -1,6 +1,7 @@
 // A session: what the user edits and saves. Its file format is docs/session-format.md.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,22 +17,32 @@ namespace attnviz::core {
 
 inline constexpr const char* session_format = "attnviz-session";
 inline constexpr const char* trace_format = "attnviz-trace";
-// Version 2 adds biases, K/V groups (kv_heads) and RoPE; a session or trace that uses none of them
-// is written as version 1, which older readers know. Both versions are read.
-inline constexpr int session_version = 2;
-inline constexpr int trace_version = 2;
-inline int file_version(const Config& config) { return config.extended() ? 2 : 1; }
+// Version 2 adds biases, K/V groups (kv_heads) and RoPE; version 3 cross-attention (n_kv, Y,
+// kv_tokens) and a custom mask. A file is written with the lowest version that holds what it
+// uses (a session of the seeds' layer is version 1, which older readers know); all are read.
+inline constexpr int session_version = 3;
+inline constexpr int trace_version = 3;
+inline int file_version(const Config& config) {
+    if (config.cross() || config.mask == Mask::custom) return 3;
+    return config.extended() ? 2 : 1;
+}
 
 struct Session {
     Config config;
     std::vector<std::string> tokens;  // n labels, one per row of X (the queries)
     Params params;
     std::vector<std::string> kv_tokens;  // n_kv labels, one per row of Y (cross-attention only)
-    bool operator==(const Session&) const = default;
+    // A session kept to compare with ("pinned"): saved inside the file as "pin", never nested.
+    std::shared_ptr<const Session> pin;
+    bool operator==(const Session& o) const {
+        return config == o.config && tokens == o.tokens && params == o.params && kv_tokens == o.kv_tokens &&
+               (pin == o.pin || (pin && o.pin && *pin == *o.pin));
+    }
 };
 
-// "x1" … "xn".
+// "x1" … "xn"; the keys of cross-attention "y1" … "yn".
 std::vector<std::string> default_tokens(int n);
+std::vector<std::string> default_kv_tokens(int n_kv);
 // The labels of the keys (the columns of the scores and weights): kv_tokens under cross-attention,
 // else the tokens themselves.
 inline const std::vector<std::string>& key_tokens(const Session& session) {

@@ -31,6 +31,8 @@ std::string cell_text(MatrixId id, int head, int row, int col) {
 const Matrix& matrix_of(const Params& p, const Trace& t, MatrixId id, int h) {
     switch (id) {
         case MatrixId::X: return p.X;
+        case MatrixId::Y: return p.Y;
+        case MatrixId::mask: return p.mask;
         case MatrixId::W_Q: return p.heads[h].W_Q;
         case MatrixId::W_K: return p.heads[p.kv_owner(h)].W_K;
         case MatrixId::W_V: return p.heads[p.kv_owner(h)].W_V;
@@ -93,6 +95,8 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
 
     switch (id) {
         case MatrixId::X:
+        case MatrixId::Y:
+        case MatrixId::mask:
         case MatrixId::W_Q:
         case MatrixId::W_K:
         case MatrixId::W_V:
@@ -111,9 +115,12 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
             ASSERT_TRUE(sum);
             const MatrixId w = id == MatrixId::Q ? MatrixId::W_Q : id == MatrixId::K ? MatrixId::W_K : MatrixId::W_V;
             const Matrix& W = matrix_of(p, t, w, h);
+            // K and V come from Y under cross-attention.
+            const MatrixId input = id != MatrixId::Q && c.cross() ? MatrixId::Y : MatrixId::X;
+            const Matrix& in = matrix_of(p, t, input, h);
             ASSERT_EQ(products.size(), static_cast<size_t>(c.d_model));
             for (int k = 0; k < c.d_model; ++k) {
-                EXPECT_EQ(products[k].a, p.X(i, k));
+                EXPECT_EQ(products[k].a, in(i, k));
                 EXPECT_EQ(products[k].b, W(k, j));
             }
             // With biases the bias of column j is the last term.
@@ -129,7 +136,7 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
                 ASSERT_EQ(e.operands.size(), 2u);
             }
             EXPECT_TRUE(near_rel(sum_products() + sum->bias, value, 1e-12));
-            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::X, 0}, i, -1}));
+            EXPECT_EQ(e.operands[0], (CellRef{{input, 0}, i, -1}));
             EXPECT_EQ(e.operands[1], (CellRef{{w, h}, -1, j}));
             break;
         }
@@ -178,6 +185,15 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
             break;
         }
         case MatrixId::scores:
+            if (c.mask == Mask::custom && p.mask(i, j) == 0) {
+                // A key the custom mask forbids: −∞, with the mask's cell among the operands.
+                EXPECT_TRUE(e.as<MaskedTerms>());
+                EXPECT_EQ(value, -std::numeric_limits<double>::infinity());
+                ASSERT_EQ(e.operands.size(), 2u);
+                EXPECT_EQ(e.operands[1], (CellRef{{MatrixId::mask, 0}, i, j}));
+                EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::scores_raw, h}, i, j}));
+                break;
+            }
             if (c.mask == Mask::causal && j > i) {
                 EXPECT_TRUE(e.as<MaskedTerms>());
                 EXPECT_EQ(e.value, -std::numeric_limits<double>::infinity());
@@ -197,13 +213,13 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
             ASSERT_TRUE(sm);
             EXPECT_EQ(sm->column, j);
             double mx = -std::numeric_limits<double>::infinity();
-            for (int k = 0; k < c.n; ++k) mx = std::max(mx, t.heads[h].scores(i, k));
+            for (int k = 0; k < c.kv_len(); ++k) mx = std::max(mx, t.heads[h].scores(i, k));
             EXPECT_EQ(sm->row_max, mx);
-            ASSERT_EQ(sm->exps.size(), static_cast<size_t>(c.n));
+            ASSERT_EQ(sm->exps.size(), static_cast<size_t>(c.kv_len()));
             double total = 0;
-            for (int k = 0; k < c.n; ++k) {
+            for (int k = 0; k < c.kv_len(); ++k) {
                 EXPECT_TRUE(near_rel(sm->exps[k], std::exp(t.heads[h].scores(i, k) - mx), 1e-15)) << "k=" << k;
-                if (c.mask == Mask::causal && k > i) {
+                if ((c.mask == Mask::causal && k > i) || (c.mask == Mask::custom && p.mask(i, k) == 0)) {
                     EXPECT_EQ(sm->exps[k], 0.0);
                 }
                 total += sm->exps[k];
@@ -216,8 +232,8 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
         }
         case MatrixId::Z:
             ASSERT_TRUE(sum);
-            ASSERT_EQ(products.size(), static_cast<size_t>(c.n));
-            for (int k = 0; k < c.n; ++k) {
+            ASSERT_EQ(products.size(), static_cast<size_t>(c.kv_len()));
+            for (int k = 0; k < c.kv_len(); ++k) {
                 EXPECT_EQ(products[k].a, t.heads[h].weights(i, k));
                 EXPECT_EQ(products[k].b, t.heads[h].V(k, j));
             }
@@ -305,6 +321,26 @@ TEST(Explain, EveryCellOfLayersWithBiasesGroupsAndRope) {
             ASSERT_TRUE(validate(c).empty());
             check_every_cell(random_session(c, 37));
         }
+}
+
+// Cross-attention (keys and values from Y, more keys than queries), with and without a custom
+// mask, biases, groups and RoPE.
+TEST(Explain, EveryCellOfCrossAttentionAndCustomMasks) {
+    Config c = make_config(3, 6, 2, 4, 3, true, Mask::custom);
+    c.n_kv = 5;
+    ASSERT_TRUE(validate(c).empty());
+    const Session cross_masked = random_session(c, 41);
+    ASSERT_TRUE(validate(cross_masked).empty());
+    ASSERT_LT(cross_masked.params.mask.sum(), 15.0);  // some keys are masked, so the masked branch is checked
+    check_every_cell(cross_masked);
+    c.mask = Mask::none;
+    c.biases = true;
+    c.kv_heads = 1;
+    c.rope.on = true;
+    check_every_cell(random_session(c, 42));
+    // A custom mask on self-attention.
+    Config self = make_config(4, 4, 2, 2, 2, true, Mask::custom);
+    check_every_cell(random_session(self, 43));
 }
 
 TEST(Explain, ARotatedCellNamesItsAngleAndPair) {

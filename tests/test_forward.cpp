@@ -93,6 +93,8 @@ struct RefTrace {
 RefTrace reference_forward(const Config& c, const Params& p) {
     RefTrace t;
     const Grid X = to_grid(p.X);
+    const Grid Y = c.cross() ? to_grid(p.Y) : X;  // the keys' and values' input
+    const int m = c.cross() ? c.n_kv : c.n;       // keys per query
     double s = 1;
     if (c.scale.kind == Scale::Kind::sqrt_dk) s = std::sqrt(static_cast<double>(c.d_k));
     if (c.scale.kind == Scale::Kind::divisor) s = c.scale.divisor;
@@ -102,8 +104,8 @@ RefTrace reference_forward(const Config& c, const Params& p) {
         const int g = h / (c.heads / c.kv_count());  // the head's K/V group, kept in its first head
         const HeadParams& kv = p.heads[g * (c.heads / c.kv_count())];
         r.Q = mul(X, p.heads[h].W_Q);
-        r.K = mul(X, kv.W_K);
-        r.V = mul(X, kv.W_V);
+        r.K = mul(Y, kv.W_K);
+        r.V = mul(Y, kv.W_V);
         if (c.biases) {
             add_bias(r.Q, p.heads[h].b_Q);
             add_bias(r.K, kv.b_K);
@@ -111,28 +113,29 @@ RefTrace reference_forward(const Config& c, const Params& p) {
         }
         r.Q_rot = c.rope.on ? rope_loop(r.Q, c.rope, c.d_k) : r.Q;
         r.K_rot = c.rope.on ? rope_loop(r.K, c.rope, c.d_k) : r.K;
-        r.scores_raw = grid(c.n, c.n);
-        r.scores = grid(c.n, c.n);
-        r.weights = grid(c.n, c.n);
+        r.scores_raw = grid(c.n, m);
+        r.scores = grid(c.n, m);
+        r.weights = grid(c.n, m);
         for (int i = 0; i < c.n; ++i)
-            for (int j = 0; j < c.n; ++j) {
+            for (int j = 0; j < m; ++j) {
                 double dot = 0;
                 for (int k = 0; k < c.d_k; ++k) dot += r.Q_rot[i][k] * r.K_rot[j][k];
                 r.scores_raw[i][j] = dot;
-                r.scores[i][j] = (c.mask == Mask::causal && j > i) ? -inf : dot / s;
+                const bool masked = (c.mask == Mask::causal && j > i) || (c.mask == Mask::custom && p.mask(i, j) == 0);
+                r.scores[i][j] = masked ? -inf : dot / s;
             }
         for (int i = 0; i < c.n; ++i) {
-            double m = -inf;
-            for (int j = 0; j < c.n; ++j) m = std::max(m, r.scores[i][j]);
+            double mx = -inf;
+            for (int j = 0; j < m; ++j) mx = std::max(mx, r.scores[i][j]);
             double sum = 0;
-            for (int j = 0; j < c.n; ++j) sum += std::exp(r.scores[i][j] - m);
-            for (int j = 0; j < c.n; ++j) r.weights[i][j] = std::exp(r.scores[i][j] - m) / sum;
+            for (int j = 0; j < m; ++j) sum += std::exp(r.scores[i][j] - mx);
+            for (int j = 0; j < m; ++j) r.weights[i][j] = std::exp(r.scores[i][j] - mx) / sum;
         }
         r.Z = grid(c.n, c.d_v);
         for (int i = 0; i < c.n; ++i)
             for (int j = 0; j < c.d_v; ++j) {
                 double z = 0;
-                for (int k = 0; k < c.n; ++k) z += r.weights[i][k] * r.V[k][j];
+                for (int k = 0; k < m; ++k) z += r.weights[i][k] * r.V[k][j];
                 r.Z[i][j] = z;
                 t.concat[i][h * c.d_v + j] = z;
             }
@@ -168,6 +171,23 @@ std::vector<Config> extended_configs() {
     c.kv_heads = 1;
     c.rope = {true, 10000, Rope::Style::interleaved, 8};
     out.push_back(c);  // multi-query, large enough for heads in parallel
+    c = make_config(4, 6, 2, 3, 2, true, Mask::none);
+    c.n_kv = 7;
+    out.push_back(c);  // cross-attention: 4 queries, 7 keys
+    c.n_kv = 2;
+    c.mask = Mask::custom;
+    out.push_back(c);  // fewer keys than queries, a custom mask
+    c = make_config(6, 8, 4, 4, 4, false, Mask::custom);
+    out.push_back(c);  // a custom mask on self-attention
+    c = make_config(5, 8, 4, 4, 2, true, Mask::custom);
+    c.n_kv = 9;
+    c.biases = true;
+    c.kv_heads = 2;
+    c.rope = {true, 10000, Rope::Style::half, 0};
+    out.push_back(c);  // cross-attention with everything else
+    c = make_config(48, 32, 4, 16, 16, true, Mask::custom);
+    c.n_kv = 80;
+    out.push_back(c);  // large enough for heads in parallel
     return out;
 }
 
@@ -296,7 +316,8 @@ TEST(ForwardProperties, MatchesDirectLoopReference) {
 
 std::string describe_extended(const Config& c) {
     return describe(c, 0) + " biases=" + std::to_string(c.biases) + " kv_heads=" + std::to_string(c.kv_count()) +
-           " rope=" + (c.rope.on ? std::string(to_string(c.rope.style)) + "/" + std::to_string(c.rope.dims) : "off");
+           " rope=" + (c.rope.on ? std::string(to_string(c.rope.style)) + "/" + std::to_string(c.rope.dims) : "off") +
+           " n_kv=" + std::to_string(c.n_kv);
 }
 
 TEST(ForwardExtended, MatchesDirectLoopReference) {
@@ -567,6 +588,104 @@ TEST(ForwardProperties, CausalMask) {
             // The first token can only attend to itself.
             for (int h = 0; h < c.heads; ++h) EXPECT_EQ(t.heads[h].weights(0, 0), 1.0);
         }
+}
+
+TEST(ForwardMasks, ACustomMaskOfTheCausalPatternIsTheCausalMask) {
+    for (const Config& base : property_configs()) {
+        Config causal = base;
+        causal.mask = Mask::causal;
+        SCOPED_TRACE(describe(causal, 8));
+        const Session s = random_session(causal, 8);
+        Config custom = causal;
+        custom.mask = Mask::custom;
+        Params p = s.params;
+        p.mask = Matrix::Zero(base.n, base.n);
+        for (int i = 0; i < base.n; ++i) p.mask.row(i).head(i + 1).setOnes();
+        ASSERT_TRUE(validate(custom, p).empty()) << all_text(validate(custom, p));
+        const Trace a = forward<double>(causal, s.params), b = forward<double>(custom, p);
+        for (int h = 0; h < base.heads; ++h) {
+            expect_matrix_near(b.heads[h].weights, a.heads[h].weights, 1e-14, "weights");
+            EXPECT_TRUE(same(b.heads[h].scores, a.heads[h].scores));  // −∞ in the same places
+            for (int i = 0; i < base.n; ++i) EXPECT_NEAR(b.rows[h][i].entropy, a.rows[h][i].entropy, 1e-12);
+        }
+        expect_matrix_near(b.output, a.output, 1e-13, "output");
+        // A mask of ones allows everything: no mask at all.
+        Config none = base;
+        none.mask = Mask::none;
+        p.mask.setOnes();
+        const Trace all = forward<double>(custom, p), plain = forward<double>(none, s.params);
+        expect_matrix_near(all.output, plain.output, 1e-13, "all-ones mask");
+    }
+}
+
+TEST(ForwardMasks, MaskedKeysGetNoWeightAndTheRestShareIt) {
+    Config c = make_config(4, 6, 2, 3, 3, true, Mask::custom);
+    c.n_kv = 6;
+    Session s = random_session(c, 9);
+    // Query 0 sees only key 5; query 3 every key but 0 and 1.
+    s.params.mask.setOnes();
+    s.params.mask.row(0).setZero();
+    s.params.mask(0, 5) = 1;
+    s.params.mask(3, 0) = s.params.mask(3, 1) = 0;
+    ASSERT_TRUE(validate(s).empty()) << all_text(validate(s));
+    const Trace t = forward<double>(c, s.params);
+    for (int h = 0; h < c.heads; ++h) {
+        EXPECT_EQ(t.heads[h].weights(0, 5), 1.0);
+        EXPECT_EQ(t.rows[h][0].entropy, 0.0);
+        for (int j = 0; j < 5; ++j) EXPECT_EQ(t.heads[h].weights(0, j), 0.0);
+        // Z's row 0 is V's row 5 exactly.
+        for (int j = 0; j < c.d_v; ++j) EXPECT_EQ(t.heads[h].Z(0, j), t.heads[h].V(5, j));
+        EXPECT_EQ(t.heads[h].weights(3, 0), 0.0);
+        EXPECT_EQ(t.heads[h].weights(3, 1), 0.0);
+        EXPECT_NEAR(t.heads[h].weights.row(3).sum(), 1.0, 1e-15);
+        EXPECT_TRUE(std::isfinite(t.rows[h][3].entropy));
+    }
+}
+
+TEST(ForwardCross, YEqualToXIsSelfAttention) {
+    for (const Config& base : property_configs()) {
+        if (base.mask == Mask::causal) continue;
+        SCOPED_TRACE(describe(base, 10));
+        const Session s = random_session(base, 10);
+        Config cross = base;
+        cross.n_kv = base.n;
+        Params p = s.params;
+        p.Y = p.X;
+        ASSERT_TRUE(validate(cross, p).empty());
+        const Trace a = forward<double>(base, s.params), b = forward<double>(cross, p);
+        for (int h = 0; h < base.heads; ++h)
+            expect_matrix_near(b.heads[h].weights, a.heads[h].weights, 1e-13, "weights");
+        expect_matrix_near(b.output, a.output, 1e-13, "output");
+    }
+}
+
+TEST(ForwardCross, AQueryDependsOnlyOnItsOwnRowOfXAndOnY) {
+    Config c = make_config(3, 4, 2, 2, 2, true, Mask::none);
+    c.n_kv = 5;
+    Session s = random_session(c, 11);
+    const Trace before = forward<double>(c, s.params);
+    s.params.X(1, 2) += 0.5;  // another query's input
+    const Trace after = forward<double>(c, s.params);
+    EXPECT_TRUE(same(Matrix(after.output.row(0)), Matrix(before.output.row(0))));
+    EXPECT_FALSE(same(Matrix(after.output.row(1)), Matrix(before.output.row(1))));
+    s.params.Y(4, 0) += 0.5;  // a key's input moves every query's weights
+    const Trace moved = forward<double>(c, s.params);
+    EXPECT_FALSE(same(Matrix(moved.output.row(0)), Matrix(after.output.row(0))));
+    EXPECT_EQ(moved.heads[0].weights.rows(), 3);
+    EXPECT_EQ(moved.heads[0].weights.cols(), 5);
+}
+
+TEST(ForwardCross, ACausalMaskNeedsAsManyKeysAsQueries) {
+    Config c = make_config(3, 4, 2, 2, 2, true, Mask::causal);
+    c.n_kv = 4;
+    const Problems p = validate(c);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].path, "config.mask");
+    EXPECT_NE(p[0].message.find("n_kv = n"), std::string::npos) << p[0].message;
+    c.n_kv = 3;
+    EXPECT_TRUE(validate(c).empty());
+    c.n_kv = -1;
+    EXPECT_FALSE(validate(c).empty());
 }
 
 TEST(ForwardProperties, CausalLastRowEqualsUnmaskedLastRow) {

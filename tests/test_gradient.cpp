@@ -1,6 +1,7 @@
 // Tests of core/gradient.hpp: every entry of ∂output[row][col]/∂input against central finite
-// differences of the forward pass, on random layers with and without W_O, with a causal mask,
-// biases, RoPE (half and interleaved, partial) and K/V groups; and by hand on a one-token layer.
+// differences of the forward pass, on random layers with and without W_O, with causal and custom
+// masks, cross-attention, biases, RoPE (half and interleaved, partial) and K/V groups; against
+// backpropagation written out as loops; and by hand on a one-token layer.
 #include "core/gradient.hpp"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,7 @@ struct Slot {
 
 std::vector<Slot> slots(const Config& c, Params& p, const Params& d) {
     std::vector<Slot> out{{"X", &p.X, &d.X}};
+    if (c.cross()) out.push_back({"Y", &p.Y, &d.Y});
     if (c.output_projection) out.push_back({"W_O", &p.W_O, &d.W_O});
     if (c.output_projection && c.biases) out.push_back({"b_O", &p.b_O, &d.b_O});
     for (int h = 0; h < c.heads; ++h) {
@@ -96,6 +98,101 @@ TEST(Gradient, MatchesFiniteDifferencesWithBiasesRopeAndKvGroups) {
     c.kv_heads = 1;   // multi-query
     c.mask = Mask::causal;
     check_against_finite_differences(c, 16, 3, 1);
+}
+
+TEST(Gradient, MatchesFiniteDifferencesWithACustomMask) {
+    check_against_finite_differences(make_config(5, 4, 2, 2, 3, true, Mask::custom), 17, 3, 1);
+    check_against_finite_differences(make_config(4, 6, 3, 2, 2, false, Mask::custom), 18, 0, 5);
+}
+
+TEST(Gradient, MatchesFiniteDifferencesWithCrossAttention) {
+    Config c = make_config(3, 5, 2, 3, 2);
+    c.n_kv = 6;  // more keys than queries
+    check_against_finite_differences(c, 19, 2, 4);
+    c.output_projection = false;
+    c.n_kv = 2;  // fewer
+    check_against_finite_differences(c, 20, 1, 3);
+    // With a custom mask, biases, RoPE and K/V groups all at once.
+    c = make_config(4, 8, 4, 4, 2, true, Mask::custom);
+    c.n_kv = 5;
+    c.biases = true;
+    c.kv_heads = 2;
+    c.rope.on = true;
+    check_against_finite_differences(c, 21, 3, 6);
+}
+
+// Backpropagation written out with loops, straight from the chain rule, for a layer of the seeds
+// (any mask, cross-attention or not, with W_O): the analytic gradient must equal it.
+Params loop_gradient(const Config& c, const Params& p, const Trace& t, int row, int col) {
+    const int n = c.n, m = c.kv_len(), d = c.d_model;
+    const Matrix& kv_in = c.cross() ? p.Y : p.X;
+    Params g;
+    g.X = Matrix::Zero(n, d);
+    if (c.cross()) g.Y = Matrix::Zero(m, d);
+    g.W_O = Matrix::Zero(c.concat_width(), d);
+    for (int k = 0; k < c.concat_width(); ++k) g.W_O(k, col) = t.concat(row, k);
+    g.heads.resize(static_cast<size_t>(c.heads));
+    for (int h = 0; h < c.heads; ++h) {
+        const HeadTrace& ht = t.heads[static_cast<size_t>(h)];
+        HeadParams& gh = g.heads[static_cast<size_t>(h)];
+        // Only query `row` reaches output[row][col]: dZ[row][j] = W_O[h·d_v + j][col].
+        std::vector<double> dZ(static_cast<size_t>(c.d_v)), dA(static_cast<size_t>(m)), dS(static_cast<size_t>(m));
+        for (int j = 0; j < c.d_v; ++j) dZ[j] = p.W_O(h * c.d_v + j, col);
+        for (int k = 0; k < m; ++k) {
+            dA[k] = 0;
+            for (int j = 0; j < c.d_v; ++j) dA[k] += dZ[j] * ht.V(k, j);
+        }
+        double dot = 0;
+        for (int k = 0; k < m; ++k) dot += ht.weights(row, k) * dA[k];
+        for (int k = 0; k < m; ++k) dS[k] = ht.weights(row, k) * (dA[k] - dot) / t.scale;
+        gh.W_Q = Matrix::Zero(d, c.d_k);
+        gh.W_K = Matrix::Zero(d, c.d_k);
+        gh.W_V = Matrix::Zero(d, c.d_v);
+        const HeadParams& w = p.heads[static_cast<size_t>(h)];
+        for (int a = 0; a < d; ++a)
+            for (int j = 0; j < c.d_k; ++j)
+                for (int k = 0; k < m; ++k) {
+                    // scores_raw[row][k] = Σ_j Q[row][j]·K[k][j], Q = X·W_Q, K = Y·W_K.
+                    gh.W_Q(a, j) += dS[k] * ht.K(k, j) * p.X(row, a);
+                    gh.W_K(a, j) += dS[k] * ht.Q(row, j) * kv_in(k, a);
+                    g.X(row, a) += dS[k] * ht.K(k, j) * w.W_Q(a, j);
+                    (c.cross() ? g.Y : g.X)(k, a) += dS[k] * ht.Q(row, j) * w.W_K(a, j);
+                }
+        for (int a = 0; a < d; ++a)
+            for (int j = 0; j < c.d_v; ++j)
+                for (int k = 0; k < m; ++k) {
+                    // Z[row][j] = Σ_k A[row][k]·V[k][j], V = Y·W_V.
+                    gh.W_V(a, j) += ht.weights(row, k) * dZ[j] * kv_in(k, a);
+                    (c.cross() ? g.Y : g.X)(k, a) += ht.weights(row, k) * dZ[j] * w.W_V(a, j);
+                }
+    }
+    return g;
+}
+
+TEST(Gradient, EqualsBackpropagationWrittenAsLoops) {
+    Config cross = make_config(3, 4, 2, 3, 2, true, Mask::custom);
+    cross.n_kv = 4;
+    for (const Config& c : {make_config(4, 5, 2, 3, 2, true, Mask::causal), make_config(3, 4, 3, 2, 3), cross}) {
+        const Session s = random_session(c, 22);
+        const Trace t = forward<double>(c, s.params);
+        for (int row = 0; row < c.n; ++row) {
+            const int col = (row * 3) % c.d_model;
+            const Result<Gradients> g = output_gradient(c, s.params, t, row, col);
+            ASSERT_TRUE(g);
+            const Params want = loop_gradient(c, s.params, t, row, col);
+            const auto near = [](const Matrix& a, const Matrix& b) {
+                return a.rows() == b.rows() && a.cols() == b.cols() && (a - b).cwiseAbs().maxCoeff() < 1e-12;
+            };
+            EXPECT_TRUE(near(g.value->d.X, want.X)) << g.value->d.X << "\nvs\n" << want.X;
+            EXPECT_TRUE(near(g.value->d.W_O, want.W_O));
+            if (c.cross()) EXPECT_TRUE(near(g.value->d.Y, want.Y)) << g.value->d.Y << "\nvs\n" << want.Y;
+            for (int h = 0; h < c.heads; ++h) {
+                EXPECT_TRUE(near(g.value->d.heads[h].W_Q, want.heads[h].W_Q)) << "head " << h;
+                EXPECT_TRUE(near(g.value->d.heads[h].W_K, want.heads[h].W_K)) << "head " << h;
+                EXPECT_TRUE(near(g.value->d.heads[h].W_V, want.heads[h].W_V)) << "head " << h;
+            }
+        }
+    }
 }
 
 TEST(Gradient, ByHandOnOneToken) {

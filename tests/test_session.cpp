@@ -309,7 +309,7 @@ TEST(ParseSession, BadConfigValues) {
         {"config", [](json& d) { d["config"] = json::array(); }, "object"},
         {"format", [](json& d) { d["format"] = "attnviz-trace"; }, "attnviz-session"},
         {"format", [](json& d) { d["format"] = 1; }, ""},
-        {"version", [](json& d) { d["version"] = 3; }, "3"},
+        {"version", [](json& d) { d["version"] = 4; }, "4"},
         {"version", [](json& d) { d["version"] = "1"; }, ""},
     };
     for (const auto& [path, edit, part] : cases) {
@@ -745,8 +745,15 @@ void expect_round_trip(const Session& s) {
     const json doc = json::parse(first);
     EXPECT_EQ(doc.at("tokens").get<std::vector<std::string>>(), s.tokens);
     EXPECT_EQ(doc.at("format"), "attnviz-session");
-    // Version 1 unless biases, groups or RoPE are used.
-    EXPECT_EQ(doc.at("version"), s.config.extended() ? 2 : 1);
+    // Version 1 unless biases, groups or RoPE are used, 3 for cross-attention and a custom mask.
+    EXPECT_EQ(doc.at("version"), std::max(file_version(s.config), s.pin ? file_version(s.pin->config) : 1));
+    if (s.config.cross()) {
+        expect_bit_equal(back.value->params.Y, s.params.Y, "Y");
+        EXPECT_EQ(back.value->kv_tokens, s.kv_tokens);
+    }
+    if (s.config.mask == Mask::custom) expect_bit_equal(back.value->params.mask, s.params.mask, "mask");
+    EXPECT_EQ(back.value->pin == nullptr, s.pin == nullptr);
+    if (s.pin && back.value->pin) EXPECT_EQ(*back.value->pin, *s.pin);
 }
 
 TEST(SessionRoundTrip, WorkedExample) { expect_round_trip(worked_example()); }
@@ -853,6 +860,143 @@ TEST(SessionVersion2, EveryNewFieldIsCheckedAtItsPath) {
     const Result<Session> r = parse_no_throw(doc.dump());
     ASSERT_TRUE(r) << all_text(r.problems);
     EXPECT_EQ(r.value->config.rope, (Rope{true, 10000, Rope::Style::half, 0}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version 3: cross-attention, custom masks, the pin
+
+Config cross_config() {
+    Config c = make_config(3, 4, 2, 2, 2, true, Mask::custom);
+    c.n_kv = 5;
+    return c;
+}
+
+TEST(SessionVersion3, CrossAttentionCustomMasksAndPinsRoundTrip) {
+    Config cross = cross_config();
+    cross.mask = Mask::none;
+    Config masked = make_config(4, 4, 2, 2, 2, false, Mask::custom);
+    Session both = random_session(cross_config(), 7);
+    both.kv_tokens = {"le", "chat", "", "sur", "tapis ✓"};
+    for (const Session& s : {random_session(cross, 5), random_session(masked, 6), both}) expect_round_trip(s);
+    // A pin: the session as it was, kept inside the file; it may have other dimensions.
+    Session pinned = worked_example();
+    pinned.pin = std::make_shared<const Session>(both);
+    expect_round_trip(pinned);
+    const json doc = json::parse(write_session(pinned));
+    EXPECT_EQ(doc["version"], 3);  // the pin needs version 3
+    EXPECT_EQ(doc["pin"]["version"], 3);
+    EXPECT_EQ(doc["pin"]["config"]["n_kv"], 5);
+    EXPECT_EQ(doc["pin"]["kv_tokens"][1], "chat");
+    EXPECT_FALSE(doc["pin"].contains("pin"));
+}
+
+TEST(SessionVersion3, TheFileShowsYAndTheMaskOnlyWhenUsed) {
+    const json doc = json::parse(write_session(random_session(cross_config(), 8)));
+    EXPECT_EQ(doc["version"], 3);
+    EXPECT_EQ(doc["config"]["n_kv"], 5);
+    EXPECT_EQ(doc["config"]["mask"], "custom");
+    EXPECT_EQ(doc["Y"].size(), 5u);
+    EXPECT_EQ(doc["Y"][0].size(), 4u);
+    EXPECT_EQ(doc["mask"].size(), 3u);
+    EXPECT_EQ(doc["mask"][0].size(), 5u);
+    EXPECT_EQ(doc["kv_tokens"], json::parse(R"(["y1", "y2", "y3", "y4", "y5"])"));
+    const json plain = json::parse(write_session(worked_example()));
+    for (const char* key : {"Y", "mask", "kv_tokens", "pin"}) EXPECT_FALSE(plain.contains(key)) << key;
+    EXPECT_FALSE(plain["config"].contains("n_kv"));
+}
+
+TEST(SessionVersion3, EveryNewFieldIsCheckedAtItsPath) {
+    const json good = json::parse(write_session(random_session(cross_config(), 9)));
+    ASSERT_TRUE(parse_no_throw(good.dump()));
+    const std::vector<std::tuple<std::string, std::function<void(json&)>, std::string>> cases = {
+        {"version", [](json& d) { d["version"] = 2; }, "version 3"},
+        {"config.n_kv", [](json& d) { d["config"]["n_kv"] = 0; }, "at least 1"},
+        {"config.n_kv", [](json& d) { d["config"]["n_kv"] = 9000; }, "limit"},
+        {"config.mask", [](json& d) { d["config"]["mask"] = "causal"; }, "n_kv = n"},
+        {"config.mask", [](json& d) { d["config"]["mask"] = "banded"; }, "\"custom\""},
+        {"Y", [](json& d) { d.erase("Y"); }, "missing"},
+        {"Y", [](json& d) { d["Y"].erase(d["Y"].begin()); }, "expected 5×4, got 4×4"},
+        {"Y", [](json& d) { d["config"].erase("n_kv"); }, "config.n_kv is not set"},
+        {"Y[1][2]", [](json& d) { d["Y"][1][2] = "x"; }, "a number"},
+        {"kv_tokens", [](json& d) { d["kv_tokens"] = json::array({"a"}); }, "expected 5 labels (config.n_kv)"},
+        {"kv_tokens[2]", [](json& d) { d["kv_tokens"][2] = 3; }, "text label"},
+        {"mask", [](json& d) { d.erase("mask"); }, "missing"},
+        {"mask", [](json& d) { d["config"]["mask"] = "none"; }, "only with \"custom\""},
+        {"mask[1][3]", [](json& d) { d["mask"][1][3] = 0.5; }, "0 or 1"},
+        {"mask[2]", [](json& d) { d["mask"][2] = json::parse("[0, 0, 0, 0, 0]"); }, "query 2 may attend to no key"},
+        {"mask", [](json& d) { d["mask"].erase(d["mask"].begin()); }, "expected 3×5, got 2×5"},
+        {"pin.config.n",
+         [](json& d) {
+             d["pin"] = d;
+             d["pin"]["config"]["n"] = 0;
+         },
+         "at least 1"},
+        {"pin.X",
+         [](json& d) {
+             d["pin"] = d;
+             d["pin"].erase("X");
+         },
+         "missing"},
+        {"pin.pin",
+         [](json& d) {
+             d["pin"] = d;
+             d["pin"]["pin"] = d;
+         },
+         "cannot hold a pin"},
+        {"pin", [](json& d) { d["pin"] = 3; }, "JSON object"},
+    };
+    for (const auto& [path, mutate, part] : cases) {
+        SCOPED_TRACE(path + " " + part);
+        json doc = good;
+        mutate(doc);
+        expect_rejected_at(doc, path, part);
+    }
+    // kv_tokens are optional: y1 … y5.
+    json doc = good;
+    doc.erase("kv_tokens");
+    const Result<Session> r = parse_no_throw(doc.dump());
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->kv_tokens, default_kv_tokens(5));
+}
+
+TEST(SessionVersion3, TracesOfCrossAttentionHaveTheirShapes) {
+    const Session s = random_session(cross_config(), 10);
+    const Trace t = forward<double>(s.config, s.params);
+    const json doc = json::parse(write_trace(t));
+    EXPECT_EQ(doc["version"], 3);
+    EXPECT_EQ(doc["heads"][1]["K"].size(), 5u);           // n_kv rows
+    EXPECT_EQ(doc["heads"][1]["weights"].size(), 3u);     // n rows
+    EXPECT_EQ(doc["heads"][1]["weights"][0].size(), 5u);  // n_kv columns
+    expect_bit_equal(matrix_from_json(doc["heads"][1]["weights"], false), t.heads[1].weights, "weights");
+}
+
+TEST(SessionVersion3, ResizingKeepsKeyLabelsAndThePin) {
+    Session s = random_session(cross_config(), 11);
+    s.kv_tokens[4] = "last";
+    s.pin = std::make_shared<const Session>(worked_example());
+    Config fewer = s.config;
+    fewer.n_kv = 3;
+    const Session small = resized(s, fewer);
+    EXPECT_EQ(small.kv_tokens, (std::vector<std::string>{"y1", "y2", "y3"}));
+    EXPECT_EQ(small.params.Y.rows(), 3);
+    EXPECT_EQ(small.params.mask.cols(), 3);
+    ASSERT_TRUE(small.pin);
+    EXPECT_EQ(*small.pin, worked_example());
+    // Growing back restores what the shrink dropped, from memory.
+    const Session back = resized(small, s.config, remembered(s, small));
+    EXPECT_EQ(back.kv_tokens[4], "last");
+    EXPECT_TRUE(same(back.params.Y, s.params.Y));
+    EXPECT_TRUE(same(back.params.mask, s.params.mask));
+    // Self-attention again: no Y, no key labels; cross again: they come back.
+    Config self = s.config;
+    self.n_kv = 0;
+    const Session plain = resized(s, self);
+    EXPECT_EQ(plain.params.Y.size(), 0);
+    EXPECT_TRUE(plain.kv_tokens.empty());
+    const Session again = resized(plain, s.config, remembered(s, plain));
+    EXPECT_TRUE(same(again.params.Y, s.params.Y));
+    EXPECT_EQ(again.kv_tokens, s.kv_tokens);
+    EXPECT_TRUE(validate(again).empty());
 }
 
 TEST(SessionVersion2, TraceCarriesTheRotatedMatrices) {

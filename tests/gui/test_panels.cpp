@@ -265,9 +265,10 @@ TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
 }
 
 TEST_F(Headless, EveryCellOfEveryMatrixHasAnExplanation) {
-    // Biases, one K/V group for both heads and RoPE: every matrix of the registry exists.
+    // Biases, one K/V group for both heads, RoPE, a custom mask and cross-attention from Y's 4
+    // tokens: every matrix of the registry exists.
     const core::Rope rope{true, 10000, core::Rope::Style::half, 0};
-    AppState state(core::random_session({3, 4, 2, 2, 2, true, core::Mask::causal, {}, true, 1, rope}, 9));
+    AppState state(core::random_session({3, 4, 2, 2, 2, true, core::Mask::custom, {}, true, 1, rope, 4}, 9));
     for (MatrixId id : core::all_matrix_ids)
         for (int h = 0; h < 2; ++h) {
             const core::Matrix* m = state.matrix({id, h});
