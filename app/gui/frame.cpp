@@ -328,7 +328,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
-            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k))
+                                               : p.maximized == static_cast<int>(k);
             if (row.stage == stage && shown) draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws

@@ -90,7 +90,7 @@ struct Panels {
     std::array<int, static_cast<size_t>(Place::count)> active;
     std::vector<std::string> show_at_start;  // titles shown in the first frame, over the saved layout
     Panels() { active.fill(-1); }
-    bool quit = false;   // the app ends after this frame
+    bool quit = false;  // the app ends after this frame
 };
 
 // Panels that edit the session are drawn first, then the trace is brought up to date, then the
