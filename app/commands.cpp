@@ -108,9 +108,9 @@ int example_unguarded(const ExampleOptions& o) {
     core::Session session;
     if (o.name == "worked-example") {
         if (o.n || o.d_model || o.heads || o.d_k || o.d_v || o.biases || o.kv_heads || o.rope_base ||
-            !o.rope_style.empty()) {
+            !o.rope_style.empty() || o.n_kv || !o.mask.empty()) {
             std::cerr << "error: the worked example is fixed; -n, --d-model, --heads, --d-k, --d-v, --biases, "
-                         "--kv-heads and the RoPE options apply to random only\n";
+                         "--kv-heads, --n-kv, --mask and the RoPE options apply to random only\n";
             return exit_invalid;
         }
         session = core::worked_example();
@@ -139,6 +139,19 @@ int example_unguarded(const ExampleOptions& o) {
             c.rope.style = core::Rope::Style::interleaved;
         else if (!o.rope_style.empty() && o.rope_style != "half") {
             std::cerr << "error: --rope: expected half or interleaved, got \"" << o.rope_style << "\"\n";
+            return exit_invalid;
+        }
+        c.n_kv = o.n_kv.value_or(0);
+        if (o.n_kv && *o.n_kv < 1) {
+            std::cerr << "error: --n-kv must be at least 1, got " << *o.n_kv << "\n";
+            return exit_invalid;
+        }
+        if (o.mask == "causal")
+            c.mask = core::Mask::causal;
+        else if (o.mask == "custom")
+            c.mask = core::Mask::custom;
+        else if (!o.mask.empty() && o.mask != "none") {
+            std::cerr << "error: --mask: expected none, causal or custom, got \"" << o.mask << "\"\n";
             return exit_invalid;
         }
         const core::Problems problems = core::validate(c);

@@ -26,7 +26,9 @@ struct ExampleOptions {
     bool biases = false;
     std::optional<int> kv_heads;
     std::optional<double> rope_base;
-    std::string rope_style;  // "", "half" or "interleaved"; either RoPE option turns RoPE on
+    std::string rope_style;   // "", "half" or "interleaved"; either RoPE option turns RoPE on
+    std::optional<int> n_kv;  // cross-attention: keys and values from a random Y of n_kv tokens
+    std::string mask;         // "", "none", "causal" or "custom" (a random custom mask)
     std::string out_path;
 };
 

@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
     ex->add_option("--kv-heads", example.kv_heads, "K/V groups, grouped-query attention (random; default heads)");
     ex->add_option("--rope", example.rope_style, "Rotary position embeddings: half or interleaved (random)");
     ex->add_option("--rope-base", example.rope_base, "RoPE base theta (random; default 10000; turns RoPE on)");
+    ex->add_option("--n-kv", example.n_kv, "Cross-attention: keys and values from a random Y of N_KV tokens (random)");
+    ex->add_option("--mask", example.mask, "none, causal or custom (a random custom mask; random)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
 
     ExportOptions export_options;

@@ -336,10 +336,11 @@ Result<Figure> matrix_figure(const Session& session, const Trace& trace, const M
     const std::string operation = operation_text(ref.id, c, o.notation, t);
     s.notes.push_back(is_input(ref.id) ? name + ": " + operation : name + " = " + operation);
     if (const std::string axes = axes_note(ref.id, t); !axes.empty()) s.notes.back() += "; " + axes;
-    const bool token_rows = t ? cols_are_tokens(ref.id) : rows_are_tokens(ref.id);
-    const bool token_cols = t ? rows_are_tokens(ref.id) : cols_are_tokens(ref.id);
-    if (token_rows) s.row_labels = session.tokens;
-    if (token_cols) s.col_labels = session.tokens;
+    // Queries' labels along Dim::n, keys' (Y's under cross-attention) along Dim::n_kv.
+    const std::vector<std::string>* along_rows = token_labels(session, t ? info(ref.id).cols : info(ref.id).rows);
+    const std::vector<std::string>* along_cols = token_labels(session, t ? info(ref.id).rows : info(ref.id).cols);
+    if (along_rows) s.row_labels = *along_rows;
+    if (along_cols) s.col_labels = *along_cols;
     s.colors = info(ref.id).colors;
     s.scaling = o.scaling;
     s.numbers = o.numbers;
@@ -359,7 +360,7 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
                             ? o.heads_matrix
                             : MatrixId::weights;
     const ColorScale colors = info(id).colors;
-    const Scaling scaling = chosen_scaling(colors, o.scaling, c.n);
+    const Scaling scaling = chosen_scaling(colors, o.scaling, c.kv_len());
     // One range for all heads, so they can be compared: every head's statistics combined.
     ValueStats all;
     bool masked = false;
@@ -372,7 +373,8 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
     const ColorRange range = color_range(colors, scaling, all);
 
     HeatmapStyle s;
-    s.row_labels = s.col_labels = session.tokens;
+    s.row_labels = o.column_vectors ? key_tokens(session) : session.tokens;
+    s.col_labels = o.column_vectors ? session.tokens : key_tokens(session);
     s.colors = colors;
     s.range = range;
     s.numbers = o.numbers;
@@ -382,18 +384,19 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
     s.transposed = o.column_vectors;
     s.notation = o.notation;
     const int heads = static_cast<int>(trace.heads.size());
-    const int step = block_step(c.n, c.n, o.max_cells);
+    const int keys = c.kv_len();  // columns of each head's weights (rows: the n queries)
+    const int step = block_step(c.n, keys, o.max_cells);
     const double head_title = 18, gap = 18, legend_h = 14 + legend_bar_h + 3 + label_size * 1.2;
     std::vector<std::string> notes = {axes_note(id, o.column_vectors) + "; one colour scale for every head"};
-    const std::string title = std::string(name(id)) + " of every head (" + format_shape(c.n, c.n) + ", " +
+    const std::string title = std::string(name(id)) + " of every head (" + format_shape(c.n, keys) + ", " +
                               std::to_string(heads) + (heads == 1 ? " head)" : " heads)");
     // The heading, with a line on the blocks when there may be some (the final fit corrects a guess).
-    const double heading_h = title_line + note_line * (step > 1 || c.n > 64 ? 2 : 1) + 6;
+    const double heading_h = title_line + note_line * (step > 1 || std::max(c.n, keys) > 64 ? 2 : 1) + 6;
 
     // The cell side and the number of columns: natural (at most 4 columns), or the largest cells
     // that fit the size asked for.
     const Matrix& first = heads > 0 ? *info(id).computed(trace, 0) : trace.concat;
-    double cell = auto_cell(c.n, c.n, step, head_extent);
+    double cell = auto_cell(c.n, keys, step, head_extent);
     int columns = std::clamp(heads, 1, 4);
     if (o.fit_width > 0 || o.fit_height > 0) {
         const Grid labels = plan_grid({first, o.column_vectors}, s, cell);
@@ -404,11 +407,11 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
             if (o.fit_width > 0)
                 side = std::min(side,
                                 (o.fit_width - 2 * margin - k * (labels.label_w + labels.overhang) - (k - 1) * gap) /
-                                    (k * c.n));
+                                    (k * (o.column_vectors ? c.n : keys)));
             if (o.fit_height > 0)
                 side = std::min(side, (o.fit_height - 2 * margin - heading_h - (o.legend ? legend_h : 0) -
                                        rows * (head_title + labels.label_h) - (rows - 1) * gap) /
-                                          (rows * c.n));
+                                          (rows * (o.column_vectors ? keys : c.n)));
             if (side > best) best = side, columns = k;
         }
         if (best > 0) cell = step > 1 ? std::max(std::floor(best * step), 1.0) / step : std::max(std::floor(best), 1.0);
@@ -590,15 +593,27 @@ Figure pipeline_figure(const Session& session, const Trace& trace, const FigureO
     }
     const double heads_right = x - head_gap;
 
-    // X, centred over the heads, and the line from it over every head's W_Q, W_K, W_V.
+    // X, centred over the heads, and the line from it over every head's W_Q, W_K, W_V. Under
+    // cross-attention Y stands beside X, and its own line feeds W_K and W_V.
+    const bool cross = c.cross();
+    const double centre = (margin + 8 + heads_right) / 2;
     Node X{{MatrixId::X, 0}};
     X.w = std::max(nw, text_width(p.text(X.ref), 12) + 14);
     X.h = node_h;
-    X.x = (margin + 8 + heads_right) / 2 - X.w / 2;
+    X.x = cross ? centre - X.w - 20 : centre - X.w / 2;
     X.y = y;
     p.draw(X);
+    Node Y{{MatrixId::Y, 0}};
+    if (cross) {
+        Y.w = std::max(nw, text_width(p.text(Y.ref), 12) + 14);
+        Y.h = node_h;
+        Y.x = centre + 20;
+        Y.y = y;
+        p.draw(Y);
+    }
     const double bus_y = X.y + X.h + 14;
-    const double panel_top = bus_y + 8;
+    const double kv_bus_y = cross ? bus_y + 16 : bus_y;  // the line W_K and W_V hang from
+    const double panel_top = kv_bus_y + 8;
     const double row_w = panel_top + 22;  // W_Q, W_K, W_V
     const double row_qkv = row_w + node_h + row_gap;
     const double row_rot = row_qkv + node_h + row_gap;
@@ -606,7 +621,19 @@ Figure pipeline_figure(const Session& session, const Trace& trace, const FigureO
     const double row_z = row_chain + 3 * (node_h + row_gap);
     const double panel_bottom = row_z + node_h + 10;
     line(f, X.bottom(), {X.bottom().x, bus_y});
-    line(f, {head_x.front() + nw / 2, bus_y}, {head_x.back() + head_w - nw / 2, bus_y});
+    if (cross) {
+        // X's line over each head's W_Q, Y's over each head's W_K and W_V.
+        line(f, {std::min(head_x.front() + nw / 2, X.bottom().x), bus_y},
+             {std::max(head_x.back() + nw / 2, X.bottom().x), bus_y});
+        line(f, Y.bottom(), {Y.bottom().x, kv_bus_y});
+        const double kv_left = std::min(head_x.front() + nw * 1.5 + sub_gap, Y.bottom().x);
+        line(f, {kv_left, kv_bus_y}, {std::max(head_x.back() + head_w - nw / 2, Y.bottom().x), kv_bus_y});
+        // Which line is which, at their left ends.
+        note(f, std::min(head_x.front() + nw / 2, X.bottom().x) - 16, bus_y, "X", 14);
+        note(f, kv_left - 16, kv_bus_y, "Y", 14);
+    } else {
+        line(f, {head_x.front() + nw / 2, bus_y}, {head_x.back() + head_w - nw / 2, bus_y});
+    }
 
     std::vector<Node> zs;
     for (std::size_t k = 0; k < shown.size(); ++k) {
@@ -628,7 +655,7 @@ Figure pipeline_figure(const Session& session, const Trace& trace, const FigureO
         Node products[3];
         for (int j = 0; j < 3; ++j) {
             const Node w = node_at(weights_ids[j], j, row_w, nw);
-            arrow(f, {w.top().x, bus_y}, w.top());
+            arrow(f, {w.top().x, j == 0 ? bus_y : kv_bus_y}, w.top());
             products[j] = node_at(product_ids[j], j, row_qkv, nw);
             arrow(f, w.bottom(), products[j].top());
             // The bias added, on the arrow.
@@ -706,7 +733,7 @@ Figure pipeline_figure(const Session& session, const Trace& trace, const FigureO
         right = wo.x + wo.w;
         width = std::max(width, right + (exists(MatrixId::b_O, c) ? 50 : 0));
     }
-    width = std::max({width, right, X.x + X.w});
+    width = std::max({width, right, X.x + X.w, cross ? Y.x + Y.w : 0.0});
     f.title = "attention pipeline: " + convention;
     f.width = std::ceil(width + margin);
     f.height = std::ceil(output.y + output.h + margin);

@@ -48,6 +48,11 @@ std::vector<std::string> default_kv_tokens(int n_kv);
 inline const std::vector<std::string>& key_tokens(const Session& session) {
     return session.config.cross() ? session.kv_tokens : session.tokens;
 }
+// The labels along a matrix's rows or columns of extent `dim` when they are tokens (Dim::n: the
+// queries', Dim::n_kv: the keys'), else nullptr: info(id).rows or .cols.
+inline const std::vector<std::string>* token_labels(const Session& session, Dim dim) {
+    return dim == Dim::n ? &session.tokens : dim == Dim::n_kv ? &key_tokens(session) : nullptr;
+}
 
 // Every problem of a session held in memory: config, token count, shapes, finiteness.
 Problems validate(const Session& session);

@@ -185,7 +185,9 @@ TEST(Gradient, EqualsBackpropagationWrittenAsLoops) {
             };
             EXPECT_TRUE(near(g.value->d.X, want.X)) << g.value->d.X << "\nvs\n" << want.X;
             EXPECT_TRUE(near(g.value->d.W_O, want.W_O));
-            if (c.cross()) EXPECT_TRUE(near(g.value->d.Y, want.Y)) << g.value->d.Y << "\nvs\n" << want.Y;
+            if (c.cross()) {
+                EXPECT_TRUE(near(g.value->d.Y, want.Y)) << g.value->d.Y << "\nvs\n" << want.Y;
+            }
             for (int h = 0; h < c.heads; ++h) {
                 EXPECT_TRUE(near(g.value->d.heads[h].W_Q, want.heads[h].W_Q)) << "head " << h;
                 EXPECT_TRUE(near(g.value->d.heads[h].W_K, want.heads[h].W_K)) << "head " << h;

@@ -753,7 +753,9 @@ void expect_round_trip(const Session& s) {
     }
     if (s.config.mask == Mask::custom) expect_bit_equal(back.value->params.mask, s.params.mask, "mask");
     EXPECT_EQ(back.value->pin == nullptr, s.pin == nullptr);
-    if (s.pin && back.value->pin) EXPECT_EQ(*back.value->pin, *s.pin);
+    if (s.pin && back.value->pin) {
+        EXPECT_EQ(*back.value->pin, *s.pin);
+    }
 }
 
 TEST(SessionRoundTrip, WorkedExample) { expect_round_trip(worked_example()); }

@@ -66,6 +66,20 @@ bool AppState::set_cell(const CellRef& cell, double value) {
         set_message(label(cell.matrix) + ": " + *problem + "; the old value is kept.", true);
         return false;
     }
+    if (cell.matrix.id == core::MatrixId::mask) {
+        if (value != 0 && value != 1) {
+            set_message("A mask cell is 0 or 1 (1: query i may attend to key j), not " + core::format_number(value) +
+                            "; the old value is kept.",
+                        true);
+            return false;
+        }
+        if (value == 0 && (*m)(cell.row, cell.col) == 1 && m->row(cell.row).sum() <= 1) {
+            set_message("Query " + std::to_string(cell.row) +
+                            " would attend to no key: every row of the mask keeps at least one key.",
+                        true);
+            return false;
+        }
+    }
     if ((*m)(cell.row, cell.col) == value) return true;
     const std::string name = core::label(cell, core::Notation::ascii);
     remember(CellChange{cell, (*m)(cell.row, cell.col)}, "edit of " + name, "cell " + name);
@@ -91,6 +105,11 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
             set_message(label(ref) + ": " + *problem + "; nothing was changed.", true);
             return false;
         }
+    if (ref.id == core::MatrixId::mask)
+        if (const core::Problems problems = core::mask_problems(values); !problems.empty()) {
+            set_message(problems.front().str() + "; nothing was changed.", true);
+            return false;
+        }
     remember(MatrixChange{ref, *m}, "change of " + core::label(ref, core::Notation::ascii));
     *m = values;
     mark_dirty();
@@ -109,8 +128,26 @@ bool AppState::set_config(const core::Config& config) {
     if (refuse_over_budget(config, "Not applied")) return false;
     remember(SessionChange{session_}, "change of the dimensions");
     // Values a smaller dimension drops are kept aside, so growing it back brings them back.
+    const core::Mask mask_before = session_.config.mask;
+    const bool mask_known = memory_.params.mask.size() > 0 || session_.params.mask.size() > 0;
+    const core::Session memory_before = memory_;
     memory_ = core::remembered(memory_, session_);
     session_ = core::resized(session_, config, memory_);
+    core::Matrix& mask = session_.params.mask;
+    if (config.mask == core::Mask::custom && mask_before == core::Mask::causal && !mask_known) {
+        // A first custom mask starts from the causal one it replaces.
+        for (Eigen::Index i = 0; i < mask.rows(); ++i)
+            for (Eigen::Index j = 0; j < mask.cols(); ++j) mask(i, j) = j <= i ? 1.0 : 0.0;
+    }
+    if (config.mask == core::Mask::custom)
+        if (const core::Problems problems = core::mask_problems(mask); !problems.empty()) {
+            take_back();
+            memory_ = memory_before;
+            set_message("Not applied: the custom mask would leave " + problems.front().str() +
+                            ". Allow a key in that row first.",
+                        true);
+            return false;
+        }
     if (const auto note = core::shape_note(config))
         set_message(*note, false);
     else
@@ -127,6 +164,32 @@ bool AppState::set_token(int row, const std::string& text) {
     session_.tokens[row] = text;
     mark_dirty();  // the views label their rows and columns from the shown snapshot's session
     return true;
+}
+
+bool AppState::set_kv_token(int row, const std::string& text) {
+    if (row < 0 || row >= static_cast<int>(session_.kv_tokens.size())) return false;
+    if (session_.kv_tokens[row] == text) return true;
+    remember(TokenChange{row, session_.kv_tokens[row], true}, "edit of key token " + std::to_string(row + 1),
+             "key token " + std::to_string(row));
+    session_.kv_tokens[row] = text;
+    mark_dirty();
+    return true;
+}
+
+void AppState::pin() {
+    remember(SessionChange{session_}, "pin");
+    core::Session now = session_;
+    now.pin.reset();  // a pin never holds another
+    session_.pin = std::make_shared<const core::Session>(std::move(now));
+    set_message("Pinned this session as A: edit on, and Compare shows B " + std::string("− A"), false);
+    mark_dirty();
+}
+
+void AppState::unpin() {
+    if (!session_.pin) return;
+    remember(SessionChange{session_}, "unpin");
+    session_.pin.reset();
+    mark_dirty();
 }
 
 void AppState::set_session(core::Session session, const std::string& description) {
@@ -251,7 +314,11 @@ bool AppState::restore_unsaved(core::Session session, const std::string& file, c
 
 void AppState::randomize(std::uint64_t seed) {
     core::Session s = core::random_session(session_.config, seed);
+    // Values only: the labels, the mask and the pin stay.
     s.tokens = session_.tokens;
+    s.kv_tokens = session_.kv_tokens;
+    s.params.mask = session_.params.mask;
+    s.pin = session_.pin;
     set_session(std::move(s), "Random values from seed " + std::to_string(seed));
 }
 
@@ -269,11 +336,13 @@ bool AppState::select_checked(const CellRef& cell) {
 namespace {
 // The bytes of a session's inputs and labels.
 std::int64_t session_bytes(const core::Session& s) {
-    std::int64_t n = s.params.X.size() + s.params.W_O.size();
+    std::int64_t n = s.params.X.size() + s.params.Y.size() + s.params.mask.size() + s.params.W_O.size();
     for (const core::HeadParams& h : s.params.heads) n += h.W_Q.size() + h.W_K.size() + h.W_V.size();
     std::int64_t text = 0;
-    for (const std::string& t : s.tokens) text += static_cast<std::int64_t>(t.size());
-    return n * static_cast<std::int64_t>(sizeof(double)) + text;
+    for (const auto* labels : {&s.tokens, &s.kv_tokens})
+        for (const std::string& t : *labels) text += static_cast<std::int64_t>(t.size());
+    // A pin is shared between the steps that hold the same one; counted in each, to be safe.
+    return n * static_cast<std::int64_t>(sizeof(double)) + text + (s.pin ? session_bytes(*s.pin) : 0);
 }
 }  // namespace
 
@@ -328,7 +397,7 @@ bool AppState::swap_in(Change& change) {
             return false;
         }
         bool operator()(TokenChange& c) const {
-            std::swap(s.session_.tokens[static_cast<size_t>(c.row)], c.label);
+            std::swap((c.keys ? s.session_.kv_tokens : s.session_.tokens)[static_cast<size_t>(c.row)], c.label);
             return false;
         }
         bool operator()(SessionChange& c) const {

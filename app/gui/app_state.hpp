@@ -60,6 +60,11 @@ public:
     bool set_config(
         const core::Config& config);  // resizes, keeping what fits; growing back restores what a shrink dropped
     bool set_token(int row, const std::string& label);
+    bool set_kv_token(int row, const std::string& label);  // a label of Y's rows (cross-attention)
+    // Keeps the session as it is now inside it ("pinned", saved with it) to compare later edits
+    // with; unpin() drops it. Both are undoable changes of the session.
+    void pin();
+    void unpin();
     void set_session(core::Session session, const std::string& description);  // must be valid
     bool open_file(const std::string& path);  // a bad file is reported; the current work stays
     // A checkpoint (.safetensors, .npz, .npy; what open_file does with one): its layer (0, or the one its metadata
@@ -164,6 +169,7 @@ private:
     struct TokenChange {
         int row = 0;
         std::string label;
+        bool keys = false;  // a label of Y's rows (kv_tokens), not X's
     };
     struct SessionChange {
         core::Session session;

@@ -24,6 +24,7 @@ enum class Command {
     redo,
     toggle_teach,  // the lesson instead of the explorer, or back
     reset_layout,  // every window back to its default place and size
+    show_panel,    // UiContext::panel_to_show, its tab chosen
     count
 };
 

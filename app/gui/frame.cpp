@@ -201,6 +201,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_dimensions_panel(s, ui, p.dimensions); }},
     {"Inputs: X and weights", Place::upper_left, Stage::edits,
      [](AppState& s, UiContext& ui, Panels& p) { draw_inputs_panel(s, ui, p.inputs); }},
+    {"Mask", Place::upper_left, Stage::edits,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_mask_panel(s, ui, p.mask); }},
     {"Pipeline", Place::left_bottom, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_pipeline_panel(s, ui, p.pipeline); }},
     {"Attention per head", Place::upper_right, Stage::views,
@@ -229,14 +231,13 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
             const bool self = static_cast<int>(k) == index;
             // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
             const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
-            if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
-                if (!self) {
-                    p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
-                    if (p.maximized == index) p.maximized = static_cast<int>(k);
-                    ImGui::MarkIniSettingsDirty();
-                    keep = false;
-                }
-                ImGui::EndTabItem();
+            // Only a click switches panels: ImGui shows a new tab bar's first tab for a frame anyway.
+            if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) ImGui::EndTabItem();
+            if (!self && ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+                p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
+                if (p.maximized == index) p.maximized = static_cast<int>(k);
+                ImGui::MarkIniSettingsDirty();
+                keep = false;
             }
             ui.report_item(std::string("tab: ") + panel_table[k].title);
         }
@@ -440,6 +441,10 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
                     p.teach_mode = false;
                 else
                     enter_teach_mode(state, p, p.teach.step);
+                break;
+            case Command::show_panel:
+                show_panel(p, ui.panel_to_show);
+                p.maximized = -1;
                 break;
             case Command::reset_layout:
                 p.reset_layout = true;

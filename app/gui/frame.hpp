@@ -17,6 +17,7 @@
 #include "panels/export_dialog.hpp"
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
+#include "panels/mask_panel.hpp"
 #include "panels/menu_bar.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
@@ -71,6 +72,7 @@ struct Panels {
     MenuBar menu;
     DimensionsPanel dimensions;
     InputsPanel inputs;
+    MaskPanel mask;
     PipelinePanel pipeline;
     HeadsPanel heads;
     TracePanel trace;

@@ -77,6 +77,11 @@ public:
 
     // A command for the frame to run (menu items, shortcuts, buttons); run in order, once.
     void request(Command c) { commands.push_back(c); }
+    // Shows a panel of the explorer by its title (its tab chosen, its place shown).
+    void request_panel(std::string title) {
+        panel_to_show = std::move(title);
+        request(Command::show_panel);
+    }
     // Opens the export dialog on a matrix or a view.
     void request_export(ExportTarget target) {
         export_target = target;
@@ -89,6 +94,7 @@ public:
     std::array<std::optional<core::Scaling>, core::matrix_count> scalings{};  // per matrix; unset: default
     std::vector<Command> commands;
     ExportTarget export_target;              // what Command::export_file exports
+    std::string panel_to_show;               // what Command::show_panel shows
     std::vector<std::string> dropped_files;  // by the window's drop callback, opened by the frame
     DrawReport* report = nullptr;            // non-null: record what is drawn (screenshot tests)
 

@@ -103,6 +103,54 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("How many of each head's d_k columns RoPE turns (even; d_k: all)");
 }
 
+// The mask (none, causal, or the session's own grid, edited in the Mask panel) and
+// cross-attention (keys and values from a second input Y of n_kv tokens).
+void draw_mask_options(AppState& state, UiContext& ui, DimensionsPanel& panel, core::Config now) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("mask");
+    ImGui::SameLine();
+    int mask = static_cast<int>(now.mask);
+    bool changed = ImGui::RadioButton("none##mask", &mask, 0);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every query may look at every key.");
+    same_line_if_fits(toggle_width("causal"));
+    changed |= ImGui::RadioButton("causal", &mask, 1);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Query i may not look at keys j > i: their scores become %s.", ui.symbols().neg_inf);
+    same_line_if_fits(toggle_width("custom"));
+    changed |= ImGui::RadioButton("custom", &mask, 2);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Your own n×keys grid of 1 (may attend) and 0 (may not): padding, sliding windows,\n"
+            "segments. Edit it in the Mask panel.");
+    if (changed) {
+        now.mask = static_cast<core::Mask>(mask);
+        if (state.set_config(now) && now.mask == core::Mask::custom) ui.request_panel("Mask");
+    }
+    if (now.mask == core::Mask::custom) {
+        if (ImGui::SmallButton("edit the mask")) ui.request_panel("Mask");
+    }
+
+    core::Config& c = panel.editing;
+    bool cross = now.cross();
+    if (ImGui::Checkbox("cross-attention", &cross)) {
+        now.n_kv = cross ? now.n : 0;
+        if (now.mask == core::Mask::causal && cross) now.mask = core::Mask::none;  // a causal mask needs no Y
+        state.set_config(now);
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Keys and values from a second input Y (n_kv×d_model, its own tokens), as a\n"
+            "decoder attends to the encoder's output: K = Y%sW_K, V = Y%sW_V, scores n×n_kv.",
+            ui.symbols().dot, ui.symbols().dot);
+    if (cross) {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+        const bool stepped = ImGui::InputInt("n_kv (keys)", &c.n_kv, 1, 8, ImGuiInputTextFlags_EnterReturnsTrue);
+        if (ImGui::IsItemActive()) panel.editing_active = true;
+        if (stepped || ImGui::IsItemDeactivatedAfterEdit()) apply_dimensions(state, panel, c, 'm');
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Tokens of Y: the keys and values each query attends over");
+    }
+}
+
 }  // namespace
 
 void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& panel) {
@@ -142,14 +190,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
             "On: output = concat%sW_O, with the output projection W_O.\nOff: output = concat, multi-head attention "
             "without it.",
             ui.symbols().dot);
-    same_line_if_fits(toggle_width("causal mask"));
-    bool causal = now.mask == core::Mask::causal;
-    if (ImGui::Checkbox("causal mask", &causal)) {
-        now.mask = causal ? core::Mask::causal : core::Mask::none;
-        state.set_config(now);
-    }
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Query i may not look at keys j > i: their scores become %s.", ui.symbols().neg_inf);
+    draw_mask_options(state, ui, panel, now);
 
     ImGui::Text("scale: scores = QK%s / s,", ui.symbols().transpose);
     char divisor_text[48];

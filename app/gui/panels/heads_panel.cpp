@@ -35,13 +35,13 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
     const float font = ImGui::GetFontSize();
     ImGui::SameLine();
-    scaling_combo(ui, id, c.n, font * 9);
+    scaling_combo(ui, id, c.kv_len(), font * 9);
     const char* axes = state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys";
     same_line_if_fits(ImGui::CalcTextSize(axes).x);
     ImGui::TextDisabled("%s", axes);
 
     // One range for all heads, so they can be compared: every head's statistics combined.
-    const core::Scaling scaling = ui.scaling(id, c.n);
+    const core::Scaling scaling = ui.scaling(id, c.kv_len());
     core::ValueStats all;
     for (const core::HeadTrace& head : state.trace().heads)
         all = core::combine(all, ui.heatmaps.stats(panel.show_scores ? head.scores : head.weights, state.generation(),
@@ -80,10 +80,11 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
             ImGui::TextDisabled("%s", fitted_text(line, grid.side).c_str());
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip(
-                    "Head %d: %s\nH: mean entropy of a row, in nats (0: each query on one key; ln n = %.3g: uniform)\n"
+                    "Head %d: %s\nH: mean entropy of a row, in nats (0: each query on one key; ln %d = %.3g: "
+                    "uniform over every key)\n"
                     "|i-j|: mean distance from query to key it attends to\n"
                     "diag: mean weight of a token on itself; first: mean weight on the first token",
-                    h + 1, line.c_str(), std::log(static_cast<double>(c.n)));
+                    h + 1, line.c_str(), c.kv_len(), std::log(static_cast<double>(c.kv_len())));
         }
         ImGui::EndGroup();
     }

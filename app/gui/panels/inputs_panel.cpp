@@ -27,7 +27,8 @@ void matrix_random(AppState& state, MatrixRef ref, std::uint64_t seed) {
     const core::Matrix* m = state.input(ref);
     if (!m) return;
     const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
-    const double limit = ref.id == core::MatrixId::X ? 1.0 : core::glorot_limit(rows, cols);
+    const double limit = ref.id == core::MatrixId::X || ref.id == core::MatrixId::Y ? 1.0
+                                                                                    : core::glorot_limit(rows, cols);
     state.set_matrix(ref, core::random_matrix(rows, cols, limit, seed));
 }
 
@@ -163,10 +164,15 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
             const float y = r * row_h;
             ImGui::SetCursorPos({0, y});
             if (with_tokens) {
-                std::string token = state.session().tokens[r];
+                // X's rows are the queries' tokens, Y's the keys' (cross-attention).
+                const bool keys = ref.id == core::MatrixId::Y;
+                std::string token = (keys ? state.session().kv_tokens : state.session().tokens)[r];
                 ImGui::SetNextItemWidth(label_w - style.ItemSpacing.x);
-                if (ImGui::InputText("##token", &token)) state.set_token(r, token);
-                if (ImGui::IsItemHovered()) ImGui::SetTooltip("Label of token %d (row %d of X)", r + 1, r);
+                if (ImGui::InputText("##token", &token))
+                    keys ? state.set_kv_token(r, token) : state.set_token(r, token);
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("Label of %s %d (row %d of %s)", keys ? "key/value token" : "token", r + 1, r,
+                                      keys ? "Y" : "X");
             } else {
                 ImGui::AlignTextToFramePadding();
                 ImGui::TextDisabled("%d", r);
@@ -225,6 +231,15 @@ void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
                                                          : "X: one token per row; edit the labels on the left");
         ImGui::PopTextWrapPos();
         matrix_editor(state, ui, panel, {core::MatrixId::X, 0}, true);
+        ImGui::EndTabItem();
+    }
+    if (state.config().cross() && ImGui::BeginTabItem("Y")) {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled(
+            "Y: the keys' and values' input (cross-attention), one token per row: K = Y%sW_K, V = Y%sW_V",
+            ui.symbols().dot, ui.symbols().dot);
+        ImGui::PopTextWrapPos();
+        matrix_editor(state, ui, panel, {core::MatrixId::Y, 0}, true);
         ImGui::EndTabItem();
     }
     for (int h = 0; h < state.config().heads; ++h) {

@@ -82,11 +82,13 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     ImGui::TextDisabled("%s", convention.c_str());
     ImGui::PopTextWrapPos();
     // One node per matrix of the layer, each with what computes it in the shown convention:
-    // X; Q, K, V side by side; with RoPE, Q_rot and K_rot below Q and K; then the chain from
-    // scores_raw to output. The weights and biases are on the arrows.
+    // X (and Y beside it under cross-attention: the keys' and values' input); Q, K, V side by side;
+    // with RoPE, Q_rot and K_rot below Q and K; then the chain from scores_raw to output. The
+    // weights and biases are on the arrows.
     std::vector<Node> nodes;
     for (core::MatrixId id : core::all_matrix_ids) {
-        if ((core::is_input(id) && id != core::MatrixId::X) || !core::exists(id, c)) continue;
+        const bool shown_input = id == core::MatrixId::X || id == core::MatrixId::Y;
+        if ((core::is_input(id) && !shown_input) || !core::exists(id, c)) continue;
         nodes.push_back({{id, core::is_per_head(id) ? panel.head : 0}, core::operation_text(id, c, notation, cols)});
     }
     auto at = [&](core::MatrixId id) -> Node& {
@@ -94,8 +96,9 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
             if (n.ref.id == id) return n;
         return nodes.front();  // not reached: every id asked for exists
     };
-    const bool rope = c.rope.on;
-    const size_t chain = rope ? 6 : 4;  // the first node of the chain: scores_raw
+    const bool rope = c.rope.on, cross = c.cross();
+    const size_t inputs = cross ? 2 : 1;
+    const size_t chain = inputs + (rope ? 5 : 3);  // the first node of the chain: scores_raw
     const ImU32 line_color = ui.color(Color::arrow), note_color = ui.color(Color::note);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -115,9 +118,14 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     auto place = [&](Node& n, float x, float w) {
         if (node(state, ui, n, {x, y}, w)) state.view(n.ref);
     };
-    place(nodes[0], x_chain, wide);
+    if (cross) {
+        place(at(core::MatrixId::X), origin.x, narrow);                       // above Q
+        place(at(core::MatrixId::Y), origin.x + narrow + 6, 2 * narrow + 6);  // above K and V
+    } else {
+        place(nodes[0], x_chain, wide);
+    }
     y += node_h + gap;
-    for (int k = 0; k < 3; ++k) place(nodes[1 + k], origin.x + k * (narrow + 6), narrow);
+    for (size_t k = 0; k < 3; ++k) place(nodes[inputs + k], origin.x + static_cast<float>(k) * (narrow + 6), narrow);
     y += node_h + gap;
     if (rope) {
         place(at(core::MatrixId::Q_rot), origin.x, narrow);
@@ -130,7 +138,10 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     }
     Node &q = at(core::MatrixId::Q), &k_node = at(core::MatrixId::K), &v = at(core::MatrixId::V);
     Node& scores_raw = at(core::MatrixId::scores_raw);
-    for (Node* n : {&q, &k_node, &v}) arrow(line_color, bottom(nodes[0]), top(*n));
+    const Node& x_node = at(core::MatrixId::X);
+    const Node& kv_source = cross ? at(core::MatrixId::Y) : x_node;
+    arrow(line_color, bottom(x_node), top(q));
+    for (Node* n : {&k_node, &v}) arrow(line_color, bottom(kv_source), top(*n));
     Node& q_in = rope ? at(core::MatrixId::Q_rot) : q;
     Node& k_in = rope ? at(core::MatrixId::K_rot) : k_node;
     if (rope) {

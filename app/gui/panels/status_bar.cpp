@@ -18,6 +18,7 @@ std::string status_text(const AppState& state, float frame_ms) {
     if (c.biases) extra += " | biases";
     if (c.grouped()) extra += " | " + std::to_string(c.kv_count()) + " K/V groups";
     if (c.rope.on) extra += std::string(" | RoPE ") + core::to_string(c.rope.style);
+    if (c.cross()) extra += " | cross-attention, n_kv=" + std::to_string(c.n_kv);
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s%s | tokens as %s | "

@@ -274,6 +274,22 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
             state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
         ImGui::Separator();
     }
+    if (c.cross() || c.mask == core::Mask::custom) {
+        // The lesson teaches self-attention: its words (K = X·W_K, "every token looks at every
+        // token", the causal triangle) do not describe this layer.
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+        ImGui::TextWrapped(
+            "This lesson teaches self-attention%s; your session uses %s%s%s. The matrices below are yours, but "
+            "where the text says K = X%sW_K or speaks of every key, it describes the worked example, not this layer.",
+            c.mask == core::Mask::custom ? " without a custom mask" : "",
+            c.cross() ? "cross-attention (K and V from Y)" : "",
+            c.cross() && c.mask == core::Mask::custom ? " and " : "",
+            c.mask == core::Mask::custom ? "a custom mask" : "", ui.symbols().dot);
+        ImGui::PopStyleColor();
+        if (ImGui::Button("Use the worked example##cross"))
+            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
+        ImGui::Separator();
+    }
     if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
     ImGui::TextColored(ui.color_vec(Color::step_title), "%s", step.title.c_str());
     if (ui.fonts.title) ImGui::PopFont();

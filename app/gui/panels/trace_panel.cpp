@@ -37,7 +37,7 @@ void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel) {
         ImGui::TableSetupScrollFreeze(1, 1);
         ImGui::TableSetupColumn("head");
         for (MatrixId id : per_head)
-            ImGui::TableSetupColumn(core::info(id).heading.in(ui.notation(), state.column_vectors()));
+            ImGui::TableSetupColumn(core::heading_text(id, c, ui.notation(), state.column_vectors()).c_str());
         ImGui::TableHeadersRow();
         // Only the heads scrolled into view are drawn (every row is as tall: the first one is measured).
         ImGuiListClipper clipper;

@@ -192,16 +192,16 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     }
     if (panel.hover_row >= 0 && panel.hover_row < rows && panel.hover_col >= 0 && panel.hover_col < cols) {
         const int r = t ? panel.hover_col : panel.hover_row, col = t ? panel.hover_row : panel.hover_col;
-        const auto& tokens = state.shown().session.tokens;
-        auto token = [&](bool is_token, int k) {
-            return is_token && k < static_cast<int>(tokens.size()) ? " \"" + tokens[k] + "\"" : std::string();
+        const core::Session& session = state.shown().session;
+        const core::MatrixInfo& mi = core::info(ref.id);
+        auto token = [&](core::Dim dim, int k) {
+            const std::vector<std::string>* labels = core::token_labels(session, dim);
+            return labels && k < static_cast<int>(labels->size()) ? " \"" + (*labels)[k] + "\"" : std::string();
         };
-        const std::string text =
-            "row " + std::to_string(panel.hover_row) +
-            token(t ? core::cols_are_tokens(ref.id) : core::rows_are_tokens(ref.id), panel.hover_row) + ", column " +
-            std::to_string(panel.hover_col) +
-            token(t ? core::rows_are_tokens(ref.id) : core::cols_are_tokens(ref.id), panel.hover_col) + ": " +
-            core::format_number((*m)(r, col), 6);
+        const std::string text = "row " + std::to_string(panel.hover_row) +
+                                 token(t ? mi.cols : mi.rows, panel.hover_row) + ", column " +
+                                 std::to_string(panel.hover_col) + token(t ? mi.rows : mi.cols, panel.hover_col) +
+                                 ": " + core::format_number((*m)(r, col), 6);
         ImGui::TextWrapped("%s", text.c_str());
     } else {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

@@ -76,9 +76,12 @@ namespace {
 // Token labels only where rows (columns) are tokens: not on the weight matrices. In the drawn frame.
 void set_token_labels(const AppState& state, MatrixRef ref, const MatrixViewOptions& o, HeatmapOptions& h) {
     const bool t = o.follow_orientation && state.column_vectors();
-    const auto& tokens = state.shown().session.tokens;
-    const std::vector<std::string>* row_tokens = o.token_rows && core::rows_are_tokens(ref.id) ? &tokens : nullptr;
-    const std::vector<std::string>* col_tokens = o.token_cols && core::cols_are_tokens(ref.id) ? &tokens : nullptr;
+    // Queries' labels along Dim::n, keys' (Y's under cross-attention) along Dim::n_kv.
+    const core::Session& session = state.shown().session;
+    const std::vector<std::string>* row_tokens = o.token_rows ? core::token_labels(session, core::info(ref.id).rows)
+                                                              : nullptr;
+    const std::vector<std::string>* col_tokens = o.token_cols ? core::token_labels(session, core::info(ref.id).cols)
+                                                              : nullptr;
     h.row_labels = t ? col_tokens : row_tokens;
     h.col_labels = t ? row_tokens : col_tokens;
 }

@@ -1,0 +1,150 @@
+#include "mask_panel.hpp"
+
+#include <algorithm>
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "../widgets/fitted_text.hpp"
+#include "../widgets/heatmap.hpp"
+#include "core/masks.hpp"
+
+namespace attnviz::app {
+
+bool apply_mask_preset(AppState& state, const core::Result<core::Matrix>& preset, const std::string& what) {
+    if (!preset) {
+        state.set_message("Mask not changed: " + preset.problems.front().str(), true);
+        return false;
+    }
+    if (!state.set_matrix({core::MatrixId::mask, 0}, *preset.value)) return false;
+    state.set_message("Mask: " + what, false);
+    return true;
+}
+
+namespace {
+
+// Without a custom mask: what one is, and the way to start one.
+void draw_no_custom_mask(AppState& state, UiContext& ui) {
+    const core::Config& c = state.config();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(c.mask == core::Mask::causal ? "This layer uses the causal mask: query i sees keys 0 to i."
+                                                        : "This layer uses no mask: every query sees every key.");
+    ImGui::TextDisabled(
+        "A custom mask is a grid of 1 (the query may attend to the key) and 0 (it may not: its score becomes %s, "
+        "its weight 0). Padding, sliding windows and packed documents are such grids.",
+        ui.symbols().neg_inf);
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button(c.mask == core::Mask::causal ? "Use a custom mask, starting from the causal one"
+                                                   : "Use a custom mask")) {
+        core::Config custom = c;
+        custom.mask = core::Mask::custom;
+        state.set_config(custom);
+    }
+}
+
+void draw_presets(AppState& state, MaskPanel& panel) {
+    const core::Config& c = state.config();
+    const int n = c.n, m = c.kv_len();
+    const float field = ImGui::GetFontSize() * 6;
+    if (ImGui::SmallButton("all")) apply_mask_preset(state, core::padding_mask(n, m, 0), "every key allowed");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every query may attend to every key");
+    same_line_if_fits(ImGui::CalcTextSize("causal").x + ImGui::GetStyle().FramePadding.x * 2);
+    if (ImGui::SmallButton("causal"))
+        apply_mask_preset(state, core::sliding_window_mask(n, m, std::max(n, m), true), "causal");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Query i may attend to keys 0 … i");
+
+    ImGui::SetNextItemWidth(field);
+    ImGui::InputInt("##padded", &panel.padded);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("pad the last keys"))
+        apply_mask_preset(state, core::padding_mask(n, m, panel.padded),
+                          "the last " + std::to_string(panel.padded) + " keys are padding");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The last k keys are padding (a shorter sequence in a batch): no query attends to them");
+
+    ImGui::SetNextItemWidth(field);
+    ImGui::InputInt("##window", &panel.window);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("window"))
+        apply_mask_preset(state, core::sliding_window_mask(n, m, panel.window, panel.causal_window),
+                          std::string(panel.causal_window ? "causal " : "") + "sliding window of " +
+                              std::to_string(panel.window));
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "A sliding window of w keys: |i - j| < w (Longformer), or with 'causal' 0 <= i - j < w\n"
+            "(Mistral): the query and the w - 1 keys before it");
+    same_line_if_fits(toggle_width("causal##window"));
+    ImGui::Checkbox("causal##window", &panel.causal_window);
+
+    ImGui::SetNextItemWidth(field);
+    ImGui::InputText("##segments", &panel.segments);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("segments")) {
+        const core::Result<std::vector<int>> lengths = core::parse_lengths(panel.segments);
+        apply_mask_preset(state,
+                          lengths ? core::block_mask(n, m, *lengths.value)
+                                  : core::Result<core::Matrix>::fail(lengths.problems),
+                          "segments " + panel.segments);
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Block-diagonal: the tokens cut into segments of these lengths (documents packed in one\n"
+            "sequence), each query attending only within its own, e.g. 3,2,3");
+}
+
+}  // namespace
+
+void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
+    const core::Config& c = state.config();
+    if (c.mask != core::Mask::custom) {
+        panel.painting.reset();
+        draw_no_custom_mask(state, ui);
+        return;
+    }
+    const core::Matrix& mask = *state.input({core::MatrixId::mask, 0});
+    if (panel.painting && (panel.painting->rows() != mask.rows() || panel.painting->cols() != mask.cols()))
+        panel.painting.reset();  // the dimensions changed under the drag
+    draw_presets(state, panel);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("rows: queries, columns: keys; click a cell to toggle it, drag to paint");
+    ImGui::PopTextWrapPos();
+
+    // The grid: the editable session's mask (or the drag's copy), with the tokens on both axes.
+    const core::Matrix& shown = panel.painting ? *panel.painting : mask;
+    HeatmapOptions o;
+    o.colormap = Colormap::sequential;
+    o.range = {0, 1, false};
+    o.number_digits = 1;
+    o.max_cell = ImGui::GetFontSize() * 2;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y - ImGui::GetTextLineHeightWithSpacing(), 50.0f)};
+    o.row_labels = &state.session().tokens;
+    o.col_labels = &core::key_tokens(state.session());
+    o.generation = state.revision() * 2 + (panel.painting ? 1 : 0);
+    const HeatmapHit hit = heatmap(ui, "mask grid", shown, o, "mask");
+    if (ui.report) ui.report->heatmaps.push_back({"mask", hit.cells_min, hit.cells_max});
+
+    const bool down = ImGui::IsMouseDown(ImGuiMouseButton_Left);
+    if (hit.hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        panel.painting = mask;
+        panel.paint_value = mask(hit.row, hit.col) == 1 ? 0.0 : 1.0;
+    }
+    if (panel.painting && hit.hovered && down) (*panel.painting)(hit.row, hit.col) = panel.paint_value;
+    if (panel.painting && !down) {
+        // One edit for the whole drag; a row left without keys is refused by set_matrix, with a message.
+        const core::Matrix painted = std::move(*panel.painting);
+        panel.painting.reset();
+        if (!core::same(painted, mask)) state.set_matrix({core::MatrixId::mask, 0}, painted);
+    }
+    if (hit.hovered && !panel.painting) {
+        const auto& keys = core::key_tokens(state.session());
+        const int r = hit.row, k = hit.col;
+        ImGui::SetTooltip("query %d \"%s\", key %d \"%s\": %s\nclick to %s", r, state.session().tokens[r].c_str(), k,
+                          keys[static_cast<size_t>(k)].c_str(),
+                          mask(r, k) == 1 ? "may attend" : "masked (score -inf, weight 0)",
+                          mask(r, k) == 1 ? "mask it" : "allow it");
+    }
+    const double allowed = mask.sum();
+    ImGui::TextDisabled("%.0f of %lld query-key pairs allowed", allowed, static_cast<long long>(mask.size()));
+}
+
+}  // namespace attnviz::app
