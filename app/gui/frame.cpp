@@ -230,7 +230,9 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
             // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
             const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
             if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
-                if (!self) {
+                // A tab bar's first frame shows its first tab whatever is asked (ImGui's way of
+                // avoiding a blank frame): only afterwards does another tab mean the user chose it.
+                if (!self && !ImGui::IsWindowAppearing()) {
                     p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
                     if (p.maximized == index) p.maximized = static_cast<int>(k);
                     ImGui::MarkIniSettingsDirty();
