@@ -205,6 +205,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_pipeline_panel(s, ui, p.pipeline); }},
     {"Attention per head", Place::upper_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_heads_panel(s, ui, p.heads); }},
+    {"Head view", Place::upper_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_head_view_panel(s, ui, p.head_view); }},
     {"Every intermediate", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
@@ -217,10 +219,14 @@ void record_window(UiContext& ui, const char* title) {
 
 // The tabs of a place holding several panels, at the top of the panel shown. Returns false when
 // another tab was chosen (that panel is drawn from the next frame on; this one draws nothing more).
+int panels_in_place(Place place) {
+    int count = 0;
+    for (const PanelRow& row : panel_table) count += row.place == place;
+    return count;
+}
+
 bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
-    int in_place = 0;
-    for (const PanelRow& other : panel_table) in_place += other.place == row.place;
-    if (in_place < 2) return true;
+    if (panels_in_place(row.place) < 2) return true;
     bool keep = true;
     const std::string id = std::string("##tabs ") + row.title;
     if (ImGui::BeginTabBar(id.c_str(), ImGuiTabBarFlags_FittingPolicyScroll)) {
@@ -255,11 +261,15 @@ void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, 
     const Rect& r = p.maximized == index ? work : l[static_cast<size_t>(row.place)];
     ImGui::SetNextWindowPos(r.pos);
     ImGui::SetNextWindowSize(r.size);
-    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+    // In a place holding several panels the tabs name them: the title bar would only repeat the
+    // chosen tab, so the tab bar takes its room (and its double-click).
+    const bool tabbed = panels_in_place(row.place) > 1;
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                   (tabbed ? ImGuiWindowFlags_NoTitleBar : 0);
     if (ImGui::Begin(row.title, nullptr, flags)) {
         record_window(ui, row.title);
         const ImVec2 pos = ImGui::GetWindowPos();
-        const float title_h = ImGui::GetFrameHeight();
+        const float title_h = ImGui::GetFrameHeight() + (tabbed ? ImGui::GetStyle().WindowPadding.y : 0);
         if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && ImGui::IsMouseDoubleClicked(0) &&
             ImGui::GetMousePos().y < pos.y + title_h)
             p.maximized = p.maximized == index ? -1 : index;
@@ -330,7 +340,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
-            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k))
+                                               : p.maximized == static_cast<int>(k);
             if (row.stage == stage && shown) draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
