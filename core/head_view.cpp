@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -16,19 +18,87 @@ bool stronger(const HeadLine& a, const HeadLine& b) {
     return std::tie(a.head, a.query, a.key) < std::tie(b.head, b.query, b.key);
 }
 
-// Marks the top_k strongest entries of a row that are at least min_weight (equal weights: the
-// lower key first). `kept` is sized to the row.
-void mark_top_k(const double* row, int n_keys, double min_weight, int top_k, std::vector<char>& kept,
-                std::vector<int>& order) {
-    order.clear();
+// The k-th largest value of a row (NaN never counts), for 0 < k < the row's length: one pass
+// keeping the k largest so far when k is small (a new value rarely enters), else a selection.
+double kth_largest(const double* row, int n_keys, int k, std::vector<double>& scratch) {
+    constexpr double none = -std::numeric_limits<double>::infinity();
+    scratch.clear();
+    if (k <= 16) {
+        scratch.assign(static_cast<std::size_t>(k), none);  // ascending: scratch[0] is the k-th
+        for (int j = 0; j < n_keys; ++j) {
+            const double x = row[j];
+            if (!(x > scratch[0])) continue;
+            std::size_t at = 0;
+            while (at + 1 < scratch.size() && scratch[at + 1] < x) {
+                scratch[at] = scratch[at + 1];
+                ++at;
+            }
+            scratch[at] = x;
+        }
+        return scratch[0];
+    }
     for (int j = 0; j < n_keys; ++j)
-        if (row[j] >= min_weight) order.push_back(j);
-    kept.assign(static_cast<std::size_t>(n_keys), 0);
-    const auto k = std::min(order.size(), static_cast<std::size_t>(top_k));
-    const auto by_weight = [row](int a, int b) { return row[a] != row[b] ? row[a] > row[b] : a < b; };
-    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), by_weight);
-    for (std::size_t r = 0; r < k; ++r) kept[static_cast<std::size_t>(order[r])] = 1;
+        if (!std::isnan(row[j])) scratch.push_back(row[j]);
+    if (scratch.size() < static_cast<std::size_t>(k)) return none;
+    const auto kth = scratch.begin() + (k - 1);
+    std::nth_element(scratch.begin(), kth, scratch.end(), std::greater<>());
+    return *kth;
 }
+
+// Whether key j of a row is among its top k, by counting the stronger keys (for a few keys of a
+// row: cheaper than ranking the row). `w` is at least min_weight, so every stronger key is too.
+bool in_top_k(const Eigen::Ref<const Eigen::RowVectorXd>& row, int j, int top_k) {
+    const double w = row(j);
+    const auto stronger = (row.array() > w).count() + (row.head(j).array() == w).count();
+    return stronger < top_k;
+}
+
+// Collects the lines that pass the filters, keeping at most about twice the bound: when full, the
+// strongest `bound` stay and the weakest of them becomes the bar a new line must pass (a line
+// below it could never be among the strongest `bound`).
+class Strongest {
+public:
+    explicit Strongest(std::size_t bound) : bound_(bound) {}
+    void add(const HeadLine& line) {
+        if (bar_ && !stronger(line, *bar_)) {
+            ++dropped_;
+            return;
+        }
+        lines_.push_back(line);
+        if (lines_.size() >= 2 * bound_ + 1024) prune();
+    }
+    // Below this weight a line is dropped at once (−∞ until the collector first fills).
+    double floor() const { return bar_ ? bar_->weight : -std::numeric_limits<double>::infinity(); }
+    // Lines dropped without being offered (weaker than the floor).
+    void drop(std::size_t count) { dropped_ += count; }
+    // The strongest `bound` lines, weakest first, and how many were dropped.
+    std::vector<HeadLine> take(std::size_t& dropped) {
+        prune();
+        std::sort(lines_.begin(), lines_.end(), [](const HeadLine& a, const HeadLine& b) { return stronger(b, a); });
+        dropped = dropped_;
+        return std::move(lines_);
+    }
+
+private:
+    void prune() {
+        if (lines_.size() <= bound_) return;
+        const auto end = lines_.begin() + static_cast<std::ptrdiff_t>(bound_);
+        std::nth_element(lines_.begin(), end, lines_.end(), stronger);
+        dropped_ += lines_.size() - bound_;
+        lines_.erase(end, lines_.end());
+        if (bound_ == 0) {
+            bar_ = HeadLine{0, 0, 0, std::numeric_limits<double>::infinity()};
+            return;
+        }
+        bar_ = *std::min_element(lines_.begin(), lines_.end(),
+                                 [](const HeadLine& a, const HeadLine& b) { return stronger(b, a); });
+    }
+
+    std::size_t bound_;
+    std::vector<HeadLine> lines_;
+    std::optional<HeadLine> bar_;
+    std::size_t dropped_ = 0;
+};
 
 // The tokens as flags over [0, count), out-of-range ones left out.
 std::vector<char> flags(std::span<const int> tokens, Eigen::Index count) {
@@ -86,8 +156,8 @@ Result<Eigen::VectorXd> mean_over_heads(HeadWeights heads, PerHead per_head) {
 HeadLines head_lines(HeadWeights heads, const LineOptions& o) {
     HeadLines out;
     const bool isolate = !o.queries.empty() || !o.keys.empty();
-    std::vector<char> kept;
-    std::vector<int> order, columns;
+    Strongest strongest(o.max_lines);
+    std::vector<double> scratch;
     for (std::size_t h = 0; h < heads.size(); ++h) {
         if (!heads[h]) continue;
         const Matrix& w = *heads[h];
@@ -102,29 +172,46 @@ HeadLines head_lines(HeadWeights heads, const LineOptions& o) {
             const bool whole_row = !isolate || in_queries[static_cast<std::size_t>(i)];
             if (!whole_row && isolated_keys.empty()) continue;
             const double* row = w.row(i).data();  // row-major: the row is contiguous
-            if (top_k) mark_top_k(row, n_keys, o.min_weight, o.top_k, kept, order);
-            const auto line = [&](int j) {
+            if (whole_row) {
+                // The counts by whole-row comparisons; then a scan for the lines that pass (few,
+                // with top-k), whose test is rarely true.
+                const auto values = w.row(i).array();
+                const auto at_least = static_cast<std::size_t>((values >= o.min_weight).count());
+                out.considered += static_cast<std::size_t>(n_keys);
+                out.below_min += static_cast<std::size_t>(n_keys) - at_least;
+                if (!top_k || at_least <= static_cast<std::size_t>(o.top_k)) {
+                    // Every key at least min_weight passes; those under the collector's floor are
+                    // dropped by a count, the rest offered.
+                    const double floor = std::max(o.min_weight, strongest.floor());
+                    if (floor > o.min_weight)
+                        strongest.drop(at_least - static_cast<std::size_t>((values >= floor).count()));
+                    for (int j = 0; j < n_keys; ++j)
+                        if (row[j] >= floor) strongest.add({static_cast<int>(h), i, j, row[j]});
+                    continue;
+                }
+                // More than k keys reach min_weight, so the k-th largest does: the top k are the
+                // keys above it and, of those equal to it, the lowest.
+                const double kth = kth_largest(row, n_keys, o.top_k, scratch);
+                auto ties = static_cast<std::ptrdiff_t>(o.top_k) - static_cast<std::ptrdiff_t>((values > kth).count());
+                out.beyond_top_k += at_least - static_cast<std::size_t>(o.top_k);
+                for (int j = 0; j < n_keys; ++j)
+                    if (row[j] > kth || (row[j] == kth && ties-- > 0))
+                        strongest.add({static_cast<int>(h), i, j, row[j]});
+                continue;
+            }
+            // Only the isolated keys of this row: each ranked within the row.
+            for (int j : isolated_keys) {
                 ++out.considered;
                 if (!(row[j] >= o.min_weight))
                     ++out.below_min;
-                else if (top_k && !kept[static_cast<std::size_t>(j)])
+                else if (top_k && !in_top_k(w.row(i), j, o.top_k))
                     ++out.beyond_top_k;
                 else
-                    out.lines.push_back({static_cast<int>(h), i, j, row[j]});
-            };
-            if (whole_row)
-                for (int j = 0; j < n_keys; ++j) line(j);
-            else
-                for (int j : isolated_keys) line(j);
+                    strongest.add({static_cast<int>(h), i, j, row[j]});
+            }
         }
     }
-    if (out.lines.size() > o.max_lines) {
-        const auto bound = out.lines.begin() + static_cast<std::ptrdiff_t>(o.max_lines);
-        std::nth_element(out.lines.begin(), bound, out.lines.end(), stronger);
-        out.over_bound = out.lines.size() - o.max_lines;
-        out.lines.erase(bound, out.lines.end());
-    }
-    std::sort(out.lines.begin(), out.lines.end(), [](const HeadLine& a, const HeadLine& b) { return stronger(b, a); });
+    out.lines = strongest.take(out.over_bound);
     return out;
 }
 

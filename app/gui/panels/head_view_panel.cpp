@@ -547,13 +547,24 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
     else
         key.queries = p.queries, key.keys = p.keys;
     if (!(key == p.lines_of)) {
-        core::LineOptions o;
-        o.min_weight = key.min_weight;
-        o.top_k = key.top_k;
-        o.max_lines = max_lines_drawn;
-        o.queries = key.queries;
-        o.keys = key.keys;
-        p.lines = core::head_lines(given, o);
+        // The whole view's lines are kept aside: the pointer leaving a token brings them back at
+        // once (at n in the thousands they take a pass over every weight).
+        const bool whole = key.queries.empty() && key.keys.empty();
+        if (whole && key == p.whole_of) {
+            p.lines = p.whole_lines;
+        } else {
+            core::LineOptions o;
+            o.min_weight = key.min_weight;
+            o.top_k = key.top_k;
+            o.max_lines = max_lines_drawn;
+            o.queries = key.queries;
+            o.keys = key.keys;
+            p.lines = core::head_lines(given, o);
+            if (whole) {
+                p.whole_lines = p.lines;
+                p.whole_of = key;
+            }
+        }
         p.lines_of = std::move(key);
     }
     const bool isolated = !p.lines_of.queries.empty() || !p.lines_of.keys.empty();

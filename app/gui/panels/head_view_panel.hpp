@@ -56,6 +56,8 @@ struct HeadViewPanel {
         std::vector<int> queries, keys;
         bool operator==(const LinesKey&) const = default;
     } lines_of;
+    core::HeadLines whole_lines;  // the lines of no token in particular, kept while the pointer is on one
+    LinesKey whole_of;
     // The picture many lines are painted into: its version, and what it was painted from.
     std::uint64_t painted_version = 0;
     LinesKey painted_of;
