@@ -695,6 +695,7 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
     const bool side_by_side = both && (room.x - style.ItemSpacing.x) / 2 >= font * 9;
     const ImVec2 size{side_by_side ? (room.x - style.ItemSpacing.x) / 2 : room.x,
                       both && !side_by_side ? (room.y - style.ItemSpacing.y) / 2 : room.y};
+    const ImVec2 room_at = ImGui::GetCursorScreenPos();
     const char* how = p.mean ? "mean" : "sum";
     const std::string arrow = ui.notation() == core::Notation::unicode ? " → " : " -> ";
     if (!p.queries.empty())
@@ -705,7 +706,10 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
                    : "For each key: the sum of the selected queries' weights on it (their rows added), "
                      "averaged over the shown heads; then each head's own.",
             p.of_queries, p.of_queries_per_head, key_tokens, "key", how, size);
-    if (side_by_side) ImGui::SameLine();
+    if (side_by_side)
+        ImGui::SameLine();
+    else if (both)  // under the first, in the same room (which may be beside the columns)
+        ImGui::SetCursorScreenPos({room_at.x, room_at.y + size.y + style.ItemSpacing.y});
     if (!p.keys.empty())
         selection_table("##to keys",
                         "each query" + arrow + token_list(key_tokens, p.keys) + ": " + (p.mean ? "mean" : "share") +
