@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"open", "save", "import", "export"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
+    cli.add_option("--head-select", gui.head_select,
+                   "Select tokens in the head view at start: query rows from 0, k and a column for keys, e.g. 0,2,k5");
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")

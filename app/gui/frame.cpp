@@ -207,6 +207,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_pipeline_panel(s, ui, p.pipeline); }},
     {"Attention per head", Place::upper_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_heads_panel(s, ui, p.heads); }},
+    {"Head view", Place::upper_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_head_view_panel(s, ui, p.head_view); }},
     {"Every intermediate", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
@@ -219,10 +221,14 @@ void record_window(UiContext& ui, const char* title) {
 
 // The tabs of a place holding several panels, at the top of the panel shown. Returns false when
 // another tab was chosen (that panel is drawn from the next frame on; this one draws nothing more).
+int panels_in_place(Place place) {
+    int count = 0;
+    for (const PanelRow& row : panel_table) count += row.place == place;
+    return count;
+}
+
 bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
-    int in_place = 0;
-    for (const PanelRow& other : panel_table) in_place += other.place == row.place;
-    if (in_place < 2) return true;
+    if (panels_in_place(row.place) < 2) return true;
     bool keep = true;
     const std::string id = std::string("##tabs ") + row.title;
     if (ImGui::BeginTabBar(id.c_str(), ImGuiTabBarFlags_FittingPolicyScroll)) {
@@ -231,13 +237,16 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
             const bool self = static_cast<int>(k) == index;
             // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
             const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
-            // Only a click switches panels: ImGui shows a new tab bar's first tab for a frame anyway.
-            if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) ImGui::EndTabItem();
-            if (!self && ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
-                p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
-                if (p.maximized == index) p.maximized = static_cast<int>(k);
-                ImGui::MarkIniSettingsDirty();
-                keep = false;
+            if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
+                // A tab bar's first frame shows its first tab whatever is asked (ImGui's way of
+                // avoiding a blank frame): only afterwards does another tab mean the user chose it.
+                if (!self && !ImGui::IsWindowAppearing()) {
+                    p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
+                    if (p.maximized == index) p.maximized = static_cast<int>(k);
+                    ImGui::MarkIniSettingsDirty();
+                    keep = false;
+                }
+                ImGui::EndTabItem();
             }
             ui.report_item(std::string("tab: ") + panel_table[k].title);
         }
@@ -254,11 +263,15 @@ void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, 
     const Rect& r = p.maximized == index ? work : l[static_cast<size_t>(row.place)];
     ImGui::SetNextWindowPos(r.pos);
     ImGui::SetNextWindowSize(r.size);
-    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+    // In a place holding several panels the tabs name them: the title bar would only repeat the
+    // chosen tab, so the tab bar takes its room (and its double-click).
+    const bool tabbed = panels_in_place(row.place) > 1;
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                   (tabbed ? ImGuiWindowFlags_NoTitleBar : 0);
     if (ImGui::Begin(row.title, nullptr, flags)) {
         record_window(ui, row.title);
         const ImVec2 pos = ImGui::GetWindowPos();
-        const float title_h = ImGui::GetFrameHeight();
+        const float title_h = ImGui::GetFrameHeight() + (tabbed ? ImGui::GetStyle().WindowPadding.y : 0);
         if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && ImGui::IsMouseDoubleClicked(0) &&
             ImGui::GetMousePos().y < pos.y + title_h)
             p.maximized = p.maximized == index ? -1 : index;

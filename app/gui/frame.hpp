@@ -15,6 +15,7 @@
 #include "app_state.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/export_dialog.hpp"
+#include "panels/head_view_panel.hpp"
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
 #include "panels/mask_panel.hpp"
@@ -75,6 +76,7 @@ struct Panels {
     MaskPanel mask;
     PipelinePanel pipeline;
     HeadsPanel heads;
+    HeadViewPanel head_view;
     TracePanel trace;
     ViewerPanel viewer;
     StatusBar status;

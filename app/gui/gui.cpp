@@ -308,6 +308,11 @@ int run_gui(const GuiOptions& o) {
             else
                 std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
         }
+        if (!o.head_select.empty()) {
+            const core::Config& c = state.shown_config();
+            const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
+            if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
+        }
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);

@@ -26,6 +26,7 @@ struct GuiOptions {
     std::optional<double> autosave_seconds;
     std::string dialog;  // "open", "save", "import" or "export": shown at start (documentation screenshots)
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
+    std::string head_select;          // tokens selected in the head view at start: "0,2,k5" (queries, k: keys)
     std::string report_path;          // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };

@@ -30,8 +30,11 @@ enum class Color {
     exercise_right,
     exercise_wrong,
     exercise_revealed,
-    solved,      // "All right!"
-    background,  // behind every window
+    solved,          // "All right!"
+    background,      // behind every window
+    token_selected,  // the head view: a selected token's label
+    token_hovered,   // the head view: the token under the pointer
+    selection_bar,   // the head view: the bars of the selection's attention
     count
 };
 
@@ -60,10 +63,31 @@ inline constexpr ImU32 default_palette[] = {
     IM_COL32(60, 80, 130, 255),    // exercise_revealed
     IM_COL32(128, 230, 128, 255),  // solved
     IM_COL32(23, 26, 31, 255),     // background
+    IM_COL32(66, 110, 170, 255),   // token_selected
+    IM_COL32(70, 78, 95, 255),     // token_hovered
+    IM_COL32(90, 130, 190, 150),   // selection_bar
 };
 static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::count), "one value per Color");
 
 using Palette = std::array<ImU32, static_cast<std::size_t>(Color::count)>;
+
+// One colour per head, where heads are told apart by colour (the head view's lines and legend):
+// Tableau's ten categorical colours; with more than ten heads, hues spread around the wheel by the
+// golden ratio (neighbouring heads far apart).
+inline ImU32 head_color(int head, int heads) {
+    static constexpr ImU32 tab10[] = {
+        IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),  IM_COL32(44, 160, 44, 255),
+        IM_COL32(214, 39, 40, 255),   IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
+        IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255), IM_COL32(188, 189, 34, 255),
+        IM_COL32(23, 190, 207, 255),
+    };
+    if (heads <= static_cast<int>(std::size(tab10)) && head >= 0 && head < heads) return tab10[head];
+    float hue = static_cast<float>(head) * 0.618034f;
+    hue -= static_cast<float>(static_cast<int>(hue));
+    float r = 0, g = 0, b = 0;
+    ImGui::ColorConvertHSVtoRGB(hue, 0.65f, 0.95f, r, g, b);
+    return ImGui::ColorConvertFloat4ToU32({r, g, b, 1});
+}
 
 inline Palette make_palette() {
     Palette p{};

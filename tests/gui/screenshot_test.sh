@@ -98,6 +98,24 @@ JSON
         "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
         checks+=(varied)
         sizes="1280x800 1600x900" ;;
+    head-view)
+        # The head view of a random causal session (8 tokens, 4 heads) with two queries selected:
+        # it takes the place of "Attention per head", its legend and token labels show.
+        session="$out/head-view.json"
+        "$attnviz" example random --seed 7 -n 8 --heads 4 --d-model 16 -o "$session"
+        sed -i 's/"mask": *"none"/"mask": "causal"/' "$session"
+        grep -q '"mask": "causal"' "$session" || { echo "could not set the causal mask"; exit 1; }
+        extra=(--panel "Head view" --head-select 2,5)
+        checks+=("window=Head view" "!window=Attention per head" "item=head view: head 1"
+                 "item=head view: query x3" "item=head view: query x8" "item=head view: key x1") ;;
+    head-view-512)
+        # At n = 512 the lines are painted into one picture and the labels thinned; the first
+        # token's label stays readable.
+        session="$out/head-view-512.json"
+        "$attnviz" example random --seed 5 -n 512 --d-model 64 --heads 4 -o "$session"
+        extra=(--panel "Head view" --head-select 40,k7)
+        checks+=("window=Head view" "item=head view: head 4" "item=head view: query x41")
+        sizes="1280x800 1920x1080" ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;

@@ -6,6 +6,10 @@
 //   NAME:ROW:COL=TEXT some heatmap printed TEXT in cell (ROW, COL) of the matrix NAME (ASCII label,
 //                     e.g. weights(1):0:1=0.0558), and the screenshot shows ink there: the cell's
 //                     pixels are not one flat colour
+//   window=TITLE      a window of that title was drawn (!window=TITLE: none was)
+//   item=NAME         an item of that name (a field, a button, a token of the head view) was drawn
+//                     inside the window, and the screenshot shows something there: its pixels are
+//                     not one flat colour
 //   varied            every heatmap of at least 32×32 px shows its values in many colours: at least
 //                     16 distinct colours spanning more than a quarter of a channel's range (at large
 //                     n a flat square means the colour scale hides the values)
@@ -87,9 +91,9 @@ int check_layout(const json& report) {
 }
 
 // Whether the middle of a cell shows text: a few pixels there differ clearly from the cell's
-// colour (the edges are left out, where selection outlines are drawn).
-bool has_ink(const unsigned char* pixels, int w, int h, const Box& cell) {
-    const double dx = (cell.x1 - cell.x0) * 0.2, dy = (cell.y1 - cell.y0) * 0.2;
+// colour (the edges, `margin` of each side, are left out: selection outlines are drawn there).
+bool has_ink(const unsigned char* pixels, int w, int h, const Box& cell, double margin = 0.2) {
+    const double dx = (cell.x1 - cell.x0) * margin, dy = (cell.y1 - cell.y0) * margin;
     const Box b{cell.x0 + dx, cell.y0 + dy, cell.x1 - dx, cell.y1 - dy};
     std::map<unsigned, int> colours;
     std::vector<unsigned> all;
@@ -178,11 +182,44 @@ int check_number(const json& report, const unsigned char* pixels, int w, int h, 
     return 0;
 }
 
+int check_window(const json& report, const std::string& title, bool wanted) {
+    bool drawn = false;
+    for (const json& win : report.value("windows", json::array())) drawn = drawn || win["title"] == title;
+    if (drawn != wanted) {
+        std::printf("window \"%s\" was %s\n", title.c_str(), drawn ? "drawn" : "not drawn");
+        return 1;
+    }
+    std::printf("window \"%s\": %s\n", title.c_str(), drawn ? "drawn" : "not drawn, as expected");
+    return 0;
+}
+
+int check_item(const json& report, const unsigned char* pixels, int w, int h, const std::string& name) {
+    for (const json& item : report.value("items", json::array())) {
+        if (item["name"] != name) continue;
+        const Box b{item["min"][0], item["min"][1], item["max"][0], item["max"][1]};
+        if (b.x0 < -0.5 || b.y0 < -0.5 || b.x1 > w + 0.5 || b.y1 > h + 0.5) {
+            std::printf("item \"%s\" (%.0f,%.0f)-(%.0f,%.0f) is not inside the window\n", name.c_str(), b.x0, b.y0,
+                        b.x1, b.y1);
+            return 1;
+        }
+        if (!has_ink(pixels, w, h, b, 0)) {
+            std::printf("item \"%s\" shows nothing in the screenshot\n", name.c_str());
+            return 1;
+        }
+        std::printf("item \"%s\": drawn, visible\n", name.c_str());
+        return 0;
+    }
+    std::printf("item \"%s\" was not drawn\n", name.c_str());
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [NAME:ROW:COL=TEXT ...]\n");
+        std::fprintf(stderr,
+                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [[!]window=TITLE] [item=NAME] "
+                     "[NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
     std::ifstream in(argv[1]);
@@ -207,9 +244,16 @@ int main(int argc, char** argv) {
     }
     for (int k = 3; k < argc; ++k) {
         const std::string check = argv[k];
-        failures += check == "layout"   ? check_layout(report)
-                    : check == "varied" ? check_varied(report, pixels, w, h)
-                                        : check_number(report, pixels, w, h, check);
+        if (check.rfind("window=", 0) == 0)
+            failures += check_window(report, check.substr(7), true);
+        else if (check.rfind("!window=", 0) == 0)
+            failures += check_window(report, check.substr(8), false);
+        else if (check.rfind("item=", 0) == 0)
+            failures += check_item(report, pixels, w, h, check.substr(5));
+        else
+            failures += check == "layout"   ? check_layout(report)
+                        : check == "varied" ? check_varied(report, pixels, w, h)
+                                            : check_number(report, pixels, w, h, check);
     }
     stbi_image_free(pixels);
     return failures == 0 ? 0 : 1;

@@ -111,6 +111,9 @@ void HeatmapCache::set_texture_functions(TextureUploader upload, TextureDestroye
         for (auto& [id, entry] : textures_)
             if (entry.texture && destroy_) destroy_(entry.texture);
         textures_.clear();
+        for (auto& [id, entry] : images_)
+            if (entry.texture && destroy_) destroy_(entry.texture);
+        images_.clear();
     }
     upload_ = upload;
     destroy_ = destroy;
@@ -128,8 +131,31 @@ void HeatmapCache::end_frame() {
             ++it;
         }
     }
+    for (auto it = images_.begin(); it != images_.end();) {
+        if (now - it->second.last_frame > cache_frames) {
+            if (it->second.texture && destroy_) destroy_(it->second.texture);
+            it = images_.erase(it);
+        } else {
+            ++it;
+        }
+    }
     for (auto it = stats_.begin(); it != stats_.end();)
         it = now - it->second.last_frame > cache_frames ? stats_.erase(it) : ++it;
+}
+
+ImTextureID HeatmapCache::image(ImGuiID id, std::uint64_t version, int cols, int rows,
+                                const std::function<void(std::vector<std::uint32_t>&)>& paint) {
+    if (!upload_ || cols <= 0 || rows <= 0) return nullptr;
+    Image& entry = images_[id];
+    entry.last_frame = ImGui::GetFrameCount();
+    if (entry.texture && entry.version == version && entry.cols == cols && entry.rows == rows) return entry.texture;
+    std::vector<std::uint32_t> rgba(static_cast<std::size_t>(cols) * static_cast<std::size_t>(rows), 0);
+    paint(rgba);
+    entry.texture = upload_(entry.texture, cols, rows, rgba.data());
+    entry.version = version;
+    entry.cols = cols;
+    entry.rows = rows;
+    return entry.texture;
 }
 
 const core::ValueStats& HeatmapCache::stats(const core::Matrix& m, std::uint64_t generation, bool percentiles) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -98,6 +99,12 @@ public:
     ImTextureID texture(ImGuiID id, const core::Matrix& m, bool transposed, const CellBlock& block,
                         const HeatmapOptions& o, ImU32 masked, ImVec2 drawn);
 
+    // A picture of the caller's own under `id` (the head view's lines): `paint` fills its texels
+    // (RGBA, rows×cols, row-major, all 0 at first) and it is uploaded again only when `version` or
+    // the size changes. nullptr without a texture uploader (the caller draws another way).
+    ImTextureID image(ImGuiID id, std::uint64_t version, int cols, int rows,
+                      const std::function<void(std::vector<std::uint32_t>&)>& paint);
+
 private:
     struct Source {  // what a texture or a range was made from: a matrix's storage at one generation
         const void* data = nullptr;
@@ -124,6 +131,13 @@ private:
     void charge(std::uint64_t start_ns);
 
     std::unordered_map<ImGuiID, Texture> textures_;
+    struct Image {
+        ImTextureID texture = nullptr;
+        std::uint64_t version = 0;
+        int cols = 0, rows = 0;
+        int last_frame = 0;
+    };
+    std::unordered_map<ImGuiID, Image> images_;
     double rebuild_budget_ms_ = 6.0;
     double budget_left_ms_ = 6.0;
     bool rebuilt_this_frame_ = false;

@@ -1,0 +1,724 @@
+#include "head_view_panel.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <imgui.h>
+#include <string>
+
+#include "../widgets/fitted_text.hpp"
+#include "core/format.hpp"
+#include "core/session.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+// The most lines a frame draws: beyond this the weakest are dropped (core::LineOptions::max_lines).
+constexpr std::size_t max_lines_drawn = 20000;
+
+// Beyond this many lines, the lines are painted into a picture (when textures can be made).
+constexpr std::size_t max_vector_lines = 1500;
+
+struct PaintedLine {
+    ImVec2 a, b;  // in texels
+    ImU32 colour;
+};
+
+// Paints lines into RGBA texels (rows×cols, row-major), anti-aliased (each step along the longer
+// axis shares its coverage between the two nearest texels) and blended in order, the later over
+// the earlier, as the GPU would draw them.
+void paint_lines(std::vector<std::uint32_t>& rgba, int cols, int rows, const std::vector<PaintedLine>& lines) {
+    std::vector<float> premultiplied(static_cast<std::size_t>(cols) * static_cast<std::size_t>(rows) * 4, 0.0f);
+    for (const PaintedLine& l : lines) {
+        const ImVec4 c = ImGui::ColorConvertU32ToFloat4(l.colour);
+        const auto splat = [&](int x, int y, float coverage) {
+            if (x < 0 || y < 0 || x >= cols || y >= rows || coverage <= 0) return;
+            float* t = &premultiplied[(static_cast<std::size_t>(y) * static_cast<std::size_t>(cols) +
+                                       static_cast<std::size_t>(x)) *
+                                      4];
+            const float a = c.w * coverage;
+            t[0] = c.x * a + t[0] * (1 - a);
+            t[1] = c.y * a + t[1] * (1 - a);
+            t[2] = c.z * a + t[2] * (1 - a);
+            t[3] = a + t[3] * (1 - a);
+        };
+        const float dx = l.b.x - l.a.x, dy = l.b.y - l.a.y;
+        const bool along_x = std::abs(dx) >= std::abs(dy);
+        const float from = along_x ? std::min(l.a.x, l.b.x) : std::min(l.a.y, l.b.y);
+        const float to = along_x ? std::max(l.a.x, l.b.x) : std::max(l.a.y, l.b.y);
+        const float length = along_x ? dx : dy;
+        for (int step = static_cast<int>(std::floor(from)); step < static_cast<int>(std::ceil(to)); ++step) {
+            // At the texel's centre along the major axis, the line's position across it.
+            const float t = length == 0
+                                ? 0
+                                : std::clamp((static_cast<float>(step) + 0.5f - (along_x ? l.a.x : l.a.y)) / length,
+                                             0.0f, 1.0f);
+            const float across = (along_x ? l.a.y + t * dy : l.a.x + t * dx) - 0.5f;
+            const int near = static_cast<int>(std::floor(across));
+            const float f = across - static_cast<float>(near);
+            if (along_x) {
+                splat(step, near, 1 - f);
+                splat(step, near + 1, f);
+            } else {
+                splat(near, step, 1 - f);
+                splat(near + 1, step, f);
+            }
+        }
+    }
+    for (std::size_t k = 0; k < rgba.size(); ++k) {
+        const float* t = &premultiplied[k * 4];
+        if (t[3] <= 0) continue;
+        const auto channel = [](float v) { return static_cast<ImU32>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)); };
+        rgba[k] = IM_COL32(channel(t[0] / t[3]), channel(t[1] / t[3]), channel(t[2] / t[3]), channel(t[3]));
+    }
+}
+
+// "147 456": a count with its thousands apart (by a narrow space where the font has one).
+std::string grouped(std::size_t count, bool unicode) {
+    const std::string digits = std::to_string(count);
+    std::string out;
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) out += unicode ? "\u202f" : " ";
+        out += digits[k];
+    }
+    return out;
+}
+
+std::string token_label(const std::vector<std::string>& tokens, int t) {
+    return t >= 0 && t < static_cast<int>(tokens.size()) ? tokens[static_cast<std::size_t>(t)]
+                                                         : "#" + std::to_string(t + 1);
+}
+
+// "x1 + x3 + x4 + 2 more": the selected tokens by name, the first few.
+std::string token_list(const std::vector<std::string>& tokens, const std::vector<int>& selected) {
+    std::string out;
+    for (std::size_t k = 0; k < selected.size() && k < 3; ++k)
+        out += (k ? " + " : "") + token_label(tokens, selected[k]);
+    if (selected.size() > 3) out += " + " + std::to_string(selected.size() - 3) + " more";
+    return out;
+}
+
+// A column of tokens: their labels' room, and token t's row [top + t·pitch, top + (t + 1)·pitch].
+struct Column {
+    float x0 = 0, x1 = 0;
+    float top = 0, pitch = 1;
+    int count = 0;
+    float y(int t) const { return top + (static_cast<float>(t) + 0.5f) * pitch; }
+    float bottom() const { return top + static_cast<float>(count) * pitch; }
+    int at(float y) const {
+        return std::clamp(static_cast<int>(std::floor((y - top) / pitch)), 0, std::max(count - 1, 0));
+    }
+};
+
+float widest_label(const std::vector<std::string>& tokens) {
+    float w = 0;
+    for (const std::string& t : tokens) w = std::max(w, ImGui::CalcTextSize(t.c_str()).x);
+    return w;
+}
+
+bool contains(const std::vector<int>& sorted, int t) { return std::binary_search(sorted.begin(), sorted.end(), t); }
+
+// The selection without tokens that no longer exist (the session shrank).
+void prune(std::vector<int>& selected, int count) {
+    std::erase_if(selected, [count](int t) { return t < 0 || t >= count; });
+}
+
+// The legend (a colour chip per head: click to hide or show its lines; all, none) and the controls.
+void draw_controls(UiContext& ui, HeadViewPanel& p, int heads, float min_weight, int top_k, bool scaled) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float chip = ImGui::GetFrameHeight(), font = ImGui::GetFontSize();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("heads");
+    for (int h = 0; h < heads; ++h) {
+        const std::string number = std::to_string(h + 1);
+        const float w = chip + style.ItemInnerSpacing.x + ImGui::CalcTextSize(number.c_str()).x;
+        same_line_if_fits(w);
+        ImGui::PushID(h);
+        const bool shown = head_shown(p, h);
+        if (ImGui::InvisibleButton("##head", {w, chip})) set_head_shown(p, h, !shown);
+        ui.report_item("head view: head " + number);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Head %d: click to %s its lines", h + 1, shown ? "hide" : "show");
+        const ImVec2 a = ImGui::GetItemRectMin();
+        const float inset = chip * 0.18f;
+        const ImVec2 c0{a.x + inset, a.y + inset}, c1{a.x + chip - inset, a.y + chip - inset};
+        if (shown)
+            dl->AddRectFilled(c0, c1, head_color(h, heads), 2);
+        else
+            dl->AddRect(c0, c1, head_color(h, heads), 2, 0, 1.5f);
+        dl->AddText({a.x + chip + style.ItemInnerSpacing.x, a.y + style.FramePadding.y},
+                    ImGui::GetColorU32(shown ? ImGuiCol_Text : ImGuiCol_TextDisabled), number.c_str());
+        ImGui::PopID();
+    }
+    const auto button = [&](const char* label, const char* tip) {
+        same_line_if_fits(ImGui::CalcTextSize(label).x + style.FramePadding.x * 2);
+        const bool pressed = ImGui::Button(label);
+        ui.report_item(std::string("head view: ") + label);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+        return pressed;
+    };
+    if (button("all", "Show every head's lines"))
+        for (int h = 0; h < heads; ++h) set_head_shown(p, h, true);
+    if (button("none", "Hide every head's lines (then click a head to see it alone)"))
+        for (int h = 0; h < heads; ++h) set_head_shown(p, h, false);
+
+    const bool unicode = ui.notation() == core::Notation::unicode;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(unicode ? "weight ≥" : "weight >=");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 5);
+    if (ImGui::SliderFloat("##min weight", &min_weight, 0, 1, min_weight < 0.01f ? "%.4f" : "%.3f",
+                           ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+        p.min_weight = min_weight;
+    ui.report_item("head view: min weight");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Lines of a smaller weight are not drawn (Ctrl+click to type a value)");
+    same_line_if_fits(font * 6 + ImGui::CalcTextSize("top-k").x);
+    ImGui::SetNextItemWidth(font * 5.5f);
+    if (ImGui::InputInt("top-k", &top_k)) p.top_k = std::max(top_k, 0);
+    ui.report_item("head view: top-k");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each query keeps only its k strongest keys in each head (0: all)");
+    same_line_if_fits(toggle_width("sum") + toggle_width("mean") + style.ItemSpacing.x);
+    if (ImGui::RadioButton("sum", !p.mean)) p.mean = false;
+    ui.report_item("head view: sum");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("mean", p.mean)) p.mean = true;
+    ui.report_item("head view: mean");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Several selected tokens: their weights added (sum), or added and divided by their number");
+    same_line_if_fits(toggle_width("scale opacity"));
+    if (ImGui::Checkbox("scale opacity", &scaled)) p.scaled_opacity = scaled;
+    ui.report_item("head view: scale opacity");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "On: opacity = weight / the 99th percentile of the weights drawn, so lines stay visible\n"
+            "when every weight is small (at large n). Off: opacity = weight.");
+    const bool any = !p.queries.empty() || !p.keys.empty();
+    same_line_if_fits(ImGui::CalcTextSize("clear").x + style.FramePadding.x * 2);
+    ImGui::BeginDisabled(!any);
+    if (ImGui::Button("clear")) clear_selection(p);
+    ImGui::EndDisabled();
+    ui.report_item("head view: clear");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Clear the selection (Esc)");
+}
+
+// The selection's attention, the shown heads averaged and per head.
+void compute_selection(HeadViewPanel& p, core::HeadWeights given) {
+    const core::Aggregate how = p.mean ? core::Aggregate::mean : core::Aggregate::sum;
+    const auto fill = [&](const std::vector<int>& selected, Eigen::VectorXd& combined,
+                          std::vector<Eigen::VectorXd>& per_head, auto attention) {
+        combined.resize(0);
+        per_head.assign(given.size(), Eigen::VectorXd());
+        if (selected.empty()) return;
+        if (core::Result<Eigen::VectorXd> all = attention(given, selected); all) combined = std::move(*all.value);
+        for (std::size_t h = 0; h < given.size(); ++h)
+            if (given[h])
+                if (core::Result<Eigen::VectorXd> one = attention(*given[h], selected); one)
+                    per_head[h] = std::move(*one.value);
+    };
+    fill(p.queries, p.of_queries, p.of_queries_per_head,
+         [how](const auto& w, const std::vector<int>& s) { return core::attention_of_queries(w, s, how); });
+    fill(p.keys, p.to_keys, p.to_keys_per_head,
+         [how](const auto& w, const std::vector<int>& s) { return core::attention_to_keys(w, s, how); });
+}
+
+// The strongest of a hovered token's other side, in a tooltip: its keys (a query) or the queries
+// attending to it (a key), the shown heads averaged.
+void token_tooltip(const HeadViewPanel& p, int top_k, core::HeadWeights given, const std::vector<std::string>& queries,
+                   const std::vector<std::string>& keys) {
+    const bool query = p.hovered_query >= 0;
+    const int t = query ? p.hovered_query : p.hovered_key;
+    const int one[] = {t};
+    const core::Result<Eigen::VectorXd> r = query ? core::attention_of_queries(given, one, core::Aggregate::sum)
+                                                  : core::attention_to_keys(given, one, core::Aggregate::sum);
+    ImGui::BeginTooltip();
+    ImGui::Text("%s %s (%s %d)", query ? "query" : "key", token_label(query ? queries : keys, t).c_str(),
+                query ? "row" : "column", t);
+    if (r) {
+        const int k = top_k > 0 ? std::min(top_k, 8) : 5;
+        ImGui::TextDisabled(query ? "attends most to (heads shown, averaged):"
+                                  : "attended most by (heads shown, averaged):");
+        for (const core::Ranked& e : core::strongest({r.value->data(), static_cast<std::size_t>(r.value->size())}, k))
+            ImGui::Text("  %-10s %s", token_label(query ? keys : queries, e.index).c_str(),
+                        core::format_compact(e.value, 3).c_str());
+    } else {
+        ImGui::TextDisabled("no head is shown");
+    }
+    ImGui::TextDisabled("Click: keep its lines.  Ctrl+click: add it to the selection.");
+    ImGui::EndTooltip();
+}
+
+// One table of a selection's attention: a row per token of the other side, strongest first, then
+// the shown heads averaged and each head (its number in its colour).
+void selection_table(const char* id, const std::string& title, const char* explanation, const Eigen::VectorXd& combined,
+                     const std::vector<Eigen::VectorXd>& per_head, const std::vector<std::string>& labels,
+                     const char* token_heading, const char* combined_heading, ImVec2 size) {
+    const float font = ImGui::GetFontSize();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(fitted_text(title, size.x).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", title.c_str(), explanation);
+    std::vector<int> heads;
+    for (std::size_t h = 0; h < per_head.size(); ++h)
+        if (per_head[h].size() == combined.size()) heads.push_back(static_cast<int>(h));
+    const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+    const float table_h = std::max(size.y - ImGui::GetTextLineHeightWithSpacing(), ImGui::GetFrameHeight() * 2);
+    if (ImGui::BeginTable(id, 2 + static_cast<int>(heads.size()), flags, {size.x, table_h})) {
+        ImGui::TableSetupScrollFreeze(1, 1);
+        ImGui::TableSetupColumn(token_heading, ImGuiTableColumnFlags_WidthFixed, font * 4.5f);
+        ImGui::TableSetupColumn(combined_heading);
+        for (int h : heads) ImGui::TableSetupColumn(("h" + std::to_string(h + 1)).c_str());
+        ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+        for (int c = 0; c < 2 + static_cast<int>(heads.size()); ++c) {
+            ImGui::TableSetColumnIndex(c);
+            const bool head = c >= 2;
+            if (head)
+                ImGui::PushStyleColor(ImGuiCol_Text, head_color(heads[static_cast<std::size_t>(c - 2)],
+                                                                static_cast<int>(per_head.size())));
+            ImGui::TableHeader(ImGui::TableGetColumnName(c));
+            if (head) ImGui::PopStyleColor();
+        }
+        const std::vector<core::Ranked> order =
+            core::strongest({combined.data(), static_cast<std::size_t>(combined.size())}, 0);
+        ImGuiListClipper clipper;
+        clipper.Begin(static_cast<int>(order.size()));
+        while (clipper.Step()) {
+            for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+                const core::Ranked& e = order[static_cast<std::size_t>(r)];
+                ImGui::TableNextRow();
+                ImGui::TableSetColumnIndex(0);
+                const std::string label = token_label(labels, e.index);
+                ImGui::TextUnformatted(fitted_text(label, font * 4.5f).c_str());
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (%d)", label.c_str(), e.index);
+                ImGui::TableSetColumnIndex(1);
+                ImGui::TextUnformatted(core::format_compact(e.value, 3).c_str());
+                for (std::size_t c = 0; c < heads.size(); ++c) {
+                    ImGui::TableSetColumnIndex(static_cast<int>(c) + 2);
+                    ImGui::TextUnformatted(
+                        core::format_compact(per_head[static_cast<std::size_t>(heads[c])](e.index), 3).c_str());
+                }
+            }
+        }
+        ImGui::EndTable();
+    }
+    ImGui::EndGroup();
+}
+
+// The bars of a selection's attention beside a column: bar length = value / the largest value, the
+// number printed where the column has room for labels. `outward` is +1 (bars grow right, from x)
+// or −1 (left).
+void draw_bars(ImDrawList* dl, const Column& c, const Eigen::VectorXd& values, float x, float width, float outward,
+               int step, const ImFont* numbers, ImU32 bar, ImU32 text) {
+    if (values.size() != c.count || width <= 0) return;
+    const double largest = std::max(values.maxCoeff(), 1e-300);
+    const float h = std::max(1.0f, std::min(c.pitch * 0.8f, ImGui::GetTextLineHeight()));
+    const float room = width - 2;
+    for (int t = 0; t < c.count; ++t) {
+        const float len = room * static_cast<float>(std::clamp(values(t) / largest, 0.0, 1.0));
+        const float y = c.y(t);
+        const float a = x + outward, b = x + outward * (1 + len);
+        dl->AddRectFilled({std::min(a, b), y - h / 2}, {std::max(a, b), y + h / 2}, bar);
+        if (t % step != 0) continue;
+        const std::string number = core::format_compact(values(t), 3);
+        const float size = numbers->FontSize;
+        const float w = numbers->CalcTextSizeA(size, FLT_MAX, 0, number.c_str()).x;
+        if (w > room) continue;
+        // At the bar's outer end of its room, so the bar runs under the number's start.
+        const float tx = outward > 0 ? x + width - w - 1 : x - width + 1;
+        dl->AddText(numbers, size, {tx, y - size / 2}, text, number.c_str());
+    }
+}
+
+}  // namespace
+
+bool head_shown(const HeadViewPanel& p, int head) {
+    return head < 0 || static_cast<std::size_t>(head) >= p.hidden.size() || !p.hidden[static_cast<std::size_t>(head)];
+}
+
+void set_head_shown(HeadViewPanel& p, int head, bool shown) {
+    if (head < 0) return;
+    if (static_cast<std::size_t>(head) >= p.hidden.size()) p.hidden.resize(static_cast<std::size_t>(head) + 1, 0);
+    p.hidden[static_cast<std::size_t>(head)] = !shown;
+}
+
+void click_token(HeadViewPanel& p, TokenSide side, int token, bool add) {
+    std::vector<int>& own = side == TokenSide::query ? p.queries : p.keys;
+    std::vector<int>& other = side == TokenSide::query ? p.keys : p.queries;
+    const auto at = std::lower_bound(own.begin(), own.end(), token);
+    const bool in = at != own.end() && *at == token;
+    if (add) {
+        if (in)
+            own.erase(at);
+        else
+            own.insert(at, token);
+        return;
+    }
+    const bool alone = in && own.size() == 1 && other.empty();
+    clear_selection(p);
+    if (!alone) own.push_back(token);
+}
+
+void clear_selection(HeadViewPanel& p) {
+    p.queries.clear();
+    p.keys.clear();
+}
+
+std::string select_tokens(HeadViewPanel& p, const std::string& text, int n, int n_keys) {
+    std::string problem;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string item = text.substr(at, comma - at);
+        at = comma + 1;
+        const bool key = !item.empty() && (item[0] == 'k' || item[0] == 'K');
+        const std::string digits = key ? item.substr(1) : item;
+        const int count = key ? n_keys : n;
+        int t = -1;
+        if (!digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos)
+            t = std::stoi(digits);
+        if (t < 0) {
+            if (problem.empty())
+                problem = "'" + item + "' is no token: a query row from 0 (2) or k and a key column (k2)";
+            continue;
+        }
+        if (t >= count) {
+            if (problem.empty())
+                problem = std::string(key ? "key " : "query ") + std::to_string(t) + " does not exist: there are " +
+                          std::to_string(count);
+            continue;
+        }
+        std::vector<int>& own = key ? p.keys : p.queries;
+        if (!contains(own, t)) own.insert(std::lower_bound(own.begin(), own.end(), t), t);
+    }
+    return problem;
+}
+
+int label_step(int count, float pitch, float line_height) {
+    if (count <= 0 || pitch >= line_height) return 1;
+    for (int decade = 1;; decade *= 10)
+        for (int m : {1, 2, 5}) {
+            const int step = m * decade;
+            if (pitch * static_cast<float>(step) >= line_height || step >= count) return step;
+        }
+}
+
+void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
+    const Snapshot& shown = state.shown();
+    const core::Trace& trace = shown.trace;
+    const int heads = static_cast<int>(trace.heads.size());
+    if (heads == 0 || trace.heads[0].weights.size() == 0) {
+        ImGui::TextDisabled("No weights to show: the trace is empty.");
+        return;
+    }
+    const std::vector<std::string>& query_tokens = shown.session.tokens;
+    const std::vector<std::string>& key_tokens = core::key_tokens(shown.session);
+    const int n = static_cast<int>(trace.heads[0].weights.rows());
+    const int n_keys = static_cast<int>(trace.heads[0].weights.cols());
+    prune(p.queries, n);
+    prune(p.keys, n_keys);
+    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) && !ImGui::GetIO().WantTextInput &&
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+        clear_selection(p);
+
+    const float min_weight = p.min_weight.value_or(std::min(0.02f, 1.0f / static_cast<float>(n_keys)));
+    const int top_k = p.top_k.value_or(n_keys >= 64 ? 3 : 0);
+    const bool scaled = p.scaled_opacity.value_or(n_keys >= 16);
+    draw_controls(ui, p, heads, min_weight, top_k, scaled);
+    std::vector<const core::Matrix*> given(static_cast<std::size_t>(heads));
+    std::vector<char> hidden(static_cast<std::size_t>(heads));
+    for (int h = 0; h < heads; ++h) {
+        hidden[static_cast<std::size_t>(h)] = !head_shown(p, h);
+        if (head_shown(p, h)) given[static_cast<std::size_t>(h)] = &trace.heads[static_cast<std::size_t>(h)].weights;
+    }
+
+    // The room: a header line, the two columns with the lines between them (the block), a line
+    // saying what is drawn, and the selection's tables: beside the block when the panel is wide
+    // enough, else under it.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const ImGuiIO& io = ImGui::GetIO();
+    const float font = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeight();
+    const float row_h = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const bool selection = !p.queries.empty() || !p.keys.empty();
+    const float pad = font * 0.4f;
+    // Each column at least as wide as its heading.
+    float query_w = std::clamp(widest_label(query_tokens), ImGui::CalcTextSize("queries").x, font * 7) + pad;
+    float key_w = std::clamp(widest_label(key_tokens), ImGui::CalcTextSize("keys").x, font * 7) + pad;
+    float bar_w = font * 3.2f;
+    if (avail.x < query_w + key_w + 2 * bar_w + font * 6) bar_w = 0;
+    const float labels_w = query_w + key_w + 2 * bar_w;
+    if (avail.x - labels_w < font * 4) {  // too narrow: the labels give up some of their room
+        const float shrink = std::max(0.3f, (avail.x - 2 * bar_w - font * 4) / (query_w + key_w));
+        query_w *= shrink;
+        key_w *= shrink;
+    }
+    // Lines longer than 22 em only flatten the picture. With a selection, the tables go beside the
+    // block when the panel is wide enough: they take what their natural width needs (a token
+    // column and a column of numbers for the mean and each shown head) of the room the labels
+    // leave, but at least 12 em, and the lines keep at least a third of it.
+    float lines_w = std::clamp(avail.x - query_w - key_w - 2 * bar_w, font * 4, font * 22);
+    bool tables_beside = false;
+    if (selection) {
+        int shown_heads = 0;
+        for (const core::Matrix* w : given) shown_heads += w != nullptr;
+        const float tables = static_cast<float>(!p.queries.empty() + !p.keys.empty()) * font *
+                             (4.5f + 3.5f * static_cast<float>(1 + shown_heads));
+        const float spare = avail.x - query_w - key_w - 2 * bar_w - style.ItemSpacing.x;
+        if (spare * 2 / 3 >= font * 12) {
+            tables_beside = true;
+            lines_w = std::clamp(spare - tables, std::max(font * 5, spare / 3), font * 22);
+        }
+    }
+    const float block_w = std::min(avail.x, query_w + key_w + 2 * bar_w + lines_w);
+    float table_h = 0;
+    if (selection && !tables_beside) {
+        const int rows = std::min(std::max(p.queries.empty() ? 0 : n_keys, p.keys.empty() ? 0 : n), 6);
+        table_h = row_h + static_cast<float>(rows + 1) * (line_h + style.CellPadding.y * 2) + style.ScrollbarSize +
+                  style.ItemSpacing.y;
+        table_h = std::min(table_h, avail.y * 0.45f);
+    }
+    // Below the columns: the line saying what is drawn, then the tables or a hint.
+    const float below = row_h + (selection ? table_h : row_h);
+    // Up to 10 tokens a column keep a line each however small the panel (it scrolls then).
+    const float columns_h = std::max(avail.y - row_h - below,
+                                     static_cast<float>(std::min(std::max(n, n_keys), 10)) * line_h);
+    const float top = origin.y + row_h;
+    const float max_pitch = row_h * 1.5f;
+    const Column q{origin.x + bar_w, origin.x + bar_w + query_w, top,
+                   std::min(columns_h / static_cast<float>(n), max_pitch), n};
+    const Column k{origin.x + block_w - bar_w - key_w, origin.x + block_w - bar_w, top,
+                   std::min(columns_h / static_cast<float>(n_keys), max_pitch), n_keys};
+    const float x0 = q.x1 + pad * 0.5f, x1 = k.x0 - pad * 0.5f;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+
+    // The header.
+    const ImU32 disabled = ImGui::GetColorU32(ImGuiCol_TextDisabled), text = ImGui::GetColorU32(ImGuiCol_Text);
+    dl->AddText({q.x1 - pad * 0.5f - ImGui::CalcTextSize("queries").x, origin.y}, disabled, "queries");
+    dl->AddText({k.x0 + pad * 0.5f, origin.y}, disabled, "keys");
+    if (bar_w > 0 && !p.keys.empty()) dl->AddText({origin.x, origin.y}, disabled, p.mean ? "mean" : "share");
+    if (bar_w > 0 && !p.queries.empty()) {
+        const char* heading = p.mean ? "mean" : "sum";
+        dl->AddText({origin.x + block_w - ImGui::CalcTextSize(heading).x, origin.y}, disabled, heading);
+    }
+
+    // The columns take the pointer: hover a token for its lines, click to keep them, Ctrl+click
+    // to select several.
+    ImGui::Dummy({avail.x, row_h + columns_h});
+    const ImVec2 after = ImGui::GetCursorScreenPos();
+    p.hovered_query = p.hovered_key = -1;
+    ImGui::SetCursorScreenPos({origin.x, top});
+    if (ImGui::InvisibleButton("##query tokens", {q.x1 - origin.x, q.bottom() - top}))
+        click_token(p, TokenSide::query, q.at(io.MousePos.y), io.KeyCtrl);
+    if (ImGui::IsItemHovered()) p.hovered_query = q.at(io.MousePos.y);
+    ImGui::SetCursorScreenPos({k.x0, top});
+    if (ImGui::InvisibleButton("##key tokens", {origin.x + block_w - k.x0, k.bottom() - top}))
+        click_token(p, TokenSide::key, k.at(io.MousePos.y), io.KeyCtrl);
+    if (ImGui::IsItemHovered()) p.hovered_key = k.at(io.MousePos.y);
+    // Every step-th label is drawn where they are too close for all, and the highlighted ones.
+    const int step_q = label_step(n, q.pitch, line_h), step_k = label_step(n_keys, k.pitch, line_h);
+    const auto labelled = [](int t, int step, const std::vector<int>& selected, int hovered) {
+        return t % step == 0 || t == hovered || contains(selected, t);
+    };
+    if (ui.report) {
+        // Each token where it is: its label's box when its label is drawn, else its row (which may
+        // be less than a pixel high).
+        const auto report = [&](const Column& c, const std::string& name, int t, bool label) {
+            const float half = label ? std::max(c.pitch, line_h) / 2 : c.pitch / 2;
+            ui.report->items.push_back({name, {c.x0, c.y(t) - half}, {c.x1, c.y(t) + half}});
+        };
+        for (int t = 0; t < n; ++t)
+            report(q, "head view: query " + token_label(query_tokens, t), t,
+                   labelled(t, step_q, p.queries, p.hovered_query));
+        for (int t = 0; t < n_keys; ++t)
+            report(k, "head view: key " + token_label(key_tokens, t), t, labelled(t, step_k, p.keys, p.hovered_key));
+    }
+    if (p.hovered_query >= 0 || p.hovered_key >= 0) token_tooltip(p, top_k, given, query_tokens, key_tokens);
+    compute_selection(p, given);  // after this frame's clicks
+
+    // The lines: of the hovered token, else of the selection, else all; recomputed on a change only.
+    HeadViewPanel::LinesKey key{state.generation(), hidden, min_weight, top_k, {}, {}};
+    if (p.hovered_query >= 0)
+        key.queries = {p.hovered_query};
+    else if (p.hovered_key >= 0)
+        key.keys = {p.hovered_key};
+    else
+        key.queries = p.queries, key.keys = p.keys;
+    if (!(key == p.lines_of)) {
+        // The whole view's lines are kept aside: the pointer leaving a token brings them back at
+        // once (at n in the thousands they take a pass over every weight).
+        const bool whole = key.queries.empty() && key.keys.empty();
+        if (whole && key == p.whole_of) {
+            p.lines = p.whole_lines;
+        } else {
+            core::LineOptions o;
+            o.min_weight = key.min_weight;
+            o.top_k = key.top_k;
+            o.max_lines = max_lines_drawn;
+            o.queries = key.queries;
+            o.keys = key.keys;
+            p.lines = core::head_lines(given, o);
+            if (whole) {
+                p.whole_lines = p.lines;
+                p.whole_of = key;
+            }
+        }
+        p.lines_of = std::move(key);
+    }
+    const bool isolated = !p.lines_of.queries.empty() || !p.lines_of.keys.empty();
+    // Scaled, a weight at the 99th percentile of those drawn is opaque (the lines are weakest
+    // first), as the heatmaps' percentile scaling ends there: one outlier (the first query's weight
+    // of 1 under a causal mask) cannot wash out the rest.
+    p.opacity_of_1 = 1;
+    if (scaled && !p.lines.lines.empty()) {
+        const double at = p.lines.lines[(p.lines.lines.size() - 1) * 99 / 100].weight;
+        if (at > 0) p.opacity_of_1 = at;
+    }
+
+    p.drawn.assign(static_cast<std::size_t>(heads), 0);
+    for (const core::HeadLine& l : p.lines.lines) ++p.drawn[static_cast<std::size_t>(l.head)];
+    const auto line_colour = [&](const core::HeadLine& l) {
+        const auto alpha = static_cast<ImU32>(std::lround(std::clamp(l.weight / p.opacity_of_1, 0.0, 1.0) * 255));
+        return (head_color(l.head, heads) & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
+    };
+    // Many lines are painted into a picture once (a software OpenGL spends far longer on thousands
+    // of long thin triangles every frame); a few, or without textures, are drawn as lines.
+    const float lines_bottom = std::max(q.bottom(), k.bottom());
+    const ImVec2 scale = io.DisplayFramebufferScale;
+    const ImVec2 corner{std::floor(x0), std::floor(top)};
+    const int cols = static_cast<int>(std::ceil((x1 - corner.x) * scale.x));
+    const int rows = static_cast<int>(std::ceil((lines_bottom - corner.y) * scale.y)) + 1;
+    ImTextureID picture = nullptr;
+    if (p.lines.lines.size() > max_vector_lines) {
+        if (p.lines_of != p.painted_of || p.opacity_of_1 != p.painted_opacity) {
+            ++p.painted_version;
+            p.painted_of = p.lines_of;
+            p.painted_opacity = p.opacity_of_1;
+        }
+        const auto texel = [&](ImVec2 at) { return ImVec2{(at.x - corner.x) * scale.x, (at.y - corner.y) * scale.y}; };
+        picture = ui.heatmaps.image(
+            ImGui::GetID("##lines"), p.painted_version, cols, rows, [&](std::vector<std::uint32_t>& rgba) {
+                std::vector<PaintedLine> painted;
+                painted.reserve(p.lines.lines.size());
+                for (const core::HeadLine& l : p.lines.lines)
+                    painted.push_back({texel({x0, q.y(l.query)}), texel({x1, k.y(l.key)}), line_colour(l)});
+                paint_lines(rgba, cols, rows, painted);
+            });
+    }
+    if (picture) {
+        dl->AddImage(picture, corner,
+                     {corner.x + static_cast<float>(cols) / scale.x, corner.y + static_cast<float>(rows) / scale.y});
+    } else {
+        dl->PushClipRect({x0, top}, {x1, lines_bottom + 1}, true);
+        const float thickness = std::max(n, n_keys) <= 48 ? 1.5f : 1.0f;
+        for (const core::HeadLine& l : p.lines.lines)
+            dl->AddLine({x0, q.y(l.query)}, {x1, k.y(l.key)}, line_colour(l), thickness);
+        dl->PopClipRect();
+    }
+
+    // The labels, the highlighted ones last (over their neighbours).
+    const auto label = [&](const Column& c, const std::vector<std::string>& tokens, int t, bool right_aligned) {
+        const std::string s = fitted_text(token_label(tokens, t), c.x1 - c.x0 - pad);
+        const float w = ImGui::CalcTextSize(s.c_str()).x;
+        const float x = right_aligned ? c.x1 - pad * 0.5f - w : c.x0 + pad * 0.5f;
+        dl->AddText({x, c.y(t) - line_h / 2}, text, s.c_str());
+    };
+    const auto special = [&](const std::vector<int>& selected, int hovered, int t) {
+        return t == hovered || contains(selected, t);
+    };
+    for (int t = 0; t < n; t += step_q)
+        if (!special(p.queries, p.hovered_query, t)) label(q, query_tokens, t, true);
+    for (int t = 0; t < n_keys; t += step_k)
+        if (!special(p.keys, p.hovered_key, t)) label(k, key_tokens, t, false);
+    // The selected tokens and the hovered one on a coloured box over their neighbours' labels.
+    const auto highlighted = [&](const Column& c, const std::vector<std::string>& tokens, int t, bool right_aligned,
+                                 Color colour) {
+        const float h = std::max(c.pitch, line_h) / 2;
+        dl->AddRectFilled({c.x0, c.y(t) - h}, {c.x1, c.y(t) + h}, ui.color(colour), 3);
+        label(c, tokens, t, right_aligned);
+    };
+    for (int t : p.queries) highlighted(q, query_tokens, t, true, Color::token_selected);
+    for (int t : p.keys) highlighted(k, key_tokens, t, false, Color::token_selected);
+    if (p.hovered_query >= 0) highlighted(q, query_tokens, p.hovered_query, true, Color::token_hovered);
+    if (p.hovered_key >= 0) highlighted(k, key_tokens, p.hovered_key, false, Color::token_hovered);
+
+    // The selection's bars: beside the keys what the selected queries attend to, beside the
+    // queries how much of their attention goes to the selected keys.
+    const ImFont* numbers = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
+    draw_bars(dl, k, p.of_queries, k.x1, bar_w, 1, step_k, numbers, ui.color(Color::selection_bar), text);
+    draw_bars(dl, q, p.to_keys, q.x0, bar_w, -1, step_q, numbers, ui.color(Color::selection_bar), text);
+
+    // What is drawn, and what is not.
+    ImGui::SetCursorScreenPos(after);
+    const core::HeadLines& l = p.lines;
+    const bool unicode = ui.notation() == core::Notation::unicode;
+    char filters[96];
+    std::snprintf(filters, sizeof filters, "weight %s %.3g%s", unicode ? "≥" : ">=", p.lines_of.min_weight,
+                  p.lines_of.top_k > 0 ? (", top " + std::to_string(p.lines_of.top_k) + " a query").c_str() : "");
+    std::string tail =
+        (isolated ? "lines of the " +
+                        std::string(p.hovered_query >= 0 || p.hovered_key >= 0 ? "hovered token" : "selection") + ": "
+                  : std::string()) +
+        "showing " + grouped(l.lines.size(), unicode) + " of " + grouped(l.considered, unicode) + " lines (" + filters +
+        ")";
+    if (p.opacity_of_1 < 1) {
+        char scale[48];
+        std::snprintf(scale, sizeof scale, "; opacity = weight / %.3g", p.opacity_of_1);
+        tail += scale;
+    }
+    if (step_q > 1 || step_k > 1) tail += "; one label in " + std::to_string(std::max(step_q, step_k));
+    ImGui::TextDisabled("%s", fitted_text(tail, avail.x).c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "%s\n%s lines considered: %s below the threshold, %s beyond the top k of their query, %s "
+            "over the bound of %s lines a frame (the weakest)",
+            tail.c_str(), grouped(l.considered, unicode).c_str(), grouped(l.below_min, unicode).c_str(),
+            grouped(l.beyond_top_k, unicode).c_str(), grouped(l.over_bound, unicode).c_str(),
+            grouped(max_lines_drawn, unicode).c_str());
+    if (!selection) {
+        ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
+        text_fitted("Hover a token: its lines. Click: keep them. Ctrl+click: select several. Esc: clear.");
+        ImGui::PopStyleColor();
+        return;
+    }
+
+    // The selection's tables, side by side when both columns have a selection.
+    ImVec2 room{avail.x, std::max(table_h - style.ItemSpacing.y, ImGui::GetFrameHeight() * 3)};
+    if (tables_beside) {
+        ImGui::SetCursorScreenPos({origin.x + block_w + style.ItemSpacing.x, origin.y});
+        room = {avail.x - block_w - style.ItemSpacing.x, row_h + columns_h};
+    }
+    // Two tables side by side when each still shows a token and a number, else one above the other.
+    const bool both = !p.queries.empty() && !p.keys.empty();
+    const bool side_by_side = both && (room.x - style.ItemSpacing.x) / 2 >= font * 9;
+    const ImVec2 size{side_by_side ? (room.x - style.ItemSpacing.x) / 2 : room.x,
+                      both && !side_by_side ? (room.y - style.ItemSpacing.y) / 2 : room.y};
+    const ImVec2 room_at = ImGui::GetCursorScreenPos();
+    const char* how = p.mean ? "mean" : "sum";
+    const std::string arrow = ui.notation() == core::Notation::unicode ? " → " : " -> ";
+    if (!p.queries.empty())
+        selection_table(
+            "##of queries", token_list(query_tokens, p.queries) + arrow + "each key: " + how + ", heads averaged",
+            p.mean ? "For each key: the mean of the selected queries' weights on it (their rows added, divided "
+                     "by their number), averaged over the shown heads; then each head's own."
+                   : "For each key: the sum of the selected queries' weights on it (their rows added), "
+                     "averaged over the shown heads; then each head's own.",
+            p.of_queries, p.of_queries_per_head, key_tokens, "key", how, size);
+    if (side_by_side)
+        ImGui::SameLine();
+    else if (both)  // under the first, in the same room (which may be beside the columns)
+        ImGui::SetCursorScreenPos({room_at.x, room_at.y + size.y + style.ItemSpacing.y});
+    if (!p.keys.empty())
+        selection_table("##to keys",
+                        "each query" + arrow + token_list(key_tokens, p.keys) + ": " + (p.mean ? "mean" : "share") +
+                            ", heads averaged",
+                        p.mean ? "For each query: the mean of its weights on the selected keys (its weights on them "
+                                 "added, divided by their number), averaged over the shown heads; then each head's own."
+                               : "For each query: the share of its attention on the selected keys (its weights on them "
+                                 "added), averaged over the shown heads; then each head's own.",
+                        p.to_keys, p.to_keys_per_head, query_tokens, "query", p.mean ? "mean" : "share", size);
+}
+
+}  // namespace attnviz::app
