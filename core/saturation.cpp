@@ -71,6 +71,7 @@ SaturationSummary& SaturationSummary::operator+=(const SaturationSummary& o) {
     if (all > 0) {
         mean_entropy = (mean_entropy * rows + o.mean_entropy * o.rows) / all;
         mean_max = (mean_max * rows + o.mean_max * o.rows) / all;
+        mean_uniform_entropy = (mean_uniform_entropy * rows + o.mean_uniform_entropy * o.rows) / all;
     }
     rows = all;
     choosing += o.choosing;
@@ -129,12 +130,14 @@ SaturationSummary summarize(std::span<const RowSaturation> rows) {
     for (const RowSaturation& r : rows) {
         s.mean_entropy += r.entropy;
         s.mean_max += r.max;
+        if (r.keys > 0) s.mean_uniform_entropy += std::log(static_cast<double>(r.keys));
         if (r.keys < 2) continue;
         ++s.choosing;
         if (r.max >= one_hot_threshold) ++s.one_hot;
     }
     s.mean_entropy /= s.rows;
     s.mean_max /= s.rows;
+    s.mean_uniform_entropy /= s.rows;
     return s;
 }
 

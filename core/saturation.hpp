@@ -39,7 +39,10 @@ struct RowSaturation {
 struct SaturationSummary {
     double mean_entropy = 0;  // over every row, nats
     double mean_max = 0;      // over every row
-    int rows = 0;             // query rows
+    // The mean entropy the rows would have if uniform (over their allowed keys): mean of ln(keys),
+    // ln(n_keys) without a mask. The top of a plot of mean_entropy.
+    double mean_uniform_entropy = 0;
+    int rows = 0;  // query rows
     // Rows with at least two keys to choose from, and how many of them are nearly one-hot
     // (max ≥ one_hot_threshold). A row with one allowed key (the first query under a causal mask)
     // has weight 1 whatever s is: it says nothing about saturation and is not counted.

@@ -205,6 +205,7 @@ TEST(Saturation, SummaryCountsNearlyOneHotRowsThatChoose) {
     EXPECT_TRUE(s.saturated());  // 2 of 3
     EXPECT_DOUBLE_EQ(s.mean_entropy, 0.51 / 4);
     EXPECT_DOUBLE_EQ(s.mean_max, (0.995 + 0.99 + 0.98 + 1.0) / 4);
+    EXPECT_DOUBLE_EQ(s.mean_uniform_entropy, (std::log(4.0) + 2 * std::log(3.0) + 0) / 4);
     // Half is not a majority.
     EXPECT_FALSE(summarize(std::vector<RowSaturation>{{0, 1, 2}, {0.6, 0.6, 2}}).saturated());
     // Two heads' summaries add up.
@@ -215,6 +216,7 @@ TEST(Saturation, SummaryCountsNearlyOneHotRowsThatChoose) {
     EXPECT_EQ(both.one_hot, 2);
     EXPECT_FALSE(both.saturated());
     EXPECT_DOUBLE_EQ(both.mean_entropy, (0.51 + 2.0) / 6);
+    EXPECT_DOUBLE_EQ(both.mean_uniform_entropy, (std::log(4.0) + 2 * std::log(3.0) + 2 * std::log(2.0)) / 6);
     EXPECT_EQ(summarize(std::vector<RowSaturation>{}).rows, 0);
 }
 

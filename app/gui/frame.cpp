@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 namespace attnviz::app {
 
@@ -209,6 +210,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_viewer_panel(s, ui, p.viewer); }},
+    {"Saturation lab", Place::lower_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
 };
 
 void record_window(UiContext& ui, const char* title) {
@@ -230,7 +233,9 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
             // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
             const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
             if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
-                if (!self) {
+                // In the frame its window appears, a tab bar shows its first tab (or the one chosen
+                // when it was last drawn) whatever is selected: only later is another tab a choice.
+                if (!self && !ImGui::IsWindowAppearing()) {
                     p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
                     if (p.maximized == index) p.maximized = static_cast<int>(k);
                     ImGui::MarkIniSettingsDirty();
@@ -328,7 +333,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
-            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k))
+                                               : p.maximized == static_cast<int>(k);
             if (row.stage == stage && shown) draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
@@ -398,8 +404,22 @@ bool show_panel(Panels& p, const std::string& title) {
     return false;
 }
 
+namespace {
+
+// Whether the saturation lab is on screen with work left for the frames to come (its curves are
+// computed a block of rows per frame).
+bool saturation_drawing(const Panels& p) {
+    if (p.teach_mode || !saturation_busy(p.saturation)) return false;
+    for (size_t k = 0; k < std::size(panel_table); ++k)
+        if (std::string_view(panel_table[k].title) == "Saturation lab")
+            return p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+    return false;
+}
+
+}  // namespace
+
 bool animating(const Panels& p, const AppState& state) {
-    return (p.teach_mode && p.teach.playing) || state.computing();
+    return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p);
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {

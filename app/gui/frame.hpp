@@ -20,6 +20,7 @@
 #include "panels/menu_bar.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
+#include "panels/saturation_panel.hpp"
 #include "panels/status_bar.hpp"
 #include "panels/teach_panel.hpp"
 #include "panels/trace_panel.hpp"
@@ -75,6 +76,7 @@ struct Panels {
     HeadsPanel heads;
     TracePanel trace;
     ViewerPanel viewer;
+    SaturationPanel saturation;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;
@@ -90,7 +92,7 @@ struct Panels {
     std::array<int, static_cast<size_t>(Place::count)> active;
     std::vector<std::string> show_at_start;  // titles shown in the first frame, over the saved layout
     Panels() { active.fill(-1); }
-    bool quit = false;   // the app ends after this frame
+    bool quit = false;  // the app ends after this frame
 };
 
 // Panels that edit the session are drawn first, then the trace is brought up to date, then the

@@ -30,8 +30,15 @@ enum class Color {
     exercise_right,
     exercise_wrong,
     exercise_revealed,
-    solved,      // "All right!"
-    background,  // behind every window
+    solved,          // "All right!"
+    background,      // behind every window
+    plot_axis,       // a plot's axes, ticks and their numbers
+    plot_grid,       // the grid lines inside a plot
+    plot_mean,       // a plot's summary line (the mean over the heads)
+    plot_current,    // the marker of the value in use (the divisor s)
+    plot_reference,  // the marker of a reference value (√d_k) and reference lines
+    callout,         // the background of a warning callout
+    callout_border,
     count
 };
 
@@ -60,6 +67,13 @@ inline constexpr ImU32 default_palette[] = {
     IM_COL32(60, 80, 130, 255),    // exercise_revealed
     IM_COL32(128, 230, 128, 255),  // solved
     IM_COL32(23, 26, 31, 255),     // background
+    IM_COL32(150, 160, 180, 255),  // plot_axis
+    IM_COL32(48, 54, 66, 255),     // plot_grid
+    IM_COL32(245, 245, 245, 255),  // plot_mean
+    IM_COL32(255, 140, 0, 255),    // plot_current
+    IM_COL32(153, 217, 255, 255),  // plot_reference
+    IM_COL32(85, 38, 32, 255),     // callout
+    IM_COL32(255, 110, 100, 255),  // callout_border
 };
 static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::count), "one value per Color");
 

@@ -98,6 +98,11 @@ JSON
         "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
         checks+=(varied)
         sizes="1280x800 1600x900" ;;
+    saturation)
+        # The saturation lab in its tab beside the matrix viewer, on the worked example at √d_k.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        extra=(--panel "Saturation lab") ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
