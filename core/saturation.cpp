@@ -46,13 +46,6 @@ private:
     double x_max_ = 0;
 };
 
-// splitmix64's output function of one state.
-std::uint64_t mix(std::uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 // The unbiased sample variance of `v` (two passes: the mean first, then the squared deviations).
 double sample_variance(const std::vector<double>& v) {
     if (v.size() < 2) return 0;
@@ -165,35 +158,12 @@ std::vector<double> divisor_grid(int d_k, int points, std::optional<double> curr
     return grid;
 }
 
-std::uint64_t SplitMix64::next() { return mix(state_ += 0x9e3779b97f4a7c15ULL); }
-
-double SplitMix64::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-double SplitMix64::normal() {
-    if (has_spare_) {
-        has_spare_ = false;
-        return spare_;
-    }
-    // A point uniform in the unit disc (rejection from the square), then both of its coordinates
-    // scaled by sqrt(−2·ln r² / r²): two independent standard normals.
-    double u, v, r2;
-    do {
-        u = 2 * uniform() - 1;
-        v = 2 * uniform() - 1;
-        r2 = u * u + v * v;
-    } while (r2 >= 1 || r2 == 0);
-    const double f = std::sqrt(-2 * std::log(r2) / r2);
-    spare_ = v * f;
-    has_spare_ = true;
-    return u * f;
-}
-
 DotVariance dot_product_variance(int d_k, int samples, std::uint64_t seed) {
     DotVariance out;
     out.d_k = d_k;
     out.samples = samples;
     if (d_k < 1 || samples < 2) return out;
-    SplitMix64 g(mix(seed ^ mix(static_cast<std::uint64_t>(d_k))));
+    SplitMix64 g(SplitMix64::mix(seed ^ SplitMix64::mix(static_cast<std::uint64_t>(d_k))));
     const double root = std::sqrt(static_cast<double>(d_k));
     std::vector<double> dots(static_cast<size_t>(samples)), scaled(static_cast<size_t>(samples));
     for (size_t n = 0; n < dots.size(); ++n) {

@@ -20,6 +20,7 @@
 
 #include "forward.hpp"
 #include "matrix.hpp"
+#include "splitmix.hpp"
 
 namespace attnviz::core {
 
@@ -93,24 +94,6 @@ inline constexpr double grid_low = 0.05, grid_high = 20;
 std::vector<double> divisor_grid(int d_k, int points, std::optional<double> current = std::nullopt);
 
 // --- The √d_k experiment.
-
-// splitmix64 (Steele, Lea, Flood 2014): a small generator whose output is the same on every
-// platform (unlike std::normal_distribution, whose algorithm each standard library picks).
-class SplitMix64 {
-public:
-    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next();
-    double uniform();  // [0, 1) from the top 53 bits
-    // A standard normal (mean 0, variance 1) by Marsaglia's polar method: only +, ×, ÷, sqrt
-    // (exact in IEEE arithmetic) and one std::log, so every platform with a correctly rounded log
-    // (glibc's is) draws the same numbers.
-    double normal();
-
-private:
-    std::uint64_t state_;
-    double spare_ = 0;
-    bool has_spare_ = false;
-};
 
 // N samples of q·k for q, k with d_k i.i.d. standard normal entries.
 struct DotVariance {
