@@ -19,7 +19,7 @@ int compute_command(const std::string& session_path, const std::string& out_path
                     const std::string& grad = "");
 
 struct ExampleOptions {
-    std::string name;  // "worked-example" or "random"
+    std::string name;  // "worked-example", "random" or "sentence"
     std::uint64_t seed = 1;
     std::optional<int> n, d_model, heads, d_k, d_v;
     // What real layers add (random only): biases, K/V groups, RoPE with its base and style.
@@ -27,10 +27,16 @@ struct ExampleOptions {
     std::optional<int> kv_heads;
     std::optional<double> rope_base;
     std::string rope_style;  // "", "half" or "interleaved"; either RoPE option turns RoPE on
+    // sentence: its text (the tokens; n is their number) and whether X is one-hot per distinct word
+    // instead of each word's embedding (core/sentence.hpp); the weights are random's.
+    std::string text;
+    bool one_hot = false;
     std::string out_path;
 };
 
-// attnviz example NAME [...] -o FILE: writes a preset session.
+// attnviz example NAME [...] -o FILE: writes a preset session, or a sentence's (`example sentence
+// --text "The cat sat" [--one-hot]`: the tokens and X from the sentence, the weights those of
+// `example random` with the same seed and options and n = the number of tokens).
 int example_command(const ExampleOptions& options);
 
 struct ImportCommandOptions {

@@ -170,18 +170,27 @@ std::vector<std::string> distinct_words(const std::vector<std::string>& tokens) 
     return words;
 }
 
+Problems sentence_problems(const std::vector<std::string>& tokens, const Config& current, SentenceRows rows) {
+    Config config = current;
+    config.n = static_cast<int>(tokens.size());
+    if (Problems problems = validate(config); !problems.empty()) return problems;
+    const size_t words = distinct_words(tokens).size();
+    if (rows == SentenceRows::one_hot && static_cast<int>(words) > config.d_model)
+        return {{"d_model", "one-hot rows need a column per distinct word: d_model ≥ " + std::to_string(words) +
+                                ", but it is " + std::to_string(config.d_model) +
+                                ". Raise d_model, or choose embedding rows."}};
+    return {};
+}
+
 Result<Session> sentence_session(std::string_view sentence, const Session& current, SentenceRows rows) {
     using R = Result<Session>;
     Result<std::vector<std::string>> tokens = sentence_tokens(sentence);
     if (!tokens) return R::fail(tokens.problems);
+    if (Problems problems = sentence_problems(*tokens.value, current.config, rows); !problems.empty())
+        return R::fail(std::move(problems));
     Config config = current.config;
     config.n = static_cast<int>(tokens.value->size());
-    if (Problems problems = validate(config); !problems.empty()) return R::fail(std::move(problems));
     const std::vector<std::string> words = distinct_words(*tokens.value);
-    if (rows == SentenceRows::one_hot && static_cast<int>(words.size()) > config.d_model)
-        return R::fail({{"d_model", "one-hot rows need a column per distinct word: d_model ≥ " +
-                                        std::to_string(words.size()) + ", but it is " + std::to_string(config.d_model) +
-                                        ". Raise d_model, or choose embedding rows."}});
     Session s = resized(current, config);
     s.tokens = std::move(*tokens.value);
     for (int i = 0; i < config.n; ++i) {

@@ -47,9 +47,14 @@ Matrix word_embedding(std::string_view word, int d_model);
 // The distinct lower-cased words of a token list, in order of first appearance.
 std::vector<std::string> distinct_words(const std::vector<std::string>& tokens);
 
+// What stops a sentence's tokens from making a session with this config: the config with n =
+// the number of tokens invalid, or one-hot rows with fewer columns than distinct words ("d_model").
+// Empty when it can be made (a preview asks this without building the session).
+Problems sentence_problems(const std::vector<std::string>& tokens, const Config& config, SentenceRows rows);
+
 // The session of a sentence, from the current one's dimensions and weights (see above). Problems
-// (with their field: "sentence" or "d_model") for a sentence sentence_tokens() refuses, a config
-// that n tokens make invalid, or one-hot rows with too few columns.
+// (with their field: "sentence", "config.…" or "d_model") for a sentence sentence_tokens()
+// refuses, or what sentence_problems() finds.
 Result<Session> sentence_session(std::string_view sentence, const Session& current, SentenceRows rows);
 
 }  // namespace attnviz::core

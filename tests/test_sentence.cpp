@@ -125,6 +125,15 @@ TEST(Sentence, OneHotRowsAreOneColumnPerDistinctWord) {
               "d_model: one-hot rows need a column per distinct word: d_model ≥ 4, but it is 3. Raise d_model, or "
               "choose embedding rows.");
     EXPECT_TRUE(sentence_session("the cat saw the", base(3, 1), SentenceRows::one_hot));  // 3 distinct words
+    // The same answer without building the session.
+    EXPECT_EQ(sentence_problems({"the", "cat", "saw", "the", "dog"}, base(3, 1).config, SentenceRows::one_hot),
+              narrow.problems);
+    EXPECT_TRUE(
+        sentence_problems({"the", "cat", "saw", "the", "dog"}, base(3, 1).config, SentenceRows::embedding).empty());
+    // A config that is not valid with the sentence's n is refused with its field.
+    Config tiny = base(3, 1).config;
+    tiny.d_k = 0;
+    EXPECT_EQ(sentence_problems({"a"}, tiny, SentenceRows::embedding).front().path, "config.d_k");
 }
 
 TEST(Sentence, TheSessionIsValidComputesAndKeepsTheWeights) {

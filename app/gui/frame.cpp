@@ -442,6 +442,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
     for (Command c : commands) {
         switch (c) {
             case Command::open: p.menu.open_dialog = true; break;
+            case Command::new_sentence: p.sentence.open = true; break;
             case Command::import_layer: p.menu.import.open = true; break;
             case Command::save: save_or_ask(state, p.menu); break;
             case Command::save_as: p.menu.save_dialog = true; break;
@@ -501,6 +502,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     draw_message_log(state, ui, p.status);
     draw_recovery_window(state, ui, p.recovery);
     draw_export_dialog(state, ui, p.export_dialog);
+    draw_sentence_dialog(state, ui, p.sentence);
 
     ui.heatmaps.end_frame();
     run_commands(state, ui, p);

@@ -21,6 +21,7 @@
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
 #include "panels/saturation_panel.hpp"
+#include "panels/sentence_dialog.hpp"
 #include "panels/status_bar.hpp"
 #include "panels/teach_panel.hpp"
 #include "panels/trace_panel.hpp"
@@ -81,6 +82,7 @@ struct Panels {
     TeachPanel teach;
     RecoveryWindow recovery;
     ExportDialog export_dialog;
+    SentenceDialog sentence;
     bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
     bool reset_layout = false;  // the shares go back to the default in the next frame
     LayoutShares shares;
