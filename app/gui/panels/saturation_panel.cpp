@@ -125,6 +125,7 @@ ScoresProfile scores_profile(const core::Trace& t) {
         const Eigen::Index n = head.scores_raw.rows(), keys = head.scores_raw.cols();
         p.counts.push_back(n);
         p.counts.push_back(keys);
+        p.keys.emplace_back();
         if (w.size() != keys) {
             w.resize(keys);
             for (Eigen::Index j = 0; j < keys; ++j)
@@ -134,7 +135,7 @@ ScoresProfile scores_profile(const core::Trace& t) {
         const Eigen::VectorXd abs = head.scores_raw.cwiseAbs().rowwise().sum();
         const auto masked = head.scores.array().isInf().rowwise().count();
         for (Eigen::Index i = 0; i < n; ++i) {
-            p.counts.push_back(masked(i));
+            p.keys.back().push_back(static_cast<int>(keys - masked(i)));
             p.sums.push_back({weighted(i), 2 * abs(i)});
             p.sums.push_back({abs(i), abs(i)});
         }
@@ -143,7 +144,7 @@ ScoresProfile scores_profile(const core::Trace& t) {
 }
 
 bool ScoresProfile::same_as(const ScoresProfile& o) const {
-    if (counts != o.counts || sums.size() != o.sums.size()) return false;
+    if (counts != o.counts || keys != o.keys || sums.size() != o.sums.size()) return false;
     for (size_t k = 0; k < sums.size(); ++k) {
         const double magnitude = std::max(sums[k][1], o.sums[k][1]);
         if (std::abs(sums[k][0] - o.sums[k][0]) > 1e-11 * magnitude) return false;
@@ -181,10 +182,16 @@ bool advance_saturation(const AppState& state, SaturationPanel& p, double budget
             p.compute_frames = 0;
             reset = true;
         }
+        // The rows at the trace's divisor: its own statistics (core::summarize(head, rows), with
+        // the keys of each row already counted in the profile).
         p.current.clear();
         p.current_all = {};
+        std::vector<core::RowSaturation> rows;
         for (size_t h = 0; h < t.heads.size(); ++h) {
-            p.current.push_back(core::summarize(t.heads[h], t.rows[h]));
+            rows.clear();
+            for (size_t i = 0; i < t.rows[h].size(); ++i)
+                rows.push_back({t.rows[h][i].entropy, t.rows[h][i].max, p.profile.keys[h][i]});
+            p.current.push_back(core::summarize(rows));
             p.current_all += p.current.back();
         }
     }

@@ -38,7 +38,8 @@ inline constexpr std::uint64_t variance_seed = 1;
 // scores_raw by more than 1e−11 of its magnitude does not. Vectorised: about 0.1 ms per head of
 // n = 512 (the scores are read, not hashed cell by cell).
 struct ScoresProfile {
-    std::vector<std::int64_t> counts;  // d_k, heads; per head: rows, columns, masked keys per row
+    std::vector<std::int64_t> counts;    // d_k, heads; per head: rows, columns
+    std::vector<std::vector<int>> keys;  // [head][row]: the keys the row may look at (not −∞)
     // Per row: the weighted sum and the sum of |values|, each with the magnitude it is compared to.
     std::vector<std::array<double, 2>> sums;
     bool same_as(const ScoresProfile& other) const;
