@@ -106,9 +106,8 @@ void draw_sentence_dialog(AppState& state, UiContext& ui, SentenceDialog& d) {
         --d.focus_frames;
         ImGui::SetKeyboardFocusHere();
     }
-    const bool entered =
-        ImGui::InputTextWithHint("##sentence", "The cat sat on the mat.", &d.text,
-                                 ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+    const bool entered = ImGui::InputTextWithHint("##sentence", "The cat sat on the mat.", &d.text,
+                                                  ImGuiInputTextFlags_EnterReturnsTrue);
     ui.report_item("sentence: text");
 
     ImGui::RadioButton("embedding rows", &d.rows, 0);
