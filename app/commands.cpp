@@ -12,6 +12,7 @@
 #include "core/forward.hpp"
 #include "core/import.hpp"
 #include "core/presets.hpp"
+#include "core/sentence.hpp"
 #include "core/session.hpp"
 
 namespace attnviz::app {
@@ -106,17 +107,38 @@ namespace {
 
 int example_unguarded(const ExampleOptions& o) {
     core::Session session;
+    if (o.name != "sentence" && (!o.text.empty() || o.one_hot)) {
+        std::cerr << "error: --text and --one-hot apply to sentence only\n";
+        return exit_invalid;
+    }
     if (o.name == "worked-example") {
         if (o.n || o.d_model || o.heads || o.d_k || o.d_v || o.biases || o.kv_heads || o.rope_base ||
             !o.rope_style.empty() || o.n_kv || !o.mask.empty()) {
             std::cerr << "error: the worked example is fixed; -n, --d-model, --heads, --d-k, --d-v, --biases, "
-                         "--kv-heads, --n-kv, --mask and the RoPE options apply to random only\n";
+                         "--kv-heads, --n-kv, --mask and the RoPE options apply to random and sentence only\n";
             return exit_invalid;
         }
         session = core::worked_example();
-    } else if (o.name == "random") {
+    } else if (o.name == "random" || o.name == "sentence") {
         core::Config c;
         c.n = o.n.value_or(6);
+        std::optional<core::Result<std::vector<std::string>>> tokens;
+        if (o.name == "sentence") {
+            if (o.n) {
+                std::cerr << "error: -n does not apply to sentence: n is the number of its tokens\n";
+                return exit_invalid;
+            }
+            if (o.text.empty()) {
+                std::cerr << "error: example sentence needs --text \"a sentence\"\n";
+                return exit_invalid;
+            }
+            tokens = core::sentence_tokens(o.text);
+            if (!*tokens) {
+                report(tokens->problems, "--text");
+                return exit_invalid;
+            }
+            c.n = static_cast<int>(tokens->value->size());
+        }
         c.d_model = o.d_model.value_or(8);
         c.heads = o.heads.value_or(2);
         if ((!o.d_k || !o.d_v) && c.heads > 0 && c.d_model % c.heads != 0) {
@@ -160,8 +182,18 @@ int example_unguarded(const ExampleOptions& o) {
             return exit_invalid;
         }
         session = core::random_session(c, o.seed);
+        if (tokens) {
+            core::Result<core::Session> made = core::sentence_session(o.text, session,
+                                                                      o.one_hot ? core::SentenceRows::one_hot
+                                                                                : core::SentenceRows::embedding);
+            if (!made) {
+                report(made.problems, "--text");
+                return exit_invalid;
+            }
+            session = std::move(*made.value);
+        }
     } else {
-        std::cerr << "error: unknown example \"" << o.name << "\"; expected worked-example or random\n";
+        std::cerr << "error: unknown example \"" << o.name << "\"; expected worked-example, random or sentence\n";
         return exit_invalid;
     }
     return write_output(core::write_session(session), o.out_path);

@@ -19,7 +19,7 @@ int compute_command(const std::string& session_path, const std::string& out_path
                     const std::string& grad = "");
 
 struct ExampleOptions {
-    std::string name;  // "worked-example" or "random"
+    std::string name;  // "worked-example", "random" or "sentence"
     std::uint64_t seed = 1;
     std::optional<int> n, d_model, heads, d_k, d_v;
     // What real layers add (random only): biases, K/V groups, RoPE with its base and style.
@@ -29,10 +29,16 @@ struct ExampleOptions {
     std::string rope_style;   // "", "half" or "interleaved"; either RoPE option turns RoPE on
     std::optional<int> n_kv;  // cross-attention: keys and values from a random Y of n_kv tokens
     std::string mask;         // "", "none", "causal" or "custom" (a random custom mask)
+    // sentence: its text (the tokens; n is their number) and whether X is one-hot per distinct word
+    // instead of each word's embedding (core/sentence.hpp); the weights are random's.
+    std::string text;
+    bool one_hot = false;
     std::string out_path;
 };
 
-// attnviz example NAME [...] -o FILE: writes a preset session.
+// attnviz example NAME [...] -o FILE: writes a preset session, or a sentence's (`example sentence
+// --text "The cat sat" [--one-hot]`: the tokens and X from the sentence, the weights those of
+// `example random` with the same seed and options and n = the number of tokens).
 int example_command(const ExampleOptions& options);
 
 struct ImportCommandOptions {

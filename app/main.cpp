@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
     cli.add_option("--autosave-seconds", gui.autosave_seconds,
                    "Autosave unsaved work this often (default 5, off for --screenshot; 0 turns it off)")
         ->check(CLI::Range(0.0, 86400.0));
-    cli.add_option("--dialog", gui.dialog, "Open a dialog at start: open, save, import or export")
-        ->check(CLI::IsMember({"open", "save", "import", "export"}));
+    cli.add_option("--dialog", gui.dialog, "Open a dialog at start: open, save, import, export or sentence")
+        ->check(CLI::IsMember({"open", "save", "import", "export", "sentence"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_option("--head-select", gui.head_select,
@@ -87,19 +87,21 @@ int main(int argc, char** argv) {
 
     ExampleOptions example;
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");
-    ex->add_option("name", example.name, "worked-example or random")->required();
-    ex->add_option("--seed", example.seed, "Seed of the random preset (default 1)");
+    ex->add_option("name", example.name, "worked-example, random or sentence")->required();
+    ex->add_option("--seed", example.seed, "Seed of the random weights (random, sentence; default 1)");
     ex->add_option("-n", example.n, "Tokens (random; default 6)");
-    ex->add_option("--d-model", example.d_model, "Embedding size (random; default 8)");
-    ex->add_option("--heads", example.heads, "Heads (random; default 2)");
-    ex->add_option("--d-k", example.d_k, "Query/key size per head (random; default d_model/heads)");
-    ex->add_option("--d-v", example.d_v, "Value size per head (random; default d_model/heads)");
+    ex->add_option("--d-model", example.d_model, "Embedding size (random, sentence; default 8)");
+    ex->add_option("--heads", example.heads, "Heads (random, sentence; default 2)");
+    ex->add_option("--d-k", example.d_k, "Query/key size per head (random, sentence; default d_model/heads)");
+    ex->add_option("--d-v", example.d_v, "Value size per head (random, sentence; default d_model/heads)");
     ex->add_flag("--biases", example.biases, "Projection biases, U(-0.1, 0.1) (random)");
     ex->add_option("--kv-heads", example.kv_heads, "K/V groups, grouped-query attention (random; default heads)");
     ex->add_option("--rope", example.rope_style, "Rotary position embeddings: half or interleaved (random)");
     ex->add_option("--rope-base", example.rope_base, "RoPE base theta (random; default 10000; turns RoPE on)");
     ex->add_option("--n-kv", example.n_kv, "Cross-attention: keys and values from a random Y of N_KV tokens (random)");
     ex->add_option("--mask", example.mask, "none, causal or custom (a random custom mask; random)");
+    ex->add_option("--text", example.text, "sentence: its words become the tokens, X a row per word");
+    ex->add_flag("--one-hot", example.one_hot, "sentence: X one-hot per distinct word (default: word embeddings)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
 
     ExportOptions export_options;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sentence.hpp"
 #include "test_support.hpp"
 
 #ifndef ATTNVIZ_BIN
@@ -395,6 +396,45 @@ TEST_F(Cli, RandomExampleIsReproducibleWithRequestedShapes) {
     EXPECT_EQ(json::parse(rc.out)["output"].size(), 5u);
 }
 
+TEST_F(Cli, SentenceExampleHasTheWordsAsTokensAndRowsOfX) {
+    const fs::path a = work / "a.json", r = work / "r.json", o = work / "o.json";
+    const Outcome ra = run({"example", "sentence", "--text", "The cat sat on the mat.", "--seed", "3", "--d-model", "6",
+                            "--heads", "2", "-o", a.string()});
+    ASSERT_EQ(ra.code, 0) << describe(ra);
+    const json doc = json::parse(slurp(a));
+    EXPECT_EQ(doc["tokens"], json({"The", "cat", "sat", "on", "the", "mat", "."}));
+    EXPECT_EQ(doc["config"]["n"], 7);
+    ASSERT_EQ(doc["X"].size(), 7u);
+    EXPECT_EQ(doc["X"][0], doc["X"][4]);  // "The" and "the": one row
+    EXPECT_NE(doc["X"][1], doc["X"][5]);  // "cat" and "mat"
+    const attnviz::core::Matrix the = attnviz::core::word_embedding("the", 6);
+    for (int c = 0; c < 6; ++c) EXPECT_EQ(doc["X"][4][c].get<double>(), the(0, c));
+    // The weights are those of the random example with the same seed and n.
+    ASSERT_EQ(
+        run({"example", "random", "--seed", "3", "-n", "7", "--d-model", "6", "--heads", "2", "-o", r.string()}).code,
+        0);
+    const json random = json::parse(slurp(r));
+    EXPECT_EQ(doc["heads"], random["heads"]);
+    EXPECT_EQ(doc["W_O"], random["W_O"]);
+    // One-hot rows: a column per distinct word.
+    const Outcome ro = run({"example", "sentence", "--text", "the cat and the hat", "--one-hot", "-o", o.string()});
+    ASSERT_EQ(ro.code, 0) << describe(ro);
+    const json hot = json::parse(slurp(o));
+    EXPECT_EQ(hot["X"][0], json({1, 0, 0, 0, 0, 0, 0, 0}));
+    EXPECT_EQ(hot["X"][3], hot["X"][0]);
+    EXPECT_EQ(hot["X"][4], json({0, 0, 0, 1, 0, 0, 0, 0}));
+    // The session computes.
+    const Outcome rc = run({"compute", a.string()});
+    EXPECT_EQ(rc.code, 0) << describe(rc);
+    EXPECT_EQ(json::parse(rc.out)["output"].size(), 7u);
+    // A sentence the session cannot take says why, naming it.
+    const Outcome bad = run({"example", "sentence", "--text", "a b c d e", "--one-hot", "--d-model", "4", "--heads",
+                             "2", "-o", o.string()});
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_TRUE(contains(bad.err, "error: d_model: one-hot rows need a column per distinct word: d_model ≥ 5"))
+        << describe(bad);
+}
+
 TEST_F(Cli, RandomNotDivisibleNeedsDk) {
     const fs::path p = work / "r.json";
     const Outcome r = run({"example", "random", "--d-model", "7", "--heads", "2", "-o", p.string()});
@@ -418,6 +458,11 @@ TEST_F(Cli, ExampleInvalidOptionsExit2) {
         {"example", "random", "--heads", "300", "--d-k", "1", "--d-v", "1", "-o", p.string()},
         {"example", "worked-example", "-n", "3", "-o", p.string()},
         {"example", "no-such-preset", "-o", p.string()},
+        {"example", "sentence", "-o", p.string()},  // no --text
+        {"example", "sentence", "--text", " ", "-o", p.string()},
+        {"example", "sentence", "--text", "x", "-n", "3", "-o", p.string()},
+        {"example", "sentence", "--text", "a b c d e f g", "--one-hot", "--d-model", "4", "-o", p.string()},
+        {"example", "random", "--text", "x", "-o", p.string()},
         {"example", "random"},  // -o is required
         {"compute"},            // the session is required
         {"compute", "a.json", "--bogus"},

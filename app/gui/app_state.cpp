@@ -116,7 +116,7 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
     return true;
 }
 
-bool AppState::set_config(const core::Config& config) {
+bool AppState::set_config(const core::Config& config, const std::string& merge) {
     if (config == session_.config) return true;
     const core::Problems problems = core::validate(config);
     if (!problems.empty()) {
@@ -125,8 +125,20 @@ bool AppState::set_config(const core::Config& config) {
         set_message(text, true);
         return false;
     }
+    core::Config same_scale = config;
+    same_scale.scale = session_.config.scale;
+    if (same_scale == session_.config) {
+        // Only the divisor changes: every matrix keeps its shape and values (a drag of the
+        // saturation lab's slider at n = 512 copies nothing), and the selection stays.
+        remember(ScaleChange{session_.config.scale}, "change of the scale", merge);
+        session_.config.scale = config.scale;
+        set_message("", false);
+        mark_dirty();
+        update();
+        return true;
+    }
     if (refuse_over_budget(config, "Not applied")) return false;
-    remember(SessionChange{session_}, "change of the dimensions");
+    remember(SessionChange{session_}, "change of the dimensions", merge);
     // Values a smaller dimension drops are kept aside, so growing it back brings them back.
     const core::Mask mask_before = session_.config.mask;
     const bool mask_known = memory_.params.mask.size() > 0 || session_.params.mask.size() > 0;
@@ -354,6 +366,7 @@ std::int64_t AppState::UndoStep::bytes() const {
         }
         std::int64_t operator()(const TokenChange& c) const { return static_cast<std::int64_t>(c.label.size()); }
         std::int64_t operator()(const SessionChange& c) const { return session_bytes(c.session); }
+        std::int64_t operator()(const ScaleChange&) const { return 0; }
     };
     return static_cast<std::int64_t>(sizeof(UndoStep) + what.size()) + std::visit(Size{}, change);
 }
@@ -403,6 +416,10 @@ bool AppState::swap_in(Change& change) {
         bool operator()(SessionChange& c) const {
             std::swap(s.session_, c.session);
             return true;
+        }
+        bool operator()(ScaleChange& c) const {
+            std::swap(s.session_.config.scale, c.scale);
+            return false;
         }
     };
     return std::visit(Swap{*this}, change);

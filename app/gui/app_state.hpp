@@ -57,8 +57,11 @@ public:
     // leaves everything as it was.
     bool set_cell(const CellRef& cell, double value);
     bool set_matrix(MatrixRef ref, const core::Matrix& values);  // shape must match
-    bool set_config(
-        const core::Config& config);  // resizes, keeping what fits; growing back restores what a shrink dropped
+    // Resizes, keeping what fits; growing back restores what a shrink dropped. A change of the
+    // scale alone keeps the session as it is and its undo step holds only the old scale. `merge`
+    // names a change that goes on (a slider's drag): consecutive changes with the same name undo
+    // as one step.
+    bool set_config(const core::Config& config, const std::string& merge = "");
     bool set_token(int row, const std::string& label);
     bool set_kv_token(int row, const std::string& label);  // a label of Y's rows (cross-attention)
     // Keeps the session as it is now inside it ("pinned", saved with it) to compare later edits
@@ -174,7 +177,10 @@ private:
     struct SessionChange {
         core::Session session;
     };
-    using Change = std::variant<CellChange, MatrixChange, TokenChange, SessionChange>;
+    struct ScaleChange {
+        core::Scale scale;
+    };
+    using Change = std::variant<CellChange, MatrixChange, TokenChange, SessionChange, ScaleChange>;
     struct UndoStep {
         Change change;
         std::string what;

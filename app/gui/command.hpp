@@ -15,6 +15,7 @@ struct ExportTarget {
 
 enum class Command {
     open,          // ask for a session file to open
+    new_sentence,  // the dialog that makes a session of a typed sentence
     import_layer,  // ask for a checkpoint and the options of its import
     save,          // save to the session's file, or ask where when it has none
     save_as,       // ask where to save

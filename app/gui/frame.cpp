@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 namespace attnviz::app {
 
@@ -213,6 +214,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_viewer_panel(s, ui, p.viewer); }},
+    {"Saturation lab", Place::lower_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
 };
 
 void record_window(UiContext& ui, const char* title) {
@@ -413,8 +416,22 @@ bool show_panel(Panels& p, const std::string& title) {
     return false;
 }
 
+namespace {
+
+// Whether the saturation lab is on screen with work left for the frames to come (its curves are
+// computed a block of rows per frame).
+bool saturation_drawing(const Panels& p) {
+    if (p.teach_mode || !saturation_busy(p.saturation)) return false;
+    for (size_t k = 0; k < std::size(panel_table); ++k)
+        if (std::string_view(panel_table[k].title) == "Saturation lab")
+            return p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+    return false;
+}
+
+}  // namespace
+
 bool animating(const Panels& p, const AppState& state) {
-    return (p.teach_mode && p.teach.playing) || state.computing();
+    return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p);
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
@@ -437,6 +454,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
     for (Command c : commands) {
         switch (c) {
             case Command::open: p.menu.open_dialog = true; break;
+            case Command::new_sentence: p.sentence.open = true; break;
             case Command::import_layer: p.menu.import.open = true; break;
             case Command::save: save_or_ask(state, p.menu); break;
             case Command::save_as: p.menu.save_dialog = true; break;
@@ -500,6 +518,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     draw_message_log(state, ui, p.status);
     draw_recovery_window(state, ui, p.recovery);
     draw_export_dialog(state, ui, p.export_dialog);
+    draw_sentence_dialog(state, ui, p.sentence);
 
     ui.heatmaps.end_frame();
     run_commands(state, ui, p);

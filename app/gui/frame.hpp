@@ -22,6 +22,8 @@
 #include "panels/menu_bar.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
+#include "panels/saturation_panel.hpp"
+#include "panels/sentence_dialog.hpp"
 #include "panels/status_bar.hpp"
 #include "panels/teach_panel.hpp"
 #include "panels/trace_panel.hpp"
@@ -79,10 +81,12 @@ struct Panels {
     HeadViewPanel head_view;
     TracePanel trace;
     ViewerPanel viewer;
+    SaturationPanel saturation;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;
     ExportDialog export_dialog;
+    SentenceDialog sentence;
     bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
     bool reset_layout = false;  // the shares go back to the default in the next frame
     LayoutShares shares;

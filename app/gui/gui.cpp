@@ -317,6 +317,7 @@ int run_gui(const GuiOptions& o) {
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);
         if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
+        if (o.dialog == "sentence") ui.request(Command::new_sentence);
         for (const auto& [cell, value] : edits)
             if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
         std::string title;

@@ -24,7 +24,7 @@ struct GuiOptions {
     // Autosave unsaved work this often (0: off); unset: every 5 s, but off for screenshots and
     // benchmarks, which show the app as it opens (no recovery offer either).
     std::optional<double> autosave_seconds;
-    std::string dialog;  // "open", "save", "import" or "export": shown at start (documentation screenshots)
+    std::string dialog;  // "open", "save", "import", "export" or "sentence": shown at start (documentation screenshots)
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
     std::string head_select;          // tokens selected in the head view at start: "0,2,k5" (queries, k: keys)
     std::string report_path;          // with --frames/--screenshot: where each window was, which numbers were drawn

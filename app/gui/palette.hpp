@@ -35,6 +35,13 @@ enum class Color {
     token_selected,  // the head view: a selected token's label
     token_hovered,   // the head view: the token under the pointer
     selection_bar,   // the head view: the bars of the selection's attention
+    plot_axis,       // a plot's axes, ticks and their numbers
+    plot_grid,       // the grid lines inside a plot
+    plot_mean,       // a plot's summary line (the mean over the heads)
+    plot_current,    // the marker of the value in use (the divisor s)
+    plot_reference,  // the marker of a reference value (√d_k) and reference lines
+    callout,         // the background of a warning callout
+    callout_border,
     count
 };
 
@@ -66,6 +73,13 @@ inline constexpr ImU32 default_palette[] = {
     IM_COL32(66, 110, 170, 255),   // token_selected
     IM_COL32(70, 78, 95, 255),     // token_hovered
     IM_COL32(90, 130, 190, 150),   // selection_bar
+    IM_COL32(150, 160, 180, 255),  // plot_axis
+    IM_COL32(48, 54, 66, 255),     // plot_grid
+    IM_COL32(245, 245, 245, 255),  // plot_mean
+    IM_COL32(255, 140, 0, 255),    // plot_current
+    IM_COL32(153, 217, 255, 255),  // plot_reference
+    IM_COL32(85, 38, 32, 255),     // callout
+    IM_COL32(255, 110, 100, 255),  // callout_border
 };
 static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::count), "one value per Color");
 

@@ -116,6 +116,11 @@ JSON
         extra=(--panel "Head view" --head-select 40,k7)
         checks+=("window=Head view" "item=head view: head 4" "item=head view: query x41")
         sizes="1280x800 1920x1080" ;;
+    saturation)
+        # The saturation lab in its tab beside the matrix viewer, on the worked example at √d_k.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        extra=(--panel "Saturation lab") ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;

@@ -163,6 +163,11 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     if (ImGui::Button("Random")) state.randomize(panel.seed);  // Glorot weights and X from the seed below
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
+    same_line_if_fits(ImGui::CalcTextSize("Sentence...").x + ImGui::GetStyle().FramePadding.x * 2);
+    if (ImGui::Button("Sentence...")) ui.request(Command::new_sentence);
+    ui.report_item("dimensions: sentence");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("A new session from a sentence you type: its words become the tokens, X a row per word");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
     ImGui::InputScalar("seed", ImGuiDataType_U64, &panel.seed);
     ImGui::SameLine();

@@ -49,6 +49,7 @@ bool save_or_ask(AppState& state, MenuBar& menu) {
 void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
+            if (ImGui::MenuItem("New from a sentence...")) ui.request(Command::new_sentence);
             if (ImGui::MenuItem("Open...", "Ctrl+O")) ui.request(Command::open);
             if (ImGui::BeginMenu("Open Recent", !menu.recent.paths().empty())) {
                 std::string chosen;
