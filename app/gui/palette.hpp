@@ -85,7 +85,8 @@ static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::coun
 
 using Palette = std::array<ImU32, static_cast<std::size_t>(Color::count)>;
 
-// One colour per head, where heads are told apart by colour (the head view's lines and legend):
+// One colour per head, where heads are told apart by colour (the head view's lines and legend, the
+// saturation lab's curves):
 // Tableau's ten categorical colours; with more than ten heads, hues spread around the wheel by the
 // golden ratio (neighbouring heads far apart).
 inline ImU32 head_color(int head, int heads) {

@@ -33,13 +33,6 @@ void advance_variance(SaturationPanel& p, int d_k) {
         }
 }
 
-// The colour of head h of `heads`: the sequential colormap from a light blue to yellow (its dark
-// end would not show on the dark background).
-ImU32 head_color(int h, int heads) {
-    const float t = heads > 1 ? 0.3f + 0.7f * static_cast<float>(h) / static_cast<float>(heads - 1) : 0.65f;
-    return colormap_color(Colormap::sequential, t);
-}
-
 ImU32 dimmed(ImU32 color) { return (color & ~IM_COL32_A_MASK) | (IM_COL32(0, 0, 0, 90) & IM_COL32_A_MASK); }
 
 // The lines of `text` in `width` pixels, broken at spaces only (ImGui's wrapping also breaks
