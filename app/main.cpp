@@ -69,11 +69,12 @@ int main(int argc, char** argv) {
     add_budget(compute);
 
     ImportCommandOptions import_options;
-    CLI::App* import = cli.add_subcommand("import", "One attention layer of a checkpoint as a session");
+    CLI::App* import = cli.add_subcommand("import", "Attention layers of a checkpoint as sessions");
     import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy")->required();
     import->add_option("--convention", import_options.convention, "auto (default), torch, bert, gpt2 or llama");
-    import->add_option("--layer", import_options.layer, "Which layer (default: the file's metadata, else 0)")
-        ->check(CLI::Range(0, 100000));
+    import->add_option("--layer", import_options.layer,
+                       "Which layer (default: the file's metadata, else 0), or several: all, 2-5, 0,2,4 "
+                       "(-o is then a folder: one session per layer, layer-00.json ...)");
     import->add_option("--heads", import_options.heads, "Heads (default: config.json beside the checkpoint)");
     import->add_option("--kv-heads", import_options.kv_heads, "K/V groups (default: from the key projection)");
     import->add_option("--rope-base", import_options.rope_base, "RoPE base for llama (default: rope_theta or 10000)");
@@ -81,7 +82,10 @@ int main(int argc, char** argv) {
     import->add_option("--token-ids", import_options.token_ids, "X from the embedding table: ids, e.g. 1,2,3");
     import->add_option("--tokens", import_options.tokens, "Token labels separated by spaces");
     import->add_option("--tokens-file", import_options.tokens_file, "Token labels, one per line");
-    import->add_option("-o,--output", import_options.out_path, "Where to write the session")->required();
+    import
+        ->add_option("-o,--output", import_options.out_path,
+                     "Where to write the session (a folder with several layers)")
+        ->required();
 
     ExampleOptions example;
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");

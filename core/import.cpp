@@ -468,8 +468,8 @@ Result<ImportedLayer> import_layer_of_several(const TensorFile& f, const ImportO
     const bool from_file = !o.x && o.token_ids.empty() && f.find("X");  // noted by import_layer
     if (layer > 0 && !per_layer && !from_file)
         r.value->notes.push_back("X of layer " + std::to_string(layer) +
-                                 " is the same as every layer's, not the hidden states entering it "
-                                 "(export-layer.py --layer all writes those)");
+                                 " is not the hidden states entering it: every layer is given the same X "
+                                 "(export-layer.py --layer all writes each layer's)");
     return r;
 }
 

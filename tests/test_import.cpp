@@ -264,7 +264,7 @@ TEST(Import, EveryLayerImportsAsItsOwnImportWould) {
     EXPECT_TRUE(noted(1, "X: the file's tensor X.1"));
     EXPECT_FALSE(noted(1, "not the hidden states"));
     EXPECT_FALSE(noted(0, "not the hidden states"));  // layer 0's input is what a model is given
-    EXPECT_TRUE(noted(2, "X of layer 2 is the same as every layer's, not the hidden states entering it"));
+    EXPECT_TRUE(noted(2, "X of layer 2 is not the hidden states entering it: every layer is given the same X"));
 
     // A layer that does not import (4: not in the file) fails the whole, naming it.
     const Result<std::vector<ImportedLayer>> missing = import_layers(*f.value, o, {0, 4});
