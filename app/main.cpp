@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"open", "save", "import", "export"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
+    cli.add_option("--beside", gui.beside,
+                   "Open sessions beside this one in the Model view (repeatable; a checkpoint brings all its layers)")
+        ->expected(1, -1);
+    cli.add_option("--model", gui.model,
+                   "Open every layer of a model in the Model view: a folder of sessions (attnviz import --layer all "
+                   "-o DIR) or a checkpoint; without SESSION the first layer is the one edited");
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")

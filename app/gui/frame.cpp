@@ -205,6 +205,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_pipeline_panel(s, ui, p.pipeline); }},
     {"Attention per head", Place::upper_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_heads_panel(s, ui, p.heads); }},
+    {"Model view", Place::upper_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_model_panel(s, ui, p.model); }},
     {"Every intermediate", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
@@ -224,13 +226,16 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
     bool keep = true;
     const std::string id = std::string("##tabs ") + row.title;
     if (ImGui::BeginTabBar(id.c_str(), ImGuiTabBarFlags_FittingPolicyScroll)) {
+        const bool appearing = ImGui::IsWindowAppearing();
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             if (panel_table[k].place != row.place) continue;
             const bool self = static_cast<int>(k) == index;
-            // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
-            const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
+            // The tab of this panel is chosen when its window appears (ImGui selects it from the next
+            // frame on; in this one a new tab bar shows its first tab, which is no choice of the
+            // user's); afterwards the user's click rules.
+            const ImGuiTabItemFlags flags = self && appearing ? ImGuiTabItemFlags_SetSelected : 0;
             if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
-                if (!self) {
+                if (!self && !appearing) {
                     p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
                     if (p.maximized == index) p.maximized = static_cast<int>(k);
                     ImGui::MarkIniSettingsDirty();
@@ -328,7 +333,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
-            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+            const bool shown = p.maximized < 0 ? panel_shown(p, static_cast<int>(k))
+                                               : p.maximized == static_cast<int>(k);
             if (row.stage == stage && shown) draw_panel(static_cast<int>(k), row, state, ui, p, l, work);
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
@@ -399,7 +405,7 @@ bool show_panel(Panels& p, const std::string& title) {
 }
 
 bool animating(const Panels& p, const AppState& state) {
-    return (p.teach_mode && p.teach.playing) || state.computing();
+    return (p.teach_mode && p.teach.playing) || state.computing() || p.model.layers.busy();
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
@@ -423,6 +429,14 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
         switch (c) {
             case Command::open: p.menu.open_dialog = true; break;
             case Command::import_layer: p.menu.import.open = true; break;
+            case Command::open_beside:
+                p.model.open_beside = true;
+                show_panel(p, "Model view");
+                break;
+            case Command::import_all_layers:
+                p.model.import_all.open = true;
+                show_panel(p, "Model view");
+                break;
             case Command::save: save_or_ask(state, p.menu); break;
             case Command::save_as: p.menu.save_dialog = true; break;
             case Command::export_file: open_export_dialog(p.export_dialog, ui.export_target); break;
@@ -453,6 +467,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     const ImGuiIO& io = ImGui::GetIO();
     if (ui.report) ui.report->clear();
     draw_menu_bar(state, ui, p.menu, p.quit);
+    update_model_panel(state, ui, p.model);  // its layers' results and dialogs, shown or not
     draw_panels_menu(p);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;

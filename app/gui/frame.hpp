@@ -18,6 +18,7 @@
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
 #include "panels/menu_bar.hpp"
+#include "panels/model_panel.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
 #include "panels/status_bar.hpp"
@@ -73,6 +74,7 @@ struct Panels {
     InputsPanel inputs;
     PipelinePanel pipeline;
     HeadsPanel heads;
+    ModelPanel model;
     TracePanel trace;
     ViewerPanel viewer;
     StatusBar status;
@@ -90,7 +92,7 @@ struct Panels {
     std::array<int, static_cast<size_t>(Place::count)> active;
     std::vector<std::string> show_at_start;  // titles shown in the first frame, over the saved layout
     Panels() { active.fill(-1); }
-    bool quit = false;   // the app ends after this frame
+    bool quit = false;  // the app ends after this frame
 };
 
 // Panels that edit the session are drawn first, then the trace is brought up to date, then the

@@ -194,6 +194,38 @@ AppState initial_state(const GuiOptions& o) {
     return state;
 }
 
+// --beside and --model: the layers are read (on the model view's worker) before the first frame,
+// so that it shows them; what cannot be read is reported on stderr too.
+void open_model(const GuiOptions& o, AppState& state, Panels& panels) {
+    namespace fs = std::filesystem;
+    Layers& layers = panels.model.layers;
+    std::vector<std::string> files = o.beside;
+    std::error_code ec;
+    if (!o.model.empty() && fs::is_directory(o.model, ec)) {
+        std::vector<std::string> sessions;
+        for (const fs::directory_entry& e : fs::directory_iterator(o.model, ec))
+            if (e.path().extension() == ".json" && e.is_regular_file(ec)) sessions.push_back(e.path().string());
+        std::sort(sessions.begin(), sessions.end());  // layer-00.json, layer-01.json, …
+        if (sessions.empty()) std::cerr << "warning: --model: no session files (*.json) in " << o.model << "\n";
+        files.insert(files.end(), sessions.begin(), sessions.end());
+    } else if (!o.model.empty()) {
+        files.push_back(o.model);  // a checkpoint brings all its layers; a session is one row
+    }
+    if (o.session_path.empty() && !o.model.empty()) layers.open_first = true;
+    const size_t logged = state.message_log().size();
+    layers.open_files(files);
+    layers.wait();
+    layers.poll(state);
+    layers.wait();  // the numbers of the layers just added
+    layers.poll(state);
+    state.wait_for_trace();
+    const std::vector<Message>& log = state.message_log();
+    for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
+        if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
+    show_panel(panels, "Model view");
+    panels.show_at_start.push_back("Model view");  // again after the saved layout is read
+}
+
 }  // namespace
 
 int run_gui(const GuiOptions& o) {
@@ -308,6 +340,7 @@ int run_gui(const GuiOptions& o) {
             else
                 std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
         }
+        if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels);
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);
@@ -336,7 +369,10 @@ int run_gui(const GuiOptions& o) {
             }
             // A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows
             // the trace of the session it opened, not one still being computed.
-            if (frames > 0 && !editing) state.wait_for_trace();
+            if (frames > 0 && !editing) {
+                panels.model.layers.wait();  // and the model view's numbers
+                state.wait_for_trace();
+            }
             // Idle: with no input, no animation and nothing to recompute, sleep until an event
             // (or a quarter second, for the text cursor's blink) instead of drawing frames.
             const bool busy = frames > 0 || link.wake_frames > 0 || animating(panels, state);

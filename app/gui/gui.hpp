@@ -24,8 +24,10 @@ struct GuiOptions {
     // Autosave unsaved work this often (0: off); unset: every 5 s, but off for screenshots and
     // benchmarks, which show the app as it opens (no recovery offer either).
     std::optional<double> autosave_seconds;
-    std::string dialog;       // "open", "save", "import" or "export": shown at start (documentation screenshots)
+    std::string dialog;  // "open", "save", "import" or "export": shown at start (documentation screenshots)
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
+    std::vector<std::string> beside;  // sessions (or checkpoints: all their layers) shown beside in the model view
+    std::string model;        // a folder of sessions (layer-00.json …) or a checkpoint: every layer in the model view
     std::string report_path;  // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };

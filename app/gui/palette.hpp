@@ -30,8 +30,9 @@ enum class Color {
     exercise_right,
     exercise_wrong,
     exercise_revealed,
-    solved,      // "All right!"
-    background,  // behind every window
+    solved,            // "All right!"
+    highlighted_head,  // the model view's outline of the first heads of the model in its order
+    background,        // behind every window
     count
 };
 
@@ -59,6 +60,7 @@ inline constexpr ImU32 default_palette[] = {
     IM_COL32(150, 45, 45, 255),    // exercise_wrong
     IM_COL32(60, 80, 130, 255),    // exercise_revealed
     IM_COL32(128, 230, 128, 255),  // solved
+    IM_COL32(255, 90, 200, 255),   // highlighted_head (a pink no viridis cell has)
     IM_COL32(23, 26, 31, 255),     // background
 };
 static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::count), "one value per Color");
