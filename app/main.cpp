@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
     cli.add_option("--model", gui.model,
                    "Open every layer of a model in the Model view: a folder of sessions (attnviz import --layer all "
                    "-o DIR) or a checkpoint; without SESSION the first layer is the one edited");
+    cli.add_option("--sort-heads", gui.sort_heads,
+                   "Model view: sort each layer's heads by entropy, distance, first or diagonal (largest first)")
+        ->check(CLI::IsMember({"none", "entropy", "distance", "first", "diagonal"}));
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")

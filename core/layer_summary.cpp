@@ -40,8 +40,7 @@ HeadThumbnail thumbnail(const Matrix& w, int side) {
         // Nearest rank: the smallest value with at least 99% of the cells at or below it.
         const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(sorted.size())));
         std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1), sorted.end());
-        t.high = sorted[rank - 1];
-        if (!(t.high > 0)) t.high = t.cells.maxCoeff();
+        t.high = std::max(sorted[rank - 1], std::min(1.0, 4.0 / static_cast<double>(t.keys)));
     }
     return t;
 }

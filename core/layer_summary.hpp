@@ -27,7 +27,9 @@ struct HeadThumbnail {
     int n = 0, keys = 0;  // the shape of the weights it shrinks (its aspect when drawn)
     // The top of a colour range for this head alone: the 99th percentile of its cells (nearest
     // rank), so that one bright corner (query 0 of a causal head attends only to key 0) does not
-    // darken the rest; the largest cell when that percentile is 0.
+    // darken the rest; but at least min(1, 4 / keys), four times the weight of even attention, so that a
+    // head spreading its attention evenly looks even (a quarter of the way up the colormap) rather
+    // than showing its tiny differences at full contrast. 0 for an empty matrix.
     double high = 0;
 };
 

@@ -15,7 +15,9 @@ TEST(LayerSummary, ASmallMatrixIsItsOwnThumbnail) {
     EXPECT_EQ(t.cells, w);
     EXPECT_EQ(t.n, 2);
     EXPECT_EQ(t.keys, 2);
-    EXPECT_EQ(t.high, 0.9);  // 99th percentile of 4 cells: the 4th smallest
+    EXPECT_EQ(t.high, 1);  // at least min(1, 4 / 2 keys): 0..1, as the app colours weights of few keys
+    EXPECT_EQ(thumbnail(Matrix::Constant(2, 10, 0.1)).high, 0.4);                // 4 / 10 keys
+    EXPECT_EQ(thumbnail(Matrix{{0.9, 0.1, 0, 0, 0, 0, 0, 0, 0, 0}}).high, 0.9);  // 99th percentile of 10: the largest
 }
 
 TEST(LayerSummary, EachThumbnailCellIsTheLargestWeightOfItsBlock) {
@@ -57,11 +59,14 @@ TEST(LayerSummary, ALargeHeadShrinksToAtMostSixtyFourASide) {
     EXPECT_EQ(t.cells, Matrix::Identity(64, 64));
     // 64 cells of 4096 are 1: more than 1%, so the 99th percentile is 1.
     EXPECT_EQ(t.high, 1);
-    // A causal-like head: one bright corner, everything else 0.01: the range stops at 0.01.
-    Matrix corner = Matrix::Constant(100, 100, 0.01);
+    // A causal-like head: one bright corner, everything else 0.1 (of 1000 keys): the range stops at
+    // 0.1, not at the corner's 1.
+    Matrix corner = Matrix::Constant(100, 1000, 0.1);
     corner(0, 0) = 1;
-    EXPECT_EQ(thumbnail(corner, 10).high, 0.01);
-    EXPECT_EQ(thumbnail(Matrix::Zero(3, 3)).high, 0);
+    EXPECT_EQ(thumbnail(corner, 10).high, 0.1);
+    // Even attention over 100 keys: the range goes to 4 / 100, where 0.01 is a quarter of the way.
+    EXPECT_EQ(thumbnail(Matrix::Constant(100, 100, 0.01), 10).high, 0.04);
+    EXPECT_EQ(thumbnail(Matrix()).high, 0);
     // Cross-attention shapes: 3 queries × 200 keys → 3 × 64.
     const HeadThumbnail wide = thumbnail(Matrix::Constant(3, 200, 1 / 200.0));
     EXPECT_EQ(wide.cells.rows(), 3);

@@ -252,17 +252,22 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
 
 // A panel in its place (or the whole work area when maximised). The places tile the window, so
 // panels are neither moved nor resized by hand: the splitters between them share the space, and a
-// double-click on a title maximises that panel or restores the layout.
+// double-click on a title (or a place's tabs) maximises that panel or restores the layout.
 void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, Panels& p, const Layout& l,
                 const Rect& work) {
     const Rect& r = p.maximized == index ? work : l[static_cast<size_t>(row.place)];
     ImGui::SetNextWindowPos(r.pos);
     ImGui::SetNextWindowSize(r.size);
-    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+    // A place holding several panels shows their tabs instead of a title bar (the tabs name the
+    // panels; a second row would take its views' room).
+    int in_place = 0;
+    for (const PanelRow& other : panel_table) in_place += other.place == row.place;
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+    if (in_place > 1) flags |= ImGuiWindowFlags_NoTitleBar;
     if (ImGui::Begin(row.title, nullptr, flags)) {
         record_window(ui, row.title);
         const ImVec2 pos = ImGui::GetWindowPos();
-        const float title_h = ImGui::GetFrameHeight();
+        const float title_h = ImGui::GetFrameHeight() + (in_place > 1 ? ImGui::GetStyle().WindowPadding.y : 0);
         if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && ImGui::IsMouseDoubleClicked(0) &&
             ImGui::GetMousePos().y < pos.y + title_h)
             p.maximized = p.maximized == index ? -1 : index;

@@ -194,35 +194,36 @@ AppState initial_state(const GuiOptions& o) {
     return state;
 }
 
-// --beside and --model: the layers are read (on the model view's worker) before the first frame,
-// so that it shows them; what cannot be read is reported on stderr too.
-void open_model(const GuiOptions& o, AppState& state, Panels& panels) {
+// --beside and --model: the layers are read on the model view's worker, the model's first. A run
+// of a fixed number of frames (a screenshot, a benchmark) waits for them before its first frame,
+// and reports on stderr too what cannot be read; otherwise the window opens at once and the rows
+// come in as they are read.
+void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait) {
     namespace fs = std::filesystem;
     Layers& layers = panels.model.layers;
-    std::vector<std::string> files = o.beside;
+    std::vector<std::string> model;
     std::error_code ec;
     if (!o.model.empty() && fs::is_directory(o.model, ec)) {
-        std::vector<std::string> sessions;
         for (const fs::directory_entry& e : fs::directory_iterator(o.model, ec))
-            if (e.path().extension() == ".json" && e.is_regular_file(ec)) sessions.push_back(e.path().string());
-        std::sort(sessions.begin(), sessions.end());  // layer-00.json, layer-01.json, …
-        if (sessions.empty()) std::cerr << "warning: --model: no session files (*.json) in " << o.model << "\n";
-        files.insert(files.end(), sessions.begin(), sessions.end());
+            if (e.path().extension() == ".json" && e.is_regular_file(ec)) model.push_back(e.path().string());
+        std::sort(model.begin(), model.end());  // layer-00.json, layer-01.json, …
+        if (model.empty()) std::cerr << "warning: --model: no session files (*.json) in " << o.model << "\n";
     } else if (!o.model.empty()) {
-        files.push_back(o.model);  // a checkpoint brings all its layers; a session is one row
+        model.push_back(o.model);  // a checkpoint brings all its layers; a session is one row
     }
-    if (o.session_path.empty() && !o.model.empty()) layers.open_first = true;
-    const size_t logged = state.message_log().size();
-    layers.open_files(files);
-    layers.wait();
-    layers.poll(state);
-    layers.wait();  // the numbers of the layers just added
-    layers.poll(state);
-    state.wait_for_trace();
-    const std::vector<Message>& log = state.message_log();
-    for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
-        if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
+    if (o.session_path.empty() && !model.empty()) layers.open_first = true;  // the model's first layer
+    layers.open_files(model);
+    layers.open_files(o.beside);
     show_panel(panels, "Model view");
+    if (wait) {
+        const size_t logged = state.message_log().size();
+        layers.wait();
+        layers.poll(state);
+        state.wait_for_trace();
+        const std::vector<Message>& log = state.message_log();
+        for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
+            if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
+    }
     panels.show_at_start.push_back("Model view");  // again after the saved layout is read
 }
 
@@ -340,7 +341,8 @@ int run_gui(const GuiOptions& o) {
             else
                 std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
         }
-        if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels);
+        if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
+        if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);

@@ -292,15 +292,17 @@ void Layers::import_checkpoint(const std::string& path, core::ImportOptions opti
         shared->note("Importing " + std::to_string(layers.size()) + " layer" + (layers.size() == 1 ? "" : "s") +
                          " of " + path + " (" + core::to_string(*options.convention) + ") beside this session",
                      false);
-        // One task per layer, so that row 0 (queued first) never waits for a whole model.
+        // One task per layer, so that row 0 (queued first) never waits for a whole model. They go to
+        // the front of the queue (last layer pushed first), so that the layers come in order and
+        // before whatever was asked for after this checkpoint.
         std::uint64_t epoch;
         {
             std::lock_guard<std::mutex> lock(shared->m);
             epoch = shared->epoch;
         }
-        for (int layer : layers)
+        for (auto it = layers.rbegin(); it != layers.rend(); ++it)
             shared->push({epoch,
-                          [shared, file, options, layer, path, epoch] {
+                          [shared, file, options, layer = *it, path, epoch] {
                               std::int64_t budget;
                               {
                                   std::lock_guard<std::mutex> lock(shared->m);
@@ -337,7 +339,7 @@ void Layers::import_checkpoint(const std::string& path, core::ImportOptions opti
                               shared->add(epoch, std::move(row), slot);
                               slot->fill(*session, budget);
                           }},
-                         false);
+                         true);
     });
 }
 

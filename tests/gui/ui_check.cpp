@@ -6,6 +6,9 @@
 //   NAME:ROW:COL=TEXT some heatmap printed TEXT in cell (ROW, COL) of the matrix NAME (ASCII label,
 //                     e.g. weights(1):0:1=0.0558), and the screenshot shows ink there: the cell's
 //                     pixels are not one flat colour
+//   item:NAME         an item of that name (DrawReport::Item, e.g. "model 4:2": the model view's head 2
+//                     of row 4) was drawn inside the window, and the screenshot shows ink there: it is
+//                     not one flat colour
 //   varied            every heatmap of at least 32×32 px shows its values in many colours: at least
 //                     16 distinct colours spanning more than a quarter of a channel's range (at large
 //                     n a flat square means the colour scale hides the values)
@@ -178,11 +181,33 @@ int check_number(const json& report, const unsigned char* pixels, int w, int h, 
     return 0;
 }
 
+int check_item(const json& report, const unsigned char* pixels, int w, int h, const std::string& name) {
+    for (const json& i : report.value("items", json::array())) {
+        if (i["name"] != name) continue;
+        const Box b{i["min"][0], i["min"][1], i["max"][0], i["max"][1]};
+        if (b.x0 < 0 || b.y0 < 0 || b.x1 > w || b.y1 > h || b.area() <= 0) {
+            std::printf("item:%s: drawn at (%.0f,%.0f)-(%.0f,%.0f), not inside the %dx%d window\n", name.c_str(), b.x0,
+                        b.y0, b.x1, b.y1, w, h);
+            return 1;
+        }
+        if (!has_ink(pixels, w, h, b)) {
+            std::printf("item:%s: one flat colour in the screenshot\n", name.c_str());
+            return 1;
+        }
+        std::printf("item:%s: drawn and visible\n", name.c_str());
+        return 0;
+    }
+    std::printf("item:%s: not drawn\n", name.c_str());
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [NAME:ROW:COL=TEXT ...]\n");
+        std::fprintf(
+            stderr,
+            "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [item:NAME] [NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
     std::ifstream in(argv[1]);
@@ -207,9 +232,10 @@ int main(int argc, char** argv) {
     }
     for (int k = 3; k < argc; ++k) {
         const std::string check = argv[k];
-        failures += check == "layout"   ? check_layout(report)
-                    : check == "varied" ? check_varied(report, pixels, w, h)
-                                        : check_number(report, pixels, w, h, check);
+        failures += check == "layout"              ? check_layout(report)
+                    : check == "varied"            ? check_varied(report, pixels, w, h)
+                    : check.rfind("item:", 0) == 0 ? check_item(report, pixels, w, h, check.substr(5))
+                                                   : check_number(report, pixels, w, h, check);
     }
     stbi_image_free(pixels);
     return failures == 0 ? 0 : 1;

@@ -99,16 +99,21 @@ const char* head_key_name(core::HeadKey key) {
     return "none";
 }
 
+std::optional<core::HeadKey> head_key_from_name(const std::string& name) {
+    constexpr const char* names[] = {"none", "entropy", "distance", "first", "diagonal"};
+    for (size_t k = 0; k < std::size(all_keys); ++k)
+        if (name == names[k]) return all_keys[k];
+    return std::nullopt;
+}
+
 std::string head_key_text(const core::HeadSummary& s, core::HeadKey key) {
-    char buf[48];
+    char buf[32];
     switch (key) {
         case core::HeadKey::none:
-        case core::HeadKey::entropy: std::snprintf(buf, sizeof buf, "H %.2g", s.mean_entropy); break;
-        case core::HeadKey::distance: std::snprintf(buf, sizeof buf, "|i-j| %.2g", s.mean_distance); break;
-        case core::HeadKey::first_share: std::snprintf(buf, sizeof buf, "first %.0f%%", s.first_share * 100); break;
-        case core::HeadKey::diagonal_share:
-            std::snprintf(buf, sizeof buf, "diag %.0f%%", s.diagonal_share * 100);
-            break;
+        case core::HeadKey::entropy: std::snprintf(buf, sizeof buf, "%.2g", s.mean_entropy); break;
+        case core::HeadKey::distance: std::snprintf(buf, sizeof buf, "%.2g", s.mean_distance); break;
+        case core::HeadKey::first_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.first_share * 100); break;
+        case core::HeadKey::diagonal_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.diagonal_share * 100); break;
     }
     return buf;
 }
@@ -157,10 +162,13 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
             "not one head across layers");
     same_line_if_fits(toggle_width("smallest first"));
     ImGui::Checkbox("smallest first", &p.ascending);
-    same_line_if_fits(font * 9.5f);
+    same_line_if_fits(ImGui::CalcTextSize("outline the first").x + style.ItemSpacing.x + font * 5.5f);
     ImGui::BeginDisabled(p.sort == core::HeadKey::none);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("outline the first");
+    ImGui::SameLine();
     ImGui::SetNextItemWidth(font * 5.5f);
-    if (ImGui::InputInt("highlight", &p.highlight)) p.highlight = std::clamp(p.highlight, 0, 999);
+    if (ImGui::InputInt("##highlight", &p.highlight)) p.highlight = std::clamp(p.highlight, 0, 999);
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(
@@ -172,29 +180,31 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
         ImGui::SetTooltip(
             "On: every head coloured on 0..1, to compare how sharp heads are.\nOff: each head from 0 "
             "to the 99th percentile of its thumbnail, to see each head's pattern.");
-    const char* open_label = "Open beside...";
-    same_line_if_fits(ImGui::CalcTextSize(open_label).x + style.FramePadding.x * 2);
-    if (ImGui::Button(open_label)) ui.request(Command::open_beside);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session file to show beside this one (File > Open beside...)");
-    const char* import_label = "Import all layers...";
-    same_line_if_fits(ImGui::CalcTextSize(import_label).x + style.FramePadding.x * 2);
-    if (ImGui::Button(import_label)) ui.request(Command::import_all_layers);
-    if (layers.size() > 1) {
-        same_line_if_fits(ImGui::CalcTextSize("Close all").x + style.FramePadding.x * 2);
-        if (ImGui::Button("Close all")) layers.clear();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Closes every layer open beside this session");
+    // Adding and closing layers, in one menu (File has the same items).
+    const char* layers_label = "Layers...";
+    same_line_if_fits(ImGui::CalcTextSize(layers_label).x + style.FramePadding.x * 2);
+    if (ImGui::Button(layers_label)) ImGui::OpenPopup("layers menu");
+    ui.report_item("model: layers");
+    if (ImGui::BeginPopup("layers menu")) {
+        if (ImGui::MenuItem("Open beside...", nullptr, false)) ui.request(Command::open_beside);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session file (or a checkpoint's layers) as rows below");
+        if (ImGui::MenuItem("Import all layers...")) ui.request(Command::import_all_layers);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layers of a checkpoint, with the import's options");
+        ImGui::Separator();
+        if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, layers.size() > 1)) layers.clear();
+        ImGui::EndPopup();
     }
 
     std::string order = p.sort == core::HeadKey::none
-                            ? "Heads in their own order, H under each"
+                            ? "Heads in their own order, each with its entropy H"
                             : std::string("Each layer's heads by its own ") + head_key_name(p.sort) + ", " +
                                   (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
-    order += p.one_scale ? "; colours 0..1" : "; each head coloured 0..its 99th percentile";
+    order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
     ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
     text_fitted(order);
     if (layers.size() == 1)
         ImGui::TextWrapped(
-            "Only this session is open. File > Open beside... adds session files as rows, File > Import all "
+            "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "
             "layers... a checkpoint's layers (also: attnviz SESSION --beside A.json B.json, attnviz --model DIR).");
     ImGui::PopStyleColor();
 
@@ -207,17 +217,37 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     ImFont* small = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
     const float small_size = ui.fonts.numbers ? ui.fonts.numbers->FontSize : ImGui::GetFontSize();
     const float caption_h = small_size + 3;
-    const float name_w = std::clamp(avail.x * 0.22f, font * 5, font * 8);
+    // The name column as wide as the longest name, within 5 to 9 ems and a third of the width.
+    float longest = 0;
+    for (int r = 0; r < layers.size(); ++r)
+        longest = std::max(longest, ImGui::CalcTextSize(layers.row(r).name.c_str()).x);
+    const float name_w =
+        std::floor(std::clamp(longest + font * 0.6f, font * 5, std::max(font * 5, std::min(font * 9, avail.x / 3))));
     const float gap = std::max(3.0f, std::round(font * 0.35f));
+    // The whole model in view when it can be (a thumbnail as large as both the width and the height
+    // allow), else thumbnails of at least min_side, scrolling.
+    const int rows = layers.size();
     const float by_width = (avail.x - name_w - style.ScrollbarSize - gap * static_cast<float>(heads)) / heads;
-    const float side = std::floor(std::clamp(by_width, font * 1.8f, font * 8));
+    const float by_height =
+        (avail.y - (gap + style.ItemSpacing.y) * static_cast<float>(rows)) / static_cast<float>(rows) - caption_h;
+    const float side = std::floor(std::clamp(std::min(by_width, by_height), font * 1.8f, font * 8));
+    // A column is as wide as a caption ("12  100%") when the width has room for that; else captions
+    // show the head's number only.
+    const float caption_w = small->CalcTextSizeA(small_size, FLT_MAX, 0, "12  100%").x;
+    const float column = name_w + (std::max(side, caption_w) + gap) * static_cast<float>(heads) <=
+                                 avail.x - style.ScrollbarSize
+                             ? std::max(side, caption_w)
+                             : side;
     const float row_h = std::max(side + caption_h, ImGui::GetTextLineHeightWithSpacing() * 2) + gap;
     const float step = row_h + style.ItemSpacing.y;
     const bool transposed = state.column_vectors();
 
     // The heads to outline: the first `highlight` of the whole model in the chosen order.
+    // This session's row counts unless it is a layer below, unchanged (the same heads twice).
     std::vector<const core::LayerSummary*> summaries;
     for (int r = 0; r < layers.size(); ++r) summaries.push_back(layers.row(r).summary.get());
+    for (int r = 1; r < layers.size(); ++r)
+        if (layers.editing(state, r)) summaries[0] = nullptr;
     const std::vector<core::HeadRef> top = core::top_heads(summaries, p.sort, p.highlight, p.ascending);
 
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -225,7 +255,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     int clicked_row = -1, clicked_head = -1;
     ImGuiListClipper clipper;
-    clipper.Begin(layers.size(), step);
+    clipper.Begin(rows, step);
     while (clipper.Step())
         for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
             const Layers::Row& row = layers.row(r);
@@ -268,10 +298,10 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                                                      : std::vector<int>{};
             for (int c = 0; c < shown; ++c) {
                 const int h = summary ? ordered[static_cast<size_t>(c)] : c;
-                const ImVec2 a{o.x + name_w + static_cast<float>(c) * (side + gap), o.y};
+                const ImVec2 a{o.x + name_w + static_cast<float>(c) * (column + gap), o.y};
                 ImGui::SetCursorScreenPos(a);
                 ImGui::PushID(h);
-                ImGui::InvisibleButton("head", {side, side + caption_h});
+                ImGui::InvisibleButton("head", {column, side + caption_h});
                 ui.report_item("model " + std::to_string(r) + ":" + std::to_string(h + 1));
                 const bool hovered = ImGui::IsItemHovered();
                 if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
@@ -283,14 +313,17 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                     const core::ColorRange range{0, p.one_scale || !(t.high > 0) ? 1.0 : t.high, false};
                     draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, transposed, a, side, range, row.serial);
                     const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
-                    const std::string value = head_key_text(s, p.sort);
-                    std::string caption = std::to_string(h + 1) + "  " + value;
+                    // Under it: the head's number (dimmed), and its value of the sort key at the right,
+                    // when both fit; else the number alone.
+                    const std::string number = std::to_string(h + 1), value = head_key_text(s, p.sort);
                     const auto width = [&](const std::string& text) {
                         return small->CalcTextSizeA(small_size, FLT_MAX, 0, text.c_str()).x;
                     };
-                    if (width(caption) > side) caption = width(value) <= side ? value : std::to_string(h + 1);
-                    if (width(caption) <= side)
-                        draw->AddText(small, small_size, {a.x, a.y + side + 1}, dim_col, caption.c_str());
+                    const float caption_y = a.y + side + 1;
+                    draw->AddText(small, small_size, {a.x, caption_y}, dim_col, number.c_str());
+                    if (width(number) + small_size * 0.4f + width(value) <= column)
+                        draw->AddText(small, small_size, {a.x + column - width(value), caption_y}, text_col,
+                                      value.c_str());
                     int rank = 0;
                     for (size_t k = 0; k < top.size(); ++k)
                         if (top[k].layer == r && top[k].head == h) rank = static_cast<int>(k) + 1;
@@ -311,7 +344,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                 draw->AddText({o.x + name_w, o.y}, ui.color(Color::error_text),
                               row.error.empty() ? "no heads" : row.error.c_str());
             ImGui::SetCursorScreenPos(o);
-            ImGui::Dummy({name_w + static_cast<float>(std::max(shown, 1)) * (side + gap), row_h});
+            ImGui::Dummy({name_w + static_cast<float>(std::max(shown, 1)) * (column + gap), row_h});
             ImGui::PopID();
         }
     clipper.End();

@@ -13,6 +13,7 @@
 // once per new summary, so a 12 × 12 grid at n = 512 costs 144 quads a frame.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "../app_state.hpp"
@@ -38,7 +39,9 @@ struct ModelPanel {
 
 // The name of a sort key as the combo box shows it: "none", "entropy H", …
 const char* head_key_name(core::HeadKey key);
-// A head's number under its thumbnail for a sort key (entropy when unsorted): "H 2.1", "diag 97%".
+// The key `attnviz --sort-heads` names: none, entropy, distance, first or diagonal.
+std::optional<core::HeadKey> head_key_from_name(const std::string& name);
+// A head's value of a sort key (entropy when unsorted) as under its thumbnail: "2.1", "97%".
 std::string head_key_text(const core::HeadSummary& summary, core::HeadKey key);
 
 // Every frame, whether the panel is shown or not: the layers' finished work (new rows, numbers,
