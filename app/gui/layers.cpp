@@ -464,22 +464,23 @@ void Layers::set_memory_budget(std::int64_t bytes) {
     shared_->budget = bytes;
 }
 
-void Layers::open_row(AppState& state, int k) {
+bool Layers::open_row(AppState& state, int k) {
     const Row& r = rows_[static_cast<size_t>(k)];
-    if (!r.session) return;
+    if (!r.session) return false;
     bool opened = !r.path.empty() && state.open_file(r.path);
     if (!opened) {
         const std::string why = r.path.empty() ? "" : " (its file could not be read again)";
         opened = state.restore_unsaved(*r.session, "", "Opened " + r.source + " from the model view, unsaved" + why);
     }
-    if (!opened) return;
+    if (!opened) return false;
     editing_row_ = k;
     editing_revision_ = state.revision();
+    return true;
 }
 
 void Layers::open_in_editor(AppState& state, int k, int head) {
     if (k < 0 || k >= size()) return;
-    if (k > 0) open_row(state, k);
+    if (k > 0 && !open_row(state, k)) return;  // refused (and said why): the session stays
     if (head >= 0 && head < state.config().heads) state.view({core::MatrixId::weights, head});
 }
 

@@ -89,7 +89,7 @@ public:
 private:
     struct Shared;  // the worker's queue and results, shared with its tasks
     struct Slot;    // a summary being computed for one row
-    void open_row(AppState& state, int k);
+    bool open_row(AppState& state, int k);
     void enqueue(std::function<void()> task, bool first = false);
     void start_summary(Row& row, std::shared_ptr<Slot>& slot, std::shared_ptr<const core::Session> session);
 

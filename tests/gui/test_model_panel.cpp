@@ -317,3 +317,31 @@ TEST_F(ModelPanel, TwelveLayersOfTwelveHeadsDrawBoundedWithoutTextures) {
     // Without a texture uploader each thumbnail is at most 16 × 16 blocks.
     EXPECT_LT(ImGui::GetDrawData()->TotalVtxCount, 12 * 12 * 16 * 16 * 4 + 200000);
 }
+
+TEST_F(ModelPanel, TheMenusOpenTheirDialogsAndImportAllLayersHandsItsRequestOver) {
+    test::TempDir dir("attnviz_model");
+    ASSERT_TRUE(dir.created());
+    const std::string path = (dir.path() / "three.safetensors").string();
+    std::ofstream(path, std::ios::binary)
+        << test::stacked_gpt2(ATTNVIZ_REFERENCE_DIR "/checkpoints/gpt2.safetensors", 3);
+    AppState state(core::worked_example());
+    panels_.model.beside_files.use_native = false;
+    imgui_.ui.request(app::Command::open_beside);
+    frames(state);
+    EXPECT_TRUE(panels_.model.beside_files.is_open());
+    // File > Import all layers…: the dialog's options and its layer selection reach the layers.
+    imgui_.ui.request(app::Command::import_all_layers);
+    frames(state);
+    app::ImportDialog& d = panels_.model.import_all;
+    d.path = path;
+    d.heads = 2;
+    d.layers = "1-2";
+    d.requested = true;  // as its Import button does
+    settle(state);
+    app::Layers& layers = panels_.model.layers;
+    ASSERT_EQ(layers.size(), 3);
+    EXPECT_EQ(layers.row(1).name, "layer 1");
+    EXPECT_EQ(layers.row(2).name, "layer 2");
+    EXPECT_EQ(layers.row(2).heads, 2);
+    EXPECT_EQ(state.session(), core::worked_example());  // beside it, not instead of it
+}
