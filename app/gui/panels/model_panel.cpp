@@ -145,17 +145,15 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     const ImGuiStyle& style = ImGui::GetStyle();
 
     // Controls: wrap to the next line where the panel is narrow.
-    int key = static_cast<int>(p.sort);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("sort heads by");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(font * 9);
     if (ImGui::BeginCombo("##sort", head_key_name(p.sort))) {
         for (core::HeadKey k : all_keys)
-            if (ImGui::Selectable(head_key_name(k), k == p.sort)) key = static_cast<int>(k);
+            if (ImGui::Selectable(head_key_name(k), k == p.sort)) p.sort = k;
         ImGui::EndCombo();
     }
-    p.sort = static_cast<core::HeadKey>(key);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "Orders the heads of each layer by that number, each layer by its own heads: a column is "
@@ -179,7 +177,8 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "On: every head coloured on 0..1, to compare how sharp heads are.\nOff: each head from 0 "
-            "to the 99th percentile of its thumbnail, to see each head's pattern.");
+            "to the 99th percentile of its thumbnail (at least 4/n, so that even attention looks even), to see "
+            "each head's pattern.");
     // Adding and closing layers, in one menu (File has the same items).
     const char* layers_label = "Layers...";
     same_line_if_fits(ImGui::CalcTextSize(layers_label).x + style.FramePadding.x * 2);
@@ -225,7 +224,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
         std::floor(std::clamp(longest + font * 0.6f, font * 5, std::max(font * 5, std::min(font * 9, avail.x / 3))));
     const float gap = std::max(3.0f, std::round(font * 0.35f));
     // The whole model in view when it can be (a thumbnail as large as both the width and the height
-    // allow), else thumbnails of at least min_side, scrolling.
+    // allow), else thumbnails of at least 1.8 ems, scrolling.
     const int rows = layers.size();
     const float by_width = (avail.x - name_w - style.ScrollbarSize - gap * static_cast<float>(heads)) / heads;
     const float by_height =
