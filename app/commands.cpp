@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -212,6 +213,82 @@ int example_command(const ExampleOptions& o) {
 
 namespace {
 
+// --layer all (or a range or list): each layer's session into the folder o.out_path as
+// layer-LL.json. Every session is first written beside its final name under a temporary one; only
+// when all are written are they renamed into place, so an error leaves no file of any layer (and
+// no folder, when this made it).
+int import_several(const core::TensorFile& file, core::ImportOptions options, const ImportCommandOptions& o) {
+    namespace fs = std::filesystem;
+    const core::Result<core::LayerListing> listed = core::list_layers(file, options.convention);
+    if (!listed) {
+        report(listed.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    const core::Result<std::vector<int>> layers = core::select_layers(o.layer, listed.value->layers);
+    if (!layers) {
+        report(layers.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    if (!options.convention)
+        std::cerr << "note: convention: " << core::to_string(listed.value->convention) << " (from the tensor names)\n";
+    options.convention = listed.value->convention;
+    const fs::path dir = o.out_path;
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+        std::cerr << "error: " << o.out_path << ": not a folder (with several layers, -o names a folder)\n";
+        return exit_io;
+    }
+    const bool made = !fs::exists(dir, ec);
+    if (made && !fs::create_directories(dir, ec)) {
+        std::cerr << "error: " << o.out_path << ": cannot create the folder: " << ec.message() << "\n";
+        return exit_io;
+    }
+    // Layer numbers padded to the widest (at least two digits), so the files sort in layer order.
+    const size_t width = std::max<size_t>(2, std::to_string(layers.value->back()).size());
+    std::vector<std::pair<std::string, std::string>> written;  // (temporary, final)
+    const auto undo = [&] {
+        for (const auto& [temporary, final_path] : written) fs::remove(temporary, ec);
+        if (made) fs::remove(dir, ec);  // only when empty
+    };
+    std::vector<std::string> noted;
+    for (int l : *layers.value) {
+        core::Result<core::ImportedLayer> layer = core::import_layer_of_several(file, options, l);
+        if (!layer) {
+            undo();
+            report(layer.problems, o.checkpoint);
+            return exit_invalid;
+        }
+        for (const std::string& note : layer.value->notes)
+            if (std::find(noted.begin(), noted.end(), note) == noted.end()) {
+                std::cerr << "note: " << note << "\n";
+                noted.push_back(note);
+            }
+        std::string number = std::to_string(l);
+        number.insert(0, width - std::min(width, number.size()), '0');
+        const std::string final_path = (dir / ("layer-" + number + ".json")).string();
+        const std::string temporary = core::temp_path_beside(final_path);
+        written.emplace_back(temporary, final_path);
+        if (const core::Problems p = core::write_file_atomic(temporary, core::write_session(layer.value->session));
+            !p.empty()) {
+            undo();
+            report(p, temporary);
+            return exit_io;
+        }
+    }
+    for (size_t k = 0; k < written.size(); ++k) {
+        fs::rename(written[k].first, written[k].second, ec);
+        if (ec) {
+            std::cerr << "error: " << written[k].second << ": " << ec.message() << "\n";
+            for (size_t rest = k; rest < written.size(); ++rest) fs::remove(written[rest].first, ec);
+            return exit_io;
+        }
+    }
+    std::cerr << "note: wrote " << written.size() << (written.size() == 1 ? " session to " : " sessions to ")
+              << o.out_path << ": " << fs::path(written.front().second).filename().string()
+              << (written.size() > 1 ? " … " + fs::path(written.back().second).filename().string() : "") << "\n";
+    return exit_ok;
+}
+
 int import_unguarded(const ImportCommandOptions& o) {
     namespace fs = std::filesystem;
     core::ImportOptions options;
@@ -223,7 +300,11 @@ int import_unguarded(const ImportCommandOptions& o) {
             return exit_invalid;
         }
     }
-    options.layer = o.layer;
+    // One layer by its number, or several (all, a range, a list): those are chosen once the file's
+    // layers are known.
+    const bool one_layer = o.layer.empty() ||
+                           (o.layer.size() <= 6 && o.layer.find_first_not_of("0123456789") == std::string::npos);
+    if (!o.layer.empty() && one_layer) options.layer = std::stoi(o.layer);
     options.heads = o.heads;
     options.kv_heads = o.kv_heads;
     options.rope_base = o.rope_base;
@@ -284,6 +365,7 @@ int import_unguarded(const ImportCommandOptions& o) {
         std::stringstream in(labels);
         for (std::string word; in >> word;) options.tokens.push_back(word);
     }
+    if (!one_layer) return import_several(*file.value, options, o);
     const core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
     if (!layer) {
         report(layer.problems, o.checkpoint);

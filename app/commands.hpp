@@ -44,7 +44,9 @@ int example_command(const ExampleOptions& options);
 struct ImportCommandOptions {
     std::string checkpoint;  // .safetensors, .npz or .npy
     std::string convention = "auto";
-    std::optional<int> layer;  // default: the file's metadata "layer", else 0
+    // One layer "5" (default: the file's metadata "layer", else 0), or several: "all", "2-5",
+    // "0,2,4"; with several, out_path is a folder that gets one session per layer (layer-00.json …).
+    std::string layer;
     std::optional<int> heads, kv_heads;
     std::optional<double> rope_base;
     std::string x_path;       // .npy (or any tensor file with one tensor) of n × d_model
@@ -54,8 +56,10 @@ struct ImportCommandOptions {
     std::string out_path;
 };
 
-// attnviz import CHECKPOINT [...] -o SESSION.json: one attention layer as a session. Exit 2 with
-// "error: FILE: TENSOR: problem" for a bad or incomplete checkpoint, 1 for I/O.
+// attnviz import CHECKPOINT [...] -o SESSION.json: one attention layer as a session; with --layer
+// all (or a range or list) -o FOLDER: one session per layer, FOLDER/layer-LL.json. Exit 2 with
+// "error: FILE: TENSOR: problem" for a bad or incomplete checkpoint or a bad --layer, 1 for I/O;
+// nothing is written then (with several layers: no file of any layer).
 int import_command(const ImportCommandOptions& options);
 
 struct ExportOptions {

@@ -45,6 +45,15 @@ int main(int argc, char** argv) {
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_option("--head-select", gui.head_select,
                    "Select tokens in the head view at start: query rows from 0, k and a column for keys, e.g. 0,2,k5");
+    cli.add_option("--beside", gui.beside,
+                   "Open sessions beside this one in the Model view (repeatable; a checkpoint brings all its layers)")
+        ->expected(1, -1);
+    cli.add_option("--model", gui.model,
+                   "Open every layer of a model in the Model view: a folder of sessions (attnviz import --layer all "
+                   "-o DIR) or a checkpoint; without SESSION the first layer is the one edited");
+    cli.add_option("--sort-heads", gui.sort_heads,
+                   "Model view: sort each layer's heads by entropy, distance, first or diagonal (largest first)")
+        ->check(CLI::IsMember({"none", "entropy", "distance", "first", "diagonal"}));
     cli.add_option("--report", gui.report_path,
                    "With --screenshot or --frames: write the last frame's windows and printed numbers as JSON");
     cli.add_option("--teach", gui.teach_step, "Open the step-by-step lesson (at STEP, default 1)")
@@ -71,11 +80,12 @@ int main(int argc, char** argv) {
     add_budget(compute);
 
     ImportCommandOptions import_options;
-    CLI::App* import = cli.add_subcommand("import", "One attention layer of a checkpoint as a session");
+    CLI::App* import = cli.add_subcommand("import", "Attention layers of a checkpoint as sessions");
     import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy")->required();
     import->add_option("--convention", import_options.convention, "auto (default), torch, bert, gpt2 or llama");
-    import->add_option("--layer", import_options.layer, "Which layer (default: the file's metadata, else 0)")
-        ->check(CLI::Range(0, 100000));
+    import->add_option("--layer", import_options.layer,
+                       "Which layer (default: the file's metadata, else 0), or several: all, 2-5, 0,2,4 "
+                       "(-o is then a folder: one session per layer, layer-00.json ...)");
     import->add_option("--heads", import_options.heads, "Heads (default: config.json beside the checkpoint)");
     import->add_option("--kv-heads", import_options.kv_heads, "K/V groups (default: from the key projection)");
     import->add_option("--rope-base", import_options.rope_base, "RoPE base for llama (default: rope_theta or 10000)");
@@ -83,7 +93,10 @@ int main(int argc, char** argv) {
     import->add_option("--token-ids", import_options.token_ids, "X from the embedding table: ids, e.g. 1,2,3");
     import->add_option("--tokens", import_options.tokens, "Token labels separated by spaces");
     import->add_option("--tokens-file", import_options.tokens_file, "Token labels, one per line");
-    import->add_option("-o,--output", import_options.out_path, "Where to write the session")->required();
+    import
+        ->add_option("-o,--output", import_options.out_path,
+                     "Where to write the session (a folder with several layers)")
+        ->required();
 
     ExampleOptions example;
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");

@@ -1,6 +1,7 @@
 #include "import.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -283,11 +284,20 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
                             " (token embeddings only: no position embedding or LayerNorm)");
         if (tokens.empty())
             for (std::int64_t id : o.token_ids) tokens.push_back("#" + std::to_string(id));
-    } else if (const TensorInfo* x = f.find("X")) {
+    } else if (const TensorInfo* x = f.find("X." + std::to_string(layer_index)); x || f.find("X")) {
+        // export-layer.py writes the hidden states entering each layer it exported as X.L (several
+        // layers) or X (one layer, named by the metadata's "layer").
+        if (!x) x = f.find("X");
         X = get(x, false);
         if (!problems.empty()) return R::fail(std::move(problems));
-        if (X.cols() != d_model) return R::fail({{file + ": X", "expected n × " + std::to_string(d_model)}});
-        out.notes.push_back("X: the file's tensor X");
+        if (X.cols() != d_model) return R::fail({{file + ": " + x->name, "expected n × " + std::to_string(d_model)}});
+        std::string note = "X: the file's tensor " + x->name;
+        if (x->name == "X")
+            if (const auto it = f.metadata().find("layer");
+                it != f.metadata().end() && it->second != std::to_string(layer_index))
+                note += ", the hidden states entering layer " + it->second + ", not layer " +
+                        std::to_string(layer_index);
+        out.notes.push_back(note);
     } else {
         const int rows = tokens.empty() ? o.random_n : static_cast<int>(tokens.size());
         X = random_matrix(rows, static_cast<int>(d_model), 1.0, o.seed);
@@ -347,6 +357,132 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
     s.params.b_O = bo.size() ? bo : Matrix(Matrix::Zero(1, d_model));
     if (Problems p = validate(s); !p.empty()) return R::fail(std::move(p));
     return R::ok(std::move(out));
+}
+
+namespace {
+
+// The layer index in a tensor name of the form [PREFIX.]`before`L`after` (L decimal, without
+// leading zeros), or -1.
+int layer_in_name(const std::string& name, const std::string& before, const std::string& after) {
+    if (name.size() <= after.size() || name.compare(name.size() - after.size(), after.size(), after) != 0) return -1;
+    const size_t end = name.size() - after.size();
+    size_t start = end;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(name[start - 1]))) --start;
+    const size_t digits = end - start;
+    if (digits == 0 || digits > 6 || (digits > 1 && name[start] == '0')) return -1;
+    if (start < before.size() || name.compare(start - before.size(), before.size(), before) != 0) return -1;
+    const size_t prefix = start - before.size();
+    if (prefix > 0 && name[prefix - 1] != '.') return -1;
+    return std::stoi(name.substr(start, digits));
+}
+
+// "0-11", or "0, 2, 5" (the first ones and a count when there are many).
+std::string layers_text(const std::vector<int>& layers) {
+    if (layers.empty()) return "none";
+    bool contiguous = true;
+    for (size_t k = 1; k < layers.size(); ++k) contiguous = contiguous && layers[k] == layers[k - 1] + 1;
+    if (contiguous && layers.size() > 2) return std::to_string(layers.front()) + "-" + std::to_string(layers.back());
+    std::string text;
+    for (size_t k = 0; k < layers.size() && k < 8; ++k) text += (k ? ", " : "") + std::to_string(layers[k]);
+    if (layers.size() > 8) text += " … (" + std::to_string(layers.size()) + " layers)";
+    return text;
+}
+
+}  // namespace
+
+std::vector<int> checkpoint_layers(const TensorFile& f, Convention c) {
+    std::string before, after;
+    switch (c) {
+        case Convention::torch: before = "layers.", after = ".self_attn.in_proj_weight"; break;
+        case Convention::bert: before = "encoder.layer.", after = ".attention.self.query.weight"; break;
+        case Convention::gpt2: before = "h.", after = ".attn.c_attn.weight"; break;
+        case Convention::llama: before = "layers.", after = ".self_attn.q_proj.weight"; break;
+    }
+    std::vector<int> layers;
+    for (const TensorInfo& t : f.tensors())
+        if (const int l = layer_in_name(t.name, before, after); l >= 0) layers.push_back(l);
+    if (c == Convention::torch && f.find("in_proj_weight")) layers.push_back(0);
+    std::sort(layers.begin(), layers.end());
+    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+    return layers;
+}
+
+Result<LayerListing> list_layers(const TensorFile& f, std::optional<Convention> convention) {
+    using RL = Result<LayerListing>;
+    for (Convention c : {Convention::torch, Convention::bert, Convention::gpt2, Convention::llama}) {
+        if (convention && *convention != c) continue;
+        std::vector<int> layers = checkpoint_layers(f, c);
+        if (!layers.empty()) return RL::ok({c, std::move(layers)});
+    }
+    const std::string which = convention ? std::string("of the ") + to_string(*convention) + " convention"
+                                         : "of a known convention (torch, bert, gpt2, llama)";
+    return RL::fail({{f.label(), "no attention layer " + which + " in the file's " +
+                                     std::to_string(f.tensors().size()) + " tensors"}});
+}
+
+Result<std::vector<int>> select_layers(const std::string& spec, const std::vector<int>& available) {
+    using RV = Result<std::vector<int>>;
+    auto trimmed = [](std::string s) {
+        const size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+        return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+    };
+    const std::string all = trimmed(spec);
+    if (all == "all") return RV::ok(std::vector<int>(available));
+    auto number = [](const std::string& s) -> std::optional<int> {
+        if (s.empty() || s.size() > 6 ||
+            !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+            return std::nullopt;
+        return std::stoi(s);
+    };
+    const std::string example = " (expected all, a layer, a range or a list: all, 3, 2-5, 0,2,4-6)";
+    std::vector<int> chosen;
+    size_t from = 0;
+    do {
+        const size_t comma = all.find(',', from);
+        const std::string item =
+            trimmed(all.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+        from = comma == std::string::npos ? std::string::npos : comma + 1;
+        const size_t dash = item.find('-');
+        const std::optional<int> a = number(trimmed(item.substr(0, dash)));
+        const std::optional<int> b = dash == std::string::npos ? a : number(trimmed(item.substr(dash + 1)));
+        if (!a || !b) return RV::fail({{"--layer", "\"" + item + "\" is not a layer" + example}});
+        if (*b < *a) return RV::fail({{"--layer", "the range " + item + " runs backwards"}});
+        for (int l = *a; l <= *b; ++l) {
+            if (!std::binary_search(available.begin(), available.end(), l))
+                return RV::fail({{"--layer", "layer " + std::to_string(l) + " is not in the checkpoint (its layers: " +
+                                                 layers_text(available) + ")"}});
+            chosen.push_back(l);
+        }
+    } while (from != std::string::npos);
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    return RV::ok(std::move(chosen));
+}
+
+Result<ImportedLayer> import_layer_of_several(const TensorFile& f, const ImportOptions& options, int layer) {
+    ImportOptions o = options;
+    o.layer = layer;
+    Result<ImportedLayer> r = import_layer(f, o);
+    if (!r) return r;
+    const bool per_layer = !o.x && o.token_ids.empty() && f.find("X." + std::to_string(layer));
+    const bool from_file = !o.x && o.token_ids.empty() && f.find("X");  // noted by import_layer
+    if (layer > 0 && !per_layer && !from_file)
+        r.value->notes.push_back("X of layer " + std::to_string(layer) +
+                                 " is not the hidden states entering it: every layer is given the same X "
+                                 "(export-layer.py --layer all writes each layer's)");
+    return r;
+}
+
+Result<std::vector<ImportedLayer>> import_layers(const TensorFile& f, const ImportOptions& options,
+                                                 const std::vector<int>& layers) {
+    using RV = Result<std::vector<ImportedLayer>>;
+    std::vector<ImportedLayer> out;
+    for (int layer : layers) {
+        Result<ImportedLayer> r = import_layer_of_several(f, options, layer);
+        if (!r) return RV::fail(std::move(r.problems));
+        out.push_back(std::move(*r.value));
+    }
+    return RV::ok(std::move(out));
 }
 
 }  // namespace attnviz::core

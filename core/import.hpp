@@ -48,6 +48,36 @@ struct ImportedLayer {
 };
 
 // The layer as a session, or the problems (each "FILE: TENSOR: problem" or an option's name).
+// X, unless given (options.x, options.token_ids): the file's tensor "X.L" (the hidden states
+// entering layer L, as `export-layer.py --layer all` writes them), else its "X", else random.
 Result<ImportedLayer> import_layer(const TensorFile& file, const ImportOptions& options);
+
+// The attention layers a checkpoint holds in a convention: the L of every tensor its query
+// projection is named by (layers.L.self_attn.in_proj_weight, encoder.layer.L.attention.self.query.weight,
+// h.L.attn.c_attn.weight, layers.L.self_attn.q_proj.weight, with any prefix; torch's bare
+// in_proj_weight is layer 0), ascending, each once.
+std::vector<int> checkpoint_layers(const TensorFile& file, Convention convention);
+
+struct LayerListing {
+    Convention convention;
+    std::vector<int> layers;  // ascending, never empty
+};
+// The convention (given, or the first of torch, bert, gpt2, llama the file has layers of) and its
+// layers; refused when there are none.
+Result<LayerListing> list_layers(const TensorFile& file, std::optional<Convention> convention);
+
+// The layers `spec` names among `available` (ascending, each once): "all", a layer "3", a range
+// "2-5" (both ends included), or a list of them "0,2,4-6". Refused (path "--layer"): text that is
+// none of these, a range that runs backwards, a layer the checkpoint does not hold.
+Result<std::vector<int>> select_layers(const std::string& spec, const std::vector<int>& available);
+
+// Layer L when several are imported with the same options (`attnviz import --layer all`, the model
+// view): import_layer with options.layer = L, plus a note when X is not the hidden states entering
+// layer L: an X given, made of token embeddings or random is the same for every layer, and for
+// L > 0 the model's own input to the layer would differ.
+Result<ImportedLayer> import_layer_of_several(const TensorFile& file, const ImportOptions& options, int layer);
+// Every layer of `layers`, in order; the first layer that does not import fails the whole.
+Result<std::vector<ImportedLayer>> import_layers(const TensorFile& file, const ImportOptions& options,
+                                                 const std::vector<int>& layers);
 
 }  // namespace attnviz::core

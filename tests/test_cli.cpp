@@ -729,6 +729,71 @@ TEST_F(Cli, ImportRefusesBadCheckpointsAndWritesNothing) {
     EXPECT_EQ(r.code, 2) << describe(r);
 }
 
+TEST_F(Cli, ImportEveryLayerWritesOneSessionEachAsASingleImportWould) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path ckpt = work / "three.safetensors";
+    spit(ckpt, stacked_gpt2(ref + "gpt2.safetensors", 3));
+    const fs::path dir = work / "layers";
+    Outcome r =
+        run({"import", ckpt.string(), "--layer", "all", "--heads", "2", "--tokens", "a b c", "-o", dir.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"layer-00.json", "layer-01.json", "layer-02.json"}));
+    EXPECT_TRUE(contains(r.err, "note: convention: gpt2")) << describe(r);
+    EXPECT_TRUE(contains(r.err, "X of layer 1 is not the hidden states entering it")) << describe(r);
+    for (int l = 0; l < 3; ++l) {
+        SCOPED_TRACE(l);
+        const fs::path alone = work / ("alone-" + std::to_string(l) + ".json");
+        const Outcome one = run({"import", ckpt.string(), "--layer", std::to_string(l), "--heads", "2", "--tokens",
+                                 "a b c", "-o", alone.string()});
+        ASSERT_EQ(one.code, 0) << describe(one);
+        EXPECT_EQ(slurp(dir / ("layer-0" + std::to_string(l) + ".json")), slurp(alone));
+    }
+    // A range into a folder that exists: only those layers, the other files left alone.
+    const fs::path some = work / "some";
+    fs::create_directory(some);
+    spit(some / "notes.txt", "mine");
+    r = run({"import", ckpt.string(), "--layer", "1-2", "--heads", "2", "-o", some.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_EQ(entries(some), (std::vector<std::string>{"layer-01.json", "layer-02.json", "notes.txt"}));
+}
+
+TEST_F(Cli, ImportOfSeveralLayersRefusesBadRangesAndWritesNothing) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path ckpt = work / "three.safetensors";
+    spit(ckpt, stacked_gpt2(ref + "gpt2.safetensors", 3));
+    const fs::path dir = work / "layers";
+    const std::pair<const char*, const char*> bad[] = {{"0-5", "error: --layer: layer 3 is not in the checkpoint"},
+                                                       {"2-0", "error: --layer: the range 2-0 runs backwards"},
+                                                       {"first", "error: --layer: \"first\" is not a layer"}};
+    for (const auto& [spec, message] : bad) {
+        SCOPED_TRACE(spec);
+        const Outcome r = run({"import", ckpt.string(), "--layer", spec, "--heads", "2", "-o", dir.string()});
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_TRUE(contains(r.err, message)) << describe(r);
+        EXPECT_FALSE(fs::exists(dir));
+    }
+    // A layer that does not import (3 heads do not divide 8 columns): no layer's file, no folder.
+    Outcome r = run({"import", ckpt.string(), "--layer", "all", "--heads", "3", "-o", dir.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "3 heads do not divide")) << describe(r);
+    EXPECT_FALSE(fs::exists(dir));
+    // In a folder that exists, a failure leaves it as it was.
+    fs::create_directory(dir);
+    spit(dir / "layer-00.json", "old");
+    r = run({"import", ckpt.string(), "--layer", "all", "-o", dir.string()});  // no head count
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"layer-00.json"}));
+    EXPECT_EQ(slurp(dir / "layer-00.json"), "old");
+    // -o naming a file.
+    r = run({"import", ckpt.string(), "--layer", "all", "--heads", "2", "-o", (dir / "layer-00.json").string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "not a folder")) << describe(r);
+    // A checkpoint with no layer of the convention asked for.
+    r = run({"import", ckpt.string(), "--layer", "all", "--convention", "bert", "-o", dir.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "no attention layer of the bert convention")) << describe(r);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------

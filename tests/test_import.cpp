@@ -156,5 +156,138 @@ TEST(Import, IncompleteOrMisfittingCheckpointsAreRefused) {
     EXPECT_TRUE(contains(all_text(r.problems), "--kv-heads")) << all_text(r.problems);
 }
 
+TEST(Import, TheLayersACheckpointHolds) {
+    // Each reference checkpoint holds one attention layer; torch's is layer 1 beside a layer 0 that
+    // has no attention (layers.0.linear1.weight), which is not listed.
+    const std::pair<const char*, std::pair<Convention, std::vector<int>>> cases[] = {
+        {"torch.safetensors", {Convention::torch, {1}}},
+        {"bert.safetensors", {Convention::bert, {0}}},
+        {"gpt2.safetensors", {Convention::gpt2, {0}}},
+        {"llama/model.safetensors", {Convention::llama, {0}}}};
+    for (const auto& [file, expected] : cases) {
+        SCOPED_TRACE(file);
+        const Result<TensorFile> f = TensorFile::open(dir + file);
+        ASSERT_TRUE(f) << all_text(f.problems);
+        const Result<LayerListing> listed = list_layers(*f.value, std::nullopt);
+        ASSERT_TRUE(listed) << all_text(listed.problems);
+        EXPECT_EQ(listed.value->convention, expected.first);
+        EXPECT_EQ(listed.value->layers, expected.second);
+    }
+    // A stack of three GPT-2 layers, with other tensors named like layers that are not.
+    const std::vector<Tensor> decoys = {{"h.7.mlp.c_fc.weight", {1}, {0.5}},
+                                        {"h.07.attn.c_attn.weight", {1}, {0.5}},   // a leading zero: no layer
+                                        {"xh.5.attn.c_attn.weight", {1}, {0.5}}};  // "h." not at a dot
+    const Result<TensorFile> f = TensorFile::from_bytes(test::stacked_gpt2(dir + "gpt2.safetensors", 3, decoys),
+                                                        "three.safetensors");
+    ASSERT_TRUE(f) << all_text(f.problems);
+    EXPECT_EQ(checkpoint_layers(*f.value, Convention::gpt2), (std::vector<int>{0, 1, 2}));
+    EXPECT_TRUE(checkpoint_layers(*f.value, Convention::bert).empty());
+    const Result<LayerListing> bert = list_layers(*f.value, Convention::bert);
+    ASSERT_FALSE(bert);
+    EXPECT_TRUE(contains(all_text(bert.problems), "no attention layer of the bert convention"))
+        << all_text(bert.problems);
+}
+
+TEST(Import, LayerSelections) {
+    const std::vector<int> available = {0, 1, 2, 3, 5};
+    auto chosen = [&](const std::string& spec) {
+        const Result<std::vector<int>> r = select_layers(spec, available);
+        EXPECT_TRUE(r) << spec << ": " << all_text(r.problems);
+        return r ? *r.value : std::vector<int>{};
+    };
+    EXPECT_EQ(chosen("all"), available);
+    EXPECT_EQ(chosen("3"), (std::vector<int>{3}));
+    EXPECT_EQ(chosen("1-3"), (std::vector<int>{1, 2, 3}));
+    EXPECT_EQ(chosen(" 5, 0 ,2-3,3"), (std::vector<int>{0, 2, 3, 5}));  // ascending, each once
+    const std::pair<const char*, const char*> refused[] = {
+        {"4", "layer 4 is not in the checkpoint (its layers: 0, 1, 2, 3, 5)"},
+        {"3-5", "layer 4 is not in the checkpoint"},
+        {"3-1", "the range 3-1 runs backwards"},
+        {"", "\"\" is not a layer"},
+        {"x", "\"x\" is not a layer"},
+        {"1-", "\"1-\" is not a layer"},
+        {"-1", "\"-1\" is not a layer"},
+        {"1,,2", "\"\" is not a layer"},
+        {"1.5", "\"1.5\" is not a layer"},
+        {"9999999", "is not a layer"}};
+    for (const auto& [spec, message] : refused) {
+        SCOPED_TRACE(spec);
+        const Result<std::vector<int>> r = select_layers(spec, available);
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.problems.front().path, "--layer");
+        EXPECT_TRUE(contains(all_text(r.problems), message)) << all_text(r.problems);
+    }
+    const Result<std::vector<int>> contiguous = select_layers("12", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+    ASSERT_FALSE(contiguous);
+    EXPECT_TRUE(contains(all_text(contiguous.problems), "its layers: 0-11")) << all_text(contiguous.problems);
+}
+
+TEST(Import, EveryLayerImportsAsItsOwnImportWould) {
+    // Layer 1 carries its own X (as export-layer.py --layer all writes it); the others have none.
+    const Tensor x1{"X.1", {3, 8}, std::vector<double>(24, 0.25)};
+    const Result<TensorFile> f = TensorFile::from_bytes(test::stacked_gpt2(dir + "gpt2.safetensors", 3, {x1}),
+                                                        "three.safetensors");
+    ASSERT_TRUE(f) << all_text(f.problems);
+    const Result<TensorFile> one = TensorFile::open(dir + "gpt2.safetensors");
+    ASSERT_TRUE(one);
+    ImportOptions o;
+    o.heads = 2;
+    const Result<std::vector<ImportedLayer>> all = import_layers(*f.value, o, {0, 1, 2});
+    ASSERT_TRUE(all) << all_text(all.problems);
+    ASSERT_EQ(all.value->size(), 3u);
+    for (int l = 0; l < 3; ++l) {
+        SCOPED_TRACE(l);
+        ImportOptions single = o;
+        single.layer = l;
+        const Result<ImportedLayer> alone = import_layer(*f.value, single);
+        ASSERT_TRUE(alone) << all_text(alone.problems);
+        const Session& s = (*all.value)[static_cast<size_t>(l)].session;
+        EXPECT_EQ(s, alone.value->session);
+        // The weights are the reference layer's times (1 + l/2): Q of head 2 is columns 4..7 of c_attn.
+        const Result<Tensor> c_attn = one.value->read("h.0.attn.c_attn.weight");
+        ASSERT_TRUE(c_attn);
+        for (int r = 0; r < 8; ++r)
+            for (int c = 0; c < 4; ++c)
+                EXPECT_EQ(s.params.heads[1].W_Q(r, c),
+                          c_attn.value->values[static_cast<size_t>(r * 24 + 4 + c)] * (1 + l / 2.0));
+    }
+    // X: layer 1's own; layers 0 and 2 the same random one, and layer 2 says it is not its input.
+    const Session& s1 = (*all.value)[1].session;
+    EXPECT_EQ(s1.config.n, 3);
+    EXPECT_EQ(s1.params.X, Matrix::Constant(3, 8, 0.25));
+    EXPECT_EQ((*all.value)[0].session.params.X, (*all.value)[2].session.params.X);
+    auto noted = [&](int l, const std::string& text) {
+        for (const std::string& n : (*all.value)[static_cast<size_t>(l)].notes)
+            if (contains(n, text)) return true;
+        return false;
+    };
+    EXPECT_TRUE(noted(1, "X: the file's tensor X.1"));
+    EXPECT_FALSE(noted(1, "not the hidden states"));
+    EXPECT_FALSE(noted(0, "not the hidden states"));  // layer 0's input is what a model is given
+    EXPECT_TRUE(noted(2, "X of layer 2 is not the hidden states entering it: every layer is given the same X"));
+
+    // A layer that does not import (4: not in the file) fails the whole, naming it.
+    const Result<std::vector<ImportedLayer>> missing = import_layers(*f.value, o, {0, 4});
+    ASSERT_FALSE(missing);
+    EXPECT_TRUE(contains(all_text(missing.problems), "no attention layer 4")) << all_text(missing.problems);
+}
+
+TEST(Import, AnExportedLayersXSaysWhichLayerItEnters) {
+    // export-layer.py --layer 1 writes X (the input of layer 1) and "layer": "1"; importing layer 0
+    // of such a file says that X is not layer 0's.
+    const Tensor x{"X", {2, 8}, std::vector<double>(16, 0.5)};
+    const Result<TensorFile> f = TensorFile::from_bytes(
+        test::stacked_gpt2(dir + "gpt2.safetensors", 2, {x}, {{"layer", "1"}, {"n_head", "2"}}), "two.safetensors");
+    ASSERT_TRUE(f) << all_text(f.problems);
+    ImportOptions o;
+    Result<ImportedLayer> r = import_layer(*f.value, o);  // the metadata's layer 1
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->notes.back(), "X: the file's tensor X");
+    o.layer = 0;
+    r = import_layer(*f.value, o);
+    ASSERT_TRUE(r) << all_text(r.problems);
+    EXPECT_EQ(r.value->notes.back(), "X: the file's tensor X, the hidden states entering layer 1, not layer 0");
+}
+
 }  // namespace
 }  // namespace attnviz::core

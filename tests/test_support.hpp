@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -16,6 +19,7 @@
 
 #include "core/config.hpp"
 #include "core/problem.hpp"
+#include "core/tensors.hpp"
 
 namespace attnviz::test {
 
@@ -108,5 +112,47 @@ public:
 private:
     std::filesystem::path path_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints
+
+// A safetensors file of these tensors (stored as F64, so they read back bit for bit) and metadata.
+inline std::string safetensors_bytes(const std::vector<core::Tensor>& tensors,
+                                     const std::map<std::string, std::string>& metadata = {}) {
+    nlohmann::json header = nlohmann::json::object();
+    if (!metadata.empty()) header["__metadata__"] = metadata;
+    std::string data;
+    for (const core::Tensor& t : tensors) {
+        const size_t start = data.size();
+        data.resize(start + t.values.size() * sizeof(double));
+        std::memcpy(data.data() + start, t.values.data(), t.values.size() * sizeof(double));  // little-endian host
+        header[t.name] = {{"dtype", "F64"}, {"shape", t.shape}, {"data_offsets", {start, data.size()}}};
+    }
+    const std::string text = header.dump();
+    std::string out(8, '\0');
+    for (int k = 0; k < 8; ++k) out[static_cast<size_t>(k)] = static_cast<char>((text.size() >> (8 * k)) & 0xff);
+    return out + text + data;
+}
+
+// A GPT-2 checkpoint of `layers` layers made from the reference one (tests/reference/checkpoints/
+// gpt2.safetensors, one layer): layer L holds each of its tensors times (1 + L/2), so every layer
+// differs and each is known; `extra` tensors are added as they are. Empty when it cannot be read.
+inline std::string stacked_gpt2(const std::string& gpt2_path, int layers, const std::vector<core::Tensor>& extra = {},
+                                const std::map<std::string, std::string>& metadata = {}) {
+    const core::Result<core::TensorFile> f = core::TensorFile::open(gpt2_path);
+    if (!f) return {};
+    std::vector<core::Tensor> all;
+    for (int l = 0; l < layers; ++l)
+        for (const core::TensorInfo& info : f.value->tensors()) {
+            core::Result<core::Tensor> t = f.value->read(info.name);
+            if (!t) return {};
+            t.value->name = "h." + std::to_string(l) +
+                            info.name.substr(info.name.find('.', 2));  // h.0.attn… → h.L.attn…
+            for (double& v : t.value->values) v *= 1 + l / 2.0;
+            all.push_back(std::move(*t.value));
+        }
+    all.insert(all.end(), extra.begin(), extra.end());
+    return safetensors_bytes(all, metadata);
+}
 
 }  // namespace attnviz::test

@@ -14,13 +14,15 @@ struct ExportTarget {
 };
 
 enum class Command {
-    open,          // ask for a session file to open
-    new_sentence,  // the dialog that makes a session of a typed sentence
-    import_layer,  // ask for a checkpoint and the options of its import
-    save,          // save to the session's file, or ask where when it has none
-    save_as,       // ask where to save
-    export_file,   // the export dialog, for UiContext::export_target
-    quit,          // quit, asking first when there are unsaved changes
+    open,               // ask for a session file to open
+    new_sentence,       // the dialog that makes a session of a typed sentence
+    import_layer,       // ask for a checkpoint and the options of its import
+    open_beside,        // ask for a session to show beside this one in the model view
+    import_all_layers,  // ask for a checkpoint whose layers open beside this session in the model view
+    save,               // save to the session's file, or ask where when it has none
+    save_as,            // ask where to save
+    export_file,        // the export dialog, for UiContext::export_target
+    quit,               // quit, asking first when there are unsaved changes
     undo,
     redo,
     toggle_teach,  // the lesson instead of the explorer, or back

@@ -210,6 +210,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_heads_panel(s, ui, p.heads); }},
     {"Head view", Place::upper_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_head_view_panel(s, ui, p.head_view); }},
+    {"Model view", Place::upper_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_model_panel(s, ui, p.model); }},
     {"Every intermediate", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
@@ -235,11 +237,14 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
     bool keep = true;
     const std::string id = std::string("##tabs ") + row.title;
     if (ImGui::BeginTabBar(id.c_str(), ImGuiTabBarFlags_FittingPolicyScroll)) {
+        const bool appearing = ImGui::IsWindowAppearing();
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             if (panel_table[k].place != row.place) continue;
             const bool self = static_cast<int>(k) == index;
-            // The tab of this panel is chosen when its window appears; afterwards the user's click rules.
-            const ImGuiTabItemFlags flags = self && ImGui::IsWindowAppearing() ? ImGuiTabItemFlags_SetSelected : 0;
+            // The tab of this panel is chosen when its window appears (ImGui selects it from the next
+            // frame on; in this one a new tab bar shows its first tab, which is no choice of the
+            // user's); afterwards the user's click rules.
+            const ImGuiTabItemFlags flags = self && appearing ? ImGuiTabItemFlags_SetSelected : 0;
             if (ImGui::BeginTabItem(panel_table[k].title, nullptr, flags)) {
                 // A tab bar's first frame shows its first tab whatever is asked (ImGui's way of
                 // avoiding a blank frame): only afterwards does another tab mean the user chose it.
@@ -260,7 +265,7 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
 
 // A panel in its place (or the whole work area when maximised). The places tile the window, so
 // panels are neither moved nor resized by hand: the splitters between them share the space, and a
-// double-click on a title maximises that panel or restores the layout.
+// double-click on a title (or a place's tabs) maximises that panel or restores the layout.
 void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, Panels& p, const Layout& l,
                 const Rect& work) {
     const Rect& r = p.maximized == index ? work : l[static_cast<size_t>(row.place)];
@@ -431,7 +436,7 @@ bool saturation_drawing(const Panels& p) {
 }  // namespace
 
 bool animating(const Panels& p, const AppState& state) {
-    return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p);
+    return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy();
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
@@ -456,6 +461,14 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
             case Command::open: p.menu.open_dialog = true; break;
             case Command::new_sentence: p.sentence.open = true; break;
             case Command::import_layer: p.menu.import.open = true; break;
+            case Command::open_beside:
+                p.model.open_beside = true;
+                show_panel(p, "Model view");
+                break;
+            case Command::import_all_layers:
+                p.model.import_all.open = true;
+                show_panel(p, "Model view");
+                break;
             case Command::save: save_or_ask(state, p.menu); break;
             case Command::save_as: p.menu.save_dialog = true; break;
             case Command::export_file: open_export_dialog(p.export_dialog, ui.export_target); break;
@@ -490,6 +503,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     const ImGuiIO& io = ImGui::GetIO();
     if (ui.report) ui.report->clear();
     draw_menu_bar(state, ui, p.menu, p.quit);
+    update_model_panel(state, ui, p.model);  // its layers' results and dialogs, shown or not
     draw_panels_menu(p);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;

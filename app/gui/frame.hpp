@@ -3,7 +3,8 @@
 //
 // The explorer's panels are the rows of one table (frame.cpp): {title, default place, stage, draw}.
 // A new view is one panel file (a state struct and a draw function) and one row there. Several
-// rows may share a place: the place then shows one of them at a time, with a tab for each.
+// rows may share a place: the place then shows one of them at a time, with a tab for each (in place
+// of the window's title bar).
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 #include "panels/inputs_panel.hpp"
 #include "panels/mask_panel.hpp"
 #include "panels/menu_bar.hpp"
+#include "panels/model_panel.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
 #include "panels/saturation_panel.hpp"
@@ -79,6 +81,7 @@ struct Panels {
     PipelinePanel pipeline;
     HeadsPanel heads;
     HeadViewPanel head_view;
+    ModelPanel model;
     TracePanel trace;
     ViewerPanel viewer;
     SaturationPanel saturation;

@@ -194,6 +194,39 @@ AppState initial_state(const GuiOptions& o) {
     return state;
 }
 
+// --beside and --model: the layers are read on the model view's worker, the model's first. A run
+// of a fixed number of frames (a screenshot, a benchmark) waits for them before its first frame,
+// and reports on stderr too what cannot be read; otherwise the window opens at once and the rows
+// come in as they are read.
+void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait) {
+    namespace fs = std::filesystem;
+    Layers& layers = panels.model.layers;
+    std::vector<std::string> model;
+    std::error_code ec;
+    if (!o.model.empty() && fs::is_directory(o.model, ec)) {
+        for (const fs::directory_entry& e : fs::directory_iterator(o.model, ec))
+            if (e.path().extension() == ".json" && e.is_regular_file(ec)) model.push_back(e.path().string());
+        std::sort(model.begin(), model.end());  // layer-00.json, layer-01.json, …
+        if (model.empty()) std::cerr << "warning: --model: no session files (*.json) in " << o.model << "\n";
+    } else if (!o.model.empty()) {
+        model.push_back(o.model);  // a checkpoint brings all its layers; a session is one row
+    }
+    if (o.session_path.empty() && !model.empty()) layers.open_first = true;  // the model's first layer
+    layers.open_files(model);
+    layers.open_files(o.beside);
+    show_panel(panels, "Model view");
+    if (wait) {
+        const size_t logged = state.message_log().size();
+        layers.wait();
+        layers.poll(state);
+        state.wait_for_trace();
+        const std::vector<Message>& log = state.message_log();
+        for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
+            if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
+    }
+    panels.show_at_start.push_back("Model view");  // again after the saved layout is read
+}
+
 }  // namespace
 
 int run_gui(const GuiOptions& o) {
@@ -313,6 +346,8 @@ int run_gui(const GuiOptions& o) {
             const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
             if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
         }
+        if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
+        if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);
@@ -342,7 +377,10 @@ int run_gui(const GuiOptions& o) {
             }
             // A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows
             // the trace of the session it opened, not one still being computed.
-            if (frames > 0 && !editing) state.wait_for_trace();
+            if (frames > 0 && !editing) {
+                panels.model.layers.wait();  // and the model view's numbers
+                state.wait_for_trace();
+            }
             // Idle: with no input, no animation and nothing to recompute, sleep until an event
             // (or a quarter second, for the text cursor's blink) instead of drawing frames.
             const bool busy = frames > 0 || link.wake_frames > 0 || animating(panels, state);

@@ -27,7 +27,10 @@ struct GuiOptions {
     std::string dialog;  // "open", "save", "import", "export" or "sentence": shown at start (documentation screenshots)
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
     std::string head_select;          // tokens selected in the head view at start: "0,2,k5" (queries, k: keys)
-    std::string report_path;          // with --frames/--screenshot: where each window was, which numbers were drawn
+    std::vector<std::string> beside;  // sessions (or checkpoints: all their layers) shown beside in the model view
+    std::string model;        // a folder of sessions (layer-00.json …) or a checkpoint: every layer in the model view
+    std::string sort_heads;   // the model view's order at start: entropy, distance, first or diagonal
+    std::string report_path;  // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };
 

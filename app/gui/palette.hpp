@@ -31,6 +31,7 @@ enum class Color {
     exercise_wrong,
     exercise_revealed,
     solved,          // "All right!"
+    highlighted_head,  // the model view's outline of the first heads of the model in its order
     background,      // behind every window
     token_selected,  // the head view: a selected token's label
     token_hovered,   // the head view: the token under the pointer
@@ -69,6 +70,7 @@ inline constexpr ImU32 default_palette[] = {
     IM_COL32(150, 45, 45, 255),    // exercise_wrong
     IM_COL32(60, 80, 130, 255),    // exercise_revealed
     IM_COL32(128, 230, 128, 255),  // solved
+    IM_COL32(255, 90, 200, 255),   // highlighted_head (a pink no viridis cell has)
     IM_COL32(23, 26, 31, 255),     // background
     IM_COL32(66, 110, 170, 255),   // token_selected
     IM_COL32(70, 78, 95, 255),     // token_hovered

@@ -121,6 +121,16 @@ JSON
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
         extra=(--panel "Saturation lab") ;;
+    model-view)
+        # The model view on the example model (assets/examples/model: four layers of four heads made
+        # by scripts/make-demo-model.py, its first layer the session edited) and a random session
+        # beside it, sorted by diagonal share. Rows: 0 this session, 1–4 the layers, 5 the random one.
+        # Head 2 of layer 0 attends to each token itself, head 2 of layer 1 to the next: never flat.
+        "$attnviz" example random --seed 11 -n 12 --heads 4 --d-model 32 -o "$out/random-beside.json"
+        model="$(cd "$(dirname "$0")/../.." && pwd)/assets/examples/model"
+        session=""  # no session: the model's first layer is the one edited
+        extra=(--model "$model" --beside "$out/random-beside.json" --sort-heads diagonal)
+        checks+=("item=model 0:2" "item=model 1:2" "item=model 2:2") ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
@@ -130,7 +140,7 @@ esac
 for size in $sizes; do
     png="$out/$case-$size.png"
     rm -f "$png"
-    XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" "${extra[@]}" --screenshot "$png" --frames 3 --size "$size" \
+    XDG_CONFIG_HOME="$out/config" "$attnviz" ${session:+"$session"} "${extra[@]}" --screenshot "$png" --frames 3 --size "$size" \
         --report "$png.json"
     "$png_check" "$png" "${size%x*}" "${size#*x}"
     "$ui_check" "$png.json" "$png" "${checks[@]}"

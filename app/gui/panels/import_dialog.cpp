@@ -50,11 +50,14 @@ void list_tensors(ImportDialog& d) {
 }
 
 void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& d) {
+    const char* title = d.all_layers ? "Import all layers" : "Import layer";
     if (d.open) {
-        ImGui::OpenPopup("Import layer");
+        ImGui::OpenPopup(title);
         d.open = false;
     }
-    if (!ImGui::BeginPopupModal("Import layer", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    if (d.all_layers)
+        ImGui::TextDisabled("Each layer opens beside this session in the Model view (one row per layer).");
     const float wide = ImGui::GetFontSize() * 28, narrow = ImGui::GetFontSize() * 7;
     ImGui::TextUnformatted("Checkpoint (.safetensors, .npz, .npy):");
     ImGui::SetNextItemWidth(wide);
@@ -84,7 +87,10 @@ void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& d) {
     ImGui::SetNextItemWidth(narrow);
     ImGui::Combo("convention", &d.convention, "auto\0torch\0bert\0gpt2\0llama\0");
     ImGui::SetNextItemWidth(narrow);
-    ImGui::InputInt("layer", &d.layer);
+    if (d.all_layers)
+        ImGui::InputText("layers (all, 2-5, 0,2,4)", &d.layers);
+    else
+        ImGui::InputInt("layer", &d.layer);
     ImGui::SetNextItemWidth(narrow);
     ImGui::InputInt("heads (0: from config.json)", &d.heads);
     ImGui::SetNextItemWidth(narrow);
@@ -104,6 +110,8 @@ void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& d) {
         const core::Result<core::ImportOptions> options = import_options(d);
         if (!options)
             state.set_message("Could not import: --x: " + options.problems.front().str(), true);
+        else if (d.all_layers)
+            d.requested = true;  // the model view takes it (import_options(d) again, with d.layers)
         else
             state.import_checkpoint(d.path, *options.value);
         ImGui::CloseCurrentPopup();

@@ -1,6 +1,8 @@
 // File > Import layer…: one attention layer of a checkpoint with the options of `attnviz import`
 // (convention, layer, heads, K/V groups, X from a .npy, token labels), and the tensors the file
-// holds listed so the user can see which layers and names it has.
+// holds listed so the user can see which layers and names it has. File > Import all layers… is the
+// same dialog with `all_layers` set: the layers are a selection (all, 2-5, 0,2,4) and Import hands
+// the request over (`requested`) to the model view instead of replacing the session.
 #pragma once
 
 #include <string>
@@ -20,6 +22,9 @@ struct ImportDialog {
     std::vector<std::string> listing;        // "name  dtype  [shape]" of the file last inspected
     std::string listed_path;
     FileChooser checkpoint_files, x_files;  // "Browse..." beside the two paths
+    bool all_layers = false;                // Import all layers…: the layers below, beside the session
+    std::string layers = "all";             // as `attnviz import --layer`: all, 2-5, 0,2,4
+    bool requested = false;                 // all_layers: Import was pressed (path, options, layers set)
 };
 
 // The options as `attnviz import` takes them (a bad X file is reported in the returned problems).

@@ -64,6 +64,11 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
                 if (!chosen.empty()) open_and_note(state, menu, chosen);
             }
             if (ImGui::MenuItem("Import layer...")) ui.request(Command::import_layer);
+            if (ImGui::MenuItem("Open beside...")) ui.request(Command::open_beside);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session to show beside this one in the Model view");
+            if (ImGui::MenuItem("Import all layers...")) ui.request(Command::import_all_layers);
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("Every layer of a checkpoint, beside this session in the Model view");
             if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(Command::save);
             if (ImGui::MenuItem("Save as...")) ui.request(Command::save_as);
             ImGui::Separator();

@@ -1,0 +1,494 @@
+#include "layers.hpp"
+
+#include <omp.h>
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <new>
+
+#include "core/file_io.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+// Row 0's numbers are computed on the UI thread up to this many weights (all heads together):
+// about a millisecond. Beyond, the weights are copied and summarized on the worker.
+constexpr std::int64_t sync_weights = std::int64_t{1} << 18;
+
+std::string problems_text(const core::Problems& problems) {
+    std::string text;
+    for (size_t k = 0; k < problems.size() && k < 4; ++k) text += (k ? "; " : "") + problems[k].str();
+    if (problems.size() > 4) text += "; …";
+    return text;
+}
+
+std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+}  // namespace
+
+std::int64_t session_bytes(const core::Session& s) {
+    std::int64_t cells = s.params.X.size() + s.params.W_O.size() + s.params.b_O.size();
+    for (const core::HeadParams& h : s.params.heads)
+        cells += h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.b_Q.size() + h.b_K.size() + h.b_V.size();
+    return cells * static_cast<std::int64_t>(sizeof(double));
+}
+
+struct Layers::Slot {
+    std::mutex m;
+    bool done = false;
+    std::shared_ptr<const core::LayerSummary> summary;
+    std::string error;
+
+    // The session's trace computed (within the memory budget), summarized and dropped.
+    void fill(const core::Session& session, std::int64_t budget) {
+        std::shared_ptr<const core::LayerSummary> made;
+        std::string problem;
+        if (const std::optional<core::Problem> p = core::memory_problem(session.config, budget))
+            problem = p->message;
+        else
+            try {
+                made = std::make_shared<const core::LayerSummary>(core::summarize_session(session));
+            } catch (const std::bad_alloc&) {
+                problem = "out of memory while computing its trace";
+            }
+        set(std::move(made), std::move(problem));
+    }
+    void set(std::shared_ptr<const core::LayerSummary> made, std::string problem) {
+        std::lock_guard<std::mutex> lock(m);
+        summary = std::move(made);
+        error = std::move(problem);
+        done = true;
+    }
+};
+
+struct Layers::Shared {
+    std::mutex m;
+    std::condition_variable cv;  // a task queued, or one finished
+    struct Task {
+        std::uint64_t epoch;  // 0: runs whatever happens (row 0); else dropped when clear() moved on
+        std::function<void()> run;
+    };
+    std::deque<Task> tasks;
+    bool running = false, stop = false;
+    std::uint64_t epoch = 1;  // clear() starts a new one: what earlier requests still bring is dropped
+    std::int64_t budget = core::default_memory_budget;
+    std::int64_t held = 0;  // bytes of the sessions read (taken by poll() or not)
+    struct Loaded {
+        std::uint64_t epoch;
+        Row row;
+        std::shared_ptr<Slot> slot;
+    };
+    std::vector<Loaded> loaded;
+    struct Note {
+        std::string text;
+        bool error;
+    };
+    std::vector<Note> notes;
+
+    void note(std::string text, bool error) {
+        std::lock_guard<std::mutex> lock(m);
+        notes.push_back({std::move(text), error});
+    }
+    void push(Task task, bool first) {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            if (first)
+                tasks.push_front(std::move(task));
+            else
+                tasks.push_back(std::move(task));
+        }
+        cv.notify_all();
+    }
+    // Keeps room for a session within the budget; false (with a message) when there is none.
+    bool reserve(std::int64_t bytes, const std::string& what) {
+        std::lock_guard<std::mutex> lock(m);
+        if (held + bytes > budget) {
+            notes.push_back({"Not opened beside this session: " + what +
+                                 " (the layers open beside need more than "
+                                 "the memory budget; close some first)",
+                             true});
+            return false;
+        }
+        held += bytes;
+        return true;
+    }
+    void add(std::uint64_t task_epoch, Row row, std::shared_ptr<Slot> slot) {
+        std::lock_guard<std::mutex> lock(m);
+        loaded.push_back({task_epoch, std::move(row), std::move(slot)});
+    }
+};
+
+Layers::Layers() : shared_(std::make_shared<Shared>()) {
+    rows_.push_back({});
+    slots_.push_back(nullptr);
+}
+
+Layers::~Layers() {
+    if (!worker_.joinable()) return;
+    {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        shared_->stop = true;
+        shared_->tasks.clear();
+    }
+    shared_->cv.notify_all();
+    worker_.join();
+}
+
+void Layers::enqueue(std::function<void()> task, bool first) {
+    std::uint64_t epoch = 0;
+    if (!first) {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        epoch = shared_->epoch;
+    }
+    shared_->push({epoch, std::move(task)}, first);
+    if (worker_.joinable()) return;
+    worker_ = std::thread([shared = shared_] {
+        // As the trace worker: a core left to the window, and the CPU yielded to it when they compete.
+        if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));
+#if defined(__linux__)
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
+        std::unique_lock<std::mutex> lock(shared->m);
+        while (true) {
+            shared->cv.wait(lock, [&] { return shared->stop || !shared->tasks.empty(); });
+            if (shared->stop) return;
+            Shared::Task task = std::move(shared->tasks.front());
+            shared->tasks.pop_front();
+            if (task.epoch != 0 && task.epoch != shared->epoch) continue;  // cleared meanwhile
+            shared->running = true;
+            lock.unlock();
+            try {
+                task.run();
+            } catch (const std::exception& e) {
+                shared->note(std::string("The model view could not load a layer: ") + e.what(), true);
+            }
+            lock.lock();
+            shared->running = false;
+            shared->cv.notify_all();
+        }
+    });
+}
+
+void Layers::start_summary(Row& row, std::shared_ptr<Slot>& slot, std::shared_ptr<const core::Session> session) {
+    row.summary.reset();
+    row.error.clear();
+    slot = std::make_shared<Slot>();
+    std::int64_t budget;
+    {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        budget = shared_->budget;
+    }
+    enqueue([slot, session, budget] { slot->fill(*session, budget); });
+}
+
+void Layers::add(std::string name, core::Session session, std::string path, std::string source) {
+    auto shared_session = std::make_shared<const core::Session>(std::move(session));
+    {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        shared_->held += session_bytes(*shared_session);
+    }
+    Row row;
+    row.name = std::move(name);
+    row.source = source.empty() ? (path.empty() ? row.name : path) : std::move(source);
+    row.path = std::move(path);
+    row.n = shared_session->config.n;
+    row.keys = shared_session->config.kv_len();
+    row.heads = shared_session->config.heads;
+    row.session = shared_session;
+    rows_.push_back(std::move(row));
+    slots_.push_back(nullptr);
+    start_summary(rows_.back(), slots_.back(), shared_session);
+}
+
+void Layers::open_files(const std::vector<std::string>& paths) {
+    for (const std::string& path : paths) {
+        if (AppState::is_checkpoint(path)) {
+            import_checkpoint(path, {});
+            continue;
+        }
+        std::shared_ptr<Shared> shared = shared_;
+        enqueue([shared, path] {
+            std::uint64_t epoch;
+            std::int64_t budget;
+            {
+                std::lock_guard<std::mutex> lock(shared->m);
+                epoch = shared->epoch;
+                budget = shared->budget;
+            }
+            std::shared_ptr<const core::Session> session;
+            try {
+                core::Result<std::string> text = core::read_file(path);
+                core::Result<core::Session> parsed = text ? core::parse_session(*text.value)
+                                                          : core::Result<core::Session>::fail(text.problems);
+                if (!parsed) {
+                    shared->note("Could not open " + path + " beside this session: " + problems_text(parsed.problems),
+                                 true);
+                    return;
+                }
+                session = std::make_shared<const core::Session>(std::move(*parsed.value));
+            } catch (const std::bad_alloc&) {
+                shared->note("Could not open " + path + " beside this session: out of memory", true);
+                return;
+            }
+            if (!shared->reserve(session_bytes(*session), path)) return;
+            Row row;
+            row.name = file_name(path);
+            row.source = row.path = path;
+            row.n = session->config.n;
+            row.keys = session->config.kv_len();
+            row.heads = session->config.heads;
+            row.session = session;
+            auto slot = std::make_shared<Slot>();
+            shared->add(epoch, std::move(row), slot);
+            shared->note("Opened " + path + " beside this session (Model view)", false);
+            slot->fill(*session, budget);
+        });
+    }
+}
+
+void Layers::import_checkpoint(const std::string& path, core::ImportOptions options, const std::string& spec) {
+    std::shared_ptr<Shared> shared = shared_;
+    enqueue([shared, path, options, spec]() mutable {
+        const std::string failed = "Could not import the layers of " + path + " beside this session: ";
+        std::shared_ptr<const core::TensorFile> file;
+        std::vector<int> layers;
+        try {
+            core::Result<core::TensorFile> f = core::TensorFile::open(path);
+            if (!f) {
+                shared->note(failed + problems_text(f.problems), true);
+                return;
+            }
+            // As File > Import layer: the head counts and RoPE's base from a config.json beside it.
+            if (options.config_json.empty())
+                if (const core::Result<std::string> text =
+                        core::read_file((std::filesystem::path(path).parent_path() / "config.json").string());
+                    text)
+                    options.config_json = *text.value;
+            const core::Result<core::LayerListing> listed = core::list_layers(*f.value, options.convention);
+            if (!listed) {
+                shared->note(failed + problems_text(listed.problems), true);
+                return;
+            }
+            const core::Result<std::vector<int>> chosen = core::select_layers(spec, listed.value->layers);
+            if (!chosen) {
+                shared->note(failed + problems_text(chosen.problems), true);
+                return;
+            }
+            options.convention = listed.value->convention;
+            layers = *chosen.value;
+            file = std::make_shared<const core::TensorFile>(std::move(*f.value));
+        } catch (const std::bad_alloc&) {
+            shared->note(failed + "out of memory", true);
+            return;
+        }
+        shared->note("Importing " + std::to_string(layers.size()) + " layer" + (layers.size() == 1 ? "" : "s") +
+                         " of " + path + " (" + core::to_string(*options.convention) + ") beside this session",
+                     false);
+        // One task per layer, so that row 0 (queued first) never waits for a whole model. They go to
+        // the front of the queue (last layer pushed first), so that the layers come in order and
+        // before whatever was asked for after this checkpoint.
+        std::uint64_t epoch;
+        {
+            std::lock_guard<std::mutex> lock(shared->m);
+            epoch = shared->epoch;
+        }
+        for (auto it = layers.rbegin(); it != layers.rend(); ++it)
+            shared->push({epoch,
+                          [shared, file, options, layer = *it, path, epoch] {
+                              std::int64_t budget;
+                              {
+                                  std::lock_guard<std::mutex> lock(shared->m);
+                                  budget = shared->budget;
+                              }
+                              const std::string what = "layer " + std::to_string(layer);
+                              std::shared_ptr<const core::Session> session;
+                              std::vector<std::string> notes;
+                              try {
+                                  core::Result<core::ImportedLayer> imported =
+                                      core::import_layer_of_several(*file, options, layer);
+                                  if (!imported) {
+                                      shared->note("Could not import " + what + " of " + path + ": " +
+                                                       problems_text(imported.problems),
+                                                   true);
+                                      return;
+                                  }
+                                  notes = std::move(imported.value->notes);
+                                  session = std::make_shared<const core::Session>(std::move(imported.value->session));
+                              } catch (const std::bad_alloc&) {
+                                  shared->note("Could not import " + what + " of " + path + ": out of memory", true);
+                                  return;
+                              }
+                              if (!shared->reserve(session_bytes(*session), what + " of " + path)) return;
+                              Row row;
+                              row.name = what;
+                              row.source = file_name(path) + ", " + what;
+                              row.notes = std::move(notes);
+                              row.n = session->config.n;
+                              row.keys = session->config.kv_len();
+                              row.heads = session->config.heads;
+                              row.session = session;
+                              auto slot = std::make_shared<Slot>();
+                              shared->add(epoch, std::move(row), slot);
+                              slot->fill(*session, budget);
+                          }},
+                         true);
+    });
+}
+
+void Layers::sync(const AppState& state) {
+    Row& r = rows_.front();
+    r.name = "this session";
+    r.source = state.file_path().empty() ? "the session being edited (unsaved)"
+                                         : "the session being edited: " + state.file_path();
+    if (state.generation() == row0_generation_) return;
+    if (slots_.front()) return;  // one at a time: the newest trace is taken once this one is done
+    const Snapshot& shown = state.shown();
+    const core::Config& c = shown.session.config;
+    r.n = c.n;
+    r.keys = c.kv_len();
+    r.heads = c.heads;
+    r.error = shown.out_of_memory ? "its trace did not fit in memory" : "";
+    row0_generation_ = state.generation();
+    std::int64_t weights = 0;
+    for (const core::HeadTrace& h : shown.trace.heads) weights += h.weights.size();
+    if (weights <= sync_weights) {
+        r.summary = std::make_shared<const core::LayerSummary>(core::summarize_layer(shown.trace));
+        r.serial = ++serial_;
+        return;
+    }
+    // The snapshot may be replaced (and freed) while the worker reads: it gets a copy of the weights.
+    auto copies = std::make_shared<std::vector<core::Matrix>>();
+    for (const core::HeadTrace& h : shown.trace.heads) copies->push_back(h.weights);
+    auto slot = std::make_shared<Slot>();
+    slots_.front() = slot;
+    enqueue(
+        [slot, copies] {
+            try {
+                std::vector<const core::Matrix*> weights;
+                for (const core::Matrix& w : *copies) weights.push_back(&w);
+                slot->set(std::make_shared<const core::LayerSummary>(core::summarize_layer(weights)), "");
+            } catch (const std::bad_alloc&) {
+                slot->set(nullptr, "out of memory while summarizing it");
+            }
+        },
+        true);
+}
+
+bool Layers::poll(AppState& state) {
+    std::vector<Shared::Loaded> loaded;
+    std::vector<Shared::Note> notes;
+    std::uint64_t epoch;
+    {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        loaded.swap(shared_->loaded);
+        notes.swap(shared_->notes);
+        epoch = shared_->epoch;
+    }
+    bool changed = !loaded.empty() || !notes.empty();
+    for (const Shared::Note& n : notes) state.set_message(n.text, n.error);
+    const int first_new = size();
+    for (Shared::Loaded& l : loaded) {
+        if (l.epoch != epoch) {  // cleared meanwhile
+            std::lock_guard<std::mutex> lock(shared_->m);
+            shared_->held -= session_bytes(*l.row.session);
+            continue;
+        }
+        rows_.push_back(std::move(l.row));
+        slots_.push_back(std::move(l.slot));
+    }
+    for (size_t k = 0; k < rows_.size(); ++k) {
+        if (!slots_[k]) continue;
+        std::lock_guard<std::mutex> lock(slots_[k]->m);
+        if (!slots_[k]->done) continue;
+        rows_[k].summary = std::move(slots_[k]->summary);
+        rows_[k].error = std::move(slots_[k]->error);
+        rows_[k].serial = ++serial_;
+        slots_[k].reset();
+        changed = true;
+    }
+    if (open_first && size() > first_new) {
+        open_first = false;
+        open_row(state, first_new);
+    }
+    return changed;
+}
+
+bool Layers::busy() const {
+    for (const std::shared_ptr<Slot>& s : slots_)
+        if (s) return true;
+    std::lock_guard<std::mutex> lock(shared_->m);
+    return shared_->running || !shared_->tasks.empty() || !shared_->loaded.empty() || !shared_->notes.empty();
+}
+
+void Layers::wait() {
+    std::unique_lock<std::mutex> lock(shared_->m);
+    shared_->cv.wait(lock, [&] { return !shared_->running && shared_->tasks.empty(); });
+}
+
+void Layers::remove(int k) {
+    if (k < 1 || k >= size()) return;
+    if (const std::shared_ptr<const core::Session>& s = rows_[static_cast<size_t>(k)].session) {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        shared_->held -= session_bytes(*s);
+    }
+    rows_.erase(rows_.begin() + k);
+    slots_.erase(slots_.begin() + k);
+    if (editing_row_ == k)
+        editing_row_ = -1;
+    else if (editing_row_ > k)
+        --editing_row_;
+}
+
+void Layers::clear() {
+    {
+        std::lock_guard<std::mutex> lock(shared_->m);
+        ++shared_->epoch;  // what is queued or on its way is dropped
+        for (size_t k = 1; k < rows_.size(); ++k)
+            if (rows_[k].session) shared_->held -= session_bytes(*rows_[k].session);
+    }
+    rows_.resize(1);
+    slots_.resize(1);
+    editing_row_ = -1;
+}
+
+void Layers::set_memory_budget(std::int64_t bytes) {
+    std::lock_guard<std::mutex> lock(shared_->m);
+    shared_->budget = bytes;
+}
+
+bool Layers::open_row(AppState& state, int k) {
+    const Row& r = rows_[static_cast<size_t>(k)];
+    if (!r.session) return false;
+    bool opened = !r.path.empty() && state.open_file(r.path);
+    if (!opened) {
+        const std::string why = r.path.empty() ? "" : " (its file could not be read again)";
+        opened = state.restore_unsaved(*r.session, "", "Opened " + r.source + " from the model view, unsaved" + why);
+    }
+    if (!opened) return false;
+    editing_row_ = k;
+    editing_revision_ = state.revision();
+    return true;
+}
+
+void Layers::open_in_editor(AppState& state, int k, int head) {
+    if (k < 0 || k >= size()) return;
+    if (k > 0 && !open_row(state, k)) return;  // refused (and said why): the session stays
+    if (head >= 0 && head < state.config().heads) state.view({core::MatrixId::weights, head});
+}
+
+bool Layers::editing(const AppState& state, int k) const {
+    if (k < 1 || k >= size()) return false;
+    if (k == editing_row_ && state.revision() == editing_revision_) return true;
+    const Row& r = rows_[static_cast<size_t>(k)];
+    return !r.path.empty() && r.path == state.file_path() && !state.modified();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,358 @@
+#include "model_panel.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+
+#include "../widgets/colormap.hpp"
+#include "../widgets/fitted_text.hpp"
+#include "../widgets/heatmap.hpp"
+#include "../widgets/matrix_view.hpp"
+#include "menu_bar.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+constexpr core::HeadKey all_keys[] = {core::HeadKey::none, core::HeadKey::entropy, core::HeadKey::distance,
+                                      core::HeadKey::first_share, core::HeadKey::diagonal_share};
+
+// Without textures (headless tests), a thumbnail is drawn as at most this many blocks a side.
+constexpr int fallback_blocks = 16;
+
+// A thumbnail in the square at `a` of side `side`, keeping the weights' aspect (queries × keys).
+void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, bool transposed, ImVec2 a, float side,
+                    const core::ColorRange& range, std::uint64_t serial) {
+    const int rows = transposed ? t.keys : t.n, cols = transposed ? t.n : t.keys;
+    if (rows <= 0 || cols <= 0 || t.cells.size() == 0) return;
+    float w = side, h = side;
+    if (rows > cols)
+        w = std::max(2.0f, side * static_cast<float>(cols) / static_cast<float>(rows));
+    else
+        h = std::max(2.0f, side * static_cast<float>(rows) / static_cast<float>(cols));
+    const ImVec2 p0{std::floor(a.x + (side - w) / 2), std::floor(a.y + (side - h) / 2)};
+    const ImVec2 p1{p0.x + w, p0.y + h};
+    const int cell_rows = static_cast<int>(transposed ? t.cells.cols() : t.cells.rows());
+    const int cell_cols = static_cast<int>(transposed ? t.cells.rows() : t.cells.cols());
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    HeatmapOptions o;
+    o.colormap = colormap_for(core::MatrixId::weights);
+    o.range = range;
+    o.generation = serial;
+    const ImU32 masked = ui.color(Color::masked_cell);
+    if (ui.heatmaps.has_textures()) {
+        draw->AddImage(ui.heatmaps.texture(id, t.cells, transposed, {0, 0, cell_rows, cell_cols}, o, masked, {w, h}),
+                       p0, p1);
+        return;
+    }
+    // Blocks of cells, each coloured by its largest (as the textures pool).
+    const int step_r = (cell_rows + fallback_blocks - 1) / fallback_blocks;
+    const int step_c = (cell_cols + fallback_blocks - 1) / fallback_blocks;
+    const float cw = w / static_cast<float>(cell_cols), ch = h / static_cast<float>(cell_rows);
+    for (int r = 0; r < cell_rows; r += step_r)
+        for (int c = 0; c < cell_cols; c += step_c) {
+            double largest = 0;
+            for (int i = r; i < std::min(cell_rows, r + step_r); ++i)
+                for (int j = c; j < std::min(cell_cols, c + step_c); ++j)
+                    largest = std::max(largest, transposed ? t.cells(j, i) : t.cells(i, j));
+            const ImVec2 b0{p0.x + static_cast<float>(c) * cw, p0.y + static_cast<float>(r) * ch};
+            const ImVec2 b1{p0.x + static_cast<float>(std::min(cell_cols, c + step_c)) * cw,
+                            p0.y + static_cast<float>(std::min(cell_rows, r + step_r)) * ch};
+            draw->AddRectFilled(b0, b1, colormap_color(o.colormap, range.position(largest)));
+        }
+}
+
+void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, int rank, core::HeadKey key,
+                  bool ascending, bool is_this_session) {
+    ImGui::BeginTooltip();
+    ImGui::Text("%s, head %d of %d", row.name.c_str(), head + 1, row.heads);
+    ImGui::TextDisabled("%s", row.source.c_str());
+    ImGui::Separator();
+    ImGui::Text("H      %.3g nats: mean entropy of a query's weights (0: one key; ln %d = %.3g: uniform)",
+                s.mean_entropy, row.keys, std::log(static_cast<double>(std::max(row.keys, 1))));
+    ImGui::Text("|i-j|  %.3g: mean distance from a query to the keys it attends to", s.mean_distance);
+    ImGui::Text("first  %.1f%%: mean weight on the first token", s.first_share * 100);
+    ImGui::Text("diag   %.1f%%: mean weight of a token on itself", s.diagonal_share * 100);
+    if (rank > 0)
+        ImGui::Text("#%d of the whole model by %s, %s first (outlined)", rank, head_key_name(key),
+                    ascending ? "smallest" : "largest");
+    ImGui::Separator();
+    ImGui::TextDisabled("%s", is_this_session ? "Click: show this head's weights in the matrix viewer"
+                                              : "Click: edit this layer (undo brings your session back) and show "
+                                                "this head's weights in the matrix viewer");
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
+const char* head_key_name(core::HeadKey key) {
+    switch (key) {
+        case core::HeadKey::none: return "none";
+        case core::HeadKey::entropy: return "entropy H";
+        case core::HeadKey::distance: return "distance |i-j|";
+        case core::HeadKey::first_share: return "first-token share";
+        case core::HeadKey::diagonal_share: return "diagonal share";
+    }
+    return "none";
+}
+
+std::optional<core::HeadKey> head_key_from_name(const std::string& name) {
+    constexpr const char* names[] = {"none", "entropy", "distance", "first", "diagonal"};
+    for (size_t k = 0; k < std::size(all_keys); ++k)
+        if (name == names[k]) return all_keys[k];
+    return std::nullopt;
+}
+
+std::string head_key_text(const core::HeadSummary& s, core::HeadKey key) {
+    char buf[32];
+    switch (key) {
+        case core::HeadKey::none:
+        case core::HeadKey::entropy: std::snprintf(buf, sizeof buf, "%.2g", s.mean_entropy); break;
+        case core::HeadKey::distance: std::snprintf(buf, sizeof buf, "%.2g", s.mean_distance); break;
+        case core::HeadKey::first_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.first_share * 100); break;
+        case core::HeadKey::diagonal_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.diagonal_share * 100); break;
+    }
+    return buf;
+}
+
+void update_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
+    p.layers.set_memory_budget(state.memory_budget());
+    p.layers.poll(state);
+    if (p.open_beside) {
+        p.open_beside = false;
+        p.beside_files.open(FileChooser::Mode::open, "Open a session beside this one (Model view)", session_filters(),
+                            state.file_path());
+    }
+    if (const std::optional<std::string> path = p.beside_files.draw(ui)) p.layers.open_files({*path});
+    draw_import_dialog(state, ui, p.import_all);
+    if (p.import_all.requested) {
+        p.import_all.requested = false;
+        const core::Result<core::ImportOptions> options = import_options(p.import_all);
+        if (options)
+            p.layers.import_checkpoint(p.import_all.path, *options.value, p.import_all.layers);
+        else
+            state.set_message("Could not import: --x: " + options.problems.front().str(), true);
+    }
+}
+
+void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
+    Layers& layers = p.layers;
+    layers.sync(state);
+    const float font = ImGui::GetFontSize();
+    const ImGuiStyle& style = ImGui::GetStyle();
+
+    // Controls: wrap to the next line where the panel is narrow.
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("sort heads by");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 9);
+    if (ImGui::BeginCombo("##sort", head_key_name(p.sort))) {
+        for (core::HeadKey k : all_keys)
+            if (ImGui::Selectable(head_key_name(k), k == p.sort)) p.sort = k;
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Orders the heads of each layer by that number, each layer by its own heads: a column is "
+            "not one head across layers");
+    same_line_if_fits(toggle_width("smallest first"));
+    ImGui::Checkbox("smallest first", &p.ascending);
+    same_line_if_fits(ImGui::CalcTextSize("outline the first").x + style.ItemSpacing.x + font * 5.5f);
+    ImGui::BeginDisabled(p.sort == core::HeadKey::none);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("outline the first");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 5.5f);
+    if (ImGui::InputInt("##highlight", &p.highlight)) p.highlight = std::clamp(p.highlight, 0, 999);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(
+            "Outlines the first N heads of the whole model in this order (e.g. the heads with the "
+            "largest diagonal share); 0: none. Needs a sort.");
+    same_line_if_fits(toggle_width("one scale 0..1"));
+    ImGui::Checkbox("one scale 0..1", &p.one_scale);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "On: every head coloured on 0..1, to compare how sharp heads are.\nOff: each head from 0 "
+            "to the 99th percentile of its thumbnail (at least 4/n, so that even attention looks even), to see "
+            "each head's pattern.");
+    // Adding and closing layers, in one menu (File has the same items).
+    const char* layers_label = "Layers...";
+    same_line_if_fits(ImGui::CalcTextSize(layers_label).x + style.FramePadding.x * 2);
+    if (ImGui::Button(layers_label)) ImGui::OpenPopup("layers menu");
+    ui.report_item("model: layers");
+    if (ImGui::BeginPopup("layers menu")) {
+        if (ImGui::MenuItem("Open beside...", nullptr, false)) ui.request(Command::open_beside);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session file (or a checkpoint's layers) as rows below");
+        if (ImGui::MenuItem("Import all layers...")) ui.request(Command::import_all_layers);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layers of a checkpoint, with the import's options");
+        ImGui::Separator();
+        if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, layers.size() > 1)) layers.clear();
+        ImGui::EndPopup();
+    }
+
+    std::string order = p.sort == core::HeadKey::none
+                            ? "Heads in their own order, each with its entropy H"
+                            : std::string("Each layer's heads by its own ") + head_key_name(p.sort) + ", " +
+                                  (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
+    order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
+    ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
+    text_fitted(order);
+    if (layers.size() == 1)
+        ImGui::TextWrapped(
+            "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "
+            "layers... a checkpoint's layers (also: attnviz SESSION --beside A.json B.json, attnviz --model DIR).");
+    ImGui::PopStyleColor();
+
+    // The grid: a name column, then one thumbnail per head; the largest thumbnails that fit the width,
+    // within readable bounds (narrower panels scroll sideways, many layers scroll down).
+    int heads = 1;
+    for (int r = 0; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
+    ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    ImFont* small = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
+    const float small_size = ui.fonts.numbers ? ui.fonts.numbers->FontSize : ImGui::GetFontSize();
+    const float caption_h = small_size + 3;
+    // The name column as wide as the longest name, within 5 to 9 ems and a third of the width.
+    float longest = 0;
+    for (int r = 0; r < layers.size(); ++r)
+        longest = std::max(longest, ImGui::CalcTextSize(layers.row(r).name.c_str()).x);
+    const float name_w =
+        std::floor(std::clamp(longest + font * 0.6f, font * 5, std::max(font * 5, std::min(font * 9, avail.x / 3))));
+    const float gap = std::max(3.0f, std::round(font * 0.35f));
+    // The whole model in view when it can be (a thumbnail as large as both the width and the height
+    // allow), else thumbnails of at least 1.8 ems, scrolling.
+    const int rows = layers.size();
+    const float by_width = (avail.x - name_w - style.ScrollbarSize - gap * static_cast<float>(heads)) / heads;
+    const float by_height =
+        (avail.y - (gap + style.ItemSpacing.y) * static_cast<float>(rows)) / static_cast<float>(rows) - caption_h;
+    const float side = std::floor(std::clamp(std::min(by_width, by_height), font * 1.8f, font * 8));
+    // A column is as wide as a caption ("12  100%") when the width has room for that; else captions
+    // show the head's number only.
+    const float caption_w = small->CalcTextSizeA(small_size, FLT_MAX, 0, "12  100%").x;
+    const float column = name_w + (std::max(side, caption_w) + gap) * static_cast<float>(heads) <=
+                                 avail.x - style.ScrollbarSize
+                             ? std::max(side, caption_w)
+                             : side;
+    const float row_h = std::max(side + caption_h, ImGui::GetTextLineHeightWithSpacing() * 2) + gap;
+    const float step = row_h + style.ItemSpacing.y;
+    const bool transposed = state.column_vectors();
+
+    // The heads to outline: the first `highlight` of the whole model in the chosen order.
+    // This session's row counts unless it is a layer below, unchanged (the same heads twice).
+    std::vector<const core::LayerSummary*> summaries;
+    for (int r = 0; r < layers.size(); ++r) summaries.push_back(layers.row(r).summary.get());
+    for (int r = 1; r < layers.size(); ++r)
+        if (layers.editing(state, r)) summaries[0] = nullptr;
+    const std::vector<core::HeadRef> top = core::top_heads(summaries, p.sort, p.highlight, p.ascending);
+
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    int clicked_row = -1, clicked_head = -1;
+    ImGuiListClipper clipper;
+    clipper.Begin(rows, step);
+    while (clipper.Step())
+        for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+            const Layers::Row& row = layers.row(r);
+            const bool editing = layers.editing(state, r);
+            ImGui::PushID(r);
+            const ImVec2 o = ImGui::GetCursorScreenPos();
+            // The row's name, its state under it, its details in a tooltip, and a menu.
+            ImGui::InvisibleButton("name", {name_w - gap, row_h - gap});
+            if (ImGui::IsItemHovered()) {
+                ImGui::BeginTooltip();
+                ImGui::Text("%s: %s", row.name.c_str(), row.source.c_str());
+                ImGui::Text("n = %d queries, %d keys, h = %d heads", row.n, row.keys, row.heads);
+                for (const std::string& note : row.notes) ImGui::TextDisabled("%s", note.c_str());
+                if (!row.error.empty()) ImGui::TextColored(ui.color_vec(Color::error_text), "%s", row.error.c_str());
+                if (r > 0) ImGui::TextDisabled("Right-click: edit this layer, or close it");
+                ImGui::EndTooltip();
+            }
+            if (r > 0 && ImGui::BeginPopupContextItem("row menu")) {
+                if (ImGui::MenuItem("Edit this layer")) {
+                    clicked_row = r;
+                    clicked_head = -1;
+                }
+                if (ImGui::MenuItem("Close")) clicked_row = -2 - r;  // removed after the loop
+                ImGui::EndPopup();
+            }
+            ui.report_item("model row " + std::to_string(r));
+            draw->AddText(o, editing || r == 0 ? ui.color(Color::ok_text) : text_col,
+                          fitted_text(row.name, name_w - gap).c_str());
+            const std::string state_line = row.computing()      ? "computing..."
+                                           : !row.error.empty() ? "not computed"
+                                           : editing
+                                               ? "being edited"
+                                               : "n " + std::to_string(row.n) + ", h " + std::to_string(row.heads);
+            draw->AddText(small, small_size, {o.x, o.y + ImGui::GetTextLineHeightWithSpacing()},
+                          row.error.empty() ? dim_col : ui.color(Color::error_text), state_line.c_str());
+
+            const core::LayerSummary* summary = row.summary.get();
+            const int shown = summary ? static_cast<int>(summary->heads.size()) : row.heads;
+            const std::vector<int> ordered = summary ? core::head_order(summary->heads, p.sort, p.ascending)
+                                                     : std::vector<int>{};
+            for (int c = 0; c < shown; ++c) {
+                const int h = summary ? ordered[static_cast<size_t>(c)] : c;
+                const ImVec2 a{o.x + name_w + static_cast<float>(c) * (column + gap), o.y};
+                ImGui::SetCursorScreenPos(a);
+                ImGui::PushID(h);
+                ImGui::InvisibleButton("head", {column, side + caption_h});
+                ui.report_item("model " + std::to_string(r) + ":" + std::to_string(h + 1));
+                const bool hovered = ImGui::IsItemHovered();
+                if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+                    clicked_row = r;
+                    clicked_head = h;
+                }
+                if (summary) {
+                    const core::HeadThumbnail& t = summary->thumbnails[static_cast<size_t>(h)];
+                    const core::ColorRange range{0, p.one_scale || !(t.high > 0) ? 1.0 : t.high, false};
+                    draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, transposed, a, side, range, row.serial);
+                    const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
+                    // Under it: the head's number (dimmed), and its value of the sort key at the right,
+                    // when both fit; else the number alone.
+                    const std::string number = std::to_string(h + 1), value = head_key_text(s, p.sort);
+                    const auto width = [&](const std::string& text) {
+                        return small->CalcTextSizeA(small_size, FLT_MAX, 0, text.c_str()).x;
+                    };
+                    const float caption_y = a.y + side + 1;
+                    draw->AddText(small, small_size, {a.x, caption_y}, dim_col, number.c_str());
+                    if (width(number) + small_size * 0.4f + width(value) <= column)
+                        draw->AddText(small, small_size, {a.x + column - width(value), caption_y}, text_col,
+                                      value.c_str());
+                    int rank = 0;
+                    for (size_t k = 0; k < top.size(); ++k)
+                        if (top[k].layer == r && top[k].head == h) rank = static_cast<int>(k) + 1;
+                    if (rank > 0)
+                        draw->AddRect({a.x - 2, a.y - 2}, {a.x + side + 2, a.y + side + 2},
+                                      ui.color(Color::highlighted_head), 0, 0, 2.5f);
+                    if (hovered) head_tooltip(row, h, s, rank, p.sort, p.ascending, r == 0);
+                } else {
+                    draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
+                    if (hovered)
+                        ImGui::SetTooltip("%s",
+                                          row.computing() ? "Computing this layer's weights..." : row.error.c_str());
+                }
+                if (hovered) draw->AddRect(a, {a.x + side, a.y + side}, ui.color(Color::hovered_cell), 0, 0, 1.5f);
+                ImGui::PopID();
+            }
+            if (shown == 0 && !row.computing())
+                draw->AddText({o.x + name_w, o.y}, ui.color(Color::error_text),
+                              row.error.empty() ? "no heads" : row.error.c_str());
+            ImGui::SetCursorScreenPos(o);
+            ImGui::Dummy({name_w + static_cast<float>(std::max(shown, 1)) * (column + gap), row_h});
+            ImGui::PopID();
+        }
+    clipper.End();
+    ImGui::EndChild();
+
+    if (clicked_row >= 0)
+        layers.open_in_editor(state, clicked_row, clicked_head);
+    else if (clicked_row <= -2)
+        layers.remove(-2 - clicked_row);
+}
+
+}  // namespace attnviz::app

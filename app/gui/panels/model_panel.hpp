@@ -1,0 +1,53 @@
+// Model view: several layers at once (a checkpoint's layers, or sessions opened side by side) as a
+// grid, layers down and heads across. Each head is a small heatmap of its weights (a thumbnail of
+// at most 64×64, each cell the largest weight of the block it covers: core/layer_summary.hpp) with
+// a number under it, and its four summary numbers (mean entropy, mean distance |i−j|, share on the
+// first token and on the diagonal) in its tooltip. Heads can be sorted by a number (each layer by
+// its own heads' numbers) and the first N of the whole model in that order outlined. Clicking a
+// head makes its layer the session being edited (one undo step) and shows its weights in the
+// matrix viewer.
+//
+// Colours: viridis; each head from 0 to the 99th percentile of its own thumbnail (so every head
+// shows its pattern, whatever its largest weight), or, with "one scale", every head on 0..1 (to
+// compare how sharp heads are). Thumbnails are drawn as textures from the heatmap cache, uploaded
+// once per new summary, so a 12 × 12 grid at n = 512 costs 144 quads a frame.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "../app_state.hpp"
+#include "../layers.hpp"
+#include "../ui_context.hpp"
+#include "core/layer_summary.hpp"
+#include "file_chooser.hpp"
+#include "import_dialog.hpp"
+
+namespace attnviz::app {
+
+struct ModelPanel {
+    Layers layers;                             // row 0: this session; the others opened beside it
+    core::HeadKey sort = core::HeadKey::none;  // the order of each layer's heads
+    bool ascending = false;                    // smallest first (else largest first)
+    int highlight = 3;                         // outline the first N heads of the model in that order (0: none)
+    bool one_scale = false;                    // every head on 0..1 instead of each on its own range
+    bool open_beside = false;                  // set by Command::open_beside: the file chooser opens
+    FileChooser beside_files;                  // File > Open beside…
+    ImportDialog import_all;                   // File > Import all layers…
+    ModelPanel() { import_all.all_layers = true; }
+};
+
+// The name of a sort key as the combo box shows it: "none", "entropy H", …
+const char* head_key_name(core::HeadKey key);
+// The key `attnviz --sort-heads` names: none, entropy, distance, first or diagonal.
+std::optional<core::HeadKey> head_key_from_name(const std::string& name);
+// A head's value of a sort key (entropy when unsorted) as under its thumbnail: "2.1", "97%".
+std::string head_key_text(const core::HeadSummary& summary, core::HeadKey key);
+
+// Every frame, whether the panel is shown or not: the layers' finished work (new rows, numbers,
+// failures as messages) and the panel's dialogs (Open beside…, Import all layers…).
+void update_model_panel(AppState& state, UiContext& ui, ModelPanel& panel);
+
+void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& panel);
+
+}  // namespace attnviz::app

@@ -1,0 +1,347 @@
+// The model view driven headless: layers added beside the session, the grid of layers × heads the
+// panel draws (read back from the draw report), sorting, clicking a head, and the layers' loading.
+#include <gtest/gtest.h>
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+
+#include "../test_support.hpp"
+#include "core/forward.hpp"
+#include "core/import.hpp"
+#include "core/presets.hpp"
+#include "frame.hpp"
+#include "headless.hpp"
+#include "layers.hpp"
+#include "panels/model_panel.hpp"
+
+using namespace attnviz;
+using app::AppState;
+using core::MatrixId;
+
+namespace {
+
+core::Config config(int n, int d_model, int heads, core::Mask mask = core::Mask::none) {
+    core::Config c;
+    c.n = n;
+    c.d_model = d_model;
+    c.heads = heads;
+    c.d_k = c.d_v = d_model / heads;
+    c.mask = mask;
+    return c;
+}
+
+// Where the panel drew each head: "model R:H" items (row R, head H from 1), by row, in drawing order.
+struct Grid {
+    std::map<int, std::vector<std::pair<int, ImVec2>>> rows;  // row → (head, top left), left to right
+    int count = 0;
+};
+
+class ModelPanel : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(app::show_panel(panels_, "Model view"));
+        // The panel fills the work area, so that every row is drawn (none clipped away).
+        panels_.shares = app::default_shares(ImGui::GetIO().DisplaySize);
+        panels_.shares_set = true;  // (else the first frame sets the default layout, unmaximized)
+        for (size_t k = 0; k < app::explorer_panels().size(); ++k)
+            if (std::string(app::explorer_panels()[k].title) == "Model view") panels_.maximized = static_cast<int>(k);
+        imgui_.ui.report = &report_;
+    }
+
+    void frames(AppState& state, int count = 2) {
+        for (int k = 0; k < count; ++k) {
+            ImGui::NewFrame();
+            app::draw_frame(state, imgui_.ui, panels_, 16.0f);
+            ImGui::Render();
+        }
+    }
+    // Frames until the layers' worker is done and its results are drawn.
+    void settle(AppState& state) {
+        for (int k = 0; k < 4; ++k) {
+            panels_.model.layers.wait();
+            frames(state, 1);
+        }
+        EXPECT_FALSE(panels_.model.layers.busy());
+    }
+
+    Grid grid() const {
+        Grid g;
+        for (const app::DrawReport::Item& item : report_.items) {
+            int r = 0, h = 0;
+            if (std::sscanf(item.name.c_str(), "model %d:%d", &r, &h) != 2) continue;
+            g.rows[r].push_back({h, item.min});
+            ++g.count;
+        }
+        for (auto& [r, heads] : g.rows)
+            std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) { return a.second.x < b.second.x; });
+        return g;
+    }
+
+    // A click at the middle of the item named `name`.
+    void click(AppState& state, const std::string& name) {
+        const app::DrawReport::Item* at = nullptr;
+        for (const app::DrawReport::Item& item : report_.items)
+            if (item.name == name) at = &item;
+        ASSERT_NE(at, nullptr) << name << " was not drawn";
+        ImGuiIO& io = ImGui::GetIO();
+        io.MousePos = {(at->min.x + at->max.x) / 2, (at->min.y + at->max.y) / 2};
+        frames(state, 1);
+        io.MouseDown[0] = true;
+        frames(state, 1);
+        io.MouseDown[0] = false;
+        frames(state, 1);
+        io.MousePos = {-FLT_MAX, -FLT_MAX};
+    }
+
+    test::HeadlessImGui imgui_;
+    app::Panels panels_;
+    app::DrawReport report_;
+};
+
+}  // namespace
+
+TEST_F(ModelPanel, ThreeLayersBesideMakeAGridOfLayersByHeads) {
+    AppState state(core::random_session(config(6, 8, 4), 1));
+    app::Layers& layers = panels_.model.layers;
+    for (int k = 0; k < 3; ++k)
+        layers.add("layer " + std::to_string(k), core::random_session(config(6, 8, 4, core::Mask::causal), 10 + k));
+    settle(state);
+    ASSERT_EQ(layers.size(), 4);  // this session and the three
+    const Grid g = grid();
+    EXPECT_EQ(g.count, 4 * 4);
+    ASSERT_EQ(g.rows.size(), 4u);
+    for (const auto& [r, heads] : g.rows) {
+        SCOPED_TRACE(r);
+        ASSERT_EQ(heads.size(), 4u);
+        for (size_t c = 0; c < 4; ++c) EXPECT_EQ(heads[c].first, static_cast<int>(c) + 1);  // unsorted: 1 2 3 4
+        if (r > 0) {
+            EXPECT_GT(heads[0].second.y, g.rows.at(r - 1)[0].second.y);  // layers down
+        }
+    }
+    // Each row's numbers are its layer's: head 3 of layer 1 by a direct computation.
+    const app::Layers::Row& row = layers.row(2);
+    ASSERT_TRUE(row.summary);
+    const core::Trace t = core::forward<double>(row.session->config, row.session->params);
+    const core::HeadSummary direct = core::summarize_head(t.heads[2].weights);
+    EXPECT_EQ(row.summary->heads[2].mean_entropy, direct.mean_entropy);
+    EXPECT_EQ(row.summary->heads[2].first_share, direct.first_share);
+    EXPECT_EQ(row.summary->thumbnails[2].cells, t.heads[2].weights);  // 6 × 6 is its own thumbnail
+    EXPECT_EQ(row.name, "layer 1");
+}
+
+TEST_F(ModelPanel, SortingOrdersEachLayersHeadsByItsOwnNumbers) {
+    AppState state(core::random_session(config(8, 12, 6), 2));
+    app::Layers& layers = panels_.model.layers;
+    for (int k = 0; k < 3; ++k)
+        layers.add("layer " + std::to_string(k), core::random_session(config(8, 12, 6), 20 + k));
+    settle(state);
+    for (bool ascending : {false, true}) {
+        SCOPED_TRACE(ascending);
+        panels_.model.sort = core::HeadKey::entropy;
+        panels_.model.ascending = ascending;
+        frames(state);
+        const Grid g = grid();
+        for (int r = 1; r < 4; ++r) {
+            SCOPED_TRACE(r);
+            // The heads' entropies from the layer's own trace, by a direct loop.
+            const core::Session& s = *layers.row(r).session;
+            const core::Trace t = core::forward<double>(s.config, s.params);
+            std::vector<double> entropy;
+            for (const core::HeadTrace& h : t.heads) {
+                double sum = 0;
+                for (int i = 0; i < h.weights.rows(); ++i)
+                    for (int j = 0; j < h.weights.cols(); ++j)
+                        if (h.weights(i, j) > 0) sum -= h.weights(i, j) * std::log(h.weights(i, j));
+                entropy.push_back(sum / h.weights.rows());
+            }
+            const std::vector<std::pair<int, ImVec2>>& drawn = g.rows.at(r);
+            ASSERT_EQ(drawn.size(), 6u);
+            for (size_t c = 1; c < drawn.size(); ++c) {
+                const double before = entropy[static_cast<size_t>(drawn[c - 1].first - 1)];
+                const double after = entropy[static_cast<size_t>(drawn[c].first - 1)];
+                if (ascending)
+                    EXPECT_LE(before, after + 1e-12);
+                else
+                    EXPECT_GE(before + 1e-12, after);
+            }
+        }
+    }
+    // The first 3 heads of the whole model outlined (drawn; which ones is core's top_heads, tested there).
+    panels_.model.highlight = 3;
+    frames(state);
+}
+
+TEST_F(ModelPanel, ClickingAHeadEditsItsLayerAndViewsTheHead) {
+    const core::Session mine = core::random_session(config(6, 8, 4), 3);
+    AppState state(mine);
+    state.set_memory_budget(core::default_memory_budget);
+    app::Layers& layers = panels_.model.layers;
+    layers.add("layer 0", core::random_session(config(6, 8, 4), 30));
+    layers.add("layer 1", core::random_session(config(5, 12, 3, core::Mask::causal), 31));
+    settle(state);
+    click(state, "model 2:3");
+    settle(state);
+    const core::Session& layer = *layers.row(2).session;
+    EXPECT_EQ(state.session(), layer);
+    EXPECT_EQ(state.session().params.heads[0].W_Q, layer.params.heads[0].W_Q);
+    EXPECT_EQ(state.viewed().id, MatrixId::weights);
+    EXPECT_EQ(state.viewed().head, 2);
+    EXPECT_TRUE(layers.editing(state, 2));
+    EXPECT_FALSE(layers.editing(state, 1));
+    EXPECT_TRUE(state.file_path().empty());  // a layer not read from a file comes in unsaved
+    EXPECT_TRUE(state.modified());
+    // Row 0 now shows this layer: its numbers follow the shown trace.
+    const core::Trace t = core::forward<double>(layer.config, layer.params);
+    ASSERT_TRUE(layers.row(0).summary);
+    ASSERT_EQ(layers.row(0).summary->heads.size(), 3u);
+    EXPECT_EQ(layers.row(0).summary->heads[1].mean_entropy, core::summarize_head(t.heads[1].weights).mean_entropy);
+    // An edit: the layer is no longer the one being edited as it was; undo brings my session back.
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 0.5);
+    EXPECT_FALSE(layers.editing(state, 2));
+    ASSERT_TRUE(state.undo());
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.session(), mine);
+    // Clicking a head of this session only views it.
+    settle(state);
+    click(state, "model 0:2");
+    EXPECT_EQ(state.session(), mine);
+    EXPECT_EQ(state.viewed().head, 1);
+}
+
+TEST_F(ModelPanel, OnlyThisSessionStillShowsItsRow) {
+    AppState state(core::random_session(config(6, 8, 2), 4));
+    settle(state);
+    const Grid g = grid();
+    ASSERT_EQ(g.rows.size(), 1u);
+    EXPECT_EQ(g.rows.at(0).size(), 2u);
+    EXPECT_EQ(panels_.model.layers.row(0).name, "this session");
+}
+
+TEST_F(ModelPanel, FilesThatFailAreReportedAndTheRestOpen) {
+    test::TempDir dir("attnviz_model");
+    ASSERT_TRUE(dir.created());
+    const core::Session other = core::random_session(config(4, 6, 3), 5);
+    const std::string good = (dir.path() / "good.json").string(), bad = (dir.path() / "bad.json").string();
+    std::ofstream(good) << core::write_session(other);
+    std::ofstream(bad) << "{\"format\": \"attnviz-session\"";
+    AppState state(core::worked_example());
+    panels_.model.layers.open_files({bad, good, (dir.path() / "absent.json").string()});
+    settle(state);
+    app::Layers& layers = panels_.model.layers;
+    ASSERT_EQ(layers.size(), 2);
+    EXPECT_EQ(layers.row(1).name, "good.json");
+    EXPECT_EQ(*layers.row(1).session, other);
+    int errors = 0;
+    for (const app::Message& m : state.message_log())
+        if (m.error) {
+            ++errors;
+            EXPECT_TRUE(test::contains(m.text, "bad.json") || test::contains(m.text, "absent.json")) << m.text;
+        }
+    EXPECT_EQ(errors, 2);
+    EXPECT_EQ(state.session(), core::worked_example());  // nothing of the session changed
+    // A layer read from a file opens that file: Save writes there.
+    click(state, "model 1:1");
+    EXPECT_EQ(state.file_path(), good);
+    EXPECT_FALSE(state.modified());
+    EXPECT_TRUE(layers.editing(state, 1));
+    // Closing every layer beside leaves this session's row.
+    layers.clear();
+    EXPECT_EQ(layers.size(), 1);
+}
+
+TEST_F(ModelPanel, ACheckpointsLayersOpenBesideAsTheirImportsWould) {
+    test::TempDir dir("attnviz_model");
+    ASSERT_TRUE(dir.created());
+    const std::string path = (dir.path() / "three.safetensors").string();
+    std::ofstream(path, std::ios::binary)
+        << test::stacked_gpt2(ATTNVIZ_REFERENCE_DIR "/checkpoints/gpt2.safetensors", 3);
+    AppState state(core::worked_example());
+    core::ImportOptions o;
+    o.heads = 2;
+    panels_.model.layers.import_checkpoint(path, o, "0,2");
+    settle(state);
+    app::Layers& layers = panels_.model.layers;
+    ASSERT_EQ(layers.size(), 3);
+    const core::Result<core::TensorFile> f = core::TensorFile::open(path);
+    ASSERT_TRUE(f);
+    for (int k = 1; k <= 2; ++k) {
+        const int l = k == 1 ? 0 : 2;
+        SCOPED_TRACE(l);
+        EXPECT_EQ(layers.row(k).name, "layer " + std::to_string(l));
+        core::ImportOptions single = o;
+        single.layer = l;
+        const core::Result<core::ImportedLayer> alone = core::import_layer(*f.value, single);
+        ASSERT_TRUE(alone);
+        EXPECT_EQ(*layers.row(k).session, alone.value->session);
+        ASSERT_TRUE(layers.row(k).summary);
+        EXPECT_EQ(layers.row(k).summary->heads.size(), 2u);
+    }
+    // A bad selection is reported; nothing more opens.
+    panels_.model.layers.import_checkpoint(path, o, "5");
+    settle(state);
+    EXPECT_EQ(layers.size(), 3);
+    EXPECT_TRUE(state.message().error);
+    EXPECT_TRUE(test::contains(state.message().text, "layer 5 is not in the checkpoint")) << state.message().text;
+}
+
+TEST_F(ModelPanel, ALargeSessionsRowIsComputedOnTheWorker) {
+    // 12 heads of 160 × 160 weights: more than the UI thread summarizes at once.
+    AppState state(core::random_session(config(160, 48, 12), 6));
+    state.wait_for_trace();
+    app::Layers layers;
+    layers.sync(state);
+    EXPECT_TRUE(layers.row(0).computing());
+    EXPECT_TRUE(layers.busy());
+    layers.wait();
+    layers.poll(state);
+    ASSERT_TRUE(layers.row(0).summary);
+    ASSERT_EQ(layers.row(0).summary->thumbnails.size(), 12u);
+    EXPECT_EQ(layers.row(0).summary->thumbnails[0].cells.rows(), core::thumbnail_side);
+    EXPECT_EQ(layers.row(0).summary->thumbnails[5].cells, core::thumbnail(state.trace().heads[5].weights).cells);
+    EXPECT_FALSE(layers.busy());
+}
+
+TEST_F(ModelPanel, TwelveLayersOfTwelveHeadsDrawBoundedWithoutTextures) {
+    ImGui::GetIO().DisplaySize = {1600, 2400};  // every row in view
+    AppState state(core::random_session(config(128, 48, 12), 7));
+    for (int k = 0; k < 11; ++k)
+        panels_.model.layers.add("layer " + std::to_string(k), core::random_session(config(128, 48, 12), 40 + k));
+    settle(state);
+    frames(state);
+    EXPECT_EQ(grid().count, 12 * 12);
+    // Without a texture uploader each thumbnail is at most 16 × 16 blocks.
+    EXPECT_LT(ImGui::GetDrawData()->TotalVtxCount, 12 * 12 * 16 * 16 * 4 + 200000);
+}
+
+TEST_F(ModelPanel, TheMenusOpenTheirDialogsAndImportAllLayersHandsItsRequestOver) {
+    test::TempDir dir("attnviz_model");
+    ASSERT_TRUE(dir.created());
+    const std::string path = (dir.path() / "three.safetensors").string();
+    std::ofstream(path, std::ios::binary)
+        << test::stacked_gpt2(ATTNVIZ_REFERENCE_DIR "/checkpoints/gpt2.safetensors", 3);
+    AppState state(core::worked_example());
+    panels_.model.beside_files.use_native = false;
+    imgui_.ui.request(app::Command::open_beside);
+    frames(state);
+    EXPECT_TRUE(panels_.model.beside_files.is_open());
+    // File > Import all layers…: the dialog's options and its layer selection reach the layers.
+    imgui_.ui.request(app::Command::import_all_layers);
+    frames(state);
+    app::ImportDialog& d = panels_.model.import_all;
+    d.path = path;
+    d.heads = 2;
+    d.layers = "1-2";
+    d.requested = true;  // as its Import button does
+    settle(state);
+    app::Layers& layers = panels_.model.layers;
+    ASSERT_EQ(layers.size(), 3);
+    EXPECT_EQ(layers.row(1).name, "layer 1");
+    EXPECT_EQ(layers.row(2).name, "layer 2");
+    EXPECT_EQ(layers.row(2).heads, 2);
+    EXPECT_EQ(state.session(), core::worked_example());  // beside it, not instead of it
+}
