@@ -30,18 +30,18 @@ enum class Color {
     exercise_right,
     exercise_wrong,
     exercise_revealed,
-    solved,          // "All right!"
+    solved,            // "All right!"
     highlighted_head,  // the model view's outline of the first heads of the model in its order
-    background,      // behind every window
-    token_selected,  // the head view: a selected token's label
-    token_hovered,   // the head view: the token under the pointer
-    selection_bar,   // the head view: the bars of the selection's attention
-    plot_axis,       // a plot's axes, ticks and their numbers
-    plot_grid,       // the grid lines inside a plot
-    plot_mean,       // a plot's summary line (the mean over the heads)
-    plot_current,    // the marker of the value in use (the divisor s)
-    plot_reference,  // the marker of a reference value (√d_k) and reference lines
-    callout,         // the background of a warning callout
+    background,        // behind every window
+    token_selected,    // the head view: a selected token's label
+    token_hovered,     // the head view: the token under the pointer
+    selection_bar,     // the head view: the bars of the selection's attention
+    plot_axis,         // a plot's axes, ticks and their numbers
+    plot_grid,         // the grid lines inside a plot
+    plot_mean,         // a plot's summary line (the mean over the heads)
+    plot_current,      // the marker of the value in use (the divisor s)
+    plot_reference,    // the marker of a reference value (√d_k) and reference lines
+    callout,           // the background of a warning callout
     callout_border,
     count
 };
