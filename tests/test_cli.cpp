@@ -980,3 +980,89 @@ TEST_F(Cli, ComputeGradAddsTheGradientKeyedAsTheSession) {
         EXPECT_FALSE(fs::exists(out));
     }
 }
+
+namespace {
+
+// The ```json blocks of a Markdown file that are sessions.
+std::vector<std::string> session_examples(const fs::path& markdown) {
+    const std::string text = slurp(markdown);
+    std::vector<std::string> out;
+    for (size_t at = 0; (at = text.find("```json\n", at)) != std::string::npos;) {
+        const size_t start = at + 8, end = text.find("```", start);
+        if (end == std::string::npos) break;
+        const std::string block = text.substr(start, end - start);
+        if (block.find("\"attnviz-session\"") != std::string::npos) out.push_back(block);
+        at = end + 3;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_F(Cli, EverySessionExampleOfTheFormatDocumentComputes) {
+    const std::vector<std::string> examples = session_examples(fs::path(ATTNVIZ_SOURCE_DIR) / "docs/session-format.md");
+    ASSERT_GE(examples.size(), 3u);  // versions 1, 2 and 3
+    for (size_t k = 0; k < examples.size(); ++k) {
+        const fs::path session = work / ("example-" + std::to_string(k) + ".json");
+        spit(session, examples[k]);
+        const Outcome r = run({"compute", session.string()});
+        ASSERT_EQ(r.code, 0) << "example " << k << "\n" << describe(r);
+        const json trace = json::parse(r.out);
+        EXPECT_EQ(trace["version"], json::parse(examples[k])["version"]) << "example " << k;
+    }
+    // The version 3 example by hand: query 0 (Q = [2, 0]) attends to keys "the" (K = [1, 0]) and
+    // "cat" (K = [0, 1]) with scores 2/√2 and 0, the padding key masked: softmax(√2, 0).
+    const json trace = json::parse(run({"compute", (work / "example-2.json").string()}).out);
+    const double e = std::exp(std::sqrt(2.0));
+    const json& w = trace["heads"][0]["weights"];
+    ASSERT_EQ(w.size(), 2u);
+    ASSERT_EQ(w[0].size(), 3u);
+    EXPECT_NEAR(w[0][0].get<double>(), e / (e + 1), 1e-15);
+    EXPECT_NEAR(w[0][1].get<double>(), 1 / (e + 1), 1e-15);
+    EXPECT_EQ(w[0][2].get<double>(), 0.0);
+    EXPECT_TRUE(trace["heads"][0]["scores"][0][2].is_null());  // −∞, masked
+}
+
+TEST_F(Cli, RandomCrossAttentionAndCustomMasks) {
+    const fs::path session = work / "cross.json";
+    const Outcome made = run({"example", "random", "-n", "3", "--n-kv", "5", "--mask", "custom", "--heads", "2",
+                              "--d-model", "4", "-o", session.string()});
+    ASSERT_EQ(made.code, 0) << describe(made);
+    const json doc = json::parse(slurp(session));
+    EXPECT_EQ(doc["version"], 3);
+    EXPECT_EQ(doc["Y"].size(), 5u);
+    EXPECT_EQ(doc["mask"].size(), 3u);
+    EXPECT_EQ(doc["kv_tokens"][4], "y5");
+    const Outcome traced = run({"compute", session.string(), "--grad", "output:2:1"});
+    ASSERT_EQ(traced.code, 0) << describe(traced);
+    const json trace = json::parse(traced.out);
+    EXPECT_EQ(trace["heads"][1]["K"].size(), 5u);
+    EXPECT_EQ(trace["heads"][1]["weights"][2].size(), 5u);
+    // The gradient has Y's shape and no mask (it has none).
+    EXPECT_EQ(trace["grad"]["Y"].size(), 5u);
+    EXPECT_EQ(trace["grad"]["Y"][0].size(), 4u);
+    EXPECT_FALSE(trace["grad"].contains("mask"));
+    // Where the mask forbids a key, its weight is 0 and its score null.
+    for (size_t i = 0; i < 3; ++i)
+        for (size_t j = 0; j < 5; ++j)
+            if (doc["mask"][i][j] == 0) {
+                EXPECT_EQ(trace["heads"][0]["weights"][i][j].get<double>(), 0.0);
+                EXPECT_TRUE(trace["heads"][0]["scores"][i][j].is_null());
+            }
+    // A causal mask with more keys than queries is refused, naming the field.
+    const Outcome causal =
+        run({"example", "random", "-n", "3", "--n-kv", "4", "--mask", "causal", "-o", (work / "bad.json").string()});
+    EXPECT_EQ(causal.code, 2) << describe(causal);
+    EXPECT_NE(causal.err.find("config.mask"), std::string::npos) << causal.err;
+    EXPECT_FALSE(fs::exists(work / "bad.json"));
+    EXPECT_EQ(run({"example", "random", "--mask", "banded", "-o", (work / "b.json").string()}).code, 2);
+    EXPECT_EQ(run({"example", "random", "--n-kv", "0", "-o", (work / "b.json").string()}).code, 2);
+    EXPECT_EQ(run({"example", "worked-example", "--n-kv", "3", "-o", (work / "b.json").string()}).code, 2);
+    // A mask row without keys, in a file: exit 2 with the row named.
+    json broken = doc;
+    broken["mask"][1] = json::array({0, 0, 0, 0, 0});
+    spit(work / "broken.json", broken.dump());
+    const Outcome refused = run({"compute", (work / "broken.json").string()});
+    EXPECT_EQ(refused.code, 2);
+    EXPECT_NE(refused.err.find("mask[1]: query 1 may attend to no key"), std::string::npos) << refused.err;
+}

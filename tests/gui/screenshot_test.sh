@@ -116,6 +116,21 @@ JSON
         extra=(--panel "Head view" --head-select 40,k7)
         checks+=("window=Head view" "item=head view: head 4" "item=head view: query x41")
         sizes="1280x800 1920x1080" ;;
+    mask-editor)
+        # Cross-attention (6 queries, 8 keys from Y with labels of their own) under a custom mask of
+        # padding: the Mask panel in its tab shows the grid with the tokens on both axes and its
+        # numbers; the last two keys are masked.
+        session="$out/mask-editor.json"
+        "$attnviz" example random --seed 3 -n 6 --n-kv 8 --mask custom --heads 2 --d-model 8 -o "$session"
+        python3 - "$session" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["mask"] = [[1] * 6 + [0, 0] for _ in range(6)]
+doc["kv_tokens"] = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
+json.dump(doc, open(sys.argv[1], "w"))
+PY
+        extra=(--panel Mask)
+        checks+=("window=Mask" "!window=Inputs: X and weights" "mask:0:0=1" "mask:5:7=0") ;;
     saturation)
         # The saturation lab in its tab beside the matrix viewer, on the worked example at √d_k.
         session="$out/worked-example.json"

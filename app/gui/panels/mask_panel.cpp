@@ -103,9 +103,20 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
     const core::Matrix& mask = *state.input({core::MatrixId::mask, 0});
     if (panel.painting && (panel.painting->rows() != mask.rows() || panel.painting->cols() != mask.cols()))
         panel.painting.reset();  // the dimensions changed under the drag
-    draw_presets(state, panel);
+    // One line of controls, so the grid keeps the panel's height: the presets in a popup.
+    if (ImGui::SmallButton("presets…")) ImGui::OpenPopup("mask presets");
+    if (ImGui::BeginPopup("mask presets")) {
+        draw_presets(state, panel);
+        ImGui::EndPopup();
+    }
+    const std::string count = std::to_string(static_cast<long long>(mask.sum())) + " of " +
+                              std::to_string(static_cast<long long>(mask.size())) + " pairs allowed";
+    same_line_if_fits(ImGui::CalcTextSize(count.c_str()).x);
+    ImGui::TextDisabled("%s", count.c_str());
+    const char* hint = "rows: queries, columns: keys; click a cell to toggle it, drag to paint";
+    same_line_if_fits(ImGui::CalcTextSize(hint).x);
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("rows: queries, columns: keys; click a cell to toggle it, drag to paint");
+    ImGui::TextDisabled("%s", hint);
     ImGui::PopTextWrapPos();
 
     // The grid: the editable session's mask (or the drag's copy), with the tokens on both axes.
@@ -114,9 +125,9 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
     o.colormap = Colormap::sequential;
     o.range = {0, 1, false};
     o.number_digits = 1;
-    o.max_cell = ImGui::GetFontSize() * 2;
+    o.max_cell = ImGui::GetFontSize() * 3;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y - ImGui::GetTextLineHeightWithSpacing(), 50.0f)};
+    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y, 50.0f)};
     o.row_labels = &state.session().tokens;
     o.col_labels = &core::key_tokens(state.session());
     o.generation = state.revision() * 2 + (panel.painting ? 1 : 0);
@@ -143,8 +154,6 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
                           mask(r, k) == 1 ? "may attend" : "masked (score -inf, weight 0)",
                           mask(r, k) == 1 ? "mask it" : "allow it");
     }
-    const double allowed = mask.sum();
-    ImGui::TextDisabled("%.0f of %lld query-key pairs allowed", allowed, static_cast<long long>(mask.size()));
 }
 
 }  // namespace attnviz::app

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/format.hpp"
+#include "fitted_text.hpp"
 #include "ui_context.hpp"
 
 namespace attnviz::app {
@@ -269,9 +270,12 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
             draw->AddText({origin.x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
     if (o.col_labels)
         for (int c = c0; c < c1 && c < static_cast<int>(o.col_labels->size()); ++c) {
-            const char* s = (*o.col_labels)[c].c_str();
-            const float w = ImGui::CalcTextSize(s).x;
-            if (w + 3 <= cell) draw->AddText({x_of(c) + (cell - w) / 2, origin.y}, text_col, s);
+            // A label wider than its column is cut ("<pa…"), unless not even two characters fit.
+            const std::string& label = (*o.col_labels)[c];
+            std::string s = ImGui::CalcTextSize(label.c_str()).x + 3 <= cell ? label : fitted_text(label, cell - 3);
+            if (s.empty() || s == "…" || (s.size() <= 4 && s.size() < label.size())) continue;
+            const float w = ImGui::CalcTextSize(s.c_str()).x;
+            draw->AddText({x_of(c) + (cell - w) / 2, origin.y}, text_col, s.c_str());
         }
     draw->PopClipRect();
     draw->PushClipRect(p0, p1, true);  // the cells, their marks and the hovered outline stay in the view
