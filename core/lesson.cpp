@@ -1,5 +1,7 @@
 #include "lesson.hpp"
 
+#include "stiefel.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -151,7 +153,8 @@ Field next_field(const std::string& text, size_t from) {
 
 bool is_condition(const std::string& name) {
     const std::string bare = !name.empty() && name[0] == '!' ? name.substr(1) : name;
-    return bare == "worked" || bare == "heads>1" || bare == "projection" || bare == "causal" || bare == "exercise";
+    return bare == "worked" || bare == "heads>1" || bare == "projection" || bare == "causal" || bare == "exercise" ||
+           bare == "columns";
 }
 
 bool holds(const std::string& name, const LessonContext& ctx) {
@@ -164,6 +167,7 @@ bool holds(const std::string& name, const LessonContext& ctx) {
     if (bare == "projection") v = c.output_projection;
     if (bare == "causal") v = c.mask == Mask::causal;
     if (bare == "exercise") v = ctx.hidden.has_value();
+    if (bare == "columns") v = ctx.column_vectors;
     return negated ? !v : v;
 }
 
@@ -203,6 +207,20 @@ std::optional<CellField> cell_field(const std::string& body, std::string* proble
         }
     }
     return f;
+}
+
+// "stiefel:W_Q:1" → the weight and its head (0-based); nullopt when the body is not one.
+std::optional<MatrixRef> stiefel_field(const std::string& body, std::string* problem) {
+    if (body.rfind("stiefel:", 0) != 0) return std::nullopt;
+    const std::string rest = body.substr(8);
+    const size_t colon = rest.find(':');
+    const std::string name = rest.substr(0, colon);
+    const int head = colon == std::string::npos ? 0 : std::atoi(rest.c_str() + colon + 1);
+    if ((name != "W_Q" && name != "W_K" && name != "W_V") || head < 1) {
+        if (problem) *problem = "{" + body + "}: expected stiefel:W_Q:HEAD (or W_K, W_V; heads from 1)";
+        return std::nullopt;
+    }
+    return MatrixRef{*matrix_id_from_name(name), head - 1};
 }
 
 std::string cell_value_text(const CellField& f, const LessonContext& ctx) {
@@ -261,6 +279,9 @@ std::string fill_template(const std::string& text, const LessonContext& ctx) {
         else if (b.rfind("token:", 0) == 0) {
             const int i = std::atoi(b.c_str() + 6);
             value = i >= 0 && i < static_cast<int>(ctx.session->tokens.size()) ? ctx.session->tokens[i] : "–";
+        } else if (const std::optional<MatrixRef> w = stiefel_field(b, nullptr)) {
+            const Matrix* m = find_input(const_cast<Params&>(ctx.session->params), *w);
+            value = m && m->size() > 0 ? format_number(stiefel_distance(*m), 3) : "–";
         } else if (const std::optional<CellField> cell = cell_field(b, nullptr)) {
             value = cell_value_text(*cell, ctx);
         } else {
@@ -281,11 +302,14 @@ Problems template_problems(const std::string& text, const std::string& path) {
         if (b.rfind("if ", 0) == 0) {
             if (!is_condition(b.substr(3)))
                 problem = "{" + b +
-                          "}: unknown condition (worked, heads>1, projection, causal, exercise, or ! before one)";
+                          "}: unknown condition (worked, heads>1, projection, causal, exercise, columns, or ! "
+                          "before one)";
             ++depth;
         } else if (b == "else" || b == "end") {
             if (depth == 0) problem = "{" + b + "} without {if …}";
             if (b == "end" && depth > 0) --depth;
+        } else if (b.rfind("stiefel:", 0) == 0) {
+            stiefel_field(b, &problem);
         } else if (b.find(':') != std::string::npos && b.rfind("token:", 0) != 0) {
             cell_field(b, &problem);
         }

@@ -48,6 +48,7 @@ struct LessonContext {
     const Trace* trace = nullptr;
     bool worked_example = false;      // the session is seed 001's worked example, value for value
     std::optional<MatrixRef> hidden;  // an exercise hides this matrix: its cells read "?"
+    bool column_vectors = false;      // the app shows the column-vector view (seed 004)
 };
 
 // The lessons' template language, so every number in a step comes from the session on screen
@@ -58,9 +59,12 @@ struct LessonContext {
 //   {weights:1:0:1|pct}                    as a percentage with one decimal: "94.4%"
 //   {Q:1:0:0|5}                            with 5 significant digits (3 by default)
 //   {token:0}                              a token's label
+//   {stiefel:W_Q:1}                        ‖WᵀW − I‖ of a head's W_Q, W_K or W_V (seed 004's
+//                                          constraint: 0 when its columns are orthonormal)
 //   {if worked}…{else}…{end}               text for the worked example only, or for other sessions;
 //                                          conditions: worked, heads>1, projection, causal,
-//                                          exercise (one is on), each negated by "!"; blocks nest
+//                                          exercise (one is on), columns (the column-vector
+//                                          view), each negated by "!"; blocks nest
 // A cell the session lacks (a second head when h = 1, a row past n) reads "–"; a cell of the
 // hidden matrix reads "?", so an exercise is never given away. Unknown {words} stay as written.
 std::string fill_template(const std::string& text, const LessonContext& context);

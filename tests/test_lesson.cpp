@@ -148,6 +148,29 @@ TEST(LessonTemplate, TheShippedLessonReadsRightOnAThreeTokenThreeHeadSession) {
                          "gives 94.4% of its attention to itself and 5.6% to"));
 }
 
+TEST(LessonTemplate, TheColumnVectorViewMentionsSeed004sStiefelConstraintWithTheSessionsNumber) {
+    const Result<Lesson> lesson = parse_lesson(slurp(ATTNVIZ_LESSON));
+    ASSERT_TRUE(lesson) << all_text(lesson.problems);
+    Session w = worked_example();
+    const Trace t = forward<double>(w.config, w.params);
+    std::string rows, columns;
+    for (const LessonStep& step : lesson.value->steps) {
+        rows += fill_template(step.text, {&w, &t, true, std::nullopt, false});
+        columns += fill_template(step.text, {&w, &t, true, std::nullopt, true});
+    }
+    EXPECT_FALSE(contains(rows, "Stiefel"));
+    ASSERT_TRUE(contains(columns, "Stiefel")) << columns;
+    // W_Q⁽¹⁾ = [[1, 0], [0, 1], [1, 0], [0, 1]]: WᵀW = 2·I, so ‖WᵀW − I‖ = √2.
+    EXPECT_TRUE(contains(columns, "− I‖ = 1.41 ")) << columns;
+    // Orthonormal columns read 0.
+    w.params.heads[0].W_Q = Matrix{{1, 0}, {0, 1}, {0, 0}, {0, 0}};
+    EXPECT_EQ(fill_template("{stiefel:W_Q:1}", {&w, &t, false, std::nullopt, true}), "0");
+    EXPECT_EQ(fill_template("{stiefel:W_V:3}", {&w, &t, false, std::nullopt, true}), "–");  // no head 3
+    EXPECT_FALSE(template_problems("{stiefel:W_O:1}", "t").empty());
+    EXPECT_FALSE(template_problems("{stiefel:W_Q:0}", "t").empty());
+    EXPECT_TRUE(template_problems("{if columns}{stiefel:W_K:2}{end}", "t").empty());
+}
+
 TEST(Lesson, ExistsFollowsHeadsAndTheProjection) {
     Config c;  // h = 2, W_O on
     EXPECT_TRUE(exists({MatrixId::Z, 1}, c));

@@ -260,7 +260,8 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     const core::LessonStep& step = *current(p);
     const core::Config& c = state.shown_config();
     // Every number of the text comes from the session on screen; an exercise's cells stay hidden.
-    core::LessonContext context{&state.shown().session, &state.trace(), is_worked_example(state), std::nullopt};
+    core::LessonContext context{&state.shown().session, &state.trace(), is_worked_example(state), std::nullopt,
+                                state.column_vectors()};
     if (p.exercising && step.has_result) context.hidden = step.result;
     ImGui::PushTextWrapPos(0);
     if (c.n > max_lesson_tokens || c.heads > max_lesson_heads) {
