@@ -273,7 +273,8 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
             // A label wider than its column is cut ("<pa…"), unless not even two characters fit.
             const std::string& label = (*o.col_labels)[c];
             std::string s = ImGui::CalcTextSize(label.c_str()).x + 3 <= cell ? label : fitted_text(label, cell - 3);
-            if (s.empty() || s == "…" || (s.size() <= 4 && s.size() < label.size())) continue;
+            const bool cut = s != label;
+            if (s.empty() || (cut && s.size() < 2 + std::string("…").size())) continue;  // "t…" says nothing
             const float w = ImGui::CalcTextSize(s.c_str()).x;
             draw->AddText({x_of(c) + (cell - w) / 2, origin.y}, text_col, s.c_str());
         }
