@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "file_io.hpp"
+#include "utf8.hpp"
 
 namespace attnviz::core {
 
@@ -60,24 +61,6 @@ double advance_em(char32_t c, bool bold) {
         if (a.c == c) return (bold ? a.bold : a.regular) / units_per_em;
     if (c < 32) return 0;
     return 0.6;
-}
-
-void append_utf8(std::string& out, char32_t c) {
-    if (c < 0x80) {
-        out += static_cast<char>(c);
-    } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "splitmix.hpp"
+#include "utf8.hpp"
 
 namespace attnviz::core {
 
@@ -57,24 +58,6 @@ Result<std::vector<CodePoint>> decode(std::string_view s) {
         k += 1 + static_cast<size_t>(extra);
     }
     return Result<std::vector<CodePoint>>::ok(std::move(out));
-}
-
-void encode(std::string& out, char32_t c) {
-    if (c < 0x80) {
-        out += static_cast<char>(c);
-    } else if (c < 0x800) {
-        out += static_cast<char>(0xC0 | (c >> 6));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        out += static_cast<char>(0xE0 | (c >> 12));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (c >> 18));
-        out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (c & 0x3F));
-    }
 }
 
 // White space (and control characters) separates tokens.
@@ -141,7 +124,7 @@ std::string lower_case(std::string_view word) {
     std::string out;
     for (const CodePoint& p : *decoded.value) {
         const bool capital = (p.c >= 'A' && p.c <= 'Z') || (p.c >= 0xC0 && p.c <= 0xDE && p.c != 0xD7);
-        encode(out, capital ? p.c + 0x20 : p.c);
+        append_utf8(out, capital ? p.c + 0x20 : p.c);
     }
     return out;
 }
