@@ -38,6 +38,17 @@ std::vector<std::string> labels(const std::vector<std::string>& have, const std:
 }
 }  // namespace
 
+std::int64_t session_bytes(const Session& s) {
+    const Params& p = s.params;
+    std::int64_t numbers = p.X.size() + p.Y.size() + p.mask.size() + p.W_O.size() + p.b_O.size();
+    for (const HeadParams& h : p.heads)
+        numbers += h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.b_Q.size() + h.b_K.size() + h.b_V.size();
+    std::int64_t text = 0;
+    for (const auto* labels : {&s.tokens, &s.kv_tokens})
+        for (const std::string& t : *labels) text += static_cast<std::int64_t>(t.size());
+    return numbers * static_cast<std::int64_t>(sizeof(double)) + text + (s.pin ? session_bytes(*s.pin) : 0);
+}
+
 Problems validate(const Session& s) {
     Problems out = validate(s.config);
     if (!out.empty()) return out;

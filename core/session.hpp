@@ -1,6 +1,7 @@
 // A session: what the user edits and saves. Its file format is docs/session-format.md.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +54,9 @@ inline const std::vector<std::string>& key_tokens(const Session& session) {
 inline const std::vector<std::string>* token_labels(const Session& session, Dim dim) {
     return dim == Dim::n ? &session.tokens : dim == Dim::n_kv ? &key_tokens(session) : nullptr;
 }
+
+// The bytes a session holds in memory: its inputs (8 bytes a number), its labels and its pin.
+std::int64_t session_bytes(const Session& session);
 
 // Every problem of a session held in memory: config, token count, shapes, finiteness.
 Problems validate(const Session& session);

@@ -345,19 +345,6 @@ bool AppState::select_checked(const CellRef& cell) {
     return true;
 }
 
-namespace {
-// The bytes of a session's inputs and labels.
-std::int64_t session_bytes(const core::Session& s) {
-    std::int64_t n = s.params.X.size() + s.params.Y.size() + s.params.mask.size() + s.params.W_O.size();
-    for (const core::HeadParams& h : s.params.heads) n += h.W_Q.size() + h.W_K.size() + h.W_V.size();
-    std::int64_t text = 0;
-    for (const auto* labels : {&s.tokens, &s.kv_tokens})
-        for (const std::string& t : *labels) text += static_cast<std::int64_t>(t.size());
-    // A pin is shared between the steps that hold the same one; counted in each, to be safe.
-    return n * static_cast<std::int64_t>(sizeof(double)) + text + (s.pin ? session_bytes(*s.pin) : 0);
-}
-}  // namespace
-
 std::int64_t AppState::UndoStep::bytes() const {
     struct Size {
         std::int64_t operator()(const CellChange&) const { return 0; }
@@ -365,7 +352,7 @@ std::int64_t AppState::UndoStep::bytes() const {
             return c.values.size() * static_cast<std::int64_t>(sizeof(double));
         }
         std::int64_t operator()(const TokenChange& c) const { return static_cast<std::int64_t>(c.label.size()); }
-        std::int64_t operator()(const SessionChange& c) const { return session_bytes(c.session); }
+        std::int64_t operator()(const SessionChange& c) const { return core::session_bytes(c.session); }
         std::int64_t operator()(const ScaleChange&) const { return 0; }
     };
     return static_cast<std::int64_t>(sizeof(UndoStep) + what.size()) + std::visit(Size{}, change);

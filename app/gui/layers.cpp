@@ -34,13 +34,6 @@ std::string file_name(const std::string& path) { return std::filesystem::path(pa
 
 }  // namespace
 
-std::int64_t session_bytes(const core::Session& s) {
-    std::int64_t cells = s.params.X.size() + s.params.W_O.size() + s.params.b_O.size();
-    for (const core::HeadParams& h : s.params.heads)
-        cells += h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.b_Q.size() + h.b_K.size() + h.b_V.size();
-    return cells * static_cast<std::int64_t>(sizeof(double));
-}
-
 struct Layers::Slot {
     std::mutex m;
     bool done = false;
@@ -193,17 +186,10 @@ void Layers::add(std::string name, core::Session session, std::string path, std:
     auto shared_session = std::make_shared<const core::Session>(std::move(session));
     {
         std::lock_guard<std::mutex> lock(shared_->m);
-        shared_->held += session_bytes(*shared_session);
+        shared_->held += core::session_bytes(*shared_session);
     }
-    Row row;
-    row.name = std::move(name);
-    row.source = source.empty() ? (path.empty() ? row.name : path) : std::move(source);
-    row.path = std::move(path);
-    row.n = shared_session->config.n;
-    row.keys = shared_session->config.kv_len();
-    row.heads = shared_session->config.heads;
-    row.session = shared_session;
-    rows_.push_back(std::move(row));
+    std::string shown_source = source.empty() ? (path.empty() ? name : path) : std::move(source);
+    rows_.push_back(row_of(shared_session, std::move(name), std::move(shown_source), std::move(path)));
     slots_.push_back(nullptr);
     start_summary(rows_.back(), slots_.back(), shared_session);
 }
@@ -238,14 +224,8 @@ void Layers::open_files(const std::vector<std::string>& paths) {
                 shared->note("Could not open " + path + " beside this session: out of memory", true);
                 return;
             }
-            if (!shared->reserve(session_bytes(*session), path)) return;
-            Row row;
-            row.name = file_name(path);
-            row.source = row.path = path;
-            row.n = session->config.n;
-            row.keys = session->config.kv_len();
-            row.heads = session->config.heads;
-            row.session = session;
+            if (!shared->reserve(core::session_bytes(*session), path)) return;
+            Row row = row_of(session, file_name(path), path, path);
             auto slot = std::make_shared<Slot>();
             shared->add(epoch, std::move(row), slot);
             shared->note("Opened " + path + " beside this session (Model view)", false);
@@ -326,15 +306,9 @@ void Layers::import_checkpoint(const std::string& path, core::ImportOptions opti
                                   shared->note("Could not import " + what + " of " + path + ": out of memory", true);
                                   return;
                               }
-                              if (!shared->reserve(session_bytes(*session), what + " of " + path)) return;
-                              Row row;
-                              row.name = what;
-                              row.source = file_name(path) + ", " + what;
+                              if (!shared->reserve(core::session_bytes(*session), what + " of " + path)) return;
+                              Row row = row_of(session, what, file_name(path) + ", " + what, "");
                               row.notes = std::move(notes);
-                              row.n = session->config.n;
-                              row.keys = session->config.kv_len();
-                              row.heads = session->config.heads;
-                              row.session = session;
                               auto slot = std::make_shared<Slot>();
                               shared->add(epoch, std::move(row), slot);
                               slot->fill(*session, budget);
@@ -398,7 +372,7 @@ bool Layers::poll(AppState& state) {
     for (Shared::Loaded& l : loaded) {
         if (l.epoch != epoch) {  // cleared meanwhile
             std::lock_guard<std::mutex> lock(shared_->m);
-            shared_->held -= session_bytes(*l.row.session);
+            shared_->held -= core::session_bytes(*l.row.session);
             continue;
         }
         rows_.push_back(std::move(l.row));
@@ -437,7 +411,7 @@ void Layers::remove(int k) {
     if (k < 1 || k >= size()) return;
     if (const std::shared_ptr<const core::Session>& s = rows_[static_cast<size_t>(k)].session) {
         std::lock_guard<std::mutex> lock(shared_->m);
-        shared_->held -= session_bytes(*s);
+        shared_->held -= core::session_bytes(*s);
     }
     rows_.erase(rows_.begin() + k);
     slots_.erase(slots_.begin() + k);
@@ -452,7 +426,7 @@ void Layers::clear() {
         std::lock_guard<std::mutex> lock(shared_->m);
         ++shared_->epoch;  // what is queued or on its way is dropped
         for (size_t k = 1; k < rows_.size(); ++k)
-            if (rows_[k].session) shared_->held -= session_bytes(*rows_[k].session);
+            if (rows_[k].session) shared_->held -= core::session_bytes(*rows_[k].session);
     }
     rows_.resize(1);
     slots_.resize(1);

@@ -103,7 +103,4 @@ private:
     std::uint64_t editing_revision_ = 0;
 };
 
-// The bytes a session's inputs take (X, every head's weights and biases, W_O).
-std::int64_t session_bytes(const core::Session& session);
-
 }  // namespace attnviz::app
