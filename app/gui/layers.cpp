@@ -32,6 +32,20 @@ std::string problems_text(const core::Problems& problems) {
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
+// A row for a session: its name, where it came from (for tooltips), its file and its shape.
+Layers::Row row_of(std::shared_ptr<const core::Session> session, std::string name, std::string source,
+                   std::string path) {
+    Layers::Row row;
+    row.name = std::move(name);
+    row.source = std::move(source);
+    row.path = std::move(path);
+    row.n = session->config.n;
+    row.keys = session->config.kv_len();
+    row.heads = session->config.heads;
+    row.session = std::move(session);
+    return row;
+}
+
 }  // namespace
 
 struct Layers::Slot {
