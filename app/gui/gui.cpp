@@ -380,6 +380,7 @@ int run_gui(const GuiOptions& o) {
             if (frames > 0 && !editing) {
                 panels.model.layers.wait();  // and the model view's numbers
                 state.wait_for_trace();
+                wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
             }
             // Idle: with no input, no animation and nothing to recompute, sleep until an event
             // (or a quarter second, for the text cursor's blink) instead of drawing frames.
