@@ -518,6 +518,9 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
         p.maximized = -1;
         p.reset_layout = false;
     }
+    for (size_t k = 0; k < std::size(panel_table) && !p.maximize_at_start.empty(); ++k)
+        if (p.maximize_at_start == panel_table[k].title) p.maximized = static_cast<int>(k);
+    p.maximize_at_start.clear();
 
     if (p.teach_mode)
         draw_teach_window(state, ui, p, menu_h, status_h);

@@ -102,6 +102,7 @@ struct Panels {
     // the place's first panel. Kept with the layout.
     std::array<int, static_cast<size_t>(Place::count)> active;
     std::vector<std::string> show_at_start;  // titles shown in the first frame, over the saved layout
+    std::string maximize_at_start;           // a title maximised in the first frame ("": none)
     Panels() { active.fill(-1); }
     bool quit = false;  // the app ends after this frame
 };
