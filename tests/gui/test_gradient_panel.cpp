@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -298,4 +299,100 @@ TEST(GradientMeaning, SaysWhatTheDerivativeDoes) {
               std::string::npos);
     EXPECT_EQ(app::gradient_title({MatrixId::W_Q, 0}, core::Notation::unicode), "∂/∂W_Q⁽¹⁾");
     EXPECT_EQ(app::gradient_title({MatrixId::b_O, 0}, core::Notation::ascii), "d/db_O");
+}
+
+TEST_F(GradientView, ARowTypedInTheFieldAppliesOnEnter) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    const app::DrawReport::Item* field = item("gradients: row");
+    ASSERT_NE(field, nullptr);
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyMap[ImGuiKey_Enter] = 1;
+    io.KeyMap[ImGuiKey_Backspace] = 2;
+    // Type `text` over the field's "0" (a click leaves the cursor after it), then Enter.
+    const auto type = [&](const char* text) {
+        const int before = shown().gradients.row;
+        io.MousePos = {field->max.x - 2, (field->min.y + field->max.y) / 2};
+        frames(state, 1);
+        io.MouseDown[0] = true;
+        frames(state, 1);
+        io.MouseDown[0] = false;
+        frames(state, 1);
+        for (int k = 0; k < 3; ++k) {
+            io.KeysDown[2] = true;
+            frames(state, 1);
+            io.KeysDown[2] = false;
+            frames(state, 1);
+        }
+        io.AddInputCharactersUTF8(text);
+        frames(state, 1);
+        EXPECT_EQ(shown().gradients.row, before) << "nothing applies before Enter";
+        io.KeysDown[1] = true;
+        frames(state, 1);
+        io.KeysDown[1] = false;
+        frames(state, 2);
+    };
+    type("1");
+    EXPECT_EQ(shown().gradients.row, 1);
+    EXPECT_EQ(shown().gradients.col, 0);
+    expect_same(shown().gradients.d, expected(state, 1, 0).d);
+
+    type("7");  // the output has 2 rows
+    EXPECT_EQ(shown().gradients.row, 1);
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("output[7][0]"), std::string::npos) << state.message().text;
+}
+
+TEST_F(GradientView, HoveringACellExplainsIt) {
+    AppState state(core::worked_example());
+    state.select({{MatrixId::output, 0}, 1, 2});
+    frames(state, 2);
+    const app::DrawReport::Item* cells = item("gradients: d/dX");
+    ASSERT_NE(cells, nullptr);
+    ImGui::GetIO().MousePos = {cells->max.x - 4, cells->max.y - 4};  // X[1][3]
+    frames(state, 2);
+    // The tooltip is a window of its own; the panel keeps drawing.
+    EXPECT_TRUE(window("Gradients"));
+    const ImGuiWindow* tooltip = ImGui::FindWindowByName("##Tooltip_00");
+    ASSERT_NE(tooltip, nullptr);
+    EXPECT_TRUE(tooltip->Active);
+    // Away from the cells, no tooltip.
+    ImGui::GetIO().MousePos = {-100, -100};
+    frames(state, 2);
+    EXPECT_FALSE(tooltip->Active);
+}
+
+TEST_F(GradientView, MaximizedAtStartItFillsTheWorkArea) {
+    AppState state(core::worked_example());
+    panels.maximize_at_start = "Gradients";
+    frames(state, 2);
+    EXPECT_EQ(panels.maximized, [] {
+        const auto rows = app::explorer_panels();
+        for (size_t k = 0; k < rows.size(); ++k)
+            if (std::string(rows[k].title) == "Gradients") return static_cast<int>(k);
+        return -1;
+    }());
+    ASSERT_EQ(report.windows.size(), 1u);  // the panel alone (besides the menu and status bars)
+    EXPECT_EQ(report.windows[0].title, "Gradients");
+    EXPECT_EQ(report.windows[0].size.x, ImGui::GetIO().DisplaySize.x);
+}
+
+TEST(GradientViewAscii, DrawsWithTheDefaultFont) {
+    test::HeadlessImGui imgui({1024, 640}, false);
+    app::Panels panels;
+    app::DrawReport report;
+    imgui.ui.report = &report;
+    ASSERT_TRUE(app::show_panel(panels, "Gradients"));
+    AppState state(core::random_session(extended_config(), 4));
+    for (int k = 0; k < 3; ++k) {
+        report.clear();
+        ImGui::NewFrame();
+        app::draw_frame(state, imgui.ui, panels, 16.0f);
+        ImGui::Render();
+    }
+    EXPECT_EQ(imgui.ui.notation(), core::Notation::ascii);
+    ASSERT_NE(panels.gradients.result, nullptr);
+    bool x = false;
+    for (const auto& i : report.items) x = x || i.name == "gradients: d/dX";
+    EXPECT_TRUE(x);
 }
