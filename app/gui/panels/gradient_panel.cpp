@@ -354,8 +354,13 @@ void draw_largest(UiContext& ui, GradientPanel& p, const GradientResult& r, int 
         ImGui::TableNextColumn();
         ImGui::PushID(static_cast<int>(k));
         const std::string name = core::label(CellRef{e.ref, e.row, e.col}, nt) + row_token(r, e.ref, e.row);
-        ImGui::Selectable(name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns);
-        if (ImGui::IsItemHovered()) {
+        // The row's hover area, then its name as plain text (a token may hold "##" or "%").
+        ImGui::Selectable("##entry", false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap,
+                          {0, ImGui::GetTextLineHeight()});
+        const bool hovered = ImGui::IsItemHovered();
+        ImGui::SameLine(0, 0);
+        ImGui::TextUnformatted(name.c_str());
+        if (hovered) {
             p.highlighted = static_cast<int>(k);
             entry_tooltip(r, e, nt, false);
         }
@@ -425,7 +430,8 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
     if (!p.problem.empty()) ImGui::TextColored(ui.color_vec(Color::error_text), "%s", p.problem.c_str());
     if (!p.result) {
         if (p.problem.empty())
-            ImGui::TextColored(dim, "computing the gradient of %s…", output_label(p.row, p.col).c_str());
+            ImGui::TextColored(dim, "computing the gradient of %s%s", output_label(p.row, p.col).c_str(),
+                               ui.symbols().ellipsis);
         ImGui::PopTextWrapPos();
         return;
     }
@@ -436,7 +442,7 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
                                   : std::string();
     ImGui::Text("%s = %s%s: how it changes with each input", out.c_str(), core::format_number(r.value, 4).c_str(),
                 token.c_str());
-    if (!current) ImGui::TextColored(dim, "computing %s…", output_label(p.row, p.col).c_str());
+    if (!current) ImGui::TextColored(dim, "computing %s%s", output_label(p.row, p.col).c_str(), ui.symbols().ellipsis);
     ImGui::PopTextWrapPos();
 
     const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
