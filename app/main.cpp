@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"open", "save", "import", "export", "sentence"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
+    cli.add_flag("--maximize", gui.maximize,
+                 "With --panel: the (last) panel fills the window at start, as a double-click on its title does");
     cli.add_option("--head-select", gui.head_select,
                    "Select tokens in the head view at start: query rows from 0, k and a column for keys, e.g. 0,2,k5");
     cli.add_option("--beside", gui.beside,

@@ -47,6 +47,9 @@ public:
     const Snapshot& shown() const { return *shown_; }
     const core::Config& shown_config() const { return shown_->session.config; }
     const core::Trace& trace() const { return shown_->trace; }
+    // The shown snapshot, shared: a reader on another thread (the gradient view's) keeps it alive and
+    // unchanged while it reads (adopt() leaves the buffers of a snapshot still held alone).
+    std::shared_ptr<const Snapshot> shown_snapshot() const { return shown_; }
     // A matrix of the shown snapshot, or nullptr when it does not exist (a head out of range, W_O while off).
     const core::Matrix* matrix(MatrixRef ref) const;
     // The arithmetic of a cell, in the notation the loaded font can show.

@@ -218,6 +218,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_viewer_panel(s, ui, p.viewer); }},
     {"Saturation lab", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
+    {"Gradients", Place::lower_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_gradient_panel(s, ui, p.gradients); }},
 };
 
 void record_window(UiContext& ui, const char* title) {
@@ -436,7 +438,8 @@ bool saturation_drawing(const Panels& p) {
 }  // namespace
 
 bool animating(const Panels& p, const AppState& state) {
-    return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy();
+    return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy() ||
+           gradient_busy(p.gradients);
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
@@ -515,6 +518,9 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
         p.maximized = -1;
         p.reset_layout = false;
     }
+    for (size_t k = 0; k < std::size(panel_table) && !p.maximize_at_start.empty(); ++k)
+        if (p.maximize_at_start == panel_table[k].title) p.maximized = static_cast<int>(k);
+    p.maximize_at_start.clear();
 
     if (p.teach_mode)
         draw_teach_window(state, ui, p, menu_h, status_h);

@@ -16,6 +16,7 @@
 #include "app_state.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/export_dialog.hpp"
+#include "panels/gradient_panel.hpp"
 #include "panels/head_view_panel.hpp"
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
@@ -85,6 +86,7 @@ struct Panels {
     TracePanel trace;
     ViewerPanel viewer;
     SaturationPanel saturation;
+    GradientPanel gradients;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;
@@ -100,6 +102,7 @@ struct Panels {
     // the place's first panel. Kept with the layout.
     std::array<int, static_cast<size_t>(Place::count)> active;
     std::vector<std::string> show_at_start;  // titles shown in the first frame, over the saved layout
+    std::string maximize_at_start;           // a title maximised in the first frame ("": none)
     Panels() { active.fill(-1); }
     bool quit = false;  // the app ends after this frame
 };
@@ -125,8 +128,8 @@ bool panel_shown(const Panels& panels, int index);
 // whether a panel has that title.
 bool show_panel(Panels& panels, const std::string& title);
 
-// Whether something moves on its own (the lesson playing, a trace being computed whose result must
-// be shown when ready), so the window must keep drawing frames.
+// Whether something moves on its own (the lesson playing, a trace or a gradient being computed whose
+// result must be shown when ready), so the window must keep drawing frames.
 bool animating(const Panels& panels, const AppState& state);
 
 // Enters teach mode at a step (0-based), loading the lesson first if needed.

@@ -336,11 +336,14 @@ int run_gui(const GuiOptions& o) {
             panels.recovery.offers = autosave.store().orphans();
         }
         for (const std::string& title : o.panels) {
-            if (show_panel(panels, title))
+            if (show_panel(panels, title)) {
                 panels.show_at_start.push_back(title);  // again after the saved layout is read
-            else
+                if (o.maximize) panels.maximize_at_start = title;
+            } else {
                 std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
+            }
         }
+        if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
         if (!o.head_select.empty()) {
             const core::Config& c = state.shown_config();
             const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
@@ -380,6 +383,7 @@ int run_gui(const GuiOptions& o) {
             if (frames > 0 && !editing) {
                 panels.model.layers.wait();  // and the model view's numbers
                 state.wait_for_trace();
+                wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
             }
             // Idle: with no input, no animation and nothing to recompute, sleep until an event
             // (or a quarter second, for the text cursor's blink) instead of drawing frames.

@@ -1,12 +1,5 @@
 #include "layers.hpp"
 
-#include <omp.h>
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 #include <algorithm>
 #include <exception>
 #include <filesystem>
@@ -158,11 +151,7 @@ void Layers::enqueue(std::function<void()> task, bool first) {
     shared_->push({epoch, std::move(task)}, first);
     if (worker_.joinable()) return;
     worker_ = std::thread([shared = shared_] {
-        // As the trace worker: a core left to the window, and the CPU yielded to it when they compete.
-        if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));
-#if defined(__linux__)
-        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-#endif
+        lower_thread_priority();  // as the trace worker: a core left to the window
         std::unique_lock<std::mutex> lock(shared->m);
         while (true) {
             shared->cv.wait(lock, [&] { return shared->stop || !shared->tasks.empty(); });

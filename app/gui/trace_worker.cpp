@@ -66,14 +66,18 @@ bool TraceWorker::idle() const {
     return !running_ && !pending_ && !finished_;
 }
 
-void TraceWorker::run() {
-    // The worker leaves a core to the UI thread, so frames keep their pace while it computes.
+void lower_thread_priority() {
+    // A core left to the UI thread, so frames keep their pace while the worker computes.
     if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));
 #if defined(__linux__)
     // On Linux a nice value belongs to one thread: the worker yields the CPU to the window (and to a
     // software renderer's threads) when they compete, so a long trace does not stretch frames.
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
+}
+
+void TraceWorker::run() {
+    lower_thread_priority();
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
         changed_.wait(lock, [this] { return stop_ || pending_.has_value(); });

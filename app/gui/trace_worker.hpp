@@ -28,6 +28,11 @@ struct Snapshot {
 std::shared_ptr<Snapshot> compute_snapshot(core::Session session, std::uint64_t generation,
                                            core::Trace* reuse = nullptr);
 
+// Makes the calling thread a background worker: it leaves a core to the UI thread (OpenMP) and, on
+// Linux, yields the CPU to the window when they compete (nice 10), so long work does not stretch
+// frames. The trace worker, the model view's and the gradient view's threads call it first.
+void lower_thread_priority();
+
 class TraceWorker {
 public:
     TraceWorker();

@@ -30,6 +30,7 @@ extra=()
 # Q⁽¹⁾ = [[2, 0], [0, 4]].
 worked_numbers=("weights(1):0:0=0.944" "weights(1):0:1=0.0558" "Q(1):1:1=4")
 checks=(layout)
+large_checks=()  # checks of the sizes above 1024x640 only (what a small panel scrolls out of view)
 case "$case" in
     layout-persists)
         # A normal run (no --screenshot) keeps its window layout in the user's config directory.
@@ -131,6 +132,16 @@ json.dump(doc, open(sys.argv[1], "w"))
 PY
         extra=(--panel Mask)
         checks+=("window=Mask" "!window=Inputs: X and weights" "mask:0:0=1" "mask:5:7=0") ;;
+    gradients)
+        # The gradients view in its tab beside the matrix viewer, on the worked example with
+        # output[1][2] selected. W_O is the identity, so output[1][2] = Z⁽²⁾[1][0] =
+        # Σ_j weights⁽²⁾[1][j]·(X[j][1] + X[j][3]) (head 2's W_V picks columns 1 and 3), and weights⁽²⁾[1][1]
+        # ≈ 1 − 1.2e-5: ∂/∂X[1][1] and ∂/∂X[1][3] print 1.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        extra=(--panel Gradients --select output:1:2)
+        checks+=("window=Gradients" "!window=Matrix viewer" "item=gradients: row" "item=gradients: show")
+        large_checks+=("d/dX:1:1=1" "d/dX:1:3=1" "item=gradients: d/dX") ;;
     saturation)
         # The saturation lab in its tab beside the matrix viewer, on the worked example at √d_k.
         session="$out/worked-example.json"
@@ -158,7 +169,9 @@ for size in $sizes; do
     XDG_CONFIG_HOME="$out/config" "$attnviz" ${session:+"$session"} "${extra[@]}" --screenshot "$png" --frames 3 --size "$size" \
         --report "$png.json"
     "$png_check" "$png" "${size%x*}" "${size#*x}"
-    "$ui_check" "$png.json" "$png" "${checks[@]}"
+    size_checks=("${checks[@]}")
+    [ "$size" = 1024x640 ] || size_checks+=("${large_checks[@]}")
+    "$ui_check" "$png.json" "$png" "${size_checks[@]}"
 done
 # A screenshot run must not write the user's layout file.
 if [ -e "$out/config/attnviz/layout.ini" ]; then
