@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app_state.hpp"
+#include "panels/compare_panel.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/export_dialog.hpp"
 #include "panels/head_view_panel.hpp"
@@ -85,6 +86,7 @@ struct Panels {
     TracePanel trace;
     ViewerPanel viewer;
     SaturationPanel saturation;
+    ComparePanel compare;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;
