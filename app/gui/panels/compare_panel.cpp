@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <imgui.h>
+#include <optional>
 
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
@@ -27,7 +28,7 @@ void start_trace(const AppState& state, ComparePanel& p) {
         p.a = compute_snapshot(std::move(inputs), 1);
     } else {
         if (!p.worker) p.worker = std::make_unique<TraceWorker>();
-        p.requested = p.requested + 1;
+        ++p.requested;
         p.worker->request(std::move(inputs), p.requested);
         p.awaiting = true;
     }
@@ -48,7 +49,8 @@ const core::Matrix* a_matrix(const ComparePanel& p, core::MatrixRef ref) {
 
 std::string number(double v, core::Notation notation) {
     if (std::isfinite(v)) return core::format_number(v, 6);
-    return v < 0 ? core::symbols(notation).neg_inf : "+inf";
+    if (v < 0) return core::symbols(notation).neg_inf;
+    return notation == core::Notation::unicode ? "+∞" : "+inf";
 }
 
 std::string cell_text(int row, int col) { return "[" + std::to_string(row) + "][" + std::to_string(col) + "]"; }
@@ -71,7 +73,7 @@ void update_compare(const AppState& state, ComparePanel& p) {
     const std::shared_ptr<const core::Session>& pin = b.session.pin;
     bool renew = false;
     if (pin != p.pin) {
-        // Pinned again without an edit in between, or undone to the same pin: A's trace stays.
+        // Another pin of the same inputs (pinned again with no edit in between): A's trace stays.
         const bool same_inputs = pin && p.pin && pin->config == p.pin->config && pin->params == p.pin->params;
         p.pin = pin;
         renew = true;
@@ -373,14 +375,12 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     }
     draw_summary(state, p);
 
-    // The heatmap, with the table beside it when the panel is wide enough, else below it.
+    // The heatmap, with the table beside it when both fit (the heatmap at its natural width, or at
+    // least 14 lines wide), else below it.
     const core::Comparison& c = p.comparison;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float legend_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetTextLineHeight();
     const float table_w = font * 21;
-    const bool beside = !c.top.empty() && avail.x >= table_w + font * 14;
-    const float map_w = beside ? avail.x - table_w - font : avail.x;
-    const float map_h = beside ? avail.y - legend_h : std::max(font * 8, avail.y * 0.62f - legend_h);
     const bool t = state.column_vectors();
     const core::Session& session = state.shown().session;
     const core::MatrixInfo& mi = core::info(p.chosen.id);
@@ -388,7 +388,6 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     o.colormap = Colormap::diverging;
     const double m = c.max_abs > 0 ? c.max_abs : 1;
     o.range = {-m, m, false};
-    o.max_size = {std::max(map_w, font * 4), std::max(map_h, font * 4)};
     o.max_cell = 64;
     o.generation = p.serial;
     o.transposed = t;
@@ -396,6 +395,12 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     const std::vector<std::string>* col_tokens = core::token_labels(session, mi.cols);
     o.row_labels = t ? col_tokens : row_tokens;
     o.col_labels = t ? row_tokens : col_tokens;
+    const float natural_w = o.max_cell * static_cast<float>(t ? c.difference.rows() : c.difference.cols()) +
+                            heatmap_gutters(o).x;
+    const bool beside = !c.top.empty() && avail.x >= table_w + font + std::min(natural_w, font * 14);
+    const float map_w = beside ? avail.x - table_w - font : avail.x;
+    const float map_h = beside ? avail.y - legend_h : std::max(font * 8, avail.y * 0.62f - legend_h);
+    o.max_size = {std::max(map_w, font * 4), std::max(map_h, font * 4)};
     if (p.highlight_row >= 0)
         o.marks.push_back(t ? HeatmapMark{p.highlight_col, p.highlight_row, ui.color(Color::selected_cell)}
                             : HeatmapMark{p.highlight_row, p.highlight_col, ui.color(Color::selected_cell)});
