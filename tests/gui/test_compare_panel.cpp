@@ -317,3 +317,27 @@ TEST_F(Compare, AHeatmapsCompareItemPinsWhenNeededAndChoosesItsMatrix) {
     EXPECT_EQ(state.session().pin.get(), pin);
     EXPECT_TRUE(panel().chosen == (core::MatrixRef{MatrixId::Q, 0}));
 }
+
+TEST_F(Compare, ColoursSpanTheLargestChangeOrClipAtThe99thPercentile) {
+    AppState state(core::random_session({8, 16, 2, 8, 8, true, core::Mask::none, {}, false, 0, {}}, 4));
+    frames(state);
+    state.pin();
+    ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 0, 0}, 4));
+    frames(state, 2);  // output: 8×16 = 128 cells
+    ASSERT_TRUE(panel().compared);
+    const core::ColorRange full = app::compare_range(panel());
+    EXPECT_EQ(full.hi, panel().comparison.max_abs);
+    EXPECT_EQ(full.lo, -full.hi);
+    // The 99th percentile of |B − A| by a sort, nearest rank (as the other heatmaps' percentile
+    // scaling): rank round(0.99·127) = 126 of 0…127, the second largest.
+    std::vector<double> v;
+    const core::Matrix& d = panel().comparison.difference;
+    for (Eigen::Index k = 0; k < d.size(); ++k) v.push_back(std::abs(d.data()[k]));
+    std::sort(v.begin(), v.end());
+    ASSERT_EQ(v.size(), 128u);
+    panels.compare.clip = true;
+    const core::ColorRange clipped = app::compare_range(panel());
+    EXPECT_EQ(clipped.hi, v[126]);
+    EXPECT_LT(clipped.hi, full.hi);
+    EXPECT_EQ(clipped.lo, -clipped.hi);
+}

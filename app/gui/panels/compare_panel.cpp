@@ -102,8 +102,14 @@ void update_compare(const AppState& state, ComparePanel& p) {
         ma->cols() != mb->cols())
         return;
     p.comparison = core::compare(*ma, *mb, compare_top_k);
+    p.stats = core::value_stats(p.comparison.difference, true);
     p.compared = true;
     ++p.serial;
+}
+
+core::ColorRange compare_range(const ComparePanel& p) {
+    return core::color_range(core::ColorScale::diverging, p.clip ? core::Scaling::percentile : core::Scaling::automatic,
+                             p.stats);
 }
 
 bool compare_busy(const ComparePanel& p) { return p.awaiting; }
@@ -386,8 +392,7 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     const core::MatrixInfo& mi = core::info(p.chosen.id);
     HeatmapOptions o;
     o.colormap = Colormap::diverging;
-    const double m = c.max_abs > 0 ? c.max_abs : 1;
-    o.range = {-m, m, false};
+    o.range = compare_range(p);
     o.max_cell = 64;
     o.generation = p.serial;
     o.transposed = t;
@@ -421,6 +426,12 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     }
     const std::string note = std::string("B ") + core::symbols(state.notation()).minus + " A";
     colormap_legend(Colormap::diverging, o.range, std::min(map_w, font * 18), note.c_str());
+    same_line_if_fits(toggle_width("clip"));
+    ImGui::Checkbox("clip", &p.clip);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Colours from -p to p, p the 99th percentile of |B - A|, instead of its largest value:\n"
+            "one large change then does not wash out the others (the larger ones take the end colours)");
     ImGui::EndGroup();
 
     if (beside) ImGui::SameLine(0, font);

@@ -18,6 +18,7 @@
 #include "../app_state.hpp"
 #include "../trace_worker.hpp"
 #include "../ui_context.hpp"
+#include "core/color_scale.hpp"
 #include "core/compare.hpp"
 
 namespace attnviz::app {
@@ -42,6 +43,8 @@ struct ComparePanel {
     core::MatrixRef of_ref;
     bool compared = false;  // comparison holds B − A of `of_ref` (A and B have it, in one shape)
     core::Comparison comparison;
+    core::ValueStats stats;    // of comparison.difference's finite cells, with percentiles
+    bool clip = false;         // colours on ±the 99th percentile of |B − A| instead of ±its largest
     std::uint64_t serial = 0;  // new with every comparison: keys the heatmap's texture
     // The inputs that differ (for B's generation and A's pin).
     std::vector<core::InputChange> inputs;
@@ -55,6 +58,10 @@ void update_compare(const AppState& state, ComparePanel& panel);
 bool compare_busy(const ComparePanel& panel);
 // Blocks until A's trace is computed (tests, screenshots); the next update_compare() takes it.
 void wait_for_compare(const ComparePanel& panel);
+
+// The heatmap's colour range: ±max |B − A| (±1 when nothing changed), or with `clip` ±the 99th
+// percentile of |B − A| (±max when that is 0).
+core::ColorRange compare_range(const ComparePanel& panel);
 
 // Why the chosen matrix is not compared ("The shapes differ: X is 2×4 in A and 3×4 in B, …", "W_O exists
 // in A only: …"), or "" when it is (or there is no pin, or A's trace is not there yet).
