@@ -121,6 +121,7 @@ public:
     // Sessions whose forward pass is at most this many floating-point operations are computed at
     // once on the UI thread (well under a frame); larger ones on the worker.
     void set_sync_limit(double flops) { sync_limit_flops_ = flops; }
+    double sync_limit() const { return sync_limit_flops_; }
 
     // The selected cell (clicked), whose operands the views highlight.
     const CellRef* selection() const { return has_selection_ ? &selection_ : nullptr; }

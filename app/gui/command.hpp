@@ -28,6 +28,7 @@ enum class Command {
     toggle_teach,  // the lesson instead of the explorer, or back
     reset_layout,  // every window back to its default place and size
     show_panel,    // UiContext::panel_to_show, its tab chosen
+    compare,       // B − A of UiContext::compare_ref in the Compare panel (pinning A first when there is no pin)
     count
 };
 

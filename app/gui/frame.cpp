@@ -220,6 +220,8 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
     {"Gradients", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_gradient_panel(s, ui, p.gradients); }},
+    {"Compare", Place::lower_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_compare_panel(s, ui, p.compare); }},
 };
 
 void record_window(UiContext& ui, const char* title) {
@@ -425,21 +427,25 @@ bool show_panel(Panels& p, const std::string& title) {
 
 namespace {
 
-// Whether the saturation lab is on screen with work left for the frames to come (its curves are
-// computed a block of rows per frame).
-bool saturation_drawing(const Panels& p) {
-    if (p.teach_mode || !saturation_busy(p.saturation)) return false;
+// Whether the panel with this title is on screen (a hidden tab does no work, so nothing waits for it).
+bool on_screen(const Panels& p, std::string_view title) {
+    if (p.teach_mode) return false;
     for (size_t k = 0; k < std::size(panel_table); ++k)
-        if (std::string_view(panel_table[k].title) == "Saturation lab")
+        if (std::string_view(panel_table[k].title) == title)
             return p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
     return false;
 }
+
+// Whether the saturation lab is on screen with work left for the frames to come (its curves are
+// computed a block of rows per frame).
+bool saturation_drawing(const Panels& p) { return saturation_busy(p.saturation) && on_screen(p, "Saturation lab"); }
 
 }  // namespace
 
 bool animating(const Panels& p, const AppState& state) {
     return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy() ||
-           gradient_busy(p.gradients);
+           gradient_busy(p.gradients) ||
+           (compare_busy(p.compare) && on_screen(p, "Compare"));
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
@@ -491,6 +497,12 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
                 break;
             case Command::show_panel:
                 show_panel(p, ui.panel_to_show);
+                p.maximized = -1;
+                break;
+            case Command::compare:
+                if (!state.session().pin) state.pin();
+                p.compare.chosen = ui.compare_ref;
+                show_panel(p, "Compare");
                 p.maximized = -1;
                 break;
             case Command::reset_layout:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app_state.hpp"
+#include "panels/compare_panel.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/export_dialog.hpp"
 #include "panels/gradient_panel.hpp"
@@ -87,6 +88,7 @@ struct Panels {
     ViewerPanel viewer;
     SaturationPanel saturation;
     GradientPanel gradients;
+    ComparePanel compare;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;

@@ -82,6 +82,11 @@ public:
         panel_to_show = std::move(title);
         request(Command::show_panel);
     }
+    // Shows B − A of a matrix in the Compare panel, pinning the session as A when it has no pin.
+    void request_compare(core::MatrixRef ref) {
+        compare_ref = ref;
+        request(Command::compare);
+    }
     // Opens the export dialog on a matrix or a view.
     void request_export(ExportTarget target) {
         export_target = target;
@@ -95,6 +100,7 @@ public:
     std::vector<Command> commands;
     ExportTarget export_target;              // what Command::export_file exports
     std::string panel_to_show;               // what Command::show_panel shows
+    core::MatrixRef compare_ref;             // what Command::compare compares
     std::vector<std::string> dropped_files;  // by the window's drop callback, opened by the frame
     DrawReport* report = nullptr;            // non-null: record what is drawn (screenshot tests)
 

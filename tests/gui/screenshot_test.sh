@@ -147,6 +147,22 @@ PY
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
         extra=(--panel "Saturation lab") ;;
+    compare)
+        # The Compare panel on seed 001's worked example pinned as A, then W_O[0][0] = 2 in B: output's
+        # first column doubles, so B − A of output is concat's first column, Z⁽¹⁾[0][0] = 2·0.944 = 1.89
+        # at [0][0] (the seed's weights⁽¹⁾[0][0]), about 2.4e-5 at [1][0] and 0 elsewhere.
+        session="$out/compare.json"
+        "$attnviz" example worked-example -o "$out/compare-a.json"
+        python3 - "$out/compare-a.json" "$session" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+b = json.loads(json.dumps(a))
+b["W_O"][0][0] = 2
+b["pin"] = a
+json.dump(b, open(sys.argv[2], "w"))
+PY
+        extra=(--panel Compare)
+        checks+=("window=Compare" "!window=Matrix viewer" "item=compare: unpin" "B-A output:0:0=1.89") ;;
     model-view)
         # The model view on the example model (assets/examples/model: four layers of four heads made
         # by scripts/make-demo-model.py, its first layer the session edited) and a random session

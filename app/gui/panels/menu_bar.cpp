@@ -81,6 +81,15 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
             const std::string undo = "Undo " + state.undo_label(), redo = "Redo " + state.redo_label();
             if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) ui.request(Command::undo);
             if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) ui.request(Command::redo);
+            ImGui::Separator();
+            // Compare: the session as it is now becomes A; later edits are B, shown as B − A.
+            if (ImGui::MenuItem("Pin as A for Compare")) {
+                state.pin();
+                ui.request_panel("Compare");
+            }
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("Keep the session as it is now (saved with it); the Compare panel shows B - A");
+            if (ImGui::MenuItem("Unpin A", nullptr, false, state.session().pin != nullptr)) state.unpin();
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("View")) {

@@ -145,6 +145,9 @@ HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const Matr
             ImGui::Separator();
             copy_menu_items(*m);
             if (ImGui::MenuItem("Export...")) ui.request_export({ExportTarget::Kind::matrix, ref});
+            ImGui::Separator();
+            if (ImGui::MenuItem(state.session().pin ? "Compare with A (B - A)" : "Pin as A and compare this matrix"))
+                ui.request_compare(ref);
         }
         ImGui::EndPopup();
     }
