@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/sentence.hpp"
+#include "core/session.hpp"
 #include "test_support.hpp"
 
 #ifndef ATTNVIZ_BIN
@@ -1009,6 +1010,14 @@ TEST_F(Cli, EverySessionExampleOfTheFormatDocumentComputes) {
         ASSERT_EQ(r.code, 0) << "example " << k << "\n" << describe(r);
         const json trace = json::parse(r.out);
         EXPECT_EQ(trace["version"], json::parse(examples[k])["version"]) << "example " << k;
+        // The pin's example reads back with its pin.
+        if (json::parse(examples[k]).contains("pin")) {
+            const attnviz::core::Result<attnviz::core::Session> s = attnviz::core::parse_session(examples[k]);
+            ASSERT_TRUE(s) << "example " << k;
+            ASSERT_TRUE(s.value->pin);
+            EXPECT_EQ(s.value->pin->params.X(0, 0), 1.0);
+            EXPECT_EQ(s.value->params.X(0, 0), 2.0);
+        }
     }
     // The version 3 example by hand: query 0 (Q = [2, 0]) attends to keys "the" (K = [1, 0]) and
     // "cat" (K = [0, 1]) with scores 2/√2 and 0, the padding key masked: softmax(√2, 0).

@@ -444,8 +444,7 @@ bool saturation_drawing(const Panels& p) { return saturation_busy(p.saturation) 
 
 bool animating(const Panels& p, const AppState& state) {
     return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy() ||
-           gradient_busy(p.gradients) ||
-           (compare_busy(p.compare) && on_screen(p, "Compare"));
+           gradient_busy(p.gradients) || (compare_busy(p.compare) && on_screen(p, "Compare"));
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {

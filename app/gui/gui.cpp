@@ -384,7 +384,7 @@ int run_gui(const GuiOptions& o) {
                 panels.model.layers.wait();  // and the model view's numbers
                 state.wait_for_trace();
                 wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
-                wait_for_compare(panels.compare);  // and the pinned session's trace
+                wait_for_compare(panels.compare);     // and the pinned session's trace
             }
             // Idle: with no input, no animation and nothing to recompute, sleep until an event
             // (or a quarter second, for the text cursor's blink) instead of drawing frames.
