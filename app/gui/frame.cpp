@@ -214,14 +214,14 @@ const PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_model_panel(s, ui, p.model); }},
     {"Every intermediate", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
+    {"Saturation lab", Place::lower_left, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
+    {"Compare", Place::lower_left, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_compare_panel(s, ui, p.compare); }},
     {"Matrix viewer", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_viewer_panel(s, ui, p.viewer); }},
-    {"Saturation lab", Place::lower_right, Stage::views,
-     [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
     {"Gradients", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_gradient_panel(s, ui, p.gradients); }},
-    {"Compare", Place::lower_right, Stage::views,
-     [](AppState& s, UiContext& ui, Panels& p) { draw_compare_panel(s, ui, p.compare); }},
 };
 
 void record_window(UiContext& ui, const char* title) {

@@ -162,7 +162,7 @@ b["pin"] = a
 json.dump(b, open(sys.argv[2], "w"))
 PY
         extra=(--panel Compare)
-        checks+=("window=Compare" "!window=Matrix viewer" "item=compare: unpin" "B-A output:0:0=1.89") ;;
+        checks+=("window=Compare" "!window=Every intermediate" "item=compare: unpin" "B-A output:0:0=1.89") ;;
     model-view)
         # The model view on the example model (assets/examples/model: four layers of four heads made
         # by scripts/make-demo-model.py, its first layer the session edited) and a random session

@@ -73,19 +73,20 @@ std::pair<int, int> one_hot_rows(const core::Trace& t) {
 
 }  // namespace
 
-TEST_F(SaturationLab, ItIsATabBesideTheMatrixViewerAndStaysChosen) {
+TEST_F(SaturationLab, ItIsATabBesideEveryIntermediateAndStaysChosen) {
     AppState state(core::worked_example());
     frames(state, 3);
     EXPECT_TRUE(window("Saturation lab"));
-    EXPECT_FALSE(window("Matrix viewer"));  // one place, one panel shown
-    EXPECT_NE(item("tab: Matrix viewer"), nullptr);
+    EXPECT_FALSE(window("Every intermediate"));  // one place, one panel shown
+    EXPECT_TRUE(window("Matrix viewer"));        // the place beside it
+    EXPECT_NE(item("tab: Every intermediate"), nullptr);
     EXPECT_NE(item("saturation: divisor"), nullptr);
     EXPECT_NE(item("saturation: entropy plot"), nullptr);
     EXPECT_NE(item("saturation: max plot"), nullptr);
 
-    // A click on the other tab shows the viewer, and one on this tab brings the lab back.
+    // A click on another tab of its place shows that panel, and one on this tab brings the lab back.
     ImGuiIO& io = ImGui::GetIO();
-    for (const char* title : {"Matrix viewer", "Saturation lab", "Matrix viewer"}) {
+    for (const char* title : {"Every intermediate", "Saturation lab", "Every intermediate"}) {
         const app::DrawReport::Item* tab = item(std::string("tab: ") + title);
         ASSERT_NE(tab, nullptr) << title;
         io.MousePos = {(tab->min.x + tab->max.x) / 2, (tab->min.y + tab->max.y) / 2};
