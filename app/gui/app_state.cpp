@@ -493,6 +493,7 @@ bool AppState::is_operand(MatrixRef ref, int row, int col) const {
 }
 
 bool AppState::update() {
+    if (snapshot_held_) return false;
     bool shown = false;
     if (worker_)
         if (std::shared_ptr<Snapshot> done = worker_->take()) {
@@ -522,6 +523,7 @@ bool AppState::update() {
 }
 
 void AppState::wait_for_trace() {
+    snapshot_held_ = false;
     update();
     while (worker_ && computing()) {
         worker_->wait();

@@ -113,6 +113,10 @@ public:
     bool dirty() const { return dirty_; }
     // Whether the shown snapshot is older than the editable session (a trace is being computed).
     bool computing() const { return dirty_ || awaited_ != 0; }
+    // While held (the frame draws its views), update() shows no new snapshot: a view that edits
+    // the session (a slider, a button) cannot free the snapshot that it and the views after it
+    // are reading; the next update() after the hold shows it.
+    void hold_snapshot(bool held) { snapshot_held_ = held; }
     // Blocks until the trace of the editable session is shown (tests, benchmarks, screenshots).
     void wait_for_trace();
     double compute_ms() const { return shown_->compute_ms; }
@@ -221,6 +225,7 @@ private:
     std::uint64_t awaited_ = 0;    // the generation asked of the worker and not shown yet (0: none)
     std::uint64_t requested_ = 0;  // the generation of the newest request
     double sync_limit_flops_ = 5e7;
+    bool snapshot_held_ = false;
     std::int64_t memory_budget_ = core::default_memory_budget;
     CellRef selection_;
     bool has_selection_ = false;

@@ -351,6 +351,8 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
     const Layout l = tiled_layout(display, menu_h, status_h, p.shares);
     const Rect work{{0, menu_h}, {display.x, std::max(0.0f, display.y - menu_h - status_h)}};
     for (Stage stage : {Stage::edits, Stage::views}) {
+        // The views read the snapshot the edits led to; an edit a view makes shows from the next frame.
+        state.hold_snapshot(stage == Stage::views);
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             // A maximised panel hides the others (edits first: the trace stays up to date).
@@ -360,6 +362,7 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         }
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
     }
+    state.hold_snapshot(false);
     if (p.maximized < 0) handle_splitters(p, tiles(display, menu_h, status_h, p.shares));
 }
 

@@ -233,8 +233,11 @@ std::string saturation_callout(const core::SaturationSummary& all, core::Notatio
 
 void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& panel) {
     advance_saturation(state, panel);
-    const core::Trace& t = state.trace();
-    const core::Config& c = state.shown_config();
+    // The slider below changes the scale, which may show a new trace at once: this frame keeps
+    // drawing the snapshot it started with, held here so it outlives that.
+    const std::shared_ptr<const Snapshot> shown = state.shown_snapshot();
+    const core::Trace& t = shown->trace;
+    const core::Config& c = shown->session.config;
     advance_variance(panel, c.d_k);
     const core::Symbols& sym = ui.symbols();
     const bool unicode = ui.notation() == core::Notation::unicode;

@@ -258,9 +258,12 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
 
     ImGui::BeginChild("step", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
     const core::LessonStep& step = *current(p);
-    const core::Config& c = state.shown_config();
+    // The snapshot this step's text is written from, held: "Use the worked example" below shows a
+    // new one at once, and the text after the button still reads this one.
+    const std::shared_ptr<const Snapshot> written_from = state.shown_snapshot();
+    const core::Config& c = written_from->session.config;
     // Every number of the text comes from the session on screen; an exercise's cells stay hidden.
-    core::LessonContext context{&state.shown().session, &state.trace(), is_worked_example(state), std::nullopt,
+    core::LessonContext context{&written_from->session, &written_from->trace, is_worked_example(state), std::nullopt,
                                 state.column_vectors()};
     if (p.exercising && step.has_result) context.hidden = step.result;
     ImGui::PushTextWrapPos(0);
