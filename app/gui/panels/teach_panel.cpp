@@ -139,16 +139,23 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::PopTextWrapPos();
     char progress[32];
     std::snprintf(progress, sizeof progress, "step %d of %d", p.step + 1, total);
-    // ImGui writes the label right of the filled part, or over its end once there is no room left:
-    // then it takes the colour that reads on the fill (black on the yellow bar, not white).
+    // The label is centred on the bar and drawn twice, each copy clipped to one side of the fill's end:
+    // the part over the yellow fill reads dark, the part over the empty track reads light.
     const float fraction = static_cast<float>(p.step + 1) / total;
-    const float bar_w = ImGui::GetContentRegionAvail().x;
-    const ImGuiStyle& style = ImGui::GetStyle();
-    const bool on_fill = fraction * bar_w + style.ItemSpacing.x >
-                         bar_w - ImGui::CalcTextSize(progress).x - style.ItemInnerSpacing.x;
-    if (on_fill) ImGui::PushStyleColor(ImGuiCol_Text, text_color_on(ImGui::GetColorU32(ImGuiCol_PlotHistogram)));
-    ImGui::ProgressBar(fraction, {-1, 0}, progress);
-    if (on_fill) ImGui::PopStyleColor();
+    ImGui::ProgressBar(fraction, {-1, 0}, "");
+    const ImVec2 bar_min = ImGui::GetItemRectMin();
+    const ImVec2 bar_max = ImGui::GetItemRectMax();
+    const ImVec2 text_size = ImGui::CalcTextSize(progress);
+    const ImVec2 text_pos{bar_min.x + (bar_max.x - bar_min.x - text_size.x) * 0.5f,
+                          bar_min.y + (bar_max.y - bar_min.y - text_size.y) * 0.5f};
+    const float fill_end = bar_min.x + (bar_max.x - bar_min.x) * fraction;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->PushClipRect(bar_min, {fill_end, bar_max.y}, true);
+    draw->AddText(text_pos, text_color_on(ImGui::GetColorU32(ImGuiCol_PlotHistogram)), progress);
+    draw->PopClipRect();
+    draw->PushClipRect({fill_end, bar_min.y}, bar_max, true);
+    draw->AddText(text_pos, ImGui::GetColorU32(ImGuiCol_Text), progress);
+    draw->PopClipRect();
     if (ImGui::Button("< Prev")) teach_go_to(state, p, p.step - 1);
     ImGui::SameLine();
     if (ImGui::Button("Next >")) teach_go_to(state, p, p.step + 1);
