@@ -61,13 +61,6 @@ double auto_cell(int rows, int cols, int step, double extent) {
     return block / step;
 }
 
-// A value as its cell shows it at `level` (format.hpp's cell_number; −∞ for a masked score).
-std::string cell_text(double v, int level, Notation notation) {
-    const Symbols& sym = symbols(notation);
-    if (!std::isfinite(v)) return v < 0 ? sym.neg_inf : "inf";
-    return cell_number(v, level, std::string(sym.about) + "0");
-}
-
 // The layout of one heatmap's labels and cells.
 struct Grid {
     int rows = 0, cols = 0;  // drawn
@@ -184,13 +177,22 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                               std::to_string(sc0) + ".." + std::to_string(sc1 - 1) + "]: largest |value| " + shown;
             }
             f.elements.push_back(std::move(box));
-            for (int level = g.digits; level >= 0 && g.digits > 0; --level) {
-                std::string text = cell_text(value, level, s.notation);
-                if (text_width(text, g.number_size) + 4 > g.cell - g.gap) continue;
-                f.elements.push_back(label_at(x0 + (c0 + 0.5) * g.cell - g.gap / 2,
-                                              y0 + (r0 + 0.5) * g.cell - g.gap / 2, std::move(text), g.number_size,
-                                              text_color_on(bg), Anchor::middle, Baseline::middle, false, "number"));
-                break;
+            if (g.digits > 0) {
+                auto fits = [&](const std::string& text) {
+                    return text_width(text, g.number_size) + 4 <= g.cell - g.gap;
+                };
+                // A masked score is −∞; a finite value prints the most digits that fit.
+                const Symbols& sym = symbols(s.notation);
+                std::string text;
+                if (std::isfinite(value))
+                    text = fitted_cell_number(value, g.digits, std::string(sym.about) + "0", fits);
+                else if (std::string inf = value < 0 ? sym.neg_inf : "inf"; fits(inf))
+                    text = std::move(inf);
+                if (!text.empty())
+                    f.elements.push_back(label_at(x0 + (c0 + 0.5) * g.cell - g.gap / 2,
+                                                  y0 + (r0 + 0.5) * g.cell - g.gap / 2, std::move(text), g.number_size,
+                                                  text_color_on(bg), Anchor::middle, Baseline::middle, false,
+                                                  "number"));
             }
         }
     }

@@ -56,6 +56,12 @@ std::string cell_number(double value, int level, const std::string& about_zero) 
     return exp.size() < plain.size() ? exp : plain;
 }
 
+std::string without_leading_zero(const std::string& text) {
+    const size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
+    if (text.compare(sign, 2, "0.") != 0) return text;
+    return text.substr(0, sign) + text.substr(sign + 1);
+}
+
 std::string format_bytes(long long bytes) {
     static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double value = static_cast<double>(bytes);

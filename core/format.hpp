@@ -24,6 +24,24 @@ std::string format_compact(double value, int digits = 3);
 // first that fits (heatmaps in the app and in exported figures).
 std::string cell_number(double value, int level, const std::string& about_zero);
 
+// `text` without the zero before its decimal point: ".94" for "0.94", "-.5" for "-0.5"; other text
+// as it is.
+std::string without_leading_zero(const std::string& text);
+
+// The most of a finite `value` that a cell shows where `fits(text)` says whether a text fits it:
+// cell_number from `digits` down to level 0, each level also tried without its leading zero (".94"
+// before "0.9", so a narrow cell keeps two digits rather than one); "" when nothing fits.
+template <class Fits>
+std::string fitted_cell_number(double value, int digits, const std::string& about_zero, Fits&& fits) {
+    for (int level = digits; level >= 0; --level) {
+        std::string text = cell_number(value, level, about_zero);
+        if (fits(text)) return text;
+        text = without_leading_zero(text);
+        if (fits(text)) return text;
+    }
+    return {};
+}
+
 // A number of bytes for people, in powers of 1024 with 3 significant digits: "512 bytes",
 // "3.28 GiB", "8 GiB".
 std::string format_bytes(long long bytes);

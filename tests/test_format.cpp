@@ -77,5 +77,33 @@ TEST(CellNumber, EachLevelIsShorter) {
     EXPECT_EQ(cell_number(96, 0, "~0"), "1e2");            // 96 rounds to one digit: 10 → 1e2
     EXPECT_EQ(cell_number(0, 0, "~0"), "0");
 }
+
+TEST(CellNumber, LeadingZeroDropped) {
+    EXPECT_EQ(without_leading_zero("0.94"), ".94");
+    EXPECT_EQ(without_leading_zero("-0.5"), "-.5");
+    EXPECT_EQ(without_leading_zero("10.5"), "10.5");
+    EXPECT_EQ(without_leading_zero("0"), "0");
+    EXPECT_EQ(without_leading_zero("~0"), "~0");
+    EXPECT_EQ(without_leading_zero("7e-3"), "7e-3");
+    EXPECT_EQ(without_leading_zero(""), "");
+}
+
+// A cell `width` characters wide.
+std::string fitted(double value, int digits, size_t width) {
+    return fitted_cell_number(value, digits, "~0", [&](const std::string& t) { return t.size() <= width; });
+}
+
+TEST(CellNumber, FittedTakesTheMostDigitsThatFit) {
+    EXPECT_EQ(fitted(0.944157, 3, 5), "0.944");
+    EXPECT_EQ(fitted(0.944157, 3, 4), ".944");  // three digits without the zero before two with it
+    EXPECT_EQ(fitted(0.944157, 3, 3), ".94");
+    EXPECT_EQ(fitted(0.088, 3, 3), ".09");  // not blank beside a neighbour's "0.1"
+    EXPECT_EQ(fitted(-0.26, 3, 3), "-.3");
+    EXPECT_EQ(fitted(1.56, 3, 3), "1.6");
+    EXPECT_EQ(fitted(1.56, 3, 1), "2");
+    EXPECT_EQ(fitted(2.5e-7, 3, 2), "~0");
+    EXPECT_EQ(fitted(-123456.789, 3, 3), "");  // "-1e5" is the shortest: nothing fits
+    EXPECT_EQ(fitted(0.5, 0, 2), ".5");
+}
 }  // namespace
 }  // namespace attnviz::core

@@ -240,7 +240,7 @@ TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
 
 TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
     test::HeadlessImGui imgui({800, 600});  // the app's fonts
-    // 40 px cells: 0.944 fits whole, 0.0558 with 2 digits, -123456.789 only abbreviated, 2.5e-17
+    // 40 px cells: 0.944 fits whole, 0.0558 without its leading zero, -123456.789 only abbreviated, 2.5e-17
     // as "≈0"; before, none of them printed because the wide one did not fit.
     const core::Matrix m{{0.944, -123456.789, 2.5e-17}, {-1.25, 0.0558, 0.0069}};
     app::HeatmapOptions o;
@@ -263,9 +263,9 @@ TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
     for (const auto& n : report.numbers) printed[{n.row, n.col}] = n.text;
     ASSERT_EQ(printed.size(), 6u) << "every cell prints something";
     EXPECT_EQ(printed[std::make_pair(0, 0)], "0.944");
-    EXPECT_EQ(printed[std::make_pair(1, 1)], "0.056");
+    EXPECT_EQ(printed[std::make_pair(1, 1)], ".0558");  // three digits without the zero before two with it
     EXPECT_EQ(printed[std::make_pair(1, 0)], "-1.25");
-    EXPECT_EQ(printed[std::make_pair(1, 2)], "7e-3");  // one digit, as the shorter form
+    EXPECT_EQ(printed[std::make_pair(1, 2)], ".0069");  // two digits without the zero rather than "7e-3"
     EXPECT_EQ(printed[std::make_pair(0, 2)], std::string(core::symbols(imgui.fonts.notation).about) + "0");
     EXPECT_EQ(printed[std::make_pair(0, 1)], "-1.2e5");
 }

@@ -303,20 +303,20 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const bool numbers = !texture_path && cell >= font_size + 2;
         const float gap = cell >= 12 ? 1.0f : 0.0f;
         // Each cell prints the most it has room for: number_digits significant digits, fewer, then
-        // 2 digits with values below 1e-3 as "≈0", then 1 digit ("3e4"), then colour only (the
-        // tooltip always has the value exactly). One wide value never blanks the others.
+        // 2 digits with values below 1e-3 as "≈0", then 1 digit ("3e4"), each also without its
+        // leading zero (".94"), then colour only (the tooltip always has the value exactly). One
+        // wide value never blanks the others.
         const std::string about_zero = std::string(ui.symbols().about) + "0";
-        auto cell_text = [&](double value, int level) {
-            if (!std::isfinite(value)) return std::string(value < 0 ? "-inf" : "inf");
-            return core::cell_number(value, level, about_zero);
-        };
         auto fitted_text = [&](double value, ImVec2& size) {
-            for (int level = o.number_digits; level >= 0; --level) {
-                std::string text = cell_text(value, level);
+            auto fits = [&](const std::string& text) {
                 size = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
-                if (size.x + 3 <= cell) return text;
+                return size.x + 3 <= cell;
+            };
+            if (!std::isfinite(value)) {
+                std::string text = value < 0 ? "-inf" : "inf";
+                return fits(text) ? text : std::string();
             }
-            return std::string();
+            return core::fitted_cell_number(value, o.number_digits, about_zero, fits);
         };
         for (int r = r0 - r0 % step; r < r1; r += step)
             for (int c = c0 - c0 % step; c < c1; c += step) {
