@@ -268,16 +268,46 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     if (o.row_labels && cell >= line_h * 0.8f)
         for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
             draw->AddText({origin.x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
-    if (o.col_labels)
-        for (int c = c0; c < c1 && c < static_cast<int>(o.col_labels->size()); ++c) {
-            // A label wider than its column is cut ("<pa…"), unless not even two characters fit.
+    if (o.col_labels) {
+        // Every visible column's label in the UI font, else in the smaller numbers font, those wider
+        // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
+        // label every k columns (k as the widest needs, up to four digits' width), each from its
+        // column's left edge. Either way no column's label is dropped while its neighbours keep theirs.
+        const int c_end = std::min(c1, static_cast<int>(o.col_labels->size()));
+        ImFont* font = ImGui::GetFont();
+        if (ui.fonts.numbers)
+            for (int c = c0; c < c_end; ++c)
+                if (ImGui::CalcTextSize((*o.col_labels)[c].c_str()).x + 3 > cell) {
+                    font = ui.fonts.numbers;
+                    break;
+                }
+        const float font_size = font->FontSize;
+        ImGui::PushFont(font);
+        const auto characters = [](const std::string& text) {
+            return std::count_if(text.begin(), text.end(),
+                                 [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; });
+        };
+        float widest = 0;
+        int unreadable = 0;  // labels whose cut keeps less than two characters before its "…"
+        for (int c = c0; c < c_end; ++c) {
             const std::string& label = (*o.col_labels)[c];
-            std::string s = ImGui::CalcTextSize(label.c_str()).x + 3 <= cell ? label : fitted_text(label, cell - 3);
-            const bool cut = s != label;
-            if (s.empty() || (cut && s.size() < 2 + std::string("…").size())) continue;  // "t…" says nothing
-            const float w = ImGui::CalcTextSize(s.c_str()).x;
-            draw->AddText({x_of(c) + (cell - w) / 2, origin.y}, text_col, s.c_str());
+            widest = std::max(widest, ImGui::CalcTextSize(label.c_str()).x);
+            const std::string cut = fitted_text(label, cell - 3);
+            if (cut != label && characters(cut) < 3) ++unreadable;
         }
+        const float four_digits = ImGui::CalcTextSize("x000").x;
+        const int every = 2 * unreadable <= c_end - c0
+                              ? 1
+                              : std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / cell)));
+        for (int c = c0 - c0 % every; c < c_end; c += every) {
+            if (c < c0) continue;
+            const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? cell - 3 : every * cell - 4);
+            const float w = ImGui::CalcTextSize(s.c_str()).x;
+            const float x = every == 1 ? x_of(c) + (cell - w) / 2 : x_of(c) + 2;
+            draw->AddText(font, font_size, {x, origin.y + (line_h - font_size) / 2}, text_col, s.c_str());
+        }
+        ImGui::PopFont();
+    }
     draw->PopClipRect();
     draw->PushClipRect(p0, p1, true);  // the cells, their marks and the hovered outline stay in the view
 
