@@ -276,6 +276,18 @@ void cell_tooltip(const AppState& state, const ComparePanel& p, int row, int col
     ImGui::SetTooltip("%s", text.c_str());
 }
 
+// The width the table of the largest changes needs: its widest cell and numbers, and its padding.
+float top_table_width(const ComparePanel& p, core::Notation n) {
+    float cell_w = ImGui::CalcTextSize("cell").x, number_w = ImGui::CalcTextSize("B - A").x;
+    for (const core::CellPair& cell : p.comparison.top) {
+        cell_w = std::max(cell_w, ImGui::CalcTextSize(cell_text(cell.row, cell.col).c_str()).x);
+        for (double v : {cell.a, cell.b, cell.delta()})
+            number_w = std::max(number_w, ImGui::CalcTextSize(number(v, n).c_str()).x);
+    }
+    const ImGuiStyle& style = ImGui::GetStyle();
+    return cell_w + 3 * number_w + 4 * (2 * style.CellPadding.x + 1) + 1;
+}
+
 // The largest changes, one row each; hovering one outlines its cell, clicking selects it.
 void draw_top_table(AppState& state, ComparePanel& p, float width) {
     const core::Comparison& c = p.comparison;
@@ -386,7 +398,7 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     const core::Comparison& c = p.comparison;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float legend_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetTextLineHeight();
-    const float table_w = font * 21;
+    const float table_w = top_table_width(p, state.notation());
     const bool t = state.column_vectors();
     const core::Session& session = state.shown().session;
     const core::MatrixInfo& mi = core::info(p.chosen.id);
@@ -425,7 +437,10 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
         if (hit.clicked) state.select_checked({p.chosen, row, col});
     }
     const std::string note = std::string("B ") + core::symbols(state.notation()).minus + " A";
-    colormap_legend(Colormap::diverging, o.range, std::min(map_w, font * 18), note.c_str());
+    // The legend and the clip toggle on one line within the heatmap's room, so the table beside
+    // them keeps its width.
+    const float clip_w = toggle_width("clip") + ImGui::GetStyle().ItemSpacing.x;
+    colormap_legend(Colormap::diverging, o.range, std::clamp(map_w - clip_w, font * 6, font * 18), note.c_str());
     same_line_if_fits(toggle_width("clip"));
     ImGui::Checkbox("clip", &p.clip);
     if (ImGui::IsItemHovered())
