@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <imgui.h>
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
@@ -14,6 +15,24 @@
 #include "core/tensors.hpp"
 
 namespace attnviz::app {
+
+namespace {
+
+// The display format of a field `width` pixels wide holding v.
+const char* field_format(double v, float width) {
+    if (v == 0) return "0";  // not "-0" for a negative zero
+    // Three significant digits, or fewer where they do not fit the field ("-0.000213" in a field a
+    // few digits wide); only the display changes, the value keeps every digit.
+    const float room = width - 2 * ImGui::GetStyle().FramePadding.x;
+    char text[64];
+    for (const char* format : {"%.3g", "%.2g"}) {
+        std::snprintf(text, sizeof text, format, v);
+        if (ImGui::CalcTextSize(text).x <= room) return format;
+    }
+    return "%.1g";
+}
+
+}  // namespace
 
 void matrix_zero(AppState& state, MatrixRef ref) {
     if (const core::Matrix* m = state.input(ref)) state.set_matrix(ref, core::Matrix::Zero(m->rows(), m->cols()));
@@ -187,7 +206,7 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
                 if (mark) ImGui::PushStyleColor(ImGuiCol_FrameBg, ui.color(Color::operand_field));
                 ImGui::SetNextItemWidth(cell_w);
                 const ImGuiID field = ImGui::GetID("##v");
-                if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, "%.3g",
+                if (ImGui::DragScalar("##v", ImGuiDataType_Double, &v, 0.01f, nullptr, nullptr, field_format(v, cell_w),
                                       ImGuiSliderFlags_NoRoundToFormat)) {
                     if (ImGui::TempInputIsActive(field))
                         panel.typed = InputsPanel::Typed{cell, v, field};  // applied on Enter or focus loss
