@@ -487,3 +487,21 @@ TEST(Layout, AHiddenPanelsRoomGoesToItsNeighbours) {
     app::read_shares("left=0.3 left_top=0.4 upper=0.5 upper_left=0.6 lower_left=0.7", back);
     EXPECT_EQ(back.hidden, (std::array<bool, 6>{}));
 }
+
+TEST_F(Headless, ThePipelineShowsTheHeadOfANewlySelectedCell) {
+    AppState state(core::random_session({4, 8, 3, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 2));
+    app::Panels panels;
+    frames(state, panels, 1);
+    EXPECT_EQ(panels.pipeline.head, 0);
+    ASSERT_TRUE(state.select_checked({MatrixRef{MatrixId::weights, 2}, 1, 0}));
+    frames(state, panels, 1);
+    EXPECT_EQ(panels.pipeline.head, 2);
+    // The slider's choice stands while the selection stays the same, and a cell of a matrix that is
+    // not a head's (the output) leaves it alone.
+    panels.pipeline.head = 1;
+    frames(state, panels, 1);
+    EXPECT_EQ(panels.pipeline.head, 1);
+    ASSERT_TRUE(state.select_checked({MatrixRef{MatrixId::output, 0}, 0, 0}));
+    frames(state, panels, 1);
+    EXPECT_EQ(panels.pipeline.head, 1);
+}

@@ -62,6 +62,10 @@ ImVec2 top(const Node& n) { return {(n.min.x + n.max.x) / 2, n.min.y}; }
 
 void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     const core::Config& c = state.shown_config();
+    if (const CellRef* selected = state.selection(); selected && panel.followed != *selected) {
+        if (core::is_per_head(selected->matrix.id)) panel.head = selected->matrix.head;
+        panel.followed = *selected;
+    }
     panel.head = std::clamp(panel.head, 0, c.heads - 1);
     if (c.heads > 1) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);

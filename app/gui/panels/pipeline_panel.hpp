@@ -3,6 +3,8 @@
 // Clicking a node opens that matrix in the matrix viewer.
 #pragma once
 
+#include <optional>
+
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
 
@@ -10,6 +12,8 @@ namespace attnviz::app {
 
 struct PipelinePanel {
     int head = 0;  // whose per-head nodes are shown
+    // The selection last followed: a newly selected cell of a head's matrix shows that head.
+    std::optional<CellRef> followed;
 };
 
 void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel);
