@@ -344,6 +344,9 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
     int highlight = -1;
     const char* ids[] = {"##entropy plot", "##max plot"};
     const char* names[] = {"saturation: entropy plot", "saturation: max plot"};
+    // One width for both plots' y numbers, so their x axes (and the s markers) line up.
+    const float y_labels = std::max(y_labels_width(entropy_plot, plot_size), y_labels_width(max_plot, plot_size));
+    entropy_plot.y_labels_min_width = max_plot.y_labels_min_width = y_labels;
     const LinePlot* plots[] = {&entropy_plot, &max_plot};
     for (int k = 0; k < 2; ++k) {
         const PlotHover hover = draw_line_plot(ids[k], *plots[k], plot_size, ui);

@@ -64,7 +64,26 @@ void dashed_line(ImDrawList* dl, ImVec2 p, ImVec2 q, ImU32 color, float thicknes
     }
 }
 
+// The room above the plot (its title) and below it (the x numbers, and a row for the vertical
+// markers' labels under them, where no line can cover them).
+ImVec2 margins(const LinePlot& p) {
+    const float line = ImGui::GetTextLineHeight();
+    return {line * 1.3f, line * (p.vertical.empty() ? 1.3f : 2.4f)};
+}
+
+std::vector<double> y_axis_ticks(const LinePlot& p, ImVec2 size) {
+    const float line = ImGui::GetTextLineHeight();
+    const float plot_h = size.y - margins(p).x - margins(p).y;
+    return linear_ticks(p.y_min, p.y_max, std::clamp(static_cast<int>(plot_h / (line * 1.6f)), 1, 8));
+}
+
 }  // namespace
+
+float y_labels_width(const LinePlot& plot, ImVec2 size) {
+    float width = 0;
+    for (double v : y_axis_ticks(plot, size)) width = std::max(width, ImGui::CalcTextSize(tick_text(v).c_str()).x);
+    return width;
+}
 
 PlotHover draw_line_plot(const char* id, const LinePlot& p, ImVec2 size, const UiContext& ui) {
     PlotHover hover;
@@ -80,14 +99,9 @@ PlotHover draw_line_plot(const char* id, const LinePlot& p, ImVec2 size, const U
     dl->AddText(at, text, fitted_text(p.title, size.x).c_str());
 
     // The room around the plot: its title above, the x numbers below, the y numbers at the left.
-    // The vertical markers' labels have a row of their own under the x numbers, where no line
-    // can cover them.
-    const float top = line * 1.3f, bottom = line * (p.vertical.empty() ? 1.3f : 2.4f);
-    const float plot_h = size.y - top - bottom;
-    const std::vector<double> y_ticks = linear_ticks(p.y_min, p.y_max,
-                                                     std::clamp(static_cast<int>(plot_h / (line * 1.6f)), 1, 8));
-    float label_w = 0;
-    for (double v : y_ticks) label_w = std::max(label_w, ImGui::CalcTextSize(tick_text(v).c_str()).x);
+    const float top = margins(p).x, bottom = margins(p).y;
+    const std::vector<double> y_ticks = y_axis_ticks(p, size);
+    const float label_w = std::max(y_labels_width(p, size), p.y_labels_min_width);
     const ImVec2 a{at.x + label_w + font * 0.5f, at.y + top}, b{at.x + size.x - font * 0.8f, at.y + size.y - bottom};
     const bool ranges = p.x_max > p.x_min && p.y_max > p.y_min && (!p.log_x || p.x_min > 0);
     if (b.x - a.x < font * 2 || b.y - a.y < line || !ranges) return hover;  // no room to draw in

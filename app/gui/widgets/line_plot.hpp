@@ -39,6 +39,9 @@ struct LinePlot {
     std::vector<PlotMark> vertical;    // at x values (outside the range: drawn at the edge, its label
                                        // with an arrow pointing out)
     std::vector<PlotMark> horizontal;  // at y values
+    // The y numbers' room is at least this wide: plots stacked on one x give each the widest one's
+    // (y_labels_width), so their x axes line up.
+    float y_labels_min_width = 0;
 };
 
 // What the pointer does over the plot.
@@ -49,6 +52,9 @@ struct PlotHover {
     int point = -1;           // the index in LinePlot::x nearest to it
     int nearest_series = -1;  // the series whose line passes nearest the pointer (within a few pixels)
 };
+
+// How wide the y numbers of `plot` drawn in a box of `size` are.
+float y_labels_width(const LinePlot& plot, ImVec2 size);
 
 // Draws the plot in a box of `size` at the cursor. `id` is the item's ImGui ID (fixed text).
 PlotHover draw_line_plot(const char* id, const LinePlot& plot, ImVec2 size, const UiContext& ui);
