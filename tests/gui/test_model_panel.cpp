@@ -249,6 +249,17 @@ TEST_F(ModelPanel, FilesThatFailAreReportedAndTheRestOpen) {
     EXPECT_EQ(state.file_path(), good);
     EXPECT_FALSE(state.modified());
     EXPECT_TRUE(layers.editing(state, 1));
+    // The session is that layer unchanged: its row is drawn once, as the layer's.
+    settle(state);
+    Grid g = grid();
+    EXPECT_EQ(g.rows.count(0), 0u);
+    EXPECT_EQ(g.rows.count(1), 1u);
+    // Once edited, it differs from the file: this session's row is back.
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 0.25);
+    settle(state);
+    g = grid();
+    EXPECT_EQ(g.rows.count(0), 1u);
+    EXPECT_EQ(g.rows.count(1), 1u);
     // Closing every layer beside leaves this session's row.
     layers.clear();
     EXPECT_EQ(layers.size(), 1);

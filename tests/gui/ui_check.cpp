@@ -9,7 +9,7 @@
 //   window=TITLE      a window of that title was drawn (!window=TITLE: none was)
 //   item=NAME         an item of that name (a field, a button, a token of the head view) was drawn
 //                     inside the window, and the screenshot shows something there: its pixels are
-//                     not one flat colour
+//                     not one flat colour (!item=NAME: none was)
 //   varied            every heatmap of at least 32×32 px shows its values in many colours: at least
 //                     16 distinct colours spanning more than a quarter of a channel's range (at large
 //                     n a flat square means the colour scale hides the values)
@@ -193,6 +193,16 @@ int check_window(const json& report, const std::string& title, bool wanted) {
     return 0;
 }
 
+int check_no_item(const json& report, const std::string& name) {
+    for (const json& item : report.value("items", json::array()))
+        if (item["name"] == name) {
+            std::printf("item \"%s\" was drawn, but should not be\n", name.c_str());
+            return 1;
+        }
+    std::printf("item \"%s\": not drawn, as expected\n", name.c_str());
+    return 0;
+}
+
 int check_item(const json& report, const unsigned char* pixels, int w, int h, const std::string& name) {
     for (const json& item : report.value("items", json::array())) {
         if (item["name"] != name) continue;
@@ -218,7 +228,7 @@ int check_item(const json& report, const unsigned char* pixels, int w, int h, co
 int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
-                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [[!]window=TITLE] [item=NAME] "
+                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [[!]window=TITLE] [[!]item=NAME] "
                      "[NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
@@ -250,6 +260,8 @@ int main(int argc, char** argv) {
             failures += check_window(report, check.substr(8), false);
         else if (check.rfind("item=", 0) == 0)
             failures += check_item(report, pixels, w, h, check.substr(5));
+        else if (check.rfind("!item=", 0) == 0)
+            failures += check_no_item(report, check.substr(6));
         else
             failures += check == "layout"   ? check_layout(report)
                         : check == "varied" ? check_varied(report, pixels, w, h)

@@ -209,8 +209,12 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
 
     // The grid: a name column, then one thumbnail per head; the largest thumbnails that fit the width,
     // within readable bounds (narrower panels scroll sideways, many layers scroll down).
+    // This session's row is left out while a layer below is it, unchanged (the same heads twice).
+    int first = 0;
+    for (int r = 1; r < layers.size(); ++r)
+        if (layers.editing(state, r)) first = 1;
     int heads = 1;
-    for (int r = 0; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
+    for (int r = first; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
     ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     ImFont* small = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
@@ -218,14 +222,14 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     const float caption_h = small_size + 3;
     // The name column as wide as the longest name, within 5 to 9 ems and a third of the width.
     float longest = 0;
-    for (int r = 0; r < layers.size(); ++r)
+    for (int r = first; r < layers.size(); ++r)
         longest = std::max(longest, ImGui::CalcTextSize(layers.row(r).name.c_str()).x);
     const float name_w =
         std::floor(std::clamp(longest + font * 0.6f, font * 5, std::max(font * 5, std::min(font * 9, avail.x / 3))));
     const float gap = std::max(3.0f, std::round(font * 0.35f));
     // The whole model in view when it can be (a thumbnail as large as both the width and the height
     // allow), else thumbnails of at least 1.8 ems, scrolling.
-    const int rows = layers.size();
+    const int rows = layers.size() - first;
     const float by_width = (avail.x - name_w - style.ScrollbarSize - gap * static_cast<float>(heads)) / heads;
     const float by_height =
         (avail.y - (gap + style.ItemSpacing.y) * static_cast<float>(rows)) / static_cast<float>(rows) - caption_h;
@@ -241,12 +245,10 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     const float step = row_h + style.ItemSpacing.y;
     const bool transposed = state.column_vectors();
 
-    // The heads to outline: the first `highlight` of the whole model in the chosen order.
-    // This session's row counts unless it is a layer below, unchanged (the same heads twice).
+    // The heads to outline: the first `highlight` of the whole model in the chosen order, of the
+    // rows shown.
     std::vector<const core::LayerSummary*> summaries;
-    for (int r = 0; r < layers.size(); ++r) summaries.push_back(layers.row(r).summary.get());
-    for (int r = 1; r < layers.size(); ++r)
-        if (layers.editing(state, r)) summaries[0] = nullptr;
+    for (int r = 0; r < layers.size(); ++r) summaries.push_back(r < first ? nullptr : layers.row(r).summary.get());
     const std::vector<core::HeadRef> top = core::top_heads(summaries, p.sort, p.highlight, p.ascending);
 
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -256,7 +258,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     ImGuiListClipper clipper;
     clipper.Begin(rows, step);
     while (clipper.Step())
-        for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+        for (int r = first + clipper.DisplayStart; r < first + clipper.DisplayEnd; ++r) {
             const Layers::Row& row = layers.row(r);
             const bool editing = layers.editing(state, r);
             ImGui::PushID(r);
