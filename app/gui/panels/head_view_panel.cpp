@@ -625,13 +625,15 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         const float x = right_aligned ? c.x1 - pad * 0.5f - w : c.x0 + pad * 0.5f;
         dl->AddText({x, c.y(t) - line_h / 2}, text, s.c_str());
     };
-    const auto special = [&](const std::vector<int>& selected, int hovered, int t) {
-        return t == hovered || contains(selected, t);
+    // A label is left out where a highlighted token's box covers it, rather than showing through.
+    const auto covered = [&](const Column& c, const std::vector<int>& selected, int hovered, int t) {
+        const auto near = [&](int s) { return s >= 0 && std::abs(c.y(t) - c.y(s)) < line_h; };
+        return near(hovered) || std::any_of(selected.begin(), selected.end(), near);
     };
     for (int t = 0; t < n; t += step_q)
-        if (!special(p.queries, p.hovered_query, t)) label(q, query_tokens, t, true);
+        if (!covered(q, p.queries, p.hovered_query, t)) label(q, query_tokens, t, true);
     for (int t = 0; t < n_keys; t += step_k)
-        if (!special(p.keys, p.hovered_key, t)) label(k, key_tokens, t, false);
+        if (!covered(k, p.keys, p.hovered_key, t)) label(k, key_tokens, t, false);
     // The selected tokens and the hovered one on a coloured box over their neighbours' labels.
     const auto highlighted = [&](const Column& c, const std::vector<std::string>& tokens, int t, bool right_aligned,
                                  Color colour) {
