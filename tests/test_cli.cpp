@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,8 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/autosave.hpp"
+#include "core/export.hpp"
+#include "core/presets.hpp"
 #include "core/sentence.hpp"
 #include "core/session.hpp"
 #include "test_support.hpp"
@@ -793,6 +798,34 @@ TEST_F(Cli, ImportOfSeveralLayersRefusesBadRangesAndWritesNothing) {
     r = run({"import", ckpt.string(), "--layer", "all", "--convention", "bert", "-o", dir.string()});
     EXPECT_EQ(r.code, 2) << describe(r);
     EXPECT_TRUE(contains(r.err, "no attention layer of the bert convention")) << describe(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a new user's review of the command line found: each refusal names the problem, exit 2 for
+// bad input and 1 for I/O, and nothing is written.
+
+// The session file given to the explorer cannot be opened: every run that only renders or measures
+// ends with the window's message (no window is needed to find that out), instead of showing the
+// worked example.
+TEST_F(Cli, ExplorerRunsOnASessionThatCannotBeOpenedFail) {
+    const fs::path bad = work / "bad.json", missing = work / "missing.json", png = work / "out.png";
+    spit(bad, "{\"format\": ");
+    const std::vector<std::vector<std::string>> modes = {
+        {"--screenshot", png.string()}, {"--frames", "2"}, {"--bench-frames", "2"}, {"--bench-edits", "2"}};
+    for (const auto& mode : modes) {
+        SCOPED_TRACE(mode.front());
+        std::vector<std::string> args{bad.string()};
+        args.insert(args.end(), mode.begin(), mode.end());
+        Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: Could not open " + bad.string(), 0), 0u) << describe(r);
+        EXPECT_TRUE(contains(r.err, "the JSON ends too early")) << describe(r);
+        args.front() = missing.string();
+        r = run(args);
+        EXPECT_EQ(r.code, 1) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: Could not open " + missing.string(), 0), 0u) << describe(r);
+        EXPECT_FALSE(fs::exists(png));
+    }
 }
 
 }  // namespace
