@@ -876,6 +876,74 @@ TEST_F(Cli, NanAndInfinityInASessionAreNamedAsSuch) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// What a new user's review of the command line found: each refusal names the problem, exit 2 for
+// bad input and 1 for I/O, and nothing is written.
+
+// The session file given to the explorer cannot be opened: every run that only renders or measures
+// ends with the window's message (no window is needed to find that out), instead of showing the
+// worked example.
+TEST_F(Cli, ExplorerRunsOnASessionThatCannotBeOpenedFail) {
+    const fs::path bad = work / "bad.json", missing = work / "missing.json", png = work / "out.png";
+    spit(bad, "{\"format\": ");
+    const std::vector<std::vector<std::string>> modes = {
+        {"--screenshot", png.string()}, {"--frames", "2"}, {"--bench-frames", "2"}, {"--bench-edits", "2"}};
+    for (const auto& mode : modes) {
+        SCOPED_TRACE(mode.front());
+        std::vector<std::string> args{bad.string()};
+        args.insert(args.end(), mode.begin(), mode.end());
+        Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: Could not open " + bad.string(), 0), 0u) << describe(r);
+        EXPECT_TRUE(contains(r.err, "the JSON ends too early")) << describe(r);
+        args.front() = missing.string();
+        r = run(args);
+        EXPECT_EQ(r.code, 1) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: Could not open " + missing.string(), 0), 0u) << describe(r);
+        EXPECT_FALSE(fs::exists(png));
+    }
+}
+
+TEST_F(Cli, NanAndInfinityInASessionAreNamedAsSuch) {
+    const std::string text = worked_json().dump(1);
+    const size_t x = text.find("\"X\"");
+    ASSERT_NE(x, std::string::npos);
+    const size_t first = text.find_first_of("-0123456789", x);  // X[0][0]
+    const size_t end = text.find_first_of(",\n]", first);
+    const int line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(first), '\n')) + 1;
+    const int column = static_cast<int>(first - text.rfind('\n', first));
+    for (const std::string word : {"NaN", "-Infinity", "Infinity", "nan"}) {
+        SCOPED_TRACE(word);
+        const fs::path p = work / "nan.json";
+        spit(p, text.substr(0, first) + word + text.substr(end));
+        const Outcome r = run({"compute", p.string()});
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err, "error: " + p.string() + ": " + word + " at line " + std::to_string(line) + ", column " +
+                             std::to_string(column) +
+                             ": NaN and Infinity are not JSON numbers (every value must be a finite number)\n");
+    }
+}
+
+TEST_F(Cli, BenchWarnsOfMoreThreadsThanCoresAndNamesItsDtype) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    ASSERT_GT(cores, 0u);
+    const std::string more = std::to_string(cores + 1);
+    Outcome r = run({"bench", "--n", "8", "--d-model", "4", "--heads", "2", "--reps", "1", "--threads", more});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "warning: --threads " + more + " is more than this machine's " + std::to_string(cores)))
+        << describe(r);
+    r = run({"bench", "--n", "8", "--d-model", "4", "--heads", "2", "--reps", "1", "--threads", std::to_string(cores)});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_FALSE(contains(r.err, "warning")) << describe(r);
+    // n = 512, d_model 64, 4 heads: about 12 MiB of intermediates in float beside the inputs in double.
+    r = run({"bench", "--n", "512", "--d-model", "64", "--heads", "4", "--memory-budget", "1M"});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "(the inputs in double, every intermediate in float)")) << describe(r);
+    r = run({"bench", "--n", "512", "--d-model", "64", "--heads", "4", "--dtype", "double", "--memory-budget", "1M"});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "(the inputs and every intermediate in double)")) << describe(r);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
