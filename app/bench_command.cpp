@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <vector>
 
 #include "commands.hpp"
+#include "core/format.hpp"
 #include "core/forward.hpp"
 #include "core/presets.hpp"
 
@@ -76,6 +78,21 @@ int run(const BenchOptions& o, const core::Config& c, int threads) {
     return std::cout ? exit_ok : exit_io;
 }
 
+// The refusal of dimensions over the memory budget, in the dtype the trace is computed in: the
+// inputs stay in double (the session), the intermediates are held in float or double.
+core::Problems memory_problems(const core::Config& c, const BenchOptions& o) {
+    const std::int64_t inputs = core::input_numbers(c), intermediates = core::total_numbers(c) - inputs;
+    const std::int64_t need = inputs * std::int64_t{sizeof(double)} +
+                              intermediates *
+                                  static_cast<std::int64_t>(o.dtype == "float" ? sizeof(float) : sizeof(double));
+    if (need <= o.memory_budget) return {};
+    const std::string held = o.dtype == "float" ? "the inputs in double, every intermediate in float"
+                                                : "the inputs and every intermediate in double";
+    return {{"config", "these dimensions need " + core::format_bytes(need) + " (" + held +
+                           "), over the memory budget of " + core::format_bytes(o.memory_budget) +
+                           "; a larger budget can be set with --memory-budget"}};
+}
+
 }  // namespace
 
 int bench_command(const BenchOptions& o) {
@@ -90,21 +107,25 @@ int bench_command(const BenchOptions& o) {
     }
     c.d_k = o.d_k.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
     c.d_v = o.d_v.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
-    core::Problems problems = core::validate(c);
-    if (problems.empty())
-        if (const auto over = core::memory_problem(c, o.memory_budget)) problems.push_back(*over);
-    if (!problems.empty()) {
-        for (const core::Problem& p : problems) std::cerr << "error: " << p.str() << "\n";
-        return exit_invalid;
-    }
     if (o.dtype != "float" && o.dtype != "double") {
         std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
+        return exit_invalid;
+    }
+    core::Problems problems = core::validate(c);
+    if (problems.empty()) problems = memory_problems(c, o);
+    if (!problems.empty()) {
+        for (const core::Problem& p : problems) std::cerr << "error: " << p.str() << "\n";
         return exit_invalid;
     }
     if (o.reps < 1) {
         std::cerr << "error: --reps must be at least 1\n";
         return exit_invalid;
     }
+    // More threads than cores share them by turns, and the times then mostly measure the waiting.
+    if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0 && o.threads > static_cast<int>(cores))
+        std::cerr << "warning: --threads " << o.threads << " is more than this machine's " << cores
+                  << (cores == 1 ? " core" : " cores")
+                  << ": the threads take turns, and the times are slower than with --threads " << cores << "\n";
     if (o.threads > 0) omp_set_num_threads(o.threads);
     const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
     Eigen::setNbThreads(threads);

@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -80,8 +81,11 @@ int compute_command(const std::string& session_path, const std::string& out_path
         if (!grad.empty()) {
             const core::Result<core::CellRef> cell = core::parse_cell_ref(grad);
             if (!cell || cell.value->matrix.id != core::MatrixId::output) {
-                std::cerr << "error: --grad: expected output:ROW:COL, e.g. output:0:1"
-                          << (cell ? "" : " (" + cell.problems.front().message + ")") << "\n";
+                // The parser's own example names another matrix's cell, which --grad refuses: its
+                // detail helps only for an output cell it could not read.
+                const bool names_output = grad.substr(0, grad.find(':')) == "output";
+                std::cerr << "error: --grad: expected output:ROW:COL, e.g. output:0:1, got \"" << grad << "\""
+                          << (cell || !names_output ? "" : " (" + cell.problems.front().message + ")") << "\n";
                 return exit_invalid;
             }
             stage = "computing the gradient of ";
@@ -102,6 +106,15 @@ int compute_command(const std::string& session_path, const std::string& out_path
         std::cerr << "error: out of memory while " << stage << session_path << "\n";
         return exit_io;
     }
+}
+
+std::string seed_problem(const std::string& text) {
+    std::uint64_t seed = 0;
+    const char* end = text.data() + text.size();
+    const auto [stop, error] = std::from_chars(text.data(), end, seed);
+    if (error == std::errc() && stop == end) return "";
+    // A sign or a number past 2^64 − 1 would otherwise wrap around or saturate into another seed.
+    return "expected a whole number from 0 to 18446744073709551615, got \"" + text + "\"";
 }
 
 namespace {
@@ -217,6 +230,17 @@ namespace {
 // layer-LL.json. Every session is first written beside its final name under a temporary one; only
 // when all are written are they renamed into place, so an error leaves no file of any layer (and
 // no folder, when this made it).
+// Problems of X given with --x (its shape, a value such as 1e300 at X[2][1]) name the file.
+core::Problems naming_x_file(core::Problems problems, const ImportCommandOptions& o) {
+    if (o.x_path.empty()) return problems;
+    for (core::Problem& p : problems)
+        if (p.path == "--x")
+            p.path = "--x " + o.x_path;
+        else if (p.path.rfind("X[", 0) == 0)
+            p.path = "--x " + o.x_path + ": " + p.path;
+    return problems;
+}
+
 int import_several(const core::TensorFile& file, core::ImportOptions options, const ImportCommandOptions& o) {
     namespace fs = std::filesystem;
     const core::Result<core::LayerListing> listed = core::list_layers(file, options.convention);
@@ -255,7 +279,7 @@ int import_several(const core::TensorFile& file, core::ImportOptions options, co
         core::Result<core::ImportedLayer> layer = core::import_layer_of_several(file, options, l);
         if (!layer) {
             undo();
-            report(layer.problems, o.checkpoint);
+            report(naming_x_file(layer.problems, o), o.checkpoint);
             return exit_invalid;
         }
         for (const std::string& note : layer.value->notes)
@@ -305,6 +329,16 @@ int import_unguarded(const ImportCommandOptions& o) {
     const bool one_layer = o.layer.empty() ||
                            (o.layer.size() <= 6 && o.layer.find_first_not_of("0123456789") == std::string::npos);
     if (!o.layer.empty() && one_layer) options.layer = std::stoi(o.layer);
+    // X, and the token labels, come from one source each: a second one would be silently ignored.
+    if (!o.x_path.empty() && !o.token_ids.empty()) {
+        std::cerr << "error: --x and --token-ids cannot be used together: X is either the file's rows or the "
+                     "embeddings of the ids\n";
+        return exit_invalid;
+    }
+    if (!o.tokens.empty() && !o.tokens_file.empty()) {
+        std::cerr << "error: --tokens and --tokens-file cannot be used together: give the labels one way\n";
+        return exit_invalid;
+    }
     options.heads = o.heads;
     options.kv_heads = o.kv_heads;
     options.rope_base = o.rope_base;
@@ -324,6 +358,10 @@ int import_unguarded(const ImportCommandOptions& o) {
         if (core::Result<std::string> text = core::read_file(config_path.string()); text)
             options.config_json = *text.value;
     if (!o.x_path.empty()) {
+        if (!fs::is_regular_file(o.x_path, ec)) {
+            std::cerr << "error: --x " << o.x_path << ": cannot open (no such file, or not a regular file)\n";
+            return exit_io;
+        }
         const core::Result<core::TensorFile> x = core::TensorFile::open(o.x_path);
         if (!x || x.value->tensors().size() != 1) {
             if (x)
@@ -368,7 +406,7 @@ int import_unguarded(const ImportCommandOptions& o) {
     if (!one_layer) return import_several(*file.value, options, o);
     const core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
     if (!layer) {
-        report(layer.problems, o.checkpoint);
+        report(naming_x_file(layer.problems, o), o.checkpoint);
         return exit_invalid;
     }
     for (const std::string& note : layer.value->notes) std::cerr << "note: " << note << "\n";
@@ -425,8 +463,22 @@ int export_unguarded(const ExportOptions& o) {
         return fail("--view: expected heads or pipeline, got \"" + o.view + "\"");
     if (!o.view.empty() && !core::is_figure(*format)) return fail("--view: a view is exported as png or svg");
     if (o.precision < 0 || o.precision > core::max_precision)
-        return fail("--precision: expected 1 to 17 significant digits, got " + std::to_string(o.precision));
-    if (!(o.scale > 0 && o.scale <= 16)) return fail("--scale: expected a number from 0 to 16");
+        return fail("--precision: expected 1 to " + std::to_string(core::max_precision) +
+                    " significant digits, or 0 for the format's default (exact for csv and tsv, 4 for latex, 3 in "
+                    "figures), got " +
+                    std::to_string(o.precision));
+    // Options that would otherwise be ignored without a word.
+    if (o.scale && *format != core::ExportFormat::png)
+        return fail("--scale applies to png only (pixels per figure unit), not " + o.format);
+    if (o.scale && !(*o.scale > 0 && *o.scale <= 16)) {
+        std::ostringstream got;
+        got << *o.scale;
+        return fail("--scale: expected a number greater than 0 and at most 16, got " + got.str());
+    }
+    if (!o.size.empty() && o.view.empty())
+        return fail("--size applies to --view (the view is fitted into WxH); a matrix's png takes --scale");
+    if (!o.colors.empty() && !core::is_figure(*format))
+        return fail("--colors applies to figures (png, svg), not " + o.format);
     std::optional<core::MatrixRef> ref;
     if (!o.matrix.empty()) {
         const core::Result<core::MatrixRef> parsed = core::parse_matrix_ref(o.matrix);
@@ -457,13 +509,18 @@ int export_unguarded(const ExportOptions& o) {
                                           : core::ExportRequest::View::none;
     request.format = *format;
     request.precision = o.precision;
-    request.scale = o.scale;
+    request.scale = o.scale.value_or(1.0);
     request.numbers = !o.no_numbers;
     request.labels = !o.no_labels;
     request.legend = !o.no_legend;
     if (!o.colors.empty()) {
         const std::optional<core::Scaling> scaling = core::scaling_from_name(o.colors);
         if (!scaling) return fail("--colors: expected fixed, auto, percentile or log, got \"" + o.colors + "\"");
+        // fixed 0..1 and log are scalings of the weights only (README, "Heatmaps"); another matrix
+        // would silently be drawn auto.
+        if (ref && !core::offers(core::info(ref->id).colors, *scaling))
+            return fail("--colors " + o.colors + ": fixed and log are for weights only; " + core::name(ref->id) +
+                        " takes auto or percentile");
         request.scaling = *scaling;
     }
     if (!o.size.empty()) {
@@ -512,6 +569,11 @@ int recover_command(const RecoverOptions& o) {
                       << (info.file.empty() ? "(new session)" : info.file) << "\t" << info.what << "\n";
             if (o.discard) core::AutosaveStore::discard(info);
         }
+        // The listing keeps its format for scripts; what --discard did is said beside it.
+        if (o.discard && !found.empty())
+            std::cerr << "Discarded "
+                      << (found.size() == 1 ? "the autosave" : std::to_string(found.size()) + " autosaves")
+                      << " listed above: " << (found.size() == 1 ? "it" : "they") << " can no longer be recovered\n";
         return exit_ok;
     }
     const core::AutosaveInfo* chosen = nullptr;
@@ -533,7 +595,10 @@ int recover_command(const RecoverOptions& o) {
         return exit_invalid;
     }
     const int code = write_output(core::write_session(*session.value), o.out_path);
-    if (code == exit_ok && o.discard) core::AutosaveStore::discard(*chosen);
+    if (code == exit_ok && o.discard) {
+        core::AutosaveStore::discard(*chosen);
+        std::cerr << "Wrote " << o.out_path << " and discarded the autosave " << chosen->id << "\n";
+    }
     return code;
 }
 

@@ -18,6 +18,9 @@ inline constexpr int exit_invalid = 2;
 int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget,
                     const std::string& grad = "");
 
+// Why `text` is not a seed (a whole number from 0 to 2^64 − 1), or "" when it is one.
+std::string seed_problem(const std::string& text);
+
 struct ExampleOptions {
     std::string name;  // "worked-example", "random" or "sentence"
     std::uint64_t seed = 1;
@@ -63,15 +66,15 @@ struct ImportCommandOptions {
 int import_command(const ImportCommandOptions& options);
 
 struct ExportOptions {
-    std::string session;   // the session file
-    std::string matrix;    // NAME[:HEAD], or empty with `view`
-    std::string view;      // heads | pipeline
-    std::string format;    // csv | tsv | npy | latex | png | svg | json (the whole trace)
-    std::string out_path;  // required; written atomically
-    int precision = 0;     // significant digits (0: exact for csv/tsv, 4 for latex; figures: 3)
-    double scale = 1;      // png: pixels per figure unit
-    std::string colors;    // fixed | auto | percentile | log (default: the app's default for the matrix)
-    std::string size;      // --view: WxH the figure is fitted into
+    std::string session;          // the session file
+    std::string matrix;           // NAME[:HEAD], or empty with `view`
+    std::string view;             // heads | pipeline
+    std::string format;           // csv | tsv | npy | latex | png | svg | json (the whole trace)
+    std::string out_path;         // required; written atomically
+    int precision = 0;            // significant digits (0: exact for csv/tsv, 4 for latex; figures: 3)
+    std::optional<double> scale;  // png: pixels per figure unit (default 1)
+    std::string colors;           // fixed | auto | percentile | log (default: the app's default for the matrix)
+    std::string size;             // --view: WxH the figure is fitted into
     bool no_numbers = false, no_labels = false, no_legend = false;
     std::int64_t memory_budget = 0;
 };

@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
         "attnviz: explore multi-head scaled dot-product attention by editing it.\n"
         "Without a command, opens the explorer on SESSION (or the worked example)."};
     cli.require_subcommand(0, 1);
+    // Usage errors read as every other error of attnviz: "error: <problem>" (exit 2, below).
+    cli.failure_message(
+        [](const CLI::App* app, const CLI::Error& e) { return "error: " + CLI::FailureMessage::simple(app, e); });
+    // A path or value given as "" is refused, never taken as "not given" (stdout, no gradient).
+    const CLI::Validator not_empty([](std::string& text) { return text.empty() ? "the value is empty" : ""; }, "");
 
     GuiOptions gui;
     cli.add_option("session", gui.session_path, "A session file to open (attnviz-session JSON)");
@@ -75,10 +80,12 @@ int main(int argc, char** argv) {
     std::string compute_session, compute_out;
     CLI::App* compute = cli.add_subcommand("compute", "Compute every intermediate of a session, write it as JSON");
     compute->add_option("session", compute_session, "The session file")->required();
-    compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)");
+    compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)")->check(not_empty);
     std::string compute_grad;
-    compute->add_option("--grad", compute_grad,
-                        "Add the gradient of one output cell with respect to every input: output:ROW:COL");
+    compute
+        ->add_option("--grad", compute_grad,
+                     "Add the gradient of one output cell with respect to every input: output:ROW:COL")
+        ->check(not_empty);
     add_budget(compute);
 
     ImportCommandOptions import_options;
@@ -98,12 +105,14 @@ int main(int argc, char** argv) {
     import
         ->add_option("-o,--output", import_options.out_path,
                      "Where to write the session (a folder with several layers)")
-        ->required();
+        ->required()
+        ->check(not_empty);
 
     ExampleOptions example;
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");
     ex->add_option("name", example.name, "worked-example, random or sentence")->required();
-    ex->add_option("--seed", example.seed, "Seed of the random weights (random, sentence; default 1)");
+    ex->add_option("--seed", example.seed, "Seed of the random weights (random, sentence; default 1)")
+        ->check(CLI::Validator([](std::string& text) { return seed_problem(text); }, "0..2^64-1"));
     ex->add_option("-n", example.n, "Tokens (random; default 6)");
     ex->add_option("--d-model", example.d_model, "Embedding size (random, sentence; default 8)");
     ex->add_option("--heads", example.heads, "Heads (random, sentence; default 2)");
@@ -117,7 +126,7 @@ int main(int argc, char** argv) {
     ex->add_option("--mask", example.mask, "none, causal or custom (a random custom mask; random)");
     ex->add_option("--text", example.text, "sentence: its words become the tokens, X a row per word");
     ex->add_flag("--one-hot", example.one_hot, "sentence: X one-hot per distinct word (default: word embeddings)");
-    ex->add_option("-o,--output", example.out_path, "Where to write the session")->required();
+    ex->add_option("-o,--output", example.out_path, "Where to write the session")->required()->check(not_empty);
 
     ExportOptions export_options;
     CLI::App* exp = cli.add_subcommand("export", "A matrix (numbers or heatmap), a view or the trace, as a file");
@@ -126,9 +135,11 @@ int main(int argc, char** argv) {
     exp->add_option("--view", export_options.view, "heads or pipeline (png or svg)");
     exp->add_option("--format", export_options.format, "csv, tsv, npy, latex, png, svg, or json (the whole trace)")
         ->required();
-    exp->add_option("-o,--output", export_options.out_path, "Where to write (atomically)")->required();
+    exp->add_option("-o,--output", export_options.out_path, "Where to write (atomically)")
+        ->required()
+        ->check(not_empty);
     exp->add_option("--precision", export_options.precision,
-                    "Significant digits (default: exact for csv/tsv, 4 for latex, 3 in figures)");
+                    "Significant digits, 1 to 17 (default, or 0: exact for csv/tsv, 4 for latex, 3 in figures)");
     exp->add_option("--scale", export_options.scale, "png: pixels per figure unit (default 1; 2 for print)");
     exp->add_option("--colors", export_options.colors, "fixed, auto, percentile or log (default as in the app)");
     exp->add_option("--size", export_options.size, "--view: WxH to fit the figure into");
@@ -139,7 +150,8 @@ int main(int argc, char** argv) {
 
     RecoverOptions recover_options;
     CLI::App* recover = cli.add_subcommand("recover", "Unsaved work of an attnviz that ended without saving");
-    recover->add_option("-o,--output", recover_options.out_path, "Write the newest autosave's session here");
+    recover->add_option("-o,--output", recover_options.out_path, "Write the newest autosave's session here")
+        ->check(not_empty);
     recover->add_option("--id", recover_options.id, "Which autosave (an id from the list)");
     recover->add_flag("--discard", recover_options.discard,
                       "Remove the autosave after writing it (or every one listed)");

@@ -43,6 +43,8 @@ const TensorInfo* find_suffix(const TensorFile& f, const std::string& suffix) {
     return best;
 }
 
+std::string layers_text(const std::vector<int>& layers);  // "0-11", below
+
 // What a convention calls the tensors of layer L.
 struct Names {
     std::string q, k, v, o, q_bias, k_bias, v_bias, o_bias;  // q holds Q, K, V together for torch and gpt2
@@ -137,10 +139,15 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
 
     // 1. The layer, and the convention: given, or the one whose names the file holds.
     int layer_index = o.layer.value_or(0);
+    // Where the layer's number came from, for a message about a layer the file does not hold.
+    std::string chosen_by = o.layer ? "" : " (the default; choose one with --layer)";
     if (!o.layer)
         if (const auto it = f.metadata().find("layer"); it != f.metadata().end()) {
             const nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
-            if (v.is_number_integer() && v >= 0 && v <= 100000) layer_index = v.get<int>();
+            if (v.is_number_integer() && v >= 0 && v <= 100000) {
+                layer_index = v.get<int>();
+                chosen_by = " (named by the file's metadata)";
+            }
         }
     std::optional<Convention> convention = o.convention;
     if (!convention) {
@@ -149,14 +156,24 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
                 convention = c;
                 break;
             }
-        if (!convention)
+        if (!convention) {
+            const Result<LayerListing> listed = list_layers(f, std::nullopt);
+            if (listed)
+                return R::fail({{file, "no attention layer " + std::to_string(layer_index) + chosen_by +
+                                           " in the file (its layers: " + layers_text(listed.value->layers) + ")"}});
             return R::fail({{file, "no attention layer " + std::to_string(layer_index) +
                                        " of a known convention (torch, bert, gpt2, llama) in the file's " +
                                        std::to_string(f.tensors().size()) + " tensors"}});
+        }
         out.notes.push_back(std::string("convention: ") + to_string(*convention) + " (from the tensor names)");
     }
     out.convention = *convention;
     const Convention c = *convention;
+    if (!find_suffix(f, names_of(c, layer_index, f).q))
+        if (const std::vector<int> held = checkpoint_layers(f, c); !held.empty())
+            return R::fail(
+                {{file, "no attention layer " + std::to_string(layer_index) + chosen_by + " of the " + to_string(c) +
+                            " convention in the file (its layers: " + layers_text(held) + ")"}});
     const Names n = names_of(c, layer_index, f);
     auto need = [&](const std::string& name) -> const TensorInfo* {
         const TensorInfo* t = name.empty() ? nullptr : find_suffix(f, name);
@@ -256,8 +273,12 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
     Matrix X;
     std::vector<std::string> tokens = o.tokens;
     if (o.x) {
-        if (o.x->shape.size() != 2 || o.x->shape[1] != static_cast<std::uint64_t>(d_model))
-            return R::fail({{"--x", "expected n × " + std::to_string(d_model) + " (d_model of the layer)"}});
+        if (o.x->shape.size() != 2 || o.x->shape[1] != static_cast<std::uint64_t>(d_model)) {
+            std::string got;
+            for (std::uint64_t extent : o.x->shape) got += (got.empty() ? "" : "×") + std::to_string(extent);
+            return R::fail({{"--x", "expected n × " + std::to_string(d_model) + " (d_model of the layer), got " +
+                                        (got.empty() ? "a single number" : got)}});
+        }
         X.resize(static_cast<Eigen::Index>(o.x->shape[0]), d_model);
         std::copy(o.x->values.begin(), o.x->values.end(), X.data());
     } else if (!o.token_ids.empty()) {

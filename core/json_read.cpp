@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace attnviz::core {
 
@@ -112,6 +113,23 @@ bool overflows(std::string_view t) {
     return found && magnitude + exponent > 0;
 }
 
+// NaN, Infinity or -Infinity (as JavaScript, Python's json and NumPy write them; any case, "inf"
+// too) around the byte where reading stopped: the word and where it starts.
+std::optional<std::pair<std::string, std::size_t>> non_finite_at(std::string_view text, std::size_t at) {
+    const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    std::size_t start = at, end = at;
+    if (end < text.size() && (text[end] == '-' || text[end] == '+')) ++end;
+    while (start > 0 && letter(text[start - 1])) --start;
+    if (start > 0 && (text[start - 1] == '-' || text[start - 1] == '+')) --start;
+    while (end < text.size() && letter(text[end])) ++end;
+    const std::string word(text.substr(start, end - start));
+    std::string lower;
+    for (char c : word) lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    if (!lower.empty() && (lower[0] == '-' || lower[0] == '+')) lower.erase(0, 1);
+    if (lower == "nan" || lower == "infinity" || lower == "inf") return std::pair{word, start};
+    return std::nullopt;
+}
+
 }  // namespace
 
 JsonReader::JsonReader(std::string_view text) : text_(text) {
@@ -130,6 +148,9 @@ Problem JsonReader::error() const {
         case Error::malformed:
             if (error_at_ < text_.size() && text_[error_at_] == '\0')
                 return {"", "a NUL byte at " + text_position(text_, error_at_) + " (JSON text cannot hold one)"};
+            if (const auto word = non_finite_at(text_, error_at_))
+                return {"", word->first + " at " + text_position(text_, word->second) +
+                                ": NaN and Infinity are not JSON numbers (every value must be a finite number)"};
             return {"", "malformed JSON at " + text_position(text_, error_at_)};
     }
     return {"", "malformed JSON"};

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,8 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/autosave.hpp"
+#include "core/export.hpp"
+#include "core/presets.hpp"
 #include "core/sentence.hpp"
 #include "core/session.hpp"
 #include "test_support.hpp"
@@ -793,6 +798,236 @@ TEST_F(Cli, ImportOfSeveralLayersRefusesBadRangesAndWritesNothing) {
     r = run({"import", ckpt.string(), "--layer", "all", "--convention", "bert", "-o", dir.string()});
     EXPECT_EQ(r.code, 2) << describe(r);
     EXPECT_TRUE(contains(r.err, "no attention layer of the bert convention")) << describe(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a new user's review of the command line found: each refusal names the problem, exit 2 for
+// bad input and 1 for I/O, and nothing is written.
+
+// The session file given to the explorer cannot be opened: every run that only renders or measures
+// ends with the window's message (no window is needed to find that out), instead of showing the
+// worked example.
+TEST_F(Cli, ExplorerRunsOnASessionThatCannotBeOpenedFail) {
+    const fs::path bad = work / "bad.json", missing = work / "missing.json", png = work / "out.png";
+    spit(bad, "{\"format\": ");
+    const std::vector<std::vector<std::string>> modes = {
+        {"--screenshot", png.string()}, {"--frames", "2"}, {"--bench-frames", "2"}, {"--bench-edits", "2"}};
+    for (const auto& mode : modes) {
+        SCOPED_TRACE(mode.front());
+        std::vector<std::string> args{bad.string()};
+        args.insert(args.end(), mode.begin(), mode.end());
+        Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: Could not open " + bad.string(), 0), 0u) << describe(r);
+        EXPECT_TRUE(contains(r.err, "the JSON ends too early")) << describe(r);
+        args.front() = missing.string();
+        r = run(args);
+        EXPECT_EQ(r.code, 1) << describe(r);
+        EXPECT_EQ(r.err.rfind("error: Could not open " + missing.string(), 0), 0u) << describe(r);
+        EXPECT_FALSE(fs::exists(png));
+    }
+}
+
+TEST_F(Cli, ImportRefusesAMissingXFileAsIoAndTwoSourcesOfOneThing) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path out = work / "o.json", missing = work / "missing.npy", labels = work / "t.txt";
+    Outcome r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--x", missing.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_EQ(r.err, "error: --x " + missing.string() + ": cannot open (no such file, or not a regular file)\n");
+    r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--x", ref + "gpt2-x.npy", "--token-ids", "1,2", "-o",
+             out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err.rfind("error: --x and --token-ids cannot be used together", 0), 0u) << describe(r);
+    spit(labels, "a\nb\nc\nd\ne\n");
+    r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--tokens", "a b", "--tokens-file", labels.string(),
+             "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err.rfind("error: --tokens and --tokens-file cannot be used together", 0), 0u) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, ExportRefusesOptionsItWouldIgnore) {
+    const std::string s = worked_file().string();
+    const fs::path out = work / "never.png";
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"--matrix", "X", "--format", "png", "--colors", "log"},
+         "error: --colors log: fixed and log are for weights only"},
+        {{"--matrix", "scores:1", "--format", "svg", "--colors", "fixed"}, "error: --colors fixed: fixed and log"},
+        {{"--matrix", "weights:1", "--format", "csv", "--colors", "auto"}, "error: --colors applies to figures"},
+        {{"--matrix", "X", "--format", "png", "--size", "600x400"}, "error: --size applies to --view"},
+        {{"--matrix", "X", "--format", "csv", "--scale", "2"}, "error: --scale applies to png only"},
+        {{"--matrix", "X", "--format", "svg", "--scale", "2"}, "error: --scale applies to png only"},
+        {{"--format", "json", "--scale", "2"}, "error: --scale applies to png only"},
+        {{"--matrix", "X", "--format", "png", "--scale", "0"},
+         "error: --scale: expected a number greater than 0 and at most 16, got 0"},
+        {{"--matrix", "X", "--format", "csv", "--precision", "30"},
+         "error: --precision: expected 1 to 17 significant digits, or 0 for the format's default (exact for csv"},
+    };
+    for (const auto& [args, says] : cases) {
+        SCOPED_TRACE(says);
+        std::vector<std::string> all{"export", s};
+        all.insert(all.end(), args.begin(), args.end());
+        all.insert(all.end(), {"-o", out.string()});
+        const Outcome r = run(all);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err.rfind(says, 0), 0u) << describe(r);
+        EXPECT_FALSE(fs::exists(out));
+    }
+    // What they apply to still works: log on the weights, precision 0 is csv's exact default.
+    EXPECT_EQ(
+        run({"export", s, "--matrix", "weights:1", "--format", "png", "--colors", "log", "-o", out.string()}).code, 0);
+    const fs::path exact = work / "exact.csv", zero = work / "zero.csv";
+    ASSERT_EQ(run({"export", s, "--matrix", "weights:1", "--format", "csv", "-o", exact.string()}).code, 0);
+    ASSERT_EQ(
+        run({"export", s, "--matrix", "weights:1", "--format", "csv", "--precision", "0", "-o", zero.string()}).code,
+        0);
+    EXPECT_EQ(slurp(exact), slurp(zero));
+}
+
+TEST_F(Cli, EmptyValuesAreRefusedNotTakenAsAbsent) {
+    const std::string s = worked_file().string();
+    Outcome r = run({"compute", s, "--grad", ""});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err.rfind("error: --grad: the value is empty", 0), 0u) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
+    r = run({"export", s, "--matrix", "X", "--format", "csv", "-o", ""});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err.rfind("error: --output: the value is empty", 0), 0u) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
+    r = run({"example", "worked-example", "-o", ""});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err.rfind("error: --output: the value is empty", 0), 0u) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
+}
+
+TEST_F(Cli, NanAndInfinityInASessionAreNamedAsSuch) {
+    const std::string text = worked_json().dump(1);
+    const size_t x = text.find("\"X\"");
+    ASSERT_NE(x, std::string::npos);
+    const size_t first = text.find_first_of("-0123456789", x);  // X[0][0]
+    const size_t end = text.find_first_of(",\n]", first);
+    const int line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(first), '\n')) + 1;
+    const int column = static_cast<int>(first - text.rfind('\n', first));
+    for (const std::string word : {"NaN", "-Infinity", "Infinity", "nan"}) {
+        SCOPED_TRACE(word);
+        const fs::path p = work / "nan.json";
+        spit(p, text.substr(0, first) + word + text.substr(end));
+        const Outcome r = run({"compute", p.string()});
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err, "error: " + p.string() + ": " + word + " at line " + std::to_string(line) + ", column " +
+                             std::to_string(column) +
+                             ": NaN and Infinity are not JSON numbers (every value must be a finite number)\n");
+    }
+}
+
+TEST_F(Cli, ImportProblemsNameTheXFileAndTheLayersThatExist) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path out = work / "o.json", wide = work / "wide.npy", huge = work / "huge.npy";
+    spit(wide, attnviz::core::npy_matrix(attnviz::core::Matrix::Zero(5, 12)));
+    Outcome r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--x", wide.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: --x " + wide.string() + ": expected n × 8 (d_model of the layer), got 5×12\n");
+    attnviz::core::Matrix X = attnviz::core::Matrix::Constant(5, 8, 0.5);
+    X(2, 1) = 1e300;
+    spit(huge, attnviz::core::npy_matrix(X));
+    r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--x", huge.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err.rfind("error: --x " + huge.string() + ": X[2][1]: ", 0), 0u) << describe(r);
+    // A layer the checkpoint does not hold, asked for or by default.
+    const fs::path three = work / "three.safetensors";
+    spit(three, stacked_gpt2(ref + "gpt2.safetensors", 3));
+    r = run({"import", three.string(), "--layer", "3", "--heads", "2", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: " + three.string() + ": no attention layer 3 in the file (its layers: 0-2)\n");
+    r = run({"import", three.string(), "--layer", "3", "--convention", "gpt2", "--heads", "2", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: " + three.string() +
+                         ": no attention layer 3 of the gpt2 convention in the file (its layers: 0-2)\n");
+    std::vector<attnviz::core::Tensor> layer1;
+    const attnviz::core::Result<attnviz::core::TensorFile> gpt2 =
+        attnviz::core::TensorFile::open(ref + "gpt2.safetensors");
+    ASSERT_TRUE(gpt2);
+    for (const attnviz::core::TensorInfo& info : gpt2.value->tensors()) {
+        attnviz::core::Result<attnviz::core::Tensor> t = gpt2.value->read(info.name);
+        ASSERT_TRUE(t);
+        t.value->name = "h.1" + info.name.substr(info.name.find('.', 2));
+        layer1.push_back(std::move(*t.value));
+    }
+    const fs::path only1 = work / "only1.safetensors";
+    spit(only1, safetensors_bytes(layer1));
+    r = run({"import", only1.string(), "--heads", "2", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: " + only1.string() +
+                         ": no attention layer 0 (the default; choose one with --layer) in the file (its layers: 1)\n");
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_EQ(run({"import", only1.string(), "--layer", "1", "--heads", "2", "-o", out.string()}).code, 0);
+}
+
+TEST_F(Cli, GradOfAnotherMatrixSuggestsAnOutputCell) {
+    const std::string s = worked_file().string();
+    const Outcome r = run({"compute", s, "--grad", "weights:0:0"});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: --grad: expected output:ROW:COL, e.g. output:0:1, got \"weights:0:0\"\n");
+    EXPECT_EQ(run({"compute", s, "--grad", "output:0:1"}).code, 0);  // the example given works
+}
+
+TEST_F(Cli, UsageErrorsSayErrorAndSeedsOutOfRangeAreRefused) {
+    const std::string s = worked_file().string();
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"import", "ckpt.safetensors"}, "error: --output is required"},
+        {{"example", "random", "-n", "abc", "-o", (work / "r.json").string()}, "error: Could not convert: -n = abc"},
+        {{"compute", s, "extra.json"}, "error: The following argument was not expected: extra.json"},
+        {{"example", "random", "--seed", "-1", "-o", (work / "r.json").string()},
+         "error: --seed: expected a whole number from 0 to 18446744073709551615, got \"-1\""},
+        {{"example", "random", "--seed", "18446744073709551616", "-o", (work / "r.json").string()},
+         "error: --seed: expected a whole number from 0 to 18446744073709551615, got \"18446744073709551616\""},
+    };
+    for (const auto& [args, says] : cases) {
+        SCOPED_TRACE(says);
+        const Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err.rfind(says, 0), 0u) << describe(r);
+    }
+    EXPECT_FALSE(fs::exists(work / "r.json"));
+    const Outcome largest =
+        run({"example", "random", "--seed", "18446744073709551615", "-o", (work / "r.json").string()});
+    EXPECT_EQ(largest.code, 0) << describe(largest);
+}
+
+TEST_F(Cli, BenchWarnsOfMoreThreadsThanCoresAndNamesItsDtype) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    ASSERT_GT(cores, 0u);
+    const std::string more = std::to_string(cores + 1);
+    Outcome r = run({"bench", "--n", "8", "--d-model", "4", "--heads", "2", "--reps", "1", "--threads", more});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "warning: --threads " + more + " is more than this machine's " + std::to_string(cores)))
+        << describe(r);
+    r = run({"bench", "--n", "8", "--d-model", "4", "--heads", "2", "--reps", "1", "--threads", std::to_string(cores)});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_FALSE(contains(r.err, "warning")) << describe(r);
+    // n = 512, d_model 64, 4 heads: about 12 MiB of intermediates in float beside the inputs in double.
+    r = run({"bench", "--n", "512", "--d-model", "64", "--heads", "4", "--memory-budget", "1M"});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "(the inputs in double, every intermediate in float)")) << describe(r);
+    r = run({"bench", "--n", "512", "--d-model", "64", "--heads", "4", "--dtype", "double", "--memory-budget", "1M"});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "(the inputs and every intermediate in double)")) << describe(r);
+}
+
+TEST_F(Cli, RecoverDiscardSaysWhatItDid) {
+    const fs::path dir = work / "state";
+    {
+        attnviz::core::AutosaveStore store(dir.string());  // an instance that ends without saving
+        ASSERT_TRUE(store.enabled()) << store.problem();
+        ASSERT_TRUE(store.save(attnviz::core::worked_example(), "").empty());
+    }
+    Outcome r = run({"recover", "--dir", dir.string(), "--discard"});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "(new session)")) << describe(r);
+    EXPECT_EQ(r.err, "Discarded the autosave listed above: it can no longer be recovered\n");
+    r = run({"recover", "--dir", dir.string()});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << describe(r);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -183,11 +184,13 @@ void wake_on_input(GLFWwindow* window) {
     });
 }
 
-AppState initial_state(const GuiOptions& o) {
+// The worked example, or the session file given on the command line; `opened` is false when that
+// file could not be opened (the state then holds the example and says why, as File > Open does).
+AppState initial_state(const GuiOptions& o, bool& opened) {
     AppState state(core::worked_example());
     state.set_memory_budget(o.memory_budget);
     state.set_message("The worked example. Edit any number, or load a preset.", false);
-    if (!o.session_path.empty()) state.open_file(o.session_path);
+    opened = o.session_path.empty() || state.open_file(o.session_path);
     // --select and --teach refer to the session opened here: its trace is shown before they apply,
     // also when it is large enough to be computed on the worker.
     state.wait_for_trace();
@@ -265,6 +268,21 @@ int run_gui(const GuiOptions& o) {
     const int frames = benchmark      ? bench_warmup + std::max(o.bench_frames, 1)
                        : o.frames > 0 ? o.frames
                                       : (o.screenshot_path.empty() ? 0 : 3);
+    // The session file is read before any window opens. One that cannot be opened is reported on
+    // stderr in every mode; a run that only renders or measures (a screenshot, --frames, the
+    // benchmarks) ends there, instead of showing the worked example in its place. The window opens
+    // with the message, as File > Open shows it.
+    bool opened = true;
+    AppState state = initial_state(o, opened);
+    if (!opened) {
+        std::cerr << "error: " << state.message().text << "\n";
+        if (frames > 0) {
+            std::error_code ec;
+            const bool readable = std::filesystem::is_regular_file(o.session_path, ec) &&
+                                  std::ifstream(o.session_path, std::ios::binary).is_open();
+            return readable ? 2 : 1;  // invalid, or an I/O failure (a missing file)
+        }
+    }
     glfwSetErrorCallback(
         [](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
     if (!glfwInit()) {
@@ -324,7 +342,6 @@ int run_gui(const GuiOptions& o) {
         ui.heatmaps.set_texture_functions(upload_texture, delete_texture);
         DrawReport report;
         if (!o.report_path.empty()) ui.report = &report;
-        AppState state = initial_state(o);
         state.set_notation(ui.notation());
         state.set_column_vectors(o.column_vectors);
         // Unsaved work is autosaved, and what a crashed instance left is offered; not for
