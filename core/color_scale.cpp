@@ -141,6 +141,15 @@ ColorRange color_range(ColorScale colors, Scaling s, const ValueStats& st) {
     return {lo, hi, false};
 }
 
+bool max_is_outlier(const ValueStats& st) {
+    return st.has_percentiles && st.finite > 0 && st.p_high > st.min && st.p_high < outlier_ratio * st.max;
+}
+
+ColorRange auto_outlier_range(const ValueStats& st) {
+    if (max_is_outlier(st)) return {st.min, st.p_high, false};
+    return color_range(ColorScale::unit_interval, Scaling::automatic, st);
+}
+
 const char* scaling_name(Scaling s) {
     switch (s) {
         case Scaling::fixed: return "fixed 0..1";

@@ -79,6 +79,17 @@ inline constexpr std::int64_t auto_weights_from_keys = 16;
 // offer falls back to automatic. stats must have percentiles for Scaling::percentile.
 ColorRange color_range(ColorScale colors, Scaling scaling, const ValueStats& stats);
 
+// Whether the largest value stands out from the rest: the clip_high_percentile of the values is
+// below outlier_ratio of it. A causal layer's first query can attend only to itself (weight 1)
+// while the weights of a long sequence lie near 1/n; on min..max those all get one colour.
+// Needs stats with percentiles (false without).
+inline constexpr double outlier_ratio = 0.5;
+bool max_is_outlier(const ValueStats& stats);
+// Automatic for weights, its top lowered to the clip_high_percentile when the largest value is an
+// outlier (the few cells above it take the top colour); else automatic's min..max. What exported
+// figures of weights over auto_weights_from_keys keys or more use until a scaling is chosen.
+ColorRange auto_outlier_range(const ValueStats& stats);
+
 // A short name for menus and legends: "fixed 0..1", "auto", "percentile (clips outliers)", "log".
 const char* scaling_name(Scaling scaling);
 // "fixed", "auto", "percentile", "log" (as `attnviz export --colors` takes them) → the scaling.

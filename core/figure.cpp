@@ -407,6 +407,9 @@ double fit_figure(Figure& f, double width, double height) {
     if (height > 0 && f.height > 0) k = k > 0 ? std::min(k, height / f.height) : height / f.height;
     if (!(k > 0) || !std::isfinite(k)) return 1;
     scale_figure(f, k);
+    // Rounding must not take the figure a hair past the box (an image a pixel larger).
+    if (width > 0) f.width = std::min(f.width, width);
+    if (height > 0) f.height = std::min(f.height, height);
     return k;
 }
 

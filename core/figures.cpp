@@ -53,6 +53,27 @@ int block_step(int rows, int cols, int max_cells) {
     return std::max(1, (side + limit - 1) / limit);
 }
 
+// The value a block (step×step cells from (r0, c0)) is drawn with: its value of largest magnitude
+// among its finite ones (−∞ only when all are masked).
+double block_value(const Drawn& d, int r0, int c0, int step) {
+    double value = d(r0, c0);
+    for (int r = r0; r < std::min(d.rows(), r0 + step); ++r)
+        for (int c = c0; c < std::min(d.cols(), c0 + step); ++c) {
+            const double v = d(r, c);
+            if (std::isfinite(v) && (!std::isfinite(value) || std::abs(v) > std::abs(value))) value = v;
+        }
+    return value;
+}
+
+// The values a heatmap draws: the matrix's own, or with blocks one value a block.
+Matrix drawn_values(const Drawn& d, int step) {
+    const int rows = (d.rows() + step - 1) / step, cols = (d.cols() + step - 1) / step;
+    Matrix out(rows, cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) out(r, c) = block_value(d, r * step, c * step, step);
+    return out;
+}
+
 // A cell side that makes the matrix about `extent` wide: whole units, at most max_auto_cell, and
 // with blocks a whole number of units a block.
 double auto_cell(int rows, int cols, int step, double extent) {
@@ -84,28 +105,33 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
                       static_cast<int>(std::ceil(min_block_side / cell - 1e-9)));
     g.cell = cell;
     g.gap = g.step == 1 && cell >= 12 ? 1 : 0;
-    if (s.labels && !s.row_labels.empty()) {
-        // Every k-th row, k so that labels 1.3 lines apart never touch.
-        g.row_every = std::max(1, static_cast<int>(std::ceil(label_size * 1.3 / cell)));
+    // Rows: every k-th, k so that labels 1.3 lines apart never touch. Columns: every k-th, k so that
+    // a label has k cells (less 4 units): room for the widest label, up to four digits' width
+    // (longer ones are cut).
+    const int row_labels = s.labels ? std::min(g.rows, static_cast<int>(s.row_labels.size())) : 0;
+    const int col_labels = s.labels ? std::min(g.cols, static_cast<int>(s.col_labels.size())) : 0;
+    double col_widest = 0;
+    for (int c = 0; c < col_labels; ++c) col_widest = std::max(col_widest, text_width(s.col_labels[c], label_size));
+    int row_every = std::max(1, static_cast<int>(std::ceil(label_size * 1.3 / cell)));
+    int col_every =
+        std::max(1, static_cast<int>(std::ceil((std::min(col_widest, text_width("x000", label_size)) + 4) / cell)));
+    // A square-ish matrix (sides within a factor of 2) is labelled at one interval on both axes, the
+    // larger, so that a row's token and the same column's are both named or both not.
+    if (row_labels > 0 && col_widest > 0 && std::max(g.rows, g.cols) <= 2 * std::min(g.rows, g.cols))
+        row_every = col_every = std::max(row_every, col_every);
+    if (row_labels > 0) {
         double widest = 0;
-        for (int r = 0; r < g.rows && r < static_cast<int>(s.row_labels.size()); r += g.row_every)
+        for (int r = 0; r < row_labels; r += row_every)
             widest = std::max(widest, text_width(fit_text(s.row_labels[r], max_row_label, label_size), label_size));
         g.label_w = widest > 0 ? widest + 6 : 0;
-        if (widest == 0) g.row_every = 0;
+        g.row_every = widest > 0 ? row_every : 0;
     }
-    if (s.labels && !s.col_labels.empty()) {
-        // Every k-th column, k so that a label has k cells (less 4 units): room for the widest
-        // label, up to four digits' width (longer ones are cut).
-        double widest = 0;
-        for (int c = 0; c < g.cols && c < static_cast<int>(s.col_labels.size()); ++c)
-            widest = std::max(widest, text_width(s.col_labels[c], label_size));
-        const double room = std::min(widest, text_width("x000", label_size)) + 4;
-        g.col_every = std::max(1, static_cast<int>(std::ceil(room / cell)));
-        g.label_h = widest > 0 ? label_size + 6 : 0;
-        if (widest == 0) g.col_every = 0;
+    if (col_labels > 0 && col_widest > 0) {
+        g.col_every = col_every;
+        g.label_h = label_size + 6;
         // Labels of several columns start at their column and may reach past the last one.
         if (g.col_every > 1)
-            for (int c = 0; c < g.cols && c < static_cast<int>(s.col_labels.size()); c += g.col_every) {
+            for (int c = 0; c < col_labels; c += g.col_every) {
                 const double w = text_width(fit_text(s.col_labels[c], g.col_every * cell - 4, label_size), label_size);
                 g.overhang = std::max(g.overhang, c * cell + w - g.cols * cell);
             }
@@ -155,13 +181,7 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
         const int r1 = std::min(g.rows, r0 + g.step);
         for (int c0 = 0; c0 < g.cols; c0 += g.step) {
             const int c1 = std::min(g.cols, c0 + g.step);
-            // A block's value of largest magnitude among its finite ones (−∞ only when all are masked).
-            double value = d(r0, c0);
-            for (int r = r0; r < r1; ++r)
-                for (int c = c0; c < c1; ++c) {
-                    const double v = d(r, c);
-                    if (std::isfinite(v) && (!std::isfinite(value) || std::abs(v) > std::abs(value))) value = v;
-                }
+            const double value = block_value(d, r0, c0, g.step);
             const Rgba bg = cell_color(value, map, range);
             Box box = box_at(x0 + c0 * g.cell, y0 + r0 * g.cell, (c1 - c0) * g.cell - g.gap, (r1 - r0) * g.cell - g.gap,
                              bg);
@@ -252,15 +272,71 @@ double draw_heading(Figure& f, const std::string& title, const std::vector<std::
     return y + ((title.empty() && notes.empty()) ? 0 : 6);
 }
 
-ValueStats stats_for(const Matrix& m, Scaling scaling) { return value_stats(m, scaling == Scaling::percentile); }
+// How heatmaps are coloured: the range, what the legend says of it, and whether cells are masked.
+struct Coloring {
+    ColorRange range;
+    std::string note;
+    bool masked = false;
+};
 
-Scaling chosen_scaling(ColorScale colors, std::optional<Scaling> asked, std::int64_t cols) {
-    const Scaling s = asked.value_or(default_scaling(colors, cols));
-    return offers(colors, s) ? s : Scaling::automatic;
+// The colouring of heatmaps that share one range (the heads), each drawn in blocks of `step`
+// cells. Weights over auto_weights_from_keys keys or more, with no scaling asked, are automatic
+// with the top at the 99th percentile of the drawn values when the largest is an outlier
+// (auto_outlier_range): a causal layer's first query (weight 1) would otherwise leave every other
+// weight of a long sequence in the bottom colour. Asked for, "auto" stays min..max.
+Coloring coloring(ColorScale colors, std::optional<Scaling> asked, const std::vector<Drawn>& heatmaps, int step) {
+    const std::int64_t cols = heatmaps.empty() ? 0 : heatmaps.front().cols();
+    Scaling scaling = asked.value_or(default_scaling(colors, cols));
+    if (!offers(colors, scaling)) scaling = Scaling::automatic;
+    const bool clip_outliers = !asked && colors == ColorScale::unit_interval && scaling == Scaling::automatic;
+    Coloring out;
+    ValueStats all, drawn;
+    for (const Drawn& d : heatmaps) {
+        const ValueStats st = value_stats(d.m, scaling == Scaling::percentile);
+        out.masked = out.masked || st.finite < d.m.size();
+        all = combine(all, st);
+        if (clip_outliers)
+            drawn = combine(drawn, step > 1 ? value_stats(drawn_values(d, step), true) : value_stats(d.m, true));
+    }
+    out.note = scaling_name(scaling);
+    if (clip_outliers && max_is_outlier(drawn)) {
+        out.range = auto_outlier_range(drawn);
+        out.note = "auto, clipped at the " + format_number(clip_high_percentile, 3) + "th percentile (largest " +
+                   format_number(drawn.max, 3) + ")";
+    } else {
+        out.range = color_range(colors, scaling, all);
+    }
+    return out;
 }
 
 std::string shape_of(const Matrix& m, bool transposed) {
     return format_shape(transposed ? m.cols() : m.rows(), transposed ? m.rows() : m.cols());
+}
+
+// What computes a matrix, as a whole right-hand side: operation_text, which the pipeline writes on
+// the arrow from the operand, with the operand written in ("scores_raw⁽¹⁾ ÷ √d_k",
+// "softmax(scores⁽¹⁾) by rows", "[Z⁽¹⁾ Z⁽²⁾] side by side").
+std::string equation_text(const MatrixRef& ref, const Config& c, int heads, Notation nt, bool column_vectors) {
+    const Symbols& sym = symbols(nt);
+    switch (ref.id) {
+        case MatrixId::scores: {
+            std::string op = operation_text(ref.id, c, nt, column_vectors);
+            if (const std::string mask = ", mask"; op.ends_with(mask))
+                op.replace(op.size() - mask.size(), mask.size(), std::string(", masked (") + sym.neg_inf + ")");
+            return label(MatrixRef{MatrixId::scores_raw, ref.head}, nt) + " " + op;
+        }
+        case MatrixId::weights:
+            return "softmax(" + label(MatrixRef{MatrixId::scores, ref.head}, nt) +
+                   (column_vectors ? ") by columns" : ") by rows");
+        case MatrixId::concat: {
+            if (heads <= 1) return label(MatrixRef{MatrixId::Z, 0}, nt);
+            std::string zs = "[" + label(MatrixRef{MatrixId::Z, 0}, nt) + " ";
+            if (heads > 2) zs += std::string(sym.ellipsis) + " ";
+            zs += label(MatrixRef{MatrixId::Z, heads - 1}, nt) + "]";
+            return zs + (column_vectors ? " stacked" : " side by side");
+        }
+        default: return operation_text(ref.id, c, nt, column_vectors);
+    }
 }
 
 // What the rows and columns of a matrix are, in the drawn frame: "rows: queries, columns: keys".
@@ -295,12 +371,11 @@ void note(Figure& f, double x, double y, const std::string& text, double room) {
 
 Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     const Drawn d{m, s.transposed};
-    const Scaling scaling = chosen_scaling(s.colors, s.scaling, d.cols());
-    const ValueStats stats = stats_for(m, scaling);
-    const ColorRange range = s.range.value_or(color_range(s.colors, scaling, stats));
     const int step = block_step(d.rows(), d.cols(), s.max_cells);
     const double cell = s.cell > 0 ? s.cell : auto_cell(d.rows(), d.cols(), step, heatmap_extent);
     const Grid g = plan_grid(d, s, cell);
+    const Coloring colored = coloring(s.colors, s.scaling, {d}, g.step);
+    const ColorRange range = s.range.value_or(colored.range);
 
     Figure f;
     f.title = s.title.empty() ? s.cell_name : s.title;
@@ -314,9 +389,8 @@ Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     if (s.legend) {
         y += 14;
         const double x = margin + g.label_w;
-        const Point size = draw_legend(f, colormap_for(s.colors), range, s.range ? "" : scaling_name(scaling),
-                                       stats.finite < m.size(), s.notation, x, y,
-                                       std::clamp(g.cols * g.cell, 160.0, 320.0));
+        const Point size = draw_legend(f, colormap_for(s.colors), range, s.range ? "" : colored.note, colored.masked,
+                                       s.notation, x, y, std::clamp(g.cols * g.cell, 160.0, 320.0));
         width = std::max(width, x + size.x);
         y += size.y;
     }
@@ -335,7 +409,7 @@ Result<Figure> matrix_figure(const Session& session, const Trace& trace, const M
     HeatmapStyle s;
     const std::string name = label(ref, o.notation);
     s.title = name + " (" + shape_of(*m, t) + ")";
-    const std::string operation = operation_text(ref.id, c, o.notation, t);
+    const std::string operation = equation_text(ref, c, static_cast<int>(trace.heads.size()), o.notation, t);
     s.notes.push_back(is_input(ref.id) ? name + ": " + operation : name + " = " + operation);
     if (const std::string axes = axes_note(ref.id, t); !axes.empty()) s.notes.back() += "; " + axes;
     // Queries' labels along Dim::n, keys' (Y's under cross-attention) along Dim::n_kv.
@@ -362,65 +436,84 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
                             ? o.heads_matrix
                             : MatrixId::weights;
     const ColorScale colors = info(id).colors;
-    const Scaling scaling = chosen_scaling(colors, o.scaling, c.kv_len());
-    // One range for all heads, so they can be compared: every head's statistics combined.
-    ValueStats all;
-    bool masked = false;
-    for (int h = 0; h < static_cast<int>(trace.heads.size()); ++h) {
-        const Matrix& m = *info(id).computed(trace, h);
-        const ValueStats st = stats_for(m, scaling);
-        masked = masked || st.finite < m.size();
-        all = combine(all, st);
-    }
-    const ColorRange range = color_range(colors, scaling, all);
+    const int heads = static_cast<int>(trace.heads.size());
+    const int keys = c.kv_len();  // columns of each head's weights (rows: the n queries)
+    const int step = block_step(c.n, keys, o.max_cells);
+    // One range for all heads, so they can be compared: every head's values combined.
+    std::vector<Drawn> drawn;
+    for (int h = 0; h < heads; ++h) drawn.push_back({*info(id).computed(trace, h), o.column_vectors});
+    const Coloring colored = coloring(colors, o.scaling, drawn, step);
 
     HeatmapStyle s;
     s.row_labels = o.column_vectors ? key_tokens(session) : session.tokens;
     s.col_labels = o.column_vectors ? session.tokens : key_tokens(session);
     s.colors = colors;
-    s.range = range;
+    s.range = colored.range;
     s.numbers = o.numbers;
     s.digits = o.digits;
     s.labels = o.labels;
     s.max_cells = o.max_cells;
     s.transposed = o.column_vectors;
     s.notation = o.notation;
-    const int heads = static_cast<int>(trace.heads.size());
-    const int keys = c.kv_len();  // columns of each head's weights (rows: the n queries)
-    const int step = block_step(c.n, keys, o.max_cells);
-    const double head_title = 18, gap = 18, legend_h = 14 + legend_bar_h + 3 + label_size * 1.2;
-    std::vector<std::string> notes = {axes_note(id, o.column_vectors) + "; one colour scale for every head"};
+    const double head_title = 18, gap = 18;
     const std::string title = std::string(name(id)) + " of every head (" + format_shape(c.n, keys) + ", " +
                               std::to_string(heads) + (heads == 1 ? " head)" : " heads)");
-    // The heading, with a line on the blocks when there may be some (the final fit corrects a guess).
-    const double heading_h = title_line + note_line * (step > 1 || std::max(c.n, keys) > 64 ? 2 : 1) + 6;
-
-    // The cell side and the number of columns: natural (at most 4 columns), or the largest cells
-    // that fit the size asked for.
-    const Matrix& first = heads > 0 ? *info(id).computed(trace, 0) : trace.concat;
-    double cell = auto_cell(c.n, keys, step, head_extent);
-    int columns = std::clamp(heads, 1, 4);
-    if (o.fit_width > 0 || o.fit_height > 0) {
-        const Grid labels = plan_grid({first, o.column_vectors}, s, cell);
-        double best = 0;
-        for (int k = 1; k <= std::max(heads, 1); ++k) {
-            const int rows = (heads + k - 1) / k;
-            double side = max_auto_cell;
-            if (o.fit_width > 0)
-                side = std::min(side,
-                                (o.fit_width - 2 * margin - k * (labels.label_w + labels.overhang) - (k - 1) * gap) /
-                                    (k * (o.column_vectors ? c.n : keys)));
-            if (o.fit_height > 0)
-                side = std::min(side, (o.fit_height - 2 * margin - heading_h - (o.legend ? legend_h : 0) -
-                                       rows * (head_title + labels.label_h) - (rows - 1) * gap) /
-                                          (rows * (o.column_vectors ? keys : c.n)));
-            if (side > best) best = side, columns = k;
+    auto notes_for = [&](const Grid& g) {
+        std::vector<std::string> notes = {axes_note(id, o.column_vectors) + "; one colour scale for every head"};
+        if (g.step > 1) notes.push_back(block_note(g.step));
+        return notes;
+    };
+    // The figure's size with `columns` heads a row of cells laid out as g, measured by drawing its
+    // heading and legend aside.
+    auto size_of = [&](int columns, const Grid& g) {
+        Figure aside;
+        double width = 0;
+        double y = draw_heading(aside, title, notes_for(g), margin, width);
+        const int rows = (heads + columns - 1) / columns;
+        const double slot_w = g.width(), slot_h = head_title + g.height();
+        width = std::max(width, margin + std::min(columns, heads) * (slot_w + gap) - gap);
+        y += rows * slot_h + std::max(rows - 1, 0) * gap;
+        if (o.legend) {
+            const Point legend = draw_legend(aside, colormap_for(colors), colored.range, colored.note, colored.masked,
+                                             o.notation, 0, 0, std::clamp(g.cols * g.cell, 160.0, 320.0));
+            width = std::max(width, margin + g.label_w + legend.x);
+            y += 14 + legend.y;
         }
-        if (best > 0) cell = step > 1 ? std::max(std::floor(best * step), 1.0) / step : std::max(std::floor(best), 1.0);
+        return Point{std::ceil(width + margin), std::ceil(y + margin)};
+    };
+
+    // The cell side and the number of columns: natural (at most 4 columns), or, to fit a box, the
+    // layout whose cells end up largest. For each number of columns: the largest cell (up to
+    // max_auto_cell, whole units, or whole units a block) with which the figure fits the box, then
+    // the whole figure scaled to fill it. A larger box thus never gives smaller cells.
+    const Matrix& first = heads > 0 ? *info(id).computed(trace, 0) : trace.concat;
+    const Drawn first_drawn{first, o.column_vectors};
+    Grid g = plan_grid(first_drawn, s, auto_cell(c.n, keys, step, head_extent));
+    int columns = std::clamp(heads, 1, 4);
+    const bool fitting = o.fit_width > 0 || o.fit_height > 0;
+    if (fitting && heads > 0) {
+        std::vector<Grid> grids;  // largest cells first
+        for (int k = static_cast<int>(max_auto_cell); k >= 1; --k)
+            grids.push_back(plan_grid(first_drawn, s, static_cast<double>(k) / step));
+        auto fill = [&](Point size) {  // the factor that fills the box
+            double k = INFINITY;
+            if (o.fit_width > 0) k = std::min(k, o.fit_width / size.x);
+            if (o.fit_height > 0) k = std::min(k, o.fit_height / size.y);
+            return k;
+        };
+        double best = 0;
+        for (int k = 1; k <= heads; ++k) {
+            const Grid* chosen = &grids.back();
+            for (const Grid& candidate : grids)
+                if (fill(size_of(k, candidate)) >= 1) {
+                    chosen = &candidate;
+                    break;
+                }
+            const double shown = chosen->cell * fill(size_of(k, *chosen));
+            if (shown > best * (1 + 1e-9)) best = shown, columns = k, g = *chosen;
+        }
     }
 
-    const Grid g = plan_grid({first, o.column_vectors}, s, cell);
-    if (g.step > 1) notes.push_back(block_note(g.step));
     // A tooltip on each block only while they stay few (the SVG would grow by megabytes).
     const std::int64_t blocks = static_cast<std::int64_t>((g.rows + g.step - 1) / g.step) *
                                 ((g.cols + g.step - 1) / g.step);
@@ -428,7 +521,7 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
     Figure f;
     f.title = title;
     double width = 0;
-    double y = draw_heading(f, title, notes, margin, width);
+    double y = draw_heading(f, title, notes_for(g), margin, width);
     const double slot_w = g.width(), slot_h = head_title + g.height();
     for (int h = 0; h < heads; ++h) {
         const double x = margin + (h % columns) * (slot_w + gap);
@@ -437,22 +530,21 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
         f.elements.push_back(
             label_at(x + g.label_w, top, head_name, 12, ink, Anchor::start, Baseline::top, true, "head-title"));
         s.cell_name = label(MatrixRef{id, h}, o.notation);
-        draw_grid(f, {*info(id).computed(trace, h), o.column_vectors}, s, g, range, x, top + head_title);
+        draw_grid(f, drawn[h], s, g, colored.range, x, top + head_title);
         width = std::max(width, x + slot_w);
     }
     const int grid_rows = (heads + columns - 1) / columns;
     y += grid_rows * slot_h + std::max(grid_rows - 1, 0) * gap;
     if (o.legend) {
         y += 14;
-        const Point size = draw_legend(f, colormap_for(colors), range, scaling_name(scaling), masked, o.notation,
+        const Point size = draw_legend(f, colormap_for(colors), colored.range, colored.note, colored.masked, o.notation,
                                        margin + g.label_w, y, std::clamp(g.cols * g.cell, 160.0, 320.0));
         width = std::max(width, margin + g.label_w + size.x);
         y += size.y;
     }
     f.width = std::ceil(width + margin);
     f.height = std::ceil(y + margin);
-    if ((o.fit_width > 0 && f.width > o.fit_width) || (o.fit_height > 0 && f.height > o.fit_height))
-        fit_figure(f, o.fit_width, o.fit_height);
+    if (fitting) fit_figure(f, o.fit_width, o.fit_height);
     return f;
 }
 
@@ -487,7 +579,8 @@ struct PipelineDraw {
     void draw(const Node& n) {
         const bool input = is_input(n.ref.id);
         const Matrix* m = matrix(n.ref);
-        const std::string operation = operation_text(n.ref.id, trace.config, o.notation, o.column_vectors);
+        const std::string operation = equation_text(n.ref, trace.config, static_cast<int>(trace.heads.size()),
+                                                    o.notation, o.column_vectors);
         f.elements.push_back(Group{"node",
                                    label(n.ref, o.notation) + (input ? ": " : " = ") + operation +
                                        (m ? ", " + shape_of(*m, o.column_vectors) : ""),
@@ -511,16 +604,10 @@ struct PipelineDraw {
         const int brows = (d.rows() + step - 1) / step, bcols = (d.cols() + step - 1) / step;
         const double side = std::min({w / bcols, h / brows, 12.0});
         const double x0 = x + (w - side * bcols) / 2, y0 = y + (h - side * brows) / 2;
-        const Scaling scaling = chosen_scaling(colors, o.scaling, d.cols());
-        const ColorRange range = color_range(colors, scaling, stats_for(m, scaling));
+        const ColorRange range = coloring(colors, o.scaling, {d}, step).range;
         for (int r0 = 0; r0 < d.rows(); r0 += step)
             for (int c0 = 0; c0 < d.cols(); c0 += step) {
-                double value = d(r0, c0);
-                for (int r = r0; r < std::min(d.rows(), r0 + step); ++r)
-                    for (int c = c0; c < std::min(d.cols(), c0 + step); ++c) {
-                        const double v = d(r, c);
-                        if (std::isfinite(v) && (!std::isfinite(value) || std::abs(v) > std::abs(value))) value = v;
-                    }
+                const double value = block_value(d, r0, c0, step);
                 Box b = box_at(x0 + (c0 / step) * side, y0 + (r0 / step) * side, side, side,
                                cell_color(value, colormap_for(colors), range));
                 b.crisp = true;
@@ -674,6 +761,8 @@ Figure pipeline_figure(const Session& session, const Trace& trace, const FigureO
             arrow(f, products[1].bottom(), k_in.top());
             note(f, products[0].bottom().x + 6, products[0].bottom().y + row_gap / 2,
                  info(MatrixId::Q_rot).heading.in(nt, cv), nw / 2 + sub_gap - 8);
+            note(f, products[1].bottom().x + 6, products[1].bottom().y + row_gap / 2,
+                 info(MatrixId::K_rot).heading.in(nt, cv), nw / 2 + sub_gap - 8);
         }
         Node chain[4];
         for (int j = 0; j < 4; ++j) chain[j] = node_at(chain_ids[j], 0, row_chain + j * (node_h + row_gap), chain_w);
@@ -739,8 +828,8 @@ Figure pipeline_figure(const Session& session, const Trace& trace, const FigureO
     f.title = "attention pipeline: " + convention;
     f.width = std::ceil(width + margin);
     f.height = std::ceil(output.y + output.h + margin);
-    if ((o.fit_width > 0 && f.width > o.fit_width) || (o.fit_height > 0 && f.height > o.fit_height))
-        fit_figure(f, o.fit_width, o.fit_height);
+    // Fitted into the box asked for: scaled down, or up to fill it.
+    if (o.fit_width > 0 || o.fit_height > 0) fit_figure(f, o.fit_width, o.fit_height);
     return f;
 }
 

@@ -165,5 +165,27 @@ TEST(ColorScale, HeadsSideBySideShareOneRange) {
     EXPECT_EQ(combine(ValueStats{}, a).max, 0.9);
 }
 
+TEST(ColorScale, AnOutlyingLargestWeightLowersTheTopToThe99thPercentile) {
+    // 100 weights of 0.005, 100 of 0.01 and one of 1: the 99th percentile (nearest rank, the 199th
+    // of 201 values) is 0.01, under half of 1.
+    Matrix w(201, 1);
+    for (int k = 0; k < 201; ++k) w(k, 0) = k < 100 ? 0.005 : 0.01;
+    w(200, 0) = 1;
+    ValueStats st = value_stats(w, true);
+    EXPECT_TRUE(max_is_outlier(st));
+    EXPECT_EQ(auto_outlier_range(st), (ColorRange{0.005, 0.01, false}));
+    // Four at the top (2%): the percentile reaches it, min..max.
+    w(196, 0) = w(197, 0) = w(198, 0) = 1;
+    st = value_stats(w, true);
+    EXPECT_FALSE(max_is_outlier(st));
+    EXPECT_EQ(auto_outlier_range(st), (ColorRange{0.005, 1, false}));
+    // Without percentiles nothing is judged an outlier; nor when the percentile is the minimum
+    // (one spike over uniform weights: clipping there would leave an empty range).
+    EXPECT_FALSE(max_is_outlier(value_stats(w, false)));
+    Matrix spike = Matrix::Constant(201, 1, 0.01);
+    spike(0, 0) = 1;
+    EXPECT_FALSE(max_is_outlier(value_stats(spike, true)));
+}
+
 }  // namespace
 }  // namespace attnviz::core

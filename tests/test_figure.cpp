@@ -712,6 +712,238 @@ TEST(Figure, PipelineFigureNamesEveryStage) {
     expect_tidy(f);
 }
 
+// The range a figure's legend shows ({lo, hi} read back from its end labels) and its scaling's note.
+struct LegendRead {
+    double lo = 0, hi = 0;
+    std::string note;
+};
+LegendRead legend_of(const Figure& f) {
+    LegendRead out;
+    bool in_legend = false;
+    std::vector<Label> numbers;
+    for (const Element& e : f.elements) {
+        if (const auto* g = std::get_if<Group>(&e)) in_legend = g->klass == "legend";
+        if (!in_legend) continue;
+        if (const auto* l = std::get_if<Label>(&e)) {
+            if (l->klass == "scaling")
+                out.note = l->text;
+            else if (l->anchor != Anchor::middle && l->text.rfind("masked", 0) != 0)
+                numbers.push_back(*l);
+        }
+        if (std::holds_alternative<GroupEnd>(e)) in_legend = false;
+    }
+    EXPECT_EQ(numbers.size(), 2u);
+    if (numbers.size() == 2) out.lo = std::stod(numbers[0].text), out.hi = std::stod(numbers[1].text);
+    return out;
+}
+
+Session causal(int n, int d_model, int heads, std::uint64_t seed) {
+    Session s = random(n, d_model, heads, seed);
+    s.config.mask = Mask::causal;
+    return s;
+}
+
+TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
+    // 300 causal tokens: the first query's weight is 1, the others' lie near 1/n. On min..max every
+    // weight but a few would take the bottom colour; the default clips the top at the 99th
+    // percentile of the drawn values (2×2 blocks here: 300 > 256).
+    const Session s = causal(300, 32, 2, 1);
+    const Trace t = forward<double>(s.config, s.params);
+    const Matrix& w = t.heads[0].weights;
+    ASSERT_DOUBLE_EQ(w(0, 0), 1.0);
+    FigureOptions o;
+    Result<Figure> f = matrix_figure(s, t, {MatrixId::weights, 0}, o);
+    ASSERT_TRUE(f);
+    LegendRead legend = legend_of(*f.value);
+    EXPECT_EQ(legend.lo, 0);
+    EXPECT_LT(legend.hi, 0.2);
+    EXPECT_GT(legend.hi, 0);
+    EXPECT_NE(legend.note.find("99th percentile"), std::string::npos) << legend.note;
+    EXPECT_NE(legend.note.find("largest 1"), std::string::npos) << legend.note;
+    // The top is one of the drawn blocks' values, and at most 1% of the blocks lie above it.
+    const int step = 2, blocks = 150;
+    int above = 0;
+    double nearest = INFINITY;
+    for (int r = 0; r < blocks; ++r)
+        for (int c = 0; c < blocks; ++c) {
+            const double v = w.block(r * step, c * step, step, step).maxCoeff();
+            above += v > legend.hi * (1 + 1e-3);
+            nearest = std::min(nearest, std::abs(v - legend.hi));
+        }
+    EXPECT_LE(above, blocks * blocks / 100 + 1);
+    EXPECT_LT(nearest, legend.hi * 1e-2);
+    // The lower triangle's blocks take many colours, not one.
+    std::set<std::string> fills;
+    for (const Element& e : f.value->elements)
+        if (const auto* b = std::get_if<Box>(&e); b && b->klass == "cell") fills.insert(hex(b->fill));
+    EXPECT_GT(fills.size(), 50u);
+    expect_tidy(*f.value);
+
+    // Asked for, auto is min..max and fixed 0..1, as before.
+    o.scaling = Scaling::automatic;
+    legend = legend_of(*matrix_figure(s, t, {MatrixId::weights, 0}, o).value);
+    EXPECT_EQ(legend.hi, 1);
+    EXPECT_EQ(legend.note, "auto");
+    o.scaling = Scaling::fixed;
+    legend = legend_of(*matrix_figure(s, t, {MatrixId::weights, 0}, o).value);
+    EXPECT_EQ(legend.lo, 0);
+    EXPECT_EQ(legend.hi, 1);
+
+    // The heads view: one clipped range for both heads, below 1.
+    o = FigureOptions{};
+    const Figure heads = heads_figure(s, t, o);
+    legend = legend_of(heads);
+    EXPECT_LT(legend.hi, 0.2);
+    EXPECT_NE(legend.note.find("99th percentile"), std::string::npos) << legend.note;
+    expect_tidy(heads);
+    // The pipeline's thumbnails: the weights' one shows structure too (24×24 blocks of 13×13).
+    const Figure pipeline = pipeline_figure(s, t, o);
+    bool in_weights = false;
+    std::set<std::string> thumb_fills;
+    for (const Element& e : pipeline.elements) {
+        if (const auto* g = std::get_if<Group>(&e))
+            in_weights = g->klass == "node" && g->tooltip.rfind("weights⁽¹⁾", 0) == 0;
+        if (const auto* b = std::get_if<Box>(&e); in_weights && b && b->klass == "thumb")
+            thumb_fills.insert(hex(b->fill));
+    }
+    EXPECT_GT(thumb_fills.size(), 30u);
+
+    // The worked example's weights (0.944 and 0.0558) stay on fixed 0..1.
+    const Session ex = worked_example();
+    const Trace te = forward<double>(ex.config, ex.params);
+    legend = legend_of(*matrix_figure(ex, te, {MatrixId::weights, 0}, FigureOptions{}).value);
+    EXPECT_EQ(legend.lo, 0);
+    EXPECT_EQ(legend.hi, 1);
+    EXPECT_EQ(legend.note, "fixed 0..1");
+}
+
+TEST(Figure, WeightsWhoseLargestValueIsNotAnOutlierKeepMinToMax) {
+    // Each query puts 0.6 on itself: 2.5% of the cells hold the largest weight, so the 99th
+    // percentile is that weight and nothing is clipped.
+    Matrix w = Matrix::Constant(40, 40, 0.4 / 39);
+    for (int k = 0; k < 40; ++k) w(k, k) = 0.6;
+    HeatmapStyle st;
+    st.colors = ColorScale::unit_interval;
+    LegendRead legend = legend_of(heatmap_figure(w, st));
+    EXPECT_DOUBLE_EQ(legend.lo, std::stod(format_number(0.4 / 39, 3)));
+    EXPECT_EQ(legend.hi, 0.6);
+    EXPECT_EQ(legend.note, "auto");
+    // One query at 0.6, the others uniform: clipped at the uniform weight.
+    w.setConstant(1.0 / 40);
+    w.row(3).setConstant(0.4 / 39);
+    w(3, 3) = 0.6;
+    legend = legend_of(heatmap_figure(w, st));
+    EXPECT_EQ(legend.hi, 0.025);
+    EXPECT_EQ(legend.note, "auto, clipped at the 99th percentile (largest 0.6)");
+}
+
+// The side of the heads' cells as drawn (cell rects plus the gap between them).
+double drawn_cell(const Figure& f) {
+    std::vector<double> xs;
+    for (const Element& e : f.elements)
+        if (const auto* b = std::get_if<Box>(&e); b && b->klass == "cell") xs.push_back(b->x);
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end(), [](double a, double b) { return std::abs(a - b) < 1e-6; }), xs.end());
+    return xs.size() > 1 ? xs[1] - xs[0] : 0;
+}
+
+TEST(Figure, AHeadsFigureFillsItsBoxAndALargerBoxNeverShrinksIt) {
+    for (const auto& [n, heads] : {std::pair{8, 4}, std::pair{300, 2}, std::pair{24, 12}}) {
+        const Session s = causal(n, 48, heads, 3);
+        const Trace t = forward<double>(s.config, s.params);
+        // Chains of boxes, each at least as large as the one before in both directions.
+        const std::vector<std::vector<std::pair<double, double>>> chains = {
+            {{400, 300}, {800, 600}, {1600, 900}, {3000, 2000}, {6000, 4000}},
+            {{300, 900}, {600, 1600}, {1200, 2400}, {1200, 4000}},
+            {{1000, 200}, {2000, 400}, {4000, 400}}};
+        for (const auto& chain : chains) {
+            double last_cell = 0, last_area = 0;
+            for (const auto& [w, h] : chain) {
+                FigureOptions o;
+                o.fit_width = w;
+                o.fit_height = h;
+                const Figure f = heads_figure(s, t, o);
+                const std::string box = std::to_string(n) + "/" + std::to_string(heads) + " in " +
+                                        std::to_string(static_cast<int>(w)) + "x" + std::to_string(static_cast<int>(h));
+                EXPECT_LE(f.width, w) << box;
+                EXPECT_LE(f.height, h) << box;
+                EXPECT_GT(std::max(f.width / w, f.height / h), 0.99) << box;  // fills one side
+                const double cell = drawn_cell(f);
+                EXPECT_GE(cell, last_cell * (1 - 1e-9)) << box;
+                EXPECT_GE(f.width * f.height, last_area * (1 - 1e-9)) << box;
+                last_cell = cell, last_area = f.width * f.height;
+                EXPECT_EQ(std::count_if(f.elements.begin(), f.elements.end(),
+                                        [](const Element& e) {
+                                            const auto* g = std::get_if<Group>(&e);
+                                            return g && g->klass == "heatmap";
+                                        }),
+                          heads);
+            }
+        }
+    }
+    // The reported case: eight tokens, four heads, 3000×2000 is larger than 1600×900's figure.
+    const Session s = causal(8, 32, 4, 1);
+    const Trace t = forward<double>(s.config, s.params);
+    FigureOptions o;
+    o.fit_width = 1600, o.fit_height = 900;
+    const Figure medium = heads_figure(s, t, o);
+    o.fit_width = 3000, o.fit_height = 2000;
+    const Figure large = heads_figure(s, t, o);
+    EXPECT_GT(large.width, medium.width);
+    EXPECT_GT(large.height, medium.height);
+    // The pipeline fills its box too, up or down.
+    for (const auto& [w, h] : {std::pair{3000.0, 2000.0}, std::pair{600.0, 400.0}}) {
+        o.fit_width = w, o.fit_height = h;
+        const Figure p = pipeline_figure(s, t, o);
+        EXPECT_LE(p.width, w);
+        EXPECT_LE(p.height, h);
+        EXPECT_GT(std::max(p.width / w, p.height / h), 0.99);
+    }
+}
+
+TEST(Figure, FormulasNameTheirOperandsAndSquareMatricesOneLabelInterval) {
+    Session s = causal(4, 8, 2, 2);
+    const Trace t = forward<double>(s.config, s.params);
+    FigureOptions o;
+    auto notes = [&](MatrixRef ref) {
+        std::vector<std::string> out;
+        for (const Label& l : labels(*matrix_figure(s, t, ref, o).value, {"note"})) out.push_back(l.text);
+        return out;
+    };
+    EXPECT_EQ(notes({MatrixId::scores, 0}).at(0),
+              "scores⁽¹⁾ = scores_raw⁽¹⁾ ÷ √d_k, masked (−∞); rows: queries, columns: keys");
+    EXPECT_EQ(notes({MatrixId::weights, 1}).at(0),
+              "weights⁽²⁾ = softmax(scores⁽²⁾) by rows; rows: queries, columns: keys");
+    EXPECT_EQ(notes({MatrixId::concat, 0}).at(0), "concat = [Z⁽¹⁾ Z⁽²⁾] side by side; rows: tokens");
+    o.column_vectors = true;
+    o.notation = Notation::ascii;
+    EXPECT_EQ(notes({MatrixId::weights, 0}).at(0),
+              "weights(1) = softmax(scores(1)) by columns; rows: keys, columns: queries");
+    // RoPE on both arrows that rotate, Q → Q_rot and K → K_rot.
+    s.config.rope.on = true;
+    const Trace tr = forward<double>(s.config, s.params);
+    const Figure p = pipeline_figure(s, tr, FigureOptions{});
+    int q = 0, k = 0;
+    for (const Label& l : labels(p, {"note"})) q += l.text == "RoPE(Q)", k += l.text == "RoPE(K)";
+    EXPECT_EQ(q, 2);
+    EXPECT_EQ(k, 2);
+    expect_tidy(p);
+    // 300 tokens: rows and columns labelled at the same tokens.
+    const Session big = causal(300, 32, 2, 1);
+    const Trace tb = forward<double>(big.config, big.params);
+    const Figure heads = heads_figure(big, tb, FigureOptions{});
+    std::vector<std::string> rows, cols;
+    for (const Element& e : heads.elements) {
+        if (std::holds_alternative<GroupEnd>(e)) break;  // the first head
+        if (const auto* l = std::get_if<Label>(&e)) {
+            if (l->klass == "row-label") rows.push_back(l->text);
+            if (l->klass == "col-label") cols.push_back(l->text);
+        }
+    }
+    EXPECT_GT(rows.size(), 3u);
+    EXPECT_EQ(rows, cols);
+}
+
 TEST(Figure, SvgParsesWithPythonsXmlReader) {
     // An independent parser, where python3 is installed: every figure kind, cells counted by class.
     if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
