@@ -72,6 +72,14 @@ public:
         const std::optional<core::Scaling>& chosen = scalings[static_cast<std::size_t>(id)];
         return chosen ? *chosen : core::default_scaling(core::info(id).colors, cols);
     }
+    // Whether a matrix is shown on the automatic range with an outlying top lowered to the 99th
+    // percentile (core::auto_outlier_range): weights over core::auto_weights_from_keys keys or more
+    // while no scaling is chosen, as exported figures draw them (a causal layer's first query puts
+    // weight 1 on itself; on min..max every other weight of a long sequence takes one colour).
+    bool clips_outliers(core::MatrixId id, std::int64_t cols) const {
+        return !scalings[static_cast<std::size_t>(id)] && core::info(id).colors == core::ColorScale::unit_interval &&
+               scaling(id, cols) == core::Scaling::automatic;
+    }
     // Chooses a scaling for a matrix; nullopt goes back to the default.
     void set_scaling(core::MatrixId id, std::optional<core::Scaling> s) { scalings[static_cast<std::size_t>(id)] = s; }
 

@@ -216,7 +216,10 @@ TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
     core::Matrix many = core::Matrix::Constant(16, 32, 1.0 / 32);
     many.row(3).setConstant(0.5 / 31);
     many(3, 7) = 0.5;
-    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0.5 / 31, 0.5, false}));
+    // By default the one 0.5 is an outlier (the 99th percentile, 1/32, is under half of it): the
+    // range's top is lowered to that percentile, so the other weights are told apart.
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1),
+              (core::ColorRange{0.5 / 31, 1.0 / 32, false}));
     // The user's choice applies to that matrix (every head of it) until reset.
     imgui_.ui.set_scaling(MatrixId::weights, core::Scaling::fixed);
     EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0, 1, false}));
@@ -226,9 +229,19 @@ TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
     const core::ColorRange p = app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1);
     EXPECT_EQ(p.lo, 0.5 / 31);
     EXPECT_EQ(p.hi, 1.0 / 32);  // the one 0.5 is above the 99th percentile of 512 weights
+    imgui_.ui.set_scaling(MatrixId::weights, core::Scaling::automatic);  // chosen: min..max
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0.5 / 31, 0.5, false}));
     imgui_.ui.set_scaling(MatrixId::weights, std::nullopt);
-    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1).hi, 0.5);
-    // However large, automatic until the user picks another.
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1).hi, 1.0 / 32);
+    // A causal layer: query i attends evenly to keys 0..i, so the first puts weight 1 on itself. Its
+    // default range stops at the 99th percentile, far below that 1.
+    core::Matrix causal = core::Matrix::Zero(200, 200);
+    for (int i = 0; i < 200; ++i) causal.row(i).head(i + 1).setConstant(1.0 / (i + 1));
+    const core::ColorRange c = app::heatmap_range(imgui_.ui, causal, MatrixId::weights, 3);
+    EXPECT_EQ(c.lo, 0);
+    EXPECT_LT(c.hi, 0.2);
+    EXPECT_GT(c.hi, 1.0 / 200);
+    // However large, automatic (without an outlier, its min..max) until the user picks another.
     core::Matrix more = core::Matrix::Constant(64, 64, 1.0 / 64);
     more(3, 7) = 0.5;
     EXPECT_EQ(app::heatmap_range(imgui_.ui, more, MatrixId::weights, 2).hi, 0.5);

@@ -42,12 +42,13 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
 
     // One range for all heads, so they can be compared: every head's statistics combined.
     const core::Scaling scaling = ui.scaling(id, c.kv_len());
+    const bool clip = ui.clips_outliers(id, c.kv_len());
     core::ValueStats all;
     for (const core::HeadTrace& head : state.trace().heads)
         all = core::combine(all, ui.heatmaps.stats(panel.show_scores ? head.scores : head.weights, state.generation(),
-                                                   scaling == core::Scaling::percentile));
+                                                   clip || scaling == core::Scaling::percentile));
     MatrixViewOptions o;
-    o.range = core::color_range(core::info(id).colors, scaling, all);
+    o.range = clip ? core::auto_outlier_range(all) : core::color_range(core::info(id).colors, scaling, all);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
@@ -89,7 +90,9 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
         ImGui::EndGroup();
     }
     ImGui::EndChild();
-    colormap_legend(colormap_for(id), *o.range, std::min(avail.x, font * 22), core::scaling_name(scaling));
+    const std::string note = std::string(core::scaling_name(scaling)) +
+                             (clip && core::max_is_outlier(all) ? ", top at the 99th percentile" : "");
+    colormap_legend(colormap_for(id), *o.range, std::min(avail.x, font * 22), note.c_str());
 }
 
 std::string summary_line(const core::HeadSummary& s) {

@@ -211,7 +211,9 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
 
     const core::ColorRange range = heatmap_range(ui, *m, ref.id, state.generation());
     const float legend_w = std::min(avail.x - font * 12, font * 20);
-    colormap_legend(colormap_for(ref.id), range, legend_w);
+    const bool clipped = ui.clips_outliers(ref.id, m->cols()) &&
+                         core::max_is_outlier(ui.heatmaps.stats(*m, state.generation(), true));
+    colormap_legend(colormap_for(ref.id), range, legend_w, clipped ? "top: 99th pct" : nullptr);
     ImGui::SameLine(0, font);
     scaling_combo(ui, ref.id, m->cols(), std::max(font * 6, avail.x - legend_w - font * 1.5f));
 

@@ -186,6 +186,7 @@ core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::Matri
     const core::ColorScale colors = core::info(id).colors;
     const core::Scaling scaling = ui.scaling(id, m.cols());
     if (colors == core::ColorScale::unit_interval && scaling == core::Scaling::fixed) return {0, 1, false};
+    if (ui.clips_outliers(id, m.cols())) return core::auto_outlier_range(ui.heatmaps.stats(m, generation, true));
     return core::color_range(colors, scaling, ui.heatmaps.stats(m, generation, scaling == core::Scaling::percentile));
 }
 
