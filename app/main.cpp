@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
                     "Significant digits, 1 to 17 (default, or 0: exact for csv/tsv, 4 for latex, 3 in figures)");
     exp->add_option("--scale", export_options.scale, "png: pixels per figure unit (default 1; 2 for print)");
     exp->add_option("--colors", export_options.colors, "fixed, auto, percentile or log (default as in the app)");
-    exp->add_option("--size", export_options.size, "--view: WxH to fit the figure into");
+    exp->add_option("--size", export_options.size, "--view: WxH to fit the figure into (scaled up or down to fill it)");
     exp->add_flag("--no-numbers", export_options.no_numbers, "Figures: colours only");
     exp->add_flag("--no-labels", export_options.no_labels, "Figures: no token labels");
     exp->add_flag("--no-legend", export_options.no_legend, "Figures: no colour legend");
