@@ -265,10 +265,13 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     const int c0 = first(std::max(clip_min.x, p0.x), p0.x, col0, cols);
     const int c1 = last(std::min(clip_max.x, p1.x), p0.x, col0, cols);
 
-    // Axis labels, only where they fit.
+    // Axis labels, only where they fit; beside the cells when a viewport shows the matrix smaller
+    // than the view (centred), else in the gutters.
+    const float row_label_x = std::max(origin.x, x_of(0) - label_w);
+    const float col_label_y = std::max(origin.y, y_of(0) - label_h);
     if (o.row_labels && cell >= line_h * 0.8f)
         for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
-            draw->AddText({origin.x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
+            draw->AddText({row_label_x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
     if (o.col_labels) {
         // Every visible column's label in the UI font, else in the smaller numbers font, those wider
         // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
@@ -305,7 +308,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
             const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? cell - 3 : every * cell - 4);
             const float w = ImGui::CalcTextSize(s.c_str()).x;
             const float x = every == 1 ? x_of(c) + (cell - w) / 2 : x_of(c) + 2;
-            draw->AddText(font, font_size, {x, origin.y + (line_h - font_size) / 2}, text_col, s.c_str());
+            draw->AddText(font, font_size, {x, col_label_y + (line_h - font_size) / 2}, text_col, s.c_str());
         }
         ImGui::PopFont();
     }
