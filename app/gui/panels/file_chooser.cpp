@@ -303,7 +303,9 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
         chosen_.reset();
         return out;
     }
-    const char* popup = "##file chooser";
+    // The title bar says what is asked ("Open a session, …"); the ID stays the same for every title.
+    const std::string popup_name = title_ + "###file chooser";
+    const char* popup = popup_name.c_str();
     if (appearing_) {
         ImGui::OpenPopup(popup);
         appearing_ = false;
@@ -318,7 +320,6 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
         if (!open) state_ = State::closed;
         return std::nullopt;
     }
-    ImGui::TextUnformatted(title_.c_str());
     if (ImGui::Button("Up")) go_to("..");
     ui.report_item("files: up");
     ImGui::SameLine();
