@@ -109,6 +109,43 @@ TEST_F(Chooser, BrowsesIntoFoldersAndBackAndChoosesAFile) {
     EXPECT_FALSE(frame(c));  // once
 }
 
+TEST_F(Chooser, SeveralFilesAreMarkedAndChosenTogether) {
+    dir.file("w.json", "{}");
+    FileChooser c;
+    c.use_native = false;
+    c.open(FileChooser::Mode::open_several, "Open beside", {sessions}, (dir.path / "z.json").string());
+    EXPECT_FALSE(frame(c));
+    ASSERT_EQ(names(c.entries()), (std::vector<std::string>{"a-folder/", "b-folder/", "w.json", "z.json"}));
+    c.toggle_mark(3);  // z.json, then w.json: chosen in listing order
+    c.toggle_mark(2);
+    c.toggle_mark(0);  // a folder is not marked
+    EXPECT_EQ(c.marked, (std::vector<int>{3, 2}));
+    c.confirm();
+    const std::optional<std::string> chosen = frame(c);
+    ASSERT_TRUE(chosen);
+    EXPECT_EQ(fs::path(*chosen), dir.path / "w.json");
+    EXPECT_EQ(c.take_more(), (std::vector<std::string>{(dir.path / "z.json").string()}));
+    EXPECT_TRUE(c.take_more().empty());  // once
+    // A second mark of a file unmarks it; entering a folder forgets the marks; one file is still
+    // chosen as in open.
+    c.open(FileChooser::Mode::open_several, "Open beside", {sessions}, (dir.path / "z.json").string());
+    c.toggle_mark(2);
+    c.toggle_mark(2);
+    EXPECT_TRUE(c.marked.empty());
+    c.toggle_mark(3);
+    ASSERT_TRUE(c.go_to("a-folder"));
+    EXPECT_TRUE(c.marked.empty());
+    c.activate(0);  // inner.json
+    const std::optional<std::string> one = frame(c);
+    ASSERT_TRUE(one);
+    EXPECT_EQ(fs::path(*one), dir.path / "a-folder" / "inner.json");
+    EXPECT_TRUE(c.take_more().empty());
+    // Marks do nothing in the other modes.
+    c.open(FileChooser::Mode::open, "Open", {sessions}, (dir.path / "z.json").string());
+    c.toggle_mark(3);
+    EXPECT_TRUE(c.marked.empty());
+}
+
 TEST_F(Chooser, SavingAppendsTheExtensionAndAsksBeforeReplacing) {
     EXPECT_EQ(app::save_target("/tmp/d", "new", sessions), "/tmp/d/new.json");
     EXPECT_EQ(app::save_target("/tmp/d", "/elsewhere/a.txt", sessions), "/elsewhere/a.txt");

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/file_io.hpp"
 #include "core/format.hpp"
@@ -169,6 +170,8 @@ void FileChooser::open(Mode mode, std::string title, std::vector<FileFilter> fil
     filters_.push_back({"All files", {}});
     filter_ = 0;
     chosen_.reset();
+    more_.clear();
+    marked.clear();
     const fs::path s(suggested);
     std::error_code ec;
     if (!suggested.empty() && s.has_parent_path() && fs::is_directory(s.parent_path(), ec))
@@ -192,6 +195,7 @@ void FileChooser::start_native(const std::string& tool) {
     if (tool == "zenity") {
         args.insert(args.end(), {"--file-selection", "--title=" + title_, "--filename=" + start});
         if (mode_ == Mode::save) args.insert(args.end(), {"--save", "--confirm-overwrite"});
+        if (mode_ == Mode::open_several) args.insert(args.end(), {"--multiple", "--separator=\n"});
         for (const FileFilter& each : filters_) {
             std::string p;
             for (const std::string& ext : each.extensions) p += " *" + ext;
@@ -200,6 +204,7 @@ void FileChooser::start_native(const std::string& tool) {
     } else {
         args.insert(args.end(), {"--title", title_, mode_ == Mode::save ? "--getsavefilename" : "--getopenfilename",
                                  start, patterns.empty() ? "*" : patterns + "|" + f.name});
+        if (mode_ == Mode::open_several) args.insert(args.end(), {"--multiple", "--separate-output"});
     }
     native_done_ = false;
     native_output_.clear();
@@ -213,6 +218,7 @@ void FileChooser::start_native(const std::string& tool) {
 
 void FileChooser::refresh() {
     entries_ = list_directory(dir_, filter(), show_hidden, error_);
+    marked.clear();  // indices of the listing they were marked in
     selected = std::min(selected, static_cast<int>(entries_.size()) - 1);
 }
 
@@ -235,6 +241,7 @@ bool FileChooser::go_to(const std::string& dir) {
     entries_ = std::move(listed);
     error_ = listing_error;
     selected = entries_.empty() ? -1 : 0;
+    marked.clear();
     return true;
 }
 
@@ -245,7 +252,7 @@ void FileChooser::choose(const std::string& path) {
         state_ = State::ask_replace;
         return;
     }
-    if (mode_ == Mode::open && !fs::is_regular_file(path, ec)) {
+    if (mode_ != Mode::save && !fs::is_regular_file(path, ec)) {
         error_ = path + ": no such file";
         return;
     }
@@ -264,7 +271,30 @@ void FileChooser::activate(int index) {
     choose((fs::path(dir_) / e.name).string());
 }
 
+void FileChooser::toggle_mark(int index) {
+    if (mode_ != Mode::open_several || index < 0 || index >= static_cast<int>(entries_.size()) ||
+        entries_[static_cast<size_t>(index)].directory)
+        return;
+    if (const auto at = std::find(marked.begin(), marked.end(), index); at != marked.end())
+        marked.erase(at);
+    else
+        marked.push_back(index);
+    selected = index;
+    name.clear();  // the marked files are chosen, not a name
+}
+
+std::vector<std::string> FileChooser::take_more() { return std::exchange(more_, {}); }
+
 void FileChooser::confirm() {
+    if (mode_ == Mode::open_several && !marked.empty() && name.empty()) {
+        std::vector<int> order = marked;
+        std::sort(order.begin(), order.end());
+        std::vector<std::string> paths;
+        for (int k : order) paths.push_back((fs::path(dir_) / entries_[static_cast<size_t>(k)].name).string());
+        choose(paths.front());
+        if (chosen_) more_.assign(paths.begin() + 1, paths.end());
+        return;
+    }
     if (name.empty()) {
         activate(selected);
         return;
@@ -288,8 +318,16 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
         while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
         if (native_status_ == 0 && !out.empty()) {
             state_ = State::closed;
-            dir_ = fs::path(out).parent_path().string();
-            return out;
+            // Several files (open_several): one a line.
+            std::vector<std::string> lines;
+            for (size_t start = 0; start <= out.size();) {
+                const size_t end = std::min(out.find('\n', start), out.size());
+                if (end > start) lines.push_back(out.substr(start, end - start));
+                start = end + 1;
+            }
+            dir_ = fs::path(lines.front()).parent_path().string();
+            more_.assign(lines.begin() + 1, lines.end());
+            return lines.front();
         }
         if (native_status_ == 1) {  // cancelled
             state_ = State::closed;
@@ -347,11 +385,17 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             const std::string label = (e.directory ? e.name + "/" : e.name) + "##" + std::to_string(k);
-            if (ImGui::Selectable(label.c_str(), selected == k,
+            const bool is_marked = std::find(marked.begin(), marked.end(), k) != marked.end();
+            if (ImGui::Selectable(label.c_str(), selected == k || is_marked,
                                   ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick)) {
-                selected = k;
-                if (!e.directory) name = e.name;
-                if (ImGui::IsMouseDoubleClicked(0)) activated = k;
+                if (mode_ == Mode::open_several && io.KeyCtrl) {
+                    toggle_mark(k);
+                } else {
+                    marked.clear();
+                    selected = k;
+                    if (!e.directory) name = e.name;
+                    if (ImGui::IsMouseDoubleClicked(0)) activated = k;
+                }
             }
             if (selected == k && ImGui::IsWindowAppearing()) ImGui::SetScrollHereY();
             ImGui::TableNextColumn();
@@ -393,6 +437,13 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
     if (enter || pressed) confirm();
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) state_ = State::closed;
+    if (mode_ == Mode::open_several) {
+        ImGui::SameLine();
+        if (marked.empty())
+            ImGui::TextDisabled("Ctrl+click: several files");
+        else
+            ImGui::TextDisabled("%zu files marked", marked.size());
+    }
 
     if (state_ == State::ask_replace) ImGui::OpenPopup("Replace?");
     if (ImGui::BeginPopupModal("Replace?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {

@@ -57,7 +57,9 @@ std::string native_dialog_tool();
 
 class FileChooser {
 public:
-    enum class Mode { open, save };
+    // open_several: as open, and Ctrl+click marks several files (the native dialogs' multiple
+    // selection), all chosen at once.
+    enum class Mode { open, save, open_several };
 
     FileChooser();
     ~FileChooser();
@@ -69,14 +71,19 @@ public:
     // Draws the dialog while it is open; returns the chosen absolute path once (a save only after
     // the user agreed to replace an existing file).
     std::optional<std::string> draw(UiContext& ui);
+    // With open_several, the files chosen besides the one draw() returned, in listing order (taken once).
+    std::vector<std::string> take_more();
     bool is_open() const { return state_ != State::closed; }
 
     // The built-in browser's state, for tests and for the next dialog.
     const std::string& directory() const { return dir_; }
     const std::vector<DirEntry>& entries() const { return entries_; }
     const std::string& error() const { return error_; }
-    std::string name;   // the name or path field
-    int selected = -1;  // index in entries()
+    std::string name;         // the name or path field
+    int selected = -1;        // index in entries()
+    std::vector<int> marked;  // open_several: the files marked with Ctrl+click, indices in entries()
+    // Ctrl+click on an entry: marks or unmarks a file (open_several only).
+    void toggle_mark(int index);
     bool show_hidden = false;
     bool use_native = true;  // tests turn native dialogs off
     // Moves to a directory (relative to the shown one), listing it; false when it cannot be read.
@@ -103,6 +110,7 @@ private:
     std::string error_;
     std::string replace_;                // the existing file a save would replace
     std::optional<std::string> chosen_;  // returned by the next draw()
+    std::vector<std::string> more_;      // chosen with it (open_several)
     bool appearing_ = false;
     // The native dialog's thread and its answer.
     std::thread native_;

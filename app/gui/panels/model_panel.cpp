@@ -123,10 +123,14 @@ void update_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     p.layers.poll(state);
     if (p.open_beside) {
         p.open_beside = false;
-        p.beside_files.open(FileChooser::Mode::open, "Open a session beside this one (Model view)", session_filters(),
-                            state.file_path());
+        p.beside_files.open(FileChooser::Mode::open_several, "Open sessions beside this one (Model view)",
+                            session_filters(), state.file_path());
     }
-    if (const std::optional<std::string> path = p.beside_files.draw(ui)) p.layers.open_files({*path});
+    if (const std::optional<std::string> path = p.beside_files.draw(ui)) {
+        std::vector<std::string> paths{*path};
+        for (std::string& more : p.beside_files.take_more()) paths.push_back(std::move(more));
+        p.layers.open_files(paths);
+    }
     draw_import_dialog(state, ui, p.import_all);
     if (p.import_all.requested) {
         p.import_all.requested = false;
