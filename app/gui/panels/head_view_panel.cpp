@@ -320,13 +320,19 @@ void draw_bars(ImDrawList* dl, const Column& c, const Eigen::VectorXd& values, f
         const float y = c.y(t);
         const float a = x + outward, b = x + outward * (1 + len);
         dl->AddRectFilled({std::min(a, b), y - h / 2}, {std::max(a, b), y + h / 2}, bar);
-        if (t % step != 0) continue;
+    }
+    // The numbers after every bar, so no later bar covers one.
+    for (int t = 0; t < c.count; t += step) {
+        const float y = c.y(t);
         const std::string number = core::format_compact(values(t), 3);
         const float size = numbers->FontSize;
         const float w = numbers->CalcTextSizeA(size, FLT_MAX, 0, number.c_str()).x;
         if (w > room) continue;
-        // At the bar's outer end of its room, so the bar runs under the number's start.
+        // At the bar's outer end of its room, on a backing of the window's colour where the bar
+        // runs under it, so the number reads over any bar.
         const float tx = outward > 0 ? x + width - w - 1 : x - width + 1;
+        dl->AddRectFilled({tx - 1, y - size / 2}, {tx + w + 1, y + size / 2},
+                          ImGui::GetColorU32(ImGuiCol_WindowBg, 0.8f));
         dl->AddText(numbers, size, {tx, y - size / 2}, text, number.c_str());
     }
 }
@@ -658,7 +664,7 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
     const bool unicode = ui.notation() == core::Notation::unicode;
     char filters[96];
     std::snprintf(filters, sizeof filters, "weight %s %.3g%s", unicode ? "≥" : ">=", p.lines_of.min_weight,
-                  p.lines_of.top_k > 0 ? (", top " + std::to_string(p.lines_of.top_k) + " a query").c_str() : "");
+                  p.lines_of.top_k > 0 ? (", top " + std::to_string(p.lines_of.top_k) + " per query").c_str() : "");
     std::string tail =
         (isolated ? "lines of the " +
                         std::string(p.hovered_query >= 0 || p.hovered_key >= 0 ? "hovered token" : "selection") + ": "
