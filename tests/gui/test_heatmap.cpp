@@ -218,8 +218,7 @@ TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
     many(3, 7) = 0.5;
     // By default the one 0.5 is an outlier (the 99th percentile, 1/32, is under half of it): the
     // range's top is lowered to that percentile, so the other weights are told apart.
-    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1),
-              (core::ColorRange{0.5 / 31, 1.0 / 32, false}));
+    EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0.5 / 31, 1.0 / 32, false}));
     // The user's choice applies to that matrix (every head of it) until reset.
     imgui_.ui.set_scaling(MatrixId::weights, core::Scaling::fixed);
     EXPECT_EQ(app::heatmap_range(imgui_.ui, many, MatrixId::weights, 1), (core::ColorRange{0, 1, false}));
