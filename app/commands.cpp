@@ -479,6 +479,10 @@ int export_unguarded(const ExportOptions& o) {
         return fail("--size applies to --view (the view is fitted into WxH); a matrix's png takes --scale");
     if (!o.colors.empty() && !core::is_figure(*format))
         return fail("--colors applies to figures (png, svg), not " + o.format);
+    for (const auto& [set, flag] : {std::pair{o.no_numbers, "--no-numbers"}, std::pair{o.no_labels, "--no-labels"},
+                                    std::pair{o.no_legend, "--no-legend"}})
+        if (set && !core::is_figure(*format))
+            return fail(std::string(flag) + " applies to figures (png, svg), not " + o.format);
     std::optional<core::MatrixRef> ref;
     if (!o.matrix.empty()) {
         const core::Result<core::MatrixRef> parsed = core::parse_matrix_ref(o.matrix);
