@@ -14,9 +14,8 @@
 
 #include "core/forward.hpp"
 #include "core/presets.hpp"
-#include "frame.hpp"
-#include "headless.hpp"
 #include "panels/compare_panel.hpp"
+#include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -24,17 +23,9 @@ using core::MatrixId;
 
 namespace {
 
-class Compare : public ::testing::Test {
+class Compare : public test::WindowTest {
 protected:
-    // Frames of the whole window with the Compare panel shown in its place.
-    void frames(AppState& state, int count = 1) {
-        for (int k = 0; k < count; ++k) {
-            report.clear();
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
+    Compare() : WindowTest("Compare") {}
     // Frames until B's trace and A's are computed and drawn.
     void settle(AppState& state) {
         for (int k = 0; k < 3; ++k) {
@@ -44,33 +35,7 @@ protected:
         }
         ASSERT_FALSE(app::compare_busy(panels.compare));
     }
-    const app::DrawReport::Item* item(const std::string& name) const {
-        for (const auto& i : report.items)
-            if (i.name == name) return &i;
-        return nullptr;
-    }
-    // A click at the middle of the item named `name`.
-    void click(AppState& state, const std::string& name) {
-        const app::DrawReport::Item* at = item(name);
-        ASSERT_NE(at, nullptr) << name << " was not drawn";
-        ImGuiIO& io = ImGui::GetIO();
-        io.MousePos = {(at->min.x + at->max.x) / 2, (at->min.y + at->max.y) / 2};
-        frames(state);
-        io.MouseDown[0] = true;
-        frames(state);
-        io.MouseDown[0] = false;
-        frames(state);
-        io.MousePos = {-FLT_MAX, -FLT_MAX};
-    }
-    void SetUp() override {
-        imgui_.ui.report = &report;
-        ASSERT_TRUE(app::show_panel(panels, "Compare"));
-    }
     const app::ComparePanel& panel() const { return panels.compare; }
-
-    test::HeadlessImGui imgui_;
-    app::Panels panels;
-    app::DrawReport report;
 };
 
 // A session small enough to be computed at once.

@@ -13,9 +13,8 @@
 
 #include "core/gradient.hpp"
 #include "core/presets.hpp"
-#include "frame.hpp"
-#include "headless.hpp"
 #include "panels/gradient_panel.hpp"
+#include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -23,36 +22,10 @@ using core::MatrixId;
 
 namespace {
 
-class GradientView : public ::testing::Test {
+class GradientView : public test::WindowTest {
 protected:
-    // Frames of the whole window with the gradients view shown in its place.
-    void frames(AppState& state, int count = 1) {
-        for (int k = 0; k < count; ++k) {
-            report.clear();
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
-    const app::DrawReport::Item* item(const std::string& name) const {
-        for (const auto& i : report.items)
-            if (i.name == name) return &i;
-        return nullptr;
-    }
-    bool window(const std::string& title) const {
-        for (const auto& w : report.windows)
-            if (w.title == title) return true;
-        return false;
-    }
-    void SetUp() override {
-        imgui_.ui.report = &report;
-        ASSERT_TRUE(app::show_panel(panels, "Gradients"));
-    }
+    GradientView() : WindowTest("Gradients") {}
     const app::GradientResult& shown() const { return *panels.gradients.result; }
-
-    test::HeadlessImGui imgui_;
-    app::Panels panels;
-    app::DrawReport report;
 };
 
 // core's gradient of output[row][col] for the state's shown snapshot.

@@ -9,45 +9,18 @@
 
 #include "core/presets.hpp"
 #include "core/saturation.hpp"
-#include "frame.hpp"
-#include "headless.hpp"
 #include "panels/saturation_panel.hpp"
 #include "widgets/line_plot.hpp"
+#include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
 
 namespace {
 
-class SaturationLab : public ::testing::Test {
+class SaturationLab : public test::WindowTest {
 protected:
-    // Frames of the whole window with the saturation lab shown in its place.
-    void frames(AppState& state, int count = 1) {
-        for (int k = 0; k < count; ++k) {
-            report.clear();
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
-    const app::DrawReport::Item* item(const std::string& name) const {
-        for (const auto& i : report.items)
-            if (i.name == name) return &i;
-        return nullptr;
-    }
-    bool window(const std::string& title) const {
-        for (const auto& w : report.windows)
-            if (w.title == title) return true;
-        return false;
-    }
-    void SetUp() override {
-        imgui_.ui.report = &report;
-        ASSERT_TRUE(app::show_panel(panels, "Saturation lab"));
-    }
-
-    test::HeadlessImGui imgui_;
-    app::Panels panels;
-    app::DrawReport report;
+    SaturationLab() : WindowTest("Saturation lab") {}
 };
 
 // A session whose trace is computed at once (no worker), with its divisor.

@@ -7,48 +7,15 @@
 
 #include "core/presets.hpp"
 #include "core/sentence.hpp"
-#include "frame.hpp"
-#include "headless.hpp"
 #include "panels/sentence_dialog.hpp"
+#include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
 
 namespace {
 
-class SentenceDialogs : public ::testing::Test {
-protected:
-    void frames(AppState& state, int count = 1) {
-        for (int k = 0; k < count; ++k) {
-            report.clear();
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
-    const app::DrawReport::Item* item(const std::string& name) const {
-        for (const auto& i : report.items)
-            if (i.name == name) return &i;
-        return nullptr;
-    }
-    // A click in the middle of a reported item.
-    void click(AppState& state, const std::string& name) {
-        const app::DrawReport::Item* it = item(name);
-        ASSERT_NE(it, nullptr) << name;
-        ImGuiIO& io = ImGui::GetIO();
-        io.MousePos = {(it->min.x + it->max.x) / 2, (it->min.y + it->max.y) / 2};
-        frames(state, 1);
-        io.MouseDown[0] = true;
-        frames(state, 1);
-        io.MouseDown[0] = false;
-        frames(state, 2);
-    }
-    void SetUp() override { imgui_.ui.report = &report; }
-
-    test::HeadlessImGui imgui_;
-    app::Panels panels;
-    app::DrawReport report;
-};
+class SentenceDialogs : public test::WindowTest {};
 
 core::Session eight_wide() {
     return core::random_session({3, 8, 2, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 11);
@@ -60,13 +27,13 @@ TEST_F(SentenceDialogs, TypingASentenceAndPressingCreateMakesItsSession) {
     const core::Session before = eight_wide();
     AppState state(before);
     frames(state, 2);
-    click(state, "dimensions: sentence");  // opens the dialog, its sentence selected
+    click(state, "dimensions: sentence", 2);  // opens the dialog, its sentence selected
     frames(state, 2);
     ASSERT_NE(item("sentence: text"), nullptr) << "the dialog is open";
     ImGui::GetIO().AddInputCharactersUTF8("A dog saw the old cat!");  // replaces the selected example
     frames(state, 2);
     EXPECT_EQ(panels.sentence.text, "A dog saw the old cat!");
-    click(state, "sentence: create");
+    click(state, "sentence: create", 2);
 
     const core::Result<core::Session> want = core::sentence_session("A dog saw the old cat!", before,
                                                                     core::SentenceRows::embedding);
@@ -120,7 +87,7 @@ TEST_F(SentenceDialogs, ARefusedSentenceChangesNothing) {
     panels.sentence = d;
     panels.sentence.open = true;
     frames(state, 2);
-    click(state, "sentence: create");
+    click(state, "sentence: create", 2);
     EXPECT_EQ(state.session(), before);
     d.text = "";
     d.rows = 0;
