@@ -441,8 +441,7 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     // them keeps its width.
     const float clip_w = toggle_width("clip") + ImGui::GetStyle().ItemSpacing.x;
     colormap_legend(Colormap::diverging, o.range, std::clamp(map_w - clip_w, font * 6, font * 18), note.c_str());
-    same_line_if_fits(toggle_width("clip"));
-    ImGui::Checkbox("clip", &p.clip);
+    checkbox_on_line("clip", &p.clip);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "Colours from -p to p, p the 99th percentile of |B - A|, instead of its largest value:\n"

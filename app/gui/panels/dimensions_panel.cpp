@@ -56,8 +56,7 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
             "Q = X%sW_Q + b_Q, K and V alike, output = concat%sW_O + b_O\n"
             "(BERT, GPT-2, PyTorch's nn.MultiheadAttention). Edit them in the Inputs panel.",
             ui.symbols().dot, ui.symbols().dot);
-    same_line_if_fits(toggle_width("RoPE"));
-    if (ImGui::Checkbox("RoPE", &now.rope.on)) state.set_config(now);
+    if (checkbox_on_line("RoPE", &now.rope.on)) state.set_config(now);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "Rotary position embeddings (Llama, GPT-NeoX, GPT-J): the query and key of\n"

@@ -410,14 +410,12 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
     ui.report_item("gradients: show");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show the gradient of this output cell");
     if (apply) choose_output_cell(state, p, p.field_row, p.field_col);
-    same_line_if_fits(toggle_width("follow the selection"));
-    if (ImGui::Checkbox("follow the selection", &p.follow) && p.follow) p.seen.reset();
+    if (checkbox_on_line("follow the selection", &p.follow) && p.follow) p.seen.reset();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "On: a cell of output clicked in any view (every intermediate, the matrix viewer)\n"
             "shows its gradient here");
-    same_line_if_fits(toggle_width("one colour scale"));
-    ImGui::Checkbox("one colour scale", &p.one_scale);
+    checkbox_on_line("one colour scale", &p.one_scale);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "On: every matrix on ± the largest |value| of them all, so they compare.\n"

@@ -188,8 +188,7 @@ void draw_controls(UiContext& ui, HeadViewPanel& p, int heads, float min_weight,
     ui.report_item("head view: mean");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Several selected tokens: their weights added (sum), or added and divided by their number");
-    same_line_if_fits(toggle_width("scale opacity"));
-    if (ImGui::Checkbox("scale opacity", &scaled)) p.scaled_opacity = scaled;
+    if (checkbox_on_line("scale opacity", &scaled)) p.scaled_opacity = scaled;
     ui.report_item("head view: scale opacity");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(

@@ -72,8 +72,7 @@ void draw_presets(AppState& state, MaskPanel& panel) {
         ImGui::SetTooltip(
             "A sliding window of w keys: |i - j| < w (Longformer), or with 'causal' 0 <= i - j < w\n"
             "(Mistral): the query and the w - 1 keys before it");
-    same_line_if_fits(toggle_width("causal##window"));
-    ImGui::Checkbox("causal##window", &panel.causal_window);
+    checkbox_on_line("causal##window", &panel.causal_window);
 
     ImGui::SetNextItemWidth(field);
     ImGui::InputText("##segments", &panel.segments);

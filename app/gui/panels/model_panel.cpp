@@ -162,8 +162,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
         ImGui::SetTooltip(
             "Orders the heads of each layer by that number, each layer by its own heads: a column is "
             "not one head across layers");
-    same_line_if_fits(toggle_width("smallest first"));
-    ImGui::Checkbox("smallest first", &p.ascending);
+    checkbox_on_line("smallest first", &p.ascending);
     same_line_if_fits(ImGui::CalcTextSize("outline the first").x + style.ItemSpacing.x + font * 5.5f);
     ImGui::BeginDisabled(p.sort == core::HeadKey::none);
     ImGui::AlignTextToFramePadding();
@@ -176,8 +175,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
         ImGui::SetTooltip(
             "Outlines the first N heads of the whole model in this order (e.g. the heads with the "
             "largest diagonal share); 0: none. Needs a sort.");
-    same_line_if_fits(toggle_width("one scale 0..1"));
-    ImGui::Checkbox("one scale 0..1", &p.one_scale);
+    checkbox_on_line("one scale 0..1", &p.one_scale);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "On: every head coloured on 0..1, to compare how sharp heads are.\nOff: each head from 0 "

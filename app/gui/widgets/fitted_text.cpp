@@ -35,7 +35,13 @@ void same_line_if_fits(float width) {
 }
 
 float toggle_width(const char* label) {
-    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+    // The label as the checkbox shows it: without what follows "##".
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+bool checkbox_on_line(const char* label, bool* value) {
+    same_line_if_fits(toggle_width(label));
+    return ImGui::Checkbox(label, value);
 }
 
 }  // namespace attnviz::app

@@ -17,5 +17,7 @@ void text_fitted(const std::string& text);
 void same_line_if_fits(float width);
 // The width of a checkbox or radio button with this label.
 float toggle_width(const char* label);
+// A checkbox on the current line when it fits there, else on the next; true when clicked.
+bool checkbox_on_line(const char* label, bool* value);
 
 }  // namespace attnviz::app
