@@ -150,6 +150,10 @@ ColorRange auto_outlier_range(const ValueStats& st) {
     return color_range(ColorScale::unit_interval, Scaling::automatic, st);
 }
 
+bool clips_outliers(ColorScale colors, bool chosen, std::int64_t cols) {
+    return !chosen && colors == ColorScale::unit_interval && default_scaling(colors, cols) == Scaling::automatic;
+}
+
 const char* scaling_name(Scaling s) {
     switch (s) {
         case Scaling::fixed: return "fixed 0..1";

@@ -87,8 +87,12 @@ inline constexpr double outlier_ratio = 0.5;
 bool max_is_outlier(const ValueStats& stats);
 // Automatic for weights, its top lowered to the clip_high_percentile when the largest value is an
 // outlier (the few cells above it take the top colour); else automatic's min..max. What exported
-// figures of weights over auto_weights_from_keys keys or more use until a scaling is chosen.
+// figures and the app's heatmaps use where clips_outliers says so.
 ColorRange auto_outlier_range(const ValueStats& stats);
+// Whether a matrix coloured `colors` with `cols` columns and no scaling chosen (`chosen` false) is
+// drawn on auto_outlier_range: weights over auto_weights_from_keys keys or more. A chosen "auto"
+// stays min..max.
+bool clips_outliers(ColorScale colors, bool chosen, std::int64_t cols);
 
 // A short name for menus and legends: "fixed 0..1", "auto", "percentile (clips outliers)", "log".
 const char* scaling_name(Scaling scaling);

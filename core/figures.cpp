@@ -288,15 +288,15 @@ Coloring coloring(ColorScale colors, std::optional<Scaling> asked, const std::ve
     const std::int64_t cols = heatmaps.empty() ? 0 : heatmaps.front().cols();
     Scaling scaling = asked.value_or(default_scaling(colors, cols));
     if (!offers(colors, scaling)) scaling = Scaling::automatic;
-    const bool clip_outliers = !asked && colors == ColorScale::unit_interval && scaling == Scaling::automatic;
+    const bool clip_outliers = clips_outliers(colors, asked.has_value(), cols);
     Coloring out;
     ValueStats all, drawn;
     for (const Drawn& d : heatmaps) {
-        const ValueStats st = value_stats(d.m, scaling == Scaling::percentile);
+        // Unblocked, the drawn values are the matrix's own: their percentiles come with its stats.
+        const ValueStats st = value_stats(d.m, scaling == Scaling::percentile || (clip_outliers && step == 1));
         out.masked = out.masked || st.finite < d.m.size();
         all = combine(all, st);
-        if (clip_outliers)
-            drawn = combine(drawn, step > 1 ? value_stats(drawn_values(d, step), true) : value_stats(d.m, true));
+        if (clip_outliers) drawn = combine(drawn, step > 1 ? value_stats(drawn_values(d, step), true) : st);
     }
     out.note = scaling_name(scaling);
     if (clip_outliers && max_is_outlier(drawn)) {

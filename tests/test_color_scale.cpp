@@ -187,5 +187,12 @@ TEST(ColorScale, AnOutlyingLargestWeightLowersTheTopToThe99thPercentile) {
     EXPECT_FALSE(max_is_outlier(value_stats(spike, true)));
 }
 
+TEST(ColorScale, OnlyWeightsOnTheirDefaultAutomaticScalingClipAnOutlier) {
+    EXPECT_TRUE(clips_outliers(ColorScale::unit_interval, false, auto_weights_from_keys));
+    EXPECT_FALSE(clips_outliers(ColorScale::unit_interval, false, auto_weights_from_keys - 1));  // fixed 0..1
+    EXPECT_FALSE(clips_outliers(ColorScale::unit_interval, true, 512));  // a scaling chosen, "auto" included
+    EXPECT_FALSE(clips_outliers(ColorScale::diverging, false, 512));
+}
+
 }  // namespace
 }  // namespace attnviz::core

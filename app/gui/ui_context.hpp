@@ -77,8 +77,7 @@ public:
     // while no scaling is chosen, as exported figures draw them (a causal layer's first query puts
     // weight 1 on itself; on min..max every other weight of a long sequence takes one colour).
     bool clips_outliers(core::MatrixId id, std::int64_t cols) const {
-        return !scalings[static_cast<std::size_t>(id)] && core::info(id).colors == core::ColorScale::unit_interval &&
-               scaling(id, cols) == core::Scaling::automatic;
+        return core::clips_outliers(core::info(id).colors, scalings[static_cast<std::size_t>(id)].has_value(), cols);
     }
     // Chooses a scaling for a matrix; nullopt goes back to the default.
     void set_scaling(core::MatrixId id, std::optional<core::Scaling> s) { scalings[static_cast<std::size_t>(id)] = s; }
