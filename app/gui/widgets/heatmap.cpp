@@ -275,8 +275,8 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     if (o.col_labels) {
         // Every visible column's label in the UI font, else in the smaller numbers font, those wider
         // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
-        // label every k columns (k as the widest needs, up to four digits' width), each from its
-        // column's left edge. Either way no column's label is dropped while its neighbours keep theirs.
+        // label every k columns, each from its column's left edge. Either way no column's label is
+        // dropped while its neighbours keep theirs.
         const int c_end = std::min(c1, static_cast<int>(o.col_labels->size()));
         ImFont* font = ImGui::GetFont();
         if (ui.fonts.numbers)
@@ -287,24 +287,29 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
                 }
         const float font_size = font->FontSize;
         ImGui::PushFont(font);
-        const auto characters = [](const std::string& text) {
-            return std::count_if(text.begin(), text.end(),
-                                 [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; });
-        };
-        float widest = 0;
-        int unreadable = 0;  // labels whose cut keeps less than two characters before its "…"
-        for (int c = c0; c < c_end; ++c) {
-            const std::string& label = (*o.col_labels)[c];
-            widest = std::max(widest, ImGui::CalcTextSize(label.c_str()).x);
-            const std::string cut = fitted_text(label, cell - 3);
-            if (cut != label && characters(cut) < 3) ++unreadable;
-        }
+        // The widest label matters up to four digits' width (a label every k columns has that room).
         const float four_digits = ImGui::CalcTextSize("x000").x;
-        const int every = 2 * unreadable <= c_end - c0
-                              ? 1
-                              : std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / cell)));
-        for (int c = c0 - c0 % every; c < c_end; c += every) {
-            if (c < c0) continue;
+        float widest = 0;
+        for (int c = c0; c < c_end && widest < four_digits; ++c)
+            widest = std::max(widest, ImGui::CalcTextSize((*o.col_labels)[c].c_str()).x);
+        const int spaced = std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / cell)));
+        // Columns narrower than a character and its "…" leave no cut readable: spaced at once; else
+        // each label that does not fit is cut, and spaced when most cuts keep less than two characters.
+        int every = spaced;
+        if (cell >= font_size) {
+            const auto characters = [](const std::string& text) {
+                return std::count_if(text.begin(), text.end(),
+                                     [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; });
+            };
+            int unreadable = 0;
+            for (int c = c0; c < c_end; ++c) {
+                const std::string& label = (*o.col_labels)[c];
+                if (const std::string cut = fitted_text(label, cell - 3); cut != label && characters(cut) < 3)
+                    ++unreadable;
+            }
+            if (2 * unreadable <= c_end - c0) every = 1;
+        }
+        for (int c = (c0 + every - 1) / every * every; c < c_end; c += every) {
             const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? cell - 3 : every * cell - 4);
             const float w = ImGui::CalcTextSize(s.c_str()).x;
             const float x = every == 1 ? x_of(c) + (cell - w) / 2 : x_of(c) + 2;
