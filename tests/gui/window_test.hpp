@@ -22,7 +22,9 @@ protected:
 
     void SetUp() override {
         imgui_.ui.report = &report;
-        if (!shown_.empty()) ASSERT_TRUE(app::show_panel(panels, shown_)) << shown_;
+        if (!shown_.empty()) {
+            ASSERT_TRUE(app::show_panel(panels, shown_)) << shown_;
+        }
     }
     // Frames of the whole window; the report holds the last one's.
     void frames(app::AppState& state, int count = 1) {
