@@ -11,6 +11,13 @@ namespace {
 
 using nlohmann::json;
 
+// A name from the file as a message quotes it: "Unigram" (a long one cut short).
+std::string quote_name(const std::string& s) {
+    const std::string d = core::describe_text(s);
+    const std::string prefix = "the text ";
+    return d.rfind(prefix, 0) == 0 ? d.substr(prefix.size()) : d;
+}
+
 // Reading with the first problem kept: every reader returns a harmless value after a problem, and
 // the caller checks ok() at the end.
 class Reader {
@@ -115,7 +122,10 @@ public:
                                                                  {"Contiguous", Behavior::contiguous}};
         for (const auto& [name, b] : names)
             if (s == name) return b;
-        if (ok()) fail(core::path_key(path, key), core::describe_text(s) + " is not a split behavior");
+        if (ok())
+            fail(core::path_key(path, key),
+                 quote_name(s) +
+                     " is not a split behavior (Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous)");
         return otherwise;
     }
 
@@ -144,7 +154,7 @@ public:
     }
 
     void unsupported(const std::string& path, const std::string& kind, const std::string& type) {
-        fail(core::path_key(path, "type"), kind + " " + core::describe_text(type) + " is not supported");
+        fail(core::path_key(path, "type"), kind + " " + quote_name(type) + " is not supported");
     }
 
     int depth = 0;  // of nested Sequences
@@ -162,7 +172,7 @@ PrependScheme prepend_scheme(Reader& r, const json& j, const std::string& path) 
     if (s == "always") return PrependScheme::always;
     if (s == "first") return PrependScheme::first;
     if (s == "never") return PrependScheme::never;
-    r.fail(core::path_key(path, "prepend_scheme"), core::describe_text(s) + " is not always, first or never");
+    r.fail(core::path_key(path, "prepend_scheme"), quote_name(s) + " is not always, first or never");
     return PrependScheme::always;
 }
 
@@ -459,10 +469,10 @@ ModelPtr read_model(Reader& r, const json& j, std::string& kind) {
         model = wordlevel_model(std::move(vocab), unk, error);
     } else {
         if (r.ok())
-            r.fail(core::path_key(path, "type"), type.empty()
-                                                     ? "missing"
-                                                     : "the model " + core::describe_text(type) +
-                                                           " is not supported (BPE, WordPiece and WordLevel are)");
+            r.fail(core::path_key(path, "type"),
+                   type.empty()
+                       ? "missing"
+                       : "the model " + quote_name(type) + " is not supported (BPE, WordPiece and WordLevel are)");
         return nullptr;
     }
     if (!model) r.fail(path, error);
