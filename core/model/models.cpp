@@ -8,6 +8,11 @@
 
 namespace attnviz::model {
 
+void Vocab::reserve(std::size_t n) {
+    ids_.reserve(n);
+    pieces_.reserve(n);
+}
+
 void Vocab::add(std::string piece, std::int32_t id) {
     pieces_[id] = piece;
     ids_[std::move(piece)] = id;
@@ -47,6 +52,7 @@ public:
     bool add_merges(const std::vector<BpeMerge>& merges, std::string& error) {
         const std::size_t prefix = o_.continuing_subword_prefix.size();
         merges_.reserve(merges.size());
+        std::string merged;
         for (std::size_t rank = 0; rank < merges.size(); ++rank) {
             const BpeMerge& m = merges[rank];
             const auto left = vocab_.id(m.left), right = vocab_.id(m.right);
@@ -59,7 +65,7 @@ public:
                 error = where + "\"" + m.right + "\" is shorter than the continuing_subword_prefix";
                 return false;
             }
-            const std::string merged = m.left + m.right.substr(prefix);
+            merged.assign(m.left).append(m.right, prefix);
             const auto id = vocab_.id(merged);
             if (!id) {
                 error = where + "the merged token \"" + merged + "\" is not in the vocabulary";

@@ -112,6 +112,7 @@ bool byte_level_bytes(std::string_view text, std::string& bytes);
 // token → id, with the reverse.
 class Vocab {
 public:
+    void reserve(std::size_t n);
     void add(std::string piece, std::int32_t id);  // a later piece with the same text wins
     std::optional<std::int32_t> id(std::string_view piece) const;
     const std::string* piece(std::int32_t id) const;

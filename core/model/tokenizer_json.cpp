@@ -385,9 +385,13 @@ Vocab read_vocab(Reader& r, const json& j, const std::string& path) {
                std::to_string(v->size()) + " tokens, more than the " + std::to_string(max_vocab_entries) + " allowed");
         return vocab;
     }
+    vocab.reserve(v->size());
     for (const auto& [piece, id] : v->items()) {
-        vocab.add(piece, r.id(id, core::path_key(field, piece)));
-        if (!r.ok()) break;
+        if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 0x7FFFFFFF) {
+            r.id(id, core::path_key(field, piece));  // the problem, its path built only now
+            break;
+        }
+        vocab.add(piece, static_cast<std::int32_t>(id.get<std::uint64_t>()));
     }
     return vocab;
 }

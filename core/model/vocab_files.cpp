@@ -46,6 +46,7 @@ core::Result<Tokenizer> read_gpt2_vocab(std::string_view vocab_json, const std::
     if (doc.value->size() > max_vocab_entries)
         return refuse(vocab_name, "more than " + std::to_string(max_vocab_entries) + " tokens");
     Vocab vocab;
+    vocab.reserve(doc.value->size());
     for (const auto& [piece, id] : doc.value->items()) {
         if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 0x7FFFFFFF)
             return refuse(vocab_name, core::path_key("", piece) +
