@@ -1,5 +1,6 @@
 // The older vocabulary files: GPT-2's vocab.json + merges.txt and BERT's vocab.txt, each made into
 // the pipeline the tokenizers library builds for them (GPT2TokenizerFast, BertTokenizerFast).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/json_read.hpp"
@@ -33,6 +34,13 @@ std::vector<std::string_view> lines(std::string_view text) {
 // "line 3" for an index from 0.
 std::string line_name(std::size_t index) { return "line " + std::to_string(index + 1); }
 
+// "line 4 is not UTF-8" for the byte where a text stops being UTF-8.
+std::string not_utf8(std::string_view text, std::size_t bad) {
+    const auto line =
+        static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+    return line_name(line) + " is not UTF-8";
+}
+
 }  // namespace
 
 core::Result<Tokenizer> read_gpt2_vocab(std::string_view vocab_json, const std::string& vocab_name,
@@ -57,7 +65,7 @@ core::Result<Tokenizer> read_gpt2_vocab(std::string_view vocab_json, const std::
     }
 
     if (const std::size_t bad = invalid_utf8_at(merges_txt); bad != merges_txt.size())
-        return refuse(merges_name, "not UTF-8 (byte " + std::to_string(bad) + ")");
+        return refuse(merges_name, not_utf8(merges_txt, bad));
     std::vector<BpeMerge> merges;
     const std::vector<std::string_view> merge_lines = lines(merges_txt);
     if (merge_lines.size() > max_vocab_entries)
@@ -113,7 +121,7 @@ core::Result<Tokenizer> read_bert_vocab(std::string_view vocab_txt, const std::s
     if (vocab_txt.size() > max_tokenizer_bytes)
         return refuse(name, "larger than " + std::to_string(max_tokenizer_bytes >> 20) + " MiB");
     if (const std::size_t bad = invalid_utf8_at(vocab_txt); bad != vocab_txt.size())
-        return refuse(name, "not UTF-8 (byte " + std::to_string(bad) + ")");
+        return refuse(name, not_utf8(vocab_txt, bad));
     const std::vector<std::string_view> entries = lines(vocab_txt);
     if (entries.size() > max_vocab_entries)
         return refuse(name, "more than " + std::to_string(max_vocab_entries) + " tokens");
