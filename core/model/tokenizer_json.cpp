@@ -505,6 +505,10 @@ void read_added_tokens(Reader& r, const json& doc, Pipeline& p) {
     }
 }
 
+// Padding to more tokens than this is refused (real files pad to 512 or a few thousand at most).
+constexpr std::size_t max_padded_length = std::size_t{1} << 17;
+
+// Truncation and padding, as encode applies them to a single sequence.
 void read_truncation_padding(Reader& r, const json& doc, Pipeline& p) {
     if (const json* t = Reader::member(doc, "truncation")) {
         Truncation trunc;
@@ -516,8 +520,8 @@ void read_truncation_padding(Reader& r, const json& doc, Pipeline& p) {
         Padding padding;
         const json* strategy = Reader::member(*pad, "strategy");
         if (strategy && strategy->is_object() && Reader::member(*strategy, "Fixed"))
-            padding.fixed = r.count(*strategy, "padding.strategy", "Fixed", 0, 1 << 24);
-        padding.multiple = r.count(*pad, "padding", "pad_to_multiple_of", 0, 1 << 24);
+            padding.fixed = r.count(*strategy, "padding.strategy", "Fixed", 0, max_padded_length);
+        padding.multiple = r.count(*pad, "padding", "pad_to_multiple_of", 0, max_padded_length);
         padding.left = r.string(*pad, "padding", "direction", "Right") == "Left";
         padding.pad = {static_cast<std::int32_t>(r.count(*pad, "padding", "pad_id", 0, 0x7FFFFFFF)),
                        r.string(*pad, "padding", "pad_token", "[PAD]")};

@@ -34,8 +34,7 @@ inline void exercise(const model::Tokenizer& t, std::string_view input_as_text =
         "  \t\n\r\n x\xC2\xA0y ",
         "Caf\xC3\xA9 e\xCC\x81 \xC4\xB0 \xEF\xAC\x81",                     // accents, İ, ﬁ
         "\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80\xE2\x80\x8D \x01\x7F",  // CJK, emoji, controls
-        "abcabcabc ab ab a b c \xE2\x96\x81"
-        "a ##b",
+        "abcabcabc ab ab a b c \xE2\x96\x81\x61 ##b",                      // ▁a
     };
     for (const char* text : texts) check_encoding(t, text);
     if (input_as_text.size() <= 4096) check_encoding(t, input_as_text);

@@ -148,6 +148,23 @@ TEST_F(TokenizerFiles, MalformedTokenizerJsonIsRefusedWithItsField) {
     EXPECT_TRUE(has(refused(tokenizer_json(tiny_bpe, R"("normalizer": )" + deep + ", ")), "nested more than 16"));
 }
 
+TEST_F(TokenizerFiles, TruncationAndPaddingAreApplied) {
+    const std::string model =
+        R"({"type": "WordLevel", "vocab": {"<pad>": 0, "a": 1, "b": 2, "c": 3}, "unk_token": "<pad>"})";
+    const std::string rest = R"("pre_tokenizer": {"type": "WhitespaceSplit"},
+        "truncation": {"max_length": 2, "direction": "Left", "strategy": "LongestFirst", "stride": 0},
+        "padding": {"strategy": {"Fixed": 4}, "direction": "Right", "pad_to_multiple_of": null, "pad_id": 0,
+                    "pad_type_id": 0, "pad_token": "<pad>"}, )";
+    const Result<Tokenizer> t =
+        attnviz::model::load_tokenizer(write("tokenizer.json", tokenizer_json(model, rest)).string());
+    ASSERT_TRUE(t) << t.problems.front().str();
+    // The last two of a b c, then padded to four.
+    EXPECT_EQ(t.value->encode("a b c").value->ids, (std::vector<std::int32_t>{2, 3, 0, 0}));
+    const std::string too_long = R"("padding": {"strategy": {"Fixed": 1000000}}, )";
+    EXPECT_TRUE(has(refusal(write("tokenizer.json", tokenizer_json(model, too_long))),
+                    "padding.strategy.Fixed: expected a whole number from 0 to 131072"));
+}
+
 TEST_F(TokenizerFiles, MalformedVocabularyFilesAreRefusedWithTheirLine) {
     write("g/vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
     write("g/merges.txt", "#version: 0.2\na b\nab\n");
