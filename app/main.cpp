@@ -9,6 +9,7 @@
 #include "bench_command.hpp"
 #include "commands.hpp"
 #include "gui/gui.hpp"
+#include "tokenize_command.hpp"
 
 int main(int argc, char** argv) {
     using namespace attnviz::app;
@@ -170,6 +171,16 @@ int main(int argc, char** argv) {
     be->add_flag("--json", bench.json, "Print one JSON object instead of the table");
     add_budget(be);
 
+    TokenizeOptions tokenize;
+    CLI::App* tok = cli.add_subcommand("tokenize", "A text's token ids and pieces as JSON, from a model's tokenizer");
+    tok->add_option("model", tokenize.model,
+                    "A model folder or a tokenizer file (tokenizer.json, vocab.json, "
+                    "merges.txt, vocab.txt, tokenizer.model)")
+        ->required()
+        ->check(not_empty);
+    tok->add_option("--text", tokenize.text, "The text (UTF-8)")->required();
+    tok->add_flag("--no-special", tokenize.no_special, "Leave out the special tokens ([CLS] ... [SEP], <s>)");
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -193,6 +204,7 @@ int main(int argc, char** argv) {
         if (ex->parsed()) return example_command(example);
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);
+        if (tok->parsed()) return tokenize_command(tokenize);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);
         return run_gui(gui);

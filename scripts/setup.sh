@@ -8,6 +8,7 @@ ATTNVIZ_BUILD=${ATTNVIZ_BUILD:-$ATTNVIZ_ROOT/build}
 ATTNVIZ_PACKAGES=(
     cmake ninja-build g++ pkg-config
     libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+    libpcre2-dev libutf8proc-dev libsentencepiece-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
     xvfb xauth libgl1-mesa-dri
