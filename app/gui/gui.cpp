@@ -371,6 +371,8 @@ int run_gui(const GuiOptions& o) {
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);
+        if (o.dialog == "beside") ui.request(Command::open_beside);
+        if (o.dialog == "import-all") ui.request(Command::import_all_layers);
         if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
         if (o.dialog == "sentence") ui.request(Command::new_sentence);
         for (const auto& [cell, value] : edits)

@@ -96,6 +96,7 @@ public:
 private:
     enum class State { closed, native, browser, ask_replace };
     void refresh();
+    void draw_browser(UiContext& ui);  // inside the open popup
     void choose(const std::string& path);
     void start_native(const std::string& tool);
     const FileFilter& filter() const;
@@ -109,6 +110,7 @@ private:
     std::vector<DirEntry> entries_;
     std::string error_;
     std::string replace_;                // the existing file a save would replace
+    int replace_asked_ = 0;              // the frame "Replace?" was asked in
     std::optional<std::string> chosen_;  // returned by the next draw()
     std::vector<std::string> more_;      // chosen with it (open_several)
     bool appearing_ = false;

@@ -106,7 +106,9 @@ void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& d) {
     ImGui::TextUnformatted("Token labels, separated by spaces:");
     ImGui::SetNextItemWidth(wide);
     ImGui::InputText("##tokens", &d.tokens);
-    if (ImGui::Button("Import") && !d.path.empty()) {
+    const bool import = ImGui::Button("Import");
+    ui.report_item("import: import");
+    if (import && !d.path.empty()) {
         const core::Result<core::ImportOptions> options = import_options(d);
         if (!options)
             state.set_message("Could not import: --x: " + options.problems.front().str(), true);

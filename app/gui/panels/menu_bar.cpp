@@ -9,9 +9,10 @@ namespace attnviz::app {
 
 namespace {
 
-// The shortcuts, as commands. ImGui 1.86 indexes keys by the platform key code; GLFW codes letters
-// by their ASCII capital.
+// The shortcuts, as commands; none while a dialog is open (it has the keyboard). ImGui 1.86 indexes
+// keys by the platform key code; GLFW codes letters by their ASCII capital.
 void shortcuts(const AppState& state, UiContext& ui) {
+    if (ui.dialog_open) return;
     const ImGuiIO& io = ImGui::GetIO();
     if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(Command::open);
     if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(Command::save);
@@ -46,7 +47,15 @@ bool save_or_ask(AppState& state, MenuBar& menu) {
     return state.save_file(state.file_path());
 }
 
-void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
+std::string session_title(const AppState& state, bool whole_path) {
+    const std::string& path = state.file_path();
+    const std::string name = path.empty() ? std::string("unsaved session")
+                             : whole_path ? path
+                                          : std::filesystem::path(path).filename().string();
+    return name + (state.modified() ? "*" : "");
+}
+
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
             if (ImGui::MenuItem("New from a sentence...")) ui.request(Command::new_sentence);
@@ -92,15 +101,18 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
             if (ImGui::MenuItem("Unpin A", nullptr, false, state.session().pin != nullptr)) state.unpin();
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu("View")) {
-            if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2")) ui.request(Command::toggle_teach);
-            if (ImGui::MenuItem("Reset layout")) ui.request(Command::reset_layout);
-            ImGui::EndMenu();
-        }
-        ImGui::TextDisabled("%s", state.file_path().empty() ? "unsaved session" : state.file_path().c_str());
+        // The View menu is the frame's (frame.cpp): it knows the panels and teach mode.
+        if (ImGui::BeginMenu("View")) ImGui::EndMenu();
+        ui.report_item("menu: View");
+        const std::string title = session_title(state, true);
+        ImGui::TextDisabled("%s", title.c_str());
+        ui.report_item("title: " + title);
         ImGui::EndMainMenuBar();
     }
     shortcuts(state, ui);
+}
+
+void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (menu.open_dialog) {
         menu.open_dialog = false;
         menu.open_files.open(FileChooser::Mode::open, "Open a session, or a checkpoint to import", session_filters(),
@@ -135,6 +147,7 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
         }
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ui.report_item("quit: cancel");
         ImGui::EndPopup();
     }
 }

@@ -1,6 +1,6 @@
 // The main menu and the keyboard shortcuts: each item requests a Command (command.hpp), which
 // run_commands() carries out; plus the dialogs the commands open (a path to open or save, and
-// "Unsaved changes" before quitting).
+// "Unsaved changes" before quitting), drawn after every window of the frame (draw_menu_dialogs).
 #pragma once
 
 #include <string>
@@ -30,7 +30,13 @@ bool open_and_note(AppState& state, MenuBar& menu, const std::string& path);
 // Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.
 bool save_or_ask(AppState& state, MenuBar& menu);
 
-// Draws the menu bar and the dialogs; sets `quit` when the user confirmed quitting.
-void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit);
+// The session's name as the menu bar and the window's title show it: its file (the whole path, or
+// only the file's name), or "unsaved session", with "*" when it has unsaved changes.
+std::string session_title(const AppState& state, bool whole_path);
+
+// Draws the menu bar (its File and Edit menus) and takes the shortcuts, unless a dialog is open.
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu);
+// Draws the menu's dialogs; sets `quit` when the user confirmed quitting.
+void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit);
 
 }  // namespace attnviz::app
