@@ -42,6 +42,24 @@ case "$case" in
         [ ! -e layout.ini ] && [ ! -e imgui.ini ] || { echo "a layout file was written to the working directory"; exit 1; }
         echo "layout kept in $config/attnviz/layout.ini"
         exit 0 ;;
+    dialogs)
+        # Every menu item's dialog (--dialog opens it as its menu item does), in the default layout
+        # and in teach mode: the dialog is drawn, and the app neither aborts nor writes anything.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        export ATTNVIZ_NATIVE_DIALOGS=0
+        for dialog in open:"files: Open" save:"files: Save" import:"import: import" beside:"files: Open" \
+            import-all:"import: import" export:"export: save as" sentence:"sentence: create"; do
+            for mode in default teach; do
+                png="$out/$case-${dialog%%:*}-$mode.png"
+                teach=()
+                [ "$mode" = teach ] && teach=(--teach 1)
+                XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" "${teach[@]}" --dialog "${dialog%%:*}" \
+                    --screenshot "$png" --frames 4 --size 1024x640 --report "$png.json"
+                "$ui_check" "$png.json" "$png" "item=${dialog#*:}"
+            done
+        done
+        exit 0 ;;
     selected-cell)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
