@@ -10,7 +10,7 @@ ATTNVIZ_PACKAGES=(
     libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
-    xvfb xauth libgl1-mesa-dri
+    xvfb xauth libgl1-mesa-dri xdotool
     dpkg-dev file librsvg2-bin
     clang-format
 )

@@ -5,6 +5,7 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui_internal.h>
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "core/presets.hpp"
 #include "fonts.hpp"
 #include "frame.hpp"
+#include "layout_file.hpp"
 
 namespace attnviz::app {
 
@@ -91,6 +93,28 @@ core::Problems write_window_png(GLFWwindow* window, const std::string& path) {
     const std::string png = window_png(window);
     if (png.empty()) return {{path, "cannot encode the PNG"}};
     return core::write_file_atomic(path, png);
+}
+
+// Reads the layout file into ImGui: only what attnviz writes (layout_file.hpp), and one message
+// (on stderr and in the app) for whatever was dropped. A missing file is the default layout.
+void load_layout(const std::string& path, AppState& state) {
+    static_assert(layout_max_columns == IMGUI_TABLE_MAX_COLUMNS);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return;
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    const core::Result<std::string> saved =
+        ec || size > layout_max_bytes ? core::Result<std::string>::fail({{path, "too large"}}) : core::read_file(path);
+    const FilteredLayout layout = saved ? filter_layout(*saved.value) : FilteredLayout{"", 1};
+    if (!layout.text.empty()) ImGui::LoadIniSettingsFromMemory(layout.text.data(), layout.text.size());
+    if (layout.dropped == 0) return;
+    const std::string message =
+        "The window layout in " + path + " " +
+        (saved ? "had " + std::to_string(layout.dropped) + " section" + (layout.dropped == 1 ? "" : "s") + " or line" +
+                     (layout.dropped == 1 ? "" : "s") + " attnviz does not write; they were left out"
+               : "could not be used (" + saved.problems.front().message + "); the default layout is shown") +
+        " (it is written anew on exit)";
+    std::cerr << "warning: " << message << "\n";
+    if (!state.message().error) state.set_message(message, true);  // a session that did not open says so first
 }
 
 void save_layout(const std::string& path) {
@@ -322,9 +346,7 @@ int run_gui(const GuiOptions& o) {
     if (!screenshot)
         if (const std::string dir = config_dir(); !dir.empty()) panels.menu.recent = RecentFiles(dir + "/recent.json");
     const std::string ini = screenshot ? "" : layout_file();
-    if (!ini.empty())
-        if (core::Result<std::string> saved = core::read_file(ini); saved && saved.value->size() < (1u << 20))
-            ImGui::LoadIniSettingsFromMemory(saved.value->data(), saved.value->size());
+    if (!ini.empty()) load_layout(ini, state);
     ImGui::StyleColorsDark();
     ImGui::GetStyle().WindowRounding = 3;
     // Tooltips, menus and popups are opaque: the text behind them must not bleed through.

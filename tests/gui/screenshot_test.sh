@@ -60,6 +60,28 @@ case "$case" in
             done
         done
         exit 0 ;;
+    layout-corrupt)
+        # A corrupt layout file: each start opens at once with the default layout and one message.
+        config="$out/corrupt-config"
+        for layout in '[Table][0x00000001,2147483647]' '[Table][0x1,100000000]' many-tables; do
+            rm -rf "$config"
+            mkdir -p "$config/attnviz"
+            if [ "$layout" = many-tables ]; then
+                for k in $(seq 1 10000); do printf '[Table][0x%08X,3]\nColumn 0 Weight=1.0\n' "$k"; done
+            else
+                printf '%s\n' "$layout"
+            fi > "$config/attnviz/layout.ini"
+            start=$(date +%s%N)
+            XDG_CONFIG_HOME="$config" timeout 60 "$attnviz" --frames 3 2>"$out/corrupt.err" ||
+                { cat "$out/corrupt.err"; echo "attnviz did not start with the layout $layout"; exit 1; }
+            ms=$(( ($(date +%s%N) - start) / 1000000 ))
+            grep -q "were left out" "$out/corrupt.err" || { cat "$out/corrupt.err"; echo "no message for $layout"; exit 1; }
+            [ "$(grep -c . "$out/corrupt.err")" -eq 1 ] || { cat "$out/corrupt.err"; echo "more than one message"; exit 1; }
+            [ "$ms" -lt 5000 ] || { echo "the start with $layout took $ms ms"; exit 1; }
+            grep -q '^\[Window\]\[Dimensions\]' "$config/attnviz/layout.ini" || { echo "the layout was not written anew"; exit 1; }
+            echo "$layout: started in $ms ms"
+        done
+        exit 0 ;;
     selected-cell)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
