@@ -504,14 +504,20 @@ RecentFiles::RecentFiles(std::string file) : file_(std::move(file)) {
     if (!text || text.value->size() > (1 << 20)) return;
     const nlohmann::json doc = nlohmann::json::parse(*text.value, nullptr, false);
     if (!doc.is_object() || !doc.contains("recent") || !doc["recent"].is_array()) return;
+    // Only absolute paths: a relative one would name another file from every working directory.
     for (const nlohmann::json& p : doc["recent"])
-        if (p.is_string() && paths_.size() < max) paths_.push_back(p.get<std::string>());
+        if (p.is_string() && fs::path(p.get<std::string>()).is_absolute() && paths_.size() < max)
+            paths_.push_back(p.get<std::string>());
 }
 
 void RecentFiles::add(const std::string& path) {
+    // Absolute and canonical (links and "..", resolved as far as the path exists): the file the
+    // session came from, whichever folder attnviz is started in next.
     std::error_code ec;
-    const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
-    const std::string p = ec ? path : absolute;
+    const fs::path absolute = fs::absolute(path, ec);
+    if (ec) return;
+    const fs::path canonical = fs::weakly_canonical(absolute, ec);
+    const std::string p = (ec ? absolute.lexically_normal() : canonical).string();
     paths_.erase(std::remove(paths_.begin(), paths_.end(), p), paths_.end());
     paths_.insert(paths_.begin(), p);
     if (paths_.size() > max) paths_.resize(max);

@@ -121,8 +121,9 @@ private:
     std::string native_output_;
 };
 
-// Recent files (File > Open Recent): at most `max` absolute paths, newest first, each once, kept in
-// recent.json in the config directory (written atomically; a malformed file counts as empty).
+// Recent files (File > Open Recent): at most `max` absolute canonical paths (links resolved), newest
+// first, each once, kept in recent.json in the config directory (written atomically; a malformed
+// file counts as empty, a relative path in it is left out).
 class RecentFiles {
 public:
     static constexpr size_t max = 10;
