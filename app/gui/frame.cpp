@@ -491,6 +491,12 @@ bool opens_dialog(Command c) {
     }
 }
 
+// Whether a text field is being edited (a value typed into a cell, a dimension, a label).
+bool editing_text() {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    return g.ActiveId != 0 && g.InputTextState.ID == g.ActiveId;
+}
+
 // Esc closes the topmost popup (a dialog, as its Cancel does; a menu; a combo's list), one a press.
 void close_popup_on_escape() {
     const ImGuiContext& g = *ImGui::GetCurrentContext();
@@ -516,6 +522,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
     const std::vector<Command> commands = std::move(ui.commands);
     ui.commands.clear();
     bool dialog = dialog_open(p);
+    std::vector<Command> later;  // for the next frame
     for (Command c : commands) {
         // One dialog at a time: a command for another is dropped (the user asks again once it is closed).
         if (opens_dialog(c)) {
@@ -545,8 +552,20 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
                 } else
                     p.quit = true;
                 break;
-            case Command::undo: state.undo(); break;
-            case Command::redo: state.redo(); break;
+            case Command::undo:
+            case Command::redo:
+                // A value being typed is committed first: its field is let go, its panel applies it
+                // in the next frame, and the undo runs after that. Undo then takes back what the
+                // field shows, never an older step beside a field still showing the typed value.
+                if (editing_text()) {
+                    ImGui::ClearActiveID();
+                    later.push_back(c);
+                } else if (c == Command::undo) {
+                    state.undo();
+                } else {
+                    state.redo();
+                }
+                break;
             case Command::toggle_teach:
                 if (p.teach_mode)
                     p.teach_mode = false;
@@ -570,6 +589,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
             case Command::count: break;
         }
     }
+    for (Command c : later) ui.request(c);
 }
 
 void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
@@ -577,6 +597,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     if (ui.report) ui.report->clear();
     close_popup_on_escape();
     ui.dialog_open = dialog_open(p);
+    ui.desktop_dialog = false;  // until a file chooser waits for one
     draw_menu_bar(state, ui, p.menu);
     update_model_panel(state, p.model);  // its layers' results, shown or not
     draw_view_menu(p, ui);

@@ -112,6 +112,9 @@ public:
     // A dialog is open (set by the frame before anything draws): it has the keyboard, so the
     // shortcuts wait, and a command that would open another dialog is dropped.
     bool dialog_open = false;
+    // A desktop file dialog was waited for in this frame (FileChooser::draw): the window looks for
+    // its answer a few times a second even while idle.
+    bool desktop_dialog = false;
     DrawReport* report = nullptr;  // non-null: record what is drawn (screenshot tests)
 
     // Records the last item (a field or a button) in the draw report, when one is collected.

@@ -245,6 +245,17 @@ TEST_F(Headless, StatusBarNamesTheDimensions) {
     EXPECT_NE(text.find("W_O off"), std::string::npos);
 }
 
+// The frame time shows while frames follow one another (frame_ms ≥ 0), as ms or s; an idle
+// window's last frame (frame_ms < 0) shows none: "frame 270 ms" read as a slow app.
+TEST_F(Headless, StatusBarShowsTheFrameTimeOnlyWhileItMeansSomething) {
+    AppState state(core::worked_example());
+    EXPECT_EQ(app::status_text(state, -1.0f).find("frame"), std::string::npos);
+    const std::string busy = app::status_text(state, 2720.0f);
+    EXPECT_NE(busy.find("| frame 2.72 s"), std::string::npos) << busy;
+    EXPECT_EQ(busy.find("e+"), std::string::npos) << busy;
+    EXPECT_NE(app::status_text(state, 16.66f).find("| frame 16.7 ms"), std::string::npos);
+}
+
 TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
     ImGui::NewFrame();
     const std::string path = "Opened /home/someone/models/bert-base-uncased/layer-11/attention.json";

@@ -313,7 +313,10 @@ void FileChooser::confirm() {
 
 std::optional<std::string> FileChooser::draw(UiContext& ui) {
     if (state_ == State::native) {
-        if (!native_done_) return std::nullopt;
+        if (!native_done_) {
+            ui.desktop_dialog = true;
+            return std::nullopt;
+        }
         native_.join();
         std::string out = native_output_;
         while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
