@@ -461,7 +461,7 @@ int run_gui(const GuiOptions& o) {
             // dialog's answer is looked for, every 0.2 s; any other wake with nothing to show draws
             // no frame (it only gives the autosave its turn).
             const bool busy = frames > 0 || link.wake_frames > 0 || !link.input.empty() || !ui.commands.empty() ||
-                              animating(panels, state);
+                              ui.heatmaps.behind() || animating(panels, state);
             const bool ticking = io.WantTextInput || ui.desktop_dialog;
             if (busy)
                 glfwPollEvents();
