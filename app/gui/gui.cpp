@@ -417,6 +417,8 @@ int run_gui(const GuiOptions& o) {
             const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
             if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
         }
+        if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
+            panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
         if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
         if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
         if (o.dialog == "open") ui.request(Command::open);

@@ -231,3 +231,112 @@ TEST_F(Dialogs, TheViewMenuChecksWhatIsOnScreen) {
         }
     }
 }
+
+namespace {
+
+const std::string checkpoints = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+
+int occurrences(const std::string& text, const std::string& part) {
+    int n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+// A refused import keeps the dialog open with the reason in it (it closed, and the Dimensions panel
+// showed the message with the path twice); the session stays.
+TEST_F(Dialogs, ARefusedImportKeepsTheDialogOpenWithTheReason) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    imgui_.ui.request(Command::import_layer);
+    frames(state, 3);
+    app::ImportDialog& d = panels.menu.import;
+    ImGui::ClearActiveID();  // the path field has the keyboard (and its own copy of the path) at first
+    d.path = checkpoints + "llama/model.safetensors";
+    d.layer = 5;  // the checkpoint holds layer 0 only
+    frames(state, 2);
+    click(state, "import: import", 3);
+    EXPECT_NE(item("import: import"), nullptr) << "the dialog is still open";
+    EXPECT_NE(item("import: error"), nullptr);
+    EXPECT_NE(d.error.find("no attention layer 5"), std::string::npos) << d.error;
+    EXPECT_EQ(occurrences(d.error, "model.safetensors"), 1) << d.error;
+    EXPECT_EQ(state.session(), core::worked_example());
+    // Corrected, it imports and closes.
+    d.layer = 0;
+    d.tokens = "a b c";
+    frames(state);
+    click(state, "import: import", 3);
+    EXPECT_EQ(item("import: import"), nullptr) << d.error;
+    EXPECT_EQ(state.config().n, 3);
+    EXPECT_EQ(state.config().heads, 4);
+}
+
+// Before importing, the dialog says what it found: the convention, the layers, the heads and K/V
+// groups (config.json beside the checkpoint), and plainly that X is random when nothing gives one.
+TEST_F(Dialogs, TheImportDialogSaysWhatItWillMakeBeforeImporting) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    imgui_.ui.request(Command::import_layer);
+    frames(state, 2);
+    app::ImportDialog& d = panels.menu.import;
+    ImGui::ClearActiveID();  // the path field has the keyboard (and its own copy of the path) at first
+    d.path = checkpoints + "llama/model.safetensors";
+    frames(state, 2);
+    ASSERT_TRUE(d.preview) << (d.preview.problems.empty() ? "" : d.preview.problems.front().str());
+    EXPECT_EQ(d.preview.value->convention, core::Convention::llama);
+    EXPECT_EQ(d.preview.value->heads, 4);
+    EXPECT_EQ(d.preview.value->kv_groups, 2);
+    EXPECT_EQ(d.preview.value->rope_base, 500000.0);
+    EXPECT_NE(item("import: x is random"), nullptr);
+    // Token ids and the RoPE base, as `attnviz import --token-ids --rope-base` takes them.
+    d.token_ids = "3, 17 0";
+    d.rope_base = 1000;
+    frames(state, 2);
+    EXPECT_NE(item("import: preview"), nullptr) << "X is no longer random";
+    EXPECT_EQ(d.preview.value->rope_base, 1000.0);
+    const core::Result<core::ImportOptions> o = app::import_options(d);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o.value->token_ids, (std::vector<std::int64_t>{3, 17, 0}));
+    EXPECT_EQ(o.value->rope_base, 1000.0);
+    d.x_path = checkpoints + "llama-x.npy";
+    EXPECT_FALSE(app::import_options(d)) << "X from a file and from token ids at once";
+    d.x_path.clear();
+    d.token_ids = "3, x";
+    EXPECT_FALSE(app::import_options(d));
+}
+
+// "Browse..." for X starts in the checkpoint's folder, where export-layer.py writes X.
+TEST_F(Dialogs, BrowsingForXStartsInTheCheckpointsFolder) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    imgui_.ui.request(Command::import_layer);
+    frames(state, 2);
+    app::ImportDialog& d = panels.menu.import;
+    ImGui::ClearActiveID();  // the path field has the keyboard (and its own copy of the path) at first
+    d.path = checkpoints + "llama/model.safetensors";
+    frames(state, 2);
+    click(state, "import: browse x", 2);
+    ASSERT_TRUE(d.x_files.is_open());
+    EXPECT_EQ(std::filesystem::path(d.x_files.directory()), std::filesystem::canonical(checkpoints + "llama"));
+}
+
+// A checkpoint opened as a file (File > Open, a dropped file) without X: the window says that X is
+// random, in a dialog, not only in a status line cut at its width; its button opens the import.
+TEST_F(Dialogs, ACheckpointOpenedWithoutXSaysXIsRandom) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    imgui_.ui.dropped_files.push_back(checkpoints + "llama/model.safetensors");
+    frames(state, 3);
+    EXPECT_EQ(state.config().heads, 4);
+    ASSERT_NE(item("random x: import"), nullptr);
+    click(state, "random x: import", 3);
+    EXPECT_EQ(item("random x: import"), nullptr);
+    EXPECT_NE(item("import: import"), nullptr);
+    EXPECT_EQ(panels.menu.import.path, checkpoints + "llama/model.safetensors");
+    // A session file says nothing of the kind.
+    press(state, escape_key);
+    imgui_.ui.dropped_files.push_back(checkpoints + "expected.json");
+    frames(state, 3);
+    EXPECT_EQ(item("random x: import"), nullptr);
+}

@@ -25,6 +25,39 @@ void shortcuts(const AppState& state, UiContext& ui) {
     if (ImGui::IsKeyPressed(key_f2)) ui.request(Command::toggle_teach);
 }
 
+// A checkpoint opened without an X: its X is random, which its attention cannot show. Said in the
+// window, with the import dialog one click away.
+void draw_random_x_notice(MenuBar& menu, UiContext& ui) {
+    const char* title = "X is random";
+    if (!menu.random_x.empty() && !ImGui::IsPopupOpen(title)) ImGui::OpenPopup(title);
+    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        menu.random_x.clear();  // closed (Esc)
+        return;
+    }
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+    ImGui::TextWrapped(
+        "%s holds the layer's weights but no X, the hidden states entering the layer: X is random, "
+        "U(-1, 1). The attention shown is that of random inputs, not of the model's.",
+        menu.random_x.c_str());
+    ImGui::TextWrapped(
+        "For real inputs, import the layer with X from a .npy (scripts/export-layer.py writes it) or with token "
+        "ids (rows of the checkpoint's embedding table).");
+    ImGui::PopTextWrapPos();
+    const bool again = ImGui::Button("Import layer with X...");
+    ui.report_item("random x: import");
+    if (again) {
+        menu.import.path = menu.random_x;
+        list_tensors(menu.import);
+        menu.import.open = true;
+    }
+    ImGui::SameLine();
+    if (again || ImGui::Button("Keep the random X")) {
+        menu.random_x.clear();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+}
+
 }  // namespace
 
 std::vector<FileFilter> session_filters() {
@@ -36,6 +69,7 @@ std::vector<FileFilter> session_filters() {
 bool open_and_note(AppState& state, MenuBar& menu, const std::string& path) {
     if (!state.open_file(path)) return false;
     menu.recent.add(path);
+    if (AppState::is_checkpoint(path) && checkpoint_x_is_random(path)) menu.random_x = path;
     return true;
 }
 
@@ -127,6 +161,8 @@ void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit
     if (const std::optional<std::string> path = menu.save_files.draw(ui))
         if (state.save_file(*path)) menu.recent.add(*path);
     draw_import_dialog(state, ui, menu.import);
+
+    draw_random_x_notice(menu, ui);
 
     // Quitting with unsaved changes asks first: nothing is lost by a stray click.
     if (menu.ask_quit) {

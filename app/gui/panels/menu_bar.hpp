@@ -19,12 +19,16 @@ struct MenuBar {
     RecentFiles recent;     // File > Open Recent
     bool ask_quit = false;  // set by Command::quit with unsaved changes
     ImportDialog import;    // File > Import layer…
+    // A checkpoint just opened without an X (File > Open, a dropped file, the command line): the
+    // window says plainly that X is random, with a way to import it with one.
+    std::string random_x;
 };
 
 // The file types of sessions and of what File > Open imports.
 std::vector<FileFilter> session_filters();
 
-// Opens a file as File > Open does, and notes it in the recent files when it opened.
+// Opens a file as File > Open does, and notes it in the recent files when it opened (and, for a
+// checkpoint that holds no X, that its X is random).
 bool open_and_note(AppState& state, MenuBar& menu, const std::string& path);
 
 // Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.
