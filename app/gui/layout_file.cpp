@@ -107,18 +107,16 @@ bool column_line(std::string_view line, long columns) {
 // A section's kind, from its header line; `columns` for a table.
 enum class Kind { window, table, layout, other };
 
-Kind header_kind(std::string_view header, std::set<std::string>& windows, std::set<std::uint32_t>& tables,
-                 long& columns) {
+Kind header_kind(std::string_view header, int& windows, std::set<std::uint32_t>& tables, long& columns) {
     if (header.size() < 4 || header.front() != '[' || header.back() != ']') return Kind::other;
     const size_t mid = header.find("][");
     if (mid == std::string_view::npos) return Kind::other;
     const std::string_view type = header.substr(1, mid - 1), name = header.substr(mid + 2, header.size() - mid - 3);
     if (type == "Window") {
-        // A name twice is one window to ImGui (two file choosers both write "###file chooser").
-        if (name.empty() || name.size() > 256 ||
-            (windows.size() >= layout_max_windows && !windows.count(std::string(name))))
-            return Kind::other;
-        windows.insert(std::string(name));
+        // A name twice is one window to ImGui (which reads the later lines over the earlier): each
+        // section counts against the bound all the same.
+        if (name.empty() || name.size() > 256 || windows >= layout_max_windows) return Kind::other;
+        ++windows;
         return Kind::window;
     }
     if (type == "Table") {
@@ -142,7 +140,7 @@ FilteredLayout filter_layout(std::string_view text) {
         out.dropped = 1;  // the whole file
         return out;
     }
-    std::set<std::string> windows;
+    int windows = 0;
     std::set<std::uint32_t> tables;
     bool layout_seen = false;
     Kind kind = Kind::other;

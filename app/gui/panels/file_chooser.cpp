@@ -360,7 +360,8 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
                               std::min(io.DisplaySize.y * 0.85f, font * 30)},
                              ImGuiCond_Appearing);
     bool open = true;
-    const bool shown = ImGui::BeginPopupModal(popup, &open);
+    // Not kept in the layout file: the size is set as it appears, and the ID is this chooser's.
+    const bool shown = ImGui::BeginPopupModal(popup, &open, ImGuiWindowFlags_NoSavedSettings);
     // Closed by its title bar's button or by Esc (frame.cpp): cancelled, and gone for good.
     if (!shown && (!open || !ImGui::IsPopupOpen(popup))) state_ = State::closed;
     if (shown) draw_browser(ui);
