@@ -497,11 +497,18 @@ bool editing_text() {
     return g.ActiveId != 0 && g.InputTextState.ID == g.ActiveId;
 }
 
-// Esc closes the topmost popup (a dialog, as its Cancel does; a menu; a combo's list), one a press.
-void close_popup_on_escape() {
+// Esc closes the topmost popup (a dialog, as its Cancel does; a menu; a combo's list), one a press;
+// without a popup, the Messages or recovery window it is typed in (the recovery as "Decide later").
+void close_on_escape(Panels& p) {
     const ImGuiContext& g = *ImGui::GetCurrentContext();
-    if (g.OpenPopupStack.Size > 0 && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+    if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) return;
+    if (g.OpenPopupStack.Size > 0) {
         ImGui::ClosePopupToLevel(g.OpenPopupStack.Size - 1, true);
+        return;
+    }
+    const std::string_view focused = g.NavWindow ? g.NavWindow->RootWindow->Name : "";
+    if (focused == message_log_title) p.status.show_log = false;
+    if (focused == recovery_window_title) p.recovery.offers.clear();  // kept on disk, offered at the next start
 }
 
 // Every dialog, after every window of the frame: a window that appears in the frame a dialog opens
@@ -595,7 +602,7 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
 void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     const ImGuiIO& io = ImGui::GetIO();
     if (ui.report) ui.report->clear();
-    close_popup_on_escape();
+    close_on_escape(p);
     ui.dialog_open = dialog_open(p);
     ui.desktop_dialog = false;  // until a file chooser waits for one
     draw_menu_bar(state, ui, p.menu);

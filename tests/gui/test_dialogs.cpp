@@ -340,3 +340,15 @@ TEST_F(Dialogs, ACheckpointOpenedWithoutXSaysXIsRandom) {
     frames(state, 3);
     EXPECT_EQ(item("random x: import"), nullptr);
 }
+
+// Without a popup, Esc closes the Messages window it is typed in.
+TEST_F(Dialogs, EscClosesTheMessagesWindow) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    panels.status.show_log = true;
+    frames(state, 2);
+    ASSERT_TRUE(window("Messages"));
+    press(state, escape_key);
+    EXPECT_FALSE(panels.status.show_log);
+    EXPECT_FALSE(window("Messages"));
+}

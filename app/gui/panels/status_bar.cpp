@@ -57,8 +57,8 @@ void draw_message_log(AppState& state, UiContext& ui, StatusBar& bar) {
                               std::min(io.DisplaySize.y * 0.6f, font * 24)},
                              ImGuiCond_Appearing);
     ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f}, ImGuiCond_Appearing, {0.5f, 0.5f});
-    if (ImGui::Begin("Messages", &bar.show_log, ImGuiWindowFlags_NoCollapse)) {
-        if (ui.report) ui.report->windows.push_back({"Messages", ImGui::GetWindowPos(), ImGui::GetWindowSize()});
+    if (ImGui::Begin(message_log_title, &bar.show_log, ImGuiWindowFlags_NoCollapse)) {
+        if (ui.report) ui.report->windows.push_back({message_log_title, ImGui::GetWindowPos(), ImGui::GetWindowSize()});
         if (ImGui::Button("Copy all")) {
             std::string all;
             for (const Message& m : state.message_log()) all += m.time + (m.error ? " error: " : " ") + m.text + "\n";

@@ -12,6 +12,7 @@ struct StatusBar {
 };
 
 // The Messages window: the log, newest last, errors in red, wrapped; Copy all and Close.
+inline constexpr const char* message_log_title = "Messages";
 void draw_message_log(AppState& state, UiContext& ui, StatusBar& bar);
 
 // The status line's text (without the message), also used by tests. `frame_ms` < 0: no frame time
