@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
     cli.add_option("--autosave-seconds", gui.autosave_seconds,
                    "Autosave unsaved work this often (default 5, off for --screenshot; 0 turns it off)")
         ->check(CLI::Range(0.0, 86400.0));
-    cli.add_option("--dialog", gui.dialog, "Open a dialog at start: open, save, import, export or sentence")
-        ->check(CLI::IsMember({"open", "save", "import", "export", "sentence"}));
+    cli.add_option("--dialog", gui.dialog,
+                   "Open a dialog at start: open, save, import, beside, import-all, export or sentence")
+        ->check(CLI::IsMember({"open", "save", "import", "beside", "import-all", "export", "sentence"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_flag("--maximize", gui.maximize,

@@ -75,4 +75,18 @@ std::string format_bytes(long long bytes) {
     return number + " " + units[unit];
 }
 
+std::string format_duration(double ms) {
+    if (!std::isfinite(ms) || ms < 0) return "?";
+    char buf[32];
+    if (ms < 0.01)
+        return "<0.01 ms";
+    else if (ms < 999.5)
+        std::snprintf(buf, sizeof buf, "%.3g ms", ms);  // below 1000: no exponent
+    else if (ms < 99950)
+        std::snprintf(buf, sizeof buf, "%.3g s", ms / 1000);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f s", ms / 1000);
+    return buf;
+}
+
 }  // namespace attnviz::core

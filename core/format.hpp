@@ -46,4 +46,9 @@ std::string fitted_cell_number(double value, int digits, const std::string& abou
 // "3.28 GiB", "8 GiB".
 std::string format_bytes(long long bytes);
 
+// A duration for people, from milliseconds: 3 significant digits in ms below a second ("0.0111 ms",
+// "16.7 ms", "270 ms"), in seconds from there ("2.72 s", "95.3 s", "1234 s"); "<0.01 ms" for less,
+// never an exponent. Every time attnviz prints (the status bar, the views' notes) goes through it.
+std::string format_duration(double ms);
+
 }  // namespace attnviz::core

@@ -506,4 +506,52 @@ Result<std::vector<ImportedLayer>> import_layers(const TensorFile& f, const Impo
     return RV::ok(std::move(out));
 }
 
+Result<ImportPreview> preview_import(const TensorFile& f, const ImportOptions& o) {
+    Result<LayerListing> listed = list_layers(f, o.convention);
+    if (!listed) return Result<ImportPreview>::fail(std::move(listed.problems));
+    ImportPreview p;
+    p.convention = listed.value->convention;
+    p.layers = listed.value->layers;
+    if (o.layer) {
+        p.layer = *o.layer;
+    } else if (const auto it = f.metadata().find("layer"); it != f.metadata().end()) {
+        const nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
+        if (v.is_number_integer() && v >= 0 && v <= 100000) p.layer = v.get<int>();
+    }
+    // The query projection's shape: d_model, and the columns the heads share (as x·W).
+    const Names n = names_of(p.convention, p.layer, f);
+    std::uint64_t q_columns = 0;
+    if (const TensorInfo* q = find_suffix(f, n.q); q && q->shape.size() == 2) {
+        // torch: [3·d_model, d_model] (y = x·Wᵀ); gpt2: [d_model, 3·d_model] (y = x·W); bert and
+        // llama: [columns, d_model] (y = x·Wᵀ).
+        const bool as_xw = p.convention == Convention::gpt2;
+        const bool fused = p.convention == Convention::torch || p.convention == Convention::gpt2;
+        q_columns = q->shape[as_xw ? 1 : 0] / (fused ? 3 : 1);
+        p.d_model = static_cast<int>(std::min<std::uint64_t>(q->shape[as_xw ? 0 : 1], 0x7fffffff));
+    }
+    Problems ignored;  // a bad config.json is the import's to report
+    const HeadCounts counts = read_config_json(o.config_json, f.metadata(), ignored);
+    p.heads = o.heads ? o.heads : counts.heads;
+    if (p.heads && *p.heads > 0 && q_columns > 0 && q_columns % static_cast<std::uint64_t>(*p.heads) == 0) {
+        const std::uint64_t d_k = q_columns / static_cast<std::uint64_t>(*p.heads);
+        const TensorInfo* k = n.k.empty() ? nullptr : find_suffix(f, n.k);
+        if (!k)
+            p.kv_groups = *p.heads;  // Q, K and V in one tensor: a K/V group per head
+        else if (k->shape.size() == 2 && k->shape[0] % d_k == 0 && k->shape[0] > 0)
+            p.kv_groups = static_cast<int>(k->shape[0] / d_k);
+    }
+    if (p.convention == Convention::llama) p.rope_base = o.rope_base ? o.rope_base : counts.rope_base.value_or(10000.0);
+    const std::string x_layer = "X." + std::to_string(p.layer);
+    if (o.x)
+        p.x = "the X given";
+    else if (!o.token_ids.empty())
+        p.x = "the token embeddings of the ids given";
+    else if (f.find(x_layer) || f.find("X"))
+        p.x = "the file's tensor " + std::string(f.find(x_layer) ? x_layer : "X");
+    else
+        p.x = "random, U(-1, 1): the file holds no X (the hidden states entering the layer)";
+    p.x_random = !o.x && o.token_ids.empty() && !f.find(x_layer) && !f.find("X");
+    return Result<ImportPreview>::ok(std::move(p));
+}
+
 }  // namespace attnviz::core

@@ -80,4 +80,20 @@ Result<ImportedLayer> import_layer_of_several(const TensorFile& file, const Impo
 Result<std::vector<ImportedLayer>> import_layers(const TensorFile& file, const ImportOptions& options,
                                                  const std::vector<int>& layers);
 
+// What importing a layer of `file` with `options` would make, found from the tensors' names and
+// shapes, config.json (options.config_json) and the file's metadata alone, without reading a
+// weight: what the import dialog shows before importing. Refused as list_layers refuses.
+struct ImportPreview {
+    Convention convention;
+    std::vector<int> layers;          // the attention layers the file holds in that convention
+    int layer = 0;                    // the one imported: options.layer, the metadata's "layer", or 0
+    int d_model = 0;                  // of that layer's query projection (0: not found)
+    std::optional<int> heads;         // given, or config.json's (or the metadata's); none: to be given
+    std::optional<int> kv_groups;     // what the key projection's shape makes of those heads
+    std::optional<double> rope_base;  // llama: given, or rope_theta, or 10000
+    bool x_random = false;            // no X given, no token ids, no X in the file: a random X
+    std::string x;                    // where X comes from, in words
+};
+Result<ImportPreview> preview_import(const TensorFile& file, const ImportOptions& options);
+
 }  // namespace attnviz::core

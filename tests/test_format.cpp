@@ -107,3 +107,20 @@ TEST(CellNumber, FittedTakesTheMostDigitsThatFit) {
 }
 }  // namespace
 }  // namespace attnviz::core
+
+// Times print as ms or s with 3 digits, never with an exponent ("2.72e+03 ms" was a frame time).
+TEST(FormatDuration, MillisecondsThenSecondsNeverAnExponent) {
+    EXPECT_EQ(attnviz::core::format_duration(0.0111), "0.0111 ms");
+    EXPECT_EQ(attnviz::core::format_duration(16.66), "16.7 ms");
+    EXPECT_EQ(attnviz::core::format_duration(270), "270 ms");
+    EXPECT_EQ(attnviz::core::format_duration(999.4), "999 ms");
+    EXPECT_EQ(attnviz::core::format_duration(999.6), "1 s");
+    EXPECT_EQ(attnviz::core::format_duration(2720), "2.72 s");
+    EXPECT_EQ(attnviz::core::format_duration(95300), "95.3 s");
+    EXPECT_EQ(attnviz::core::format_duration(99990), "100 s");
+    EXPECT_EQ(attnviz::core::format_duration(1234000), "1234 s");
+    EXPECT_EQ(attnviz::core::format_duration(0.001), "<0.01 ms");
+    EXPECT_EQ(attnviz::core::format_duration(-1), "?");
+    for (double ms = 1e-3; ms < 1e9; ms *= 1.37)
+        EXPECT_EQ(attnviz::core::format_duration(ms).find('e'), std::string::npos) << ms;
+}

@@ -291,3 +291,60 @@ TEST(Import, AnExportedLayersXSaysWhichLayerItEnters) {
 
 }  // namespace
 }  // namespace attnviz::core
+
+namespace attnviz::core {
+namespace {
+
+// The preview (what the import dialog shows first) agrees with what the import then makes: the
+// convention, d_model, the heads, the K/V groups, the RoPE base and whether X is random.
+TEST(ImportPreview, SaysWhatTheImportWillMake) {
+    struct Case {
+        std::string file;
+        ImportOptions options;
+    };
+    ImportOptions torch, bert, gpt2, llama;
+    torch.heads = 2;
+    torch.layer = 1;
+    bert.heads = 3;
+    bert.token_ids = {3, 17};
+    gpt2.heads = 2;
+    llama.config_json = text_of(dir + "llama/config.json");
+    for (const Case& c : {Case{"torch.safetensors", torch}, Case{"bert.safetensors", bert},
+                          Case{"gpt2.safetensors", gpt2}, Case{"llama/model.safetensors", llama}}) {
+        SCOPED_TRACE(c.file);
+        const Result<TensorFile> f = TensorFile::open(dir + c.file);
+        ASSERT_TRUE(f);
+        const Result<ImportPreview> p = preview_import(*f.value, c.options);
+        ASSERT_TRUE(p) << all_text(p.problems);
+        const Result<ImportedLayer> made = import_layer(*f.value, c.options);
+        ASSERT_TRUE(made) << all_text(made.problems);
+        const Config& cf = made.value->session.config;
+        EXPECT_EQ(p.value->convention, made.value->convention);
+        EXPECT_EQ(p.value->d_model, cf.d_model);
+        EXPECT_EQ(p.value->heads, cf.heads);
+        EXPECT_EQ(p.value->kv_groups, cf.kv_count());
+        EXPECT_EQ(p.value->rope_base.has_value(), cf.rope.on);
+        if (cf.rope.on) {
+            EXPECT_EQ(*p.value->rope_base, cf.rope.base);
+        }
+        bool random = false;
+        for (const std::string& n : made.value->notes) random = random || contains(n, "X is random");
+        EXPECT_EQ(p.value->x_random, random) << p.value->x;
+        EXPECT_FALSE(p.value->layers.empty());
+    }
+    // Without heads (no config.json, none given): said, not guessed; the K/V groups need them.
+    const Result<TensorFile> f = TensorFile::open(dir + "gpt2.safetensors");
+    ASSERT_TRUE(f);
+    const Result<ImportPreview> p = preview_import(*f.value, {});
+    ASSERT_TRUE(p);
+    EXPECT_FALSE(p.value->heads);
+    EXPECT_FALSE(p.value->kv_groups);
+    EXPECT_EQ(p.value->convention, Convention::gpt2);
+    // A file with no attention layer is refused as list_layers refuses it.
+    const Result<TensorFile> x = TensorFile::open(dir + "gpt2-x.npy");
+    ASSERT_TRUE(x);
+    EXPECT_FALSE(preview_import(*x.value, {}));
+}
+
+}  // namespace
+}  // namespace attnviz::core

@@ -366,31 +366,41 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
     if (p.maximized < 0) handle_splitters(p, tiles(display, menu_h, status_h, p.shares));
 }
 
-// View > Panels, appended to the menu bar's View menu: show or hide each panel (a hidden panel's
-// room goes to its neighbours; at least one stays shown).
-void draw_panels_menu(Panels& p) {
+// Whether panel `index` is on screen: drawn in its place (its place shown, its tab the chosen one),
+// or maximised; none is in teach mode. What a check mark in View > Panels means.
+bool panel_on_screen(const Panels& p, int index) {
+    if (p.teach_mode) return false;
+    return p.maximized < 0 ? panel_shown(p, index) : p.maximized == index;
+}
+
+// The View menu (appended to the menu bar's): teach mode, the layout, and each panel (checked while
+// on screen). Clicking a checked panel hides it with its place (its room goes to its neighbours; at
+// least one place stays shown); an unchecked one is brought on screen (its place shown, its tab
+// chosen, the layout restored from a maximised panel or from teach mode).
+void draw_view_menu(Panels& p, UiContext& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("View")) {
+        if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2", p.teach_mode))
+            ui.request(Command::toggle_teach);
+        ui.report_item(p.teach_mode ? "view: teach mode (checked)" : "view: teach mode");
+        if (ImGui::MenuItem("Reset layout")) ui.request(Command::reset_layout);
         ImGui::Separator();
-        ImGui::TextDisabled("Panels (double-click a title to maximise)");
+        ImGui::TextDisabled("Panels (checked: on screen; double-click a title to maximise)");
         int shown = 0;
         for (bool hidden : p.shares.hidden) shown += !hidden;
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
-            bool& hidden = p.shares.hidden[static_cast<size_t>(row.place)];
-            const bool on = panel_shown(p, static_cast<int>(k));
-            // A panel behind another tab of its place is brought to the front; a shown one is
-            // hidden with its place (unless it is the last place shown).
+            const bool on = panel_on_screen(p, static_cast<int>(k));
             if (ImGui::MenuItem(row.title, nullptr, on, !on || shown > 1)) {
-                if (on) {
-                    hidden = true;
-                } else {
-                    hidden = false;
-                    p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
-                }
+                if (on)
+                    p.shares.hidden[static_cast<size_t>(row.place)] = true;
+                else
+                    show_panel(p, row.title);
+                p.teach_mode = false;
                 p.maximized = -1;
                 ImGui::MarkIniSettingsDirty();
             }
+            ui.report_item(std::string("view: ") + row.title + (on ? " (checked)" : ""));
         }
         ImGui::EndMenu();
     }
@@ -432,10 +442,8 @@ namespace {
 
 // Whether the panel with this title is on screen (a hidden tab does no work, so nothing waits for it).
 bool on_screen(const Panels& p, std::string_view title) {
-    if (p.teach_mode) return false;
     for (size_t k = 0; k < std::size(panel_table); ++k)
-        if (std::string_view(panel_table[k].title) == title)
-            return p.maximized < 0 ? panel_shown(p, static_cast<int>(k)) : p.maximized == static_cast<int>(k);
+        if (std::string_view(panel_table[k].title) == title) return panel_on_screen(p, static_cast<int>(k));
     return false;
 }
 
@@ -456,18 +464,78 @@ void enter_teach_mode(AppState& state, Panels& p, int step) {
     teach_go_to(state, p.teach, step);
 }
 
-std::string window_title(const AppState& state) {
-    const std::string name = state.file_path().empty() ? std::string("unsaved session")
-                                                       : std::filesystem::path(state.file_path()).filename().string();
-    return name + (state.modified() ? "*" : "") + " — attnviz";
+std::string window_title(const AppState& state) { return session_title(state, false) + " — attnviz"; }
+
+bool dialog_open(const Panels& p) {
+    // The built-in dialogs are ImGui modals; a desktop file dialog is a process of its own, seen
+    // through the top-level choosers (those inside a dialog are under its modal).
+    return ImGui::GetTopMostPopupModal() != nullptr || p.menu.open_files.is_open() || p.menu.save_files.is_open() ||
+           p.model.beside_files.is_open();
 }
+
+namespace {
+
+// Whether a command opens a dialog (or may: Save without a file). Quit is not one: it closes what
+// is open and asks, so the window's close button always answers.
+bool opens_dialog(Command c) {
+    switch (c) {
+        case Command::open:
+        case Command::new_sentence:
+        case Command::import_layer:
+        case Command::open_beside:
+        case Command::import_all_layers:
+        case Command::save:
+        case Command::save_as:
+        case Command::export_file: return true;
+        default: return false;
+    }
+}
+
+// Whether a text field is being edited (a value typed into a cell, a dimension, a label).
+bool editing_text() {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    return g.ActiveId != 0 && g.InputTextState.ID == g.ActiveId;
+}
+
+// Esc closes the topmost popup (a dialog, as its Cancel does; a menu; a combo's list), one a press;
+// without a popup, the Messages or recovery window it is typed in (the recovery as "Decide later").
+void close_on_escape(Panels& p) {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) return;
+    if (g.OpenPopupStack.Size > 0) {
+        ImGui::ClosePopupToLevel(g.OpenPopupStack.Size - 1, true);
+        return;
+    }
+    const std::string_view focused = g.NavWindow ? g.NavWindow->RootWindow->Name : "";
+    if (focused == message_log_title) p.status.show_log = false;
+    if (focused == recovery_window_title) p.recovery.offers.clear();  // kept on disk, offered at the next start
+}
+
+// Every dialog, after every window of the frame: a window that appears in the frame a dialog opens
+// (a tab chosen by the command, the lesson) is then never begun above the dialog's modal, which
+// ImGui 1.86 cannot order (an assertion).
+void draw_dialogs(AppState& state, UiContext& ui, Panels& p) {
+    draw_menu_dialogs(state, ui, p.menu, p.quit);
+    draw_model_dialogs(state, ui, p.model);
+    draw_export_dialog(state, ui, p.export_dialog);
+    draw_sentence_dialog(state, ui, p.sentence);
+}
+
+}  // namespace
 
 void run_commands(AppState& state, UiContext& ui, Panels& p) {
     for (const std::string& path : ui.dropped_files) open_and_note(state, p.menu, path);  // like File > Open
     ui.dropped_files.clear();
     const std::vector<Command> commands = std::move(ui.commands);
     ui.commands.clear();
+    bool dialog = dialog_open(p);
+    std::vector<Command> later;  // for the next frame
     for (Command c : commands) {
+        // One dialog at a time: a command for another is dropped (the user asks again once it is closed).
+        if (opens_dialog(c)) {
+            if (dialog) continue;
+            dialog = c != Command::save || state.file_path().empty();
+        }
         switch (c) {
             case Command::open: p.menu.open_dialog = true; break;
             case Command::new_sentence: p.sentence.open = true; break;
@@ -484,13 +552,27 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
             case Command::save_as: p.menu.save_dialog = true; break;
             case Command::export_file: open_export_dialog(p.export_dialog, ui.export_target); break;
             case Command::quit:
-                if (state.modified())
-                    p.menu.ask_quit = true;  // the "Unsaved changes" dialog decides
-                else
+                if (state.modified()) {
+                    if (ImGui::GetCurrentContext()->OpenPopupStack.Size > 0)
+                        ImGui::ClosePopupToLevel(0, false);  // any open dialog is cancelled
+                    p.menu.ask_quit = true;                  // the "Unsaved changes" dialog decides
+                } else
                     p.quit = true;
                 break;
-            case Command::undo: state.undo(); break;
-            case Command::redo: state.redo(); break;
+            case Command::undo:
+            case Command::redo:
+                // A value being typed is committed first: its field is let go, its panel applies it
+                // in the next frame, and the undo runs after that. Undo then takes back what the
+                // field shows, never an older step beside a field still showing the typed value.
+                if (editing_text()) {
+                    ImGui::ClearActiveID();
+                    later.push_back(c);
+                } else if (c == Command::undo) {
+                    state.undo();
+                } else {
+                    state.redo();
+                }
+                break;
             case Command::toggle_teach:
                 if (p.teach_mode)
                     p.teach_mode = false;
@@ -514,14 +596,18 @@ void run_commands(AppState& state, UiContext& ui, Panels& p) {
             case Command::count: break;
         }
     }
+    for (Command c : later) ui.request(c);
 }
 
 void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     const ImGuiIO& io = ImGui::GetIO();
     if (ui.report) ui.report->clear();
-    draw_menu_bar(state, ui, p.menu, p.quit);
-    update_model_panel(state, ui, p.model);  // its layers' results and dialogs, shown or not
-    draw_panels_menu(p);
+    close_on_escape(p);
+    ui.dialog_open = dialog_open(p);
+    ui.desktop_dialog = false;  // until a file chooser waits for one
+    draw_menu_bar(state, ui, p.menu);
+    update_model_panel(state, p.model);  // its layers' results, shown or not
+    draw_view_menu(p, ui);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
     for (const std::string& title : p.show_at_start) show_panel(p, title);
@@ -551,8 +637,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     ImGui::End();
     draw_message_log(state, ui, p.status);
     draw_recovery_window(state, ui, p.recovery);
-    draw_export_dialog(state, ui, p.export_dialog);
-    draw_sentence_dialog(state, ui, p.sentence);
+    draw_dialogs(state, ui, p);
 
     ui.heatmaps.end_frame();
     run_commands(state, ui, p);

@@ -141,6 +141,10 @@ void enter_teach_mode(AppState& state, Panels& panels, int step);
 // changes, and the app's name: "example.json* — attnviz".
 std::string window_title(const AppState& state);
 
+// Whether a dialog is open (a modal, or a desktop file dialog of the menu's): the shortcuts wait, and
+// a command that would open another dialog is dropped.
+bool dialog_open(const Panels& panels);
+
 // Carries out the commands requested so far (menus, shortcuts, dropped files), in order.
 void run_commands(AppState& state, UiContext& ui, Panels& panels);
 

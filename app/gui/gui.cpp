@@ -5,6 +5,7 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui_internal.h>
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -27,6 +28,8 @@
 #include "core/presets.hpp"
 #include "fonts.hpp"
 #include "frame.hpp"
+#include "input_queue.hpp"
+#include "layout_file.hpp"
 
 namespace attnviz::app {
 
@@ -93,6 +96,28 @@ core::Problems write_window_png(GLFWwindow* window, const std::string& path) {
     return core::write_file_atomic(path, png);
 }
 
+// Reads the layout file into ImGui: only what attnviz writes (layout_file.hpp), and one message
+// (on stderr and in the app) for whatever was dropped. A missing file is the default layout.
+void load_layout(const std::string& path, AppState& state) {
+    static_assert(layout_max_columns == IMGUI_TABLE_MAX_COLUMNS);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return;
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    const core::Result<std::string> saved =
+        ec || size > layout_max_bytes ? core::Result<std::string>::fail({{path, "too large"}}) : core::read_file(path);
+    const FilteredLayout layout = saved ? filter_layout(*saved.value) : FilteredLayout{"", 1};
+    if (!layout.text.empty()) ImGui::LoadIniSettingsFromMemory(layout.text.data(), layout.text.size());
+    if (layout.dropped == 0) return;
+    const std::string message =
+        "The window layout in " + path + " " +
+        (saved ? "had " + std::to_string(layout.dropped) + " section" + (layout.dropped == 1 ? "" : "s") + " or line" +
+                     (layout.dropped == 1 ? "" : "s") + " attnviz does not write; they were left out"
+               : "could not be used (" + saved.problems.front().message + "); the default layout is shown") +
+        " (it is written anew on exit)";
+    std::cerr << "warning: " << message << "\n";
+    if (!state.message().error) state.set_message(message, true);  // a session that did not open says so first
+}
+
 void save_layout(const std::string& path) {
     size_t size = 0;
     const char* text = ImGui::SaveIniSettingsToMemory(&size);
@@ -152,30 +177,58 @@ void print_frame_times(FrameTimes t, bool edits) {
 }
 
 // What the window's callbacks reach through its user pointer: the UI context (for dropped files,
-// once it exists) and how many more frames to draw before the loop may sleep again.
+// once it exists), the input waiting for ImGui, and how many more frames to draw before the loop
+// may sleep again.
 struct WindowLink {
     UiContext* ui = nullptr;
+    InputQueue input;
     int wake_frames = 3;
 };
 
 WindowLink* link_of(GLFWwindow* w) { return static_cast<WindowLink*>(glfwGetWindowUserPointer(w)); }
 
 // Any input, resize or redraw request wakes the loop for a few frames (ImGui settles hover and
-// layout over two or three). Installed before ImGui's own callbacks, which call these after theirs.
+// layout over two or three).
 void wake(GLFWwindow* w) {
     if (WindowLink* link = link_of(w)) link->wake_frames = 3;
 }
 
-void wake_on_input(GLFWwindow* window) {
+// The window's callbacks: keys, typed characters and mouse buttons go to the input queue (ImGui
+// takes them a frame at a time, none lost); the rest to ImGui's backend as it would install them.
+void install_input_callbacks(GLFWwindow* window) {
+    glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int, int action, int) {
+        wake(w);
+        if (action == GLFW_REPEAT) return;  // ImGui repeats a held key itself
+        if (WindowLink* link = link_of(w)) link->input.key(key, action == GLFW_PRESS);
+    });
+    glfwSetCharCallback(window, [](GLFWwindow* w, unsigned c) {
+        wake(w);
+        if (WindowLink* link = link_of(w)) link->input.character(c);
+    });
+    glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int button, int action, int) {
+        wake(w);
+        double x = 0, y = 0;
+        glfwGetCursorPos(w, &x, &y);
+        if (WindowLink* link = link_of(w))
+            link->input.button(button, action == GLFW_PRESS, {static_cast<float>(x), static_cast<float>(y)});
+    });
+    glfwSetScrollCallback(window, [](GLFWwindow* w, double x, double y) {
+        wake(w);
+        ImGui_ImplGlfw_ScrollCallback(w, x, y);
+    });
+    glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int focused) {
+        wake(w);
+        ImGui_ImplGlfw_WindowFocusCallback(w, focused);
+    });
+    glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int entered) {
+        wake(w);
+        ImGui_ImplGlfw_CursorEnterCallback(w, entered);
+    });
+    glfwSetMonitorCallback(ImGui_ImplGlfw_MonitorCallback);
     glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { wake(w); });
-    glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { wake(w); });
-    glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { wake(w); });
-    glfwSetKeyCallback(window, [](GLFWwindow* w, int, int, int, int) { wake(w); });
-    glfwSetCharCallback(window, [](GLFWwindow* w, unsigned) { wake(w); });
-    glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { wake(w); });
-    glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { wake(w); });
     glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { wake(w); });
     glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { wake(w); });
+    glfwSetWindowCloseCallback(window, [](GLFWwindow* w) { wake(w); });
     glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
         WindowLink* link = link_of(w);
         if (!link) return;
@@ -322,17 +375,15 @@ int run_gui(const GuiOptions& o) {
     if (!screenshot)
         if (const std::string dir = config_dir(); !dir.empty()) panels.menu.recent = RecentFiles(dir + "/recent.json");
     const std::string ini = screenshot ? "" : layout_file();
-    if (!ini.empty())
-        if (core::Result<std::string> saved = core::read_file(ini); saved && saved.value->size() < (1u << 20))
-            ImGui::LoadIniSettingsFromMemory(saved.value->data(), saved.value->size());
+    if (!ini.empty()) load_layout(ini, state);
     ImGui::StyleColorsDark();
     ImGui::GetStyle().WindowRounding = 3;
     // Tooltips, menus and popups are opaque: the text behind them must not bleed through.
     ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
     WindowLink link;
     glfwSetWindowUserPointer(window, &link);
-    wake_on_input(window);
-    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplGlfw_InitForOpenGL(window, false);  // its input callbacks are ours (install_input_callbacks)
+    install_input_callbacks(window);
     ImGui_ImplOpenGL3_Init("#version 330 core");
 
     int exit_code = 0;
@@ -366,11 +417,15 @@ int run_gui(const GuiOptions& o) {
             const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
             if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
         }
+        if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
+            panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
         if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
         if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
         if (o.dialog == "open") ui.request(Command::open);
         if (o.dialog == "save") ui.request(Command::save_as);
         if (o.dialog == "import") ui.request(Command::import_layer);
+        if (o.dialog == "beside") ui.request(Command::open_beside);
+        if (o.dialog == "import-all") ui.request(Command::import_all_layers);
         if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
         if (o.dialog == "sentence") ui.request(Command::new_sentence);
         for (const auto& [cell, value] : edits)
@@ -384,7 +439,7 @@ int run_gui(const GuiOptions& o) {
 
         constexpr std::chrono::microseconds frame_period(16667);
         auto last = std::chrono::steady_clock::now();
-        float frame_ms = 0;
+        float frame_ms = 0, draw_ms = 0;
         FrameTimes bench;
         double base_x = state.session().params.X(0, 0);
         for (int frame = 0; !panels.quit; ++frame) {
@@ -403,13 +458,22 @@ int run_gui(const GuiOptions& o) {
                 wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
                 wait_for_compare(panels.compare);     // and the pinned session's trace
             }
-            // Idle: with no input, no animation and nothing to recompute, sleep until an event
-            // (or a quarter second, for the text cursor's blink) instead of drawing frames.
-            const bool busy = frames > 0 || link.wake_frames > 0 || animating(panels, state);
+            // Idle: with no input waiting, no animation and nothing to recompute, sleep until an
+            // event instead of drawing frames. A text field's cursor blinks, and a desktop file
+            // dialog's answer is looked for, every 0.2 s; any other wake with nothing to show draws
+            // no frame (it only gives the autosave its turn).
+            const bool busy = frames > 0 || link.wake_frames > 0 || !link.input.empty() || !ui.commands.empty() ||
+                              ui.heatmaps.behind() || animating(panels, state);
+            const bool ticking = io.WantTextInput || ui.desktop_dialog;
             if (busy)
                 glfwPollEvents();
             else
-                glfwWaitEventsTimeout(0.25);
+                glfwWaitEventsTimeout(ticking ? 0.2 : 1.0);
+            if (!busy && !ticking && link.wake_frames == 0 && link.input.empty() && !animating(panels, state)) {
+                autosave.tick(state);
+                continue;
+            }
+            const auto work_start = std::chrono::steady_clock::now();
             if (link.wake_frames > 0) --link.wake_frames;
             if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
                 glfwSetWindowShouldClose(window, GLFW_FALSE);
@@ -417,11 +481,14 @@ int run_gui(const GuiOptions& o) {
             }
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
+            link.input.feed(io);  // after the backend, whose reading of the buttons it replaces
             // A screenshot shows the app as it opens, not wherever the pointer happens to be.
             if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
             ImGui::NewFrame();
             const std::uint64_t shown_before = state.generation();
-            draw_frame(state, ui, panels, frame_ms);
+            // The last frame's drawing time, while frames follow one another (after a sleep it
+            // would say nothing about the app's speed).
+            draw_frame(state, ui, panels, busy ? draw_ms : -1.0f);
             autosave.tick(state);
             if (std::string now_title = window_title(state); now_title != title) {
                 title = std::move(now_title);
@@ -464,6 +531,7 @@ int run_gui(const GuiOptions& o) {
                 if (ui.report && !write_report(report, io.DisplaySize, o.report_path)) exit_code = 1;
                 break;
             }
+            draw_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - work_start).count();
             glfwSwapBuffers(window);
             // At most 60 frames a second when the swap does not wait for the display (a software
             // renderer, Xvfb): the time left goes to the trace worker instead of frames nobody sees.

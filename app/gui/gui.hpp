@@ -24,7 +24,9 @@ struct GuiOptions {
     // Autosave unsaved work this often (0: off); unset: every 5 s, but off for screenshots and
     // benchmarks, which show the app as it opens (no recovery offer either).
     std::optional<double> autosave_seconds;
-    std::string dialog;  // "open", "save", "import", "export" or "sentence": shown at start (documentation screenshots)
+    // A dialog shown at start, as its menu item opens it: "open", "save", "import", "beside",
+    // "import-all", "export" or "sentence" (documentation screenshots, tests).
+    std::string dialog;
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
     bool maximize = false;            // the last of `panels` fills the window at start
     std::string head_select;          // tokens selected in the head view at start: "0,2,k5" (queries, k: keys)

@@ -109,7 +109,13 @@ public:
     std::string panel_to_show;               // what Command::show_panel shows
     core::MatrixRef compare_ref;             // what Command::compare compares
     std::vector<std::string> dropped_files;  // by the window's drop callback, opened by the frame
-    DrawReport* report = nullptr;            // non-null: record what is drawn (screenshot tests)
+    // A dialog is open (set by the frame before anything draws): it has the keyboard, so the
+    // shortcuts wait, and a command that would open another dialog is dropped.
+    bool dialog_open = false;
+    // A desktop file dialog was waited for in this frame (FileChooser::draw): the window looks for
+    // its answer a few times a second even while idle.
+    bool desktop_dialog = false;
+    DrawReport* report = nullptr;  // non-null: record what is drawn (screenshot tests)
 
     // Records the last item (a field or a button) in the draw report, when one is collected.
     void report_item(const std::string& name) {

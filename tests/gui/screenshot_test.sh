@@ -42,6 +42,46 @@ case "$case" in
         [ ! -e layout.ini ] && [ ! -e imgui.ini ] || { echo "a layout file was written to the working directory"; exit 1; }
         echo "layout kept in $config/attnviz/layout.ini"
         exit 0 ;;
+    dialogs)
+        # Every menu item's dialog (--dialog opens it as its menu item does), in the default layout
+        # and in teach mode: the dialog is drawn, and the app neither aborts nor writes anything.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        export ATTNVIZ_NATIVE_DIALOGS=0
+        for dialog in open:"files: Open" save:"files: Save" import:"import: import" beside:"files: Open" \
+            import-all:"import: import" export:"export: save as" sentence:"sentence: create"; do
+            for mode in default teach; do
+                png="$out/$case-${dialog%%:*}-$mode.png"
+                teach=()
+                [ "$mode" = teach ] && teach=(--teach 1)
+                XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" "${teach[@]}" --dialog "${dialog%%:*}" \
+                    --screenshot "$png" --frames 4 --size 1024x640 --report "$png.json"
+                "$ui_check" "$png.json" "$png" "item=${dialog#*:}"
+            done
+        done
+        exit 0 ;;
+    layout-corrupt)
+        # A corrupt layout file: each start opens at once with the default layout and one message.
+        config="$out/corrupt-config"
+        for layout in '[Table][0x00000001,2147483647]' '[Table][0x1,100000000]' many-tables; do
+            rm -rf "$config"
+            mkdir -p "$config/attnviz"
+            if [ "$layout" = many-tables ]; then
+                for k in $(seq 1 10000); do printf '[Table][0x%08X,3]\nColumn 0 Weight=1.0\n' "$k"; done
+            else
+                printf '%s\n' "$layout"
+            fi > "$config/attnviz/layout.ini"
+            start=$(date +%s%N)
+            XDG_CONFIG_HOME="$config" timeout 60 "$attnviz" --frames 3 2>"$out/corrupt.err" ||
+                { cat "$out/corrupt.err"; echo "attnviz did not start with the layout $layout"; exit 1; }
+            ms=$(( ($(date +%s%N) - start) / 1000000 ))
+            grep -q "were left out" "$out/corrupt.err" || { cat "$out/corrupt.err"; echo "no message for $layout"; exit 1; }
+            [ "$(grep -c . "$out/corrupt.err")" -eq 1 ] || { cat "$out/corrupt.err"; echo "more than one message"; exit 1; }
+            [ "$ms" -lt 5000 ] || { echo "the start with $layout took $ms ms"; exit 1; }
+            grep -q '^\[Window\]\[Dimensions\]' "$config/attnviz/layout.ini" || { echo "the layout was not written anew"; exit 1; }
+            echo "$layout: started in $ms ms"
+        done
+        exit 0 ;;
     selected-cell)
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"

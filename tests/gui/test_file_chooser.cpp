@@ -238,6 +238,27 @@ TEST(RecentFiles, NewestFirstOnceEachAtMostTenAndKeptOnDisk) {
     EXPECT_TRUE(app::RecentFiles(file).paths().empty());  // ignored, not a crash
 }
 
+// A path as typed ("notes.json" in the working folder, through a link, with "..") is kept absolute
+// and canonical: the same file from whatever folder attnviz starts in next.
+TEST(RecentFiles, KeepsAbsoluteCanonicalPaths) {
+    Dir dir;
+    fs::create_directory(dir.path / "real");
+    std::ofstream(dir.path / "real" / "notes.json") << "{}";
+    fs::create_directory_symlink(dir.path / "real", dir.path / "link");
+    const fs::path real = fs::canonical(dir.path / "real" / "notes.json");
+    const fs::path before = fs::current_path();
+    fs::current_path(dir.path / "link");
+    app::RecentFiles r((dir.path / "recent.json").string());
+    r.add("notes.json");
+    r.add("../link/./notes.json");
+    fs::current_path(before);
+    ASSERT_EQ(r.paths().size(), 1u) << "one file, once";
+    EXPECT_EQ(r.paths()[0], real.string());
+    // A relative path in recent.json (written by hand, or by an older version) is left out.
+    std::ofstream(dir.path / "recent.json") << R"({"recent": ["notes.json", ")" << real.string() << R"("]})";
+    EXPECT_EQ(app::RecentFiles((dir.path / "recent.json").string()).paths(), (std::vector<std::string>{real.string()}));
+}
+
 TEST(ExportDialog, WritesTheChosenExportAndSchedulesTheWindow) {
     test::HeadlessImGui imgui;
     Dir dir;

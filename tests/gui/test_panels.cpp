@@ -245,6 +245,36 @@ TEST_F(Headless, StatusBarNamesTheDimensions) {
     EXPECT_NE(text.find("W_O off"), std::string::npos);
 }
 
+// The frame time shows while frames follow one another (frame_ms ≥ 0), as ms or s; an idle
+// window's last frame (frame_ms < 0) shows none: "frame 270 ms" read as a slow app.
+TEST_F(Headless, StatusBarShowsTheFrameTimeOnlyWhileItMeansSomething) {
+    AppState state(core::worked_example());
+    EXPECT_EQ(app::status_text(state, -1.0f).find("frame"), std::string::npos);
+    const std::string busy = app::status_text(state, 2720.0f);
+    EXPECT_NE(busy.find("| frame 2.72 s"), std::string::npos) << busy;
+    EXPECT_EQ(busy.find("e+"), std::string::npos) << busy;
+    EXPECT_NE(app::status_text(state, 16.66f).find("| frame 16.7 ms"), std::string::npos);
+}
+
+// A frame whose heatmaps left a colour range for later (their budget spent) says so: the idle
+// window draws frames until none is left, instead of sleeping on an estimate.
+TEST_F(Headless, HeatmapWorkLeftForLaterKeepsFramesComing) {
+    AppState state(core::random_session({128, 64, 4, 16, 16, true, core::Mask::none, {}, false, 0, {}}, 3));
+    app::Panels panels;
+    imgui_.ui.heatmaps.set_rebuild_budget_ms(0);  // one rebuild a frame, from the next
+    frames(state, panels, 2);
+    state.randomize(9);  // every matrix new: each range made again
+    frames(state, panels, 1);
+    EXPECT_TRUE(imgui_.ui.heatmaps.behind());
+    int more = 0;
+    while (imgui_.ui.heatmaps.behind() && more < 200) {
+        frames(state, panels, 1);
+        ++more;
+    }
+    EXPECT_FALSE(imgui_.ui.heatmaps.behind()) << "every range made exact within " << more << " frames";
+    EXPECT_GT(more, 1);
+}
+
 TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
     ImGui::NewFrame();
     const std::string path = "Opened /home/someone/models/bert-base-uncased/layer-11/attention.json";

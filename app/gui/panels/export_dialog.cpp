@@ -148,6 +148,7 @@ void draw_export_dialog(AppState& state, UiContext& ui, ExportDialog& d) {
                 if (ImGui::Selectable(kind_label(k), d.target.kind == k)) open_export_dialog(d, {k, d.target.ref});
             ImGui::EndCombo();
         }
+        ui.report_item("export: what");
         d.open = false;  // choosing a target above re-opens nothing: the dialog is already open
         ImGui::SetNextItemWidth(font * 16);
         if (ImGui::BeginCombo("format", format_label(d.format))) {

@@ -250,6 +250,7 @@ void FileChooser::choose(const std::string& path) {
     if (mode_ == Mode::save && fs::exists(path, ec)) {
         replace_ = path;
         state_ = State::ask_replace;
+        replace_asked_ = ImGui::GetCurrentContext() ? ImGui::GetFrameCount() : 0;
         return;
     }
     if (mode_ != Mode::save && !fs::is_regular_file(path, ec)) {
@@ -312,7 +313,10 @@ void FileChooser::confirm() {
 
 std::optional<std::string> FileChooser::draw(UiContext& ui) {
     if (state_ == State::native) {
-        if (!native_done_) return std::nullopt;
+        if (!native_done_) {
+            ui.desktop_dialog = true;
+            return std::nullopt;
+        }
         native_.join();
         std::string out = native_output_;
         while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
@@ -341,7 +345,9 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
         chosen_.reset();
         return out;
     }
-    // The title bar says what is asked ("Open a session, …"); the ID stays the same for every title.
+    // The title bar says what is asked ("Open a session, …"); the ID stays the same for every title
+    // and is this chooser's own: two choosers are two windows, never one holding both.
+    ImGui::PushID(this);
     const std::string popup_name = title_ + "###file chooser";
     const char* popup = popup_name.c_str();
     if (appearing_) {
@@ -354,10 +360,21 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
                               std::min(io.DisplaySize.y * 0.85f, font * 30)},
                              ImGuiCond_Appearing);
     bool open = true;
-    if (!ImGui::BeginPopupModal(popup, &open)) {
-        if (!open) state_ = State::closed;
-        return std::nullopt;
-    }
+    // Not kept in the layout file: the size is set as it appears, and the ID is this chooser's.
+    const bool shown = ImGui::BeginPopupModal(popup, &open, ImGuiWindowFlags_NoSavedSettings);
+    // Closed by its title bar's button or by Esc (frame.cpp): cancelled, and gone for good.
+    if (!shown && (!open || !ImGui::IsPopupOpen(popup))) state_ = State::closed;
+    if (shown) draw_browser(ui);
+    ImGui::PopID();
+    if (state_ != State::closed) return std::nullopt;
+    std::optional<std::string> out = std::move(chosen_);
+    chosen_.reset();
+    return out;
+}
+
+void FileChooser::draw_browser(UiContext& ui) {
+    const ImGuiIO& io = ImGui::GetIO();
+    const float font = ImGui::GetFontSize();
     if (ImGui::Button("Up")) go_to("..");
     ui.report_item("files: up");
     ImGui::SameLine();
@@ -406,8 +423,10 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
         ImGui::EndTable();
         if (activated >= 0) activate(activated);
     }
-    // Keyboard: arrows move, Enter opens or chooses, Backspace goes up (not while typing a name).
-    if (!io.WantTextInput && !entries_.empty()) {
+    // Keyboard: arrows move, Enter opens or chooses, Backspace goes up (not while typing a name, nor
+    // while a question over the browser has the keyboard).
+    const bool keys = !io.WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_ChildWindows);
+    if (keys && !entries_.empty()) {
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)))
             selected = std::min(selected + 1, static_cast<int>(entries_.size()) - 1);
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) selected = std::max(selected - 1, 0);
@@ -415,7 +434,7 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
             name = entries_[static_cast<size_t>(selected)].name;
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) activate(selected);
     }
-    if (!io.WantTextInput && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Backspace))) go_to("..");
+    if (keys && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Backspace))) go_to("..");
     ImGui::SetNextItemWidth(-font * 17);
     const bool enter = ImGui::InputText("##name", &name, ImGuiInputTextFlags_EnterReturnsTrue);
     ui.report_item("files: name");
@@ -437,6 +456,7 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
     if (enter || pressed) confirm();
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) state_ = State::closed;
+    ui.report_item("files: cancel");
     if (mode_ == Mode::open_several) {
         ImGui::SameLine();
         if (marked.empty())
@@ -445,7 +465,7 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
             ImGui::TextDisabled("%zu files marked", marked.size());
     }
 
-    if (state_ == State::ask_replace) ImGui::OpenPopup("Replace?");
+    if (state_ == State::ask_replace && !ImGui::IsPopupOpen("Replace?")) ImGui::OpenPopup("Replace?");
     if (ImGui::BeginPopupModal("Replace?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::Text("%s already exists. Replace it?", replace_.c_str());
         if (ImGui::Button("Replace")) {
@@ -460,13 +480,11 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
             ImGui::CloseCurrentPopup();
         }
         ImGui::EndPopup();
+    } else if (state_ == State::ask_replace && ImGui::GetFrameCount() > replace_asked_) {
+        state_ = State::browser;  // closed by Esc: as "Keep it"
     }
     if (state_ == State::closed) ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
-    if (state_ != State::closed) return std::nullopt;
-    std::optional<std::string> out = std::move(chosen_);
-    chosen_.reset();
-    return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,14 +508,20 @@ RecentFiles::RecentFiles(std::string file) : file_(std::move(file)) {
     if (!text || text.value->size() > (1 << 20)) return;
     const nlohmann::json doc = nlohmann::json::parse(*text.value, nullptr, false);
     if (!doc.is_object() || !doc.contains("recent") || !doc["recent"].is_array()) return;
+    // Only absolute paths: a relative one would name another file from every working directory.
     for (const nlohmann::json& p : doc["recent"])
-        if (p.is_string() && paths_.size() < max) paths_.push_back(p.get<std::string>());
+        if (p.is_string() && fs::path(p.get<std::string>()).is_absolute() && paths_.size() < max)
+            paths_.push_back(p.get<std::string>());
 }
 
 void RecentFiles::add(const std::string& path) {
+    // Absolute and canonical (links and "..", resolved as far as the path exists): the file the
+    // session came from, whichever folder attnviz is started in next.
     std::error_code ec;
-    const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
-    const std::string p = ec ? path : absolute;
+    const fs::path absolute = fs::absolute(path, ec);
+    if (ec) return;
+    const fs::path canonical = fs::weakly_canonical(absolute, ec);
+    const std::string p = (ec ? absolute.lexically_normal() : canonical).string();
     paths_.erase(std::remove(paths_.begin(), paths_.end(), p), paths_.end());
     paths_.insert(paths_.begin(), p);
     if (paths_.size() > max) paths_.resize(max);

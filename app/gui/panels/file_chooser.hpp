@@ -96,6 +96,7 @@ public:
 private:
     enum class State { closed, native, browser, ask_replace };
     void refresh();
+    void draw_browser(UiContext& ui);  // inside the open popup
     void choose(const std::string& path);
     void start_native(const std::string& tool);
     const FileFilter& filter() const;
@@ -109,6 +110,7 @@ private:
     std::vector<DirEntry> entries_;
     std::string error_;
     std::string replace_;                // the existing file a save would replace
+    int replace_asked_ = 0;              // the frame "Replace?" was asked in
     std::optional<std::string> chosen_;  // returned by the next draw()
     std::vector<std::string> more_;      // chosen with it (open_several)
     bool appearing_ = false;
@@ -119,8 +121,9 @@ private:
     std::string native_output_;
 };
 
-// Recent files (File > Open Recent): at most `max` absolute paths, newest first, each once, kept in
-// recent.json in the config directory (written atomically; a malformed file counts as empty).
+// Recent files (File > Open Recent): at most `max` absolute canonical paths (links resolved), newest
+// first, each once, kept in recent.json in the config directory (written atomically; a malformed
+// file counts as empty, a relative path in it is left out).
 class RecentFiles {
 public:
     static constexpr size_t max = 10;

@@ -9,9 +9,10 @@ namespace attnviz::app {
 
 namespace {
 
-// The shortcuts, as commands. ImGui 1.86 indexes keys by the platform key code; GLFW codes letters
-// by their ASCII capital.
+// The shortcuts, as commands; none while a dialog is open (it has the keyboard). ImGui 1.86 indexes
+// keys by the platform key code; GLFW codes letters by their ASCII capital.
 void shortcuts(const AppState& state, UiContext& ui) {
+    if (ui.dialog_open) return;
     const ImGuiIO& io = ImGui::GetIO();
     if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(Command::open);
     if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(Command::save);
@@ -22,6 +23,39 @@ void shortcuts(const AppState& state, UiContext& ui) {
     if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Y')) ui.request(Command::redo);
     constexpr int key_f2 = 291;  // GLFW_KEY_F2
     if (ImGui::IsKeyPressed(key_f2)) ui.request(Command::toggle_teach);
+}
+
+// A checkpoint opened without an X: its X is random, which its attention cannot show. Said in the
+// window, with the import dialog one click away.
+void draw_random_x_notice(MenuBar& menu, UiContext& ui) {
+    const char* title = "X is random";
+    if (!menu.random_x.empty() && !ImGui::IsPopupOpen(title)) ImGui::OpenPopup(title);
+    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        menu.random_x.clear();  // closed (Esc)
+        return;
+    }
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+    ImGui::TextWrapped(
+        "%s holds the layer's weights but no X, the hidden states entering the layer: X is random, "
+        "U(-1, 1). The attention shown is that of random inputs, not of the model's.",
+        menu.random_x.c_str());
+    ImGui::TextWrapped(
+        "For real inputs, import the layer with X from a .npy (scripts/export-layer.py writes it) or with token "
+        "ids (rows of the checkpoint's embedding table).");
+    ImGui::PopTextWrapPos();
+    const bool again = ImGui::Button("Import layer with X...");
+    ui.report_item("random x: import");
+    if (again) {
+        menu.import.path = menu.random_x;
+        list_tensors(menu.import);
+        menu.import.open = true;
+    }
+    ImGui::SameLine();
+    if (again || ImGui::Button("Keep the random X")) {
+        menu.random_x.clear();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
 }
 
 }  // namespace
@@ -35,6 +69,7 @@ std::vector<FileFilter> session_filters() {
 bool open_and_note(AppState& state, MenuBar& menu, const std::string& path) {
     if (!state.open_file(path)) return false;
     menu.recent.add(path);
+    if (AppState::is_checkpoint(path) && checkpoint_x_is_random(path)) menu.random_x = path;
     return true;
 }
 
@@ -46,7 +81,15 @@ bool save_or_ask(AppState& state, MenuBar& menu) {
     return state.save_file(state.file_path());
 }
 
-void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
+std::string session_title(const AppState& state, bool whole_path) {
+    const std::string& path = state.file_path();
+    const std::string name = path.empty() ? std::string("unsaved session")
+                             : whole_path ? path
+                                          : std::filesystem::path(path).filename().string();
+    return name + (state.modified() ? "*" : "");
+}
+
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
             if (ImGui::MenuItem("New from a sentence...")) ui.request(Command::new_sentence);
@@ -92,15 +135,18 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
             if (ImGui::MenuItem("Unpin A", nullptr, false, state.session().pin != nullptr)) state.unpin();
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu("View")) {
-            if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2")) ui.request(Command::toggle_teach);
-            if (ImGui::MenuItem("Reset layout")) ui.request(Command::reset_layout);
-            ImGui::EndMenu();
-        }
-        ImGui::TextDisabled("%s", state.file_path().empty() ? "unsaved session" : state.file_path().c_str());
+        // The View menu is the frame's (frame.cpp): it knows the panels and teach mode.
+        if (ImGui::BeginMenu("View")) ImGui::EndMenu();
+        ui.report_item("menu: View");
+        const std::string title = session_title(state, true);
+        ImGui::TextDisabled("%s", title.c_str());
+        ui.report_item("title: " + title);
         ImGui::EndMainMenuBar();
     }
     shortcuts(state, ui);
+}
+
+void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (menu.open_dialog) {
         menu.open_dialog = false;
         menu.open_files.open(FileChooser::Mode::open, "Open a session, or a checkpoint to import", session_filters(),
@@ -115,6 +161,8 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (const std::optional<std::string> path = menu.save_files.draw(ui))
         if (state.save_file(*path)) menu.recent.add(*path);
     draw_import_dialog(state, ui, menu.import);
+
+    draw_random_x_notice(menu, ui);
 
     // Quitting with unsaved changes asks first: nothing is lost by a stray click.
     if (menu.ask_quit) {
@@ -135,6 +183,7 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
         }
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ui.report_item("quit: cancel");
         ImGui::EndPopup();
     }
 }

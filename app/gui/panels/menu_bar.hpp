@@ -1,6 +1,6 @@
 // The main menu and the keyboard shortcuts: each item requests a Command (command.hpp), which
 // run_commands() carries out; plus the dialogs the commands open (a path to open or save, and
-// "Unsaved changes" before quitting).
+// "Unsaved changes" before quitting), drawn after every window of the frame (draw_menu_dialogs).
 #pragma once
 
 #include <string>
@@ -19,18 +19,28 @@ struct MenuBar {
     RecentFiles recent;     // File > Open Recent
     bool ask_quit = false;  // set by Command::quit with unsaved changes
     ImportDialog import;    // File > Import layer…
+    // A checkpoint just opened without an X (File > Open, a dropped file, the command line): the
+    // window says plainly that X is random, with a way to import it with one.
+    std::string random_x;
 };
 
 // The file types of sessions and of what File > Open imports.
 std::vector<FileFilter> session_filters();
 
-// Opens a file as File > Open does, and notes it in the recent files when it opened.
+// Opens a file as File > Open does, and notes it in the recent files when it opened (and, for a
+// checkpoint that holds no X, that its X is random).
 bool open_and_note(AppState& state, MenuBar& menu, const std::string& path);
 
 // Saves to the session's file, or opens the save dialog when it has none. Returns whether it saved.
 bool save_or_ask(AppState& state, MenuBar& menu);
 
-// Draws the menu bar and the dialogs; sets `quit` when the user confirmed quitting.
-void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, bool& quit);
+// The session's name as the menu bar and the window's title show it: its file (the whole path, or
+// only the file's name), or "unsaved session", with "*" when it has unsaved changes.
+std::string session_title(const AppState& state, bool whole_path);
+
+// Draws the menu bar (its File and Edit menus) and takes the shortcuts, unless a dialog is open.
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu);
+// Draws the menu's dialogs; sets `quit` when the user confirmed quitting.
+void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit);
 
 }  // namespace attnviz::app

@@ -118,9 +118,12 @@ std::string head_key_text(const core::HeadSummary& s, core::HeadKey key) {
     return buf;
 }
 
-void update_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
+void update_model_panel(AppState& state, ModelPanel& p) {
     p.layers.set_memory_budget(state.memory_budget());
     p.layers.poll(state);
+}
+
+void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
     if (p.open_beside) {
         p.open_beside = false;
         p.beside_files.open(FileChooser::Mode::open_several, "Open sessions beside this one (Model view)",

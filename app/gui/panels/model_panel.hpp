@@ -45,8 +45,11 @@ std::optional<core::HeadKey> head_key_from_name(const std::string& name);
 std::string head_key_text(const core::HeadSummary& summary, core::HeadKey key);
 
 // Every frame, whether the panel is shown or not: the layers' finished work (new rows, numbers,
-// failures as messages) and the panel's dialogs (Open beside…, Import all layers…).
-void update_model_panel(AppState& state, UiContext& ui, ModelPanel& panel);
+// failures as messages).
+void update_model_panel(AppState& state, ModelPanel& panel);
+// Every frame, after every window (a dialog opens whatever panel or tab is shown): the panel's
+// dialogs (Open beside…, Import all layers…).
+void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& panel);
 
 void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& panel);
 

@@ -39,7 +39,7 @@ void draw_recovery_window(AppState& state, UiContext& ui, RecoveryWindow& w) {
     ImGui::SetNextWindowSizeConstraints({font * 28, 0}, {io.DisplaySize.x * 0.9f, io.DisplaySize.y * 0.8f});
     if (!w.focused) ImGui::SetNextWindowFocus();
     w.focused = true;
-    const char* title = "Recover unsaved work";
+    const char* title = recovery_window_title;
     bool open = true;
     if (ImGui::Begin(title, &open,
                      ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |

@@ -12,6 +12,8 @@
 
 namespace attnviz::app {
 
+inline constexpr const char* recovery_window_title = "Recover unsaved work";
+
 struct RecoveryWindow {
     std::vector<core::AutosaveInfo> offers;  // empty: nothing to show
     core::AutosaveStore* store = nullptr;    // this instance's, written once work is restored

@@ -11,6 +11,7 @@
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/line_plot.hpp"
+#include "core/format.hpp"
 
 namespace attnviz::app {
 
@@ -391,9 +392,10 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
     if (complete < heads)
         ImGui::TextDisabled("computing the curves: head %d of %d%s", complete + 1, heads, sym.ellipsis);
     else
-        ImGui::TextDisabled("%d head%s %s %d divisors: %.1f ms over %d frame%s", heads, heads == 1 ? "" : "s",
-                            unicode ? "×" : "x", static_cast<int>(panel.divisors.size()), panel.compute_ms,
-                            panel.compute_frames, panel.compute_frames == 1 ? "" : "s");
+        ImGui::TextDisabled("%d head%s %s %d divisors: %s over %d frame%s", heads, heads == 1 ? "" : "s",
+                            unicode ? "×" : "x", static_cast<int>(panel.divisors.size()),
+                            core::format_duration(panel.compute_ms).c_str(), panel.compute_frames,
+                            panel.compute_frames == 1 ? "" : "s");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "The curves depend on scores_raw and the mask only: they are computed again when those change,\n"

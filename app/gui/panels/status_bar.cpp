@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../widgets/fitted_text.hpp"
+#include "core/format.hpp"
 
 namespace attnviz::app {
 
@@ -21,11 +22,13 @@ std::string status_text(const AppState& state, float frame_ms) {
     if (c.cross()) extra += " | cross-attention, n_kv=" + std::to_string(c.n_kv);
     char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s%s | tokens as %s | "
-                  "trace %.3g ms | frame %.1f ms",
-                  c.n, c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off", core::to_string(c.mask),
-                  scale, extra.c_str(), state.column_vectors() ? "columns" : "rows", state.compute_ms(), frame_ms);
-    return buf;
+                  "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s%s | tokens as %s | trace %s", c.n,
+                  c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off", core::to_string(c.mask), scale,
+                  extra.c_str(), state.column_vectors() ? "columns" : "rows",
+                  core::format_duration(state.compute_ms()).c_str());
+    // The time a frame took to draw, while frames follow one another (an idle window's last frame
+    // says nothing about the app's speed).
+    return frame_ms < 0 ? buf : buf + (" | frame " + core::format_duration(frame_ms));
 }
 
 void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms) {
@@ -54,8 +57,8 @@ void draw_message_log(AppState& state, UiContext& ui, StatusBar& bar) {
                               std::min(io.DisplaySize.y * 0.6f, font * 24)},
                              ImGuiCond_Appearing);
     ImGui::SetNextWindowPos({io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f}, ImGuiCond_Appearing, {0.5f, 0.5f});
-    if (ImGui::Begin("Messages", &bar.show_log, ImGuiWindowFlags_NoCollapse)) {
-        if (ui.report) ui.report->windows.push_back({"Messages", ImGui::GetWindowPos(), ImGui::GetWindowSize()});
+    if (ImGui::Begin(message_log_title, &bar.show_log, ImGuiWindowFlags_NoCollapse)) {
+        if (ui.report) ui.report->windows.push_back({message_log_title, ImGui::GetWindowPos(), ImGui::GetWindowSize()});
         if (ImGui::Button("Copy all")) {
             std::string all;
             for (const Message& m : state.message_log()) all += m.time + (m.error ? " error: " : " ") + m.text + "\n";

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "core/format.hpp"
 #include "fitted_text.hpp"
@@ -58,7 +59,10 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     if (entry.texture && entry.source == source && entry.transposed == transposed && entry.block == block &&
         entry.colormap == o.colormap && entry.range == o.range && entry.rows == rows && entry.cols == cols)
         return entry.texture;
-    if (entry.texture && over_budget()) return entry.texture;  // rebuilt in a later frame
+    if (entry.texture && over_budget()) {
+        deferred_ = true;
+        return entry.texture;  // rebuilt in a later frame
+    }
     const std::uint64_t start = now_ns();
     // Each drawn row and column of the block belongs to one texel row / column. The matrix is read
     // in storage order (row-major), each cell compared with its texel's strongest so far.
@@ -123,6 +127,7 @@ void HeatmapCache::set_texture_functions(TextureUploader upload, TextureDestroye
 void HeatmapCache::end_frame() {
     budget_left_ms_ = rebuild_budget_ms_;
     rebuilt_this_frame_ = false;
+    behind_ = std::exchange(deferred_, false);
     const int now = ImGui::GetFrameCount();
     for (auto it = textures_.begin(); it != textures_.end();) {
         if (now - it->second.last_frame > cache_frames) {
@@ -169,6 +174,7 @@ const core::ValueStats& HeatmapCache::stats(const core::Matrix& m, std::uint64_t
     if (m.size() > estimate_cells && over_budget()) {
         // Past this frame's budget, a large matrix keeps the range it had, or, new (another
         // trace's storage), gets one estimated from a sample; either is made exact in a later frame.
+        deferred_ = true;
         if (!known || entry.source.rows != m.rows() || entry.source.cols != m.cols()) {
             entry.stats = core::estimate_value_stats(m, percentiles, estimate_cells);
             entry.source = {m.data(), m.rows(), m.cols(), ~std::uint64_t{0}};  // known, not current

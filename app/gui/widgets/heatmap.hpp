@@ -90,6 +90,9 @@ public:
     // rebuilt per frame); past it, a heatmap whose matrix changed keeps its previous texture for a
     // frame or two, so no frame stalls.
     void set_rebuild_budget_ms(double ms) { rebuild_budget_ms_ = ms; }
+    // Whether the last frame left a texture or a range for a later one (its budget spent): the
+    // window draws another frame instead of sleeping.
+    bool behind() const { return behind_; }
 
     // A matrix's value statistics (core::value_stats), computed once per matrix and generation;
     // the percentiles only once asked for.
@@ -141,6 +144,7 @@ private:
     double rebuild_budget_ms_ = 6.0;
     double budget_left_ms_ = 6.0;
     bool rebuilt_this_frame_ = false;
+    bool deferred_ = false, behind_ = false;  // this frame, the last frame left work for later
     std::unordered_map<const void*, Stats> stats_;
     TextureUploader upload_ = nullptr;
     TextureDestroyer destroy_ = nullptr;
