@@ -16,6 +16,7 @@
 #include "panels/status_bar.hpp"
 #include "widgets/colormap.hpp"
 #include "widgets/fitted_text.hpp"
+#include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -504,4 +505,54 @@ TEST_F(Headless, ThePipelineShowsTheHeadOfANewlySelectedCell) {
     ASSERT_TRUE(state.select_checked({MatrixRef{MatrixId::output, 0}, 0, 0}));
     frames(state, panels, 1);
     EXPECT_EQ(panels.pipeline.head, 1);
+}
+
+namespace {
+class DimensionSteps : public test::WindowTest {};
+}  // namespace
+
+// With the lock d_k = d_v = d_model / h on, + and − of h and d_model step to the next value the lock
+// allows (h 2 → 4 with d_model 4; 3 would be refused), instead of the next integer.
+TEST_F(DimensionSteps, PlusAndMinusStepToTheNextValueTheLockAllows) {
+    AppState state(core::worked_example());  // n 2, d_model 4, h 2, the lock on
+    ASSERT_TRUE(panels.dimensions.lock_per_head);
+    frames(state, 2);
+    click(state, "dimensions: h (heads) +");
+    EXPECT_EQ(state.config().heads, 4);
+    EXPECT_EQ(state.config().d_k, 1);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+    click(state, "dimensions: h (heads) +");  // h = d_model: nothing larger divides it
+    EXPECT_EQ(state.config().heads, 4);
+    click(state, "dimensions: h (heads) -");
+    EXPECT_EQ(state.config().heads, 2);
+    click(state, "dimensions: d_model +");
+    EXPECT_EQ(state.config().d_model, 6);  // the next multiple of h = 2
+    EXPECT_EQ(state.config().d_k, 3);
+    click(state, "dimensions: d_model -");
+    EXPECT_EQ(state.config().d_model, 4);
+    click(state, "dimensions: h (heads) -");
+    EXPECT_EQ(state.config().heads, 1);
+    EXPECT_EQ(state.config().d_v, 4);
+    click(state, "dimensions: n (tokens) +");  // no lock on n: the next integer
+    EXPECT_EQ(state.config().n, 3);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+}
+
+TEST(DimensionStep, TheLockAndTheGroupsChooseTheNextValue) {
+    core::Config c = core::worked_example().config;  // d_model 4, h 2
+    EXPECT_EQ(app::stepped_dimension(c, true, 'h', 1), 4);
+    EXPECT_EQ(app::stepped_dimension(c, false, 'h', 1), 3);  // without the lock any h
+    EXPECT_EQ(app::stepped_dimension(c, true, 'h', -1), 1);
+    EXPECT_EQ(app::stepped_dimension(c, true, 'd', 1, 8), 12);  // Ctrl: 8 on, then the next multiple of 2
+    EXPECT_EQ(app::stepped_dimension(c, true, 'd', -1), 2);
+    c.d_model = 2;
+    EXPECT_EQ(app::stepped_dimension(c, true, 'd', -1), 2);  // nothing smaller is a multiple of h
+    c.heads = 6;
+    c.kv_heads = 2;
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 3);  // the divisors of h: 1, 2, 3, 6
+    c.kv_heads = 3;
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 6);
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', -1), 2);
+    c.kv_heads = 0;  // one group a head
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 6);
 }
