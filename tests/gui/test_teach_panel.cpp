@@ -3,11 +3,13 @@
 
 #include <imgui.h>
 
+#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "core/presets.hpp"
+#include "core/text.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 
@@ -211,6 +213,54 @@ TEST_F(Teach, UserTextIsNeverAnId) {
     frame();
     EXPECT_FALSE(panels.teach_mode);
     EXPECT_EQ(state.session().tokens[1], "##");
+    std::filesystem::remove(path);
+}
+
+// A 20,000-character token label and a lesson text of 100,000 characters: ImGui draws every glyph
+// of a wrapped text item into one draw list of 16-bit indices, so either aborted the app ("too many
+// vertices in one draw list"). Each text item is now cut with "…", the whole text in its tooltip.
+TEST_F(Teach, LongTokensAndLongLessonTextsAreDrawnCut) {
+    const auto path = std::filesystem::temp_directory_path() / "attnviz_long_lesson.json";
+    const std::string long_text(100000, 'w');
+    std::ofstream(path) << R"({"format": "attnviz-lesson", "version": 1, "title": ")" << long_text << R"(",
+        "steps": [{"title": ")"
+                        << long_text << R"(", "formula": ")" << long_text << R"(",
+                   "text": "Token {token:0} and then )"
+                        << long_text << R"(", "show": [{"matrix": "X"}],
+                   "result": {"matrix": "Q", "head": 1}},
+                  {"title": "the lesson's own", "text": "{if !worked}Token {token:0} starts X.{end}",
+                   "show": [{"matrix": "X"}]}]})";
+    panels.teach.lesson_path = path.string();
+    core::Session s = core::worked_example();
+    s.tokens[0] = std::string(20000, 'a');
+    state.set_session(s, "a long token");
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    app::enter_teach_mode(state, panels, 0);
+    ASSERT_TRUE(panels.teach.lesson) << panels.teach.error;
+    for (int k = 0; k < 2; ++k) {
+        app::teach_go_to(state, panels.teach, k);
+        report.clear();
+        frame();
+        frame();
+        // Hovering the text shows the whole of it in its tooltip (in pieces, each bounded).
+        const app::DrawReport::Item* text = nullptr;
+        for (const auto& item : report.items)
+            if (item.name == "teach: text") text = &item;
+        ASSERT_NE(text, nullptr);
+        ImGui::GetIO().MousePos = {text->min.x + 5, text->min.y + 5};
+        frame();
+        frame();
+        ImGui::GetIO().MousePos = {-FLT_MAX, -FLT_MAX};
+    }
+    // The token inside the lesson's sentence is cut to its first characters.
+    const std::string filled = core::fill_template("{token:0}",
+                                                   {&state.session(), &state.trace(), false, std::nullopt, false});
+    EXPECT_EQ(filled, std::string(core::max_label_characters, 'a') + "…");
+    imgui_.ui.request(app::Command::toggle_teach);  // and the explorer with the same label
+    frame();
+    frame();
+    imgui_.ui.report = nullptr;
     std::filesystem::remove(path);
 }
 

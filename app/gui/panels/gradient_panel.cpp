@@ -88,7 +88,7 @@ const std::vector<std::string>* tile_tokens(const GradientResult& r, MatrixRef r
 std::string row_token(const GradientResult& r, MatrixRef ref, int row) {
     const std::vector<std::string>* labels = tile_tokens(r, ref);
     if (!labels || row < 0 || row >= static_cast<int>(labels->size())) return "";
-    return " \"" + (*labels)[static_cast<size_t>(row)] + "\"";
+    return " " + quoted_label((*labels)[static_cast<size_t>(row)]);
 }
 
 // "heads 1–2" (or "heads 1-2" in ASCII): the heads sharing the K/V group of its first head.
@@ -436,7 +436,7 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
     const GradientResult& r = *p.result;
     const std::string out = output_label(r.gradients.row, r.gradients.col);
     const std::string token = r.gradients.row < static_cast<int>(r.tokens.size())
-                                  ? " (token \"" + r.tokens[static_cast<size_t>(r.gradients.row)] + "\")"
+                                  ? " (token " + quoted_label(r.tokens[static_cast<size_t>(r.gradients.row)]) + ")"
                                   : std::string();
     ImGui::Text("%s = %s%s: how it changes with each input", out.c_str(), core::format_number(r.value, 4).c_str(),
                 token.c_str());

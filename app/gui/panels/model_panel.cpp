@@ -345,7 +345,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
             }
             if (shown == 0 && !row.computing())
                 draw->AddText({o.x + name_w, o.y}, ui.color(Color::error_text),
-                              row.error.empty() ? "no heads" : row.error.c_str());
+                              row.error.empty() ? "no heads" : fitted_text(row.error, avail.x - name_w).c_str());
             ImGui::SetCursorScreenPos(o);
             ImGui::Dummy({name_w + static_cast<float>(std::max(shown, 1)) * (column + gap), row_h});
             ImGui::PopID();

@@ -8,6 +8,7 @@
 #include "../assets.hpp"
 #include "../fonts.hpp"
 #include "../widgets/colormap.hpp"
+#include "../widgets/fitted_text.hpp"
 #include "../widgets/matrix_view.hpp"
 #include "core/file_io.hpp"
 #include "core/format.hpp"
@@ -129,7 +130,7 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
 void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     const int total = static_cast<int>(p.lesson->steps.size());
     ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(p.lesson->title.c_str());
+    text_bounded(p.lesson->title);
     // What the numbers are from: the seed's worked example, or the session on screen.
     const core::Config& c = state.shown_config();
     if (is_worked_example(state))
@@ -169,7 +170,7 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
         if (ImGui::Selectable("##step", k == p.step)) teach_go_to(state, p, k);
         ImGui::SameLine();
         ImGui::SetCursorPos(at);
-        ImGui::TextUnformatted(p.lesson->steps[k].title.c_str());
+        text_fitted(p.lesson->steps[k].title);
         ImGui::PopID();
     }
     ImGui::Separator();
@@ -242,9 +243,9 @@ void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::s
 
 void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (!p.lesson) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped("%s", p.error.empty() ? "No lesson is loaded." : p.error.c_str());
-        ImGui::PopStyleColor();
+        ImGui::PushTextWrapPos(0);
+        text_bounded(p.error.empty() ? "No lesson is loaded." : p.error, ui.color_vec(Color::error_text));
+        ImGui::PopTextWrapPos();
         if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
         ui.report_item("teach: reload the lesson");
         return;
@@ -302,14 +303,15 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
         ImGui::Separator();
     }
     if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
-    ImGui::TextColored(ui.color_vec(Color::step_title), "%s", step.title.c_str());
+    text_bounded(step.title, ui.color_vec(Color::step_title));
     if (ui.fonts.title) ImGui::PopFont();
     if (!step.formula.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s", core::fill_template(step.formula, context).c_str());
+        text_bounded(core::fill_template(step.formula, context), ui.color_vec(Color::step_formula));
     }
     ImGui::Spacing();
-    ImGui::TextUnformatted(core::fill_template(step.text, context).c_str());
+    text_bounded(core::fill_template(step.text, context));
+    ui.report_item("teach: text");
     ImGui::PopTextWrapPos();
     ImGui::Separator();
 

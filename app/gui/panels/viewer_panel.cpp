@@ -196,7 +196,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
         const core::MatrixInfo& mi = core::info(ref.id);
         auto token = [&](core::Dim dim, int k) {
             const std::vector<std::string>* labels = core::token_labels(session, dim);
-            return labels && k < static_cast<int>(labels->size()) ? " \"" + (*labels)[k] + "\"" : std::string();
+            return labels && k < static_cast<int>(labels->size()) ? " " + quoted_label((*labels)[k]) : std::string();
         };
         const std::string text = "row " + std::to_string(panel.hover_row) +
                                  token(t ? mi.cols : mi.rows, panel.hover_row) + ", column " +

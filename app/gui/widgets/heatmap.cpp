@@ -191,9 +191,12 @@ core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::Matri
 }
 
 ImVec2 heatmap_gutters(const HeatmapOptions& o) {
+    // As wide as the widest row label, up to max_row_label ems (longer labels are cut).
     float label_w = 0;
     if (o.row_labels) {
-        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
+        const float most = ImGui::GetFontSize() * max_row_label;
+        for (const std::string& s : *o.row_labels)
+            if (label_w < most) label_w = std::max(label_w, text_width_up_to(s, most));
         if (label_w > 0) label_w += 6;
     }
     return {label_w, o.col_labels ? ImGui::GetTextLineHeight() + 2 : 0};
@@ -271,7 +274,8 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     const float col_label_y = std::max(origin.y, y_of(0) - label_h);
     if (o.row_labels && cell >= line_h * 0.8f)
         for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
-            draw->AddText({row_label_x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
+            draw->AddText({row_label_x, y_of(r) + (cell - line_h) / 2}, text_col,
+                          fitted_text((*o.row_labels)[r], label_w - 6).c_str());
     if (o.col_labels) {
         // Every visible column's label in the UI font, else in the smaller numbers font, those wider
         // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
@@ -281,7 +285,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         ImFont* font = ImGui::GetFont();
         if (ui.fonts.numbers)
             for (int c = c0; c < c_end; ++c)
-                if (ImGui::CalcTextSize((*o.col_labels)[c].c_str()).x + 3 > cell) {
+                if (text_width_up_to((*o.col_labels)[c], cell) + 3 > cell) {
                     font = ui.fonts.numbers;
                     break;
                 }
@@ -291,7 +295,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const float four_digits = ImGui::CalcTextSize("x000").x;
         float widest = 0;
         for (int c = c0; c < c_end && widest < four_digits; ++c)
-            widest = std::max(widest, ImGui::CalcTextSize((*o.col_labels)[c].c_str()).x);
+            widest = std::max(widest, text_width_up_to((*o.col_labels)[c], four_digits));
         const int spaced = std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / cell)));
         // Columns narrower than a character and its "…" leave no cut readable: spaced at once; else
         // each label that does not fit is cut, and spaced when most cuts keep less than two characters.

@@ -160,6 +160,9 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
 // generation). Every legend shows the range in use.
 core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::MatrixId id, std::uint64_t generation);
 
+// Row labels are cut to this many ems (a token label may be any length).
+inline constexpr float max_row_label = 10;
+
 // Cells below this side (pixels) switch to the texture path.
 inline constexpr float texture_cell_threshold = 6.0f;
 
