@@ -93,10 +93,10 @@ JSON
         "$attnviz" example worked-example -o "$session"
         checks+=("${worked_numbers[@]}") ;;
     bert-base)
-        # BERT-base's shape: every heatmap in view shows its values in colour (none a flat square),
-        # the twelve heads fit their panel.
+        # BERT-base's shape under the causal mask: every heatmap in view shows its values in colour
+        # (none a flat square), the twelve heads fit their panel.
         session="$out/bert-base.json"
-        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
+        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 --mask causal -o "$session"
         checks+=(varied)
         sizes="1280x800 1600x900" ;;
     head-view)
@@ -177,6 +177,20 @@ PY
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
+    # --- Layout and reduced heatmaps (cells that use their room, nothing cut at 1024×640, thumbnails) ---
+    bert-even|bert-even-model)
+        # BERT-base's shape without a mask: random weights give nearly uniform heads (entropy about 6
+        # of ln 512 = 6.24). Drawn smaller than 512×512, each pixel is the mean weight of its block,
+        # so they look even and unsaturated: in the heads panel and as the model view's thumbnails.
+        session="$out/bert-even.json"
+        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
+        if [ "$case" = bert-even-model ]; then
+            extra=(--panel "Model view")
+            checks+=("calm=model")
+        else
+            checks+=("calm=weights@Attention per head")
+        fi
+        sizes="1280x800 1920x1080" ;;
     *) echo "unknown case $case"; exit 2 ;;
 esac
 

@@ -13,6 +13,11 @@
 //   varied            every heatmap of at least 32×32 px shows its values in many colours: at least
 //                     16 distinct colours spanning more than a quarter of a channel's range (at large
 //                     n a flat square means the colour scale hides the values)
+//   calm=PREFIX[@WINDOW]  every heatmap whose matrix name starts with PREFIX (and, with @WINDOW, that
+//                     lies in the window of that title), of nearly uniform weights,
+//                     looks even and unsaturated: 90% of its pixels lie within 48 of its median colour
+//                     in every channel, and the median is not near the top of viridis (its yellow end
+//                     has a blue channel under 80; the colours a uniform head takes are purples and blues)
 // Exits 0 when every check passes, 1 otherwise, printing what failed.
 #include <stb_image.h>
 
@@ -148,6 +153,64 @@ int check_varied(const json& report, const unsigned char* pixels, int w, int h) 
     return failures;
 }
 
+// The rectangle of the window of this title; an empty box when none was drawn.
+Box window_box(const json& report, const std::string& title) {
+    for (const json& win : report.value("windows", json::array()))
+        if (win["title"] == title) {
+            const double x = win["pos"][0], y = win["pos"][1];
+            return {x, y, x + win["size"][0].get<double>(), y + win["size"][1].get<double>()};
+        }
+    return {0, 0, 0, 0};
+}
+
+int check_calm(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+    const size_t at = spec.find('@');
+    const std::string prefix = spec.substr(0, at);
+    const Box inside = at == std::string::npos ? Box{0, 0, double(w), double(h)}
+                                               : window_box(report, spec.substr(at + 1));
+    int failures = 0, checked = 0;
+    for (const json& m : report.value("heatmaps", json::array())) {
+        const std::string name = m["matrix"];
+        if (name.rfind(prefix, 0) != 0) continue;
+        const Box b{m["min"][0], m["min"][1], m["max"][0], m["max"][1]};
+        const double cx = (b.x0 + b.x1) / 2, cy = (b.y0 + b.y1) / 2;
+        if (cx < inside.x0 || cx > inside.x1 || cy < inside.y0 || cy > inside.y1) continue;
+        std::vector<int> channel[3];
+        for (int y = std::max(0, int(b.y0) + 1); y < std::min(h, int(b.y1) - 1); ++y)
+            for (int x = std::max(0, int(b.x0) + 1); x < std::min(w, int(b.x1) - 1); ++x)
+                for (int k = 0; k < 3; ++k) channel[k].push_back(pixels[4 * (static_cast<size_t>(y) * w + x) + k]);
+        if (channel[0].size() < 64) continue;
+        ++checked;
+        int median[3], within = static_cast<int>(channel[0].size());
+        for (int k = 0; k < 3; ++k) {
+            std::vector<int> sorted = channel[k];
+            std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
+            median[k] = sorted[sorted.size() / 2];
+        }
+        int outside = 0;
+        for (size_t p = 0; p < channel[0].size(); ++p)
+            for (int k = 0; k < 3; ++k)
+                if (std::abs(channel[k][p] - median[k]) > 48) {
+                    ++outside;
+                    break;
+                }
+        const double share = 1.0 * (within - outside) / within;
+        const bool even = share >= 0.9, unsaturated = median[2] >= 80;
+        std::printf("calm: heatmap %s: %.0f%% of its pixels near its median colour (%d,%d,%d)%s\n", name.c_str(),
+                    100 * share, median[0], median[1], median[2],
+                    even && unsaturated ? ""
+                    : even              ? ": near the top of the colormap (saturated)"
+                                        : ": uneven");
+        failures += !(even && unsaturated);
+    }
+    if (checked == 0) {
+        std::printf("calm: no heatmap named %s* was drawn%s\n", prefix.c_str(),
+                    at == std::string::npos ? "" : (" in " + spec.substr(at + 1)).c_str());
+        return 1;
+    }
+    return failures;
+}
+
 int check_number(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
     const size_t eq = spec.rfind('=');
     const size_t c2 = spec.rfind(':', eq), c1 = spec.rfind(':', c2 - 1);
@@ -228,7 +291,8 @@ int check_item(const json& report, const unsigned char* pixels, int w, int h, co
 int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
-                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [[!]window=TITLE] [[!]item=NAME] "
+                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [calm=PREFIX] [[!]window=TITLE] "
+                     "[[!]item=NAME] "
                      "[NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
@@ -262,6 +326,8 @@ int main(int argc, char** argv) {
             failures += check_item(report, pixels, w, h, check.substr(5));
         else if (check.rfind("!item=", 0) == 0)
             failures += check_no_item(report, check.substr(6));
+        else if (check.rfind("calm=", 0) == 0)
+            failures += check_calm(report, pixels, w, h, check.substr(5));
         else
             failures += check == "layout"   ? check_layout(report)
                         : check == "varied" ? check_varied(report, pixels, w, h)

@@ -72,10 +72,11 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
             panel.summaries.push_back(core::summarize_head(head.weights));
         panel.summaries_of = state.generation();
     }
+    float cells_per_pixel = 1;
     for (int h = 0; h < c.heads; ++h) {
         if (h % grid.columns) ImGui::SameLine(0, gap);
         ImGui::BeginGroup();
-        matrix_view(state, ui, {id, h}, o);
+        cells_per_pixel = std::max(cells_per_pixel, matrix_view(state, ui, {id, h}, o).cells_per_pixel);
         if (!panel.show_scores && h < static_cast<int>(panel.summaries.size())) {
             const std::string line = summary_line(panel.summaries[static_cast<size_t>(h)]);
             ImGui::TextDisabled("%s", fitted_text(line, grid.side).c_str());
@@ -91,7 +92,8 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     }
     ImGui::EndChild();
     const std::string note = std::string(core::scaling_name(scaling)) +
-                             (clip && core::max_is_outlier(all) ? ", top at the 99th percentile" : "");
+                             (clip && core::max_is_outlier(all) ? ", top at the 99th percentile" : "") +
+                             pooling_note(ui, id, cells_per_pixel);
     colormap_legend(colormap_for(id), *o.range, std::min(avail.x, font * 22), note.c_str());
 }
 

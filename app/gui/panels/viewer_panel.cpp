@@ -213,7 +213,10 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     const float legend_w = std::min(avail.x - font * 12, font * 20);
     const bool clipped = ui.clips_outliers(ref.id, m->cols()) &&
                          core::max_is_outlier(ui.heatmaps.stats(*m, state.generation(), true));
-    colormap_legend(colormap_for(ref.id), range, legend_w, clipped ? "top: 99th pct" : nullptr);
+    const std::string note = std::string(clipped ? "top: 99th pct" : "") +
+                             pooling_note(ui, ref.id, hit.cells_per_pixel);
+    colormap_legend(colormap_for(ref.id), range, legend_w,
+                    note.empty() ? nullptr : note.c_str() + (note.starts_with("; ") ? 2 : 0));
     ImGui::SameLine(0, font);
     scaling_combo(ui, ref.id, m->cols(), std::max(font * 6, avail.x - legend_w - font * 1.5f));
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/format.hpp"
+#include "fitted_text.hpp"
 
 namespace attnviz::app {
 
@@ -12,8 +13,10 @@ void colormap_legend(Colormap map, const core::ColorRange& range, float width, c
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float font = ImGui::GetFontSize();
     const float bar_h = ImGui::GetTextLineHeight() * 0.7f;
-    // The note (the scaling) goes right of the bar, inside `width`.
-    const std::string text = note ? note : (range.log ? "log" : "");
+    // The note (the scaling) goes right of the bar, inside `width`: cut to the room the bar leaves
+    // (at least six ems of bar), the whole note in the legend's tooltip.
+    const std::string full = note ? note : (range.log ? "log" : "");
+    const std::string text = full.empty() ? full : fitted_text(full, std::max(width - font * 6.5f, font * 2));
     const float note_w = text.empty() ? 0 : ImGui::CalcTextSize(text.c_str()).x + font * 0.5f;
     const double lo = range.lo, hi = range.hi;
     const double middle = range.log ? std::sqrt(lo * hi) : (lo + hi) / 2;
@@ -39,6 +42,7 @@ void colormap_legend(Colormap map, const core::ColorRange& range, float width, c
         draw->AddText({p.x + bar_w + font * 0.5f, p.y + (bar_h + 1) / 2 - ImGui::GetTextLineHeight() / 4},
                       ImGui::GetColorU32(ImGuiCol_TextDisabled), text.c_str());
     ImGui::Dummy({bar_w + note_w, bar_h + 1 + ImGui::GetTextLineHeight()});
+    if (text != full && ImGui::IsItemHovered()) tooltip_text(full);
 }
 
 }  // namespace attnviz::app

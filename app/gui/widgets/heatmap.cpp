@@ -44,8 +44,9 @@ ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
 
 }  // namespace
 
-// The texture has (at most) one texel per pixel the block is drawn on: each texel shows the value
-// of largest magnitude of the cells it covers, so a single strong weight is not lost between samples.
+// The texture has (at most) one texel per pixel the block is drawn on: each texel shows the cells it
+// covers pooled as options.pooling says (core::pooling_for: the mean of weights, so a uniform head
+// stays uniform; the value of largest magnitude of the others, so a strong value is not lost).
 ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const CellBlock& block,
                                   const HeatmapOptions& o, ImU32 masked, ImVec2 drawn) {
     auto texels = [](int cells, float pixels) {
@@ -56,12 +57,13 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.last_frame = ImGui::GetFrameCount();
     const Source source{m.data(), m.rows(), m.cols(), o.generation};
     if (entry.texture && entry.source == source && entry.transposed == transposed && entry.block == block &&
-        entry.colormap == o.colormap && entry.range == o.range && entry.rows == rows && entry.cols == cols)
+        entry.colormap == o.colormap && entry.range == o.range && entry.pooling == o.pooling && entry.rows == rows &&
+        entry.cols == cols)
         return entry.texture;
     if (entry.texture && over_budget()) return entry.texture;  // rebuilt in a later frame
     const std::uint64_t start = now_ns();
     // Each drawn row and column of the block belongs to one texel row / column. The matrix is read
-    // in storage order (row-major), each cell compared with its texel's strongest so far.
+    // in storage order (row-major), each cell added to its texel's pool.
     auto texel_of = [](int cells, int texels) {
         std::vector<int> of(static_cast<size_t>(cells));
         for (int t = 0; t < texels; ++t) {
@@ -72,7 +74,7 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
         return of;
     };
     const std::vector<int> texel_row = texel_of(block.rows, rows), texel_col = texel_of(block.cols, cols);
-    std::vector<double> strongest(static_cast<size_t>(rows) * cols, std::numeric_limits<double>::quiet_NaN());
+    std::vector<core::BlockPool> pools(static_cast<size_t>(rows) * cols);
     // Storage rows are drawn rows, or drawn columns when transposed.
     const int s_row0 = transposed ? block.col0 : block.row0, s_rows = transposed ? block.cols : block.rows;
     const int s_col0 = transposed ? block.row0 : block.col0, s_cols = transposed ? block.rows : block.cols;
@@ -81,13 +83,11 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
         for (int sc = 0; sc < s_cols; ++sc) {
             const int tr = transposed ? texel_row[static_cast<size_t>(sc)] : texel_row[static_cast<size_t>(sr)];
             const int tc = transposed ? texel_col[static_cast<size_t>(sr)] : texel_col[static_cast<size_t>(sc)];
-            double& best = strongest[static_cast<size_t>(tr) * cols + tc];
-            const double value = row[sc];
-            if (std::abs(value) > std::abs(best) || !std::isfinite(best)) best = value;  // NaN: none yet
+            pools[static_cast<size_t>(tr) * cols + tc].add(o.pooling, row[sc]);
         }
     }
-    std::vector<std::uint32_t> pixels(strongest.size());
-    for (size_t k = 0; k < strongest.size(); ++k) pixels[k] = cell_color(strongest[k], o, masked);
+    std::vector<std::uint32_t> pixels(pools.size());
+    for (size_t k = 0; k < pools.size(); ++k) pixels[k] = cell_color(pools[k].result(o.pooling), o, masked);
     entry.texture = upload_(entry.texture, cols, rows, pixels.data());
     entry.source = source;
     entry.transposed = transposed;
@@ -96,6 +96,7 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.cols = cols;
     entry.colormap = o.colormap;
     entry.range = o.range;
+    entry.pooling = o.pooling;
     charge(start);
     return entry.texture;
 }
@@ -332,6 +333,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const CellBlock block = vp ? CellBlock{r0, c0, r1 - r0, c1 - c0} : CellBlock{0, 0, rows, cols};
         const ImVec2 a{x_of(block.col0), y_of(block.row0)};
         const ImVec2 b{x_of(block.col0 + block.cols), y_of(block.row0 + block.rows)};
+        hit.cells_per_pixel = std::max(1.0f, 1 / cell);
         draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, block, o, masked, {b.x - a.x, b.y - a.y}), a, b);
     } else if (r1 > r0 && c1 > c0) {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/export.hpp"
+#include "core/format.hpp"
 #include "heatmap.hpp"
 
 namespace attnviz::app {
@@ -57,6 +58,15 @@ void draw_explanation(const core::Explanation& e, bool numbers) {
     ImGui::TextDisabled("%s", e.formula.c_str());
     if (numbers)
         for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
+}
+
+std::string pooling_note(const UiContext& ui, core::MatrixId id, float cells_per_pixel) {
+    if (cells_per_pixel < 1.05f) return "";
+    const std::string side = core::format_number(cells_per_pixel, 2);
+    const char* of = core::pooling_for(core::info(id).colors) == core::Pooling::mean ? "the mean"
+                                                                                     : "the largest |value|";
+    const char* times = ui.notation() == core::Notation::unicode ? "×" : "x";
+    return std::string("; a pixel: ") + of + " of " + ui.symbols().about + side + times + side;
 }
 
 void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed) {
@@ -116,6 +126,7 @@ HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const Matr
     }
     HeatmapOptions h;
     h.colormap = colormap_for(ref.id);
+    h.pooling = core::pooling_for(core::info(ref.id).colors);
     h.range = o.range ? *o.range : heatmap_range(ui, *m, ref.id, state.generation());
     h.max_size = o.max_size;
     h.max_cell = o.max_cell;

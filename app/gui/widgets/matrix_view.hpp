@@ -47,6 +47,10 @@ void scaling_combo(UiContext& ui, core::MatrixId id, std::int64_t cols, float wi
 // with numbers = false only the rule (an exercise must not give the answer away).
 void draw_explanation(const core::Explanation& e, bool numbers = true);
 
+// What a legend adds when its heatmap pools blocks of cells into pixels (hit.cells_per_pixel > 1):
+// "; a pixel: the mean of ≈4×4" (weights) or "; a pixel: the largest |value| of ≈4×4"; "" otherwise.
+std::string pooling_note(const UiContext& ui, core::MatrixId id, float cells_per_pixel);
+
 // A tooltip with the arithmetic of `cell` (noting when the view draws it transposed).
 void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed = false);
 
