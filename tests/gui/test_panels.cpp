@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include <cfloat>
 #include <cmath>
 
 #include "core/file_io.hpp"
@@ -251,6 +252,11 @@ TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
     const std::string path = "Opened /home/someone/models/bert-base-uncased/layer-11/attention.json";
     const float full = ImGui::CalcTextSize(path.c_str()).x;
     EXPECT_EQ(app::fitted_text(path, full), path);  // fits: unchanged
+    // A label exactly as wide as its room (a heatmap's row labels get the widest one's width) fits.
+    const float exact = ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, "x1").x;
+    EXPECT_EQ(app::fitted_text("x1", exact), "x1");
+    EXPECT_EQ(app::text_width_up_to("x1", exact * 2), exact);
+    EXPECT_EQ(app::text_width_up_to(path, exact), exact);  // measured only up to the limit
     const std::string cut = app::fitted_text(path, full / 2);
     EXPECT_LE(ImGui::CalcTextSize(cut.c_str()).x, full / 2);
     EXPECT_GT(ImGui::CalcTextSize(cut.c_str()).x, full / 2 - 2 * ImGui::CalcTextSize("W").x);  // not cut short

@@ -27,10 +27,11 @@ std::string fitted_text(const std::string& text, float width) {
     const float size = ImGui::GetFontSize();
     const char* begin = text.data();
     const char* end = begin + text.size();
-    // The prefix that fits the whole width: the text itself when all of it does.
-    const char* fits = end;
-    font->CalcTextSizeA(size, std::max(width, 0.0f), 0, begin, end, &fits);
-    if (fits == end && font->CalcTextSizeA(size, FLT_MAX, 0, begin, end).x <= width) return text;
+    // Measured a little past the width (ImGui stops before a character that reaches its limit):
+    // the text itself when all of it fits.
+    const char* measured = end;
+    const float w = font->CalcTextSizeA(size, std::max(width, 0.0f) + 0.5f, 0, begin, end, &measured).x;
+    if (measured == end && w <= width) return text;
     const char* ellipsis = "…";
     const float room = width - font->CalcTextSizeA(size, FLT_MAX, 0, ellipsis).x;
     const char* cut = begin;
