@@ -562,3 +562,31 @@ TEST(DimensionStep, TheLockAndTheGroupsChooseTheNextValue) {
     c.kv_heads = 0;  // one group a head
     EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 6);
 }
+
+namespace {
+class LiveResize : public test::WindowTest {};
+}  // namespace
+
+// A window made smaller while it runs keeps the panels' shares: the Dimensions panel of a 1920-pixel
+// window becomes about 225 pixels wide at 1024×640. Its controls wrap there instead of being cut:
+// "Randomize" goes to the next line, the lock's label wraps.
+TEST_F(LiveResize, DimensionsControlsWrapInsteadOfBeingCut) {
+    AppState state(core::worked_example());
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {1920, 1080};
+    frames(state, 3);
+    io.DisplaySize = {1024, 640};
+    frames(state, 3);
+    const app::DrawReport::Window* dims = nullptr;
+    for (const auto& w : report.windows)
+        if (w.title == "Dimensions") dims = &w;
+    ASSERT_NE(dims, nullptr);
+    ASSERT_LT(dims->size.x, 270.0f);  // narrower than the default share gives: the case at hand
+    const float right = dims->pos.x + dims->size.x - ImGui::GetStyle().ScrollbarSize;
+    for (const char* name : {"dimensions: randomize", "dimensions: lock", "dimensions: sentence"}) {
+        const app::DrawReport::Item* at = item(name);
+        ASSERT_NE(at, nullptr) << name;
+        EXPECT_LE(at->max.x, right + 0.5f) << name << " runs past the panel's edge";
+    }
+    io.DisplaySize = {1280, 800};
+}

@@ -221,7 +221,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
 
     if (ImGui::Button("Worked example"))
         state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("Random").x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::Button("Random")) state.randomize(panel.seed);  // Glorot weights and X from the seed below
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
@@ -232,8 +232,10 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
         ImGui::SetTooltip("A new session from a sentence you type: its words become the tokens, X a row per word");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
     ImGui::InputScalar("seed", ImGuiDataType_U64, &panel.seed);
-    ImGui::SameLine();
-    if (ImGui::Button("Randomize")) {
+    same_line_if_fits(ImGui::CalcTextSize("Randomize").x + ImGui::GetStyle().FramePadding.x * 2);
+    const bool randomize = ImGui::Button("Randomize");
+    ui.report_item("dimensions: randomize");
+    if (randomize) {
         ++panel.seed;
         state.randomize(panel.seed);
     }
@@ -243,8 +245,9 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     dimension_field(state, ui, panel, "n (tokens)", &c.n, 'n', true, "Sequence length: rows of X");
     dimension_field(state, ui, panel, "d_model", &c.d_model, 'd', true, "Embedding size: columns of X");
     dimension_field(state, ui, panel, "h (heads)", &c.heads, 'h', true, "Number of attention heads");
-    if (ImGui::Checkbox("lock d_k = d_v = d_model / h", &panel.lock_per_head) && panel.lock_per_head)
+    if (checkbox_wrapped("lock", "lock d_k = d_v = d_model / h", &panel.lock_per_head) && panel.lock_per_head)
         apply_dimensions(state, panel, state.config(), 'd');
+    ui.report_item("dimensions: lock");
     dimension_field(state, ui, panel, "d_k", &c.d_k, 'k', !panel.lock_per_head, "Query/key size per head");
     dimension_field(state, ui, panel, "d_v", &c.d_v, 'v', !panel.lock_per_head, "Value size per head");
     error_here(state, ui);

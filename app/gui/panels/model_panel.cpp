@@ -220,7 +220,9 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                                   (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
     order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
     ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
-    text_fitted(order);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(order.c_str());
+    ImGui::PopTextWrapPos();
     if (layers.size() == 1)
         ImGui::TextWrapped(
             "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "

@@ -107,21 +107,42 @@ void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRe
     }
 }
 
-// The seed's way of writing each result cell, "(1+1)", in a small table.
+// The seed's way of writing each result cell, "(1+1)": in a small table where it fits the width,
+// else one cell a line, wrapped (a session's own numbers make long sums), the first cells only.
 void expansion_table(const AppState& state, MatrixRef result, const core::Matrix& m) {
     const int rows = static_cast<int>(std::min<Eigen::Index>(m.rows(), max_expansion_side));
     const int cols = static_cast<int>(std::min<Eigen::Index>(m.cols(), max_expansion_side));
+    std::vector<std::string> cells;
+    float table_w = 0;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const auto e = state.explain({result, r, c});
+            cells.push_back(e ? core::cell_expansion(*e.value) + " = " + core::format_number(e.value->value) : "");
+        }
+    for (int c = 0; c < cols; ++c) {  // the table's width: its widest cell in each column
+        float widest = 0;
+        for (int r = 0; r < rows; ++r)
+            widest = std::max(widest, ImGui::CalcTextSize(cells[static_cast<size_t>(r * cols + c)].c_str()).x);
+        table_w += widest + ImGui::GetStyle().CellPadding.x * 2 + 1;
+    }
+    const bool table = table_w <= ImGui::GetContentRegionAvail().x;
+    const int listed = table ? rows * cols : std::min(rows * cols, max_expansion_side);
     ImGui::Text("%s as the seed writes it%s:", state.label(result).c_str(),
-                rows < m.rows() || cols < m.cols() ? " (its first cells)" : "");
+                listed < m.size() ? " (its first cells)" : "");
+    if (!table) {
+        ImGui::PushTextWrapPos(0);
+        for (int k = 0; k < listed; ++k)
+            ImGui::Text("%s[%d][%d] = %s", state.label(result).c_str(), k / cols, k % cols,
+                        cells[static_cast<size_t>(k)].c_str());
+        ImGui::PopTextWrapPos();
+        return;
+    }
     if (!ImGui::BeginTable("expansion", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
     for (int r = 0; r < rows; ++r) {
         ImGui::TableNextRow();
         for (int c = 0; c < cols; ++c) {
             ImGui::TableNextColumn();
-            const auto e = state.explain({result, r, c});
-            if (e)
-                ImGui::Text("%s = %s", core::cell_expansion(*e.value).c_str(),
-                            core::format_number(e.value->value).c_str());
+            ImGui::TextUnformatted(cells[static_cast<size_t>(r * cols + c)].c_str());
         }
     }
     ImGui::EndTable();
@@ -182,6 +203,89 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     if (ImGui::CollapsingHeader("Edit X")) {
         ImGui::TextDisabled("Every step follows your numbers.");
         matrix_editor(state, ui, p.x_editor, {core::MatrixId::X, 0}, true);
+    }
+}
+
+// The room the text under the matrices takes: the arithmetic of the selected cell, and the seed's
+// expansions or the exercise's grid.
+float below_matrices(const AppState& state, const TeachPanel& p, const core::LessonStep& step,
+                     const core::Matrix* result) {
+    if (!result) return 0;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const core::Explanation* e = state.selected_explanation();
+    float h = line * (2 + (e ? 2 + static_cast<float>(e->lines.size()) : 1));
+    const float rows = static_cast<float>(std::min<Eigen::Index>(result->rows(), max_expansion_side));
+    if (p.exercising)
+        h += static_cast<float>(result->rows()) * ImGui::GetFrameHeightWithSpacing() + line * 2;
+    else if (step.expansion)
+        h += (rows + 1) * (line + 2);
+    return h;
+}
+
+// The step's operands, then its result, in one flow with one cell size for all, so operands and
+// result line up: the largest (up to 84 pixels, to read from the back of a classroom) with which
+// they fill the room above the text under them, wrapping to the width; never below a size that
+// shows the numbers (the step then scrolls). Matrices this session lacks are named in `missing`.
+void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const core::LessonStep& step,
+                   const core::Matrix* result, std::vector<std::string>& missing) {
+    const core::Config& c = state.shown_config();
+    const float font = ImGui::GetFontSize();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    MatrixViewOptions o;
+    o.token_rows = o.token_cols = true;
+    o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
+    struct Shown {
+        MatrixRef ref;
+        int index;  // in step.show; -1: the result
+        FlowItem flow;
+    };
+    std::vector<Shown> shown;
+    const auto add = [&](const MatrixRef& ref, int index) {
+        const core::Matrix* m = state.matrix(ref);
+        FlowItem f;
+        f.rows = static_cast<int>(m->rows());
+        f.cols = static_cast<int>(m->cols());
+        f.head_h = line * (index < 0 && !shown.empty() ? 2 : 1);  // the result's "→ result" above its title
+        f.min_w = ImGui::CalcTextSize(state.label(ref).c_str()).x;
+        f.labels = matrix_view_gutters(state, ref, o);
+        f.labels_from = ImGui::GetTextLineHeight() * 0.8f;
+        shown.push_back({ref, index, f});
+    };
+    for (size_t k = 0; k < step.show.size(); ++k) {
+        if (core::exists(step.show[k], c))
+            add(step.show[k], static_cast<int>(k));
+        else
+            missing.push_back(core::label(step.show[k], state.notation()));
+    }
+    if (result) add(step.result, -1);
+    std::vector<FlowItem> flow;
+    for (const Shown& m : shown) flow.push_back(m.flow);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 gap{font * 1.2f, ImGui::GetStyle().ItemSpacing.y};
+    const float below = below_matrices(state, p, step, result);
+    const ImVec2 room{avail.x - ImGui::GetStyle().ScrollbarSize, std::max(avail.y - below, avail.y * 0.4f)};
+    o.max_cell = flow_cell(flow, room, gap, std::round(font * 1.5f), 84);
+    bool first = true;
+    for (const Shown& m : shown) {
+        const float w = std::min(m.flow.width(o.max_cell), room.x);
+        flow_place(w, gap.x, false, first);
+        o.max_size = {w, m.flow.height(o.max_cell, room.x) - m.flow.head_h};
+        ImGui::PushID(m.index);  // a lesson may show one matrix twice
+        if (m.index >= 0) {
+            matrix_view(state, ui, m.ref, o);
+        } else {
+            ImGui::BeginGroup();
+            if (!first) ImGui::TextDisabled("%s result", ui.symbols().arrow);
+            MatrixViewOptions ro = o;
+            if (p.exercising)
+                ro.shown_cells = 0;
+            else if (p.playing)
+                ro.shown_cells = p.revealed;
+            matrix_view(state, ui, m.ref, ro);
+            ImGui::EndGroup();
+        }
+        ImGui::PopID();
+        first = false;
     }
 }
 
@@ -355,54 +459,8 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
         }
     }
 
-    // The operands, then the result.
-    // Each matrix's box: the width shared by the step's matrices, at most about half the height
-    // (the arithmetic goes below), so a 5-token step has room for its numbers.
-    const ImVec2 room = ImGui::GetContentRegionAvail();
-    const float shown = static_cast<float>(step.show.size() + (result ? 1 : 0));
-    const float box = std::clamp(room.x / (shown + 0.7f) - font * 2, font * 5, std::max(font * 5, room.y * 0.45f));
-    MatrixViewOptions o;
-    o.max_size = {box, box};
-    // One cell size for the whole step, so operands and result line up; large enough to read
-    // from the back of a classroom, small enough that every matrix fits its box.
-    o.max_cell = 84;
-    auto fit = [&](const MatrixRef& lm) {
-        if (const core::Matrix* mm = core::exists(lm, c) ? state.matrix(lm) : nullptr)
-            o.max_cell =
-                std::min({o.max_cell, box / std::max<float>(1, mm->cols()), box / std::max<float>(1, mm->rows())});
-    };
-    for (const MatrixRef& lm : step.show) fit(lm);
-    if (result) fit(step.result);
-    o.max_cell = std::max(o.max_cell, font * 1.5f);
-    o.token_rows = o.token_cols = true;
-    o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
     std::vector<std::string> missing;
-    bool first = true;
-    for (const MatrixRef& m : step.show) {
-        if (!core::exists(m, c)) {
-            missing.push_back(core::label(m, state.notation()));
-            continue;
-        }
-        if (!first) ImGui::SameLine(0, font * 1.2f);
-        first = false;
-        ImGui::PushID(static_cast<int>(&m - step.show.data()));  // a lesson may show one matrix twice
-        matrix_view(state, ui, m, o);
-        ImGui::PopID();
-    }
-    if (result) {
-        if (!first) ImGui::SameLine(0, font * 1.2f);
-        ImGui::BeginGroup();
-        if (!first) ImGui::TextDisabled("%s result", ui.symbols().arrow);
-        MatrixViewOptions ro = o;
-        if (p.exercising)
-            ro.shown_cells = 0;
-        else if (p.playing)
-            ro.shown_cells = p.revealed;
-        ImGui::PushID("result");
-        matrix_view(state, ui, result_ref, ro);
-        ImGui::PopID();
-        ImGui::EndGroup();
-    }
+    step_matrices(state, ui, p, step, result, missing);
     if (!missing.empty()) {
         std::string list;
         for (const std::string& s : missing) list += (list.empty() ? "" : ", ") + s;

@@ -116,7 +116,12 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     // (The arithmetic scrolls in its own child: the matrix keeps most of the room.)
     const float text_h = state.selection() ? std::min(avail.y * 0.25f, font * 6.0f) : font * 2.5f;
     const float tools_h = ImGui::GetFrameHeightWithSpacing();
-    const float view_h = std::max(font * 6.5f, avail.y - text_h - tools_h - font * 4.2f);
+    // The legend (with its note) and the scaling's combo on one line where there is room for both,
+    // else the combo under the legend.
+    const float combo_w = font * 9;
+    const bool one_line = avail.x >= font * 22 + combo_w;
+    const float view_h = std::max(font * 6.5f, avail.y - text_h - tools_h - font * 4.2f -
+                                                   (one_line ? 0 : ImGui::GetFrameHeightWithSpacing()));
     const ImVec2 gutters = matrix_view_gutters(state, ref, o);
     const ImVec2 region{std::max(avail.x, font * 8), view_h - ImGui::GetTextLineHeightWithSpacing()};
     const ImVec2 cells{std::max(region.x - gutters.x, 1.0f), std::max(region.y - gutters.y, 1.0f)};
@@ -210,15 +215,15 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     }
 
     const core::ColorRange range = heatmap_range(ui, *m, ref.id, state.generation());
-    const float legend_w = std::min(avail.x - font * 12, font * 20);
+    const float legend_w = one_line ? std::min(avail.x - combo_w - font, font * 30) : avail.x;
     const bool clipped = ui.clips_outliers(ref.id, m->cols()) &&
                          core::max_is_outlier(ui.heatmaps.stats(*m, state.generation(), true));
     const std::string note = std::string(clipped ? "top: 99th pct" : "") +
                              pooling_note(ui, ref.id, hit.cells_per_pixel);
     colormap_legend(colormap_for(ref.id), range, legend_w,
                     note.empty() ? nullptr : note.c_str() + (note.starts_with("; ") ? 2 : 0));
-    ImGui::SameLine(0, font);
-    scaling_combo(ui, ref.id, m->cols(), std::max(font * 6, avail.x - legend_w - font * 1.5f));
+    if (one_line) ImGui::SameLine(0, font);
+    scaling_combo(ui, ref.id, m->cols(), combo_w);
 
     ImGui::BeginChild("arithmetic");
     if (const core::Explanation* e = state.selected_explanation()) {

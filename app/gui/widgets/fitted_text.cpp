@@ -84,3 +84,24 @@ bool checkbox_on_line(const char* label, bool* value) {
 }
 
 }  // namespace attnviz::app
+
+namespace attnviz::app {
+
+bool checkbox_wrapped(const char* id, const std::string& label, bool* value) {
+    ImGui::PushID(id);
+    ImGui::BeginGroup();
+    bool clicked = ImGui::Checkbox("##box", value);
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(label.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::IsItemClicked()) {
+        *value = !*value;
+        clicked = true;
+    }
+    ImGui::EndGroup();
+    ImGui::PopID();
+    return clicked;
+}
+
+}  // namespace attnviz::app

@@ -53,5 +53,8 @@ void same_line_if_fits(float width);
 float toggle_width(const char* label);
 // A checkbox on the current line when it fits there, else on the next; true when clicked.
 bool checkbox_on_line(const char* label, bool* value);
+// A checkbox whose label wraps to the window's width (a long label in a narrow panel); clicking the
+// label toggles it too. True when clicked. `id` names it (its label is shown as it is, any text).
+bool checkbox_wrapped(const char* id, const std::string& label, bool* value);
 
 }  // namespace attnviz::app

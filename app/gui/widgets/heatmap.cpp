@@ -318,6 +318,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
             const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? cell - 3 : every * cell - 4);
             const float w = ImGui::CalcTextSize(s.c_str()).x;
             const float x = every == 1 ? x_of(c) + (cell - w) / 2 : x_of(c) + 2;
+            if (every > 1 && c > 0 && x + w > p1.x + 2) break;  // a label past the cells would run into a neighbour
             draw->AddText(font, font_size, {x, col_label_y + (line_h - font_size) / 2}, text_col, s.c_str());
         }
         ImGui::PopFont();
