@@ -35,7 +35,7 @@ Box box_at(double x, double y, double w, double h, Rgba fill) {
 
 Label label_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor, Baseline baseline,
                bool bold = false, std::string klass = "") {
-    return Label{x, y, std::move(text), size, color, anchor, baseline, bold, std::move(klass)};
+    return Label{x, y, std::move(text), size, color, anchor, baseline, bold, std::move(klass), false};
 }
 
 // The matrix as drawn: itself, or its transpose.
@@ -87,6 +87,7 @@ struct Grid {
     double gap = 0;          // between cells (large cells only)
     double label_w = 0, label_h = 0;
     int row_every = 0, col_every = 0;  // a label every k rows / columns; 0: none
+    bool col_vertical = false;         // column labels upright (Label::vertical), one a column
     double overhang = 0;               // column labels reaching past the last column
     int digits = 0;                    // significant digits of the numbers; 0: none
     double number_size = 0;
@@ -112,6 +113,10 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
     int row_every = std::max(1, static_cast<int>(std::ceil(label_size * 1.3 / cell)));
     int col_every =
         std::max(1, static_cast<int>(std::ceil((std::min(col_widest, text_width("x000", label_size)) + 4) / cell)));
+    // Column labels wider than their column that a line of text fits across ("because" over a cell of
+    // 30): turned upright, each whole (up to max_row_label) rather than cut to "beca…".
+    g.col_vertical = col_labels > 0 && g.step == 1 && cell >= label_size + 2 && col_widest > cell - 2;
+    if (g.col_vertical) col_every = 1;
     // A square-ish matrix (sides within a factor of 2) is labelled at one interval on both axes, the
     // larger, so that a row's token and the same column's are both named or both not.
     if (row_labels > 0 && col_widest > 0 && std::max(g.rows, g.cols) <= 2 * std::min(g.rows, g.cols))
@@ -125,7 +130,7 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
     }
     if (col_labels > 0 && col_widest > 0) {
         g.col_every = col_every;
-        g.label_h = label_size + 6;
+        g.label_h = g.col_vertical ? std::min(col_widest, max_row_label) + 6 : label_size + 6;
         // Labels of several columns start at their column and may reach past the last one.
         if (g.col_every > 1)
             for (int c = 0; c < col_labels; c += g.col_every) {
@@ -163,6 +168,14 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                                           Anchor::end, Baseline::middle, false, "row-label"));
     if (g.col_every > 0)
         for (int c = 0; c < g.cols && c < static_cast<int>(s.col_labels.size()); c += g.col_every) {
+            if (g.col_vertical) {  // upright from just above its column, centred on it
+                Label l = label_at(x0 + (c + 0.5) * g.cell - g.gap / 2, y0 - 5,
+                                   fit_text(s.col_labels[c], g.label_h - 6, label_size), label_size, ink, Anchor::start,
+                                   Baseline::middle, false, "col-label");
+                l.vertical = true;
+                f.elements.push_back(std::move(l));
+                continue;
+            }
             const bool one = g.col_every == 1;
             const std::string text = fit_text(s.col_labels[c], g.col_every * g.cell - (one ? 2 : 4), label_size);
             f.elements.push_back(label_at(one ? x0 + (c + 0.5) * g.cell - g.gap / 2 : x0 + c * g.cell, y0 - 5, text,

@@ -484,6 +484,46 @@ TEST(Figure, RasterHasTheCellsColoursAndText) {
     }
 }
 
+// Column labels wider than their columns, where a line of text fits across a column, stand upright
+// and whole ("because", not "beca…"), in the SVG (rotated) and in the PNG (a tall run of ink above
+// the column); labels that fit stay level.
+TEST(Figure, ColumnLabelsWiderThanTheirColumnsStandUpright) {
+    HeatmapStyle s;
+    s.colors = ColorScale::unit_interval;
+    s.cell = 30;
+    s.row_labels = {"a", "b", "c"};
+    s.col_labels = {"because", "it", "rained", "outside"};
+    const Figure f = heatmap_figure(Matrix::Constant(3, 4, 0.25), s);
+    const auto root = parse_svg(f);
+    ASSERT_TRUE(root);
+    const auto labels = with_class(*root, "text", "col-label");
+    ASSERT_EQ(labels.size(), 4u);
+    EXPECT_EQ(labels[0]->text, "because");
+    EXPECT_EQ(labels[3]->text, "outside");
+    for (const XmlNode* l : labels) EXPECT_EQ(attr(*l, "transform").rfind("rotate(-90 ", 0), 0u) << l->text;
+    s.col_labels = {"a", "b", "c", "d"};
+    for (const XmlNode* l :
+         with_class(*parse_svg(heatmap_figure(Matrix::Constant(3, 4, 0.25), s)), "text", "col-label"))
+        EXPECT_EQ(attr(*l, "transform"), "") << l->text;
+    if (!have_font()) GTEST_SKIP() << "no " << font;
+    // The PNG: above the first column (x from its left edge to its right), dark ink taller than the
+    // column is wide; a level "beca…" would be one line high.
+    const Result<Image> image = rasterize(f, 1, font);
+    ASSERT_TRUE(image);
+    const Image& im = *image.value;
+    const auto* first = cell(*root, "");
+    ASSERT_TRUE(first);
+    const int x0 = static_cast<int>(std::stod(attr(*first, "x"))), top = static_cast<int>(std::stod(attr(*first, "y")));
+    int ink_top = top, ink_bottom = 0;
+    for (int y = 0; y < top; ++y)
+        for (int x = x0; x < x0 + 30; ++x)
+            if (im.pixel(x, y).r < 100) {
+                ink_top = std::min(ink_top, y);
+                ink_bottom = std::max(ink_bottom, y);
+            }
+    EXPECT_GT(ink_bottom - ink_top, 35) << "the label above column 0 is not upright";
+}
+
 TEST(Figure, PngDecodesToTheSamePixels) {
     if (!have_font()) GTEST_SKIP() << "no " << font;
     HeatmapStyle s;
