@@ -150,6 +150,53 @@ TEST_F(Teach, TheSoftmaxExerciseMarksRightWrongAndRevealed) {
     frame();
 }
 
+// The lesson's progress ("step 6 of 10") is written beside its bar, in the text's colour on the
+// window's, not over the bar's yellow fill, where white text did not read.
+TEST_F(Teach, TheProgressIsWrittenBesideItsBar) {
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    app::enter_teach_mode(state, panels, 5);
+    frame();
+    const app::DrawReport::Item *bar = nullptr, *text = nullptr;
+    for (const auto& item : report.items) {
+        if (item.name == "teach: progress bar") bar = &item;
+        if (item.name == "teach: progress") text = &item;
+    }
+    ASSERT_NE(bar, nullptr);
+    ASSERT_NE(text, nullptr);
+    EXPECT_GE(text->min.x, bar->max.x) << "the progress text lies over its bar";
+    EXPECT_LT(text->min.y, bar->max.y);  // on the bar's line
+    EXPECT_GT(bar->max.x - bar->min.x, 50.0f);
+    imgui_.ui.report = nullptr;
+}
+
+// Right and wrong are said beside each field with ✓ and ✗ (the app's font has them), not by the
+// field's green or red alone, which a colour-blind learner cannot tell apart.
+TEST_F(Teach, TheExerciseMarksRightAndWrongBySymbolNotColourAlone) {
+    ASSERT_NE(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x2713), nullptr) << "the font has no ✓";
+    ASSERT_NE(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x2717), nullptr) << "the font has no ✗";
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    app::enter_teach_mode(state, panels, 4);  // the softmax: weights⁽¹⁾, 2×2
+    panels.teach.exercising = true;
+    frame();
+    app::teach_answer(state, panels.teach, 0, 0, "0.9442");  // right
+    app::teach_answer(state, panels.teach, 0, 1, "0.5");     // wrong
+    panels.teach.exercise.reveal(1, 1);
+    report.clear();
+    frame();
+    const auto drawn = [&](const std::string& name) {
+        for (const auto& item : report.items)
+            if (item.name == name) return true;
+        return false;
+    };
+    EXPECT_TRUE(drawn("exercise [0][0]: ✓"));
+    EXPECT_TRUE(drawn("exercise [0][1]: ✗"));
+    EXPECT_TRUE(drawn("exercise [1][0]: "));  // nothing typed: no mark
+    EXPECT_TRUE(drawn("exercise [1][1]: shown"));
+    imgui_.ui.report = nullptr;
+}
+
 TEST_F(Teach, TheLessonFollowsAnEditedX) {
     app::enter_teach_mode(state, panels, 1);
     state.set_cell({{MatrixId::X, 0}, 0, 2}, 3.0);  // X[0] = [1, 0, 3, 0]

@@ -171,8 +171,8 @@ TEST_F(Viewer, ZoomButtonsFitAndGoToCell) {
     click(state, panel, item("viewer: fit"));
     EXPECT_EQ(panel.cell, 0);
     // Go to scores⁽²⁾[250][40]: zoomed until readable, centred, selected.
-    panel.goto_row = 250;
-    panel.goto_col = 40;
+    panel.goto_row = "250";
+    panel.goto_col = "40";
     click(state, panel, item("viewer: go"));
     EXPECT_GE(panel.cell, 64);
     ASSERT_NE(state.selection(), nullptr);
@@ -184,12 +184,41 @@ TEST_F(Viewer, ZoomButtonsFitAndGoToCell) {
     for (const auto& n : report.numbers) printed |= n.matrix == "scores(2)" && n.row == 250 && n.col == 40;
     EXPECT_TRUE(printed);
     // A cell outside the matrix is refused with a message, and the view stays.
-    panel.goto_row = 300;
+    panel.goto_row = "300";
     const float before = panel.cell;
     click(state, panel, item("viewer: go"));
     EXPECT_TRUE(state.message().error);
     EXPECT_NE(state.message().text.find("300×300"), std::string::npos) << state.message().text;
     EXPECT_EQ(panel.cell, before);
+}
+
+// "go to" takes a row counted from 0 or a token's label: "x101" is row 100 of a random session,
+// and going to row 100 says it is "x101" (the labels count from 1, the rows from 0).
+TEST_F(Viewer, GoToTakesARowFromZeroOrATokensLabelAndSaysWhichTokenItIs) {
+    AppState state(core::random_session({120, 16, 2, 8, 8, true, core::Mask::none, {}, false, 0, {}}, 4));
+    state.view({MatrixId::weights, 0});
+    ViewerPanel panel;
+    ImGui::GetIO().MousePos = {-100, -100};
+    draw(state, panel, 2);
+    panel.goto_row = "100";
+    panel.goto_col = "x4";
+    click(state, panel, item("viewer: go"));
+    ASSERT_NE(state.selection(), nullptr);
+    EXPECT_EQ(*state.selection(), (core::CellRef{{MatrixId::weights, 0}, 100, 3}));
+    EXPECT_FALSE(state.message().error) << state.message().text;
+    EXPECT_NE(state.message().text.find("row 100 (\"x101\")"), std::string::npos) << state.message().text;
+    EXPECT_NE(state.message().text.find("count from 0"), std::string::npos) << state.message().text;
+    panel.goto_row = "x101";
+    panel.goto_col = "0";
+    click(state, panel, item("viewer: go"));
+    EXPECT_EQ(*state.selection(), (core::CellRef{{MatrixId::weights, 0}, 100, 0}));
+    // Neither a number nor a token: refused, naming the text.
+    panel.goto_row = "x500";
+    click(state, panel, item("viewer: go"));
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("\"x500\" is no row number (from 0) and no token's label"), std::string::npos)
+        << state.message().text;
+    EXPECT_EQ(*state.selection(), (core::CellRef{{MatrixId::weights, 0}, 100, 0}));
 }
 
 TEST(HeadsGrid, WrapsToTheWidthWithoutHorizontalScrolling) {

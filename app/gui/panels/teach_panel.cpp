@@ -63,8 +63,21 @@ void sync_exercise(const AppState& state, TeachPanel& p) {
 constexpr Color mark_colors[] = {Color::exercise_empty, Color::exercise_right, Color::exercise_wrong,
                                  Color::exercise_revealed};
 
+// What a mark says beside its field, not by colour alone (a learner may not tell red from green):
+// ✓ right, ✗ wrong, "shown" revealed, nothing while empty; "ok" and "x" where the font lacks ✓ and ✗.
+const char* mark_symbol(core::CellMark mark) {
+    const bool glyphs = ImGui::GetFont()->FindGlyphNoFallback(0x2713) && ImGui::GetFont()->FindGlyphNoFallback(0x2717);
+    switch (mark) {
+        case core::CellMark::right: return glyphs ? "✓" : "ok";
+        case core::CellMark::wrong: return glyphs ? "✗" : "x";
+        case core::CellMark::revealed: return "shown";
+        case core::CellMark::empty: break;
+    }
+    return "";
+}
+
 // The learner's grid: one text field per result cell, coloured right / wrong / revealed.
-void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRef result) {
+void exercise_grid(AppState& state, UiContext& ui, TeachPanel& p, MatrixRef result) {
     sync_exercise(state, p);
     const core::Exercise& ex = p.exercise;
     ImGui::Text("Your %s: type each cell (right within %g)", state.label(result).c_str(), core::exercise_tolerance);
@@ -93,6 +106,16 @@ void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRe
             ImGui::SameLine(0, 2);
             if (ImGui::SmallButton("?")) p.exercise.reveal(r, c);
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("Reveal this cell");
+            // The mark in words or symbols too, in a slot of fixed width so the columns stay aligned.
+            ImGui::SameLine(0, 4);
+            const ImVec2 at = ImGui::GetCursorPos();
+            const char* symbol = mark_symbol(mark);
+            ImGui::TextColored(ui.color_vec(mark == core::CellMark::wrong ? Color::error_text : Color::ok_text), "%s",
+                               symbol);
+            ui.report_item("exercise [" + std::to_string(r) + "][" + std::to_string(c) + "]: " + symbol);
+            ImGui::SameLine();
+            ImGui::SetCursorPos({at.x + ImGui::CalcTextSize("shown").x, at.y});
+            ImGui::Dummy({0, 0});
             ImGui::PopID();
         }
     }
@@ -161,23 +184,15 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::PopTextWrapPos();
     char progress[32];
     std::snprintf(progress, sizeof progress, "step %d of %d", p.step + 1, total);
-    // The label is centred on the bar and drawn twice, each copy clipped to one side of the fill's end:
-    // the part over the yellow fill reads dark, the part over the empty track reads light.
-    const float fraction = static_cast<float>(p.step + 1) / total;
-    ImGui::ProgressBar(fraction, {-1, 0}, "");
-    const ImVec2 bar_min = ImGui::GetItemRectMin();
-    const ImVec2 bar_max = ImGui::GetItemRectMax();
-    const ImVec2 text_size = ImGui::CalcTextSize(progress);
-    const ImVec2 text_pos{bar_min.x + (bar_max.x - bar_min.x - text_size.x) * 0.5f,
-                          bar_min.y + (bar_max.y - bar_min.y - text_size.y) * 0.5f};
-    const float fill_end = bar_min.x + (bar_max.x - bar_min.x) * fraction;
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->PushClipRect(bar_min, {fill_end, bar_max.y}, true);
-    draw->AddText(text_pos, text_color_on(ImGui::GetColorU32(ImGuiCol_PlotHistogram)), progress);
-    draw->PopClipRect();
-    draw->PushClipRect({fill_end, bar_min.y}, bar_max, true);
-    draw->AddText(text_pos, ImGui::GetColorU32(ImGuiCol_Text), progress);
-    draw->PopClipRect();
+    // The label beside the bar, on the window's colour: over the bar's yellow fill (or across the
+    // fill's end) it could not read well in any one colour.
+    const float label_w = ImGui::CalcTextSize(progress).x;
+    ImGui::ProgressBar(static_cast<float>(p.step + 1) / static_cast<float>(total),
+                       {-(label_w + ImGui::GetStyle().ItemSpacing.x), 0}, "");
+    ui.report_item("teach: progress bar");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(progress);
+    ui.report_item("teach: progress");
     if (ImGui::Button("< Prev")) teach_go_to(state, p, p.step - 1);
     ImGui::SameLine();
     if (ImGui::Button("Next >")) teach_go_to(state, p, p.step + 1);
