@@ -218,12 +218,12 @@ PY
         sizes="1024x640 1280x800 1920x1080" ;;
     small-worked)
         # The worked example with the gradients of output[1][2] shown: at 1024×640 X's four columns
-        # fit their panel, the heads' summaries are whole, ∂/∂X is in view (not a sliver under the
-        # list of the largest), as at the larger sizes.
+        # fit their panel, the heads' summaries are whole (a cut one is reported as "... (cut)"),
+        # ∂/∂X is in view (not a sliver under the list of the largest), as at the larger sizes.
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
         extra=(--panel Gradients --select output:1:2)
-        checks+=("inside=X[1][3]@Inputs: X and weights" "inside=heads: summary 2@Attention per head"
+        checks+=("inside=X[1][3]@Inputs: X and weights" "inside=heads: summary 2@Attention per head" "item=heads: summary 2"
                  "inside=d/dX@Gradients" "readable=Attention per head" "readable=Every intermediate")
         sizes="1024x640 1280x800 1920x1080" ;;
     *) echo "unknown case $case"; exit 2 ;;

@@ -65,13 +65,23 @@ std::vector<std::string> summary_lines(const core::HeadSummary& s, float width, 
     return lines;
 }
 
+// The font of the summaries: the small numbers font where there is one (two lines of it cost the
+// cells less than two of the UI font).
+ImFont* summary_font(const UiContext& ui) { return ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont(); }
+
 // Under a head's weights: its summary, wrapped to the heatmap's width; the meaning in a tooltip.
 void summary_below(UiContext& ui, const core::HeadSummary& s, int head, float width, size_t lines, int keys) {
     const std::string line = summary_line(s);
     ImGui::BeginGroup();
-    for (const std::string& part : summary_lines(s, width, lines)) ImGui::TextDisabled("%s", part.c_str());
+    ImGui::PushFont(summary_font(ui));
+    std::string shown;
+    for (const std::string& part : summary_lines(s, width, lines)) {
+        ImGui::TextDisabled("%s", part.c_str());
+        shown += (shown.empty() ? "" : "  ") + part;
+    }
+    ImGui::PopFont();
     ImGui::EndGroup();
-    ui.report_item("heads: summary " + std::to_string(head + 1));
+    ui.report_item("heads: summary " + std::to_string(head + 1) + (shown == line ? "" : " (cut)"));
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "Head %d: %s\nH: mean entropy of a row, in nats (0: each query on one key; ln %d = %.3g: "
@@ -92,9 +102,17 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const float font = ImGui::GetFontSize();
     same_line_if_fits(font * 9);
     scaling_combo(ui, id, c.kv_len(), font * 9);
+    // What the axes are, on the controls' line: in words, or as arrows where the words do not fit
+    // (a line less for the heads); the words in its tooltip.
     const char* axes = state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys";
-    same_line_if_fits(ImGui::CalcTextSize(axes).x);
-    ImGui::TextDisabled("%s", axes);
+    const char* arrows = state.column_vectors() ? "↓ keys → queries" : "↓ queries → keys";
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    const float after = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+    const char* shown =
+        after + ImGui::CalcTextSize(axes).x <= right || ui.notation() != core::Notation::unicode ? axes : arrows;
+    same_line_if_fits(ImGui::CalcTextSize(shown).x);
+    ImGui::TextDisabled("%s", shown);
+    if (shown != axes && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", axes);
 
     // One range for all heads, so they can be compared: every head's statistics combined.
     const core::Scaling scaling = ui.scaling(id, c.kv_len());
@@ -120,7 +138,8 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const bool t = state.column_vectors();
     const int rows = t ? c.kv_len() : c.n, cols = t ? c.n : c.kv_len();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
+    // The legend: its bar (0.7 of a line), its values (a line), the spacing after the grid.
+    const float legend_h = ImGui::GetTextLineHeight() * 1.7f + 1 + ImGui::GetStyle().ItemSpacing.y;
     ImVec2 labels = matrix_view_gutters(state, {id, 0}, o);
     const float line = ImGui::GetTextLineHeightWithSpacing(), spacing = ImGui::GetStyle().ItemSpacing.y;
     const float gap = font;
@@ -131,15 +150,17 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const float min_cell = side <= 16 ? std::round(font * 1.25f) : font * 2 / static_cast<float>(side);
     if (side > 16) labels.x = 0;  // cells under a line's height show no row labels (heatmap)
     // A head's column: its heatmap, and under it its summary, whole on two lines where the column is
-    // narrow, unless that costs more than a sixth of the cells: then on one line, cut (its tooltip
-    // has it all). Planned without a vertical scrollbar, then again with one when the grid needs it.
+    // narrow, unless that costs more than a sixth of the cells and leaves them under 1.75 ems (many
+    // heads of many tokens): then on one line, cut (its tooltip has it all). Planned without a vertical scrollbar, then
+    // again with one when the grid needs it.
     const bool summaries = !panel.show_scores && !panel.summaries.empty();
     const auto column_w = [&](const HeadsGrid& g, float width) {
         return (width - gap * static_cast<float>(g.columns - 1)) / static_cast<float>(g.columns);
     };
+    const float summary_line_h = summary_font(ui)->FontSize + spacing;
     const auto grid_with = [&](float width, size_t lines) {
-        return heads_grid(c.heads, rows, cols, labels, {width, room.y}, line * static_cast<float>(lines + 1) + spacing,
-                          gap, min_cell, 80);
+        return heads_grid(c.heads, rows, cols, labels, {width, room.y},
+                          line + summary_line_h * static_cast<float>(lines) + spacing, gap, min_cell, 80);
     };
     struct Plan {
         HeadsGrid grid;
@@ -148,15 +169,18 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const auto plan_for = [&](float width) -> Plan {
         if (!summaries) return {grid_with(width, 0), 0};
         const HeadsGrid one = grid_with(width, 1);
+        ImGui::PushFont(summary_font(ui));
         const size_t lines = summary_lines(panel.summaries.front(), column_w(one, width), 2).size();
+        ImGui::PopFont();
         if (lines <= 1) return {one, 1};
         const HeadsGrid two = grid_with(width, lines);
-        return two.cell >= one.cell * 0.85f ? Plan{two, lines} : Plan{one, 1};
+        return two.cell >= std::min(one.cell * 0.85f, font * 1.75f) ? Plan{two, lines} : Plan{one, 1};
     };
     Plan plan = plan_for(room.x);
     const int grid_rows = (c.heads + plan.grid.columns - 1) / plan.grid.columns;
-    const float grid_h = static_cast<float>(grid_rows) * (line * static_cast<float>(plan.lines + 1) + labels.y +
-                                                          static_cast<float>(rows) * plan.grid.cell + spacing * 2) +
+    const float grid_h = static_cast<float>(grid_rows) *
+                             (line + summary_line_h * static_cast<float>(plan.lines) + labels.y +
+                              static_cast<float>(rows) * plan.grid.cell + spacing * 2) +
                          static_cast<float>(grid_rows - 1) * gap;
     const float width = grid_h > room.y ? room.x - ImGui::GetStyle().ScrollbarSize : room.x;  // a scrollbar's room
     if (width < room.x) plan = plan_for(width);
