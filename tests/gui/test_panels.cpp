@@ -17,6 +17,7 @@
 #include "panels/status_bar.hpp"
 #include "widgets/colormap.hpp"
 #include "widgets/fitted_text.hpp"
+#include "widgets/matrix_view.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;
@@ -589,4 +590,31 @@ TEST_F(LiveResize, DimensionsControlsWrapInsteadOfBeingCut) {
         EXPECT_LE(at->max.x, right + 0.5f) << name << " runs past the panel's edge";
     }
     io.DisplaySize = {1280, 800};
+}
+
+// A flow of matrices takes the largest whole-pixel cell with which it fits its room (wrapping to
+// its width), and never a cell under the readable size it is given: then it scrolls.
+TEST(Flow, CellsGrowToFillTheRoomButStayReadable) {
+    std::vector<app::FlowItem> items(3);
+    for (app::FlowItem& f : items) {
+        f.rows = 5;
+        f.cols = 4;
+        f.head_h = 20;
+    }
+    items[1].new_line = false;
+    // At 30 px three matrices of 120 px need 3·120 + 2·10 = 380 px: one line, 20 + 150 = 170 high. At
+    // 35 (440 px) they wrap to two lines of 195: 395.
+    EXPECT_EQ(app::flow_height(items, 30, 400, {10, 5}), 170);
+    EXPECT_EQ(app::flow_height(items, 35, 400, {10, 5}), 195 + 5 + 195);
+    // In 400 × 200: one line up to 31 (3·124 + 20 = 392), two lines of 20 + 5·32 from 32 on (too high).
+    EXPECT_EQ(app::flow_cell(items, {400, 200}, {10, 5}, 20, 64), 31);
+    // In 400 × 1000: at 64 one matrix a line (256 + 10 + 256 > 400), 3·340 + 10 = 1030 high; at 62, 1000.
+    EXPECT_EQ(app::flow_cell(items, {400, 1000}, {10, 5}, 20, 64), 62);
+    EXPECT_EQ(app::flow_cell(items, {400, 5000}, {10, 5}, 20, 64), 64);  // room to spare: up to the limit
+    EXPECT_EQ(app::flow_cell(items, {400, 50}, {10, 5}, 20, 64), 20);    // no room: readable, scrolling
+    // A matrix wider than the room has its cells shrunk to the width.
+    app::FlowItem wide;
+    wide.rows = 2;
+    wide.cols = 100;
+    EXPECT_FLOAT_EQ(wide.height(30, 400), 2 * 4.0f);
 }

@@ -21,7 +21,9 @@ HeadsGrid heads_grid(int heads, int rows, int cols, ImVec2 labels, ImVec2 avail,
         const float box_w = (avail.x - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns);
         const float box_h = (avail.y - gap * static_cast<float>(lines - 1)) / static_cast<float>(lines) - title_h;
         const float cell = std::min({max_cell, (box_w - labels.x) / c, (box_h - labels.y) / r});
-        if (cell > best.cell + 0.01f) best = {columns, cell};
+        // Larger cells win; where they reach max_cell either way, more heads a row (read across,
+        // rather than a column of heads beside an empty panel).
+        if (cell > best.cell + 0.01f || (cell >= max_cell && best.cell >= max_cell)) best = {columns, cell};
     }
     if (best.cell >= min_cell) return best;
     // Too many heads for the height: as many columns of min_cell as the width takes, scrolling down.
@@ -197,6 +199,9 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
             ImGui::SetCursorPosX(x0 + static_cast<float>(h % grid.columns) * (column + gap));
         }
         ImGui::BeginGroup();
+        // A column too narrow for "weights⁽¹²⁾" is titled by the head's number (its tooltip names it).
+        const std::string title = state.label({id, h});
+        o.title_text = ImGui::CalcTextSize(title.c_str()).x > column ? std::to_string(h + 1) : "";
         cells_per_pixel = std::max(cells_per_pixel, matrix_view(state, ui, {id, h}, o).cells_per_pixel);
         if (!panel.show_scores && h < static_cast<int>(panel.summaries.size()))
             summary_below(ui, panel.summaries[static_cast<size_t>(h)], h, column, plan.lines, c.kv_len());

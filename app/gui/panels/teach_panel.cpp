@@ -383,7 +383,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     state.update();
     ImGui::SameLine();
 
-    ImGui::BeginChild("step", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::BeginChild("step", {0, 0}, false);  // no horizontal scrollbar: everything wraps to its width
     const core::LessonStep& step = *current(p);
     // The snapshot this step's text is written from, held: "Use the worked example" below shows a
     // new one at once, and the text after the button still reads this one.
