@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace attnviz::core {
@@ -152,6 +153,21 @@ ColorRange auto_outlier_range(const ValueStats& st) {
 
 bool clips_outliers(ColorScale colors, bool chosen, std::int64_t cols) {
     return !chosen && colors == ColorScale::unit_interval && default_scaling(colors, cols) == Scaling::automatic;
+}
+
+Pooling pooling_for(ColorScale colors) {
+    return colors == ColorScale::unit_interval ? Pooling::mean : Pooling::largest;
+}
+
+const char* pooling_text(Pooling pooling) {
+    return pooling == Pooling::mean ? "the mean of the weights it covers"
+                                    : "the value of largest magnitude of the cells it covers";
+}
+
+double BlockPool::result(Pooling pooling) const {
+    if (cells == 0) return std::numeric_limits<double>::quiet_NaN();
+    if (finite == 0) return -std::numeric_limits<double>::infinity();
+    return pooling == Pooling::mean ? value / finite : value;
 }
 
 const char* scaling_name(Scaling s) {

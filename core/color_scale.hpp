@@ -69,9 +69,10 @@ struct ColorRange {
 bool offers(ColorScale colors, Scaling scaling);
 // The scaling a matrix gets until the user picks one: weights fixed 0..1 over fewer than
 // auto_weights_from_keys keys; from there on, and for diverging matrices, automatic (each weight
-// near 1/n would be one flat colour on 0..1). Not percentile: a heatmap smaller than its matrix
-// shows each block's strongest cell, and most blocks of a large matrix hold one beyond the 99th
-// percentile, so a clipped range would paint them all in the end colours.
+// near 1/n would be one flat colour on 0..1). Not percentile: a heatmap of values around 0 smaller
+// than its matrix shows each block's strongest cell (Pooling::largest), and most blocks of a large
+// matrix hold one beyond the 99th percentile, so a clipped range would paint them all in the end
+// colours.
 Scaling default_scaling(ColorScale colors, std::int64_t cols);
 inline constexpr std::int64_t auto_weights_from_keys = 16;
 
@@ -93,6 +94,39 @@ ColorRange auto_outlier_range(const ValueStats& stats);
 // drawn on auto_outlier_range: weights over auto_weights_from_keys keys or more. A chosen "auto"
 // stays min..max.
 bool clips_outliers(ColorScale colors, bool chosen, std::int64_t cols);
+
+// How a heatmap drawn smaller than its matrix makes one pixel of a block of cells (a texel of the
+// app's heatmaps, a cell of the model view's thumbnails, a block of an exported figure): one rule
+// for the app and the figures, by the matrix's colour scale.
+//   mean     weights (ColorScale::unit_interval): the mean weight of the block, the attention its
+//            queries give its keys spread over it. A uniform head stays one colour at any size, a
+//            sharp one stays sharp (each one-hot row adds 1/cells to its block). The largest weight
+//            of a block would not: of many weights near 1/n the largest lies well above 1/n in
+//            every block, so a nearly uniform head looked saturated at n = 512.
+//   largest  the others (around 0): the value of largest magnitude, so that a strong value is never
+//            lost (a mean would let +1 and −1 cancel).
+// Masked cells (−∞) are left out; a block of masked cells only is −∞.
+enum class Pooling { mean, largest };
+Pooling pooling_for(ColorScale colors);
+// What one pooled pixel shows, for legends, notes and tooltips: "the mean of the weights it covers".
+const char* pooling_text(Pooling pooling);
+
+// The pooled value of one block, its cells added one at a time in any order: NaN while none is.
+struct BlockPool {
+    double value = 0;          // mean: the sum of the finite cells; largest: the largest |cell| so far
+    std::uint32_t finite = 0;  // finite cells added
+    std::uint32_t cells = 0;   // cells added
+    void add(Pooling pooling, double v) {
+        ++cells;
+        if (!(v - v == 0)) return;  // −∞ (masked) or NaN
+        if (pooling == Pooling::mean)
+            value += v;
+        else if (finite == 0 || (v < 0 ? -v : v) > (value < 0 ? -value : value))
+            value = v;
+        ++finite;
+    }
+    double result(Pooling pooling) const;
+};
 
 // A short name for menus and legends: "fixed 0..1", "auto", "percentile (clips outliers)", "log".
 const char* scaling_name(Scaling scaling);

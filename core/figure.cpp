@@ -306,6 +306,9 @@ void draw_label(Canvas& cv, Face& face, const Label& l, double scale) {
         glyphs.push_back(g);
         width += advance * em;
     }
+    // Laid out as a horizontal label at (x, y); a vertical one is then turned a quarter
+    // counterclockwise about that point: (px + u, py + v) goes to (px + v, py − u).
+    const int px = static_cast<int>(std::lround(l.x * scale)), py = static_cast<int>(std::lround(l.y * scale));
     double pen = l.x * scale;
     if (l.anchor == Anchor::middle) pen -= width / 2;
     if (l.anchor == Anchor::end) pen -= width;
@@ -318,7 +321,11 @@ void draw_label(Canvas& cv, Face& face, const Label& l, double scale) {
         for (int y = 0; y < b.h; ++y)
             for (int x = 0; x < b.w; ++x) {
                 const unsigned char a = b.alpha[static_cast<std::size_t>(y) * static_cast<std::size_t>(b.w) + x];
-                if (a) cv.blend(ox + x, oy + y, l.color, a / 255.0);
+                if (!a) continue;
+                if (l.vertical)
+                    cv.blend(px + (oy + y - py), py - (ox + x - px), l.color, a / 255.0);
+                else
+                    cv.blend(ox + x, oy + y, l.color, a / 255.0);
             }
         int advance, bearing;
         stbtt_GetGlyphHMetrics(&face.info, g, &advance, &bearing);
@@ -470,6 +477,7 @@ std::string to_svg(const Figure& f) {
             if (l->bold) s += " font-weight=\"bold\"";
             if (l->anchor != Anchor::start)
                 s += std::string(" text-anchor=\"") + (l->anchor == Anchor::middle ? "middle" : "end") + "\"";
+            if (l->vertical) s += " transform=\"rotate(-90 " + num(l->x) + " " + num(l->y) + ")\"";
             s += paint("fill", l->color) + ">" + xml_escape(l->text) + "</text>\n";
         } else if (const auto* line = std::get_if<Line>(&e)) {
             s += "<line x1=\"" + num(line->x1) + "\" y1=\"" + num(line->y1) + "\" x2=\"" + num(line->x2) + "\" y2=\"" +

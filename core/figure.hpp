@@ -52,6 +52,9 @@ struct Label {
     Baseline baseline = Baseline::alphabetic;
     bool bold = false;
     std::string klass;
+    // Turned a quarter counterclockwise about (x, y) (SVG rotate(-90)): the text runs upward from
+    // there, `anchor` along it, `baseline` across it (a column's label that its width would cut).
+    bool vertical = false;
 };
 
 // A straight line with butt ends; the colour's alpha is its opacity.

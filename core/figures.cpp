@@ -35,7 +35,7 @@ Box box_at(double x, double y, double w, double h, Rgba fill) {
 
 Label label_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor, Baseline baseline,
                bool bold = false, std::string klass = "") {
-    return Label{x, y, std::move(text), size, color, anchor, baseline, bold, std::move(klass)};
+    return Label{x, y, std::move(text), size, color, anchor, baseline, bold, std::move(klass), false};
 }
 
 // The matrix as drawn: itself, or its transpose.
@@ -53,24 +53,21 @@ int block_step(int rows, int cols, int max_cells) {
     return std::max(1, (side + limit - 1) / limit);
 }
 
-// The value a block (step×step cells from (r0, c0)) is drawn with: its value of largest magnitude
-// among its finite ones (−∞ only when all are masked).
-double block_value(const Drawn& d, int r0, int c0, int step) {
-    double value = d(r0, c0);
+// The value a block (step×step cells from (r0, c0)) is drawn with: its cells pooled (the mean of
+// weights, the value of largest magnitude of the others; −∞ only when all are masked).
+double block_value(const Drawn& d, int r0, int c0, int step, Pooling pooling) {
+    BlockPool pool;
     for (int r = r0; r < std::min(d.rows(), r0 + step); ++r)
-        for (int c = c0; c < std::min(d.cols(), c0 + step); ++c) {
-            const double v = d(r, c);
-            if (std::isfinite(v) && (!std::isfinite(value) || std::abs(v) > std::abs(value))) value = v;
-        }
-    return value;
+        for (int c = c0; c < std::min(d.cols(), c0 + step); ++c) pool.add(pooling, d(r, c));
+    return pool.result(pooling);
 }
 
 // The values a heatmap draws: the matrix's own, or with blocks one value a block.
-Matrix drawn_values(const Drawn& d, int step) {
+Matrix drawn_values(const Drawn& d, int step, Pooling pooling) {
     const int rows = (d.rows() + step - 1) / step, cols = (d.cols() + step - 1) / step;
     Matrix out(rows, cols);
     for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) out(r, c) = block_value(d, r * step, c * step, step);
+        for (int c = 0; c < cols; ++c) out(r, c) = block_value(d, r * step, c * step, step, pooling);
     return out;
 }
 
@@ -90,6 +87,7 @@ struct Grid {
     double gap = 0;          // between cells (large cells only)
     double label_w = 0, label_h = 0;
     int row_every = 0, col_every = 0;  // a label every k rows / columns; 0: none
+    bool col_vertical = false;         // column labels upright (Label::vertical), one a column
     double overhang = 0;               // column labels reaching past the last column
     int digits = 0;                    // significant digits of the numbers; 0: none
     double number_size = 0;
@@ -115,6 +113,10 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
     int row_every = std::max(1, static_cast<int>(std::ceil(label_size * 1.3 / cell)));
     int col_every =
         std::max(1, static_cast<int>(std::ceil((std::min(col_widest, text_width("x000", label_size)) + 4) / cell)));
+    // Column labels wider than their column that a line of text fits across ("because" over a cell of
+    // 30): turned upright, each whole (up to max_row_label) rather than cut to "beca…".
+    g.col_vertical = col_labels > 0 && g.step == 1 && cell >= label_size + 2 && col_widest > cell - 2;
+    if (g.col_vertical) col_every = 1;
     // A square-ish matrix (sides within a factor of 2) is labelled at one interval on both axes, the
     // larger, so that a row's token and the same column's are both named or both not.
     if (row_labels > 0 && col_widest > 0 && std::max(g.rows, g.cols) <= 2 * std::min(g.rows, g.cols))
@@ -128,7 +130,7 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
     }
     if (col_labels > 0 && col_widest > 0) {
         g.col_every = col_every;
-        g.label_h = label_size + 6;
+        g.label_h = g.col_vertical ? std::min(col_widest, max_row_label) + 6 : label_size + 6;
         // Labels of several columns start at their column and may reach past the last one.
         if (g.col_every > 1)
             for (int c = 0; c < col_labels; c += g.col_every) {
@@ -156,6 +158,7 @@ Rgba cell_color(double v, Colormap map, const ColorRange& range) {
 void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, const ColorRange& range, double x,
                double y) {
     const Colormap map = colormap_for(s.colors);
+    const Pooling pooling = pooling_for(s.colors);
     f.elements.push_back(Group{"heatmap", s.cell_name.empty() ? s.title : s.cell_name, g.gap == 0});
     const double x0 = x + g.label_w, y0 = y + g.label_h;
     if (g.row_every > 0)
@@ -165,6 +168,14 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                                           Anchor::end, Baseline::middle, false, "row-label"));
     if (g.col_every > 0)
         for (int c = 0; c < g.cols && c < static_cast<int>(s.col_labels.size()); c += g.col_every) {
+            if (g.col_vertical) {  // upright from just above its column, centred on it
+                Label l = label_at(x0 + (c + 0.5) * g.cell - g.gap / 2, y0 - 5,
+                                   fit_text(s.col_labels[c], g.label_h - 6, label_size), label_size, ink, Anchor::start,
+                                   Baseline::middle, false, "col-label");
+                l.vertical = true;
+                f.elements.push_back(std::move(l));
+                continue;
+            }
             const bool one = g.col_every == 1;
             const std::string text = fit_text(s.col_labels[c], g.col_every * g.cell - (one ? 2 : 4), label_size);
             f.elements.push_back(label_at(one ? x0 + (c + 0.5) * g.cell - g.gap / 2 : x0 + c * g.cell, y0 - 5, text,
@@ -181,7 +192,7 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
         const int r1 = std::min(g.rows, r0 + g.step);
         for (int c0 = 0; c0 < g.cols; c0 += g.step) {
             const int c1 = std::min(g.cols, c0 + g.step);
-            const double value = block_value(d, r0, c0, g.step);
+            const double value = block_value(d, r0, c0, g.step, pooling);
             const Rgba bg = cell_color(value, map, range);
             Box box = box_at(x0 + c0 * g.cell, y0 + r0 * g.cell, (c1 - c0) * g.cell - g.gap, (r1 - r0) * g.cell - g.gap,
                              bg);
@@ -194,7 +205,8 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                 const int sr0 = s.transposed ? c0 : r0, sr1 = s.transposed ? c1 : r1;
                 const int sc0 = s.transposed ? r0 : c0, sc1 = s.transposed ? r1 : c1;
                 box.tooltip = name + "[" + std::to_string(sr0) + ".." + std::to_string(sr1 - 1) + "][" +
-                              std::to_string(sc0) + ".." + std::to_string(sc1 - 1) + "]: largest |value| " + shown;
+                              std::to_string(sc0) + ".." + std::to_string(sc1 - 1) +
+                              (pooling == Pooling::mean ? "]: mean " : "]: largest |value| ") + shown;
             }
             f.elements.push_back(std::move(box));
             if (g.digits > 0) {
@@ -252,8 +264,9 @@ Point draw_legend(Figure& f, Colormap map, const ColorRange& range, const std::s
     return {w, legend_bar_h + 3 + label_size * 1.2};
 }
 
-std::string block_note(int step) {
-    return "each cell is a " + format_shape(step, step) + " block of the matrix: its value of largest magnitude";
+std::string block_note(int step, ColorScale colors) {
+    return "each cell is a " + format_shape(step, step) + " block of the matrix: " +
+           (pooling_for(colors) == Pooling::mean ? "the mean of its weights" : "its value of largest magnitude");
 }
 
 // Title and notes from y on; returns the y below them and widens `width` to hold them.
@@ -296,7 +309,8 @@ Coloring coloring(ColorScale colors, std::optional<Scaling> asked, const std::ve
         const ValueStats st = value_stats(d.m, scaling == Scaling::percentile || (clip_outliers && step == 1));
         out.masked = out.masked || st.finite < d.m.size();
         all = combine(all, st);
-        if (clip_outliers) drawn = combine(drawn, step > 1 ? value_stats(drawn_values(d, step), true) : st);
+        if (clip_outliers)
+            drawn = combine(drawn, step > 1 ? value_stats(drawn_values(d, step, pooling_for(colors)), true) : st);
     }
     out.note = scaling_name(scaling);
     if (clip_outliers && max_is_outlier(drawn)) {
@@ -381,7 +395,7 @@ Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     f.title = s.title.empty() ? s.cell_name : s.title;
     double width = 0;
     std::vector<std::string> notes = s.notes;
-    if (g.step > 1) notes.push_back(block_note(g.step));
+    if (g.step > 1) notes.push_back(block_note(g.step, s.colors));
     double y = draw_heading(f, s.title, notes, margin, width);
     draw_grid(f, d, s, g, range, margin, y);
     width = std::max(width, margin + g.width());
@@ -460,7 +474,7 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
                               std::to_string(heads) + (heads == 1 ? " head)" : " heads)");
     auto notes_for = [&](const Grid& g) {
         std::vector<std::string> notes = {axes_note(id, o.column_vectors) + "; one colour scale for every head"};
-        if (g.step > 1) notes.push_back(block_note(g.step));
+        if (g.step > 1) notes.push_back(block_note(g.step, colors));
         return notes;
     };
     // The figure's size with `columns` heads a row of cells laid out as g, measured by drawing its
@@ -596,8 +610,9 @@ struct PipelineDraw {
         f.elements.push_back(GroupEnd{});
     }
 
-    // A small heatmap of the matrix, centred in the area: at most 24 blocks a side, each the value of
-    // largest magnitude of the cells it covers, on the matrix's own range.
+    // A small heatmap of the matrix, centred in the area: at most 24 blocks a side, each its cells
+    // pooled (pooling_for: the mean of weights, else the value of largest magnitude), on the
+    // matrix's own range.
     void thumbnail(const Matrix& m, ColorScale colors, double x, double y, double w, double h) {
         const Drawn d{m, o.column_vectors};
         const int step = block_step(d.rows(), d.cols(), 24);
@@ -607,7 +622,7 @@ struct PipelineDraw {
         const ColorRange range = coloring(colors, o.scaling, {d}, step).range;
         for (int r0 = 0; r0 < d.rows(); r0 += step)
             for (int c0 = 0; c0 < d.cols(); c0 += step) {
-                const double value = block_value(d, r0, c0, step);
+                const double value = block_value(d, r0, c0, step, pooling_for(colors));
                 Box b = box_at(x0 + (c0 / step) * side, y0 + (r0 / step) * side, side, side,
                                cell_color(value, colormap_for(colors), range));
                 b.crisp = true;

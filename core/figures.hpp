@@ -46,8 +46,9 @@ struct HeatmapStyle {
 
 // The matrix as a figure. A matrix of more than max_cells rows or columns, or whose cells would be
 // under min_block_side units, is drawn in k×k blocks (k = ⌈larger side / max_cells⌉, or more),
-// each coloured by its value of largest magnitude, as the app's
-// texture does, and the figure says so ("each cell is a 4×4 block: its largest |value|"). Masked
+// each coloured by its cells pooled as the app's textures pool them (pooling_for: the mean of
+// weights, else the value of largest magnitude), and the figure says so ("each cell is a 4×4
+// block of the matrix: the mean of its weights"). Masked
 // (−∞) cells are grey; each cell writes the most digits that fit it (cell_number's levels), in black or white by
 // the cell's luminance. Class "cell" marks every cell rectangle.
 Figure heatmap_figure(const Matrix& m, const HeatmapStyle& style);

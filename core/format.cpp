@@ -44,6 +44,13 @@ std::string format_compact(double value, int digits) {
 std::string cell_number(double value, int level, const std::string& about_zero) {
     if (level >= 2 || !std::isfinite(value)) return format_compact(value, std::max(level, 2));
     if (level == 1) return value != 0 && std::abs(value) < 1e-3 ? about_zero : format_compact(value, 2);
+    if (level < 0) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.1f", value);
+        const std::string text = buf;
+        if (text == "0.0" || text == "-0.0") return value == 0 ? "0" : about_zero;
+        return text.ends_with(".0") ? text.substr(0, text.size() - 2) : text;
+    }
     const std::string plain = format_compact(value, 1);
     if (value == 0) return plain;
     int k = static_cast<int>(std::floor(std::log10(std::abs(value))));

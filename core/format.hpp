@@ -20,8 +20,12 @@ std::string format_compact(double value, int digits = 3);
 
 // A value as a heatmap cell prints it, shorter as `level` goes down: level ≥ 2, that many significant
 // digits (format_compact); 1, two digits but "≈0" (`about_zero`) below 1e-3; 0, one digit, plain or
-// as "7e-3", whichever is shorter. Cells try the levels from the most digits down and print the
-// first that fits (heatmaps in the app and in exported figures).
+// as "7e-3", whichever is shorter; −1 (and below), rounded to one decimal place ("0.1" for 0.08),
+// "≈0" when that is 0. Cells try the levels from the most digits down and print the first that
+// fits (heatmaps in the app and in exported figures). The last level is for the cells of values
+// under 0.1, whose significant digits take a character more than a neighbour's ".2": a cell with
+// room for ".2" shows every value to one decimal rather than leaving the small ones blank.
+inline constexpr int last_cell_level = -1;
 std::string cell_number(double value, int level, const std::string& about_zero);
 
 // `text` without the zero before its decimal point: ".94" for "0.94", "-.5" for "-0.5"; other text
@@ -29,11 +33,11 @@ std::string cell_number(double value, int level, const std::string& about_zero);
 std::string without_leading_zero(const std::string& text);
 
 // The most of a finite `value` that a cell shows where `fits(text)` says whether a text fits it:
-// cell_number from `digits` down to level 0, each level also tried without its leading zero (".94"
-// before "0.9", so a narrow cell keeps two digits rather than one); "" when nothing fits.
+// cell_number from `digits` down to last_cell_level, each level also tried without its leading
+// zero (".94" before "0.9", so a narrow cell keeps two digits rather than one); "" when nothing fits.
 template <class Fits>
 std::string fitted_cell_number(double value, int digits, const std::string& about_zero, Fits&& fits) {
-    for (int level = digits; level >= 0; --level) {
+    for (int level = digits; level >= last_cell_level; --level) {
         std::string text = cell_number(value, level, about_zero);
         if (fits(text)) return text;
         text = without_leading_zero(text);

@@ -26,21 +26,23 @@ HeadThumbnail thumbnail(const Matrix& w, int side) {
             return of;
         };
         const std::vector<Eigen::Index> row_block = block_of(w.rows(), rows), col_block = block_of(w.cols(), cols);
-        t.cells = Matrix::Zero(rows, cols);  // weights are ≥ 0: 0 is below every block's largest
+        // Each cell the mean weight of its block (pooling_for weights: see color_scale.hpp).
+        std::vector<BlockPool> pools(static_cast<size_t>(rows * cols));
         for (Eigen::Index i = 0; i < w.rows(); ++i) {
-            double* out = t.cells.data() + row_block[static_cast<size_t>(i)] * cols;
-            for (Eigen::Index j = 0; j < w.cols(); ++j) {
-                double& cell = out[col_block[static_cast<size_t>(j)]];
-                cell = std::max(cell, w(i, j));
-            }
+            BlockPool* out = pools.data() + row_block[static_cast<size_t>(i)] * cols;
+            for (Eigen::Index j = 0; j < w.cols(); ++j)
+                out[col_block[static_cast<size_t>(j)]].add(Pooling::mean, w(i, j));
         }
+        t.cells.resize(rows, cols);
+        for (Eigen::Index k = 0; k < t.cells.size(); ++k)
+            t.cells.data()[k] = pools[static_cast<size_t>(k)].result(Pooling::mean);
     }
     if (t.cells.size() > 0) {
         std::vector<double> sorted(t.cells.data(), t.cells.data() + t.cells.size());
         // Nearest rank: the smallest value with at least 99% of the cells at or below it.
         const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(sorted.size())));
         std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1), sorted.end());
-        t.high = std::max(sorted[rank - 1], std::min(1.0, 4.0 / static_cast<double>(t.keys)));
+        t.high = std::max(sorted[rank - 1], std::min(1.0, even_headroom / static_cast<double>(t.keys)));
     }
     return t;
 }

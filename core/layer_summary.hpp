@@ -5,13 +5,15 @@
 //   weights   n × kv_len (queries × keys), each row summing to 1
 //   thumbnail rows × cols with rows = min(n, side), cols = min(kv_len, side): block r of rows covers
 //             queries [⌊r·n/rows⌋, ⌊(r+1)·n/rows⌋), block c of columns keys likewise; each cell holds
-//             the LARGEST weight of its block (a mean would average a one-hot head away, and the
-//             heatmaps' textures pool the same way). A matrix within side × side is kept as it is.
+//             the MEAN weight of its block (Pooling::mean, as the heatmaps' textures and exported
+//             figures pool weights): a uniform head stays uniform, a one-hot row still adds 1/cells
+//             to its block. A matrix within side × side is kept as it is.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "color_scale.hpp"
 #include "forward.hpp"
 #include "head_summary.hpp"
 #include "matrix.hpp"
@@ -21,19 +23,23 @@ namespace attnviz::core {
 
 // The largest side of a thumbnail.
 inline constexpr int thumbnail_side = 64;
+// A thumbnail's colour range reaches at least this many times the weight of even attention (1/keys).
+inline constexpr double even_headroom = 8;
 
 struct HeadThumbnail {
     Matrix cells;         // rows × cols as above
     int n = 0, keys = 0;  // the shape of the weights it shrinks (its aspect when drawn)
-    // The top of a colour range for this head alone: the 99th percentile of its cells (nearest
-    // rank), so that one bright corner (query 0 of a causal head attends only to key 0) does not
-    // darken the rest; but at least min(1, 4 / keys), four times the weight of even attention, so that a
-    // head spreading its attention evenly looks even (a quarter of the way up the colormap) rather
-    // than showing its tiny differences at full contrast. 0 for an empty matrix.
+    // The top of a colour range (from 0) for this head alone: the 99th percentile of its cells
+    // (nearest rank), so that one bright corner (query 0 of a causal head attends only to key 0)
+    // does not darken the rest; but at least min(1, even_headroom / keys), eight times the weight of
+    // even attention, so that a head spreading its attention evenly looks even (an eighth of the way
+    // up the colormap, in one colour at every n) rather than showing its small differences at full
+    // contrast, while a sharp head (mean weights of its blocks far above 8/keys) takes its own top.
+    // 0 for an empty matrix.
     double high = 0;
 };
 
-// A head's weights shrunk to at most side × side, each cell the largest weight of its block.
+// A head's weights shrunk to at most side × side, each cell the mean weight of its block.
 HeadThumbnail thumbnail(const Matrix& weights, int side = thumbnail_side);
 
 // One layer: per head its summary and its thumbnail (h of each).

@@ -11,6 +11,7 @@
 #include "format.hpp"
 #include "json_read.hpp"
 #include "matrices.hpp"
+#include "text.hpp"
 
 namespace attnviz::core {
 
@@ -278,7 +279,9 @@ std::string fill_template(const std::string& text, const LessonContext& ctx) {
             value = format_number(ctx.trace->scale);
         else if (b.rfind("token:", 0) == 0) {
             const int i = std::atoi(b.c_str() + 6);
-            value = i >= 0 && i < static_cast<int>(ctx.session->tokens.size()) ? ctx.session->tokens[i] : "–";
+            value = i >= 0 && i < static_cast<int>(ctx.session->tokens.size())
+                        ? bounded_text(ctx.session->tokens[i], max_label_characters)
+                        : "–";
         } else if (const std::optional<MatrixRef> w = stiefel_field(b, nullptr)) {
             const Matrix* m = find_input(const_cast<Params&>(ctx.session->params), *w);
             value = m && m->size() > 0 ? format_number(stiefel_distance(*m), 3) : "–";

@@ -58,7 +58,8 @@ struct LessonContext {
 //   {output:0:2}                           from 0, as --select), NAME:ROW:COL for X, concat, output…
 //   {weights:1:0:1|pct}                    as a percentage with one decimal: "94.4%"
 //   {Q:1:0:0|5}                            with 5 significant digits (3 by default)
-//   {token:0}                              a token's label
+//   {token:0}                              a token's label (its first max_label_characters
+//                                          characters and "…" when it is longer)
 //   {stiefel:W_Q:1}                        ‖WᵀW − I‖ of a head's W_Q, W_K or W_V (seed 004's
 //                                          constraint: 0 when its columns are orthonormal)
 //   {if worked}…{else}…{end}               text for the worked example only, or for other sessions;

@@ -23,6 +23,7 @@
 #include "core/format.hpp"
 #include "core/forward.hpp"
 #include "core/presets.hpp"
+#include "core/splitmix.hpp"
 #include "test_support.hpp"
 
 namespace attnviz::core {
@@ -483,6 +484,46 @@ TEST(Figure, RasterHasTheCellsColoursAndText) {
     }
 }
 
+// Column labels wider than their columns, where a line of text fits across a column, stand upright
+// and whole ("because", not "beca…"), in the SVG (rotated) and in the PNG (a tall run of ink above
+// the column); labels that fit stay level.
+TEST(Figure, ColumnLabelsWiderThanTheirColumnsStandUpright) {
+    HeatmapStyle s;
+    s.colors = ColorScale::unit_interval;
+    s.cell = 30;
+    s.row_labels = {"a", "b", "c"};
+    s.col_labels = {"because", "it", "rained", "outside"};
+    const Figure f = heatmap_figure(Matrix::Constant(3, 4, 0.25), s);
+    const auto root = parse_svg(f);
+    ASSERT_TRUE(root);
+    const auto labels = with_class(*root, "text", "col-label");
+    ASSERT_EQ(labels.size(), 4u);
+    EXPECT_EQ(labels[0]->text, "because");
+    EXPECT_EQ(labels[3]->text, "outside");
+    for (const XmlNode* l : labels) EXPECT_EQ(attr(*l, "transform").rfind("rotate(-90 ", 0), 0u) << l->text;
+    s.col_labels = {"a", "b", "c", "d"};
+    for (const XmlNode* l :
+         with_class(*parse_svg(heatmap_figure(Matrix::Constant(3, 4, 0.25), s)), "text", "col-label"))
+        EXPECT_EQ(attr(*l, "transform"), "") << l->text;
+    if (!have_font()) GTEST_SKIP() << "no " << font;
+    // The PNG: above the first column (x from its left edge to its right), dark ink taller than the
+    // column is wide; a level "beca…" would be one line high.
+    const Result<Image> image = rasterize(f, 1, font);
+    ASSERT_TRUE(image);
+    const Image& im = *image.value;
+    const auto* first = cell(*root, "");
+    ASSERT_TRUE(first);
+    const int x0 = static_cast<int>(std::stod(attr(*first, "x"))), top = static_cast<int>(std::stod(attr(*first, "y")));
+    int ink_top = top, ink_bottom = 0;
+    for (int y = 0; y < top; ++y)
+        for (int x = x0; x < x0 + 30; ++x)
+            if (im.pixel(x, y).r < 100) {
+                ink_top = std::min(ink_top, y);
+                ink_bottom = std::max(ink_bottom, y);
+            }
+    EXPECT_GT(ink_bottom - ink_top, 35) << "the label above column 0 is not upright";
+}
+
 TEST(Figure, PngDecodesToTheSamePixels) {
     if (!have_font()) GTEST_SKIP() << "no " << font;
     HeatmapStyle s;
@@ -746,7 +787,8 @@ Session causal(int n, int d_model, int heads, std::uint64_t seed) {
 TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
     // 300 causal tokens: the first query's weight is 1, the others' lie near 1/n. On min..max every
     // weight but a few would take the bottom colour; the default clips the top at the 99th
-    // percentile of the drawn values (2×2 blocks here: 300 > 256).
+    // percentile of the drawn values (2×2 blocks here: 300 > 256, each the mean of its weights, the
+    // first (1 + 0 + 0.5 + 0.5) / 4 = 0.5).
     const Session s = causal(300, 32, 2, 1);
     const Trace t = forward<double>(s.config, s.params);
     const Matrix& w = t.heads[0].weights;
@@ -759,14 +801,14 @@ TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
     EXPECT_LT(legend.hi, 0.2);
     EXPECT_GT(legend.hi, 0);
     EXPECT_NE(legend.note.find("99th percentile"), std::string::npos) << legend.note;
-    EXPECT_NE(legend.note.find("largest 1"), std::string::npos) << legend.note;
+    EXPECT_NE(legend.note.find("largest 0.5"), std::string::npos) << legend.note;
     // The top is one of the drawn blocks' values, and at most 1% of the blocks lie above it.
     const int step = 2, blocks = 150;
     int above = 0;
     double nearest = INFINITY;
     for (int r = 0; r < blocks; ++r)
         for (int c = 0; c < blocks; ++c) {
-            const double v = w.block(r * step, c * step, step, step).maxCoeff();
+            const double v = w.block(r * step, c * step, step, step).mean();
             above += v > legend.hi * (1 + 1e-3);
             nearest = std::min(nearest, std::abs(v - legend.hi));
         }
@@ -815,6 +857,41 @@ TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
     EXPECT_EQ(legend.lo, 0);
     EXPECT_EQ(legend.hi, 1);
     EXPECT_EQ(legend.note, "fixed 0..1");
+}
+
+// Weights drawn in blocks show each block's mean weight (one rule with the app's textures and the
+// model view's thumbnails): a one-hot weight among nearly uniform ones still lifts its block above
+// every other, and the figure and each block's tooltip say what a cell is.
+TEST(Figure, LargeWeightsAreDrawnInBlocksOfTheirMean) {
+    const int n = 512;
+    Matrix w(n, n);
+    SplitMix64 draw(1);
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) w(i, j) = std::exp(0.7 * draw.normal());
+        w.row(i) /= w.row(i).sum();
+    }
+    w.row(100).setZero();
+    w(100, 300) = 1;  // one query attends to one key
+    HeatmapStyle s;
+    s.colors = ColorScale::unit_interval;
+    s.cell_name = "w";
+    s.max_cells = 128;  // 4×4 blocks
+    const Figure f = heatmap_figure(w, s);
+    const auto root = parse_svg(f);
+    ASSERT_TRUE(root);
+    EXPECT_EQ(with_class(*root, "rect", "cell").size(), 128u * 128u);
+    EXPECT_TRUE(has_text(*root, "each cell is a 4×4 block of the matrix: the mean of its weights"));
+    const XmlNode* first = cell(*root, "w[0..3][0..3]: ");
+    ASSERT_TRUE(first);
+    EXPECT_EQ(title_of(*first), "w[0..3][0..3]: mean " + format_number(w.block(0, 0, 4, 4).mean(), 6));
+    const XmlNode* strong = cell(*root, "w[100..103][300..303]: ");
+    ASSERT_TRUE(strong);
+    EXPECT_EQ(title_of(*strong), "w[100..103][300..303]: mean " + format_number(w.block(100, 300, 4, 4).mean(), 6));
+    // The strong block stands out: the largest drawn value, far above the 99th percentile, where
+    // the range's top is clipped.
+    const LegendRead legend = legend_of(f);
+    EXPECT_NE(legend.note.find("largest " + format_number(w.block(100, 300, 4, 4).mean(), 3)), std::string::npos)
+        << legend.note;
 }
 
 TEST(Figure, WeightsWhoseLargestValueIsNotAnOutlierKeepMinToMax) {

@@ -105,6 +105,21 @@ TEST(CellNumber, FittedTakesTheMostDigitsThatFit) {
     EXPECT_EQ(fitted(-123456.789, 3, 3), "");  // "-1e5" is the shortest: nothing fits
     EXPECT_EQ(fitted(0.5, 0, 2), ".5");
 }
+
+// A cell with room for ".2" (two characters) rounds a value under 0.1 to one decimal instead of
+// leaving it blank: its significant digits (".08", "8e-2") take a character more.
+TEST(CellNumber, ACellThatShowsPoint2ShowsEverySmallerValueToOneDecimal) {
+    EXPECT_EQ(fitted(0.2, 3, 2), ".2");
+    EXPECT_EQ(fitted(0.08, 3, 2), ".1");
+    EXPECT_EQ(fitted(0.051, 3, 2), ".1");
+    EXPECT_EQ(fitted(0.04, 3, 2), "~0");  // rounds to 0 at one decimal
+    EXPECT_EQ(fitted(0.0069, 3, 2), "~0");
+    EXPECT_EQ(fitted(0, 3, 2), "0");
+    EXPECT_EQ(fitted(-0.08, 3, 3), "-.1");
+    EXPECT_EQ(fitted(0.08, 3, 3), ".08");  // room for its two digits: they are kept
+    EXPECT_EQ(cell_number(0.96, -1, "~0"), "1");
+    EXPECT_EQ(cell_number(12.34, -1, "~0"), "12.3");
+}
 }  // namespace
 }  // namespace attnviz::core
 

@@ -7,6 +7,7 @@
 #include "core/forward.hpp"
 #include "core/lesson.hpp"
 #include "core/presets.hpp"
+#include "core/text.hpp"
 #include "test_support.hpp"
 
 using namespace attnviz::core;
@@ -241,4 +242,34 @@ TEST(Lesson, TooLargeDuplicateNulAndNestedPathsAreRefused) {
     ASSERT_FALSE(r_deep);
     EXPECT_EQ(r_deep.problems[0].path, R"(steps[0][""]["x y"][1])");
     EXPECT_FALSE(contains(r_deep.problems[0].path, ".[")) << r_deep.problems[0].str();
+}
+
+// Text from files is cut by characters, never inside a UTF-8 sequence, with "…" only when cut.
+TEST(BoundedText, CutsWholeCharactersAndSaysSo) {
+    using attnviz::core::bounded_text;
+    using attnviz::core::characters_end;
+    EXPECT_EQ(bounded_text("abc", 3), "abc");
+    EXPECT_EQ(bounded_text("abcd", 3), "abc…");
+    EXPECT_EQ(bounded_text("", 0), "");
+    EXPECT_EQ(bounded_text("a", 0), "…");
+    EXPECT_EQ(bounded_text("αβγδ", 2), "αβ…");  // two bytes a character
+    EXPECT_EQ(characters_end("αβγδ", 2), 4u);
+    EXPECT_EQ(characters_end("x⁽¹⁾y", 3), 1u + 3 + 2);  // ⁽ three bytes, ¹ two
+    EXPECT_EQ(characters_end("\x80\x80"
+                             "ab",
+                             1),
+              2u);  // a stray continuation byte joins the character before
+    EXPECT_EQ(bounded_text(std::string(20000, 'a'), 4000).size(), 4000u + std::string("…").size());
+}
+
+// {token:k} writes a long label's first characters only: a 20,000-character token would make the
+// sentence unreadable (and the text too long to draw).
+TEST(LessonTemplate, ALongTokenIsCutInTheText) {
+    Session s = worked_example();
+    s.tokens[1] = "the";
+    s.tokens[0] = std::string(20000, 'x');
+    const Trace t = forward<double>(s.config, s.params);
+    const LessonContext ctx{&s, &t, false, std::nullopt, false};
+    EXPECT_EQ(fill_template("{token:1} {token:0}", ctx),
+              "the " + std::string(attnviz::core::max_label_characters, 'x') + "…");
 }

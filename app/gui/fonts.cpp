@@ -19,6 +19,7 @@ Fonts load_fonts(float size_pixels, const char* path) {
         0x2190, 0x21FF,  // arrows
         0x2200, 0x22FF,  // mathematical operators: √ Σ − ∞ ≈ ≠
         0x25A0, 0x25FF,  // geometric shapes: ▶ ■
+        0x2713, 0x2717,  // check marks: ✓ ✗ (the exercise's right and wrong)
         0x2C60, 0x2C7F,  // Latin extended-C: ⱼ
         0,
     };

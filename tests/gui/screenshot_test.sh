@@ -133,10 +133,10 @@ JSON
         "$attnviz" example worked-example -o "$session"
         checks+=("${worked_numbers[@]}") ;;
     bert-base)
-        # BERT-base's shape: every heatmap in view shows its values in colour (none a flat square),
-        # the twelve heads fit their panel.
+        # BERT-base's shape under the causal mask: every heatmap in view shows its values in colour
+        # (none a flat square), the twelve heads fit their panel.
         session="$out/bert-base.json"
-        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
+        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 --mask causal -o "$session"
         checks+=(varied)
         sizes="1280x800 1600x900" ;;
     head-view)
@@ -217,6 +217,55 @@ PY
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
+    # --- Layout and reduced heatmaps (cells that use their room, nothing cut at 1024×640, thumbnails) ---
+    bert-even|bert-even-model)
+        # BERT-base's shape without a mask: random weights give nearly uniform heads (entropy about 6
+        # of ln 512 = 6.24). Drawn smaller than 512×512, each pixel is the mean weight of its block,
+        # so they look even and unsaturated: in the heads panel and as the model view's thumbnails.
+        session="$out/bert-even.json"
+        "$attnviz" example random --seed 5 -n 512 --d-model 768 --heads 12 -o "$session"
+        if [ "$case" = bert-even-model ]; then
+            extra=(--panel "Model view")
+            checks+=("calm=model")
+        else
+            checks+=("calm=weights@Attention per head")
+        fi
+        sizes="1280x800 1920x1080" ;;
+    small-random)
+        # A random session of 5 tokens (d_model 8, two heads): its small matrices take readable cells,
+        # every one numbered, in Every intermediate (wrapping to the panel's width, never cut at its
+        # right edge, filling it) and in the heads panel, at every size.
+        session="$out/small-random.json"
+        "$attnviz" example random --seed 3 -n 5 --d-model 8 --heads 2 -o "$session"
+        checks+=("readable=Every intermediate" "within=Every intermediate" "fills=Every intermediate:80"
+                 "readable=Attention per head" "within=Attention per head")
+        sizes="1024x640 1280x800 1920x1080" ;;
+    small-heads)
+        # Four heads of four tokens: the arrangement whose cells come out largest, labels counted,
+        # cells numbered and the panel filled one way or the other.
+        session="$out/small-heads.json"
+        "$attnviz" example random --seed 4 -n 4 --d-model 16 --heads 4 -o "$session"
+        checks+=("readable=Attention per head" "fills=Attention per head:80" "within=Attention per head")
+        sizes="1024x640 1280x800 1920x1080" ;;
+    teach-random)
+        # Teach mode on a session other than the worked example, at the step of five matrices (X,
+        # W_Q, K, V and the result Q): one readable cell size for all, filling the room above the text.
+        session="$out/teach-random.json"
+        "$attnviz" example random --seed 3 -n 5 --d-model 8 --heads 2 -o "$session"
+        extra=(--teach 2)
+        checks+=("readable=Teach: attention step by step" "fills=Teach: attention step by step:75"
+                 "within=Teach: attention step by step")
+        sizes="1024x640 1280x800 1920x1080" ;;
+    small-worked)
+        # The worked example with the gradients of output[1][2] shown: at 1024×640 X's four columns
+        # fit their panel, the heads' summaries are whole (a cut one is reported as "... (cut)"),
+        # ∂/∂X is in view (not a sliver under the list of the largest), as at the larger sizes.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        extra=(--panel Gradients --select output:1:2)
+        checks+=("inside=X[1][3]@Inputs: X and weights" "inside=heads: summary 2@Attention per head" "item=heads: summary 2"
+                 "inside=d/dX@Gradients" "readable=Attention per head" "readable=Every intermediate")
+        sizes="1024x640 1280x800 1920x1080" ;;
     *) echo "unknown case $case"; exit 2 ;;
 esac
 

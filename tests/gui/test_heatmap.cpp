@@ -155,6 +155,39 @@ TEST_F(HeatmapHits, EachTexelShowsTheStrongestCellItCoversTransposedOrNot) {
     imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
 }
 
+// Weights (core::pooling_for: the mean) pool each texel's cells into their mean: a nearly uniform
+// head stays one colour where the strongest of each block would be far above the rest, and one
+// strong weight still lifts its texel.
+TEST_F(HeatmapHits, EachTexelOfWeightsShowsTheMeanOfTheCellsItCovers) {
+    FakeTextures::uploads = 0;
+    imgui_.ui.heatmaps.set_texture_functions(FakeTextures::upload, FakeTextures::destroy);
+    const int n = 512;
+    core::Matrix w = core::Matrix::Constant(n, n, 1.0 / n);
+    for (int i = 0; i < n; ++i) w(i, (7 * i) % n) *= 4;  // one weight a row four times the rest
+    w.row(200).setZero();
+    w(200, 300) = 1;  // query 200 attends to key 300 only
+    app::HeatmapOptions o;
+    o.colormap = app::Colormap::sequential;
+    o.pooling = core::Pooling::mean;
+    o.range = {0, 0.1, false};
+    ImGui::NewFrame();
+    imgui_.ui.heatmaps.texture(ImGui::GetID("w"), w, false, {0, 0, n, n}, o, 0, {128, 128});  // 4×4 cells a texel
+    ASSERT_EQ(FakeTextures::cols, 128);
+    for (int r = 0; r < 128; ++r)
+        for (int c = 0; c < 128; ++c) {
+            const double mean = w.block(4 * r, 4 * c, 4, 4).mean();
+            ASSERT_EQ(FakeTextures::pixels[static_cast<size_t>(r) * 128 + c],
+                      app::colormap_color(app::Colormap::sequential, o.range.position(mean)))
+                << r << ", " << c;
+        }
+    // Texels without query 200: between 1/512 and 1.75/512 (a block holds at most one strong weight
+    // a row), all low on the range; the texel of (200, 300) above them all.
+    const float strong = o.range.position(w.block(200, 300, 4, 4).mean());
+    EXPECT_GT(strong, o.range.position(1.75 / n));
+    ImGui::Render();
+    imgui_.ui.heatmaps.set_texture_functions(nullptr, nullptr);
+}
+
 TEST_F(HeatmapHits, RebuildsPastTheFrameBudgetWaitForALaterFrame) {
     FakeTextures::uploads = FakeTextures::frees = 0;
     imgui_.ui.heatmaps.set_texture_functions(FakeTextures::upload, FakeTextures::destroy);

@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include <cfloat>
 #include <cmath>
 
 #include "core/file_io.hpp"
@@ -16,6 +17,8 @@
 #include "panels/status_bar.hpp"
 #include "widgets/colormap.hpp"
 #include "widgets/fitted_text.hpp"
+#include "widgets/matrix_view.hpp"
+#include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -280,6 +283,11 @@ TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
     const std::string path = "Opened /home/someone/models/bert-base-uncased/layer-11/attention.json";
     const float full = ImGui::CalcTextSize(path.c_str()).x;
     EXPECT_EQ(app::fitted_text(path, full), path);  // fits: unchanged
+    // A label exactly as wide as its room (a heatmap's row labels get the widest one's width) fits.
+    const float exact = ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, "x1").x;
+    EXPECT_EQ(app::fitted_text("x1", exact), "x1");
+    EXPECT_EQ(app::text_width_up_to("x1", exact * 2), exact);
+    EXPECT_EQ(app::text_width_up_to(path, exact), exact);  // measured only up to the limit
     const std::string cut = app::fitted_text(path, full / 2);
     EXPECT_LE(ImGui::CalcTextSize(cut.c_str()).x, full / 2);
     EXPECT_GT(ImGui::CalcTextSize(cut.c_str()).x, full / 2 - 2 * ImGui::CalcTextSize("W").x);  // not cut short
@@ -534,4 +542,109 @@ TEST_F(Headless, ThePipelineShowsTheHeadOfANewlySelectedCell) {
     ASSERT_TRUE(state.select_checked({MatrixRef{MatrixId::output, 0}, 0, 0}));
     frames(state, panels, 1);
     EXPECT_EQ(panels.pipeline.head, 1);
+}
+
+namespace {
+class DimensionSteps : public test::WindowTest {};
+}  // namespace
+
+// With the lock d_k = d_v = d_model / h on, + and − of h and d_model step to the next value the lock
+// allows (h 2 → 4 with d_model 4; 3 would be refused), instead of the next integer.
+TEST_F(DimensionSteps, PlusAndMinusStepToTheNextValueTheLockAllows) {
+    AppState state(core::worked_example());  // n 2, d_model 4, h 2, the lock on
+    ASSERT_TRUE(panels.dimensions.lock_per_head);
+    frames(state, 2);
+    click(state, "dimensions: h (heads) +");
+    EXPECT_EQ(state.config().heads, 4);
+    EXPECT_EQ(state.config().d_k, 1);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+    click(state, "dimensions: h (heads) +");  // h = d_model: nothing larger divides it
+    EXPECT_EQ(state.config().heads, 4);
+    click(state, "dimensions: h (heads) -");
+    EXPECT_EQ(state.config().heads, 2);
+    click(state, "dimensions: d_model +");
+    EXPECT_EQ(state.config().d_model, 6);  // the next multiple of h = 2
+    EXPECT_EQ(state.config().d_k, 3);
+    click(state, "dimensions: d_model -");
+    EXPECT_EQ(state.config().d_model, 4);
+    click(state, "dimensions: h (heads) -");
+    EXPECT_EQ(state.config().heads, 1);
+    EXPECT_EQ(state.config().d_v, 4);
+    click(state, "dimensions: n (tokens) +");  // no lock on n: the next integer
+    EXPECT_EQ(state.config().n, 3);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+}
+
+TEST(DimensionStep, TheLockAndTheGroupsChooseTheNextValue) {
+    core::Config c = core::worked_example().config;  // d_model 4, h 2
+    EXPECT_EQ(app::stepped_dimension(c, true, 'h', 1), 4);
+    EXPECT_EQ(app::stepped_dimension(c, false, 'h', 1), 3);  // without the lock any h
+    EXPECT_EQ(app::stepped_dimension(c, true, 'h', -1), 1);
+    EXPECT_EQ(app::stepped_dimension(c, true, 'd', 1, 8), 12);  // Ctrl: 8 on, then the next multiple of 2
+    EXPECT_EQ(app::stepped_dimension(c, true, 'd', -1), 2);
+    c.d_model = 2;
+    EXPECT_EQ(app::stepped_dimension(c, true, 'd', -1), 2);  // nothing smaller is a multiple of h
+    c.heads = 6;
+    c.kv_heads = 2;
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 3);  // the divisors of h: 1, 2, 3, 6
+    c.kv_heads = 3;
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 6);
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', -1), 2);
+    c.kv_heads = 0;  // one group a head
+    EXPECT_EQ(app::stepped_dimension(c, false, 'g', 1), 6);
+}
+
+namespace {
+class LiveResize : public test::WindowTest {};
+}  // namespace
+
+// A window made smaller while it runs keeps the panels' shares: the Dimensions panel of a 1920-pixel
+// window becomes about 225 pixels wide at 1024×640. Its controls wrap there instead of being cut:
+// "Randomize" goes to the next line, the lock's label wraps.
+TEST_F(LiveResize, DimensionsControlsWrapInsteadOfBeingCut) {
+    AppState state(core::worked_example());
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {1920, 1080};
+    frames(state, 3);
+    io.DisplaySize = {1024, 640};
+    frames(state, 3);
+    const app::DrawReport::Window* dims = nullptr;
+    for (const auto& w : report.windows)
+        if (w.title == "Dimensions") dims = &w;
+    ASSERT_NE(dims, nullptr);
+    ASSERT_LT(dims->size.x, 270.0f);  // narrower than the default share gives: the case at hand
+    const float right = dims->pos.x + dims->size.x - ImGui::GetStyle().ScrollbarSize;
+    for (const char* name : {"dimensions: randomize", "dimensions: lock", "dimensions: sentence"}) {
+        const app::DrawReport::Item* at = item(name);
+        ASSERT_NE(at, nullptr) << name;
+        EXPECT_LE(at->max.x, right + 0.5f) << name << " runs past the panel's edge";
+    }
+    io.DisplaySize = {1280, 800};
+}
+
+// A flow of matrices takes the largest whole-pixel cell with which it fits its room (wrapping to
+// its width), and never a cell under the readable size it is given: then it scrolls.
+TEST(Flow, CellsGrowToFillTheRoomButStayReadable) {
+    std::vector<app::FlowItem> items(3);
+    for (app::FlowItem& f : items) {
+        f.rows = 5;
+        f.cols = 4;
+        f.head_h = 20;
+    }
+    items[1].new_line = false;
+    // At 30 px three matrices of 120 px need 3·120 + 2·10 = 380 px: one line, 20 + 150 = 170 high. At
+    // 35 (440 px) they wrap to two lines of 195: 395.
+    EXPECT_EQ(app::flow_height(items, 30, 400, {10, 5}), 170);
+    EXPECT_EQ(app::flow_height(items, 35, 400, {10, 5}), 195 + 5 + 195);
+    // In 400 × 200: one line up to 31 (3·124 + 20 = 392), two lines of 20 + 5·32 from 32 on (too high).
+    EXPECT_EQ(app::flow_cell(items, {400, 200}, {10, 5}, 20, 64), 31);
+    // In 400 × 1000: at 64 one matrix a line (256 + 10 + 256 > 400), 3·340 + 10 = 1030 high; at 62, 1000.
+    EXPECT_EQ(app::flow_cell(items, {400, 1000}, {10, 5}, 20, 64), 62);
+    EXPECT_EQ(app::flow_cell(items, {400, 5000}, {10, 5}, 20, 64), 64);  // room to spare: up to the limit
+    EXPECT_EQ(app::flow_cell(items, {400, 50}, {10, 5}, 20, 64), 20);    // no room: readable, scrolling
+    // A matrix wider than the room has its cells shrunk to the width.
+    app::FlowItem wide;
+    wide.rows = 2;
+    wide.cols = 100;
+    EXPECT_FLOAT_EQ(wide.height(30, 400), 2 * 4.0f);
 }

@@ -3,11 +3,13 @@
 
 #include <imgui.h>
 
+#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "core/presets.hpp"
+#include "core/text.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 
@@ -148,6 +150,53 @@ TEST_F(Teach, TheSoftmaxExerciseMarksRightWrongAndRevealed) {
     frame();
 }
 
+// The lesson's progress ("step 6 of 10") is written beside its bar, in the text's colour on the
+// window's, not over the bar's yellow fill, where white text did not read.
+TEST_F(Teach, TheProgressIsWrittenBesideItsBar) {
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    app::enter_teach_mode(state, panels, 5);
+    frame();
+    const app::DrawReport::Item *bar = nullptr, *text = nullptr;
+    for (const auto& item : report.items) {
+        if (item.name == "teach: progress bar") bar = &item;
+        if (item.name == "teach: progress") text = &item;
+    }
+    ASSERT_NE(bar, nullptr);
+    ASSERT_NE(text, nullptr);
+    EXPECT_GE(text->min.x, bar->max.x) << "the progress text lies over its bar";
+    EXPECT_LT(text->min.y, bar->max.y);  // on the bar's line
+    EXPECT_GT(bar->max.x - bar->min.x, 50.0f);
+    imgui_.ui.report = nullptr;
+}
+
+// Right and wrong are said beside each field with ✓ and ✗ (the app's font has them), not by the
+// field's green or red alone, which a colour-blind learner cannot tell apart.
+TEST_F(Teach, TheExerciseMarksRightAndWrongBySymbolNotColourAlone) {
+    ASSERT_NE(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x2713), nullptr) << "the font has no ✓";
+    ASSERT_NE(ImGui::GetIO().Fonts->Fonts[0]->FindGlyphNoFallback(0x2717), nullptr) << "the font has no ✗";
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    app::enter_teach_mode(state, panels, 4);  // the softmax: weights⁽¹⁾, 2×2
+    panels.teach.exercising = true;
+    frame();
+    app::teach_answer(state, panels.teach, 0, 0, "0.9442");  // right
+    app::teach_answer(state, panels.teach, 0, 1, "0.5");     // wrong
+    panels.teach.exercise.reveal(1, 1);
+    report.clear();
+    frame();
+    const auto drawn = [&](const std::string& name) {
+        for (const auto& item : report.items)
+            if (item.name == name) return true;
+        return false;
+    };
+    EXPECT_TRUE(drawn("exercise [0][0]: ✓"));
+    EXPECT_TRUE(drawn("exercise [0][1]: ✗"));
+    EXPECT_TRUE(drawn("exercise [1][0]: "));  // nothing typed: no mark
+    EXPECT_TRUE(drawn("exercise [1][1]: shown"));
+    imgui_.ui.report = nullptr;
+}
+
 TEST_F(Teach, TheLessonFollowsAnEditedX) {
     app::enter_teach_mode(state, panels, 1);
     state.set_cell({{MatrixId::X, 0}, 0, 2}, 3.0);  // X[0] = [1, 0, 3, 0]
@@ -211,6 +260,54 @@ TEST_F(Teach, UserTextIsNeverAnId) {
     frame();
     EXPECT_FALSE(panels.teach_mode);
     EXPECT_EQ(state.session().tokens[1], "##");
+    std::filesystem::remove(path);
+}
+
+// A 20,000-character token label and a lesson text of 100,000 characters: ImGui draws every glyph
+// of a wrapped text item into one draw list of 16-bit indices, so either aborted the app ("too many
+// vertices in one draw list"). Each text item is now cut with "…", the whole text in its tooltip.
+TEST_F(Teach, LongTokensAndLongLessonTextsAreDrawnCut) {
+    const auto path = std::filesystem::temp_directory_path() / "attnviz_long_lesson.json";
+    const std::string long_text(100000, 'w');
+    std::ofstream(path) << R"({"format": "attnviz-lesson", "version": 1, "title": ")" << long_text << R"(",
+        "steps": [{"title": ")"
+                        << long_text << R"(", "formula": ")" << long_text << R"(",
+                   "text": "Token {token:0} and then )"
+                        << long_text << R"(", "show": [{"matrix": "X"}],
+                   "result": {"matrix": "Q", "head": 1}},
+                  {"title": "the lesson's own", "text": "{if !worked}Token {token:0} starts X.{end}",
+                   "show": [{"matrix": "X"}]}]})";
+    panels.teach.lesson_path = path.string();
+    core::Session s = core::worked_example();
+    s.tokens[0] = std::string(20000, 'a');
+    state.set_session(s, "a long token");
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    app::enter_teach_mode(state, panels, 0);
+    ASSERT_TRUE(panels.teach.lesson) << panels.teach.error;
+    for (int k = 0; k < 2; ++k) {
+        app::teach_go_to(state, panels.teach, k);
+        report.clear();
+        frame();
+        frame();
+        // Hovering the text shows the whole of it in its tooltip (in pieces, each bounded).
+        const app::DrawReport::Item* text = nullptr;
+        for (const auto& item : report.items)
+            if (item.name == "teach: text") text = &item;
+        ASSERT_NE(text, nullptr);
+        ImGui::GetIO().MousePos = {text->min.x + 5, text->min.y + 5};
+        frame();
+        frame();
+        ImGui::GetIO().MousePos = {-FLT_MAX, -FLT_MAX};
+    }
+    // The token inside the lesson's sentence is cut to its first characters.
+    const std::string filled = core::fill_template("{token:0}",
+                                                   {&state.session(), &state.trace(), false, std::nullopt, false});
+    EXPECT_EQ(filled, std::string(core::max_label_characters, 'a') + "…");
+    imgui_.ui.request(app::Command::toggle_teach);  // and the explorer with the same label
+    frame();
+    frame();
+    imgui_.ui.report = nullptr;
     std::filesystem::remove(path);
 }
 

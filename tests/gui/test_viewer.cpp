@@ -171,8 +171,8 @@ TEST_F(Viewer, ZoomButtonsFitAndGoToCell) {
     click(state, panel, item("viewer: fit"));
     EXPECT_EQ(panel.cell, 0);
     // Go to scores⁽²⁾[250][40]: zoomed until readable, centred, selected.
-    panel.goto_row = 250;
-    panel.goto_col = 40;
+    panel.goto_row = "250";
+    panel.goto_col = "40";
     click(state, panel, item("viewer: go"));
     EXPECT_GE(panel.cell, 64);
     ASSERT_NE(state.selection(), nullptr);
@@ -184,7 +184,7 @@ TEST_F(Viewer, ZoomButtonsFitAndGoToCell) {
     for (const auto& n : report.numbers) printed |= n.matrix == "scores(2)" && n.row == 250 && n.col == 40;
     EXPECT_TRUE(printed);
     // A cell outside the matrix is refused with a message, and the view stays.
-    panel.goto_row = 300;
+    panel.goto_row = "300";
     const float before = panel.cell;
     click(state, panel, item("viewer: go"));
     EXPECT_TRUE(state.message().error);
@@ -192,19 +192,65 @@ TEST_F(Viewer, ZoomButtonsFitAndGoToCell) {
     EXPECT_EQ(panel.cell, before);
 }
 
+// "go to" takes a row counted from 0 or a token's label: "x101" is row 100 of a random session,
+// and going to row 100 says it is "x101" (the labels count from 1, the rows from 0).
+TEST_F(Viewer, GoToTakesARowFromZeroOrATokensLabelAndSaysWhichTokenItIs) {
+    AppState state(core::random_session({120, 16, 2, 8, 8, true, core::Mask::none, {}, false, 0, {}}, 4));
+    state.view({MatrixId::weights, 0});
+    ViewerPanel panel;
+    ImGui::GetIO().MousePos = {-100, -100};
+    draw(state, panel, 2);
+    panel.goto_row = "100";
+    panel.goto_col = "x4";
+    click(state, panel, item("viewer: go"));
+    ASSERT_NE(state.selection(), nullptr);
+    EXPECT_EQ(*state.selection(), (core::CellRef{{MatrixId::weights, 0}, 100, 3}));
+    EXPECT_FALSE(state.message().error) << state.message().text;
+    EXPECT_NE(state.message().text.find("row 100 (\"x101\")"), std::string::npos) << state.message().text;
+    EXPECT_NE(state.message().text.find("count from 0"), std::string::npos) << state.message().text;
+    panel.goto_row = "x101";
+    panel.goto_col = "0";
+    click(state, panel, item("viewer: go"));
+    EXPECT_EQ(*state.selection(), (core::CellRef{{MatrixId::weights, 0}, 100, 0}));
+    // Neither a number nor a token: refused, naming the text.
+    panel.goto_row = "x500";
+    click(state, panel, item("viewer: go"));
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("\"x500\" is no row number (from 0) and no token's label"), std::string::npos)
+        << state.message().text;
+    EXPECT_EQ(*state.selection(), (core::CellRef{{MatrixId::weights, 0}, 100, 0}));
+}
+
 TEST(HeadsGrid, WrapsToTheWidthWithoutHorizontalScrolling) {
-    // Twelve heads in a wide, short panel: a few rows of many columns, every thumbnail inside.
-    const app::HeadsGrid wide = app::heads_grid(12, {900, 300}, 20, 10, 40);
-    EXPECT_GE(wide.side, 40);
+    // Twelve heads of 8×8 cells (labels 20 wide and 16 high) in a wide, short panel: a few rows of
+    // many columns, every heatmap inside.
+    const ImVec2 labels{20, 16};
+    const auto box = [&](const app::HeadsGrid& g) { return ImVec2{labels.x + 8 * g.cell, labels.y + 8 * g.cell}; };
+    const app::HeadsGrid wide = app::heads_grid(12, 8, 8, labels, {900, 300}, 20, 10, 4, 80);
+    EXPECT_GE(wide.cell, 4);
     const int rows = (12 + wide.columns - 1) / wide.columns;
-    EXPECT_LE(wide.columns * wide.side + (wide.columns - 1) * 10, 900.0f + 1e-3f);
-    EXPECT_LE(rows * (wide.side + 20) + (rows - 1) * 10, 300.0f + 1e-3f);
+    EXPECT_LE(wide.columns * box(wide).x + (wide.columns - 1) * 10, 900.0f + 1e-3f);
+    EXPECT_LE(rows * (box(wide).y + 20) + (rows - 1) * 10, 300.0f + 1e-3f);
     // A tall, narrow panel: one or two columns.
-    EXPECT_LE(app::heads_grid(12, {200, 2000}, 20, 10, 40).columns, 2);
+    EXPECT_LE(app::heads_grid(12, 8, 8, labels, {200, 2000}, 20, 10, 4, 80).columns, 2);
     // Too many heads for the height: as many columns as fit, never wider than the panel.
-    const app::HeadsGrid many = app::heads_grid(64, {500, 200}, 20, 10, 60);
-    EXPECT_LE(many.columns * many.side + (many.columns - 1) * 10, 500.0f + 1e-3f);
-    EXPECT_GE(many.side, 60);
+    const app::HeadsGrid many = app::heads_grid(64, 8, 8, labels, {500, 200}, 20, 10, 6, 80);
+    EXPECT_LE(many.columns * box(many).x + (many.columns - 1) * 10, 500.0f + 1e-3f);
+    EXPECT_GE(many.cell, 6);
+}
+
+// Four heads of 4 tokens: the arrangement whose cells come out largest once the token labels and
+// titles are counted. Square boxes without them are a half pixel larger in one row of four
+// (140.5 wide) than in two rows of two (140 high), which left half the panel empty; with the
+// labels (24 wide, 18 high) two rows of two give cells of 30.5 against 29.1, and fill the height.
+TEST(HeadsGrid, CountsTheLabelsAndGrowsCellsToFillTheRoom) {
+    const ImVec2 labels{24, 18};
+    const app::HeadsGrid g = app::heads_grid(4, 4, 4, labels, {610, 386}, 45, 16, 4, 80);
+    EXPECT_EQ(g.columns, 2);
+    // Two rows: each (386 − 16) / 2 − 45 − 18 = 122 high, 122 / 4 = 30.5 a cell.
+    EXPECT_NEAR(g.cell, 30.5f, 0.01f);
+    // Room to spare: cells stop at 80 pixels.
+    EXPECT_EQ(app::heads_grid(2, 2, 2, labels, {2000, 2000}, 45, 16, 4, 80).cell, 80);
 }
 
 TEST_F(Viewer, TheHeadsPanelShowsTwelveHeadsWithinItsWidth) {

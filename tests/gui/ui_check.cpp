@@ -13,6 +13,18 @@
 //   varied            every heatmap of at least 32×32 px shows its values in many colours: at least
 //                     16 distinct colours spanning more than a quarter of a channel's range (at large
 //                     n a flat square means the colour scale hides the values)
+//   calm=PREFIX[@WINDOW]  every heatmap whose matrix name starts with PREFIX (and, with @WINDOW, that
+//                     lies in the window of that title), of nearly uniform weights,
+//                     looks even and unsaturated: 90% of its pixels lie within 48 of its median colour
+//                     in every channel, and the median is not near the top of viridis (its yellow end
+//                     has a blue channel under 80; the colours a uniform head takes are purples and blues)
+//   readable=WINDOW[:PX]  every heatmap drawn wholly inside the window of that title prints a number in
+//                     each of its cells (its shape taken from the largest row and column printed), and
+//                     its cells are at least PX pixels (default 20): small matrices use their room
+//   fills=WINDOW:P    the heatmaps in that window reach at least P% of its width or of its height: cells
+//                     grew until the room ran out one way
+//   within=WINDOW     no heatmap starting in that window runs past its right edge (they wrap)
+//   inside=NAME@WINDOW  the item or heatmap NAME lies wholly inside that window (not cut by its edges)
 // Exits 0 when every check passes, 1 otherwise, printing what failed.
 #include <stb_image.h>
 
@@ -22,6 +34,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -148,6 +161,193 @@ int check_varied(const json& report, const unsigned char* pixels, int w, int h) 
     return failures;
 }
 
+// The rectangle of the window of this title; an empty box when none was drawn.
+Box window_box(const json& report, const std::string& title) {
+    for (const json& win : report.value("windows", json::array()))
+        if (win["title"] == title) {
+            const double x = win["pos"][0], y = win["pos"][1];
+            return {x, y, x + win["size"][0].get<double>(), y + win["size"][1].get<double>()};
+        }
+    return {0, 0, 0, 0};
+}
+
+int check_calm(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+    const size_t at = spec.find('@');
+    const std::string prefix = spec.substr(0, at);
+    const Box inside = at == std::string::npos ? Box{0, 0, double(w), double(h)}
+                                               : window_box(report, spec.substr(at + 1));
+    int failures = 0, checked = 0;
+    for (const json& m : report.value("heatmaps", json::array())) {
+        const std::string name = m["matrix"];
+        if (name.rfind(prefix, 0) != 0) continue;
+        const Box b{m["min"][0], m["min"][1], m["max"][0], m["max"][1]};
+        const double cx = (b.x0 + b.x1) / 2, cy = (b.y0 + b.y1) / 2;
+        if (cx < inside.x0 || cx > inside.x1 || cy < inside.y0 || cy > inside.y1) continue;
+        std::vector<int> channel[3];
+        for (int y = std::max(0, int(b.y0) + 1); y < std::min(h, int(b.y1) - 1); ++y)
+            for (int x = std::max(0, int(b.x0) + 1); x < std::min(w, int(b.x1) - 1); ++x)
+                for (int k = 0; k < 3; ++k) channel[k].push_back(pixels[4 * (static_cast<size_t>(y) * w + x) + k]);
+        if (channel[0].size() < 64) continue;
+        ++checked;
+        int median[3], within = static_cast<int>(channel[0].size());
+        for (int k = 0; k < 3; ++k) {
+            std::vector<int> sorted = channel[k];
+            std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
+            median[k] = sorted[sorted.size() / 2];
+        }
+        int outside = 0;
+        for (size_t p = 0; p < channel[0].size(); ++p)
+            for (int k = 0; k < 3; ++k)
+                if (std::abs(channel[k][p] - median[k]) > 48) {
+                    ++outside;
+                    break;
+                }
+        const double share = 1.0 * (within - outside) / within;
+        const bool even = share >= 0.9, unsaturated = median[2] >= 80;
+        std::printf("calm: heatmap %s: %.0f%% of its pixels near its median colour (%d,%d,%d)%s\n", name.c_str(),
+                    100 * share, median[0], median[1], median[2],
+                    even && unsaturated ? ""
+                    : even              ? ": near the top of the colormap (saturated)"
+                                        : ": uneven");
+        failures += !(even && unsaturated);
+    }
+    if (checked == 0) {
+        std::printf("calm: no heatmap named %s* was drawn%s\n", prefix.c_str(),
+                    at == std::string::npos ? "" : (" in " + spec.substr(at + 1)).c_str());
+        return 1;
+    }
+    return failures;
+}
+
+bool contains(const Box& outer, const Box& inner, double slack = 0.5) {
+    return inner.x0 >= outer.x0 - slack && inner.y0 >= outer.y0 - slack && inner.x1 <= outer.x1 + slack &&
+           inner.y1 <= outer.y1 + slack;
+}
+
+Box box_of(const json& entry) { return {entry["min"][0], entry["min"][1], entry["max"][0], entry["max"][1]}; }
+
+int check_readable(const json& report, const std::string& spec) {
+    const size_t colon = spec.rfind(':');
+    const bool has_px = colon != std::string::npos && colon + 1 < spec.size() &&
+                        spec.find_first_not_of("0123456789.", colon + 1) == std::string::npos;
+    const std::string title = has_px ? spec.substr(0, colon) : spec;
+    const double min_px = has_px ? std::stod(spec.substr(colon + 1)) : 20;
+    const Box window = window_box(report, title);
+    int failures = 0, checked = 0;
+    for (const json& m : report.value("heatmaps", json::array())) {
+        const Box b = box_of(m);
+        if (!contains(window, b) || b.area() <= 0) continue;
+        ++checked;
+        const std::string name = m["matrix"];
+        std::set<std::pair<int, int>> cells;
+        int rows = 0, cols = 0;
+        double smallest = 1e9;
+        for (const json& n : report.value("numbers", json::array())) {
+            const Box c = box_of(n);
+            if (n["matrix"] != name || !contains(b, c, 1.5)) continue;
+            const int row = n["row"], col = n["col"];
+            cells.insert(std::make_pair(row, col));
+            rows = std::max(rows, row + 1);
+            cols = std::max(cols, col + 1);
+            smallest = std::min({smallest, c.x1 - c.x0 + 1, c.y1 - c.y0 + 1});  // the cell less its 1-pixel gap
+        }
+        if (cells.empty()) {
+            std::printf("readable: heatmap %s in \"%s\" prints no number (colour only, %.0fx%.0f px)\n", name.c_str(),
+                        title.c_str(), b.x1 - b.x0, b.y1 - b.y0);
+            ++failures;
+        } else if (static_cast<int>(cells.size()) < rows * cols) {
+            std::printf("readable: heatmap %s in \"%s\" prints %zu of its %dx%d cells\n", name.c_str(), title.c_str(),
+                        cells.size(), rows, cols);
+            ++failures;
+        } else if (smallest < min_px) {
+            std::printf("readable: heatmap %s in \"%s\" has cells of %.0f px, under %g\n", name.c_str(), title.c_str(),
+                        smallest, min_px);
+            ++failures;
+        }
+    }
+    if (checked == 0) {
+        std::printf("readable: no heatmap lies wholly inside \"%s\"\n", title.c_str());
+        return 1;
+    }
+    if (failures == 0) std::printf("readable: %d heatmaps in \"%s\", every cell numbered\n", checked, title.c_str());
+    return failures;
+}
+
+// The heatmaps that start inside a window (their top left corner in it), each clipped to it.
+std::vector<std::pair<std::string, Box>> heatmaps_in(const json& report, const Box& window) {
+    std::vector<std::pair<std::string, Box>> out;
+    for (const json& m : report.value("heatmaps", json::array())) {
+        const Box b = box_of(m);
+        if (b.x0 >= window.x0 - 0.5 && b.x0 < window.x1 && b.y0 >= window.y0 - 0.5 && b.y0 < window.y1)
+            out.push_back({m["matrix"], b});
+    }
+    return out;
+}
+
+int check_fills(const json& report, const std::string& spec) {
+    const size_t colon = spec.rfind(':');
+    if (colon == std::string::npos) {
+        std::printf("bad check \"fills=%s\": expected WINDOW:PERCENT\n", spec.c_str());
+        return 1;
+    }
+    const std::string title = spec.substr(0, colon);
+    const double wanted = std::stod(spec.substr(colon + 1)) / 100;
+    const Box window = window_box(report, title);
+    double right = window.x0, bottom = window.y0;
+    for (const auto& [name, b] : heatmaps_in(report, window)) {
+        right = std::max(right, std::min(b.x1, window.x1));
+        bottom = std::max(bottom, std::min(b.y1, window.y1));
+    }
+    const double wide = (right - window.x0) / (window.x1 - window.x0),
+                 high = (bottom - window.y0) / (window.y1 - window.y0);
+    std::printf("fills: the heatmaps of \"%s\" reach %.0f%% of its width and %.0f%% of its height\n", title.c_str(),
+                100 * wide, 100 * high);
+    if (std::max(wide, high) < wanted) {
+        std::printf("fills: under %.0f%% both ways: cells could have grown\n", 100 * wanted);
+        return 1;
+    }
+    return 0;
+}
+
+int check_within(const json& report, const std::string& title) {
+    const Box window = window_box(report, title);
+    int failures = 0;
+    const auto in = heatmaps_in(report, window);
+    for (const auto& [name, b] : in)
+        if (b.x1 > window.x1 + 0.5) {
+            std::printf("within: heatmap %s runs %.0f px past the right edge of \"%s\"\n", name.c_str(),
+                        b.x1 - window.x1, title.c_str());
+            ++failures;
+        }
+    if (in.empty()) {
+        std::printf("within: no heatmap was drawn in \"%s\"\n", title.c_str());
+        return 1;
+    }
+    if (failures == 0) std::printf("within: %zu heatmaps inside the width of \"%s\"\n", in.size(), title.c_str());
+    return failures;
+}
+
+int check_inside(const json& report, const std::string& spec) {
+    const size_t at = spec.rfind('@');
+    if (at == std::string::npos) {
+        std::printf("bad check \"inside=%s\": expected NAME@WINDOW\n", spec.c_str());
+        return 1;
+    }
+    const std::string name = spec.substr(0, at), title = spec.substr(at + 1);
+    const Box window = window_box(report, title);
+    for (const char* list : {"items", "heatmaps"})
+        for (const json& entry : report.value(list, json::array())) {
+            if (entry.value(std::string(list) == "items" ? "name" : "matrix", "") != name) continue;
+            const Box b = box_of(entry);
+            if (!contains(window, b)) continue;
+            std::printf("inside: %s lies inside \"%s\"\n", name.c_str(), title.c_str());
+            return 0;
+        }
+    std::printf("inside: %s was not drawn wholly inside \"%s\" (cut by its edges, or not drawn)\n", name.c_str(),
+                title.c_str());
+    return 1;
+}
+
 int check_number(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
     const size_t eq = spec.rfind('=');
     const size_t c2 = spec.rfind(':', eq), c1 = spec.rfind(':', c2 - 1);
@@ -228,7 +428,9 @@ int check_item(const json& report, const unsigned char* pixels, int w, int h, co
 int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
-                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [[!]window=TITLE] [[!]item=NAME] "
+                     "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [calm=PREFIX] [readable=WINDOW] "
+                     "[fills=WINDOW:P] [within=WINDOW] [inside=NAME@WINDOW] [[!]window=TITLE] "
+                     "[[!]item=NAME] "
                      "[NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
@@ -262,6 +464,16 @@ int main(int argc, char** argv) {
             failures += check_item(report, pixels, w, h, check.substr(5));
         else if (check.rfind("!item=", 0) == 0)
             failures += check_no_item(report, check.substr(6));
+        else if (check.rfind("calm=", 0) == 0)
+            failures += check_calm(report, pixels, w, h, check.substr(5));
+        else if (check.rfind("readable=", 0) == 0)
+            failures += check_readable(report, check.substr(9));
+        else if (check.rfind("fills=", 0) == 0)
+            failures += check_fills(report, check.substr(6));
+        else if (check.rfind("within=", 0) == 0)
+            failures += check_within(report, check.substr(7));
+        else if (check.rfind("inside=", 0) == 0)
+            failures += check_inside(report, check.substr(7));
         else
             failures += check == "layout"   ? check_layout(report)
                         : check == "varied" ? check_varied(report, pixels, w, h)

@@ -55,12 +55,13 @@ std::string number(double v, core::Notation notation) {
 
 std::string cell_text(int row, int col) { return "[" + std::to_string(row) + "][" + std::to_string(col) + "]"; }
 
-// "x1, x2" for a cell whose row and column are tokens; "x1" when only one is; "" otherwise.
+// "\"x1\", \"x2\"" for a cell whose row and column are tokens; "\"x1\"" when only one is; "" otherwise.
 std::string tokens_of(const core::Session& s, core::MatrixId id, int row, int col) {
     const core::MatrixInfo& mi = core::info(id);
     const auto token = [&](core::Dim dim, int k) {
         const std::vector<std::string>* labels = core::token_labels(s, dim);
-        return labels && k < static_cast<int>(labels->size()) ? (*labels)[static_cast<size_t>(k)] : std::string();
+        return labels && k < static_cast<int>(labels->size()) ? quoted_label((*labels)[static_cast<size_t>(k)])
+                                                              : std::string();
     };
     const std::string r = token(mi.rows, row), c = token(mi.cols, col);
     return r.empty() ? c : c.empty() ? r : r + ", " + c;

@@ -2,7 +2,10 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <string>
 
 #include "../widgets/fitted_text.hpp"
 #include "core/presets.hpp"
@@ -23,6 +26,32 @@ bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Confi
     return state.set_config(wanted);
 }
 
+int stepped_dimension(const core::Config& c, bool lock, char key, int direction, int by) {
+    const int value = key == 'n'   ? c.n
+                      : key == 'd' ? c.d_model
+                      : key == 'h' ? c.heads
+                      : key == 'k' ? c.d_k
+                      : key == 'v' ? c.d_v
+                      : key == 'm' ? c.n_kv
+                      : key == 'g' ? c.kv_count()
+                                   : 0;
+    // Whether a value is one the field can take: a divisor or a multiple where the lock or the
+    // groups ask for one, any positive value elsewhere.
+    const auto valid = [&](int v) {
+        if (v < 1) return false;
+        if (key == 'h' && lock) return c.d_model % v == 0;
+        if (key == 'd' && lock) return v % c.heads == 0;
+        if (key == 'g') return v <= c.heads && c.heads % v == 0;
+        return true;
+    };
+    // The bound of the search: h and the groups never pass d_model and h, d_model needs at most h more.
+    const long limit = key == 'h' && lock ? c.d_model : key == 'g' ? c.heads : std::numeric_limits<int>::max();
+    for (long v = static_cast<long>(value) + static_cast<long>(direction) * std::max(by, 1); v >= 1 && v <= limit;
+         v += direction)
+        if (valid(static_cast<int>(v))) return static_cast<int>(v);
+    return value;
+}
+
 namespace {
 
 // The panel's error, where the user acted (below the fields), wrapped to the panel's width.
@@ -33,17 +62,46 @@ void error_here(const AppState& state, UiContext& ui) {
     ImGui::PopStyleColor();
 }
 
-// An integer field that applies on Enter, on leaving the field, or with its ± buttons.
-void dimension_field(AppState& state, DimensionsPanel& panel, const char* label, int* value, char key, bool enabled,
-                     const char* help) {
+// − and + after an integer field, as ImGui's InputInt draws them, stepping to the next value the
+// field can take (stepped_dimension); true when one was clicked, with *value stepped.
+bool step_buttons(UiContext& ui, const DimensionsPanel& panel, const core::Config& c, char key, int* value,
+                  const char* name) {
+    const float side = ImGui::GetFrameHeight();
+    const float inner = ImGui::GetStyle().ItemInnerSpacing.x;
+    const int by = ImGui::GetIO().KeyCtrl ? 8 : 1;
+    bool stepped = false;
+    ImGui::PushButtonRepeat(true);
+    for (const int direction : {-1, 1}) {
+        ImGui::SameLine(0, inner);
+        if (ImGui::Button(direction < 0 ? "-" : "+", {side, side})) {
+            *value = stepped_dimension(c, panel.lock_per_head, key, direction, by);
+            stepped = true;
+        }
+        ui.report_item(std::string("dimensions: ") + name + (direction < 0 ? " -" : " +"));
+    }
+    ImGui::PopButtonRepeat();
+    return stepped;
+}
+
+// An integer field that applies on Enter, on leaving the field, or with its − and + buttons, which
+// step to the next value the lock allows.
+void dimension_field(AppState& state, UiContext& ui, DimensionsPanel& panel, const char* label, int* value, char key,
+                     bool enabled, const char* help) {
+    ImGui::PushID(label);
     ImGui::BeginDisabled(!enabled);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-    const bool stepped = ImGui::InputInt(label, value, 1, 8, ImGuiInputTextFlags_EnterReturnsTrue);
-    const bool active = ImGui::IsItemActive();
-    if (active) panel.editing_active = true;
-    if (stepped || ImGui::IsItemDeactivatedAfterEdit()) apply_dimensions(state, panel, panel.editing, key);
+    const float side = ImGui::GetFrameHeight(), inner = ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7 - 2 * (side + inner));
+    bool apply = ImGui::InputInt("##value", value, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemActive()) panel.editing_active = true;
+    apply |= ImGui::IsItemDeactivatedAfterEdit();
+    const bool hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled);
+    apply |= step_buttons(ui, panel, state.config(), key, value, label);
+    ImGui::SameLine(0, inner);
+    ImGui::TextUnformatted(label);
     ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", help);
+    ImGui::PopID();
+    if (apply) apply_dimensions(state, panel, panel.editing, key);
+    if (hovered || ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", help);
 }
 
 // What real layers add to the seeds' layer: biases, K/V groups and RoPE, each off by default.
@@ -65,12 +123,20 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
     // K/V groups: edited as a number, applied on Enter or when the field is left.
     core::Config& c = panel.editing;
     int groups = c.kv_count();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-    const bool stepped = ImGui::InputInt("K/V groups", &groups, 1, 1, ImGuiInputTextFlags_EnterReturnsTrue);
+    const float side = ImGui::GetFrameHeight(), inner = ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7 - 2 * (side + inner));
+    bool apply = ImGui::InputInt("##K/V groups", &groups, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemActive()) panel.editing_active = true;
+    apply |= ImGui::IsItemDeactivatedAfterEdit();
+    bool hovered = ImGui::IsItemHovered();
+    // ± step to the next divisor of h (the groups must divide it).
+    apply |= step_buttons(ui, panel, state.config(), 'g', &groups, "K/V groups");
+    ImGui::SameLine(0, inner);
+    ImGui::TextUnformatted("K/V groups");
+    hovered |= ImGui::IsItemHovered();
     c.kv_heads = groups == c.heads ? 0 : groups;
-    if (stepped || ImGui::IsItemDeactivatedAfterEdit()) apply_dimensions(state, panel, c, 'g');
-    if (ImGui::IsItemHovered())
+    if (apply) apply_dimensions(state, panel, c, 'g');
+    if (hovered)
         ImGui::SetTooltip(
             "Grouped-query attention (Llama 2/3, Mistral): query heads share W_K and W_V in\n"
             "groups; h = one per head (plain multi-head), 1 = multi-query. Must divide h.");
@@ -142,11 +208,8 @@ void draw_mask_options(AppState& state, UiContext& ui, DimensionsPanel& panel, c
             "decoder attends to the encoder's output: K = Y%sW_K, V = Y%sW_V, scores n×n_kv.",
             ui.symbols().dot, ui.symbols().dot);
     if (cross) {
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-        const bool stepped = ImGui::InputInt("n_kv (keys)", &c.n_kv, 1, 8, ImGuiInputTextFlags_EnterReturnsTrue);
-        if (ImGui::IsItemActive()) panel.editing_active = true;
-        if (stepped || ImGui::IsItemDeactivatedAfterEdit()) apply_dimensions(state, panel, c, 'm');
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Tokens of Y: the keys and values each query attends over");
+        dimension_field(state, ui, panel, "n_kv (keys)", &c.n_kv, 'm', true,
+                        "Tokens of Y: the keys and values each query attends over");
     }
 }
 
@@ -158,7 +221,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
 
     if (ImGui::Button("Worked example"))
         state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("Random").x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::Button("Random")) state.randomize(panel.seed);  // Glorot weights and X from the seed below
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
@@ -169,21 +232,24 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
         ImGui::SetTooltip("A new session from a sentence you type: its words become the tokens, X a row per word");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
     ImGui::InputScalar("seed", ImGuiDataType_U64, &panel.seed);
-    ImGui::SameLine();
-    if (ImGui::Button("Randomize")) {
+    same_line_if_fits(ImGui::CalcTextSize("Randomize").x + ImGui::GetStyle().FramePadding.x * 2);
+    const bool randomize = ImGui::Button("Randomize");
+    ui.report_item("dimensions: randomize");
+    if (randomize) {
         ++panel.seed;
         state.randomize(panel.seed);
     }
 
     ImGui::Separator();
     core::Config& c = panel.editing;
-    dimension_field(state, panel, "n (tokens)", &c.n, 'n', true, "Sequence length: rows of X");
-    dimension_field(state, panel, "d_model", &c.d_model, 'd', true, "Embedding size: columns of X");
-    dimension_field(state, panel, "h (heads)", &c.heads, 'h', true, "Number of attention heads");
-    if (ImGui::Checkbox("lock d_k = d_v = d_model / h", &panel.lock_per_head) && panel.lock_per_head)
+    dimension_field(state, ui, panel, "n (tokens)", &c.n, 'n', true, "Sequence length: rows of X");
+    dimension_field(state, ui, panel, "d_model", &c.d_model, 'd', true, "Embedding size: columns of X");
+    dimension_field(state, ui, panel, "h (heads)", &c.heads, 'h', true, "Number of attention heads");
+    if (checkbox_wrapped("lock", "lock d_k = d_v = d_model / h", &panel.lock_per_head) && panel.lock_per_head)
         apply_dimensions(state, panel, state.config(), 'd');
-    dimension_field(state, panel, "d_k", &c.d_k, 'k', !panel.lock_per_head, "Query/key size per head");
-    dimension_field(state, panel, "d_v", &c.d_v, 'v', !panel.lock_per_head, "Value size per head");
+    ui.report_item("dimensions: lock");
+    dimension_field(state, ui, panel, "d_k", &c.d_k, 'k', !panel.lock_per_head, "Query/key size per head");
+    dimension_field(state, ui, panel, "d_v", &c.d_v, 'v', !panel.lock_per_head, "Value size per head");
     error_here(state, ui);
 
     ImGui::Separator();

@@ -20,6 +20,13 @@ struct DimensionsPanel {
 // cannot be honoured: d_model not divisible by h.
 bool apply_dimensions(AppState& state, const DimensionsPanel& panel, core::Config wanted, char changed);
 
+// The value a dimension's − (direction −1) or + (+1) button steps to from `c`, `by` at least (1, or
+// 8 with Ctrl): with the lock on, h steps to the next divisor of d_model and d_model to the next
+// multiple of h (so d_k = d_v = d_model / h stays whole); the K/V groups ('g') to the next divisor
+// of h; anything else by `by`. The value itself when no valid one lies that way (h = d_model).
+// `key` names the field as apply_dimensions does: 'n', 'd', 'h', 'k', 'v', 'm' (n_kv), 'g'.
+int stepped_dimension(const core::Config& c, bool lock, char key, int direction, int by = 1);
+
 void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& panel);
 
 }  // namespace attnviz::app

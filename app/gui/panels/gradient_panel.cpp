@@ -88,7 +88,7 @@ const std::vector<std::string>* tile_tokens(const GradientResult& r, MatrixRef r
 std::string row_token(const GradientResult& r, MatrixRef ref, int row) {
     const std::vector<std::string>* labels = tile_tokens(r, ref);
     if (!labels || row < 0 || row >= static_cast<int>(labels->size())) return "";
-    return " \"" + (*labels)[static_cast<size_t>(row)] + "\"";
+    return " " + quoted_label((*labels)[static_cast<size_t>(row)]);
 }
 
 // "heads 1–2" (or "heads 1-2" in ASCII): the heads sharing the K/V group of its first head.
@@ -312,6 +312,7 @@ void draw_gradient_matrix(UiContext& ui, const GradientPanel& p, const GradientR
     const std::string report = gradient_title(ref, core::Notation::ascii);
     const HeatmapHit hit = heatmap(ui, "cells", m, o, report.c_str());
     ui.report_item("gradients: " + report);
+    if (ui.report) ui.report->heatmaps.push_back({report, hit.cells_min, hit.cells_max});
     if (hit.hovered) {
         const int row = transposed ? hit.col : hit.row, col = transposed ? hit.row : hit.col;
         entry_tooltip(r, {ref, row, col, m(row, col)}, nt, transposed);
@@ -436,7 +437,7 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
     const GradientResult& r = *p.result;
     const std::string out = output_label(r.gradients.row, r.gradients.col);
     const std::string token = r.gradients.row < static_cast<int>(r.tokens.size())
-                                  ? " (token \"" + r.tokens[static_cast<size_t>(r.gradients.row)] + "\")"
+                                  ? " (token " + quoted_label(r.tokens[static_cast<size_t>(r.gradients.row)]) + ")"
                                   : std::string();
     ImGui::Text("%s = %s%s: how it changes with each input", out.c_str(), core::format_number(r.value, 4).c_str(),
                 token.c_str());
@@ -448,7 +449,7 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
     ImGui::BeginChild("gradients", {0, child_h});
     // The matrices: X (and Y) on the first line, then the heads (W_Q, W_K, W_V, each with its bias
     // under it; a head's matrices on one line, heads side by side while they fit), then W_O (and
-    // b_O under it). The list of the largest comes first, or beside X and Y when there is room.
+    // b_O under it). The list of the largest goes beside X and Y when there is room, else under them.
     const bool transposed = state.column_vectors();
     const float gap = font;
     const float width = ImGui::GetContentRegionAvail().x;
@@ -527,7 +528,8 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
                 d, out.c_str(), d, out.c_str());
         if (open) draw_largest(ui, p, r, listed);
     };
-    if (!beside) list();
+    // X (and Y) first, so that a short panel shows a matrix of the gradient rather than a sliver of
+    // one under the list; the list beside them where there is room, else under them.
     tile({MatrixId::X, 0}, MatrixId::count, gap);
     tile({MatrixId::Y, 0}, MatrixId::count, gap);
     if (beside) {
@@ -537,6 +539,10 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
         ImGui::EndGroup();
     }
     new_line();
+    if (!beside) {
+        list();
+        new_line();
+    }
     const core::Config& c = r.config;
     for (int h = 0; h < c.heads; ++h) {
         const int owner = h - h % std::max(1, c.group_size());
@@ -571,7 +577,7 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
 
     // One range for all, or each matrix's own (its title gives it): then the legend is in units of it.
     const char* note = p.one_scale ? "one scale" : "× each one's ±max";
-    const float legend_w = std::clamp(width - ImGui::CalcTextSize(note).x - font * 3, font * 5, font * 20);
+    const float legend_w = std::min(width, font * 26);  // the note included
     if (p.one_scale)
         colormap_legend(Colormap::diverging, {-r.all_max_abs, r.all_max_abs, false}, legend_w, note);
     else

@@ -86,9 +86,11 @@ std::string grouped(std::size_t count, bool unicode) {
     return out;
 }
 
+// A token's label as the view writes it (cut to core::max_label_characters), "#4" past the labels.
 std::string token_label(const std::vector<std::string>& tokens, int t) {
-    return t >= 0 && t < static_cast<int>(tokens.size()) ? tokens[static_cast<std::size_t>(t)]
-                                                         : "#" + std::to_string(t + 1);
+    return t >= 0 && t < static_cast<int>(tokens.size())
+               ? core::bounded_text(tokens[static_cast<std::size_t>(t)], core::max_label_characters)
+               : "#" + std::to_string(t + 1);
 }
 
 // "x1 + x3 + x4 + 2 more": the selected tokens by name, the first few.

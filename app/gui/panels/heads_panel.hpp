@@ -21,17 +21,25 @@ struct HeadsPanel {
     std::uint64_t summaries_of = 0;  // the generation they are of
 };
 
-// A head's summary as the line under its thumbnail: "H 0.21  |i−j| 0.03  diag 97%  first 47%".
+// A head's summary as one line: "H 0.21  |i-j| 0.03  diag 97%  first 47%" (under its heatmap it
+// wraps to two lines where the width asks for it).
 std::string summary_line(const core::HeadSummary& s);
 
-// The grid of h thumbnails in a region of `avail` (width × height, each thumbnail `title_h` above
-// its cells, `gap` apart): the columns that give the largest thumbnails that still fit, and their
-// side. When even one column of min_side does not fit the height, the grid scrolls vertically.
+// The parts of a head's summary line, which wrap to the width of its heatmap: "H 0.21",
+// "|i-j| 0.03", "diag 97%", "first 47%".
+std::vector<std::string> summary_parts(const core::HeadSummary& s);
+
+// The grid of h heatmaps of rows × cols cells in a region of `avail`, each with its token labels
+// (`labels`: their width left of the cells, their height above) and title_h above it, `gap` apart:
+// the number of columns giving the largest cells (up to max_cell), and that cell. When even one
+// column at min_cell does not fit the height, the grid scrolls vertically: as many columns of
+// min_cell cells as the width holds.
 struct HeadsGrid {
     int columns = 1;
-    float side = 0;
+    float cell = 0;
 };
-HeadsGrid heads_grid(int heads, ImVec2 avail, float title_h, float gap, float min_side);
+HeadsGrid heads_grid(int heads, int rows, int cols, ImVec2 labels, ImVec2 avail, float title_h, float gap,
+                     float min_cell, float max_cell);
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel);
 

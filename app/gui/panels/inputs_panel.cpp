@@ -165,9 +165,15 @@ void matrix_editor(AppState& state, UiContext& ui, InputsPanel& panel, MatrixRef
                 core::stiefel_distance(*m));
     }
 
-    const float cell_w = ImGui::GetFontSize() * 4.0f;
-    const float label_w = with_tokens ? ImGui::GetFontSize() * 5.0f : ImGui::GetFontSize() * 1.6f;
     const ImGuiStyle& style = ImGui::GetStyle();
+    const float font = ImGui::GetFontSize();
+    const float label_w = with_tokens ? font * 5.0f : font * 1.6f;
+    // Fields of four ems, narrower (down to 2.75 ems, three digits and a sign) where that makes
+    // every column fit the panel: a small matrix needs no horizontal scrolling. A matrix too wide
+    // even then keeps four ems (and scrolls).
+    const float fitted_w = (ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(std::max(cols, 1)) -
+                           style.ItemSpacing.x;
+    const float cell_w = fitted_w >= font * 2.75f ? std::min(std::floor(fitted_w), font * 4.0f) : font * 4.0f;
     const float row_h = ImGui::GetFrameHeight() + style.ItemSpacing.y;
     const float col_w = cell_w + style.ItemSpacing.x;
     const float grid_h = std::min(rows, 10) * row_h + style.ScrollbarSize + style.WindowPadding.y;

@@ -148,8 +148,8 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
     if (hit.hovered && !panel.painting) {
         const auto& keys = core::key_tokens(state.session());
         const int r = hit.row, k = hit.col;
-        ImGui::SetTooltip("query %d \"%s\", key %d \"%s\": %s\nclick to %s", r, state.session().tokens[r].c_str(), k,
-                          keys[static_cast<size_t>(k)].c_str(),
+        ImGui::SetTooltip("query %d %s, key %d %s: %s\nclick to %s", r, quoted_label(state.session().tokens[r]).c_str(),
+                          k, quoted_label(keys[static_cast<size_t>(k)]).c_str(),
                           mask(r, k) == 1 ? "may attend" : "masked (score -inf, weight 0)",
                           mask(r, k) == 1 ? "mask it" : "allow it");
     }

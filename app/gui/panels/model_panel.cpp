@@ -11,6 +11,7 @@
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
 #include "../widgets/matrix_view.hpp"
+#include "core/format.hpp"
 #include "menu_bar.hpp"
 
 namespace attnviz::app {
@@ -25,7 +26,7 @@ constexpr int fallback_blocks = 16;
 
 // A thumbnail in the square at `a` of side `side`, keeping the weights' aspect (queries × keys).
 void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, bool transposed, ImVec2 a, float side,
-                    const core::ColorRange& range, std::uint64_t serial) {
+                    const core::ColorRange& range, std::uint64_t serial, const std::string& report_as) {
     const int rows = transposed ? t.keys : t.n, cols = transposed ? t.n : t.keys;
     if (rows <= 0 || cols <= 0 || t.cells.size() == 0) return;
     float w = side, h = side;
@@ -35,11 +36,13 @@ void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, boo
         h = std::max(2.0f, side * static_cast<float>(rows) / static_cast<float>(cols));
     const ImVec2 p0{std::floor(a.x + (side - w) / 2), std::floor(a.y + (side - h) / 2)};
     const ImVec2 p1{p0.x + w, p0.y + h};
+    if (ui.report) ui.report->heatmaps.push_back({report_as, p0, p1});
     const int cell_rows = static_cast<int>(transposed ? t.cells.cols() : t.cells.rows());
     const int cell_cols = static_cast<int>(transposed ? t.cells.rows() : t.cells.cols());
     ImDrawList* draw = ImGui::GetWindowDrawList();
     HeatmapOptions o;
     o.colormap = colormap_for(core::MatrixId::weights);
+    o.pooling = core::Pooling::mean;  // as the thumbnail's cells (core::thumbnail)
     o.range = range;
     o.generation = serial;
     const ImU32 masked = ui.color(Color::masked_cell);
@@ -48,25 +51,25 @@ void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, boo
                        p0, p1);
         return;
     }
-    // Blocks of cells, each coloured by its largest (as the textures pool).
+    // Blocks of cells, each coloured by their mean (as the textures pool).
     const int step_r = (cell_rows + fallback_blocks - 1) / fallback_blocks;
     const int step_c = (cell_cols + fallback_blocks - 1) / fallback_blocks;
     const float cw = w / static_cast<float>(cell_cols), ch = h / static_cast<float>(cell_rows);
     for (int r = 0; r < cell_rows; r += step_r)
         for (int c = 0; c < cell_cols; c += step_c) {
-            double largest = 0;
+            core::BlockPool pool;
             for (int i = r; i < std::min(cell_rows, r + step_r); ++i)
                 for (int j = c; j < std::min(cell_cols, c + step_c); ++j)
-                    largest = std::max(largest, transposed ? t.cells(j, i) : t.cells(i, j));
+                    pool.add(o.pooling, transposed ? t.cells(j, i) : t.cells(i, j));
             const ImVec2 b0{p0.x + static_cast<float>(c) * cw, p0.y + static_cast<float>(r) * ch};
             const ImVec2 b1{p0.x + static_cast<float>(std::min(cell_cols, c + step_c)) * cw,
                             p0.y + static_cast<float>(std::min(cell_rows, r + step_r)) * ch};
-            draw->AddRectFilled(b0, b1, colormap_color(o.colormap, range.position(largest)));
+            draw->AddRectFilled(b0, b1, colormap_color(o.colormap, range.position(pool.result(o.pooling))));
         }
 }
 
-void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, int rank, core::HeadKey key,
-                  bool ascending, bool is_this_session) {
+void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, const core::HeadThumbnail& t,
+                  const core::ColorRange& range, int rank, core::HeadKey key, bool ascending, bool is_this_session) {
     ImGui::BeginTooltip();
     ImGui::Text("%s, head %d of %d", row.name.c_str(), head + 1, row.heads);
     ImGui::TextDisabled("%s", row.source.c_str());
@@ -79,6 +82,20 @@ void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, 
     if (rank > 0)
         ImGui::Text("#%d of the whole model by %s, %s first (outlined)", rank, head_key_name(key),
                     ascending ? "smallest" : "largest");
+    // What the picture is: each pixel the mean weight of the block of queries and keys it covers.
+    ImGui::Separator();
+    const double block_rows = static_cast<double>(t.n) / std::max<Eigen::Index>(t.cells.rows(), 1);
+    const double block_cols = static_cast<double>(t.keys) / std::max<Eigen::Index>(t.cells.cols(), 1);
+    if (block_rows > 1 || block_cols > 1)
+        ImGui::TextDisabled("Picture: each pixel the mean weight of the %s×%s queries × keys it covers;",
+                            core::format_number(block_rows, 2).c_str(), core::format_number(block_cols, 2).c_str());
+    else
+        ImGui::TextDisabled("Picture: each pixel one weight;");
+    if (range.hi == 1)
+        ImGui::TextDisabled("colours from 0 to 1");
+    else
+        ImGui::TextDisabled("colours from 0 to %s: this head's 99th percentile, at least %g/n",
+                            core::format_number(range.hi, 3).c_str(), core::even_headroom);
     ImGui::Separator();
     ImGui::TextDisabled("%s", is_this_session ? "Click: show this head's weights in the matrix viewer"
                                               : "Click: edit this layer (undo brings your session back) and show "
@@ -182,8 +199,9 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "On: every head coloured on 0..1, to compare how sharp heads are.\nOff: each head from 0 "
-            "to the 99th percentile of its thumbnail (at least 4/n, so that even attention looks even), to see "
-            "each head's pattern.");
+            "to the 99th percentile of its thumbnail (at least %g/n, so that even attention looks even), to see "
+            "each head's pattern.\nEach pixel of a thumbnail is the mean weight of the queries and keys it covers.",
+            core::even_headroom);
     // Adding and closing layers, in one menu (File has the same items).
     const char* layers_label = "Layers...";
     same_line_if_fits(ImGui::CalcTextSize(layers_label).x + style.FramePadding.x * 2);
@@ -205,7 +223,9 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                                   (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
     order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
     ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
-    text_fitted(order);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(order.c_str());
+    ImGui::PopTextWrapPos();
     if (layers.size() == 1)
         ImGui::TextWrapped(
             "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "
@@ -317,7 +337,8 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                 if (summary) {
                     const core::HeadThumbnail& t = summary->thumbnails[static_cast<size_t>(h)];
                     const core::ColorRange range{0, p.one_scale || !(t.high > 0) ? 1.0 : t.high, false};
-                    draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, transposed, a, side, range, row.serial);
+                    draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, transposed, a, side, range, row.serial,
+                                   "model " + std::to_string(r) + ":" + std::to_string(h + 1));
                     const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
                     // Under it: the head's number (dimmed), and its value of the sort key at the right,
                     // when both fit; else the number alone.
@@ -336,7 +357,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
                     if (rank > 0)
                         draw->AddRect({a.x - 2, a.y - 2}, {a.x + side + 2, a.y + side + 2},
                                       ui.color(Color::highlighted_head), 0, 0, 2.5f);
-                    if (hovered) head_tooltip(row, h, s, rank, p.sort, p.ascending, r == 0);
+                    if (hovered) head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, r == 0);
                 } else {
                     draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
                     if (hovered)
@@ -348,7 +369,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
             }
             if (shown == 0 && !row.computing())
                 draw->AddText({o.x + name_w, o.y}, ui.color(Color::error_text),
-                              row.error.empty() ? "no heads" : row.error.c_str());
+                              row.error.empty() ? "no heads" : fitted_text(row.error, avail.x - name_w).c_str());
             ImGui::SetCursorScreenPos(o);
             ImGui::Dummy({name_w + static_cast<float>(std::max(shown, 1)) * (column + gap), row_h});
             ImGui::PopID();

@@ -8,6 +8,7 @@
 #include "../assets.hpp"
 #include "../fonts.hpp"
 #include "../widgets/colormap.hpp"
+#include "../widgets/fitted_text.hpp"
 #include "../widgets/matrix_view.hpp"
 #include "core/file_io.hpp"
 #include "core/format.hpp"
@@ -62,8 +63,21 @@ void sync_exercise(const AppState& state, TeachPanel& p) {
 constexpr Color mark_colors[] = {Color::exercise_empty, Color::exercise_right, Color::exercise_wrong,
                                  Color::exercise_revealed};
 
+// What a mark says beside its field, not by colour alone (a learner may not tell red from green):
+// ✓ right, ✗ wrong, "shown" revealed, nothing while empty; "ok" and "x" where the font lacks ✓ and ✗.
+const char* mark_symbol(core::CellMark mark) {
+    const bool glyphs = ImGui::GetFont()->FindGlyphNoFallback(0x2713) && ImGui::GetFont()->FindGlyphNoFallback(0x2717);
+    switch (mark) {
+        case core::CellMark::right: return glyphs ? "✓" : "ok";
+        case core::CellMark::wrong: return glyphs ? "✗" : "x";
+        case core::CellMark::revealed: return "shown";
+        case core::CellMark::empty: break;
+    }
+    return "";
+}
+
 // The learner's grid: one text field per result cell, coloured right / wrong / revealed.
-void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRef result) {
+void exercise_grid(AppState& state, UiContext& ui, TeachPanel& p, MatrixRef result) {
     sync_exercise(state, p);
     const core::Exercise& ex = p.exercise;
     ImGui::Text("Your %s: type each cell (right within %g)", state.label(result).c_str(), core::exercise_tolerance);
@@ -92,6 +106,16 @@ void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRe
             ImGui::SameLine(0, 2);
             if (ImGui::SmallButton("?")) p.exercise.reveal(r, c);
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("Reveal this cell");
+            // The mark in words or symbols too, in a slot of fixed width so the columns stay aligned.
+            ImGui::SameLine(0, 4);
+            const ImVec2 at = ImGui::GetCursorPos();
+            const char* symbol = mark_symbol(mark);
+            ImGui::TextColored(ui.color_vec(mark == core::CellMark::wrong ? Color::error_text : Color::ok_text), "%s",
+                               symbol);
+            ui.report_item("exercise [" + std::to_string(r) + "][" + std::to_string(c) + "]: " + symbol);
+            ImGui::SameLine();
+            ImGui::SetCursorPos({at.x + ImGui::CalcTextSize("shown").x, at.y});
+            ImGui::Dummy({0, 0});
             ImGui::PopID();
         }
     }
@@ -106,21 +130,42 @@ void exercise_grid(AppState& state, const UiContext& ui, TeachPanel& p, MatrixRe
     }
 }
 
-// The seed's way of writing each result cell, "(1+1)", in a small table.
+// The seed's way of writing each result cell, "(1+1)": in a small table where it fits the width,
+// else one cell a line, wrapped (a session's own numbers make long sums), the first cells only.
 void expansion_table(const AppState& state, MatrixRef result, const core::Matrix& m) {
     const int rows = static_cast<int>(std::min<Eigen::Index>(m.rows(), max_expansion_side));
     const int cols = static_cast<int>(std::min<Eigen::Index>(m.cols(), max_expansion_side));
+    std::vector<std::string> cells;
+    float table_w = 0;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const auto e = state.explain({result, r, c});
+            cells.push_back(e ? core::cell_expansion(*e.value) + " = " + core::format_number(e.value->value) : "");
+        }
+    for (int c = 0; c < cols; ++c) {  // the table's width: its widest cell in each column
+        float widest = 0;
+        for (int r = 0; r < rows; ++r)
+            widest = std::max(widest, ImGui::CalcTextSize(cells[static_cast<size_t>(r * cols + c)].c_str()).x);
+        table_w += widest + ImGui::GetStyle().CellPadding.x * 2 + 1;
+    }
+    const bool table = table_w <= ImGui::GetContentRegionAvail().x;
+    const int listed = table ? rows * cols : std::min(rows * cols, max_expansion_side);
     ImGui::Text("%s as the seed writes it%s:", state.label(result).c_str(),
-                rows < m.rows() || cols < m.cols() ? " (its first cells)" : "");
+                listed < m.size() ? " (its first cells)" : "");
+    if (!table) {
+        ImGui::PushTextWrapPos(0);
+        for (int k = 0; k < listed; ++k)
+            ImGui::Text("%s[%d][%d] = %s", state.label(result).c_str(), k / cols, k % cols,
+                        cells[static_cast<size_t>(k)].c_str());
+        ImGui::PopTextWrapPos();
+        return;
+    }
     if (!ImGui::BeginTable("expansion", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
     for (int r = 0; r < rows; ++r) {
         ImGui::TableNextRow();
         for (int c = 0; c < cols; ++c) {
             ImGui::TableNextColumn();
-            const auto e = state.explain({result, r, c});
-            if (e)
-                ImGui::Text("%s = %s", core::cell_expansion(*e.value).c_str(),
-                            core::format_number(e.value->value).c_str());
+            ImGui::TextUnformatted(cells[static_cast<size_t>(r * cols + c)].c_str());
         }
     }
     ImGui::EndTable();
@@ -129,7 +174,7 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
 void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     const int total = static_cast<int>(p.lesson->steps.size());
     ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(p.lesson->title.c_str());
+    text_bounded(p.lesson->title);
     // What the numbers are from: the seed's worked example, or the session on screen.
     const core::Config& c = state.shown_config();
     if (is_worked_example(state))
@@ -139,23 +184,15 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::PopTextWrapPos();
     char progress[32];
     std::snprintf(progress, sizeof progress, "step %d of %d", p.step + 1, total);
-    // The label is centred on the bar and drawn twice, each copy clipped to one side of the fill's end:
-    // the part over the yellow fill reads dark, the part over the empty track reads light.
-    const float fraction = static_cast<float>(p.step + 1) / total;
-    ImGui::ProgressBar(fraction, {-1, 0}, "");
-    const ImVec2 bar_min = ImGui::GetItemRectMin();
-    const ImVec2 bar_max = ImGui::GetItemRectMax();
-    const ImVec2 text_size = ImGui::CalcTextSize(progress);
-    const ImVec2 text_pos{bar_min.x + (bar_max.x - bar_min.x - text_size.x) * 0.5f,
-                          bar_min.y + (bar_max.y - bar_min.y - text_size.y) * 0.5f};
-    const float fill_end = bar_min.x + (bar_max.x - bar_min.x) * fraction;
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->PushClipRect(bar_min, {fill_end, bar_max.y}, true);
-    draw->AddText(text_pos, text_color_on(ImGui::GetColorU32(ImGuiCol_PlotHistogram)), progress);
-    draw->PopClipRect();
-    draw->PushClipRect({fill_end, bar_min.y}, bar_max, true);
-    draw->AddText(text_pos, ImGui::GetColorU32(ImGuiCol_Text), progress);
-    draw->PopClipRect();
+    // The label beside the bar, on the window's colour: over the bar's yellow fill (or across the
+    // fill's end) it could not read well in any one colour.
+    const float label_w = ImGui::CalcTextSize(progress).x;
+    ImGui::ProgressBar(static_cast<float>(p.step + 1) / static_cast<float>(total),
+                       {-(label_w + ImGui::GetStyle().ItemSpacing.x), 0}, "");
+    ui.report_item("teach: progress bar");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(progress);
+    ui.report_item("teach: progress");
     if (ImGui::Button("< Prev")) teach_go_to(state, p, p.step - 1);
     ImGui::SameLine();
     if (ImGui::Button("Next >")) teach_go_to(state, p, p.step + 1);
@@ -169,7 +206,7 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
         if (ImGui::Selectable("##step", k == p.step)) teach_go_to(state, p, k);
         ImGui::SameLine();
         ImGui::SetCursorPos(at);
-        ImGui::TextUnformatted(p.lesson->steps[k].title.c_str());
+        text_fitted(p.lesson->steps[k].title);
         ImGui::PopID();
     }
     ImGui::Separator();
@@ -181,6 +218,89 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     if (ImGui::CollapsingHeader("Edit X")) {
         ImGui::TextDisabled("Every step follows your numbers.");
         matrix_editor(state, ui, p.x_editor, {core::MatrixId::X, 0}, true);
+    }
+}
+
+// The room the text under the matrices takes: the arithmetic of the selected cell, and the seed's
+// expansions or the exercise's grid.
+float below_matrices(const AppState& state, const TeachPanel& p, const core::LessonStep& step,
+                     const core::Matrix* result) {
+    if (!result) return 0;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const core::Explanation* e = state.selected_explanation();
+    float h = line * (2 + (e ? 2 + static_cast<float>(e->lines.size()) : 1));
+    const float rows = static_cast<float>(std::min<Eigen::Index>(result->rows(), max_expansion_side));
+    if (p.exercising)
+        h += static_cast<float>(result->rows()) * ImGui::GetFrameHeightWithSpacing() + line * 2;
+    else if (step.expansion)
+        h += (rows + 1) * (line + 2);
+    return h;
+}
+
+// The step's operands, then its result, in one flow with one cell size for all, so operands and
+// result line up: the largest (up to 84 pixels, to read from the back of a classroom) with which
+// they fill the room above the text under them, wrapping to the width; never below a size that
+// shows the numbers (the step then scrolls). Matrices this session lacks are named in `missing`.
+void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const core::LessonStep& step,
+                   const core::Matrix* result, std::vector<std::string>& missing) {
+    const core::Config& c = state.shown_config();
+    const float font = ImGui::GetFontSize();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    MatrixViewOptions o;
+    o.token_rows = o.token_cols = true;
+    o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
+    struct Shown {
+        MatrixRef ref;
+        int index;  // in step.show; -1: the result
+        FlowItem flow;
+    };
+    std::vector<Shown> shown;
+    const auto add = [&](const MatrixRef& ref, int index) {
+        const core::Matrix* m = state.matrix(ref);
+        FlowItem f;
+        f.rows = static_cast<int>(m->rows());
+        f.cols = static_cast<int>(m->cols());
+        f.head_h = line * (index < 0 && !shown.empty() ? 2 : 1);  // the result's "→ result" above its title
+        f.min_w = ImGui::CalcTextSize(state.label(ref).c_str()).x;
+        f.labels = matrix_view_gutters(state, ref, o);
+        f.labels_from = ImGui::GetTextLineHeight() * 0.8f;
+        shown.push_back({ref, index, f});
+    };
+    for (size_t k = 0; k < step.show.size(); ++k) {
+        if (core::exists(step.show[k], c))
+            add(step.show[k], static_cast<int>(k));
+        else
+            missing.push_back(core::label(step.show[k], state.notation()));
+    }
+    if (result) add(step.result, -1);
+    std::vector<FlowItem> flow;
+    for (const Shown& m : shown) flow.push_back(m.flow);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 gap{font * 1.2f, ImGui::GetStyle().ItemSpacing.y};
+    const float below = below_matrices(state, p, step, result);
+    const ImVec2 room{avail.x - ImGui::GetStyle().ScrollbarSize, std::max(avail.y - below, avail.y * 0.4f)};
+    o.max_cell = flow_cell(flow, room, gap, std::round(font * 1.5f), 84);
+    bool first = true;
+    for (const Shown& m : shown) {
+        const float w = std::min(m.flow.width(o.max_cell), room.x);
+        flow_place(w, gap.x, false, first);
+        o.max_size = {w, m.flow.height(o.max_cell, room.x) - m.flow.head_h};
+        ImGui::PushID(m.index);  // a lesson may show one matrix twice
+        if (m.index >= 0) {
+            matrix_view(state, ui, m.ref, o);
+        } else {
+            ImGui::BeginGroup();
+            if (!first) ImGui::TextDisabled("%s result", ui.symbols().arrow);
+            MatrixViewOptions ro = o;
+            if (p.exercising)
+                ro.shown_cells = 0;
+            else if (p.playing)
+                ro.shown_cells = p.revealed;
+            matrix_view(state, ui, m.ref, ro);
+            ImGui::EndGroup();
+        }
+        ImGui::PopID();
+        first = false;
     }
 }
 
@@ -242,9 +362,9 @@ void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::s
 
 void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (!p.lesson) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped("%s", p.error.empty() ? "No lesson is loaded." : p.error.c_str());
-        ImGui::PopStyleColor();
+        ImGui::PushTextWrapPos(0);
+        text_bounded(p.error.empty() ? "No lesson is loaded." : p.error, ui.color_vec(Color::error_text));
+        ImGui::PopTextWrapPos();
         if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
         ui.report_item("teach: reload the lesson");
         return;
@@ -263,7 +383,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     state.update();
     ImGui::SameLine();
 
-    ImGui::BeginChild("step", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::BeginChild("step", {0, 0}, false);  // no horizontal scrollbar: everything wraps to its width
     const core::LessonStep& step = *current(p);
     // The snapshot this step's text is written from, held: "Use the worked example" below shows a
     // new one at once, and the text after the button still reads this one.
@@ -302,14 +422,15 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
         ImGui::Separator();
     }
     if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
-    ImGui::TextColored(ui.color_vec(Color::step_title), "%s", step.title.c_str());
+    text_bounded(step.title, ui.color_vec(Color::step_title));
     if (ui.fonts.title) ImGui::PopFont();
     if (!step.formula.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(ui.color_vec(Color::step_formula), "%s", core::fill_template(step.formula, context).c_str());
+        text_bounded(core::fill_template(step.formula, context), ui.color_vec(Color::step_formula));
     }
     ImGui::Spacing();
-    ImGui::TextUnformatted(core::fill_template(step.text, context).c_str());
+    text_bounded(core::fill_template(step.text, context));
+    ui.report_item("teach: text");
     ImGui::PopTextWrapPos();
     ImGui::Separator();
 
@@ -353,54 +474,8 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
         }
     }
 
-    // The operands, then the result.
-    // Each matrix's box: the width shared by the step's matrices, at most about half the height
-    // (the arithmetic goes below), so a 5-token step has room for its numbers.
-    const ImVec2 room = ImGui::GetContentRegionAvail();
-    const float shown = static_cast<float>(step.show.size() + (result ? 1 : 0));
-    const float box = std::clamp(room.x / (shown + 0.7f) - font * 2, font * 5, std::max(font * 5, room.y * 0.45f));
-    MatrixViewOptions o;
-    o.max_size = {box, box};
-    // One cell size for the whole step, so operands and result line up; large enough to read
-    // from the back of a classroom, small enough that every matrix fits its box.
-    o.max_cell = 84;
-    auto fit = [&](const MatrixRef& lm) {
-        if (const core::Matrix* mm = core::exists(lm, c) ? state.matrix(lm) : nullptr)
-            o.max_cell =
-                std::min({o.max_cell, box / std::max<float>(1, mm->cols()), box / std::max<float>(1, mm->rows())});
-    };
-    for (const MatrixRef& lm : step.show) fit(lm);
-    if (result) fit(step.result);
-    o.max_cell = std::max(o.max_cell, font * 1.5f);
-    o.token_rows = o.token_cols = true;
-    o.follow_orientation = false;  // the lesson is written with row vectors, as seed 001
     std::vector<std::string> missing;
-    bool first = true;
-    for (const MatrixRef& m : step.show) {
-        if (!core::exists(m, c)) {
-            missing.push_back(core::label(m, state.notation()));
-            continue;
-        }
-        if (!first) ImGui::SameLine(0, font * 1.2f);
-        first = false;
-        ImGui::PushID(static_cast<int>(&m - step.show.data()));  // a lesson may show one matrix twice
-        matrix_view(state, ui, m, o);
-        ImGui::PopID();
-    }
-    if (result) {
-        if (!first) ImGui::SameLine(0, font * 1.2f);
-        ImGui::BeginGroup();
-        if (!first) ImGui::TextDisabled("%s result", ui.symbols().arrow);
-        MatrixViewOptions ro = o;
-        if (p.exercising)
-            ro.shown_cells = 0;
-        else if (p.playing)
-            ro.shown_cells = p.revealed;
-        ImGui::PushID("result");
-        matrix_view(state, ui, result_ref, ro);
-        ImGui::PopID();
-        ImGui::EndGroup();
-    }
+    step_matrices(state, ui, p, step, result, missing);
     if (!missing.empty()) {
         std::string list;
         for (const std::string& s : missing) list += (list.empty() ? "" : ", ") + s;

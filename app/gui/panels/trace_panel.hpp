@@ -8,7 +8,7 @@
 namespace attnviz::app {
 
 struct TracePanel {
-    float cell_limit = 46;  // largest cell side, pixels
+    float cell_limit = 64;  // largest cell side, pixels (four ems: comfortable, its numbers in the UI font)
 };
 
 void draw_trace_panel(AppState& state, UiContext& ui, TracePanel& panel);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
@@ -31,6 +32,24 @@ void keep_in_view(ViewerPanel& p, int rows, int cols, ImVec2 view) {
 }
 
 }  // namespace
+
+core::Result<int> goto_index(const std::string& text, const std::vector<std::string>* labels, int count,
+                             const std::string& axis) {
+    const std::string plural = axis == "row" ? "rows" : "columns";
+    const bool number = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    if (number) {
+        const long k = text.size() > 9 ? -1 : std::stol(text);
+        if (k >= 0 && k < count) return core::Result<int>::ok(static_cast<int>(k));
+        return core::Result<int>::fail(
+            {{"", axis + " " + bounded_text(text, 12) + " is past the matrix: its " + std::to_string(count) + " " +
+                      plural + " count from 0 to " + std::to_string(count - 1)}});
+    }
+    if (labels)
+        for (int k = 0; k < count && k < static_cast<int>(labels->size()); ++k)
+            if ((*labels)[static_cast<size_t>(k)] == text) return core::Result<int>::ok(k);
+    return core::Result<int>::fail(
+        {{"", quoted_label(text) + " is no " + axis + " number (from 0)" + (labels ? " and no token's label" : "")}});
+}
 
 float fit_cell(int rows, int cols, ImVec2 view, float max_cell) {
     return std::max(1e-3f, std::min({max_cell, view.x / std::max(cols, 1), view.y / std::max(rows, 1)}));
@@ -116,7 +135,12 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     // (The arithmetic scrolls in its own child: the matrix keeps most of the room.)
     const float text_h = state.selection() ? std::min(avail.y * 0.25f, font * 6.0f) : font * 2.5f;
     const float tools_h = ImGui::GetFrameHeightWithSpacing();
-    const float view_h = std::max(font * 6.5f, avail.y - text_h - tools_h - font * 4.2f);
+    // The legend (with its note) and the scaling's combo on one line where there is room for both,
+    // else the combo under the legend.
+    const float combo_w = font * 9;
+    const bool one_line = avail.x >= font * 22 + combo_w;
+    const float view_h = std::max(font * 6.5f, avail.y - text_h - tools_h - font * 4.2f -
+                                                   (one_line ? 0 : ImGui::GetFrameHeightWithSpacing()));
     const ImVec2 gutters = matrix_view_gutters(state, ref, o);
     const ImVec2 region{std::max(avail.x, font * 8), view_h - ImGui::GetTextLineHeightWithSpacing()};
     const ImVec2 cells{std::max(region.x - gutters.x, 1.0f), std::max(region.y - gutters.y, 1.0f)};
@@ -141,26 +165,42 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("go to");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(font * 3.5f);
-    ImGui::InputInt("##row", &panel.goto_row, 0);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Row (from 0)");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(font * 3.5f);
-    ImGui::InputInt("##col", &panel.goto_col, 0);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Column (from 0)");
+    const core::Session& session = state.shown().session;
+    const core::MatrixInfo& mi = core::info(ref.id);
+    const std::vector<std::string>* row_labels = core::token_labels(session, t ? mi.cols : mi.rows);
+    const std::vector<std::string>* col_labels = core::token_labels(session, t ? mi.rows : mi.cols);
+    for (std::string* field : {&panel.goto_row, &panel.goto_col}) {
+        const bool row = field == &panel.goto_row;
+        if (!row) ImGui::SameLine();
+        ImGui::SetNextItemWidth(font * 3.5f);
+        ImGui::InputTextWithHint(row ? "##row" : "##col", row ? "row" : "col", field);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s, counted from 0%s", row ? "Row" : "Column",
+                              (row ? row_labels : col_labels) ? ", or a token's label (x1 is 0)" : "");
+    }
     ImGui::SameLine();
     const bool go = ImGui::SmallButton("go");
     ui.report_item("viewer: go");
     if (go) {
-        if (panel.goto_row < 0 || panel.goto_row >= rows || panel.goto_col < 0 || panel.goto_col >= cols) {
-            state.set_message("There is no cell [" + std::to_string(panel.goto_row) + "][" +
-                                  std::to_string(panel.goto_col) + "] in " + state.label(ref) + ", which is " +
-                                  core::format_shape(rows, cols) + ".",
+        const core::Result<int> r = goto_index(panel.goto_row, row_labels, rows, "row");
+        const core::Result<int> c = goto_index(panel.goto_col, col_labels, cols, "column");
+        if (!r || !c) {
+            state.set_message("Go to in " + state.label(ref) + " (" + core::format_shape(rows, cols) +
+                                  "): " + (!r ? r : c).problems.front().message + ".",
                               true);
         } else {
-            viewer_center(panel, panel.goto_row, panel.goto_col, rows, cols, cells);
-            const CellRef cell{ref, t ? panel.goto_col : panel.goto_row, t ? panel.goto_row : panel.goto_col};
+            const int row = *r.value, col = *c.value;
+            viewer_center(panel, row, col, rows, cols, cells);
+            const CellRef cell{ref, t ? col : row, t ? row : col};
             state.select(cell);
+            // Which token each number is: rows and columns count from 0, labels (x1, …) from 1.
+            const auto token = [](const std::vector<std::string>* labels, int k) {
+                return labels && k < static_cast<int>(labels->size()) ? " (" + quoted_label((*labels)[k]) + ")"
+                                                                      : std::string();
+            };
+            state.set_message(state.label(ref) + ": row " + std::to_string(row) + token(row_labels, row) + ", column " +
+                                  std::to_string(col) + token(col_labels, col) + "; rows and columns count from 0",
+                              false);
         }
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom to the cell, centre it and select it");
@@ -196,7 +236,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
         const core::MatrixInfo& mi = core::info(ref.id);
         auto token = [&](core::Dim dim, int k) {
             const std::vector<std::string>* labels = core::token_labels(session, dim);
-            return labels && k < static_cast<int>(labels->size()) ? " \"" + (*labels)[k] + "\"" : std::string();
+            return labels && k < static_cast<int>(labels->size()) ? " " + quoted_label((*labels)[k]) : std::string();
         };
         const std::string text = "row " + std::to_string(panel.hover_row) +
                                  token(t ? mi.cols : mi.rows, panel.hover_row) + ", column " +
@@ -210,12 +250,15 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     }
 
     const core::ColorRange range = heatmap_range(ui, *m, ref.id, state.generation());
-    const float legend_w = std::min(avail.x - font * 12, font * 20);
+    const float legend_w = one_line ? std::min(avail.x - combo_w - font, font * 30) : avail.x;
     const bool clipped = ui.clips_outliers(ref.id, m->cols()) &&
                          core::max_is_outlier(ui.heatmaps.stats(*m, state.generation(), true));
-    colormap_legend(colormap_for(ref.id), range, legend_w, clipped ? "top: 99th pct" : nullptr);
-    ImGui::SameLine(0, font);
-    scaling_combo(ui, ref.id, m->cols(), std::max(font * 6, avail.x - legend_w - font * 1.5f));
+    const std::string note = std::string(clipped ? "top: 99th pct" : "") +
+                             pooling_note(ui, ref.id, hit.cells_per_pixel);
+    colormap_legend(colormap_for(ref.id), range, legend_w,
+                    note.empty() ? nullptr : note.c_str() + (note.starts_with("; ") ? 2 : 0));
+    if (one_line) ImGui::SameLine(0, font);
+    scaling_combo(ui, ref.id, m->cols(), combo_w);
 
     ImGui::BeginChild("arithmetic");
     if (const core::Explanation* e = state.selected_explanation()) {

@@ -4,6 +4,9 @@
 // both axes where they fit, and the arithmetic of the selected cell.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
 #include "../widgets/heatmap.hpp"
@@ -13,12 +16,19 @@ namespace attnviz::app {
 struct ViewerPanel {
     // The zoom: pixels per cell, 0 = fitted (the whole matrix in view; the default, and after "fit").
     float cell = 0;
-    double row0 = 0, col0 = 0;  // the (fractional) cell at the view's top left while zoomed
-    MatrixRef zoomed;           // the matrix the zoom was set on; another one starts fitted
-    int goto_row = 0, goto_col = 0;
+    double row0 = 0, col0 = 0;                   // the (fractional) cell at the view's top left while zoomed
+    MatrixRef zoomed;                            // the matrix the zoom was set on; another one starts fitted
+    std::string goto_row = "0", goto_col = "0";  // "go to": a row and a column (from 0), or tokens' labels
     // The hovered cell in the drawn frame (−1: none), kept for the line under the view.
     int hover_row = -1, hover_col = -1;
 };
+
+// Where "go to" goes along one axis (`axis`: "row" or "column") of `count`: a whole number is the
+// row or column counted from 0; other text the first one whose token label it is (`labels`, when
+// that axis is tokens): "x101" is row 100 of a random session. Refused with what is wrong: a
+// number past the matrix, text that is no number and no token's label.
+core::Result<int> goto_index(const std::string& text, const std::vector<std::string>* labels, int count,
+                             const std::string& axis);
 
 // The largest zoom, in pixels per cell.
 inline constexpr float viewer_max_cell = 96;

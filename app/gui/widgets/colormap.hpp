@@ -25,7 +25,8 @@ inline ImU32 colormap_color(Colormap map, float t) { return to_imgui(core::color
 inline ImU32 text_color_on(ImU32 background) { return to_imgui(core::text_color_on(to_rgba(background))); }
 
 // A horizontal gradient bar of `width` with the values at both ends and the middle (the geometric
-// middle on a log range), and `note` (the scaling's name) after the right end's value.
+// middle on a log range), and `note` (the scaling's name) right of it, cut to what `width` leaves
+// (the whole note in the legend's tooltip).
 void colormap_legend(Colormap map, const core::ColorRange& range, float width, const char* note = nullptr);
 
 }  // namespace attnviz::app

@@ -1,31 +1,70 @@
 #include "fitted_text.hpp"
 
-#include <imgui.h>
+#include <algorithm>
+#include <cfloat>
 
 namespace attnviz::app {
 
+namespace {
+
+bool continuation(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
+
+}  // namespace
+
+std::string quoted_label(std::string_view label) {
+    return "\"" + core::bounded_text(label, core::max_label_characters) + "\"";
+}
+
+float text_width_up_to(const std::string& text, float limit) {
+    const char* end = text.data() + text.size();
+    const char* measured = end;
+    const float w = ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), limit, 0, text.data(), end, &measured).x;
+    return measured == end ? w : limit;
+}
+
 std::string fitted_text(const std::string& text, float width) {
-    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+    ImFont* font = ImGui::GetFont();
+    const float size = ImGui::GetFontSize();
+    const char* begin = text.data();
+    const char* end = begin + text.size();
+    // Measured a little past the width (ImGui stops before a character that reaches its limit):
+    // the text itself when all of it fits.
+    const char* measured = end;
+    const float w = font->CalcTextSizeA(size, std::max(width, 0.0f) + 0.5f, 0, begin, end, &measured).x;
+    if (measured == end && w <= width) return text;
     const char* ellipsis = "…";
-    const float ellipsis_w = ImGui::CalcTextSize(ellipsis).x;
-    // Grow the prefix one character at a time while it and the ellipsis fit.
-    size_t end = 0;
-    float used = 0;
-    while (end < text.size()) {
-        size_t next = end + 1;
-        while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
-        const float w = ImGui::CalcTextSize(text.data() + end, text.data() + next).x;
-        if (used + w + ellipsis_w > width) break;
-        used += w;
-        end = next;
-    }
-    return text.substr(0, end) + ellipsis;
+    const float room = width - font->CalcTextSizeA(size, FLT_MAX, 0, ellipsis).x;
+    const char* cut = begin;
+    if (room > 0) font->CalcTextSizeA(size, room, 0, begin, end, &cut);
+    while (cut > begin && cut < end && continuation(*cut)) --cut;  // whole characters only
+    return std::string(begin, cut) + ellipsis;
 }
 
 void text_fitted(const std::string& text) {
-    const std::string shown = fitted_text(text, ImGui::GetContentRegionAvail().x);
+    const std::string shown = fitted_text(bounded_text(text), ImGui::GetContentRegionAvail().x);
     ImGui::TextUnformatted(shown.c_str());
-    if (shown != text && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+    if (shown != text && ImGui::IsItemHovered()) tooltip_text(text);
+}
+
+void text_bounded(const std::string& text, ImVec4 color) {
+    const std::string shown = bounded_text(text);
+    if (color.w > 0) ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::TextUnformatted(shown.data(), shown.data() + shown.size());
+    if (color.w > 0) ImGui::PopStyleColor();
+    if (shown.size() != text.size() && ImGui::IsItemHovered()) tooltip_text(text);
+}
+
+void tooltip_text(const std::string& text) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 42);
+    const std::string_view all = text;
+    for (std::size_t at = 0; at < all.size();) {
+        const std::size_t end = at + core::characters_end(all.substr(at), max_drawn_characters);
+        ImGui::TextUnformatted(all.data() + at, all.data() + end);
+        at = end;
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
 }
 
 void same_line_if_fits(float width) {
@@ -42,6 +81,27 @@ float toggle_width(const char* label) {
 bool checkbox_on_line(const char* label, bool* value) {
     same_line_if_fits(toggle_width(label));
     return ImGui::Checkbox(label, value);
+}
+
+}  // namespace attnviz::app
+
+namespace attnviz::app {
+
+bool checkbox_wrapped(const char* id, const std::string& label, bool* value) {
+    ImGui::PushID(id);
+    ImGui::BeginGroup();
+    bool clicked = ImGui::Checkbox("##box", value);
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(label.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::IsItemClicked()) {
+        *value = !*value;
+        clicked = true;
+    }
+    ImGui::EndGroup();
+    ImGui::PopID();
+    return clicked;
 }
 
 }  // namespace attnviz::app

@@ -45,8 +45,9 @@ ImU32 cell_color(double v, const HeatmapOptions& o, ImU32 masked) {
 
 }  // namespace
 
-// The texture has (at most) one texel per pixel the block is drawn on: each texel shows the value
-// of largest magnitude of the cells it covers, so a single strong weight is not lost between samples.
+// The texture has (at most) one texel per pixel the block is drawn on: each texel shows the cells it
+// covers pooled as options.pooling says (core::pooling_for: the mean of weights, so a uniform head
+// stays uniform; the value of largest magnitude of the others, so a strong value is not lost).
 ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transposed, const CellBlock& block,
                                   const HeatmapOptions& o, ImU32 masked, ImVec2 drawn) {
     auto texels = [](int cells, float pixels) {
@@ -57,7 +58,8 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.last_frame = ImGui::GetFrameCount();
     const Source source{m.data(), m.rows(), m.cols(), o.generation};
     if (entry.texture && entry.source == source && entry.transposed == transposed && entry.block == block &&
-        entry.colormap == o.colormap && entry.range == o.range && entry.rows == rows && entry.cols == cols)
+        entry.colormap == o.colormap && entry.range == o.range && entry.pooling == o.pooling && entry.rows == rows &&
+        entry.cols == cols)
         return entry.texture;
     if (entry.texture && over_budget()) {
         deferred_ = true;
@@ -65,7 +67,7 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     }
     const std::uint64_t start = now_ns();
     // Each drawn row and column of the block belongs to one texel row / column. The matrix is read
-    // in storage order (row-major), each cell compared with its texel's strongest so far.
+    // in storage order (row-major), each cell added to its texel's pool.
     auto texel_of = [](int cells, int texels) {
         std::vector<int> of(static_cast<size_t>(cells));
         for (int t = 0; t < texels; ++t) {
@@ -76,7 +78,7 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
         return of;
     };
     const std::vector<int> texel_row = texel_of(block.rows, rows), texel_col = texel_of(block.cols, cols);
-    std::vector<double> strongest(static_cast<size_t>(rows) * cols, std::numeric_limits<double>::quiet_NaN());
+    std::vector<core::BlockPool> pools(static_cast<size_t>(rows) * cols);
     // Storage rows are drawn rows, or drawn columns when transposed.
     const int s_row0 = transposed ? block.col0 : block.row0, s_rows = transposed ? block.cols : block.rows;
     const int s_col0 = transposed ? block.row0 : block.col0, s_cols = transposed ? block.rows : block.cols;
@@ -85,13 +87,11 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
         for (int sc = 0; sc < s_cols; ++sc) {
             const int tr = transposed ? texel_row[static_cast<size_t>(sc)] : texel_row[static_cast<size_t>(sr)];
             const int tc = transposed ? texel_col[static_cast<size_t>(sr)] : texel_col[static_cast<size_t>(sc)];
-            double& best = strongest[static_cast<size_t>(tr) * cols + tc];
-            const double value = row[sc];
-            if (std::abs(value) > std::abs(best) || !std::isfinite(best)) best = value;  // NaN: none yet
+            pools[static_cast<size_t>(tr) * cols + tc].add(o.pooling, row[sc]);
         }
     }
-    std::vector<std::uint32_t> pixels(strongest.size());
-    for (size_t k = 0; k < strongest.size(); ++k) pixels[k] = cell_color(strongest[k], o, masked);
+    std::vector<std::uint32_t> pixels(pools.size());
+    for (size_t k = 0; k < pools.size(); ++k) pixels[k] = cell_color(pools[k].result(o.pooling), o, masked);
     entry.texture = upload_(entry.texture, cols, rows, pixels.data());
     entry.source = source;
     entry.transposed = transposed;
@@ -100,6 +100,7 @@ ImTextureID HeatmapCache::texture(ImGuiID id, const core::Matrix& m, bool transp
     entry.cols = cols;
     entry.colormap = o.colormap;
     entry.range = o.range;
+    entry.pooling = o.pooling;
     charge(start);
     return entry.texture;
 }
@@ -197,9 +198,12 @@ core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::Matri
 }
 
 ImVec2 heatmap_gutters(const HeatmapOptions& o) {
+    // As wide as the widest row label, up to max_row_label ems (longer labels are cut).
     float label_w = 0;
     if (o.row_labels) {
-        for (const std::string& s : *o.row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
+        const float most = ImGui::GetFontSize() * max_row_label;
+        for (const std::string& s : *o.row_labels)
+            if (label_w < most) label_w = std::max(label_w, text_width_up_to(s, most));
         if (label_w > 0) label_w += 6;
     }
     return {label_w, o.col_labels ? ImGui::GetTextLineHeight() + 2 : 0};
@@ -277,7 +281,8 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     const float col_label_y = std::max(origin.y, y_of(0) - label_h);
     if (o.row_labels && cell >= line_h * 0.8f)
         for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
-            draw->AddText({row_label_x, y_of(r) + (cell - line_h) / 2}, text_col, (*o.row_labels)[r].c_str());
+            draw->AddText({row_label_x, y_of(r) + (cell - line_h) / 2}, text_col,
+                          fitted_text((*o.row_labels)[r], label_w - 6).c_str());
     if (o.col_labels) {
         // Every visible column's label in the UI font, else in the smaller numbers font, those wider
         // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
@@ -287,7 +292,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         ImFont* font = ImGui::GetFont();
         if (ui.fonts.numbers)
             for (int c = c0; c < c_end; ++c)
-                if (ImGui::CalcTextSize((*o.col_labels)[c].c_str()).x + 3 > cell) {
+                if (text_width_up_to((*o.col_labels)[c], cell) + 3 > cell) {
                     font = ui.fonts.numbers;
                     break;
                 }
@@ -297,7 +302,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const float four_digits = ImGui::CalcTextSize("x000").x;
         float widest = 0;
         for (int c = c0; c < c_end && widest < four_digits; ++c)
-            widest = std::max(widest, ImGui::CalcTextSize((*o.col_labels)[c].c_str()).x);
+            widest = std::max(widest, text_width_up_to((*o.col_labels)[c], four_digits));
         const int spaced = std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / cell)));
         // Columns narrower than a character and its "…" leave no cut readable: spaced at once; else
         // each label that does not fit is cut, and spaced when most cuts keep less than two characters.
@@ -319,6 +324,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
             const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? cell - 3 : every * cell - 4);
             const float w = ImGui::CalcTextSize(s.c_str()).x;
             const float x = every == 1 ? x_of(c) + (cell - w) / 2 : x_of(c) + 2;
+            if (every > 1 && c > 0 && x + w > p1.x + 2) break;  // a label past the cells would run into a neighbour
             draw->AddText(font, font_size, {x, col_label_y + (line_h - font_size) / 2}, text_col, s.c_str());
         }
         ImGui::PopFont();
@@ -334,6 +340,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const CellBlock block = vp ? CellBlock{r0, c0, r1 - r0, c1 - c0} : CellBlock{0, 0, rows, cols};
         const ImVec2 a{x_of(block.col0), y_of(block.row0)};
         const ImVec2 b{x_of(block.col0 + block.cols), y_of(block.row0 + block.rows)};
+        hit.cells_per_pixel = std::max(1.0f, 1 / cell);
         draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, block, o, masked, {b.x - a.x, b.y - a.y}), a, b);
     } else if (r1 > r0 && c1 > c0) {
         // Visible cells only; without a texture uploader, tiny cells are merged into blocks.

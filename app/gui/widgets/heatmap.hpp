@@ -30,10 +30,13 @@ struct HeatmapMark {
 struct HeatmapOptions {
     Colormap colormap = Colormap::diverging;
     core::ColorRange range{-1, 1, false};  // values mapped to the two ends of the colormap
-    float max_cell = 44;                   // largest cell side in pixels
-    float min_cell = 0.05f;                // smallest; below the fit the widget grows past max_size (scrolls)
-    ImVec2 max_size{300, 300};             // room for the cells (labels come on top of it)
-    int number_digits = 3;                 // significant digits of the printed values
+    // How a pixel shows the cells it covers when the matrix is drawn smaller than its cells (the
+    // texture path): core::pooling_for the matrix's colour scale.
+    core::Pooling pooling = core::Pooling::largest;
+    float max_cell = 44;        // largest cell side in pixels
+    float min_cell = 0.05f;     // smallest; below the fit the widget grows past max_size (scrolls)
+    ImVec2 max_size{300, 300};  // room for the cells (labels come on top of it)
+    int number_digits = 3;      // significant digits of the printed values
     const std::vector<std::string>* row_labels = nullptr;  // left of the rows
     const std::vector<std::string>* col_labels = nullptr;  // above the columns
     std::vector<HeatmapMark> marks;
@@ -56,6 +59,9 @@ struct HeatmapHit {
     bool clicked = false;
     int row = -1, col = -1;
     ImVec2 cells_min, cells_max;  // where the cells were drawn (the view's rectangle with a viewport)
+    // Cells one pixel covers along the side that covers the most (> 1: each pixel pools a block of
+    // cells, as HeatmapOptions::pooling says); 1 when every cell has pixels of its own.
+    float cells_per_pixel = 1;
 };
 
 // A block of a drawn matrix: rows [row0, row0 + rows), columns [col0, col0 + cols).
@@ -123,6 +129,7 @@ private:
         int rows = 0, cols = 0;  // texels
         Colormap colormap = Colormap::diverging;
         core::ColorRange range;
+        core::Pooling pooling = core::Pooling::largest;
         int last_frame = 0;
     };
     struct Stats {
@@ -163,6 +170,9 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
 // default, core::default_scaling) applied to its statistics (computed once per matrix and
 // generation). Every legend shows the range in use.
 core::ColorRange heatmap_range(UiContext& ui, const core::Matrix& m, core::MatrixId id, std::uint64_t generation);
+
+// Row labels are cut to this many ems (a token label may be any length).
+inline constexpr float max_row_label = 10;
 
 // Cells below this side (pixels) switch to the texture path.
 inline constexpr float texture_cell_threshold = 6.0f;

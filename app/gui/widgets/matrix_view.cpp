@@ -3,9 +3,60 @@
 #include <algorithm>
 
 #include "core/export.hpp"
+#include "core/format.hpp"
+#include "fitted_text.hpp"
 #include "heatmap.hpp"
 
 namespace attnviz::app {
+
+float FlowItem::width(float cell) const {
+    return std::max(min_w, (cell >= labels_from ? labels.x : 0) + static_cast<float>(cols) * cell);
+}
+
+float FlowItem::height(float cell, float room) const {
+    const float label_w = cell >= labels_from ? labels.x : 0;
+    // Wider than its row: its cells shrink to the row's width (the heatmap fits them so).
+    const float fitted = std::min(cell, std::max(room - label_w, 1.0f) / static_cast<float>(std::max(cols, 1)));
+    return head_h + (fitted >= labels_from ? labels.y : 0) + static_cast<float>(rows) * fitted;
+}
+
+float flow_height(const std::vector<FlowItem>& items, float cell, float width, ImVec2 gap) {
+    float total = 0, line_h = 0, x = 0;
+    bool first = true;
+    for (const FlowItem& item : items) {
+        const float w = std::min(item.width(cell), width), h = item.height(cell, width);
+        if (first || item.new_line || x + gap.x + w > width) {
+            total += first ? 0 : line_h + gap.y;
+            line_h = 0;
+            x = w;
+        } else {
+            x += gap.x + w;
+        }
+        line_h = std::max(line_h, h);
+        first = false;
+    }
+    return total + line_h;
+}
+
+float flow_cell(const std::vector<FlowItem>& items, ImVec2 room, ImVec2 gap, float min_cell, float max_cell) {
+    const auto fits = [&](float cell) { return flow_height(items, cell, room.x, gap) <= room.y; };
+    for (float cell = std::floor(max_cell); cell >= std::max(min_cell, 2.0f); cell -= 1)
+        if (fits(cell)) return cell;
+    // Below two pixels (hundreds of tokens): the largest fraction of a pixel that fits, by halving.
+    float lo = min_cell, hi = std::min(2.0f, max_cell);
+    if (!(lo < hi) || !fits(lo)) return min_cell;
+    for (int k = 0; k < 24; ++k) {
+        const float mid = (lo + hi) / 2;
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+void flow_place(float width, float gap, bool new_line, bool first) {
+    if (first || new_line) return;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + gap + width <= right) ImGui::SameLine(0, gap);
+}
 
 Colormap colormap_for(core::MatrixId id) {
     return core::info(id).colors == core::ColorScale::unit_interval ? Colormap::sequential : Colormap::diverging;
@@ -59,6 +110,15 @@ void draw_explanation(const core::Explanation& e, bool numbers) {
         for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
 }
 
+std::string pooling_note(const UiContext& ui, core::MatrixId id, float cells_per_pixel) {
+    if (cells_per_pixel < 1.05f) return "";
+    const std::string side = core::format_number(cells_per_pixel, 2);
+    const char* of = core::pooling_for(core::info(id).colors) == core::Pooling::mean ? "the mean"
+                                                                                     : "the largest |value|";
+    const char* times = ui.notation() == core::Notation::unicode ? "×" : "x";
+    return std::string("; a pixel: ") + of + " of " + ui.symbols().about + side + times + side;
+}
+
 void explain_tooltip(const AppState& state, const CellRef& cell, bool transposed) {
     const core::Result<core::Explanation> e = state.explain(cell);
     if (!e) return;
@@ -104,9 +164,10 @@ HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const Matr
         // never wider than the matrix's room, so a row of thumbnails does not grow past its panel.
         const std::string label = state.label(ref);
         const std::string full = label + "  " + state.shape_text(ref, o.follow_orientation);
-        std::string title = full;
+        std::string title = o.title_text.empty() ? full : o.title_text;
         const float room = o.viewport ? o.viewport->size.x : o.max_size.x;
-        if (ImGui::CalcTextSize(title.c_str()).x > room) title = label;
+        if (ImGui::CalcTextSize(title.c_str()).x > room) title = o.title_text.empty() ? label : o.title_text;
+        title = fitted_text(title, room);  // cut with "…" where even that does not fit (the tooltip has it)
         const bool viewed = state.viewed() == ref;
         if (viewed) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
         const ImVec2 title_size{std::min(ImGui::CalcTextSize(title.c_str()).x, room), ImGui::GetTextLineHeight()};
@@ -116,6 +177,7 @@ HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const Matr
     }
     HeatmapOptions h;
     h.colormap = colormap_for(ref.id);
+    h.pooling = core::pooling_for(core::info(ref.id).colors);
     h.range = o.range ? *o.range : heatmap_range(ui, *m, ref.id, state.generation());
     h.max_size = o.max_size;
     h.max_cell = o.max_cell;
