@@ -8,6 +8,7 @@
 
 #include "bench_command.hpp"
 #include "commands.hpp"
+#include "forward_command.hpp"
 #include "gui/gui.hpp"
 #include "tokenize_command.hpp"
 
@@ -182,6 +183,26 @@ int main(int argc, char** argv) {
     tok->add_option("--text", tokenize.text, "The text (UTF-8)")->required();
     tok->add_flag("--no-special", tokenize.no_special, "Leave out the special tokens ([CLS] ... [SEP], <s>)");
 
+    ForwardOptions forward;
+    CLI::App* fwd = cli.add_subcommand("forward",
+                                       "A model folder's whole forward pass on a text: every layer's "
+                                       "attention, the hidden state and the next token, as JSON");
+    fwd->add_option("model", forward.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
+        ->required()
+        ->check(not_empty);
+    CLI::Option* fwd_text = fwd->add_option("--text", forward.text,
+                                            "The text (UTF-8), tokenized by the model's tokenizer");
+    fwd->add_option("--token-ids", forward.token_ids, "The token ids instead of a text, e.g. 1,2,3")
+        ->check(not_empty)
+        ->excludes(fwd_text);
+    fwd->add_option("--dtype", forward.dtype, "float or double (default float)");
+    fwd->add_option("--top", forward.top, "How many of the most likely next tokens (default 10)")
+        ->check(CLI::Range(0, 1000000));
+    fwd->add_option("-o,--output", forward.out_path, "Where to write the JSON (atomically)")
+        ->required()
+        ->check(not_empty);
+    add_budget(fwd);
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -197,7 +218,7 @@ int main(int argc, char** argv) {
         }
         budget = *parsed.value;
     }
-    gui.memory_budget = bench.memory_budget = export_options.memory_budget = budget;
+    gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget = budget;
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {
@@ -206,6 +227,7 @@ int main(int argc, char** argv) {
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);
         if (tok->parsed()) return tokenize_command(tokenize);
+        if (fwd->parsed()) return forward_command(forward);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);
         return run_gui(gui);

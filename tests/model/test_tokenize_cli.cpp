@@ -1,14 +1,13 @@
 // `attnviz tokenize`, run as a process: its JSON on stdout, its errors and exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "process.hpp"
 
 namespace {
 
@@ -17,38 +16,9 @@ using nlohmann::json;
 
 const fs::path tests_dir = ATTNVIZ_TESTS_DIR;
 
-struct Outcome {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// attnviz with these arguments, stdout and stderr captured in files.
-Outcome run(const std::vector<std::string>& args) {
-    char dir_name[] = "/tmp/attnviz-tokenize-cli-XXXXXX";
-    if (!mkdtemp(dir_name)) return {};
-    const fs::path dir = dir_name, out = dir / "out", err = dir / "err";
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
-        std::vector<char*> argv{const_cast<char*>(ATTNVIZ_BIN)};
-        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(ATTNVIZ_BIN, argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    Outcome o{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out), slurp(err)};
-    fs::remove_all(dir);
-    return o;
-}
+using attnviz::test::Outcome;
+using attnviz::test::slurp;
+Outcome run(const std::vector<std::string>& args) { return attnviz::test::run_attnviz(args); }
 
 std::string data(const std::string& name) { return (tests_dir / "model/data" / name).string(); }
 

@@ -1,0 +1,28 @@
+// attnviz forward: a model folder's whole forward pass on a text or token ids, every layer's
+// attention weights, the hidden state and the next-token prediction as JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnviz::app {
+
+struct ForwardOptions {
+    std::string model;                // a model folder (config.json, model.safetensors or shards, a tokenizer)
+    std::optional<std::string> text;  // --text: tokenized with the tokenizer's default special tokens
+    std::string token_ids;            // --token-ids: "1,2,3" (the tokenizer then only labels them)
+    std::string dtype = "float";      // float or double
+    int top = 10;                     // how many of the most likely next tokens
+    std::string out_path;             // written atomically
+    std::int64_t memory_budget = 0;
+};
+
+// Writes {"format": "attnviz-forward", "model_type", "dtype", "token_ids", "tokens", "layers":
+// [{"weights": heads × n × n}, …], "hidden": n × d_model, and for causal LMs "logits_last":
+// [vocab_size] and "top": [{"id", "token", "p"}, …]} to out_path. Exit 2 with "error: …" for a
+// folder, config, weights or tokenizer that is refused, or text or ids the model cannot take; 1
+// for a file that cannot be read or written. Nothing is written then.
+int forward_command(const ForwardOptions& options);
+
+}  // namespace attnviz::app

@@ -1,0 +1,175 @@
+#include "layer_weights.hpp"
+
+#include <tuple>
+#include <type_traits>
+
+namespace attnviz::model {
+
+namespace {
+
+// Reading several tensors, the problems of all of them kept.
+class Reads {
+public:
+    explicit Reads(const ModelFolder& model) : model_(model) {}
+
+    // The tensor's values as a double matrix (1-D: one row), transposed when asked; empty for the
+    // name "" (a tensor the architecture does not have) and after a problem.
+    core::Matrix matrix(const std::string& name, bool transpose = false) {
+        if (name.empty()) return {};
+        core::Result<core::Tensor> t = model_.weights().read(name);
+        if (!t) {
+            for (core::Problem& p : t.problems) problems_.push_back(std::move(p));
+            return {};
+        }
+        const auto rows = static_cast<Eigen::Index>(t.value->rows()), cols = static_cast<Eigen::Index>(t.value->cols());
+        const Eigen::Map<const core::Matrix> m(t.value->values.data(), rows, cols);  // both row-major
+        return transpose ? core::Matrix(m.transpose()) : core::Matrix(m);
+    }
+
+    template <class Scalar>
+    MatrixT<Scalar> as(const std::string& name) {
+        if constexpr (std::is_same_v<Scalar, double>)
+            return matrix(name);
+        else
+            return matrix(name).template cast<Scalar>();
+    }
+
+    // A 1-D tensor as a row; empty for the name "" and after a problem.
+    template <class Scalar>
+    RowVectorT<Scalar> row(const std::string& name) {
+        const core::Matrix m = matrix(name);
+        if (m.rows() != 1) return {};
+        return m.row(0).template cast<Scalar>();
+    }
+
+    template <class Scalar>
+    Projection<Scalar> projection(const std::string& weight, const std::string& bias) {
+        Projection<Scalar> p;
+        p.W = as<Scalar>(weight);
+        p.transposed = !model_.conv1d();
+        p.b = row<Scalar>(bias);
+        return p;
+    }
+
+    core::Problems take() { return std::move(problems_); }
+    bool ok() const { return problems_.empty(); }
+
+private:
+    const ModelFolder& model_;
+    core::Problems problems_;
+};
+
+}  // namespace
+
+template <class Scalar>
+core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::string& name) {
+    Reads r(model);
+    MatrixT<Scalar> m = r.as<Scalar>(name);
+    if (!r.ok()) return core::Result<MatrixT<Scalar>>::fail(r.take());
+    return core::Result<MatrixT<Scalar>>::ok(std::move(m));
+}
+
+template <class Scalar>
+core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string& weight, const std::string& bias) {
+    Reads r(model);
+    Norm<Scalar> n;
+    n.rms = model.config().rms_norm();
+    n.eps = model.config().norm_eps;
+    n.w = r.row<Scalar>(weight);
+    n.b = r.row<Scalar>(bias);
+    if (!r.ok()) return core::Result<Norm<Scalar>>::fail(r.take());
+    return core::Result<Norm<Scalar>>::ok(std::move(n));
+}
+
+template <class Scalar>
+core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int layer) {
+    using R = core::Result<BlockWeights<Scalar>>;
+    const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
+    BlockWeights<Scalar> w;
+    core::Problems problems;
+    for (auto [norm, weight, bias] : {std::tuple{&w.norm_attention, &b.norm_attention_w, &b.norm_attention_b},
+                                      std::tuple{&w.norm_mlp, &b.norm_mlp_w, &b.norm_mlp_b}}) {
+        core::Result<Norm<Scalar>> n = read_norm<Scalar>(model, *weight, *bias);
+        if (!n) return R::fail(std::move(n.problems));
+        *norm = std::move(*n.value);
+    }
+    Reads r(model);
+    w.mlp.activation = model.config().activation;
+    w.mlp.gated = model.config().gated_mlp();
+    w.mlp.up = r.projection<Scalar>(b.up, b.up_b);
+    if (w.mlp.gated) w.mlp.gate = r.projection<Scalar>(b.gate, b.gate_b);
+    w.mlp.down = r.projection<Scalar>(b.down, b.down_b);
+    if (!r.ok()) return R::fail(r.take());
+    return R::ok(std::move(w));
+}
+
+// As import_layer (core/import.cpp) builds a session: every projection as x·W (d_model × columns),
+// the biases as rows, split into heads by columns, then validated.
+core::Result<core::Session> attention_session(const ModelFolder& model, int layer, core::Matrix X,
+                                              std::vector<std::string> tokens) {
+    using R = core::Result<core::Session>;
+    const ModelConfig& c = model.config();
+    const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
+    Reads r(model);
+    const bool linear = !model.conv1d();  // y = x·Wᵀ: transposed to x·W
+    core::Matrix Wq, Wk, Wv, bq, bk, bv;
+    if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V
+        const core::Matrix all = r.matrix(b.qkv), all_b = r.matrix(b.qkv_b);
+        if (!r.ok()) return R::fail(r.take());
+        const Eigen::Index d = all.cols() / 3;
+        Wq = all.leftCols(d), Wk = all.middleCols(d, d), Wv = all.rightCols(d);
+        if (all_b.size()) bq = all_b.leftCols(d), bk = all_b.middleCols(d, d), bv = all_b.rightCols(d);
+    } else {
+        Wq = r.matrix(b.q, linear), Wk = r.matrix(b.k, linear), Wv = r.matrix(b.v, linear);
+        bq = r.matrix(b.q_b), bk = r.matrix(b.k_b), bv = r.matrix(b.v_b);
+    }
+    core::Matrix Wo = r.matrix(b.o, linear), bo = r.matrix(b.o_b);
+    if (!r.ok()) return R::fail(r.take());
+
+    core::Session s;
+    core::Config& cf = s.config;
+    cf.n = static_cast<int>(X.rows());
+    cf.d_model = c.d_model;
+    cf.heads = c.heads;
+    cf.d_k = cf.d_v = c.d_k;
+    cf.output_projection = true;
+    cf.mask = c.causal() ? core::Mask::causal : core::Mask::none;
+    cf.biases = bq.size() || bk.size() || bv.size() || bo.size();
+    cf.kv_heads = c.kv_heads == c.heads ? 0 : c.kv_heads;
+    if (c.llama_family()) {
+        cf.rope.on = true;
+        cf.rope.base = c.rope_theta;
+    }
+    if (core::Problems p = core::validate(cf); !p.empty()) return R::fail(std::move(p));
+    s.tokens = std::move(tokens);
+    s.params = core::resize(core::Params{}, cf);  // every matrix at its shape, then the layer's values
+    s.params.X = std::move(X);
+    const int group = cf.group_size(), d_k = c.d_k;
+    const auto row_or_zero = [](const core::Matrix& bias, Eigen::Index from, Eigen::Index count) -> core::Matrix {
+        return bias.size() ? core::Matrix(bias.middleCols(from, count)) : core::Matrix(core::Matrix::Zero(1, count));
+    };
+    for (int i = 0; i < cf.heads; ++i) {
+        core::HeadParams& hp = s.params.heads[static_cast<size_t>(i)];
+        hp.W_Q = Wq.middleCols(static_cast<Eigen::Index>(i) * d_k, d_k);
+        hp.b_Q = row_or_zero(bq, static_cast<Eigen::Index>(i) * d_k, d_k);
+        if (i % group != 0) continue;
+        const Eigen::Index g = i / group;
+        hp.W_K = Wk.middleCols(g * d_k, d_k);
+        hp.W_V = Wv.middleCols(g * d_k, d_k);
+        hp.b_K = row_or_zero(bk, g * d_k, d_k);
+        hp.b_V = row_or_zero(bv, g * d_k, d_k);
+    }
+    s.params.W_O = std::move(Wo);
+    s.params.b_O = bo.size() ? bo : core::Matrix(core::Matrix::Zero(1, c.d_model));
+    if (core::Problems p = core::validate(s); !p.empty()) return R::fail(std::move(p));
+    return R::ok(std::move(s));
+}
+
+template core::Result<MatrixT<float>> read_matrix<float>(const ModelFolder&, const std::string&);
+template core::Result<MatrixT<double>> read_matrix<double>(const ModelFolder&, const std::string&);
+template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const std::string&, const std::string&);
+template core::Result<Norm<double>> read_norm<double>(const ModelFolder&, const std::string&, const std::string&);
+template core::Result<BlockWeights<float>> read_block<float>(const ModelFolder&, int);
+template core::Result<BlockWeights<double>> read_block<double>(const ModelFolder&, int);
+
+}  // namespace attnviz::model

@@ -1,0 +1,54 @@
+// Reading a model's weights when they are used: one block's at a time, converted from their stored
+// dtype (F32, F16, BF16) to the compute type then. The attention's weights become a session of the
+// existing core, exactly the one `attnviz import` makes of that layer; the rest become the steps of
+// steps.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/problem.hpp"
+#include "core/session.hpp"
+#include "model_folder.hpp"
+#include "steps.hpp"
+
+namespace attnviz::model {
+
+// A tensor of the model as a matrix of Scalar: a 2-D tensor as stored, a 1-D one as one row.
+template <class Scalar>
+core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::string& name);
+
+// A LayerNorm or RMSNorm from its weight (and bias) tensors, as the config has it.
+template <class Scalar>
+core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string& weight, const std::string& bias);
+
+// What a block holds besides its attention (which is a session, below).
+template <class Scalar>
+struct BlockWeights {
+    Norm<Scalar> norm_attention;  // before the attention (pre-norm) or after its residual sum (post-norm)
+    Norm<Scalar> norm_mlp;        // before the MLP (pre-norm) or after its residual sum (post-norm)
+    Mlp<Scalar> mlp;
+};
+
+template <class Scalar>
+core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int layer);
+
+// Layer `layer`'s attention as a session, with X (n×d_model) the attention's input and `tokens` its
+// n labels: what `attnviz import` gives for that layer's tensors and X. Its config: n, d_model,
+// heads, d_k = d_v, W_O on, a causal mask for the causal LMs, biases when the layer has any (the
+// missing ones zero), kv_heads for grouped-query attention, RoPE (rotate_half pairs, base
+// rope_theta) for the Llama family. Head h's W_Q is columns h·d_k … (h+1)·d_k − 1 of the query
+// projection as x·W; K/V group g's W_K and W_V are held by its first head.
+core::Result<core::Session> attention_session(const ModelFolder& model, int layer, core::Matrix X,
+                                              std::vector<std::string> tokens);
+
+extern template core::Result<MatrixT<float>> read_matrix<float>(const ModelFolder&, const std::string&);
+extern template core::Result<MatrixT<double>> read_matrix<double>(const ModelFolder&, const std::string&);
+extern template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const std::string&, const std::string&);
+extern template core::Result<Norm<double>> read_norm<double>(const ModelFolder&, const std::string&,
+                                                             const std::string&);
+extern template core::Result<BlockWeights<float>> read_block<float>(const ModelFolder&, int);
+extern template core::Result<BlockWeights<double>> read_block<double>(const ModelFolder&, int);
+
+}  // namespace attnviz::model

@@ -1,0 +1,288 @@
+#include "model_config.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/format.hpp"
+#include "core/json_read.hpp"
+
+namespace attnviz::model {
+
+const char* to_string(Architecture a) {
+    switch (a) {
+        case Architecture::gpt2: return "gpt2";
+        case Architecture::bert: return "bert";
+        case Architecture::roberta: return "roberta";
+        case Architecture::llama: return "llama";
+        case Architecture::mistral: return "mistral";
+        case Architecture::qwen2: return "qwen2";
+    }
+    return "gpt2";
+}
+
+const char* to_string(Activation a) {
+    switch (a) {
+        case Activation::gelu: return "gelu";
+        case Activation::gelu_new: return "gelu_new";
+        case Activation::silu: return "silu";
+        case Activation::relu: return "relu";
+    }
+    return "gelu";
+}
+
+namespace {
+
+using nlohmann::json;
+
+// The fields of config.json, each problem kept with its path ("FILE: field").
+class Fields {
+public:
+    Fields(const json& doc, const std::string& file) : doc_(doc), file_(file) {}
+
+    // The value of the first of `keys` that is present and not null, and which key that was.
+    const json* find(std::initializer_list<const char*> keys, const char** key_found = nullptr) const {
+        for (const char* key : keys) {
+            const auto it = doc_.find(key);
+            if (it == doc_.end() || it->is_null()) continue;
+            if (key_found) *key_found = key;
+            return &*it;
+        }
+        if (key_found) *key_found = *keys.begin();
+        return nullptr;
+    }
+
+    // Whether the key is there at all (null included).
+    bool present(const char* key) const { return doc_.contains(key); }
+
+    void refuse(const std::string& key, std::string message) {
+        problems_.add(file_ + ": " + core::path_key("", key), std::move(message));
+    }
+
+    // A whole number from lo to hi; `otherwise` when absent (or null), and a problem when absent
+    // and required (otherwise unset).
+    int integer(std::initializer_list<const char*> keys, int lo, int hi, std::optional<int> otherwise = std::nullopt) {
+        const char* key = nullptr;
+        const json* v = find(keys, &key);
+        if (!v) {
+            if (!otherwise)
+                refuse(key, "missing (a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                " is needed)");
+            return otherwise.value_or(lo);
+        }
+        const bool whole = v->is_number_integer() && *v >= lo && *v <= hi;
+        if (!whole) {
+            refuse(key, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                            core::describe_json(*v));
+            return otherwise.value_or(lo);
+        }
+        return v->get<int>();
+    }
+
+    // A number above lo and at most hi; `otherwise` when absent.
+    double number(std::initializer_list<const char*> keys, double lo, double hi, double otherwise) {
+        const char* key = nullptr;
+        const json* v = find(keys, &key);
+        if (!v) return otherwise;
+        if (!v->is_number() || !(v->get<double>() > lo && v->get<double>() <= hi)) {
+            refuse(key, "expected a number above " + core::format_number(lo) + " and at most " +
+                            core::format_number(hi) + ", got " + core::describe_json(*v));
+            return otherwise;
+        }
+        return v->get<double>();
+    }
+
+    bool boolean(const char* key, bool otherwise) {
+        const json* v = find({key});
+        if (!v) return otherwise;
+        if (!v->is_boolean()) {
+            refuse(key, "expected true or false, got " + core::describe_json(*v));
+            return otherwise;
+        }
+        return v->get<bool>();
+    }
+
+    std::string text(std::initializer_list<const char*> keys, const std::string& otherwise) {
+        const char* key = nullptr;
+        const json* v = find(keys, &key);
+        if (!v) return otherwise;
+        if (!v->is_string()) {
+            refuse(key, "expected a text, got " + core::describe_json(*v));
+            return otherwise;
+        }
+        return v->get<std::string>();
+    }
+
+    // An option attnviz does not run, refused when it is set to anything but `plain`.
+    void only(const char* key, const json& plain, const std::string& what) {
+        const json* v = find({key});
+        if (v && *v != plain) refuse(key, core::describe_json(*v) + ": " + what + " is not supported");
+    }
+
+    bool ok() const { return problems_.empty(); }
+    core::Problems take() && { return std::move(problems_).take(); }
+
+private:
+    const json& doc_;
+    const std::string& file_;
+    core::ProblemList problems_;
+};
+
+std::optional<Architecture> architecture_named(const std::string& name) {
+    for (Architecture a : {Architecture::gpt2, Architecture::bert, Architecture::roberta, Architecture::llama,
+                           Architecture::mistral, Architecture::qwen2})
+        if (name == to_string(a)) return a;
+    return std::nullopt;
+}
+
+std::optional<Activation> activation_named(const std::string& name) {
+    if (name == "gelu") return Activation::gelu;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu_new;
+    if (name == "silu" || name == "swish") return Activation::silu;
+    if (name == "relu") return Activation::relu;
+    return std::nullopt;
+}
+
+void read_activation(Fields& f, ModelConfig& c, const char* key, const char* otherwise) {
+    const std::string name = f.text({key}, otherwise);
+    if (const std::optional<Activation> a = activation_named(name))
+        c.activation = *a;
+    else
+        f.refuse(key, core::describe_text(name) +
+                          " is not an activation attnviz runs (gelu, gelu_new, gelu_pytorch_tanh, silu, relu)");
+}
+
+// GPT-2: n_embd, n_layer, n_head, n_inner (null: 4·n_embd), n_positions; biases everywhere.
+void read_gpt2(Fields& f, ModelConfig& c) {
+    using core::Limits;
+    c.d_model = f.integer({"n_embd"}, 1, Limits::max_d_model);
+    c.layers = f.integer({"n_layer"}, 1, ModelLimits::max_layers);
+    c.heads = f.integer({"n_head"}, 1, Limits::max_heads);
+    c.d_ff = f.integer({"n_inner"}, 1, ModelLimits::max_d_ff, std::min(4 * c.d_model, ModelLimits::max_d_ff));
+    c.max_positions = f.integer({"n_positions"}, 1, ModelLimits::max_positions);
+    c.norm_eps = f.number({"layer_norm_epsilon"}, 0, ModelLimits::max_norm_eps, 1e-5);
+    read_activation(f, c, "activation_function", "gelu_new");
+    c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
+    c.qkv_bias = c.o_bias = c.mlp_bias = true;
+    f.only("scale_attn_weights", true, "attention without the 1/√d_k scale");
+    f.only("scale_attn_by_inverse_layer_idx", false, "scaling attention by the layer's index");
+    f.only("add_cross_attention", false, "cross-attention to an encoder");
+}
+
+// BERT and RoBERTa: hidden_size, num_hidden_layers, num_attention_heads, intermediate_size,
+// max_position_embeddings, type_vocab_size; post-norm, biases everywhere, no LM head.
+void read_bert(Fields& f, ModelConfig& c) {
+    using core::Limits;
+    c.d_model = f.integer({"hidden_size"}, 1, Limits::max_d_model);
+    c.layers = f.integer({"num_hidden_layers"}, 1, ModelLimits::max_layers);
+    c.heads = f.integer({"num_attention_heads"}, 1, Limits::max_heads);
+    c.d_ff = f.integer({"intermediate_size"}, 1, ModelLimits::max_d_ff);
+    c.max_positions = f.integer({"max_position_embeddings"}, 1, ModelLimits::max_positions);
+    c.type_vocab_size = f.integer({"type_vocab_size"}, 1, ModelLimits::max_type_vocab, 2);
+    const bool roberta = c.architecture == Architecture::roberta;
+    c.pad_token_id = f.integer({"pad_token_id"}, 0, std::max(0, c.vocab_size - 1), roberta ? 1 : 0);
+    c.norm_eps = f.number({"layer_norm_eps"}, 0, ModelLimits::max_norm_eps, 1e-12);
+    read_activation(f, c, "hidden_act", "gelu");
+    c.qkv_bias = c.o_bias = c.mlp_bias = true;
+    f.only("position_embedding_type", "absolute", "position embeddings other than absolute ones");
+    f.only("is_decoder", false, "BERT as a decoder");
+    if (roberta && f.ok() && c.pad_token_id + 2 > c.max_positions)
+        f.refuse("max_position_embeddings", std::to_string(c.max_positions) +
+                                                " leaves no position for a token: RoBERTa's positions start at "
+                                                "pad_token_id + 1 = " +
+                                                std::to_string(c.pad_token_id + 1));
+}
+
+// Llama, Mistral and Qwen2: hidden_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads, head_dim, intermediate_size, rms_norm_eps, rope_theta.
+void read_llama(Fields& f, ModelConfig& c) {
+    using core::Limits;
+    c.d_model = f.integer({"hidden_size"}, 1, Limits::max_d_model);
+    c.layers = f.integer({"num_hidden_layers"}, 1, ModelLimits::max_layers);
+    c.heads = f.integer({"num_attention_heads"}, 1, Limits::max_heads);
+    c.kv_heads = f.integer({"num_key_value_heads"}, 1, Limits::max_heads, c.heads);
+    c.d_ff = f.integer({"intermediate_size"}, 1, ModelLimits::max_d_ff);
+    c.max_positions = f.integer({"max_position_embeddings"}, 1, ModelLimits::max_positions, 0);
+    c.norm_eps = f.number({"rms_norm_eps"}, 0, ModelLimits::max_norm_eps, 1e-6);
+    c.rope_theta = f.number({"rope_theta"}, 1, Limits::max_rope_base, 10000);
+    read_activation(f, c, "hidden_act", "silu");
+    c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
+    // rope_scaling: none, or {"rope_type": "default"} (plain RoPE, as some configs spell it out).
+    if (const nlohmann::json* scaling = f.find({"rope_scaling"})) {
+        const auto named_default = [&](const char* key) {
+            const auto it = scaling->find(key);
+            return it != scaling->end() && *it == "default";
+        };
+        const bool plain = scaling->is_object() && scaling->size() == 1 &&
+                           (named_default("rope_type") || named_default("type"));
+        if (!plain) f.only("rope_scaling", nullptr, "scaled RoPE");
+    }
+    switch (c.architecture) {
+        case Architecture::llama:
+            c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+            c.mlp_bias = f.boolean("mlp_bias", false);
+            break;
+        case Architecture::qwen2:
+            c.qkv_bias = true;
+            if (f.boolean("use_sliding_window", false))
+                c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions, 4096);
+            break;
+        default:  // mistral: absent, MistralConfig's 4096; null, none
+            if (!f.present("sliding_window") || f.find({"sliding_window"}))
+                c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions, 4096);
+            break;
+    }
+}
+
+}  // namespace
+
+core::Result<ModelConfig> read_model_config(std::string_view text, const std::string& name) {
+    using R = core::Result<ModelConfig>;
+    const core::Result<json> doc = core::read_json(text);
+    if (!doc) return R::fail({{name, doc.problems.front().str()}});
+    if (!doc.value->is_object())
+        return R::fail({{name, "expected a JSON object, got " + core::describe_json(*doc.value)}});
+    Fields f(*doc.value, name);
+    ModelConfig c;
+    const std::string type = f.text({"model_type"}, "");
+    const std::optional<Architecture> architecture = architecture_named(type);
+    if (!architecture) {
+        f.refuse("model_type",
+                 (type.empty() ? std::string("missing") : core::describe_text(type) + " is not a model attnviz runs") +
+                     " (gpt2, bert, roberta, llama, mistral or qwen2)");
+        return R::fail(std::move(f).take());
+    }
+    c.architecture = *architecture;
+    c.vocab_size = f.integer({"vocab_size"}, 1, ModelLimits::max_vocab);
+    if (c.architecture == Architecture::gpt2)
+        read_gpt2(f, c);
+    else if (c.encoder())
+        read_bert(f, c);
+    else
+        read_llama(f, c);
+    if (c.kv_heads == 0) c.kv_heads = c.heads;
+
+    // d_k: head_dim where the config gives it (Llama family), else d_model / heads. The sizes are
+    // checked against each other once each is valid.
+    if (!f.ok()) return R::fail(std::move(f).take());
+    if (c.heads % c.kv_heads != 0)
+        f.refuse("num_key_value_heads", std::to_string(c.kv_heads) + " K/V groups do not divide " +
+                                            std::to_string(c.heads) + " heads (num_attention_heads)");
+    const char* head_dim = c.llama_family() ? "head_dim" : "";
+    if (*head_dim && f.find({head_dim})) {
+        c.d_k = f.integer({head_dim}, 1, core::Limits::max_d_k);
+    } else if (c.d_model % c.heads != 0) {
+        f.refuse(c.architecture == Architecture::gpt2 ? "n_head" : "num_attention_heads",
+                 std::to_string(c.heads) + " heads do not divide the width " + std::to_string(c.d_model) +
+                     (c.architecture == Architecture::gpt2 ? " (n_embd)" : " (hidden_size)"));
+    } else {
+        c.d_k = c.d_model / c.heads;
+    }
+    if (f.ok() && c.llama_family() && c.d_k % 2 != 0)
+        f.refuse(*head_dim && f.find({head_dim}) ? head_dim : "num_attention_heads",
+                 "RoPE needs an even head size, got d_k = " + std::to_string(c.d_k));
+    if (!f.ok()) return R::fail(std::move(f).take());
+    return R::ok(c);
+}
+
+}  // namespace attnviz::model

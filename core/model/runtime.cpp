@@ -1,0 +1,266 @@
+#include "runtime.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/format.hpp"
+#include "layer_weights.hpp"
+
+namespace attnviz::model {
+
+namespace {
+
+using core::Problems;
+
+Problems fail(std::string message) { return {{"", std::move(message)}}; }
+
+// Row i of the position table for token i: i, or for RoBERTa its place among the tokens that are
+// not the pad token after pad_token_id (a pad token's own is pad_token_id), as
+// create_position_ids_from_input_ids.
+std::vector<int> positions(const ModelConfig& c, const std::vector<std::int32_t>& ids) {
+    std::vector<int> out(ids.size());
+    int counted = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (c.architecture != Architecture::roberta)
+            out[i] = static_cast<int>(i);
+        else
+            out[i] = ids[i] == c.pad_token_id ? c.pad_token_id : c.pad_token_id + ++counted;
+    }
+    return out;
+}
+
+// A table of the model (vocab_size × d_model and the like) as read: doubles, row-major.
+struct Table {
+    core::Tensor tensor;
+    Eigen::Map<const core::Matrix> rows() const {
+        return {tensor.values.data(), static_cast<Eigen::Index>(tensor.rows()),
+                static_cast<Eigen::Index>(tensor.cols())};
+    }
+};
+
+core::Result<Table> read_table(const ModelFolder& model, const std::string& name) {
+    core::Result<core::Tensor> t = model.weights().read(name);
+    if (!t) return core::Result<Table>::fail(std::move(t.problems));
+    return core::Result<Table>::ok(Table{std::move(*t.value)});
+}
+
+// 0. The embeddings of the tokens: x = E[ids] (+ P[positions]) (+ T[0]), then BERT's LayerNorm.
+template <class Scalar>
+Problems embed(const ModelFolder& model, RunState<Scalar>& s) {
+    const ModelConfig& c = model.config();
+    const ModelNames& names = model.names();
+    const auto n = static_cast<Eigen::Index>(s.token_ids.size());
+    MatrixT<Scalar>& x = s.embeddings;
+    x.resize(n, c.d_model);
+    {
+        const core::Result<Table> E = read_table(model, names.token_embeddings);
+        if (!E) return E.problems;
+        for (Eigen::Index i = 0; i < n; ++i) x.row(i) = E.value->rows().row(s.token_ids[i]).template cast<Scalar>();
+    }
+    if (c.learned_positions()) {
+        const core::Result<Table> P = read_table(model, names.position_embeddings);
+        if (!P) return P.problems;
+        const std::vector<int> at = positions(c, s.token_ids);
+        for (Eigen::Index i = 0; i < n; ++i) x.row(i) += P.value->rows().row(at[i]).template cast<Scalar>();
+    }
+    if (!names.type_embeddings.empty()) {  // every token of type 0
+        const core::Result<Table> T = read_table(model, names.type_embeddings);
+        if (!T) return T.problems;
+        x.rowwise() += T.value->rows().row(0).template cast<Scalar>();
+    }
+    if (!names.embeddings_norm_w.empty()) {
+        const core::Result<Norm<Scalar>> norm = read_norm<Scalar>(model, names.embeddings_norm_w,
+                                                                  names.embeddings_norm_b);
+        if (!norm) return norm.problems;
+        const MatrixT<Scalar> summed = std::move(x);
+        norm.value->apply(summed, x);
+    }
+    return {};
+}
+
+// Whether an attention input can go into a session: finite and within the limit of its values.
+bool within_limits(const core::Matrix& X) {
+    return X.allFinite() && (X.size() == 0 || X.cwiseAbs().maxCoeff() <= core::Limits::max_abs_value);
+}
+
+// One block, steps 1–4 (see runtime.hpp). With keep_x the session's X is used as it is (an edited
+// block); otherwise X is the new attention input, and the session is read from the folder the first
+// time.
+template <class Scalar>
+Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, bool keep_x) {
+    const ModelConfig& c = model.config();
+    const MatrixT<Scalar>& x = s.stream_into(layer);
+    core::Result<BlockWeights<Scalar>> read = read_block<Scalar>(model, layer);
+    if (!read) return read.problems;
+    const BlockWeights<Scalar>& w = *read.value;
+    LayerRun<Scalar>& run = s.layers[static_cast<size_t>(layer)];
+
+    // 1. attention in
+    if (!keep_x) {
+        MatrixT<Scalar> a;
+        if (c.pre_norm()) w.norm_attention.apply(x, a);
+        core::Matrix X = c.pre_norm() ? a.template cast<double>() : x.template cast<double>();
+        if (!within_limits(X))
+            return fail("block " + std::to_string(layer) + ": the attention's input overflows (a value beyond " +
+                        core::format_number(core::Limits::max_abs_value) + " or not finite)");
+        if (run.session.params.heads.empty()) {
+            core::Result<core::Session> session = attention_session(model, layer, std::move(X), s.tokens);
+            if (!session) return session.problems;
+            run.session = std::move(*session.value);
+        } else {
+            run.session.params.X = std::move(X);
+        }
+    }
+    // 2. attention
+    core::forward_into(run.trace, run.session.config, run.session.params);
+    run.trace.scratch_weights.resize(0, 0);
+    run.trace.scratch_projections.resize(0, 0);
+    run.trace.scratch_biases.resize(0, 0);
+    run.trace.scratch_cos.resize(0, 0);
+    run.trace.scratch_sin.resize(0, 0);
+
+    // 3. residual, 4. MLP
+    MatrixT<Scalar> x1, m, hidden;
+    if (c.pre_norm()) {
+        x1 = x + run.trace.output;
+        w.norm_mlp.apply(x1, m);
+        w.mlp.apply(m, run.output, hidden);
+        run.output += x1;
+    } else {
+        const MatrixT<Scalar> summed = x + run.trace.output;
+        w.norm_attention.apply(summed, x1);
+        w.mlp.apply(x1, m, hidden);
+        m += x1;
+        w.norm_mlp.apply(m, run.output);
+    }
+    return {};
+}
+
+// 5. final norm, 6. LM head.
+template <class Scalar>
+Problems finish(const ModelFolder& model, RunState<Scalar>& s) {
+    const ModelConfig& c = model.config();
+    const ModelNames& names = model.names();
+    const MatrixT<Scalar>& x = s.stream_into(c.layers);
+    if (c.final_norm()) {
+        const core::Result<Norm<Scalar>> norm = read_norm<Scalar>(model, names.final_norm_w, names.final_norm_b);
+        if (!norm) return norm.problems;
+        norm.value->apply(x, s.hidden);
+    } else {
+        s.hidden = x;
+    }
+    s.logits_last.resize(0);
+    if (c.causal()) {
+        const core::Result<Table> head = read_table(model, names.lm_head);
+        if (!head) return head.problems;
+        const auto last = s.hidden.row(s.hidden.rows() - 1);
+        if constexpr (std::is_same_v<Scalar, double>)
+            s.logits_last.noalias() = last * head.value->rows().transpose();
+        else
+            s.logits_last.noalias() = last * head.value->rows().template cast<Scalar>().transpose();
+    }
+    if (!s.hidden.allFinite() || !s.logits_last.allFinite())
+        return fail("the model's values overflow: the hidden state or the logits are not finite");
+    return {};
+}
+
+}  // namespace
+
+Problems token_problems(const ModelConfig& c, const std::vector<std::int32_t>& ids) {
+    core::ProblemList problems;
+    const auto n = static_cast<std::int64_t>(ids.size());
+    if (n == 0) return fail("no tokens: the model needs at least one");
+    if (n > core::Limits::max_n)
+        problems.add("", std::to_string(n) + " tokens, more than attnviz runs at once (" +
+                             std::to_string(core::Limits::max_n) + ")");
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= c.vocab_size)
+            problems.add("", "token id " + std::to_string(ids[i]) + " (token " + std::to_string(i + 1) +
+                                 ") is outside the vocabulary of " + std::to_string(c.vocab_size) + " ids");
+    if (c.learned_positions() && problems.empty()) {
+        const std::vector<int> at = positions(c, ids);
+        const int last = *std::max_element(at.begin(), at.end());
+        if (last >= c.max_positions)
+            problems.add("", std::to_string(n) + " tokens need position " + std::to_string(last) +
+                                 ", beyond the model's position table of " + std::to_string(c.max_positions) +
+                                 " (max_position_embeddings)" +
+                                 (c.architecture == Architecture::roberta
+                                      ? "; RoBERTa's positions start at pad_token_id + 1 = " +
+                                            std::to_string(c.pad_token_id + 1)
+                                      : ""));
+    }
+    if (c.sliding_window > 0 && n > c.sliding_window)
+        problems.add("", std::to_string(n) + " tokens, more than the model's sliding window of " +
+                             std::to_string(c.sliding_window) + " (attnviz runs sequences the window covers whole)");
+    return std::move(problems).take();
+}
+
+std::int64_t run_bytes(const ModelConfig& c, int n, int scalar_bytes) {
+    core::Config cf;
+    cf.n = n;
+    cf.d_model = c.d_model;
+    cf.heads = c.heads;
+    cf.d_k = cf.d_v = c.d_k;
+    cf.kv_heads = c.kv_heads;
+    cf.biases = true;
+    cf.rope.on = c.llama_family();
+    const std::int64_t inputs = core::input_numbers(cf), trace = core::total_numbers(cf) - inputs;
+    const std::int64_t nd = std::int64_t{n} * c.d_model, s = scalar_bytes;
+    const std::int64_t per_layer = inputs * 8 + trace * s + nd * s;
+    // While a block runs: its MLP weights as read and converted, its hidden layer; the largest table.
+    const std::int64_t running = std::int64_t{3} * c.d_model * c.d_ff * (8 + s) + std::int64_t{2} * n * c.d_ff * s +
+                                 std::int64_t{c.vocab_size} * c.d_model * (8 + s);
+    return c.layers * per_layer + 3 * nd * s + std::int64_t{c.vocab_size} * s + running;
+}
+
+template <class Scalar>
+core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                                         std::vector<std::string> tokens, std::int64_t memory_budget) {
+    using R = core::Result<RunState<Scalar>>;
+    const ModelConfig& c = model.config();
+    if (Problems p = token_problems(c, ids); !p.empty()) return R::fail(std::move(p));
+    const std::int64_t need = run_bytes(c, static_cast<int>(ids.size()), static_cast<int>(sizeof(Scalar)));
+    if (need > memory_budget)
+        return R::fail(fail(std::to_string(ids.size()) + " tokens through this model need about " +
+                            core::format_bytes(need) + " (every layer's attention kept), over the memory budget of " +
+                            core::format_bytes(memory_budget) + "; a larger budget can be set with --memory-budget"));
+    RunState<Scalar> s;
+    s.token_ids = ids;
+    tokens.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (tokens[i].empty()) tokens[i] = "#" + std::to_string(ids[i]);
+    s.tokens = std::move(tokens);
+    if (Problems p = embed(model, s); !p.empty()) return R::fail(std::move(p));
+    s.layers.resize(static_cast<size_t>(c.layers));
+    for (int layer = 0; layer < c.layers; ++layer)
+        if (Problems p = run_block(model, s, layer, false); !p.empty()) return R::fail(std::move(p));
+    if (Problems p = finish(model, s); !p.empty()) return R::fail(std::move(p));
+    return R::ok(std::move(s));
+}
+
+template <class Scalar>
+Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer) {
+    const ModelConfig& c = model.config();
+    if (layer < 0 || layer >= c.layers || static_cast<int>(s.layers.size()) != c.layers)
+        return fail("block " + std::to_string(layer) + " is not one of the model's " + std::to_string(c.layers));
+    const core::Session& edited = s.layers[static_cast<size_t>(layer)].session;
+    const core::Config& cf = edited.config;
+    if (cf.n != static_cast<int>(s.token_ids.size()) || cf.d_model != c.d_model || cf.output_width() != c.d_model ||
+        cf.cross())
+        return fail("block " + std::to_string(layer) +
+                    ": the edited attention must keep n, d_model and an output of n × d_model");
+    if (Problems p = core::validate(edited); !p.empty()) return p;
+    if (Problems p = run_block(model, s, layer, true); !p.empty()) return p;
+    for (int later = layer + 1; later < c.layers; ++later)
+        if (Problems p = run_block(model, s, later, false); !p.empty()) return p;
+    return finish(model, s);
+}
+
+template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
+                                                        std::vector<std::string>, std::int64_t);
+template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
+                                                          std::vector<std::string>, std::int64_t);
+template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
+template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
+
+}  // namespace attnviz::model

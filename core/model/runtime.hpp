@@ -1,0 +1,94 @@
+// The forward pass of a whole model, in the shape of llama2.c's run.c: the config
+// (model_config.hpp), the weights (a block's read when it runs, layer_weights.hpp), a run state
+// holding what is kept of each layer, and a forward walking the layers in named steps:
+//
+//   0. embeddings    x = E[ids] (+ P[positions]) (+ T[0]), n×d_model; BERT, RoBERTa: then LayerNorm
+//   per block L, pre-norm (GPT-2, Llama family):
+//   1. attention in  a = norm_attention(x)                 the session's X
+//   2. attention     the session's forward (core/forward.hpp): trace.output, n×d_model
+//   3. residual      x₁ = x + trace.output
+//   4. MLP           x' = x₁ + mlp(norm_mlp(x₁))
+//   per block L, post-norm (BERT, RoBERTa):
+//   1. attention in  a = x
+//   2. attention     as above
+//   3. residual      x₁ = norm_attention(x + trace.output)
+//   4. MLP           x' = norm_mlp(x₁ + mlp(x₁))
+//   5. final norm    hidden = final_norm(x) (pre-norm models), else the last block's x
+//   6. LM head       logits_last = hidden[n−1]·Eᵀ (causal LMs; E the LM head, vocab_size×d_model)
+//
+// Scalar is the compute type (float or double): the residual stream, the MLPs and each attention's
+// trace are held in it; each layer's session holds its inputs in double, as every session does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/forward.hpp"
+#include "core/problem.hpp"
+#include "core/session.hpp"
+#include "model_folder.hpp"
+#include "steps.hpp"
+
+namespace attnviz::model {
+
+template <class Scalar>
+struct LayerRun {
+    // The block's attention as `attnviz import` gives it (layer_weights.hpp: attention_session):
+    // X (n×d_model) the attention's input, the weights as read from the folder or as edited since.
+    core::Session session;
+    // The session's forward: every head's Q, K, V, scores and weights (n×n), concat and the output
+    // (n×d_model). Its scratch space is released once the block has run.
+    core::TraceT<Scalar> trace;
+    MatrixT<Scalar> output;  // n×d_model: the residual stream after the block
+};
+
+template <class Scalar>
+struct RunState {
+    std::vector<std::int32_t> token_ids;   // n
+    std::vector<std::string> tokens;       // n labels (each session's tokens)
+    MatrixT<Scalar> embeddings;            // n×d_model: the residual stream entering block 0
+    std::vector<LayerRun<Scalar>> layers;  // one per block
+    MatrixT<Scalar> hidden;                // n×d_model: after the final norm, or the last block's output
+    RowVectorT<Scalar> logits_last;        // 1×vocab_size: the last position's logits (causal LMs), else empty
+
+    // The residual stream entering block `layer` (n×d_model).
+    const MatrixT<Scalar>& stream_into(int layer) const {
+        return layer == 0 ? embeddings : layers[static_cast<size_t>(layer) - 1].output;
+    }
+};
+
+// What is wrong with running these token ids through a model of this config ("" paths): none, more
+// than core::Limits::max_n, an id outside the vocabulary, more than the learned position table or
+// the sliding window holds.
+core::Problems token_problems(const ModelConfig& config, const std::vector<std::int32_t>& ids);
+
+// The bytes a run state of n tokens keeps (every layer's session in double and its trace and
+// output in Scalar), with what one block needs while it runs.
+std::int64_t run_bytes(const ModelConfig& config, int n, int scalar_bytes);
+
+// The whole forward pass of `ids` (labelled by `tokens`, one each; "#id" where empty). Refused:
+// token_problems, a run over the memory budget (run_bytes), a tensor that cannot be read, values
+// that overflow (a session's input must stay finite and within core::Limits::max_abs_value).
+template <class Scalar>
+core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                                         std::vector<std::string> tokens,
+                                         std::int64_t memory_budget = core::default_memory_budget);
+
+// Blocks `layer` to the last again, and the final norm and logits, after block `layer`'s session
+// was edited (its X or its weights, not its dimensions): the blocks before it are not touched;
+// block `layer` runs its session as it is; each later block keeps its session's weights (edited or
+// as read) and takes its new attention input as X. The MLPs and norms are read from the folder
+// again. On a problem the state is left partly recomputed (keep a copy to go back to).
+template <class Scalar>
+core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer);
+
+extern template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
+                                                               std::vector<std::string>, std::int64_t);
+extern template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
+                                                                 std::vector<std::string>, std::int64_t);
+extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
+extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
+
+}  // namespace attnviz::model

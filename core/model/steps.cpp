@@ -1,0 +1,72 @@
+#include "steps.hpp"
+
+#include <cmath>
+#include <unsupported/Eigen/SpecialFunctions>  // Array::erf
+
+namespace attnviz::model {
+
+template <class Scalar>
+void Norm<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const {
+    using Column = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+    const Scalar e = static_cast<Scalar>(eps);
+    if (rms) {
+        // 1/√(mean(x²) + eps) per row, then x times it, then times w (Llama's order).
+        const Column inv = ((x.array().square().rowwise().mean()) + e).rsqrt();
+        out = (x.array().colwise() * inv).rowwise() * w.array();
+        return;
+    }
+    const Column mean = x.array().rowwise().mean();
+    out = x.array().colwise() - mean;  // centred
+    const Column deviation = (out.array().square().rowwise().mean() + e).sqrt();
+    out = ((out.array().colwise() / deviation).rowwise() * w.array()).rowwise() + b.array();
+}
+
+template <class Scalar>
+void Projection<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const {
+    if (transposed)
+        y.noalias() = x * W.transpose();
+    else
+        y.noalias() = x * W;
+    if (b.size()) y.rowwise() += b;
+}
+
+template <class Scalar>
+void activate(Activation activation, MatrixT<Scalar>& m) {
+    auto a = m.array();
+    switch (activation) {
+        case Activation::gelu: a = Scalar(0.5) * a * (Scalar(1) + (a / Scalar(M_SQRT2)).erf()); break;
+        case Activation::gelu_new: {
+            const Scalar c = static_cast<Scalar>(std::sqrt(2 / M_PI));
+            a = Scalar(0.5) * a * (Scalar(1) + (c * (a + Scalar(0.044715) * a.cube())).tanh());
+            break;
+        }
+        case Activation::silu: a = a / (Scalar(1) + (-a).exp()); break;
+        case Activation::relu: a = a.max(Scalar(0)); break;
+    }
+}
+
+template <class Scalar>
+void Mlp<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out, MatrixT<Scalar>& hidden) const {
+    if (gated) {
+        gate.apply(x, hidden);  // n×d_ff
+        activate(activation, hidden);
+        MatrixT<Scalar> lifted;
+        up.apply(x, lifted);
+        hidden.array() *= lifted.array();
+    } else {
+        up.apply(x, hidden);
+        activate(activation, hidden);
+    }
+    down.apply(hidden, out);
+}
+
+template struct Norm<float>;
+template struct Norm<double>;
+template struct Projection<float>;
+template struct Projection<double>;
+template struct Mlp<float>;
+template struct Mlp<double>;
+template void activate<float>(Activation, MatrixT<float>&);
+template void activate<double>(Activation, MatrixT<double>&);
+
+}  // namespace attnviz::model

@@ -1,0 +1,68 @@
+// The small steps of a transformer block around its attention: norms, projections and the MLP's
+// nonlinearity, each on a whole n×d matrix (one token per row) with Eigen's matrix products.
+#pragma once
+
+#include <Eigen/Core>
+
+#include "core/matrix.hpp"
+#include "model_config.hpp"
+
+namespace attnviz::model {
+
+using core::MatrixT;
+template <class Scalar>
+using RowVectorT = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+
+// A norm of each row x (1×d) of a matrix:
+//   LayerNorm  (x − mean(x)) / √(var(x) + eps) · w + b     var the biased variance (as nn.LayerNorm)
+//   RMSNorm    w · (x / √(mean(x²) + eps))                 (Llama's LlamaRMSNorm; no bias)
+template <class Scalar>
+struct Norm {
+    bool rms = false;
+    double eps = 1e-5;
+    RowVectorT<Scalar> w;  // 1×d
+    RowVectorT<Scalar> b;  // 1×d (LayerNorm only)
+
+    // out (n×d) = the norm of each row of x (n×d); out may not be x.
+    void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const;
+};
+
+// A linear map of each row: y = x·W + b, with W d_in×d_out as GPT-2's Conv1D stores it, or
+// y = x·Wᵀ + b with W d_out×d_in as nn.Linear stores it (`transposed`); b 1×d_out or empty.
+template <class Scalar>
+struct Projection {
+    MatrixT<Scalar> W;
+    bool transposed = false;
+    RowVectorT<Scalar> b;
+
+    Eigen::Index d_out() const { return transposed ? W.rows() : W.cols(); }
+    // y (n×d_out) = x (n×d_in) through the map.
+    void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const;
+};
+
+// The MLP's nonlinearity on every entry of m, in place (see Activation in model_config.hpp).
+template <class Scalar>
+void activate(Activation activation, MatrixT<Scalar>& m);
+
+// The MLP of a block on x (n×d_model) into out (n×d_model), `hidden` (n×d_ff) its scratch:
+//   plain (GPT-2, BERT):  out = act(x·W_up + b_up)·W_down + b_down
+//   gated (Llama family): out = (act(x·W_gate) ⊙ (x·W_up))·W_down        (SwiGLU with act = silu)
+template <class Scalar>
+struct Mlp {
+    Activation activation = Activation::gelu;
+    bool gated = false;
+    Projection<Scalar> up, gate, down;  // gate only when gated
+
+    void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out, MatrixT<Scalar>& hidden) const;
+};
+
+extern template struct Norm<float>;
+extern template struct Norm<double>;
+extern template struct Projection<float>;
+extern template struct Projection<double>;
+extern template struct Mlp<float>;
+extern template struct Mlp<double>;
+extern template void activate<float>(Activation, MatrixT<float>&);
+extern template void activate<double>(Activation, MatrixT<double>&);
+
+}  // namespace attnviz::model

@@ -1,0 +1,126 @@
+// The tiny models of tests/reference/models run by the model runtime and compared with the forward
+// pass tests/reference/models/generate.py computed in float64 from each architecture's definition:
+// per layer the attention's input (the session's X), every head's weights and the block's output,
+// the hidden state and the last position's logits. Double agrees to 1e-9 (measured: 9e-15), float to 2e-5 (3e-6).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/import.hpp"
+#include "core/model/runtime.hpp"
+#include "model_test_support.hpp"
+
+namespace {
+
+using attnviz::model::ModelFolder;
+using attnviz::model::RunState;
+using attnviz::test::expected_of;
+using attnviz::test::max_error;
+using attnviz::test::models_dir;
+using nlohmann::json;
+
+const std::vector<std::string> models = {"gpt2", "bert", "roberta", "llama", "qwen2"};
+
+ModelFolder open(const std::string& name) {
+    attnviz::core::Result<ModelFolder> m = ModelFolder::open((models_dir / name).string());
+    if (!m) ADD_FAILURE() << name << ": " << m.problems.front().str();
+    return std::move(*m.value);
+}
+
+template <class Scalar>
+RunState<Scalar> run(const ModelFolder& m, const json& expected) {
+    attnviz::core::Result<RunState<Scalar>> s =
+        attnviz::model::run_model<Scalar>(m, expected.at("token_ids").get<std::vector<std::int32_t>>(), {});
+    if (!s) ADD_FAILURE() << s.problems.front().str();
+    return std::move(*s.value);
+}
+
+// Every compared matrix of one model within `tolerance` (relative above 1, absolute below).
+template <class Scalar>
+void compare(const std::string& name, double tolerance) {
+    SCOPED_TRACE(name);
+    const ModelFolder m = open(name);
+    const json e = expected_of(name);
+    const RunState<Scalar> s = run<Scalar>(m, e);
+    ASSERT_EQ(s.layers.size(), e.at("layers").size());
+    for (size_t L = 0; L < s.layers.size(); ++L) {
+        SCOPED_TRACE("layer " + std::to_string(L));
+        const json& want = e["layers"][L];
+        EXPECT_LE(max_error(s.layers[L].session.params.X, want.at("attention_input")), tolerance);
+        ASSERT_EQ(s.layers[L].trace.heads.size(), want.at("weights").size());
+        for (size_t h = 0; h < want["weights"].size(); ++h)
+            EXPECT_LE(max_error(s.layers[L].trace.heads[h].weights, want["weights"][h]), tolerance) << "head " << h;
+        EXPECT_LE(max_error(s.layers[L].output, want.at("output")), tolerance);
+    }
+    EXPECT_LE(max_error(s.hidden, e.at("hidden")), tolerance);
+    if (e.contains("logits_last"))
+        EXPECT_LE(max_error(s.logits_last, e["logits_last"]), tolerance);
+    else
+        EXPECT_EQ(s.logits_last.size(), 0);
+}
+
+TEST(ModelReference, DoubleAgreesWithTheDefinitionsTo1e9) {
+    for (const std::string& name : models) compare<double>(name, 1e-9);
+}
+
+TEST(ModelReference, FloatAgreesWithTheDefinitionsTo2e5) {
+    for (const std::string& name : models) compare<float>(name, 2e-5);
+}
+
+// Each layer's session is the one `attnviz import` makes of that layer's tensors with the same X:
+// the single-file models, and the llama's first shard, which holds all of layer 0.
+TEST(ModelReference, EachLayerIsTheSessionImportGives) {
+    using attnviz::core::Convention;
+    const std::vector<std::tuple<std::string, std::string, Convention, int>> cases = {
+        {"gpt2", "model.safetensors", Convention::gpt2, 2},
+        {"bert", "model.safetensors", Convention::bert, 2},
+        {"roberta", "model.safetensors", Convention::bert, 2},
+        {"qwen2", "model.safetensors", Convention::llama, 2},
+        {"llama", "model-00001-of-00002.safetensors", Convention::llama, 1}};
+    for (const auto& [name, file, convention, layers] : cases) {
+        SCOPED_TRACE(name);
+        const ModelFolder m = open(name);
+        const RunState<double> s = run<double>(m, expected_of(name));
+        const auto f = attnviz::core::TensorFile::open((models_dir / name / file).string());
+        ASSERT_TRUE(f) << f.problems.front().str();
+        for (int L = 0; L < layers; ++L) {
+            const attnviz::core::Session& session = s.layers[static_cast<size_t>(L)].session;
+            attnviz::core::ImportOptions o;
+            o.convention = convention;
+            o.layer = L;
+            o.config_json = attnviz::test::slurp(models_dir / name / "config.json");
+            attnviz::core::Tensor x;
+            x.shape = {static_cast<std::uint64_t>(session.params.X.rows()),
+                       static_cast<std::uint64_t>(session.params.X.cols())};
+            x.values.assign(session.params.X.data(), session.params.X.data() + session.params.X.size());
+            o.x = x;
+            o.tokens = session.tokens;
+            const auto imported = attnviz::core::import_layer(*f.value, o);
+            ASSERT_TRUE(imported) << imported.problems.front().str();
+            EXPECT_TRUE(imported.value->session == session) << "layer " << L;
+        }
+    }
+}
+
+TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
+    const RunState<double> llama = run<double>(open("llama"), expected_of("llama"));
+    const attnviz::core::Config& c = llama.layers[1].session.config;
+    EXPECT_EQ(c.mask, attnviz::core::Mask::causal);
+    EXPECT_TRUE(c.rope.on);
+    EXPECT_EQ(c.rope.style, attnviz::core::Rope::Style::half);
+    EXPECT_EQ(c.rope.base, 10000.0);
+    EXPECT_EQ(c.kv_heads, 2);
+    EXPECT_FALSE(c.biases);
+    EXPECT_EQ(llama.tokens.front(), "#1");  // no labels given: the ids
+    const RunState<double> qwen2 = run<double>(open("qwen2"), expected_of("qwen2"));
+    EXPECT_TRUE(qwen2.layers[0].session.config.biases);
+    EXPECT_EQ(qwen2.layers[0].session.config.kv_heads, 1);
+    EXPECT_EQ(qwen2.layers[0].session.config.rope.base, 1e6);
+    EXPECT_TRUE(qwen2.layers[0].session.params.b_O.isZero());  // Qwen2 has no output bias
+    const RunState<double> bert = run<double>(open("bert"), expected_of("bert"));
+    EXPECT_EQ(bert.layers[0].session.config.mask, attnviz::core::Mask::none);
+    EXPECT_FALSE(bert.layers[0].session.config.rope.on);
+}
+
+}  // namespace
