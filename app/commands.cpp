@@ -11,6 +11,7 @@
 #include "core/autosave.hpp"
 #include "core/export.hpp"
 #include "core/file_io.hpp"
+#include "core/format.hpp"
 #include "core/forward.hpp"
 #include "core/import.hpp"
 #include "core/presets.hpp"
@@ -355,11 +356,14 @@ int import_unguarded(const ImportCommandOptions& o) {
     // A Hugging Face config.json beside the checkpoint gives the head counts and RoPE's base.
     const fs::path config_path = fs::path(o.checkpoint).parent_path() / "config.json";
     if (fs::is_regular_file(config_path, ec))
-        if (core::Result<std::string> text = core::read_file(config_path.string()); text)
+        if (core::Result<std::string> text = core::read_file(config_path.string()); text) {
             options.config_json = *text.value;
+            options.config_label = config_path.string();
+        }
     if (!o.x_path.empty()) {
         if (!fs::is_regular_file(o.x_path, ec)) {
-            std::cerr << "error: --x " << o.x_path << ": cannot open (no such file, or not a regular file)\n";
+            std::cerr << "error: --x " << core::printable(o.x_path)
+                      << ": cannot open (no such file, or not a regular file)\n";
             return exit_io;
         }
         const core::Result<core::TensorFile> x = core::TensorFile::open(o.x_path);

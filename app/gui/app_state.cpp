@@ -234,8 +234,10 @@ bool AppState::import_checkpoint(const std::string& path, core::ImportOptions op
             // As `attnviz import`: what is not given comes from the tensor names, config.json beside
             // the checkpoint, or the file's metadata.
             const auto config = std::filesystem::path(path).parent_path() / "config.json";
-            if (const core::Result<std::string> text = core::read_file(config.string()); text)
+            if (const core::Result<std::string> text = core::read_file(config.string()); text) {
                 options.config_json = *text.value;
+                options.config_label = config.string();
+            }
             core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
             if (layer) {
                 std::string description = "Imported a layer of " + path + " (" +
