@@ -11,6 +11,7 @@
 #include "core/autosave.hpp"
 #include "core/export.hpp"
 #include "core/file_io.hpp"
+#include "core/format.hpp"
 #include "core/forward.hpp"
 #include "core/import.hpp"
 #include "core/presets.hpp"
@@ -21,12 +22,22 @@ namespace attnviz::app {
 
 namespace {
 
-// Prints each problem as "error: <path>: <message>"; a problem about the whole document is
-// given the file's path.
+// Prints each problem as "error: <path>: <message>" (a problem about the whole document is given
+// the file's path), the first max_reported_problems of them and then how many more there are, with
+// the files' names and text escaped (core::printable).
 void report(const core::Problems& problems, const std::string& file) {
-    for (const core::Problem& p : problems)
-        std::cerr << "error: " << (p.path.empty() ? file + ": " + p.message : p.str()) << "\n";
+    size_t shown = 0;
+    for (const core::Problem& p : problems) {
+        if (shown == core::max_reported_problems || core::more_problems_count(p)) break;
+        std::cerr << "error: " << core::printable(p.path.empty() ? file + ": " + p.message : p.str()) << "\n";
+        ++shown;
+    }
+    if (const size_t total = core::problem_count(problems); total > shown)
+        std::cerr << "error: " << core::printable(file) << ": " << core::more_problems_message(total - shown) << "\n";
 }
+
+// A note on stderr, escaped as report() escapes.
+void note(const std::string& text) { std::cerr << "note: " << core::printable(text) << "\n"; }
 
 // Writes produced text to out_path (atomically), or to stdout for "" and "-".
 int write_output(const core::TextProducer& produce, const std::string& out_path) {
@@ -84,8 +95,8 @@ int compute_command(const std::string& session_path, const std::string& out_path
                 // The parser's own example names another matrix's cell, which --grad refuses: its
                 // detail helps only for an output cell it could not read.
                 const bool names_output = grad.substr(0, grad.find(':')) == "output";
-                std::cerr << "error: --grad: expected output:ROW:COL, e.g. output:0:1, got \"" << grad << "\""
-                          << (cell || !names_output ? "" : " (" + cell.problems.front().message + ")") << "\n";
+                std::cerr << "error: --grad: expected output:ROW:COL, e.g. output:0:1, got \"" << core::printable(grad)
+                          << "\"" << (cell || !names_output ? "" : " (" + cell.problems.front().message + ")") << "\n";
                 return exit_invalid;
             }
             stage = "computing the gradient of ";
@@ -103,7 +114,7 @@ int compute_command(const std::string& session_path, const std::string& out_path
             [&](const core::TextSink& sink) { core::write_trace(trace, sink, gradients ? &*gradients : nullptr); },
             out_path);
     } catch (const std::bad_alloc&) {
-        std::cerr << "error: out of memory while " << stage << session_path << "\n";
+        std::cerr << "error: out of memory while " << stage << core::printable(session_path) << "\n";
         return exit_io;
     }
 }
@@ -118,6 +129,21 @@ std::string seed_problem(const std::string& text) {
 }
 
 namespace {
+
+// The option a problem of the example's config comes from ("config.d_model" → "--d-model"): a
+// message names what was typed. d_k and d_v not given are d_model / heads.
+std::string option_of(const std::string& path, const ExampleOptions& o) {
+    static const std::pair<const char*, const char*> options[] = {
+        {"config.n", "-n"},        {"config.d_model", "--d-model"},      {"config.heads", "--heads"},
+        {"config.n_kv", "--n-kv"}, {"config.kv_heads", "--kv-heads"},    {"config.rope.base", "--rope-base"},
+        {"config.mask", "--mask"}, {"config.rope.dims", "--d-k (RoPE)"}, {"config", "the dimensions"}};
+    if (path == "config.d_k") return o.d_k ? "--d-k" : "d_k (d_model / heads; or give --d-k)";
+    if (path == "config.d_v") return o.d_v ? "--d-v" : "d_v (d_model / heads; or give --d-v)";
+    if (path == "config.n" && o.name == "sentence") return "--text (its tokens)";
+    for (const auto& [field, option] : options)
+        if (path == field) return option;
+    return path;
+}
 
 int example_unguarded(const ExampleOptions& o) {
     core::Session session;
@@ -153,6 +179,16 @@ int example_unguarded(const ExampleOptions& o) {
             }
             c.n = static_cast<int>(tokens->value->size());
         }
+        // Every dimension given is a count: at least 1, said of the option before anything is
+        // derived from it (d_k = d_model / heads would otherwise take the blame for --d-model 0).
+        for (const auto& [option, value] :
+             {std::pair{"-n", o.n}, std::pair{"--d-model", o.d_model}, std::pair{"--heads", o.heads},
+              std::pair{"--d-k", o.d_k}, std::pair{"--d-v", o.d_v}, std::pair{"--kv-heads", o.kv_heads},
+              std::pair{"--n-kv", o.n_kv}})
+            if (value && *value < 1) {
+                std::cerr << "error: " << option << " must be at least 1, got " << *value << "\n";
+                return exit_invalid;
+            }
         c.d_model = o.d_model.value_or(8);
         c.heads = o.heads.value_or(2);
         if ((!o.d_k || !o.d_v) && c.heads > 0 && c.d_model % c.heads != 0) {
@@ -165,10 +201,6 @@ int example_unguarded(const ExampleOptions& o) {
         c.d_v = o.d_v.value_or(per_head);
         c.biases = o.biases;
         c.kv_heads = o.kv_heads.value_or(0) == c.heads ? 0 : o.kv_heads.value_or(0);
-        if (o.kv_heads && *o.kv_heads < 1) {
-            std::cerr << "error: --kv-heads must be at least 1, got " << *o.kv_heads << "\n";
-            return exit_invalid;
-        }
         c.rope.on = o.rope_base || !o.rope_style.empty();
         c.rope.base = o.rope_base.value_or(c.rope.base);
         if (o.rope_style == "interleaved")
@@ -178,10 +210,6 @@ int example_unguarded(const ExampleOptions& o) {
             return exit_invalid;
         }
         c.n_kv = o.n_kv.value_or(0);
-        if (o.n_kv && *o.n_kv < 1) {
-            std::cerr << "error: --n-kv must be at least 1, got " << *o.n_kv << "\n";
-            return exit_invalid;
-        }
         if (o.mask == "causal")
             c.mask = core::Mask::causal;
         else if (o.mask == "custom")
@@ -190,9 +218,17 @@ int example_unguarded(const ExampleOptions& o) {
             std::cerr << "error: --mask: expected none, causal or custom, got \"" << o.mask << "\"\n";
             return exit_invalid;
         }
-        const core::Problems problems = core::validate(c);
+        core::Problems problems = core::validate(c);
         if (!problems.empty()) {
-            report(problems, "");
+            // d_k and d_v derived from a d_model or a head count that is refused say nothing more.
+            const bool derived_fault = std::any_of(problems.begin(), problems.end(), [](const core::Problem& p) {
+                return p.path == "config.d_model" || p.path == "config.heads";
+            });
+            core::Problems named;
+            for (const core::Problem& p : problems)
+                if (!(derived_fault && ((p.path == "config.d_k" && !o.d_k) || (p.path == "config.d_v" && !o.d_v))))
+                    named.push_back({option_of(p.path, o), p.message});
+            report(named, "");
             return exit_invalid;
         }
         session = core::random_session(c, o.seed);
@@ -259,12 +295,13 @@ int import_several(const core::TensorFile& file, core::ImportOptions options, co
     const fs::path dir = o.out_path;
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-        std::cerr << "error: " << o.out_path << ": not a folder (with several layers, -o names a folder)\n";
+        std::cerr << "error: " << core::printable(o.out_path)
+                  << ": not a folder (with several layers, -o names a folder)\n";
         return exit_io;
     }
     const bool made = !fs::exists(dir, ec);
     if (made && !fs::create_directories(dir, ec)) {
-        std::cerr << "error: " << o.out_path << ": cannot create the folder: " << ec.message() << "\n";
+        std::cerr << "error: " << core::printable(o.out_path) << ": cannot create the folder: " << ec.message() << "\n";
         return exit_io;
     }
     // Layer numbers padded to the widest (at least two digits), so the files sort in layer order.
@@ -282,10 +319,10 @@ int import_several(const core::TensorFile& file, core::ImportOptions options, co
             report(naming_x_file(layer.problems, o), o.checkpoint);
             return exit_invalid;
         }
-        for (const std::string& note : layer.value->notes)
-            if (std::find(noted.begin(), noted.end(), note) == noted.end()) {
-                std::cerr << "note: " << note << "\n";
-                noted.push_back(note);
+        for (const std::string& text : layer.value->notes)
+            if (std::find(noted.begin(), noted.end(), text) == noted.end()) {
+                note(text);
+                noted.push_back(text);
             }
         std::string number = std::to_string(l);
         number.insert(0, width - std::min(width, number.size()), '0');
@@ -302,13 +339,13 @@ int import_several(const core::TensorFile& file, core::ImportOptions options, co
     for (size_t k = 0; k < written.size(); ++k) {
         fs::rename(written[k].first, written[k].second, ec);
         if (ec) {
-            std::cerr << "error: " << written[k].second << ": " << ec.message() << "\n";
+            std::cerr << "error: " << core::printable(written[k].second) << ": " << ec.message() << "\n";
             for (size_t rest = k; rest < written.size(); ++rest) fs::remove(written[rest].first, ec);
             return exit_io;
         }
     }
     std::cerr << "note: wrote " << written.size() << (written.size() == 1 ? " session to " : " sessions to ")
-              << o.out_path << ": " << fs::path(written.front().second).filename().string()
+              << core::printable(o.out_path) << ": " << fs::path(written.front().second).filename().string()
               << (written.size() > 1 ? " … " + fs::path(written.back().second).filename().string() : "") << "\n";
     return exit_ok;
 }
@@ -344,7 +381,8 @@ int import_unguarded(const ImportCommandOptions& o) {
     options.rope_base = o.rope_base;
     std::error_code ec;
     if (!fs::is_regular_file(o.checkpoint, ec)) {
-        std::cerr << "error: " << o.checkpoint << ": cannot open (no such file, or not a regular file)\n";
+        std::cerr << "error: " << core::printable(o.checkpoint)
+                  << ": cannot open (no such file, or not a regular file)\n";
         return exit_io;
     }
     const core::Result<core::TensorFile> file = core::TensorFile::open(o.checkpoint);
@@ -355,18 +393,21 @@ int import_unguarded(const ImportCommandOptions& o) {
     // A Hugging Face config.json beside the checkpoint gives the head counts and RoPE's base.
     const fs::path config_path = fs::path(o.checkpoint).parent_path() / "config.json";
     if (fs::is_regular_file(config_path, ec))
-        if (core::Result<std::string> text = core::read_file(config_path.string()); text)
+        if (core::Result<std::string> text = core::read_file(config_path.string()); text) {
             options.config_json = *text.value;
+            options.config_label = config_path.string();
+        }
     if (!o.x_path.empty()) {
         if (!fs::is_regular_file(o.x_path, ec)) {
-            std::cerr << "error: --x " << o.x_path << ": cannot open (no such file, or not a regular file)\n";
+            std::cerr << "error: --x " << core::printable(o.x_path)
+                      << ": cannot open (no such file, or not a regular file)\n";
             return exit_io;
         }
         const core::Result<core::TensorFile> x = core::TensorFile::open(o.x_path);
         if (!x || x.value->tensors().size() != 1) {
             if (x)
-                std::cerr << "error: --x: " << o.x_path << ": expected one tensor, found " << x.value->tensors().size()
-                          << "\n";
+                std::cerr << "error: --x: " << core::printable(o.x_path) << ": expected one tensor, found "
+                          << x.value->tensors().size() << "\n";
             report(x.problems, o.x_path);
             return exit_invalid;
         }
@@ -409,7 +450,7 @@ int import_unguarded(const ImportCommandOptions& o) {
         report(naming_x_file(layer.problems, o), o.checkpoint);
         return exit_invalid;
     }
-    for (const std::string& note : layer.value->notes) std::cerr << "note: " << note << "\n";
+    for (const std::string& text : layer.value->notes) note(text);
     return write_output(core::write_session(layer.value->session), o.out_path);
 }
 
@@ -419,7 +460,7 @@ int import_command(const ImportCommandOptions& o) {
     try {
         return import_unguarded(o);
     } catch (const std::bad_alloc&) {
-        std::cerr << "error: out of memory while importing " << o.checkpoint << "\n";
+        std::cerr << "error: out of memory while importing " << core::printable(o.checkpoint) << "\n";
         return exit_io;
     }
 }
@@ -452,7 +493,7 @@ int load_session(const std::string& path, std::int64_t budget, core::Session& ou
 
 int export_unguarded(const ExportOptions& o) {
     const auto fail = [](const std::string& message) {
-        std::cerr << "error: " << message << "\n";
+        std::cerr << "error: " << core::printable(message) << "\n";
         return exit_invalid;
     };
     const std::optional<core::ExportFormat> format = core::export_format_from_name(o.format);
@@ -542,7 +583,7 @@ int export_unguarded(const ExportOptions& o) {
         const core::Problem& p = bytes.problems.front();
         // A font that cannot be read is the machine's problem (I/O), everything else the request's.
         const bool font = p.path == core::default_font_path || p.path == core::bold_font_path(core::default_font_path);
-        std::cerr << "error: " << p.str() << "\n";
+        std::cerr << "error: " << core::printable(p.str()) << "\n";
         return font ? exit_io : exit_invalid;
     }
     return write_output(*bytes.value, o.out_path);
@@ -554,7 +595,7 @@ int export_command(const ExportOptions& o) {
     try {
         return export_unguarded(o);
     } catch (const std::bad_alloc&) {
-        std::cerr << "error: out of memory while exporting from " << o.session << "\n";
+        std::cerr << "error: out of memory while exporting from " << core::printable(o.session) << "\n";
         return exit_io;
     }
 }
@@ -562,17 +603,21 @@ int export_command(const ExportOptions& o) {
 int recover_command(const RecoverOptions& o) {
     const core::AutosaveStore store(o.dir.empty() ? core::default_autosave_dir() : o.dir);
     if (!store.enabled()) {
-        std::cerr << "error: " << store.problem() << "\n";
+        std::cerr << "error: " << core::printable(store.problem()) << "\n";
         return exit_io;
     }
     const std::vector<core::AutosaveInfo> found = store.orphans();
     if (o.out_path.empty()) {
-        if (found.empty()) std::cerr << "No unsaved work to recover in " << store.dir() << "\n";
+        if (found.empty()) std::cerr << "No unsaved work to recover in " << core::printable(store.dir()) << "\n";
+        // Tab-separated for scripts: the file and the description come from the autosave's record,
+        // escaped so that neither can break the line or reach the terminal as a control sequence.
         for (const core::AutosaveInfo& info : found) {
-            std::cout << info.id << "\t" << core::local_time_text(info.saved_at) << "\t"
-                      << (info.file.empty() ? "(new session)" : info.file) << "\t" << info.what << "\n";
+            std::cout << core::printable(info.id) << "\t" << core::local_time_text(info.saved_at) << "\t"
+                      << (info.file.empty() ? "(new session)" : core::printable(info.file)) << "\t"
+                      << core::printable(info.what) << "\n";
             if (o.discard) core::AutosaveStore::discard(info);
         }
+        if (o.discard) store.remove_stale_locks();
         // The listing keeps its format for scripts; what --discard did is said beside it.
         if (o.discard && !found.empty())
             std::cerr << "Discarded "
@@ -580,28 +625,38 @@ int recover_command(const RecoverOptions& o) {
                       << " listed above: " << (found.size() == 1 ? "it" : "they") << " can no longer be recovered\n";
         return exit_ok;
     }
+    // The newest autosave (or the one --id names); without --id, a newest one that cannot be read
+    // gives way to the newest one that can, and the command says so.
     const core::AutosaveInfo* chosen = nullptr;
-    for (const core::AutosaveInfo& info : found)
-        if (o.id.empty() || info.id == o.id) {
-            chosen = &info;  // newest first
+    std::optional<core::Session> session;
+    for (const core::AutosaveInfo& info : found) {
+        if (!o.id.empty() && info.id != o.id) continue;
+        core::Result<core::Session> loaded = core::AutosaveStore::load(info);
+        if (loaded) {
+            chosen = &info;
+            session = std::move(*loaded.value);
             break;
         }
+        report(loaded.problems, info.session_path);
+        if (!o.id.empty()) return exit_invalid;
+        std::cerr << "note: the autosave " << core::printable(info.id) << " of " << core::local_time_text(info.saved_at)
+                  << " cannot be read (above); trying the next newest\n";
+    }
     if (!chosen) {
-        std::cerr << "error: "
-                  << (o.id.empty() ? "no unsaved work to recover in " + store.dir()
-                                   : "no autosave " + o.id + " in " + store.dir())
-                  << "\n";
+        const std::string why = !o.id.empty()   ? "no autosave " + o.id + " in " + store.dir()
+                                : found.empty() ? "no unsaved work to recover in " + store.dir()
+                                                : "none of the autosaves in " + store.dir() + " can be read";
+        std::cerr << "error: " << core::printable(why) << "\n";
         return exit_invalid;
     }
-    const core::Result<core::Session> session = core::AutosaveStore::load(*chosen);
-    if (!session) {
-        report(session.problems, chosen->session_path);
-        return exit_invalid;
-    }
-    const int code = write_output(core::write_session(*session.value), o.out_path);
+    if (chosen != &found.front() && o.id.empty())
+        std::cerr << "note: writing the newest autosave that can be read: " << core::printable(chosen->id) << " of "
+                  << core::local_time_text(chosen->saved_at) << "\n";
+    const int code = write_output(core::write_session(*session), o.out_path);
     if (code == exit_ok && o.discard) {
         core::AutosaveStore::discard(*chosen);
-        std::cerr << "Wrote " << o.out_path << " and discarded the autosave " << chosen->id << "\n";
+        std::cerr << "Wrote " << core::printable(o.out_path) << " and discarded the autosave "
+                  << core::printable(chosen->id) << "\n";
     }
     return code;
 }

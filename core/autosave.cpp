@@ -33,7 +33,12 @@ std::string describe(const Session& s) {
                        std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads");
     std::string tokens;
     for (size_t k = 0; k < s.tokens.size() && tokens.size() < 40; ++k) tokens += (k ? " " : "") + s.tokens[k];
-    if (tokens.size() >= 40 || s.tokens.size() > 8) tokens = tokens.substr(0, 40) + " …";
+    if (tokens.size() >= 40 || s.tokens.size() > 8) {
+        size_t cut = std::min<size_t>(tokens.size(), 40);
+        while (cut > 0 && cut < tokens.size() && (static_cast<unsigned char>(tokens[cut]) & 0xC0) == 0x80)
+            --cut;  // not inside a character
+        tokens = tokens.substr(0, cut) + " …";
+    }
     return tokens.empty() ? what : what + ": " + tokens;
 }
 
@@ -46,6 +51,33 @@ bool locked_by_someone(const std::string& path) {
     const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);  // releases the lock if it was taken
     return held;
+}
+
+// The state folder made private (0700) through a descriptor opened without following a link, so
+// that no other folder is ever changed: "" or why it cannot hold autosaves (a symbolic link, a
+// folder of another user, not a folder, a mode that cannot be set).
+std::string make_private(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        struct stat st {};
+        if (::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+            return dir +
+                   ": is a symbolic link; autosaves are written only into a folder of your own (remove the link, "
+                   "or set XDG_STATE_HOME to another folder)";
+        return dir + ": cannot open the folder: " + std::strerror(err);
+    }
+    struct stat st {};
+    std::string problem;
+    if (::fstat(fd, &st) != 0)
+        problem = dir + ": cannot read the folder: " + std::strerror(errno);
+    else if (st.st_uid != ::geteuid())
+        problem = dir + ": belongs to another user (uid " + std::to_string(st.st_uid) +
+                  "); autosaves are written only into a folder of your own";
+    else if ((st.st_mode & 07777) != 0700 && ::fchmod(fd, 0700) != 0)
+        problem = dir + ": cannot make the folder private (mode 0700): " + std::strerror(errno);
+    ::close(fd);
+    return problem;
 }
 
 }  // namespace
@@ -75,7 +107,8 @@ AutosaveStore::AutosaveStore(std::string dir) : dir_(std::move(dir)) {
         problem_ = dir_ + ": cannot create: " + ec.message();
         return;
     }
-    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace, ec);  // autosaves are private
+    problem_ = make_private(dir_);
+    if (!problem_.empty()) return;
     id_ = std::to_string(::getpid()) + "-" + random_hex();
     const std::string lock = path(lock_suffix);
     const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -106,15 +139,18 @@ Problems AutosaveStore::save(const Session& session, const std::string& file) {
     Problems problems;
     try {
         // The session first: a .meta.json always names a complete session file.
-        problems = write_file_atomic(path(".json"), write_session(session));
+        problems = write_file_atomic(path(".json"), write_session(session), FileMode::owner_only);
         if (problems.empty()) {
+            // The file as an absolute path: the record is read by another process, in another folder.
             const json meta = {{"format", "attnviz-autosave"},
                                {"version", 1},
                                {"pid", static_cast<std::int64_t>(::getpid())},
                                {"saved_at", static_cast<std::int64_t>(std::time(nullptr))},
-                               {"file", file},
+                               {"file", canonical_path(file)},
                                {"what", describe(session)}};
-            problems = write_file_atomic(path(meta_suffix), meta.dump(1) + "\n");
+            problems = write_file_atomic(path(meta_suffix),
+                                         meta.dump(1, ' ', false, json::error_handler_t::replace) + "\n",
+                                         FileMode::owner_only);
         }
     } catch (const std::bad_alloc&) {
         problems = {{"", "out of memory while writing the autosave"}};
@@ -197,6 +233,28 @@ Result<Session> AutosaveStore::load(const AutosaveInfo& info) {
     Result<Session> session = parse_session(*text.value);
     for (Problem& p : session.problems) p.path = info.session_path + (p.path.empty() ? "" : ": " + p.path);
     return session;
+}
+
+void AutosaveStore::remove_stale_locks() const {
+    std::error_code ec;
+    if (!enabled()) return;
+    const size_t suffix_len = std::strlen(lock_suffix);
+    std::vector<std::string> stale;
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() <= suffix_len || name.compare(name.size() - suffix_len, suffix_len, lock_suffix) != 0) continue;
+        const std::string id = name.substr(0, name.size() - suffix_len);
+        std::error_code missing;
+        if (id == id_ || fs::exists(dir_ + "/" + id + meta_suffix, missing) ||
+            fs::exists(dir_ + "/" + id + ".json", missing))
+            continue;  // ours, or an autosave's (discard() removes it with the autosave)
+        // A lock a starting instance has just created is not locked yet: only old ones go.
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || std::time(nullptr) - st.st_mtime < 60)
+            continue;
+        if (!locked_by_someone(it->path().string())) stale.push_back(it->path().string());
+    }
+    for (const std::string& path : stale) fs::remove(path, ec);
 }
 
 void AutosaveStore::discard(const AutosaveInfo& info) {

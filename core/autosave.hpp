@@ -44,6 +44,8 @@ class AutosaveStore {
 public:
     // Creates `dir` (mode 0700) and takes this instance's lock. When that fails (no directory, a
     // read-only disk) the store is disabled and problem() says why; the app runs on without it.
+    // A `dir` that is a symbolic link or belongs to another user is refused the same way (its mode
+    // is set through a descriptor that never follows a link). Autosave files are 0600.
     explicit AutosaveStore(std::string dir);
     ~AutosaveStore();  // waits for a write in progress; keeps the files (clear() removes them)
     AutosaveStore(const AutosaveStore&) = delete;
@@ -57,7 +59,8 @@ public:
     // Writes the session on a background thread (a large session takes seconds to write as
     // text). Returns false, writing nothing, while the previous write is still running.
     bool save_async(Session session, std::string file);
-    // Writes at once (tests, and the last write before a planned exit).
+    // Writes at once (tests, and the last write before a planned exit). `file` is recorded as an
+    // absolute path (relative to the current folder when it is not one).
     Problems save(const Session& session, const std::string& file);
     bool busy() const { return busy_; }
     // Waits for a write in progress.
@@ -74,8 +77,11 @@ public:
     std::vector<AutosaveInfo> orphans() const;
 
     static Result<Session> load(const AutosaveInfo& info);
-    // Removes an autosave's files.
+    // Removes an autosave's files, its lock included.
     static void discard(const AutosaveInfo& info);
+    // Removes the lock files that instances which ended without an autosave left behind (a crash
+    // or a kill before anything was autosaved): no autosave beside them and nobody holding them.
+    void remove_stale_locks() const;
 
 private:
     std::string path(const std::string& suffix) const { return dir_ + "/" + id_ + suffix; }

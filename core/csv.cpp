@@ -44,7 +44,7 @@ Result<Matrix> parse_matrix_text(std::string_view text) {
             };
             if (ec != std::errc{} || ptr != field.data() + field.size()) {
                 problems.add_lazy([&] {
-                    return Problem{where(), "\"" + std::string(line.substr(k, stop - k)) + "\" is not a number"};
+                    return Problem{where(), "\"" + printable(line.substr(k, stop - k)) + "\" is not a number"};
                 });
                 bad = true;
             } else if (!std::isfinite(v)) {

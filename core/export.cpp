@@ -1,5 +1,6 @@
 #include "export.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -97,17 +98,17 @@ Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int prec
 Result<MatrixRef> parse_matrix_ref(const std::string& text) {
     using R = Result<MatrixRef>;
     const size_t colon = text.find(':');
-    const std::string name = text.substr(0, colon);
+    const std::string name = ref_part(text.substr(0, colon));
     const std::optional<MatrixId> id = matrix_id_from_name(name);
-    if (!id) return R::fail({{"", "\"" + name + "\" is not a matrix (" + matrix_names() + ")"}});
+    if (!id) return R::fail({{"", "\"" + printable(name) + "\" is not a matrix (" + matrix_names() + ")"}});
     if (colon == std::string::npos) return R::ok({*id, is_per_head(*id) ? -1 : 0});
     if (!is_per_head(*id))
         return R::fail({{"", name + " is one matrix for the whole layer; name it without a head (\"" + name + "\")"}});
-    const std::string head = text.substr(colon + 1);
+    const std::string head = ref_part(text.substr(colon + 1));
     char* end = nullptr;
     const long h = std::strtol(head.c_str(), &end, 10);
     if (head.empty() || *end != '\0' || h < 1 || h > 1000000)
-        return R::fail({{"", "\"" + head + "\" is not a head number (heads are counted from 1)"}});
+        return R::fail({{"", "\"" + printable(head) + "\" is not a head number (heads are counted from 1)"}});
     return R::ok({*id, static_cast<int>(h - 1)});
 }
 
@@ -156,6 +157,15 @@ Result<std::string> export_bytes(const Session& session, const Trace& trace, con
     }
     if (r.format == ExportFormat::svg) return R::ok(to_svg(figure));
     if (!(r.scale > 0 && r.scale <= 16)) return R::fail({{"scale", "must be above 0 and at most 16"}});
+    // A scale that leaves the figure less than a pixel a side would give an image of nothing.
+    if (const double side = std::min(figure.width, figure.height); side * r.scale < 1) {
+        const double least = 1 / side, step = std::pow(10.0, std::floor(std::log10(least)) - 2);
+        return R::fail(
+            {{"scale", format_number(r.scale) + " leaves no pixel: the figure is " + format_number(figure.width) + "×" +
+                           format_number(figure.height) +
+                           " units, so it would be smaller than one pixel a side; the scale must be at least " +
+                           format_number(std::ceil(least / step) * step, 3)}});
+    }
     return figure_png(figure, r.scale, font_path);
 }
 

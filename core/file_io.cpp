@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <new>
 #include <random>
 #include <set>
@@ -110,7 +111,7 @@ struct Resolved {
     std::string error;       // non-empty on failure
     bool by_kernel = false;  // `path` is a link only the kernel can follow (see below)
 };
-Resolved follow_links(const std::string& path) {
+Resolved follow_links(const std::string& path, uid_t user) {
     constexpr int max_links = 40;  // as the kernel's own limit (MAXSYMLINKS)
     std::string current = path;
     std::set<std::pair<dev_t, ino_t>> seen;  // the links passed, to tell a loop from a long chain
@@ -121,6 +122,17 @@ Resolved follow_links(const std::string& path) {
             return {"", "cannot write: " + reason(errno), false};
         }
         if (!S_ISLNK(st.st_mode)) return {current, "", false};
+        // As the kernel's fs.protected_symlinks: a link another user planted in a sticky,
+        // world-writable folder (/tmp) is not followed, whatever that setting is here.
+        struct stat dir {};
+        if (::stat(dir_of(current).c_str(), &dir) != 0) return {"", "cannot write: " + reason(errno), false};
+        if (!may_follow_link(st.st_uid, dir.st_uid, dir.st_mode, user))
+            return {"",
+                    (current == path ? std::string("is") : current + " is") +
+                        " a symbolic link in a sticky, world-writable folder (" + dir_of(current) +
+                        ") owned by neither you nor the folder's owner (uid " + std::to_string(st.st_uid) +
+                        "): it is not followed, as Linux's fs.protected_symlinks refuses it; nothing was written",
+                    false};
         if (!seen.insert({st.st_dev, st.st_ino}).second)
             return {"", "is a loop of symbolic links (" + current + " leads back to itself); nothing was written",
                     false};
@@ -174,13 +186,14 @@ std::string write_special(const std::string& path, bool fifo, bool follow, const
 
 // Replaces the regular file (or creates the file) at `path` through a temporary file beside it.
 // `old` is the existing file's status, or null for a new file.
-std::string replace_atomically(const std::string& path, const struct stat* old, const TextProducer& produce) {
+std::string replace_atomically(const std::string& path, const struct stat* old, FileMode mode,
+                               const TextProducer& produce) {
     if (name_of(path).empty()) return "ends with '/', so it names a directory, not a file";
     std::string tmp;
     int raw = -1;
     for (int attempt = 0; attempt < 8; ++attempt) {
         tmp = temp_path_beside(path);
-        raw = create_exclusive(tmp);
+        raw = create_exclusive(tmp, mode == FileMode::owner_only ? 0600 : 0666);
         if (raw >= 0 || errno != EEXIST) break;
     }
     if (raw < 0) return "cannot write: " + reason(errno);
@@ -189,7 +202,10 @@ std::string replace_atomically(const std::string& path, const struct stat* old, 
         ::unlink(tmp.c_str());
         return what + reason(err);
     };
-    if (old != nullptr) {
+    if (mode == FileMode::owner_only) {
+        // Exactly 0600, whatever the umask or an older file had.
+        if (::fchmod(fd.get(), 0600) != 0) return fail("cannot make the file private: ", errno);
+    } else if (old != nullptr) {
         // The owner first (as root only; failing is fine), then the mode, which chown may have reduced.
         if (::geteuid() == 0 && (old->st_uid != ::geteuid() || old->st_gid != ::getegid()))
             (void)!::fchown(fd.get(), old->st_uid, old->st_gid);
@@ -236,9 +252,23 @@ std::string temp_path_beside(const std::string& path) {
     return (dir == "/" ? "/" : dir + "/") + "." + name + ".tmp-" + suffix;
 }
 
-int create_exclusive(const std::string& path) {
+std::string canonical_path(const std::string& path) {
+    if (path.empty()) return path;
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+    if (ec) return path;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, ec);
+    return (ec ? absolute.lexically_normal() : canonical).string();
+}
+
+bool may_follow_link(uid_t link_owner, uid_t dir_owner, mode_t dir_mode, uid_t user) {
+    const bool sticky_world_writable = (dir_mode & S_ISVTX) != 0 && (dir_mode & S_IWOTH) != 0;
+    return !sticky_world_writable || link_owner == dir_owner || link_owner == user;
+}
+
+int create_exclusive(const std::string& path, mode_t mode) {
     int fd;
-    do fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    do fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     while (fd < 0 && errno == EINTR);
     return fd;
 }
@@ -290,13 +320,14 @@ Result<std::string> read_file(const std::string& path) {
     }
 }
 
-Problems write_file_atomic(const std::string& path, const std::string& text) {
-    return write_file_atomic(path, [&text](const TextSink& sink) { sink(text); });
+Problems write_file_atomic(const std::string& path, const std::string& text, FileMode mode) {
+    return write_file_atomic(
+        path, [&text](const TextSink& sink) { sink(text); }, mode);
 }
 
-Problems write_file_atomic(const std::string& path, const TextProducer& text) {
+Problems write_file_atomic(const std::string& path, const TextProducer& text, FileMode mode) {
     if (path.empty()) return {{path, "no file name given"}};
-    const Resolved target = follow_links(path);
+    const Resolved target = follow_links(path, ::geteuid());
     if (!target.error.empty()) return {{path, target.error}};
     // When `path` is a link, say where it led.
     const auto problem = [&](const std::string& message) -> Problems {
@@ -308,13 +339,13 @@ Problems write_file_atomic(const std::string& path, const TextProducer& text) {
     struct stat st {};
     if ((target.by_kernel ? ::stat(target.path.c_str(), &st) : ::lstat(target.path.c_str(), &st)) != 0) {
         if (errno != ENOENT) return problem("cannot write: " + reason(errno));
-        return problem(replace_atomically(target.path, nullptr, text));
+        return problem(replace_atomically(target.path, nullptr, mode, text));
     }
     if (S_ISREG(st.st_mode)) {
         // access() says yes to root for any file, so a file with no write bit at all is read-only too.
         if ((st.st_mode & 0222) == 0 || ::faccessat(AT_FDCWD, target.path.c_str(), W_OK, AT_EACCESS) != 0)
             return problem("is read-only; nothing was written");
-        return problem(replace_atomically(target.path, &st, text));
+        return problem(replace_atomically(target.path, &st, mode, text));
     }
     if (S_ISCHR(st.st_mode)) return problem(write_special(target.path, false, target.by_kernel, text));
     if (S_ISFIFO(st.st_mode)) return problem(write_special(target.path, true, target.by_kernel, text));

@@ -96,4 +96,67 @@ std::string format_duration(double ms) {
     return buf;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence starting at text[k] (1 to 4), or 0 when the bytes there
+// are not one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short).
+std::size_t utf8_length(std::string_view text, std::size_t k) {
+    const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(text[at]); };
+    const unsigned char b = byte(k);
+    if (b < 0x80) return 1;
+    std::size_t n = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+        n = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        n = 3;
+        if (b == 0xE0) low = 0xA0;   // overlong
+        if (b == 0xED) high = 0x9F;  // surrogates
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        n = 4;
+        if (b == 0xF0) low = 0x90;   // overlong
+        if (b == 0xF4) high = 0x8F;  // past U+10FFFF
+    } else {
+        return 0;
+    }
+    if (k + n > text.size() || byte(k + 1) < low || byte(k + 1) > high) return 0;
+    for (std::size_t j = 2; j < n; ++j)
+        if ((byte(k + j) & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t k = 0; k < text.size();) {
+        const auto b = static_cast<unsigned char>(text[k]);
+        const std::size_t n = utf8_length(text, k);
+        if (n == 0 || b < 0x20 || b == 0x7F) {
+            // A control character of ASCII, or a byte that is no UTF-8.
+            if (b == '\n')
+                out += "\\n";
+            else if (b == '\t')
+                out += "\\t";
+            else if (b == '\r')
+                out += "\\r";
+            else
+                out += std::string("\\x") + hex[b >> 4] + hex[b & 0xF];
+            ++k;
+            continue;
+        }
+        if (n == 2 && b == 0xC2 && static_cast<unsigned char>(text[k + 1]) < 0xA0) {
+            // U+0080–U+009F, the C1 controls (CSI among them).
+            const auto c = static_cast<unsigned char>(text[k + 1]);
+            out += std::string("\\u{") + hex[c >> 4] + hex[c & 0xF] + "}";
+        } else {
+            out.append(text.substr(k, n));
+        }
+        k += n;
+    }
+    return out;
+}
+
 }  // namespace attnviz::core

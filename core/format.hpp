@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace attnviz::core {
 
@@ -45,6 +46,13 @@ std::string fitted_cell_number(double value, int digits, const std::string& abou
     }
     return {};
 }
+
+// Text from a file or a name (a tensor's name, a path, a label) as a message may echo it to a
+// terminal or a window: valid UTF-8 as it is, except that control characters (U+0000–U+001F,
+// U+007F, U+0080–U+009F: escape sequences, carriage returns, newlines) become \n, \t, \r or
+// \xNN / \u{NN}, and each byte that is not part of valid UTF-8 becomes \xNN. Printable text,
+// "Zürich" or "猫" included, is unchanged.
+std::string printable(std::string_view text);
 
 // A number of bytes for people, in powers of 1024 with 3 significant digits: "512 bytes",
 // "3.28 GiB", "8 GiB".

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "format.hpp"
 #include "presets.hpp"
 
 namespace attnviz::core {
@@ -77,57 +78,113 @@ Names names_of(Convention c, int layer, const TensorFile& f) {
     return {};
 }
 
+// "[0, 8]"
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+    std::string text;
+    for (std::uint64_t extent : shape) text += (text.empty() ? "" : ", ") + std::to_string(extent);
+    return "[" + text + "]";
+}
+
 // A tensor as a matrix: 2-D as it is, 1-D as one row; `transpose` for Linear weights (y = x·Wᵀ).
+// Its shape, as the file's header gives it, is checked before any of its data is read: a layer's
+// matrices and vectors have at least one row and one column (an extent of 0 would make d_k or
+// d_model 0, which divides nothing).
 Result<Matrix> load(const TensorFile& f, const TensorInfo& info, bool transpose) {
+    const std::string where = f.label() + ": " + info.name;
+    if (info.shape.empty() || info.shape.size() > 2)
+        return Result<Matrix>::fail(
+            {{where, "expected a matrix or a vector, got " + std::to_string(info.shape.size()) + " dimensions"}});
+    if (std::find(info.shape.begin(), info.shape.end(), 0) != info.shape.end())
+        return Result<Matrix>::fail({{where, "its shape " + shape_text(info.shape) +
+                                                 " has an extent of 0: a layer's weights need at least one row "
+                                                 "and one column"}});
     Result<Tensor> t = f.read(info.name);
     if (!t) return Result<Matrix>::fail(std::move(t.problems));
     const Tensor& v = *t.value;
-    if (v.shape.empty() || v.shape.size() > 2)
-        return Result<Matrix>::fail(
-            {{f.label() + ": " + info.name,
-              "expected a matrix or a vector, got " + std::to_string(v.shape.size()) + " dimensions"}});
-    const auto rows = static_cast<Eigen::Index>(v.rows()), cols = static_cast<Eigen::Index>(v.cols());
-    Matrix m(rows, cols);
-    std::copy(v.values.begin(), v.values.end(), m.data());  // both row-major
-    if (transpose) return Result<Matrix>::ok(m.transpose());
-    return Result<Matrix>::ok(std::move(m));
+    const Eigen::Map<const Matrix> m(v.values.data(), static_cast<Eigen::Index>(v.rows()),
+                                     static_cast<Eigen::Index>(v.cols()));  // both row-major
+    return Result<Matrix>::ok(transpose ? Matrix(m.transpose()) : Matrix(m));
 }
 
-struct HeadCounts {
+// The numbers the tensors' headers declare, together (counted up to just past the limit of a
+// session's inputs, so that no product overflows); absent tensors count 0.
+std::uint64_t declared_numbers(std::initializer_list<const TensorInfo*> tensors) {
+    const auto cap = static_cast<std::uint64_t>(Limits::max_input_numbers) + 1;
+    std::uint64_t total = 0;
+    for (const TensorInfo* t : tensors) {
+        if (!t) continue;
+        std::uint64_t count = 1;
+        for (std::uint64_t extent : t->shape) count = extent != 0 && count > cap / extent ? cap : count * extent;
+        total = std::min(cap, total + std::min(count, cap));
+    }
+    return total;
+}
+
+// What a model's config.json says about its attention layers, each when it says it.
+struct ModelConfig {
     std::optional<int> heads, kv_heads;
     std::optional<double> rope_base;
+    std::optional<int> d_model, head_dim;  // hidden_size (or n_embd, d_model) and head_dim: checked against the weights
+    std::string d_model_key;               // the key d_model came from
+    std::string source;                    // what messages name a key by: "config.json: " or "FILE: __metadata__."
 };
 
-// The head counts and RoPE base from a config.json, or (when there is none) from the metadata
-// export-layer.py writes with the same keys.
-HeadCounts read_config_json(const std::string& text, const std::map<std::string, std::string>& metadata,
-                            Problems& problems) {
-    HeadCounts h;
+// The head counts, RoPE base and sizes from a config.json, or (when there is none) from the
+// metadata export-layer.py writes with the same keys. A value given but unusable (0, negative,
+// not a whole number, over attnviz's limit) is a problem "SOURCE key: …"; null counts as not given.
+ModelConfig read_config_json(const std::string& text, const std::map<std::string, std::string>& metadata,
+                             const std::string& source, const std::string& metadata_source, Problems& problems) {
+    ModelConfig c;
+    c.source = source;
     if (text.empty()) {
         nlohmann::json doc = nlohmann::json::object();
         for (const char* key : {"num_attention_heads", "n_head", "num_key_value_heads", "rope_theta"})
             if (const auto it = metadata.find(key); it != metadata.end()) {
                 const nlohmann::json v = nlohmann::json::parse(it->second, nullptr, false);
-                if (v.is_number()) doc[key] = v;
+                doc[key] = v.is_discarded() ? nlohmann::json(it->second) : v;
             }
-        if (doc.empty()) return h;
-        return read_config_json(doc.dump(), {}, problems);
+        if (doc.empty()) return c;
+        return read_config_json(doc.dump(), {}, metadata_source, metadata_source, problems);
     }
     const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
-        problems.push_back({"config.json", "not a JSON object"});
-        return h;
+        problems.push_back({source.substr(0, source.find_last_not_of(": ") + 1), "not a JSON object"});
+        return c;
     }
-    auto integer = [&](const char* key) -> std::optional<int> {
+    auto whole = [&](const char* key, const char* what, int max) -> std::optional<int> {
         const auto it = doc.find(key);
-        if (it == doc.end() || !it->is_number_integer() || *it < 1 || *it > Limits::max_heads) return std::nullopt;
-        return it->get<int>();
+        if (it == doc.end() || it->is_null()) return std::nullopt;
+        const std::string where = source + key;
+        if (!it->is_number_integer()) {
+            problems.push_back(
+                {where, std::string("expected ") + what + ", a whole number, got " +
+                            printable(it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))});
+            return std::nullopt;
+        }
+        const auto v = it->get<std::int64_t>();
+        if (v < 1 || v > max) {
+            problems.push_back({where, std::string(what) + " must be from 1 to " + std::to_string(max) + ", got " +
+                                           std::to_string(v)});
+            return std::nullopt;
+        }
+        return static_cast<int>(v);
     };
-    h.heads = integer("num_attention_heads");
-    if (!h.heads) h.heads = integer("n_head");
-    h.kv_heads = integer("num_key_value_heads");
-    if (const auto it = doc.find("rope_theta"); it != doc.end() && it->is_number()) h.rope_base = it->get<double>();
-    return h;
+    c.heads = whole("num_attention_heads", "the number of heads", Limits::max_heads);
+    if (!c.heads) c.heads = whole("n_head", "the number of heads", Limits::max_heads);
+    c.kv_heads = whole("num_key_value_heads", "the number of K/V heads", Limits::max_heads);
+    for (const char* key : {"hidden_size", "n_embd", "d_model"})
+        if (!c.d_model && (c.d_model = whole(key, "d_model", Limits::max_d_model))) c.d_model_key = key;
+    c.head_dim = whole("head_dim", "d_k", Limits::max_d_k);
+    if (const auto it = doc.find("rope_theta"); it != doc.end() && !it->is_null()) {
+        if (it->is_number() && it->get<double>() > 1 && it->get<double>() <= Limits::max_rope_base)
+            c.rope_base = it->get<double>();
+        else
+            problems.push_back({source + "rope_theta",
+                                "RoPE's base must be a number above 1 and at most " +
+                                    format_number(Limits::max_rope_base) + ", got " +
+                                    printable(it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))});
+    }
+    return c;
 }
 
 }  // namespace
@@ -192,70 +249,105 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
         return std::move(*m.value);
     };
 
-    // 2. The projections as x·W (d_model × columns) and the biases as rows.
+    // 2. The projections as x·W (d_model × columns) and the biases as rows. The tensors are found
+    // first and the numbers their headers declare checked against the limit of a session's inputs,
+    // so a giant (or lying) tensor is refused before any of it is read or inflated.
+    const bool fused = c == Convention::torch || c == Convention::gpt2;  // Q, K and V in one tensor
+    const TensorInfo* t_q = need(n.q);
+    const TensorInfo* t_k = fused ? nullptr : need(n.k);
+    const TensorInfo* t_v = fused ? nullptr : need(n.v);
+    const TensorInfo* t_o = need(n.o);
+    const TensorInfo* t_bq = find_suffix(f, n.q_bias);
+    const TensorInfo* t_bk = fused ? nullptr : find_suffix(f, n.k_bias);
+    const TensorInfo* t_bv = fused ? nullptr : find_suffix(f, n.v_bias);
+    const TensorInfo* t_bo = find_suffix(f, n.o_bias);
+    if (!problems.empty()) return R::fail(std::move(problems));
+    if (declared_numbers({t_q, t_k, t_v, t_o, t_bq, t_bk, t_bv, t_bo}) >
+        static_cast<std::uint64_t>(Limits::max_input_numbers))
+        return R::fail({{file, "the layer's tensors hold more than " + std::to_string(Limits::max_input_numbers) +
+                                   " numbers, the limit of a session's inputs; nothing of them was read"}});
     Matrix Wq, Wk, Wv, Wo, bq, bk, bv, bo;
-    const bool fused = c == Convention::torch || c == Convention::gpt2;
     if (fused) {
-        const TensorInfo* qkv = need(n.q);
-        const Matrix all = get(qkv, c == Convention::torch);  // d_model × 3·d_model
-        if (qkv && all.size() && all.cols() % 3 == 0) {
+        const Matrix all = get(t_q, c == Convention::torch);  // d_model × 3·d_model
+        if (all.size() && all.cols() % 3 == 0) {
             const Eigen::Index d = all.cols() / 3;
             Wq = all.leftCols(d);
             Wk = all.middleCols(d, d);
             Wv = all.rightCols(d);
-        } else if (qkv && all.size()) {
-            problems.push_back({file + ": " + qkv->name, "expected 3·d_model columns (Q, K and V)"});
+        } else if (all.size()) {
+            problems.push_back({file + ": " + t_q->name, "expected 3·d_model columns (Q, K and V)"});
         }
-        if (const TensorInfo* b = find_suffix(f, n.q_bias)) {
-            const Matrix all_b = get(b, false);
+        if (t_bq) {
+            const Matrix all_b = get(t_bq, false);
             if (all_b.rows() == 1 && Wq.size() && all_b.cols() == 3 * Wq.cols()) {
                 const Eigen::Index d = Wq.cols();
                 bq = all_b.leftCols(d);
                 bk = all_b.middleCols(d, d);
                 bv = all_b.rightCols(d);
             } else if (all_b.size()) {
-                problems.push_back({file + ": " + b->name, "expected one row of 3·d_model biases"});
+                problems.push_back({file + ": " + t_bq->name, "expected one row of 3·d_model biases"});
             }
         }
     } else {
         const bool linear = true;  // bert and llama: y = x·Wᵀ
-        Wq = get(need(n.q), linear);
-        Wk = get(need(n.k), linear);
-        Wv = get(need(n.v), linear);
-        if (const TensorInfo* b = find_suffix(f, n.q_bias)) bq = get(b, false);
-        if (const TensorInfo* b = find_suffix(f, n.k_bias)) bk = get(b, false);
-        if (const TensorInfo* b = find_suffix(f, n.v_bias)) bv = get(b, false);
+        Wq = get(t_q, linear);
+        Wk = get(t_k, linear);
+        Wv = get(t_v, linear);
+        bq = get(t_bq, false);
+        bk = get(t_bk, false);
+        bv = get(t_bv, false);
     }
-    Wo = get(need(n.o), c != Convention::gpt2);  // h·d_v × d_model
-    if (const TensorInfo* b = find_suffix(f, n.o_bias)) bo = get(b, false);
+    Wo = get(t_o, c != Convention::gpt2);  // h·d_v × d_model
+    bo = get(t_bo, false);
     if (!problems.empty()) return R::fail(std::move(problems));
 
-    // 3. Heads: given, or from config.json.
-    const HeadCounts counts = read_config_json(o.config_json, f.metadata(), problems);
+    // 3. Heads: given, or from config.json. Every count and size, given or read, is at least 1.
+    const ModelConfig counts = read_config_json(o.config_json, f.metadata(), o.config_label + ": ",
+                                                file + ": __metadata__.", problems);
+    for (const auto& [option, value] : {std::pair{"--heads", o.heads}, std::pair{"--kv-heads", o.kv_heads}})
+        if (value && *value < 1) problems.push_back({option, "must be at least 1, got " + std::to_string(*value)});
+    if (o.rope_base && !(*o.rope_base > 1 && *o.rope_base <= Limits::max_rope_base))
+        problems.push_back({"--rope-base", "must be a number above 1 and at most " +
+                                               format_number(Limits::max_rope_base) + ", got " +
+                                               format_number(*o.rope_base)});
+    if (!problems.empty()) return R::fail(std::move(problems));
     const std::optional<int> heads = o.heads ? o.heads : counts.heads;
     if (!heads)
         return R::fail({{"--heads",
                          "the number of heads is not in the checkpoint: give --heads, or put the "
                          "model's config.json (num_attention_heads or n_head) beside it"}});
     const auto d_model = Wq.rows();
-    if (*heads < 1 || Wq.cols() % *heads != 0)
-        return R::fail({{"--heads", std::to_string(*heads) + " heads do not divide the " + std::to_string(Wq.cols()) +
-                                        " columns of the query projection"}});
+    if (counts.d_model && *counts.d_model != d_model)
+        return R::fail({{counts.source + counts.d_model_key,
+                         std::to_string(*counts.d_model) + ", but the layer's weights are " + std::to_string(d_model) +
+                             " wide: is it the config of another model?"}});
+    if (Wq.cols() % *heads != 0)
+        return R::fail({{o.heads ? "--heads" : counts.source + "num_attention_heads",
+                         std::to_string(*heads) + " heads do not divide the " + std::to_string(Wq.cols()) +
+                             " columns of the query projection"}});
     const int h = *heads;
-    const int d_k = static_cast<int>(Wq.cols() / h);
+    const int d_k = static_cast<int>(Wq.cols() / h);  // ≥ 1: load() refuses an extent of 0
+    if (counts.head_dim && *counts.head_dim != d_k)
+        return R::fail({{counts.source + "head_dim", std::to_string(*counts.head_dim) + ", but " + std::to_string(h) +
+                                                         " heads of the " + std::to_string(Wq.cols()) +
+                                                         " query columns are " + std::to_string(d_k) + " wide"}});
     const auto check = [&](const Matrix& m, Eigen::Index rows, Eigen::Index cols, const std::string& what) {
         if (m.size() && (m.rows() != rows || m.cols() != cols))
             problems.push_back({file + ": " + what, "expected " + std::to_string(rows) + "×" + std::to_string(cols) +
                                                         " (as x·W), got " + std::to_string(m.rows()) + "×" +
                                                         std::to_string(m.cols())});
     };
-    if (Wk.cols() % d_k != 0 || Wk.rows() != d_model)
+    if (d_k < 1 || Wk.cols() % d_k != 0 || Wk.rows() != d_model)
         return R::fail({{file + ": " + n.k + n.q, "the key projection's shape does not fit " + std::to_string(h) +
                                                       " heads of d_k = " + std::to_string(d_k)}});
     const int kv = static_cast<int>(Wk.cols() / d_k);
     if (o.kv_heads && *o.kv_heads != kv)
         return R::fail({{"--kv-heads", std::to_string(*o.kv_heads) + " given, but the key projection holds " +
                                            std::to_string(kv) + " groups of d_k = " + std::to_string(d_k)}});
+    if (!o.kv_heads && counts.kv_heads && *counts.kv_heads != kv)
+        return R::fail({{counts.source + "num_key_value_heads",
+                         std::to_string(*counts.kv_heads) + ", but the key projection holds " + std::to_string(kv) +
+                             " groups of d_k = " + std::to_string(d_k)}});
     if (kv < 1 || h % kv != 0)
         return R::fail({{file, std::to_string(kv) + " K/V groups do not divide " + std::to_string(h) + " heads"}});
     check(Wv, d_model, static_cast<Eigen::Index>(kv) * d_k, "the value projection");
@@ -273,6 +365,8 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
     Matrix X;
     std::vector<std::string> tokens = o.tokens;
     if (o.x) {
+        if (o.x->shape.size() == 2 && o.x->shape[0] == 0)
+            return R::fail({{"--x", "X has 0 rows: it needs at least one token"}});
         if (o.x->shape.size() != 2 || o.x->shape[1] != static_cast<std::uint64_t>(d_model)) {
             std::string got;
             for (std::uint64_t extent : o.x->shape) got += (got.empty() ? "" : "×") + std::to_string(extent);
@@ -530,7 +624,8 @@ Result<ImportPreview> preview_import(const TensorFile& f, const ImportOptions& o
         p.d_model = static_cast<int>(std::min<std::uint64_t>(q->shape[as_xw ? 0 : 1], 0x7fffffff));
     }
     Problems ignored;  // a bad config.json is the import's to report
-    const HeadCounts counts = read_config_json(o.config_json, f.metadata(), ignored);
+    const ModelConfig counts = read_config_json(o.config_json, f.metadata(), o.config_label + ": ",
+                                                f.label() + ": __metadata__.", ignored);
     p.heads = o.heads ? o.heads : counts.heads;
     if (p.heads && *p.heads > 0 && q_columns > 0 && q_columns % static_cast<std::uint64_t>(*p.heads) == 0) {
         const std::uint64_t d_k = q_columns / static_cast<std::uint64_t>(*p.heads);

@@ -29,16 +29,17 @@ const char* to_string(Convention c);
 std::optional<Convention> convention_from_name(const std::string& name);
 
 struct ImportOptions {
-    std::optional<Convention> convention;  // nullopt: the one whose tensor names the file has
-    std::optional<int> layer;              // else the file's metadata "layer" (export-layer.py), else 0
-    std::optional<int> heads, kv_heads;    // else from the model's config.json
-    std::optional<double> rope_base;       // else config.json's rope_theta, else 10000
-    std::string config_json;               // the text of a Hugging Face config.json, "" when none
-    std::optional<Tensor> x;               // n × d_model, the hidden states entering the layer
-    std::vector<std::int64_t> token_ids;   // rows of the checkpoint's token-embedding table as X
-    std::vector<std::string> tokens;       // labels of X's rows
-    std::uint64_t seed = 1;                // for a random X when none is given
-    int random_n = 8;                      // its rows
+    std::optional<Convention> convention;      // nullopt: the one whose tensor names the file has
+    std::optional<int> layer;                  // else the file's metadata "layer" (export-layer.py), else 0
+    std::optional<int> heads, kv_heads;        // else from the model's config.json
+    std::optional<double> rope_base;           // else config.json's rope_theta, else 10000
+    std::string config_json;                   // the text of a Hugging Face config.json, "" when none
+    std::string config_label = "config.json";  // its path, for messages about its values
+    std::optional<Tensor> x;                   // n × d_model, the hidden states entering the layer
+    std::vector<std::int64_t> token_ids;       // rows of the checkpoint's token-embedding table as X
+    std::vector<std::string> tokens;           // labels of X's rows
+    std::uint64_t seed = 1;                    // for a random X when none is given
+    int random_n = 8;                          // its rows
 };
 
 struct ImportedLayer {

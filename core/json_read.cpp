@@ -1,4 +1,6 @@
 #include "json_read.hpp"
+
+#include "format.hpp"
 #include "utf8.hpp"
 
 #include <algorithm>
@@ -29,7 +31,9 @@ std::string path_key(const std::string& parent, std::string_view key) {
     const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     });
-    if (!plain) return parent + "[" + json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
+    if (!plain)
+        return parent + "[" + printable(json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace)) +
+               "]";
     return parent.empty() ? std::string(key) : parent + "." + std::string(key);
 }
 
@@ -39,7 +43,10 @@ std::string path_index(const std::string& parent, std::size_t index) {
 
 std::string describe_text(const std::string& s) {
     constexpr std::size_t longest = 64, shown = 48;
-    auto quoted = [](const std::string& t) { return json(t).dump(-1, ' ', false, json::error_handler_t::replace); };
+    // JSON's escapes for C0 controls and quotes, then printable() for what JSON leaves raw (C1 controls).
+    auto quoted = [](const std::string& t) {
+        return printable(json(t).dump(-1, ' ', false, json::error_handler_t::replace));
+    };
     if (s.size() <= longest) return "the text " + quoted(s);
     std::size_t cut = shown;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character

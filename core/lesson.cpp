@@ -185,12 +185,13 @@ std::optional<CellField> cell_field(const std::string& body, std::string* proble
     const std::string ref = body.substr(0, bar);
     if (ref.find(':') == std::string::npos) return std::nullopt;
     if (!matrix_id_from_name(ref.substr(0, ref.find(':')))) {
-        if (problem) *problem = "{" + body + "}: \"" + ref.substr(0, ref.find(':')) + "\" is not a matrix";
+        if (problem)
+            *problem = "{" + printable(body) + "}: \"" + printable(ref.substr(0, ref.find(':'))) + "\" is not a matrix";
         return std::nullopt;
     }
     const Result<CellRef> cell = parse_cell_ref(ref);
     if (!cell) {
-        if (problem) *problem = "{" + body + "}: " + cell.problems.front().message;
+        if (problem) *problem = "{" + printable(body) + "}: " + cell.problems.front().message;
         return std::nullopt;
     }
     CellField f{*cell.value};
@@ -203,7 +204,9 @@ std::optional<CellField> cell_field(const std::string& body, std::string* proble
                    std::stoi(format) >= 1 && std::stoi(format) <= 17) {
             f.digits = std::stoi(format);
         } else {
-            if (problem) *problem = "{" + body + "}: \"" + format + "\" is not a format (pct, or 1 to 17 digits)";
+            if (problem)
+                *problem = "{" + printable(body) + "}: \"" + printable(format) +
+                           "\" is not a format (pct, or 1 to 17 digits)";
             return std::nullopt;
         }
     }
@@ -218,7 +221,7 @@ std::optional<MatrixRef> stiefel_field(const std::string& body, std::string* pro
     const std::string name = rest.substr(0, colon);
     const int head = colon == std::string::npos ? 0 : std::atoi(rest.c_str() + colon + 1);
     if ((name != "W_Q" && name != "W_K" && name != "W_V") || head < 1) {
-        if (problem) *problem = "{" + body + "}: expected stiefel:W_Q:HEAD (or W_K, W_V; heads from 1)";
+        if (problem) *problem = "{" + printable(body) + "}: expected stiefel:W_Q:HEAD (or W_K, W_V; heads from 1)";
         return std::nullopt;
     }
     return MatrixRef{*matrix_id_from_name(name), head - 1};

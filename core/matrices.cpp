@@ -235,16 +235,23 @@ std::string heading_text(MatrixId id, const Config& c, Notation notation, bool c
     return info(id).heading.in(notation, column_vectors);
 }
 
+std::string ref_part(const std::string& text) {
+    const size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+    return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
 Result<CellRef> parse_cell_ref(const std::string& text) {
     std::vector<std::string> parts;
     size_t start = 0;
     for (size_t colon = text.find(':');; colon = text.find(':', start)) {
-        parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+        parts.push_back(ref_part(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start)));
         if (colon == std::string::npos) break;
         start = colon + 1;
     }
     const auto id = matrix_id_from_name(parts[0]);
-    if (!id) return Result<CellRef>::fail({{"", "\"" + parts[0] + "\" is not a matrix (" + matrix_names() + ")"}});
+    if (!id)
+        return Result<CellRef>::fail(
+            {{"", "\"" + printable(parts[0]) + "\" is not a matrix (" + matrix_names() + ")"}});
     const bool per_head = is_per_head(*id);
     if (parts.size() != (per_head ? 4u : 3u))
         return Result<CellRef>::fail({{"", per_head ? "expected NAME:HEAD:ROW:COL, e.g. weights:1:0:1"
@@ -254,7 +261,7 @@ Result<CellRef> parse_cell_ref(const std::string& text) {
         char* end = nullptr;
         const long v = std::strtol(parts[k].c_str(), &end, 10);
         if (parts[k].empty() || *end != '\0' || v < 0 || v > 1000000)
-            return Result<CellRef>::fail({{"", "\"" + parts[k] + "\" is not a row, column or head number"}});
+            return Result<CellRef>::fail({{"", "\"" + printable(parts[k]) + "\" is not a row, column or head number"}});
         numbers.push_back(static_cast<int>(v));
     }
     if (per_head && numbers[0] < 1) return Result<CellRef>::fail({{"", "heads are counted from 1"}});

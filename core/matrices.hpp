@@ -191,6 +191,11 @@ std::string operation_text(MatrixId id, const Config& config, Notation notation,
 // cross-attention ("K = Y·W_K").
 std::string heading_text(MatrixId id, const Config& config, Notation notation, bool column_vectors);
 
+// A part of a matrix or cell reference without the spaces and tabs around it. One rule for every
+// reference (--select, --set, --grad, --matrix, the lesson's): spaces around a part are allowed and
+// ignored ("output: 1:2 " is "output:1:2"), spaces inside one are not.
+std::string ref_part(const std::string& text);
+
 // "weights:1:0:1" (NAME:HEAD:ROW:COL, the head counted from 1 as the seeds do) or "output:0:2"
 // (NAME:ROW:COL for matrices of the layer) → the cell. Whether it exists in a session is not checked.
 Result<CellRef> parse_cell_ref(const std::string& text);

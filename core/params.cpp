@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -57,9 +58,16 @@ Matrix union_of(const Matrix& memory, const Matrix& current) {
 
 std::optional<std::string> value_problem(double v) {
     if (!std::isfinite(v)) return format_number(v) + " is not allowed, values must be finite";
-    if (std::abs(v) > Limits::max_abs_value)
-        return format_number(v) + " is outside ±" + format_number(Limits::max_abs_value) +
+    if (std::abs(v) > Limits::max_abs_value) {
+        // With as many digits as it takes to show the value outside: 1.0000000000000002e+15 is
+        // outside ±1e+15, where six digits would print both as 1e+15.
+        std::string text = format_number(v);
+        for (int digits = 7; digits <= 17 && !(std::abs(std::strtod(text.c_str(), nullptr)) > Limits::max_abs_value);
+             ++digits)
+            text = format_number(v, digits);
+        return text + " is outside ±" + format_number(Limits::max_abs_value) +
                ", the range that keeps every intermediate finite";
+    }
     return std::nullopt;
 }
 

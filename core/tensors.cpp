@@ -7,13 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+
+#include "format.hpp"
+#include "json_read.hpp"
 
 namespace attnviz::core {
 
@@ -162,8 +165,9 @@ double decode(const char* p, const Element& e) {
     }
 }
 
+// A problem naming the file and the tensor; a tensor's name is the file's text, shown escaped.
 Problem problem(const std::string& label, const std::string& tensor, const std::string& message) {
-    return {label + (tensor.empty() ? "" : ": " + tensor), message};
+    return {label + (tensor.empty() ? "" : ": " + printable(tensor)), message};
 }
 
 // -- .npy
@@ -188,7 +192,7 @@ public:
             if (eat('}')) break;
             std::string key;
             if (!string(key)) return fail(error, "expected a quoted key in the header");
-            if (!eat(':')) return fail(error, "expected ':' after '" + key + "'");
+            if (!eat(':')) return fail(error, "expected ':' after '" + printable(key) + "'");
             if (key == "descr" && !seen[0]) {
                 if (!string(h.descr)) return fail(error, "descr: expected a quoted dtype");
                 seen[0] = true;
@@ -218,7 +222,7 @@ public:
                 }
                 seen[2] = true;
             } else {
-                return fail(error, "unexpected or repeated key '" + key + "' in the header");
+                return fail(error, "unexpected or repeated key '" + printable(key) + "' in the header");
             }
             skip();
             if (eat('}')) break;
@@ -296,14 +300,15 @@ Problems parse_npy(const Source& s, std::uint64_t base, std::uint64_t length, Te
     info.shape = h->shape;
     info.fortran_order = h->fortran_order;
     const Element e = element_of(info.dtype);
-    if (e.size == 0) return fail("unknown dtype '" + info.dtype + "'");
+    if (e.size == 0) return fail("unknown dtype '" + printable(info.dtype) + "'");
     const auto count = element_count(info.shape);
     const auto bytes = count ? times(*count, static_cast<std::uint64_t>(e.size)) : std::nullopt;
     if (!bytes) return fail("the shape " + shape_text(info.shape) + " is too large");
     const std::uint64_t have = length - data_start;
     if (*bytes != have)
-        return fail("shape " + shape_text(info.shape) + " of " + info.dtype + " needs " + std::to_string(*bytes) +
-                    " bytes of data, the file holds " + std::to_string(have) + (have < *bytes ? " (truncated?)" : ""));
+        return fail("shape " + shape_text(info.shape) + " of " + printable(info.dtype) + " needs " +
+                    std::to_string(*bytes) + " bytes of data, the file holds " + std::to_string(have) +
+                    (have < *bytes ? " (truncated?)" : ""));
     info.offset = base + data_start;
     info.bytes = *bytes;
     return {};
@@ -350,6 +355,142 @@ std::optional<std::string> inflate_prefix(const Source& s, std::uint64_t offset,
     error = rc == Z_OK || rc == Z_STREAM_END ? "its compressed data ends inside its .npy header"
                                              : "its compressed data is corrupt";
     return std::nullopt;
+}
+
+// What a file given as a checkpoint is when it is JSON text instead (an attnviz session or trace,
+// a config.json), or "" when it does not start like JSON. Asked only once the file failed as a
+// safetensors file: a real header length is never the eight bytes of text a JSON file starts with.
+std::string json_instead(const Source& s) {
+    const std::optional<std::string> head = read_range(s, 0, std::min<std::uint64_t>(s.size(), 4096));
+    if (!head) return "";
+    std::size_t k = head->compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a byte order mark
+    while (k < head->size() && ((*head)[k] == ' ' || (*head)[k] == '\t' || (*head)[k] == '\r' || (*head)[k] == '\n'))
+        ++k;
+    if (k == head->size() || ((*head)[k] != '{' && (*head)[k] != '[')) return "";
+    const std::string what = head->find("\"attnviz-session\"") != std::string::npos ? "an attnviz session"
+                             : head->find("\"attnviz-trace\"") != std::string::npos ? "an attnviz trace"
+                                                                                    : "JSON text";
+    return "is " + what + ", not a checkpoint (a .safetensors, .npz or .npy file of tensors)" +
+           (what == "an attnviz session" ? "; open it as a session: attnviz FILE, or File > Open" : "");
+}
+
+// A whole number from 0 to 2^64 − 1 as the next value, exactly (a double would round it above 2^53).
+std::optional<std::uint64_t> read_unsigned(JsonReader& in) {
+    if (in.peek() != JsonReader::Kind::number) return std::nullopt;
+    JsonReader::Number n;
+    if (!in.read_number(n) || !n.integer || n.text.empty() || n.text.front() == '-') return std::nullopt;
+    std::uint64_t v = 0;
+    const auto [end, error] = std::from_chars(n.text.data(), n.text.data() + n.text.size(), v);
+    if (error != std::errc() || end != n.text.data() + n.text.size()) return std::nullopt;
+    return v;
+}
+
+// __metadata__: an object of texts, into `out`. A problem (path and message) when it is not; a
+// syntax error leaves `in` failed instead.
+std::optional<Problem> read_metadata(JsonReader& in, std::map<std::string, std::string>& out) {
+    if (in.peek() != JsonReader::Kind::object) return Problem{"__metadata__", "expected an object of texts"};
+    in.begin_object();
+    for (std::string key; in.next_key(key);) {
+        if (in.peek() != JsonReader::Kind::string) return Problem{"__metadata__." + key, "expected a text"};
+        std::string value;
+        if (!in.read_string(value)) return std::nullopt;
+        out[key] = std::move(value);
+    }
+    return std::nullopt;
+}
+
+// One tensor's entry, {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]} (other keys are
+// skipped), into `info` and [begin, end): "" or what is wrong. A syntax error leaves `in` failed.
+std::string read_tensor_entry(JsonReader& in, TensorInfo& info, std::uint64_t& begin, std::uint64_t& end) {
+    if (in.peek() != JsonReader::Kind::object) return "expected an object with dtype, shape and data_offsets";
+    in.begin_object();
+    bool dtype = false, shape = false, offsets = false;
+    for (std::string key; in.next_key(key);) {
+        if (key == "dtype") {
+            if (dtype) return "dtype: given twice";
+            if (in.peek() != JsonReader::Kind::string || !in.read_string(info.dtype)) return "dtype: not a text";
+            dtype = true;
+        } else if (key == "shape") {
+            if (shape) return "shape: given twice";
+            if (in.peek() != JsonReader::Kind::array || !in.begin_array()) return "shape: not an array of sizes";
+            while (in.next_element()) {
+                if (info.shape.size() == 32) return "shape: more than 32 dimensions";
+                const std::optional<std::uint64_t> d = read_unsigned(in);
+                if (!d) return "shape: expected whole numbers ≥ 0";
+                info.shape.push_back(*d);
+            }
+            shape = true;
+        } else if (key == "data_offsets") {
+            if (offsets) return "data_offsets: given twice";
+            std::optional<std::uint64_t> ends[2];
+            int count = 0;
+            if (in.peek() != JsonReader::Kind::array || !in.begin_array()) return "data_offsets: expected [begin, end]";
+            while (in.next_element()) {
+                if (count == 2) return "data_offsets: expected [begin, end]";
+                ends[count++] = read_unsigned(in);
+                if (!ends[count - 1]) return "data_offsets: expected [begin, end], whole numbers ≥ 0";
+            }
+            if (count != 2) return "data_offsets: expected [begin, end]";
+            begin = *ends[0];
+            end = *ends[1];
+            offsets = true;
+        } else if (!in.skip_value()) {
+            return "";
+        }
+        if (!in.ok()) return "";
+    }
+    if (!in.ok()) return "";
+    if (!dtype) return "dtype: missing";
+    if (!shape) return "shape: missing";
+    if (!offsets) return "data_offsets: missing (expected [begin, end])";
+    return "";
+}
+
+// The tensors' bytes must tile the data section, as the format's reference reader requires: in
+// order of their offsets each (empty ones aside, which hold no bytes) begins where the one before
+// ends, the first at 0, and the last ends at the end of the file. A gap, an overlap or bytes left
+// over mean offsets that do not describe the file (a header length a few bytes off shifts every
+// value by that much), so the file is refused naming the tensor where it shows.
+Problems check_coverage(const std::vector<TensorInfo>& tensors, const std::string& label, std::uint64_t data_start,
+                        std::uint64_t data_len) {
+    const auto fail = [&](const std::string& tensor, const std::string& m) {
+        return Problems{problem(label, tensor, m)};
+    };
+    std::vector<const TensorInfo*> order;
+    order.reserve(tensors.size());
+    for (const TensorInfo& t : tensors)
+        if (t.bytes > 0) order.push_back(&t);
+    std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) {
+        return a->offset != b->offset ? a->offset < b->offset : a->bytes < b->bytes;
+    });
+    const auto range = [&](const TensorInfo& t) {
+        return "[" + std::to_string(t.offset - data_start) + ", " + std::to_string(t.offset - data_start + t.bytes) +
+               "]";
+    };
+    std::uint64_t covered = 0;  // the bytes of the data section the tensors so far tile
+    const TensorInfo* before = nullptr;
+    for (const TensorInfo* t : order) {
+        const std::uint64_t begin = t->offset - data_start;
+        if (begin < covered)
+            return fail(t->name, "its data " + range(*t) + " overlaps " + before->name + "'s " + range(*before));
+        if (begin > covered)
+            return fail(t->name,
+                        "its data begins at byte " + std::to_string(begin) + " of the data section, " +
+                            (before ? "but " + before->name + "'s ends at byte " + std::to_string(covered) + ": the " +
+                                          std::to_string(begin - covered) + " bytes between them"
+                                    : "the first tensor's: the " + std::to_string(begin) + " bytes before it") +
+                            " belong to no tensor (offsets that do not describe the file)");
+        covered = begin + t->bytes;
+        before = t;
+    }
+    if (covered != data_len)
+        return fail(before ? before->name : "",
+                    std::to_string(data_len - covered) + " bytes of the data section's " + std::to_string(data_len) +
+                        " follow " +
+                        (before ? "the last tensor, which ends at byte " + std::to_string(covered)
+                                : std::string("the header, and no tensor holds any")) +
+                        ": they belong to no tensor (a header length that is off, or a truncated header?)");
+    return {};
 }
 
 }  // namespace
@@ -421,93 +562,71 @@ Result<TensorFile> TensorFile::parse(std::shared_ptr<const Source> source, const
 }
 
 Problems TensorFile::parse_safetensors() {
-    using nlohmann::json;
     const Source& s = *source_;
     const auto fail = [&](const std::string& tensor, const std::string& m) {
         return Problems{problem(label_, tensor, m)};
     };
     const auto len_bytes = read_range(s, 0, 8);
     const std::uint64_t header_len = le(len_bytes->data(), 8);
-    if (header_len > s.size() - 8)
+    if (header_len > s.size() - 8) {
+        if (const std::string json = json_instead(s); !json.empty()) return fail("", json);
         return fail("", "the header says it is " + std::to_string(header_len) + " bytes, more than the file holds (" +
                             std::to_string(s.size()) + " bytes); not a safetensors file, or truncated");
+    }
     if (header_len > max_tensor_header_bytes)
         return fail("", "a header of " + std::to_string(header_len) + " bytes is over the limit of " +
                             std::to_string(max_tensor_header_bytes));
     const auto text = read_range(s, 8, header_len);
     if (!text) return fail("", "cannot read the header");
-    // A JSON object may repeat a key, and the parser keeps the last value: a tensor named twice
-    // (two sets of offsets, one of them silently dropped) is refused instead.
-    std::set<std::string> names;
-    std::optional<std::string> twice;
-    const json::parser_callback_t note_names = [&](int depth, json::parse_event_t event, json& parsed) {
-        if (depth == 1 && event == json::parse_event_t::key && parsed.is_string() && !twice &&
-            !names.insert(parsed.get<std::string>()).second)
-            twice = parsed.get<std::string>();
-        return true;
+    // The header is read in one pass with the pull parser, without building a document: its cost
+    // is linear in its length, however many tensors it lists.
+    JsonReader in(*text);
+    const auto not_json = [&] {
+        return fail("",
+                    "the header is not a JSON object" + (in.ok() ? std::string() : " (" + in.error().message + ")"));
     };
-    const json header = json::parse(*text, note_names, false);
-    if (header.is_discarded() || !header.is_object()) return fail("", "the header is not a JSON object");
-    if (twice) return fail(*twice, "appears twice in the header");
+    if (in.peek() != JsonReader::Kind::object || !in.begin_object()) return not_json();
     const std::uint64_t data_start = 8 + header_len, data_len = s.size() - data_start;
-    struct Range {
-        std::uint64_t begin, end;
-        std::string name;
-    };
-    std::vector<Range> ranges;
-    for (const auto& [name, value] : header.items()) {
+    bool metadata_seen = false;
+    for (std::string name; in.next_key(name);) {
         if (name == "__metadata__") {
-            if (!value.is_object()) return fail("__metadata__", "expected an object of texts");
-            for (const auto& [k, v] : value.items()) {
-                if (!v.is_string()) return fail("__metadata__." + k, "expected a text");
-                metadata_[k] = v.get<std::string>();
-            }
+            if (metadata_seen) return fail(name, "appears twice in the header");
+            metadata_seen = true;
+            const std::optional<Problem> p = read_metadata(in, metadata_);
+            if (!in.ok()) return not_json();
+            if (p) return fail(p->path, p->message);
             continue;
         }
-        if (!value.is_object()) return fail(name, "expected an object with dtype, shape and data_offsets");
-        const auto dtype = value.find("dtype");
-        const auto shape = value.find("shape");
-        const auto offsets = value.find("data_offsets");
-        if (dtype == value.end() || !dtype->is_string()) return fail(name, "dtype: missing or not a text");
-        if (shape == value.end() || !shape->is_array() || shape->size() > 32)
-            return fail(name, "shape: missing or not an array of sizes");
-        if (offsets == value.end() || !offsets->is_array() || offsets->size() != 2 ||
-            !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned())
-            return fail(name, "data_offsets: expected [begin, end]");
         TensorInfo info;
         info.name = name;
-        info.dtype = dtype->get<std::string>();
-        for (const json& d : *shape) {
-            if (!d.is_number_unsigned()) return fail(name, "shape: expected whole numbers ≥ 0");
-            info.shape.push_back(d.get<std::uint64_t>());
-        }
+        std::uint64_t begin = 0, end = 0;
+        const std::string p = read_tensor_entry(in, info, begin, end);
+        if (!in.ok()) return not_json();
+        if (!p.empty()) return fail(name, p);
         const int item = safetensors_item_size(info.dtype);
-        if (item == 0) return fail(name, "unknown dtype " + dtype->dump());
-        const std::uint64_t begin = (*offsets)[0].get<std::uint64_t>(), end = (*offsets)[1].get<std::uint64_t>();
+        if (item == 0) return fail(name, "unknown dtype \"" + printable(info.dtype) + "\"");
         if (begin > end || end > data_len)
             return fail(name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                                   "] go past the end of the file (" + std::to_string(data_len) + " bytes of data)");
         const auto count = element_count(info.shape);
         const auto bytes = count ? times(*count, static_cast<std::uint64_t>(item)) : std::nullopt;
         if (!bytes || *bytes != end - begin)
-            return fail(name, "shape " + shape_text(info.shape) + " of " + info.dtype + " needs " +
+            return fail(name, "shape " + shape_text(info.shape) + " of " + printable(info.dtype) + " needs " +
                                   (bytes ? std::to_string(*bytes) : std::string("too many")) +
                                   " bytes, data_offsets give " + std::to_string(end - begin));
         info.offset = data_start + begin;
         info.bytes = end - begin;
-        ranges.push_back({begin, end, name});
         tensors_.push_back(std::move(info));
     }
-    // Tensors may not share bytes: in order of their beginnings, each (empty ones aside) must begin
-    // at or after the furthest end so far.
-    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
-    const Range* furthest = nullptr;
-    for (const Range& r : ranges) {
-        if (r.begin == r.end) continue;
-        if (furthest && r.begin < furthest->end) return fail(r.name, "its data overlaps " + furthest->name + "'s");
-        if (!furthest || r.end > furthest->end) furthest = &r;
-    }
-    return {};
+    if (!in.ok() || !in.finish()) return not_json();
+    // In name order (as a JSON object's keys are listed), each name once: a JSON parser would
+    // silently keep one of two tensors named alike.
+    std::sort(tensors_.begin(), tensors_.end(),
+              [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+    const auto twice = std::adjacent_find(tensors_.begin(), tensors_.end(),
+                                          [](const TensorInfo& a, const TensorInfo& b) { return a.name == b.name; });
+    if (twice != tensors_.end()) return fail(twice->name, "appears twice in the header");
+    return check_coverage(tensors_, label_, data_start, data_len);
 }
 
 Problems TensorFile::parse_npz() {
@@ -600,35 +719,57 @@ Problems TensorFile::parse_npz() {
     return {};
 }
 
-Result<std::string> TensorFile::entry_bytes(const Entry& e, const std::string& name) const {
-    using R = Result<std::string>;
-    const auto raw = read_range(*source_, e.data_offset, e.compressed);
-    if (!raw) return R::fail({problem(label_, name, "cannot read its data (truncated?)")});
-    std::string out;
+std::string TensorFile::stream_entry(const Entry& e, const PieceSink& take) const {
+    const Source& s = *source_;
+    constexpr std::uint64_t piece = 1 << 20;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    std::uint64_t handed = 0;
+    const auto hand = [&](const char* p, std::uint64_t n) {
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(p), static_cast<uInt>(n));
+        handed += n;
+        return take(p, n);
+    };
+    const std::string wrong_size = "inflates to a size other than the " + std::to_string(e.size) +
+                                   " bytes the directory says";
     if (!e.deflated) {
-        out = std::move(*raw);
+        for (std::uint64_t at = 0; at < e.compressed; at += piece) {
+            const std::uint64_t n = std::min(piece, e.compressed - at);
+            const std::optional<std::string> bytes = read_range(s, e.data_offset + at, n);
+            if (!bytes) return "cannot read its data (truncated?)";
+            if (!hand(bytes->data(), n)) return "";
+        }
     } else {
-        out.assign(e.size, '\0');
         z_stream z{};
-        if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return R::fail({problem(label_, name, "cannot start inflating")});
-        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw->data()));
-        z.avail_in = static_cast<uInt>(raw->size());
-        z.next_out = reinterpret_cast<Bytef*>(out.data());
-        z.avail_out = static_cast<uInt>(out.size());
-        const int rc = inflate(&z, Z_FINISH);
-        const std::uint64_t produced = z.total_out;
-        inflateEnd(&z);
-        if (rc != Z_STREAM_END || produced != e.size)
-            return R::fail({problem(label_, name,
-                                    rc == Z_STREAM_END || rc == Z_BUF_ERROR
-                                        ? "inflates to a size other than the " + std::to_string(e.size) +
-                                              " bytes the directory says"
-                                        : "its compressed data is corrupt")});
+        if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return "cannot start inflating";
+        const std::unique_ptr<z_stream, int (*)(z_stream*)> end_inflate(&z, inflateEnd);
+        std::string input, output(piece, '\0');
+        std::uint64_t fed = 0;
+        for (int rc = Z_OK; rc != Z_STREAM_END;) {
+            if (z.avail_in == 0 && fed < e.compressed) {
+                const std::uint64_t k = std::min<std::uint64_t>(e.compressed - fed, 1 << 16);
+                std::optional<std::string> got = read_range(s, e.data_offset + fed, k);
+                if (!got) return "cannot read its data (truncated?)";
+                input = std::move(*got);
+                fed += k;
+                z.next_in = reinterpret_cast<Bytef*>(input.data());
+                z.avail_in = static_cast<uInt>(k);
+            }
+            z.next_out = reinterpret_cast<Bytef*>(output.data());
+            z.avail_out = static_cast<uInt>(output.size());
+            rc = inflate(&z, Z_NO_FLUSH);
+            const std::uint64_t produced = output.size() - z.avail_out;
+            if ((rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) || (rc == Z_BUF_ERROR && z.avail_in > 0))
+                return "its compressed data is corrupt";
+            // More than the directory says is refused before it is handed on (or kept).
+            if (produced > e.size - handed) return wrong_size;
+            if (produced > 0 && !hand(output.data(), produced)) return "";
+            if (rc != Z_STREAM_END && produced == 0 && z.avail_in == 0 && fed == e.compressed)
+                return handed == e.size ? "its compressed data is corrupt (it does not end)" : wrong_size;
+        }
     }
-    const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(out.data()),
-                            static_cast<uInt>(out.size()));
-    if (crc != e.crc) return R::fail({problem(label_, name, "CRC mismatch: the data is corrupt")});
-    return R::ok(std::move(out));
+    if (handed != e.size) return wrong_size;
+    if (crc != e.crc) return "CRC mismatch: the data is corrupt";
+    return "";
 }
 
 const TensorInfo* TensorFile::find(std::string_view name) const {
@@ -640,67 +781,138 @@ const TensorInfo* TensorFile::find(std::string_view name) const {
 // ---------------------------------------------------------------------------------------------
 // Reading a tensor
 
+namespace {
+
+// The position in C order of each element as stored, in storage order: itself for C order; for
+// Fortran order (the first index varies fastest) the place it takes in C order.
+class COrderIndex {
+public:
+    COrderIndex(const std::vector<std::uint64_t>& shape, bool fortran)
+        : shape_(shape), fortran_(fortran && shape.size() > 1), index_(shape.size(), 0), stride_(shape.size(), 1) {
+        for (size_t d = shape.size(); d-- > 1;) stride_[d - 1] = stride_[d] * shape[d];
+    }
+    std::uint64_t next() {
+        if (!fortran_) return at_++;
+        const std::uint64_t at = at_;
+        for (size_t d = 0; d < shape_.size(); ++d) {  // the next Fortran index: the first dimension fastest
+            if (++index_[d] < shape_[d]) {
+                at_ += stride_[d];
+                break;
+            }
+            at_ -= (shape_[d] - 1) * stride_[d];
+            index_[d] = 0;
+        }
+        return at;
+    }
+
+private:
+    const std::vector<std::uint64_t>& shape_;
+    bool fortran_;
+    std::vector<std::uint64_t> index_, stride_;  // the Fortran index; C order's strides
+    std::uint64_t at_ = 0;                       // the C position of that index
+};
+
+// Converts a tensor's bytes, handed over in order in pieces of any length, into its values in C
+// order, stopping at the first value that is not finite.
+class Decoder {
+public:
+    Decoder(const Element& e, const TensorInfo& info, std::vector<double>& values)
+        : e_(e), order_(info.shape, info.fortran_order), values_(values) {}
+
+    // False once a value was not finite (problem() says which).
+    bool take(const char* p, std::uint64_t n) {
+        const auto size = static_cast<std::uint64_t>(e_.size);
+        while (n > 0 && problem_.empty()) {
+            if (partial_ > 0 || n < size) {  // an element split between two pieces
+                const std::uint64_t k = std::min(size - partial_, n);
+                std::memcpy(element_ + partial_, p, k);
+                partial_ += k, p += k, n -= k;
+                if (partial_ == size) {
+                    put(element_);
+                    partial_ = 0;
+                }
+                continue;
+            }
+            put(p);
+            p += size, n -= size;
+        }
+        return problem_.empty();
+    }
+    const std::string& problem() const { return problem_; }
+
+private:
+    void put(const char* p) {
+        const std::uint64_t at = order_.next();
+        if (at >= values_.size()) return;  // not reached: the caller hands over exactly the tensor's bytes
+        const double v = decode(p, e_);
+        if (!std::isfinite(v))
+            problem_ = "element " + std::to_string(at) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
+                       " (values must be finite)";
+        values_[at] = v;
+    }
+
+    const Element& e_;
+    COrderIndex order_;
+    std::vector<double>& values_;
+    char element_[8] = {};
+    std::uint64_t partial_ = 0;  // bytes of element_ filled
+    std::string problem_;
+};
+
+}  // namespace
+
 Result<Tensor> TensorFile::read(std::string_view wanted) const {
     using R = Result<Tensor>;
     const TensorInfo* info = find(wanted);
     if (!info) return R::fail({problem(label_, std::string(wanted), "no such tensor in the file")});
     const std::string& name = info->name;
+    const auto fail = [&](const std::string& message) { return R::fail({problem(label_, name, message)}); };
     const Element e = element_of(info->dtype);
     if (!e.readable)
-        return R::fail({problem(
-            label_, name, "unsupported dtype " + info->dtype + " (attnviz reads F64, F32, F16, BF16 and f8, f4, f2)")});
+        return fail("unsupported dtype " + printable(info->dtype) +
+                    " (attnviz reads F64, F32, F16, BF16 and f8, f4, f2)");
     const std::uint64_t count = info->bytes / static_cast<std::uint64_t>(e.size);
+    // Checked before anything is read, inflated or allocated.
     if (count > max_tensor_values)
-        return R::fail(
-            {problem(label_, name,
-                     std::to_string(count) + " values is over the limit of " + std::to_string(max_tensor_values))});
+        return fail(std::to_string(count) + " values is over the limit of " + std::to_string(max_tensor_values));
     try {
-        // The tensor's bytes start at `at` in `data`: the whole entry of an .npz (its CRC is of all of
-        // it), just the tensor's bytes otherwise.
-        std::string data;
-        std::uint64_t at = 0;
-        if (info->entry >= 0) {
-            Result<std::string> member = entry_bytes(entries_[static_cast<size_t>(info->entry)], name);
-            if (!member) return R::fail(std::move(member.problems));
-            data = std::move(*member.value);
-            if (info->offset > data.size() || info->bytes > data.size() - info->offset)
-                return R::fail({problem(label_, name, "its data lies outside its entry")});
-            at = info->offset;
-        } else {
-            auto bytes = read_range(*source_, info->offset, info->bytes);
-            if (!bytes)
-                return R::fail(
-                    {problem(label_, name, "cannot read its data (the file is shorter than its header says)")});
-            data = std::move(*bytes);
-        }
+        // The bytes go straight into the values, a piece at a time (an .npz entry inflated as it
+        // is read, its CRC over all of it), so a tensor costs its values and a piece, not twice its size.
         Tensor t;
         t.name = name;
         t.shape = info->shape;
         t.values.resize(count);
-        // C order from C or Fortran order: the Fortran index of a C index, with the strides reversed.
-        const size_t dims = t.shape.size();
-        std::vector<std::uint64_t> index(dims, 0), f_stride(dims, 1);
-        for (size_t d = 1; d < dims; ++d) f_stride[d] = f_stride[d - 1] * t.shape[d - 1];
-        for (std::uint64_t c = 0; c < count; ++c) {
-            std::uint64_t from = c;
-            if (info->fortran_order && dims > 1) {
-                from = 0;
-                for (size_t d = 0; d < dims; ++d) from += index[d] * f_stride[d];
-                for (size_t d = dims; d-- > 0;) {  // the next C index: the last dimension fastest
-                    if (++index[d] < t.shape[d]) break;
-                    index[d] = 0;
+        Decoder decoder(e, *info, t.values);
+        std::string trouble;
+        if (info->entry >= 0) {
+            const Entry& entry = entries_[static_cast<size_t>(info->entry)];
+            if (info->offset > entry.size || info->bytes > entry.size - info->offset)
+                return fail("its data lies outside its entry");
+            std::uint64_t at = 0;  // the entry's bytes handed over so far
+            trouble = stream_entry(entry, [&](const char* p, std::uint64_t n) {
+                const std::uint64_t from = std::max(at, info->offset),
+                                    to = std::min(at + n, info->offset + info->bytes);
+                const bool go_on = from >= to || decoder.take(p + (from - at), to - from);
+                at += n;
+                return go_on;
+            });
+        } else {
+            constexpr std::uint64_t piece = 1 << 20;
+            for (std::uint64_t done = 0; done < info->bytes && decoder.problem().empty(); done += piece) {
+                const std::uint64_t n = std::min(piece, info->bytes - done);
+                const std::optional<std::string> bytes = read_range(*source_, info->offset + done, n);
+                if (!bytes) {
+                    trouble = "cannot read its data (the file is shorter than its header says)";
+                    break;
                 }
+                decoder.take(bytes->data(), n);
             }
-            const double v = decode(data.data() + at + from * static_cast<std::uint64_t>(e.size), e);
-            if (!std::isfinite(v))
-                return R::fail({problem(label_, name,
-                                        "element " + std::to_string(c) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
-                                            " (values must be finite)")});
-            t.values[c] = v;
         }
+        if (!decoder.problem().empty()) return fail(decoder.problem());
+        if (!trouble.empty()) return fail(trouble);
         return R::ok(std::move(t));
     } catch (const std::bad_alloc&) {
-        return R::fail({problem(label_, name, "out of memory")});
+        return fail("out of memory");
     }
 }
 

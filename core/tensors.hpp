@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -74,7 +75,11 @@ private:
     static Result<TensorFile> parse(std::shared_ptr<const Source> source, const std::string& label);
     Problems parse_safetensors();
     Problems parse_npz();
-    Result<std::string> entry_bytes(const Entry& e, const std::string& name) const;
+    // Hands an .npz entry's bytes to `take` in order, a piece at a time (inflating a deflated one
+    // as it goes), then checks its size and CRC: "" or what is wrong. `take` returns false to stop
+    // (with a problem of its own); nothing more is read then.
+    using PieceSink = std::function<bool(const char* piece, std::uint64_t size)>;
+    std::string stream_entry(const Entry& e, const PieceSink& take) const;
 };
 
 // The largest header or directory a reader accepts (a real one is a few kilobytes to megabytes).

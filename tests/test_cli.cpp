@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -484,10 +485,26 @@ TEST_F(Cli, ExampleInvalidOptionsExit2) {
     }
 }
 
-TEST_F(Cli, RandomConfigErrorNamesField) {
-    const Outcome r = run({"example", "random", "-n", "0", "-o", (work / "x.json").string()});
+TEST_F(Cli, RandomConfigErrorNamesTheOptionGiven) {
+    const fs::path out = work / "x.json";
+    Outcome r = run({"example", "random", "-n", "0", "-o", out.string()});
     EXPECT_EQ(r.code, 2) << describe(r);
-    EXPECT_TRUE(contains(r.err, "error: config.n: ")) << describe(r);
+    EXPECT_EQ(r.err, "error: -n must be at least 1, got 0\n");
+    // d_k and d_v follow from d_model / heads: a d_model of 0 is the option's fault, not theirs.
+    r = run({"example", "random", "--d-model", "0", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: --d-model must be at least 1, got 0\n");
+    r = run({"example", "random", "--heads", "-3", "-o", out.string()});
+    EXPECT_EQ(r.err, "error: --heads must be at least 1, got -3\n");
+    r = run({"example", "random", "--d-model", "9000", "--heads", "1", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: --d-model: 9000 is over the limit of 8192")) << describe(r);
+    EXPECT_FALSE(contains(r.err, "d_k")) << describe(r);
+    r = run({"example", "random", "--d-k", "9000", "-o", out.string()});
+    EXPECT_EQ(r.err, "error: --d-k: 9000 is over the limit of 8192\n");
+    r = run({"example", "random", "--heads", "2", "--kv-heads", "3", "-o", out.string()});
+    EXPECT_TRUE(contains(r.err, "error: --kv-heads: must divide heads = 2")) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(Cli, ShapeNoteOnStderr) {
@@ -1033,6 +1050,229 @@ TEST_F(Cli, RecoverDiscardSaysWhatItDid) {
     EXPECT_TRUE(r.out.empty()) << describe(r);
 }
 
+TEST_F(Cli, ImportRefusesAZeroExtentInsteadOfDividingByZero) {
+    // A query projection of 0 rows once made d_k = 0 and killed the import with SIGFPE.
+    std::vector<attnviz::core::Tensor> t = {
+        {"model.layers.0.self_attn.q_proj.weight", {0, 8}, {}},
+        {"model.layers.0.self_attn.k_proj.weight", {4, 8}, std::vector<double>(32, 0.1)},
+        {"model.layers.0.self_attn.v_proj.weight", {4, 8}, std::vector<double>(32, 0.1)},
+        {"model.layers.0.self_attn.o_proj.weight", {8, 0}, {}}};
+    const fs::path ckpt = work / "zero.safetensors", out = work / "o.json";
+    spit(ckpt, safetensors_bytes(t));
+    for (const char* layer : {"0", "all"}) {
+        const Outcome r = run({"import", ckpt.string(), "--heads", "2", "--layer", layer, "-o", out.string()});
+        EXPECT_FALSE(r.signaled) << describe(r);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_TRUE(
+            contains(r.err, "error: " + ckpt.string() +
+                                ": model.layers.0.self_attn.q_proj.weight: its shape [0, 8] has an extent of 0"))
+            << describe(r);
+        EXPECT_FALSE(fs::exists(out));
+    }
+    // --heads 0 is the option's fault.
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const Outcome r = run({"import", ref + "gpt2.safetensors", "--heads", "0", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: --heads: must be at least 1, got 0\n");
+}
+
+TEST_F(Cli, ImportOfASessionSaysItIsASession) {
+    const fs::path session = worked_file(), out = work / "o.json";
+    Outcome r = run({"import", session.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_EQ(r.err, "error: " + session.string() +
+                         ": is an attnviz session, not a checkpoint (a .safetensors, .npz or .npy file of tensors); "
+                         "open it as a session: attnviz FILE, or File > Open\n");
+    spit(work / "config.json", "  {\"num_attention_heads\": 12}");
+    r = run({"import", (work / "config.json").string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, ": is JSON text, not a checkpoint")) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, ImportRefusesAShiftedDataSection) {
+    // With the header length 4 bytes short (its padding spaces fall into the data section), every
+    // offset pointed 4 bytes early and every weight was read one element off.
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const std::string plain = slurp(ref + "gpt2.safetensors");
+    ASSERT_GT(plain.size(), 16u);
+    std::uint64_t header_len = 0;
+    for (int k = 7; k >= 0; --k) header_len = (header_len << 8) | static_cast<unsigned char>(plain[k]);
+    // The header padded with 8 spaces (the safetensors library pads headers to a multiple of 8).
+    std::string shifted = plain.substr(0, 8 + header_len) + std::string(8, ' ') + plain.substr(8 + header_len);
+    for (int k = 0; k < 8; ++k) shifted[k] = static_cast<char>(((header_len + 8) >> (8 * k)) & 0xff);
+    const fs::path padded = work / "padded.safetensors";
+    spit(padded, shifted);
+    EXPECT_EQ(run({"import", padded.string(), "--heads", "2", "-o", (work / "p.json").string()}).code, 0);
+    for (int k = 0; k < 8; ++k) shifted[k] = static_cast<char>(((header_len + 4) >> (8 * k)) & 0xff);
+    const fs::path ckpt = work / "shifted.safetensors", out = work / "o.json";
+    spit(ckpt, shifted);
+    const Outcome r = run({"import", ckpt.string(), "--heads", "2", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + ckpt.string() + ": ")) << describe(r);
+    EXPECT_TRUE(contains(r.err, "4 bytes of the data section's")) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, ImportWithManyBadValuesInXPrintsTwentyAndACount) {
+    const std::string ref = ATTNVIZ_REFERENCE_DIR "/checkpoints/";
+    const fs::path x = work / "x.npy", out = work / "o.json";
+    spit(x, attnviz::core::npy_matrix(attnviz::core::Matrix::Constant(8192, 8, 1e300)));  // 65,536 values
+    const Outcome r = run({"import", ref + "gpt2.safetensors", "--heads", "2", "--x", x.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    const std::vector<std::string> lines = error_lines(r.err);
+    ASSERT_EQ(lines.size(), 21u) << r.err.substr(0, 3000);
+    EXPECT_EQ(lines[0].rfind("error: --x " + x.string() + ": X[0][0]: 1e+300 is outside ±1e+15", 0), 0u) << lines[0];
+    EXPECT_EQ(lines[20], "error: " + ref + "gpt2.safetensors: and 65516 more problems");
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, NamesFromFilesAreEscapedInMessages) {
+    // A tensor named with an escape sequence and a carriage return (JSON escapes in the header).
+    const std::string header = "{\"" + std::string("h.0.attn.c_attn.weight\\u001b[2J\\r") +
+                               "\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 4]}}";
+    std::string bytes(8, '\0');
+    for (int k = 0; k < 8; ++k) bytes[k] = static_cast<char>((header.size() >> (8 * k)) & 0xff);
+    const fs::path ckpt = work / "names.safetensors";
+    spit(ckpt, bytes + header + std::string(4, '\0'));
+    const Outcome r = run({"import", ckpt.string(), "--heads", "1", "-o", (work / "o.json").string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "h.0.attn.c_attn.weight\\x1b[2J\\r: shape [2] of F32 needs 8 bytes")) << describe(r);
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find('\r'), std::string::npos) << describe(r);
+    // A file name with a byte that is no UTF-8 and a control character.
+    const fs::path odd = work / "odd\xff\x07.safetensors";
+    const Outcome missing = run({"import", odd.string(), "-o", (work / "o.json").string()});
+    EXPECT_EQ(missing.code, 1) << describe(missing);
+    EXPECT_TRUE(contains(missing.err, "odd\\xff\\x07.safetensors: cannot open")) << describe(missing);
+}
+
+TEST_F(Cli, AValueJustOutsideTheRangeShowsTheDigitsThatDiffer) {
+    json d = worked_json();
+    d["X"][0][1] = 1.0000000000000002e15;
+    const fs::path p = work / "edge.json";
+    spit(p, d.dump());
+    const Outcome r = run({"compute", p.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "X[0][1]: 1000000000000000.2 is outside ±1e+15")) << describe(r);
+}
+
+TEST_F(Cli, GradTakesSpacesAroundEachPartAlike) {
+    const std::string s = worked_file().string();
+    for (const char* cell : {"output:1:2", "output: 1:2", "output:1:2 ", " output : 1 : 2 "}) {
+        SCOPED_TRACE(cell);
+        const Outcome r = run({"compute", s, "--grad", cell});
+        EXPECT_EQ(r.code, 0) << describe(r);
+        EXPECT_EQ(json::parse(r.out)["grad"]["of"], "output:1:2");
+    }
+    EXPECT_EQ(run({"compute", s, "--grad", "output:1 2:3"}).code, 2);  // inside a part, a space is no number
+}
+
+TEST_F(Cli, ExportRefusesAScaleThatLeavesNoPixel) {
+    const std::string s = worked_file().string();
+    const fs::path out = work / "w.png";
+    const Outcome r =
+        run({"export", s, "--matrix", "weights:1", "--format", "png", "--scale", "1e-300", "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: scale: 1e-300 leaves no pixel: the figure is ")) << describe(r);
+    EXPECT_TRUE(contains(r.err, "the scale must be at least ")) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, RecoverListsAbsolutePathsEscapedAndDiscardLeavesNoLock) {
+    const fs::path dir = work / "state", folder = work / "a";
+    fs::create_directory(folder);
+    const fs::path before = fs::current_path();
+    std::string id;
+    {
+        attnviz::core::AutosaveStore store(dir.string());  // ended without saving, in folder a
+        ASSERT_TRUE(store.enabled()) << store.problem();
+        fs::current_path(folder);
+        const attnviz::core::Problems p = store.save(attnviz::core::worked_example(), "notes.json");
+        fs::current_path(before);
+        ASSERT_TRUE(p.empty());
+        id = store.id();
+    }
+    // Another instance killed before it autosaved anything left only its lock.
+    spit(dir / "99-dead.lock", "");
+    const timespec old[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "99-dead.lock").c_str(), old, 0), 0);
+    Outcome r = run({"recover", "--dir", dir.string()});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "\t" + (fs::canonical(folder) / "notes.json").string() + "\t")) << describe(r);
+    // A record whose file and description hold control characters: one line, escaped.
+    json meta = json::parse(slurp(dir / (id + ".meta.json")));
+    meta["file"] = "/x/\x1b]0;owned\x07\nnext.json";
+    meta["what"] = "line\rover";
+    spit(dir / (id + ".meta.json"), meta.dump());
+    r = run({"recover", "--dir", dir.string()});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "\t/x/\\x1b]0;owned\\x07\\nnext.json\tline\\rover\n")) << describe(r);
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << describe(r);
+    r = run({"recover", "--dir", dir.string(), "--discard"});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(entries(dir).empty()) << "left: " << entries(dir).size() << " files, the first "
+                                      << (entries(dir).empty() ? "" : entries(dir).front());
+}
+
+TEST_F(Cli, RecoverWritesTheNewestReadableAutosaveAndSaysSo) {
+    const fs::path dir = work / "state", out = work / "out.json";
+    std::string older, newer;
+    for (std::string* id : {&older, &newer}) {
+        attnviz::core::AutosaveStore store(dir.string());
+        ASSERT_TRUE(store.save(attnviz::core::worked_example(), "").empty());
+        *id = store.id();
+    }
+    // Make the order certain, then break the newest one's session.
+    for (const auto& [id, when] : {std::pair{older, 1700000000}, std::pair{newer, 1700000100}}) {
+        json meta = json::parse(slurp(dir / (id + ".meta.json")));
+        meta["saved_at"] = when;
+        spit(dir / (id + ".meta.json"), meta.dump());
+    }
+    spit(dir / (newer + ".json"), "{ truncated");
+    Outcome r = run({"recover", "--dir", dir.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "note: the autosave " + newer)) << describe(r);
+    EXPECT_TRUE(contains(r.err, "note: writing the newest autosave that can be read: " + older)) << describe(r);
+    EXPECT_EQ(json::parse(slurp(out))["format"], "attnviz-session");
+    // Asked for by its id, the broken one is an error, not another autosave.
+    fs::remove(out);
+    r = run({"recover", "--dir", dir.string(), "-o", out.string(), "--id", newer});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_FALSE(fs::exists(out));
+    spit(dir / (older + ".json"), "{ also broken");
+    r = run({"recover", "--dir", dir.string(), "-o", out.string()});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: none of the autosaves in " + dir.string() + " can be read")) << describe(r);
+}
+
+TEST_F(Cli, RecoverRefusesAStateFolderThatIsALink) {
+    const fs::path elsewhere = work / "elsewhere", link = work / "state";
+    fs::create_directory(elsewhere);
+    fs::permissions(elsewhere, fs::perms(0755));
+    fs::create_directory_symlink(elsewhere, link);
+    const Outcome r = run({"recover", "--dir", link.string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + link.string() + ": is a symbolic link")) << describe(r);
+    EXPECT_EQ(fs::status(elsewhere).permissions(), fs::perms(0755));
+    EXPECT_TRUE(fs::is_empty(elsewhere));
+}
+
+TEST_F(Cli, OutputThroughALinkAnotherUserPlantedInTmpIsRefused) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a link to another user";
+    const fs::path shared = work / "tmp", target = work / "precious.json", link = shared / "x.json";
+    fs::create_directory(shared);
+    ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+    spit(target, "precious");
+    fs::create_symlink(target, link);
+    ASSERT_EQ(::lchown(link.c_str(), 4321, 4321), 0);
+    const Outcome r = run({"compute", worked_file().string(), "-o", link.string()});
+    EXPECT_EQ(r.code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "error: " + link.string() + ": is a symbolic link in a sticky, world-writable folder"))
+        << describe(r);
+    EXPECT_EQ(slurp(target), "precious");
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1300,7 +1540,8 @@ TEST_F(Cli, RandomCrossAttentionAndCustomMasks) {
     const Outcome causal =
         run({"example", "random", "-n", "3", "--n-kv", "4", "--mask", "causal", "-o", (work / "bad.json").string()});
     EXPECT_EQ(causal.code, 2) << describe(causal);
-    EXPECT_NE(causal.err.find("config.mask"), std::string::npos) << causal.err;
+    EXPECT_NE(causal.err.find("error: --mask: a causal mask needs as many keys as queries"), std::string::npos)
+        << causal.err;
     EXPECT_FALSE(fs::exists(work / "bad.json"));
     EXPECT_EQ(run({"example", "random", "--mask", "banded", "-o", (work / "b.json").string()}).code, 2);
     EXPECT_EQ(run({"example", "random", "--n-kv", "0", "-o", (work / "b.json").string()}).code, 2);

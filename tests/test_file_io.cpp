@@ -579,6 +579,83 @@ TEST_F(FileIo, NewFileGetsTheUmask) {
     }
 }
 
+TEST_F(FileIo, OwnerOnlyFilesAre0600WhateverTheUmaskOrTheOldFile) {
+    const UmaskGuard guard(0);
+    const fs::path fresh = dir / "fresh", old = dir / "old";
+    write_plain(old, "old");
+    ASSERT_EQ(::chmod(old.c_str(), 0644), 0);
+    EXPECT_TRUE(write_file_atomic(fresh.string(), "x", FileMode::owner_only).empty());
+    EXPECT_TRUE(write_file_atomic(old.string(), "new", FileMode::owner_only).empty());
+    EXPECT_EQ(perms(fresh), 0600u);
+    EXPECT_EQ(perms(old), 0600u);
+    EXPECT_EQ(slurp(old), "new");
+}
+
+// ---------------------------------------------------------------------------------------------
+// fs.protected_symlinks
+
+TEST(ProtectedSymlinks, ALinkInAStickyWorldWritableFolderIsFollowedOnlyForItsOwnerOrTheFolders) {
+    const mode_t tmp_mode = S_IFDIR | S_ISVTX | 0777;  // /tmp
+    const uid_t root = 0, alice = 1000, mallory = 1001;
+    // In /tmp (owned by root): a link of mallory's is refused to alice and to root.
+    EXPECT_FALSE(may_follow_link(mallory, root, tmp_mode, alice));
+    EXPECT_FALSE(may_follow_link(mallory, root, tmp_mode, root));
+    // Alice's own link, or the folder owner's (root's), is followed.
+    EXPECT_TRUE(may_follow_link(alice, root, tmp_mode, alice));
+    EXPECT_TRUE(may_follow_link(root, root, tmp_mode, alice));
+    // A sticky folder of mallory's: her links there are the folder owner's.
+    EXPECT_TRUE(may_follow_link(mallory, mallory, tmp_mode, alice));
+    // Not sticky, or not writable by all: the rule does not apply.
+    EXPECT_TRUE(may_follow_link(mallory, root, S_IFDIR | 0777, alice));
+    EXPECT_TRUE(may_follow_link(mallory, root, S_IFDIR | S_ISVTX | 0775, alice));
+    EXPECT_TRUE(may_follow_link(mallory, root, S_IFDIR | 0755, root));
+}
+
+TEST_F(FileIo, ALinkAnotherUserPlantedInAStickyFolderIsNotFollowed) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a link to another user";
+    // A sticky, world-writable folder like /tmp, owned by us, and a link in it owned by another
+    // user, leading to a file of ours.
+    const fs::path shared = dir / "shared", target = dir / "precious.json", link = shared / "x.json";
+    fs::create_directory(shared);
+    ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+    write_plain(target, "precious");
+    fs::create_symlink(target, link);
+    ASSERT_EQ(::lchown(link.c_str(), 4321, 4321), 0);
+    EXPECT_TRUE(one_problem(write_file_atomic(link.string(), "overwritten"), link.string(),
+                            "is a symbolic link in a sticky, world-writable folder (" + shared.string() +
+                                ") owned by neither you nor the folder's owner (uid 4321)"));
+    EXPECT_EQ(slurp(target), "precious");
+    EXPECT_TRUE(fs::is_symlink(link));
+    // The same link owned by the folder's owner, or a link of ours, is written through.
+    ASSERT_EQ(::lchown(link.c_str(), 0, 0), 0);
+    EXPECT_TRUE(write_file_atomic(link.string(), "ours").empty());
+    EXPECT_EQ(slurp(target), "ours");
+    // A dangling link of another user's does not create the file it names either; nor does one
+    // reached through a link of ours.
+    const fs::path dangling = shared / "d.json", via = dir / "via.json";
+    fs::create_symlink(dir / "created.json", dangling);
+    ASSERT_EQ(::lchown(dangling.c_str(), 4321, 4321), 0);
+    EXPECT_FALSE(write_file_atomic(dangling.string(), "x").empty());
+    fs::create_symlink(dangling, via);
+    EXPECT_TRUE(one_problem(write_file_atomic(via.string(), "x"), via.string(),
+                            dangling.string() + " is a symbolic link in a sticky, world-writable folder"));
+    EXPECT_FALSE(fs::exists(dir / "created.json"));
+}
+
+TEST_F(FileIo, CanonicalPathsAreAbsoluteFromAnyFolder) {
+    const fs::path before = fs::current_path();
+    fs::create_directory(dir / "a");
+    fs::create_directory_symlink(dir / "a", dir / "link");
+    fs::current_path(dir / "link");
+    const std::string p = canonical_path("notes.json"), q = canonical_path("../a/./notes.json");
+    fs::current_path(before);
+    const std::string real = (fs::canonical(dir / "a") / "notes.json").string();
+    EXPECT_EQ(p, real);
+    EXPECT_EQ(q, real);
+    EXPECT_EQ(canonical_path(""), "");
+    EXPECT_EQ(canonical_path(real), real);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Failures leave the old file
 

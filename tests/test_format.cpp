@@ -120,6 +120,26 @@ TEST(CellNumber, ACellThatShowsPoint2ShowsEverySmallerValueToOneDecimal) {
     EXPECT_EQ(cell_number(0.96, -1, "~0"), "1");
     EXPECT_EQ(cell_number(12.34, -1, "~0"), "12.3");
 }
+
+TEST(Printable, ControlCharactersAndInvalidUtf8AreEscapedPrintableTextIsNot) {
+    EXPECT_EQ(printable("layer.0.weight"), "layer.0.weight");
+    EXPECT_EQ(printable("Zürich 猫 😀 naïve"), "Zürich 猫 😀 naïve");
+    EXPECT_EQ(printable("a\x1b[2Jb"), "a\\x1b[2Jb");          // an escape sequence
+    EXPECT_EQ(printable("1\n2\t3\r4"), "1\\n2\\t3\\r4");      // new lines stay on one line
+    EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");  // a NUL
+    EXPECT_EQ(printable("\x7f"), "\\x7f");                    // DEL
+    EXPECT_EQ(printable("\xc2\x9b"
+                        "31m"),
+              "\\u{9b}31m");                                           // C1's CSI, valid UTF-8 but a control
+    EXPECT_EQ(printable("\xff\xfe"), "\\xff\\xfe");                    // no UTF-8 at all
+    EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");                    // a character cut short
+    EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");                    // an overlong '/'
+    EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
+    EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+    EXPECT_EQ(printable("é\xffé"), "é\\xffé");                         // the rest is kept
+    EXPECT_EQ(printable(""), "");
+}
+
 }  // namespace
 }  // namespace attnviz::core
 

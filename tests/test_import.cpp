@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -154,6 +155,154 @@ TEST(Import, IncompleteOrMisfittingCheckpointsAreRefused) {
     r = import_layer(*llama.value, l);
     ASSERT_FALSE(r);
     EXPECT_TRUE(contains(all_text(r.problems), "--kv-heads")) << all_text(r.problems);
+}
+
+// A llama layer of d_model = 8 and 2 heads of d_k = 4 whose tensors have these shapes ([rows,
+// cols] as nn.Linear stores them), every value 0.1.
+TensorFile llama_of_shapes(const std::vector<std::vector<std::uint64_t>>& qkvo) {
+    std::vector<Tensor> tensors;
+    const char* names[] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    for (size_t k = 0; k < 4; ++k) {
+        Tensor t;
+        t.name = std::string("model.layers.0.self_attn.") + names[k] + ".weight";
+        t.shape = qkvo[k];
+        t.values.assign(static_cast<size_t>(t.shape[0] * t.shape[1]), 0.1);
+        tensors.push_back(std::move(t));
+    }
+    Result<TensorFile> f = TensorFile::from_bytes(safetensors_bytes(tensors), "zero.safetensors");
+    EXPECT_TRUE(f) << all_text(f.problems);
+    return f ? std::move(*f.value) : TensorFile{};
+}
+
+TEST(Import, AnExtentOfZeroIsRefusedNamingTheFileAndTensor) {
+    // The query projection with 0 rows made d_k = 0, which passed the check that heads divide its
+    // columns and then divided the key projection's columns by zero (SIGFPE).
+    const TensorFile zero_q = llama_of_shapes({{0, 8}, {4, 8}, {4, 8}, {8, 0}});
+    ImportOptions o;
+    o.heads = 2;
+    Result<ImportedLayer> r = import_layer(zero_q, o);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(
+        contains(all_text(r.problems),
+                 "zero.safetensors: model.layers.0.self_attn.q_proj.weight: its shape [0, 8] has an extent of 0"))
+        << all_text(r.problems);
+    // The model view imports each layer through import_layer_of_several: the same refusal.
+    r = import_layer_of_several(zero_q, o, 0);
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(all_text(r.problems), "q_proj.weight: its shape [0, 8] has an extent of 0"))
+        << all_text(r.problems);
+    // Any one of them: the key projection without rows, the output projection without columns.
+    for (const auto& shapes : {std::vector<std::vector<std::uint64_t>>{{8, 8}, {0, 8}, {8, 8}, {8, 8}},
+                               std::vector<std::vector<std::uint64_t>>{{8, 8}, {8, 8}, {8, 8}, {8, 0}},
+                               std::vector<std::vector<std::uint64_t>>{{8, 0}, {8, 0}, {8, 0}, {0, 0}}}) {
+        r = import_layer(llama_of_shapes(shapes), o);
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(all_text(r.problems), "has an extent of 0")) << all_text(r.problems);
+    }
+    ASSERT_TRUE(import_layer(llama_of_shapes({{8, 8}, {8, 8}, {8, 8}, {8, 8}}), o));  // the same layer, whole
+}
+
+TEST(Import, CountsAndSizesBelowOneAreRefusedNamingWhereTheyCameFrom) {
+    const TensorFile f = llama_of_shapes({{8, 8}, {4, 8}, {4, 8}, {8, 8}});  // 2 heads, 1 K/V group
+    const auto refused = [&](const ImportOptions& o, const std::string& says) {
+        const Result<ImportedLayer> r = import_layer(f, o);
+        ASSERT_FALSE(r) << says;
+        EXPECT_TRUE(contains(all_text(r.problems), says)) << all_text(r.problems);
+    };
+    ImportOptions o;
+    o.heads = 2;
+    ASSERT_TRUE(import_layer(f, o));
+    o.heads = 0;
+    refused(o, "--heads: must be at least 1, got 0");
+    o.heads = -2;
+    refused(o, "--heads: must be at least 1, got -2");
+    o.heads = 2;
+    o.kv_heads = 0;
+    refused(o, "--kv-heads: must be at least 1, got 0");
+    o.kv_heads.reset();
+    o.rope_base = -1;
+    refused(o, "--rope-base: must be a number above 1");
+    o.rope_base.reset();
+    // From a config.json: named by its path and key, even where --heads makes it unneeded.
+    o.config_label = "/m/config.json";
+    o.config_json = R"({"num_attention_heads": 0})";
+    refused(o, "/m/config.json: num_attention_heads: the number of heads must be from 1 to 256, got 0");
+    o.heads.reset();
+    refused(o, "/m/config.json: num_attention_heads: the number of heads must be from 1 to 256, got 0");
+    o.config_json = R"({"num_attention_heads": 2, "num_key_value_heads": -1})";
+    refused(o, "/m/config.json: num_key_value_heads: the number of K/V heads must be from 1 to 256, got -1");
+    o.config_json = R"({"num_attention_heads": 2, "hidden_size": 0})";
+    refused(o, "/m/config.json: hidden_size: d_model must be from 1 to 8192, got 0");
+    o.config_json = R"({"num_attention_heads": 2, "head_dim": 0})";
+    refused(o, "/m/config.json: head_dim: d_k must be from 1 to 8192, got 0");
+    o.config_json = R"({"n_head": 2.5})";
+    refused(o, "/m/config.json: n_head: expected the number of heads, a whole number, got 2.5");
+    o.config_json = R"({"num_attention_heads": 2, "rope_theta": 0})";
+    refused(o, "/m/config.json: rope_theta: RoPE's base must be a number above 1");
+    // Sizes that are valid but not this layer's: the config of another model.
+    o.config_json = R"({"num_attention_heads": 2, "hidden_size": 16})";
+    refused(o, "/m/config.json: hidden_size: 16, but the layer's weights are 8 wide");
+    o.config_json = R"({"num_attention_heads": 2, "head_dim": 8})";
+    refused(o, "/m/config.json: head_dim: 8, but 2 heads of the 8 query columns are 4 wide");
+    o.config_json = R"({"num_attention_heads": 2, "num_key_value_heads": 2})";
+    refused(o, "/m/config.json: num_key_value_heads: 2, but the key projection holds 1 groups");
+    o.config_json = R"({"num_attention_heads": 2, "num_key_value_heads": 1, "hidden_size": 8, "head_dim": 4,
+                        "sliding_window": null})";
+    const Result<ImportedLayer> fine = import_layer(f, o);
+    ASSERT_TRUE(fine) << all_text(fine.problems);
+    EXPECT_EQ(fine.value->session.config.heads, 2);
+    EXPECT_EQ(fine.value->session.config.kv_heads, 1);
+    // The same keys in export-layer.py's metadata are named as the file's.
+    std::vector<Tensor> tensors;
+    for (const TensorInfo& info : f.tensors()) tensors.push_back(*f.read(info.name).value);
+    const Result<TensorFile> with_metadata =
+        TensorFile::from_bytes(safetensors_bytes(tensors, {{"num_attention_heads", "0"}}), "m.safetensors");
+    ASSERT_TRUE(with_metadata);
+    const Result<ImportedLayer> r = import_layer(*with_metadata.value, {});
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(all_text(r.problems), "m.safetensors: __metadata__.num_attention_heads: the number of heads"))
+        << all_text(r.problems);
+    // An X of no rows.
+    o = {};
+    o.heads = 2;
+    o.x = Tensor{"X", {0, 8}, {}};
+    refused(o, "--x: X has 0 rows");
+}
+
+TEST(Import, AGiantTensorIsRefusedFromItsHeaderBeforeAnyOfItIsRead) {
+    // A query projection of 16384 × 8192 doubles (1 GiB, a sparse file here) beside small ones: once
+    // read whole (and inflated, in an .npz) before the shapes were found not to fit.
+    TempDir dir("import_giant");
+    ASSERT_TRUE(dir.created());
+    std::vector<Tensor> small;
+    for (const char* name : {"k_proj", "v_proj", "o_proj"})
+        small.push_back({std::string("layers.0.self_attn.") + name + ".weight", {8, 8}, std::vector<double>(64, 0.5)});
+    const std::string tail = safetensors_bytes(small);  // only to take its data section
+    std::string header = R"({"layers.0.self_attn.q_proj.weight": {"dtype": "F64", "shape": [16384, 8192],
+                                 "data_offsets": [0, 1073741824]})";
+    const std::uint64_t giant = std::uint64_t{1} << 30;
+    for (size_t k = 0; k < small.size(); ++k)
+        header += ", \"" + small[k].name + "\": {\"dtype\": \"F64\", \"shape\": [8, 8], \"data_offsets\": [" +
+                  std::to_string(giant + 512 * k) + ", " + std::to_string(giant + 512 * (k + 1)) + "]}";
+    header += "}";
+    std::string head(8, '\0');
+    for (int k = 0; k < 8; ++k) head[static_cast<size_t>(k)] = static_cast<char>((header.size() >> (8 * k)) & 0xff);
+    const std::string path = (dir.path() / "giant.safetensors").string();
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << head << header;
+        out.seekp(static_cast<std::streamoff>(8 + header.size() + giant));
+        out << tail.substr(tail.size() - 3 * 512);
+    }
+    const Result<TensorFile> f = TensorFile::open(path);
+    ASSERT_TRUE(f) << all_text(f.problems);
+    ImportOptions o;
+    o.heads = 2;
+    const Result<ImportedLayer> r = import_layer(*f.value, o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(all_text(r.problems), path +
+                                        ": the layer's tensors hold more than 134217728 numbers, the limit of a "
+                                        "session's inputs; nothing of them was read\n");
 }
 
 TEST(Import, TheLayersACheckpointHolds) {

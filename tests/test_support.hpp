@@ -125,7 +125,8 @@ inline std::string safetensors_bytes(const std::vector<core::Tensor>& tensors,
     for (const core::Tensor& t : tensors) {
         const size_t start = data.size();
         data.resize(start + t.values.size() * sizeof(double));
-        std::memcpy(data.data() + start, t.values.data(), t.values.size() * sizeof(double));  // little-endian host
+        if (!t.values.empty())  // an empty tensor's data() may be null, which memcpy may not be given
+            std::memcpy(data.data() + start, t.values.data(), t.values.size() * sizeof(double));  // little-endian host
         header[t.name] = {{"dtype", "F64"}, {"shape", t.shape}, {"data_offsets", {start, data.size()}}};
     }
     const std::string text = header.dump();

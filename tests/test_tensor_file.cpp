@@ -298,6 +298,87 @@ TEST(TensorFileBuilt, LyingSafetensorsHeadersAreRefusedNamingFileAndTensor) {
     expect_refused(safetensors(R"({"__metadata__": ["a"]})", data), label, "__metadata__", {"object"});
 }
 
+TEST(TensorFileBuilt, SafetensorsTensorsMustTileTheDataSectionExactly) {
+    const std::string label = "m.safetensors";
+    const std::string data = f4({1, 2, 3, 4, 5, 6});  // 24 bytes
+    const auto two = [&](const std::string& a, const std::string& b, const std::string& bytes) {
+        return safetensors("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": " + a +
+                               "}, \"b\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": " + b + "}}",
+                           bytes);
+    };
+    ASSERT_TRUE(TensorFile::from_bytes(two("[0, 8]", "[8, 24]", data), label));
+    ASSERT_TRUE(TensorFile::from_bytes(two("[16, 24]", "[0, 16]", data), label));  // any order in the header
+    // A gap before the first tensor, a gap between two, bytes after the last.
+    expect_refused(two("[4, 12]", "[12, 28]", data + "1234"), label, "a",
+                   {"its data begins at byte 4 of the data section, the first tensor's: the 4 bytes before it belong "
+                    "to no tensor"});
+    expect_refused(two("[0, 8]", "[12, 28]", data + "1234"), label, "b",
+                   {"its data begins at byte 12 of the data section, but a's ends at byte 8: the 4 bytes between "
+                    "them belong to no tensor"});
+    expect_refused(two("[0, 8]", "[8, 24]", data + "1234"), label, "b",
+                   {"4 bytes of the data section's 28 follow the last tensor, which ends at byte 24"});
+    expect_refused(safetensors(R"({"__metadata__": {"k": "v"}})", "xy"), label, "",
+                   {"2 bytes of the data section's 2 follow the header, and no tensor holds any"});
+    // An empty tensor holds no bytes: it may lie anywhere in the data section.
+    ASSERT_TRUE(TensorFile::from_bytes(safetensors(R"({"e": {"dtype": "F32", "shape": [0], "data_offsets": [24, 24]},
+                                                       "a": {"dtype": "F32", "shape": [6], "data_offsets": [0, 24]}})",
+                                                   data),
+                                       label));
+}
+
+TEST(TensorFileBuilt, AShiftedHeaderLengthIsRefusedNotReadOneElementOff) {
+    // The header padded with spaces to 8 bytes, as safetensors writes it; its length told 4 short,
+    // the padding becomes the data section's first bytes and every offset points 4 bytes early.
+    std::string header = R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})";
+    header.append((8 - header.size() % 8) % 8 + 8, ' ');
+    const std::string good = safetensors(header, f4({1, 2, 3, 4, 5, 6}));
+    expect_exact(good, "w.safetensors", "w", {2, 3}, {1, 2, 3, 4, 5, 6});
+    std::string shifted = good;
+    put_le(shifted, 0, header.size() - 4, 8);
+    expect_refused(shifted, "w.safetensors", "w",
+                   {"4 bytes of the data section's 28 follow the last tensor, which ends at byte 24"});
+}
+
+TEST(TensorFileBuilt, ManyTensorsAndLongArraysParseInOnePass) {
+    // 40,000 tensors of one F32 each (parsing them once took time quadratic in their number), and
+    // as many empty ones.
+    std::string header = "{", data;
+    for (int k = 0; k < 40000; ++k) {
+        header += (k ? ", \"t" : "\"t") + std::to_string(k) +
+                  "\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [" + std::to_string(4 * k) + ", " +
+                  std::to_string(4 * k + 4) + "]}, \"e" + std::to_string(k) +
+                  "\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [0, 0]}";
+        data += f4({static_cast<float>(k)});
+    }
+    const Result<TensorFile> f = TensorFile::from_bytes(safetensors(header + "}", data), "many.safetensors");
+    ASSERT_TRUE(f) << all_text(f.problems);
+    EXPECT_EQ(f.value->tensors().size(), 80000u);
+    const Result<Tensor> last = f.value->read("t39999");
+    ASSERT_TRUE(last) << all_text(last.problems);
+    EXPECT_EQ(last.value->values, std::vector<double>{39999});
+    // Listed in name order, as before.
+    EXPECT_EQ(f.value->tensors().front().name, "e0");
+    EXPECT_EQ(f.value->tensors().back().name, "t9999");
+    // A shape of a million dimensions is refused at its 33rd, not read whole.
+    std::string shape = "[1";
+    for (int k = 1; k < 1000000; ++k) shape += ",1";
+    expect_refused(safetensors(R"({"w": {"dtype": "F32", "shape": )" + shape + R"(], "data_offsets": [0, 4]}})",
+                               f4({1})),
+                   "long.safetensors", "w", {"shape: more than 32 dimensions"});
+    // A key of a tensor's entry given twice is refused rather than one of them kept.
+    expect_refused(safetensors(R"({"w": {"dtype": "F32", "dtype": "F64", "shape": [1], "data_offsets": [0, 4]}})",
+                               f4({1})),
+                   "twice.safetensors", "w", {"dtype: given twice"});
+}
+
+TEST(TensorFileBuilt, JsonGivenAsACheckpointIsNamedAsSuch) {
+    expect_refused("{\n \"format\": \"attnviz-session\",\n \"version\": 1\n}\n", "s.json", "",
+                   {"is an attnviz session, not a checkpoint (a .safetensors, .npz or .npy file of tensors); open it "
+                    "as a session: attnviz FILE, or File > Open"});
+    expect_refused("\xEF\xBB\xBF [{\"a\": 1}, 2, 3]", "list.json", "", {"is JSON text, not a checkpoint"});
+    expect_refused("{\"format\": \"attnviz-trace\", \"version\": 3}", "t.json", "", {"is an attnviz trace"});
+}
+
 TEST(TensorFileBuilt, SafetensorsThatAreNotSafetensorsAreRefused) {
     const std::string data = f4({1, 2});
     expect_refused(le(1000, 8) + "{}", "a.safetensors", "", {"1000 bytes, more than the file holds (10 bytes)"});
@@ -458,6 +539,41 @@ TEST(TensorFileBuilt, NpzStoredAndDeflatedEntries) {
     const Result<TensorFile> empty = TensorFile::from_bytes(zip({}), "empty.npz");
     ASSERT_TRUE(empty) << all_text(empty.problems);
     EXPECT_TRUE(empty.value->tensors().empty());
+}
+
+TEST(TensorFileBuilt, NpzEntriesLargerThanAPieceReadExactlyInEveryLayout) {
+    // Entries of megabytes are read (or inflated) and converted a piece at a time: inflate hands
+    // out pieces of any length, so elements straddle two of them; Fortran order runs across pieces;
+    // the CRC covers all of it.
+    const std::size_t rows = 700, cols = 513;  // 359,100 values: 2.9 MB as f8, 0.7 MB as f2
+    std::vector<double> c_order(rows * cols);
+    for (std::size_t k = 0; k < c_order.size(); ++k) c_order[k] = static_cast<double>(k % 2048) - 1000.5;
+    std::string f8_c, f8_fortran, f2_c;
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) f8_c += f8({c_order[r * cols + c]});
+    for (std::size_t c = 0; c < cols; ++c)
+        for (std::size_t r = 0; r < rows; ++r) f8_fortran += f8({c_order[r * cols + c]});
+    std::vector<std::uint16_t> halves;
+    std::vector<double> half_values;
+    for (std::size_t k = 0; k < rows * cols; ++k) {
+        halves.push_back(static_cast<std::uint16_t>(0x3C00 + (k % 977)));  // 1 + (k % 977)/1024
+        half_values.push_back(1 + static_cast<double>(k % 977) / 1024);
+    }
+    f2_c = u16(halves);
+    const std::string shape = "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+    for (const bool deflate : {false, true}) {
+        SCOPED_TRACE(deflate ? "deflated" : "stored");
+        const std::string file = zip({entry("c.npy", npy(dict("<f8", false, shape), f8_c, 2), deflate),
+                                      entry("f.npy", npy(dict("<f8", true, shape), f8_fortran), deflate),
+                                      entry("h.npy", npy(dict("<f2", false, shape), f2_c), deflate)});
+        expect_exact(file, "big.npz", "c", {rows, cols}, c_order);
+        expect_exact(file, "big.npz", "f", {rows, cols}, c_order);
+        expect_exact(file, "big.npz", "h", {rows, cols}, half_values);
+        // A flipped byte near the end, past the first pieces, is caught by the CRC.
+        ZipEntry lying = entry("c.npy", npy(dict("<f8", false, shape), f8_c, 2), deflate);
+        lying.crc = crc_of(lying.content) ^ 1;
+        expect_refused(zip({lying}), "big.npz", "c", {"CRC mismatch"});
+    }
 }
 
 TEST(TensorFileBuilt, LyingNpzEntriesAreRefusedNamingFileAndTensor) {

@@ -43,7 +43,9 @@ std::string AppState::shape_text(MatrixRef ref, bool follow_orientation) const {
 std::string AppState::label(MatrixRef ref) const { return core::label(ref, notation_); }
 
 void AppState::set_message(std::string text, bool error) {
-    message_ = {std::move(text), error, ""};
+    // Messages echo file names and the files' own text: escape sequences and invalid UTF-8 are
+    // shown escaped, never drawn or copied out raw.
+    message_ = {core::printable(text), error, ""};
     if (message_.text.empty()) return;
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
@@ -138,7 +140,7 @@ bool AppState::set_config(const core::Config& config, const std::string& merge) 
         return true;
     }
     if (refuse_over_budget(config, "Not applied")) return false;
-    remember(SessionChange{session_}, "change of the dimensions", merge);
+    remember(SessionChange{session_, std::nullopt}, "change of the dimensions", merge);
     // Values a smaller dimension drops are kept aside, so growing it back brings them back.
     const core::Mask mask_before = session_.config.mask;
     const bool mask_known = memory_.params.mask.size() > 0 || session_.params.mask.size() > 0;
@@ -189,7 +191,7 @@ bool AppState::set_kv_token(int row, const std::string& text) {
 }
 
 void AppState::pin() {
-    remember(SessionChange{session_}, "pin");
+    remember(SessionChange{session_, std::nullopt}, "pin");
     core::Session now = session_;
     now.pin.reset();  // a pin never holds another
     session_.pin = std::make_shared<const core::Session>(std::move(now));
@@ -199,18 +201,25 @@ void AppState::pin() {
 
 void AppState::unpin() {
     if (!session_.pin) return;
-    remember(SessionChange{session_}, "unpin");
+    remember(SessionChange{session_, std::nullopt}, "unpin");
     session_.pin.reset();
     mark_dirty();
 }
 
 void AppState::set_session(core::Session session, const std::string& description) {
-    if (refuse_over_budget(session.config, "Not applied")) return;
-    remember(SessionChange{session_}, description.empty() ? "new session" : description);
+    replace_document(std::move(session), "", description);
+}
+
+bool AppState::replace_document(core::Session session, const std::string& file, const std::string& description) {
+    if (refuse_over_budget(session.config, "Not applied")) return false;
+    // Another document: undo brings back the session and the file it was, together.
+    remember(SessionChange{session_, file_path_}, description.empty() ? "new session" : description);
     session_ = std::move(session);
+    file_path_ = file;
     memory_ = {};  // another session: nothing of the old one comes back on growing
     set_message(description, false);
     session_reshaped();
+    return true;
 }
 
 void AppState::session_reshaped() {
@@ -234,19 +243,19 @@ bool AppState::import_checkpoint(const std::string& path, core::ImportOptions op
             // As `attnviz import`: what is not given comes from the tensor names, config.json beside
             // the checkpoint, or the file's metadata.
             const auto config = std::filesystem::path(path).parent_path() / "config.json";
-            if (const core::Result<std::string> text = core::read_file(config.string()); text)
+            if (const core::Result<std::string> text = core::read_file(config.string()); text) {
                 options.config_json = *text.value;
+                options.config_label = config.string();
+            }
             core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
             if (layer) {
                 std::string description = "Imported a layer of " + path + " (" +
                                           core::to_string(layer.value->convention) + ")";
                 for (const std::string& note : layer.value->notes)
                     if (note.rfind("convention", 0) != 0) description += "; " + note;
-                if (refuse_over_budget(layer.value->session.config,
-                                       "Could not import " + path + " (your current session is unchanged)"))
+                if (refuse_over_budget(layer.value->session.config, "Could not import " + path + unchanged_note()))
                     return false;
-                set_session(std::move(layer.value->session), description);
-                file_path_.clear();  // not saved yet: Save asks where
+                set_session(std::move(layer.value->session), description);  // not saved yet: Save asks where
                 return true;
             }
             problems = layer.problems;
@@ -254,7 +263,7 @@ bool AppState::import_checkpoint(const std::string& path, core::ImportOptions op
     } catch (const std::bad_alloc&) {
         problems = {{"", "out of memory"}};
     }
-    std::string msg = "Could not import " + path + " (your current session is unchanged): ";
+    std::string msg = "Could not import " + path + unchanged_note() + ": ";
     for (size_t k = 0; k < problems.size() && k < 4; ++k) msg += (k ? "; " : "") + problems[k].str();
     set_message(msg, true);
     return false;
@@ -270,23 +279,25 @@ bool AppState::open_file(const std::string& path) {
         problems = text.problems;
         if (text) {
             core::Result<core::Session> parsed = core::parse_session(*text.value);
-            if (parsed && refuse_over_budget(parsed.value->config,
-                                             "Could not open " + path + " (your current session is unchanged)"))
+            if (parsed && refuse_over_budget(parsed.value->config, "Could not open " + path + unchanged_note()))
                 return false;
             if (parsed) {
                 const bool was_modified = modified_;
-                remember(SessionChange{session_}, "Opened " + path);  // may throw, before anything changed
+                // The file as an absolute path, so that Save, the title and the autosave's record
+                // name the same file whatever the current folder is later (or in another process).
+                std::string file = core::canonical_path(path);
+                remember(SessionChange{session_, file_path_}, "Opened " + path);  // may throw, before anything changed
                 session_ = std::move(*parsed.value);
                 memory_ = {};
                 try {
                     set_message("Opened " + path, false);
                     session_reshaped();
                 } catch (const std::bad_alloc&) {
-                    take_back();  // the session remember() just kept
+                    take_back();  // the session (and file) remember() just kept
                     modified_ = was_modified;
                     throw;
                 }
-                file_path_ = path;
+                file_path_ = std::move(file);
                 modified_ = false;
                 return true;
             }
@@ -295,7 +306,7 @@ bool AppState::open_file(const std::string& path) {
     } catch (const std::bad_alloc&) {
         problems = {{"", "out of memory"}};
     }
-    std::string msg = "Could not open " + path + " (your current session is unchanged): ";
+    std::string msg = "Could not open " + path + unchanged_note() + ": ";
     constexpr size_t shown = 8;
     for (size_t k = 0; k < problems.size() && k < shown; ++k) msg += (k ? "; " : "") + problems[k].str();
     const size_t total = core::problem_count(problems);  // a final "and N more problems" counts N
@@ -310,16 +321,28 @@ bool AppState::save_file(const std::string& path) {
         set_message("Could not save: " + problems.front().str(), true);
         return false;
     }
-    file_path_ = path;
+    file_path_ = core::canonical_path(path);
     modified_ = false;
     set_message("Saved " + path, false);
     return true;
 }
 
+std::string AppState::unchanged_note() const {
+    // Before the first change and without a file, the session is the one attnviz started with:
+    // there is no work of the user's that a failure could have touched.
+    return revision_ == 0 && file_path_.empty() ? "" : " (your current session is unchanged)";
+}
+
 bool AppState::restore_unsaved(core::Session session, const std::string& file, const std::string& description) {
     if (refuse_over_budget(session.config, "Could not restore the unsaved work")) return false;
-    set_session(std::move(session), description);
-    file_path_ = file;
+    // An autosave written before paths were recorded absolute names its file relative to a folder
+    // that is not known: Save must ask where rather than write into the current folder.
+    const bool known = file.empty() || std::filesystem::path(file).is_absolute();
+    if (!replace_document(std::move(session), known ? file : "", description)) return false;
+    if (!known)
+        set_message(description + ". It came from " + file +
+                        ", a path without its folder: Save asks where to write it, so no other file is replaced.",
+                    false);
     modified_ = true;
     return true;
 }
@@ -352,7 +375,9 @@ std::int64_t AppState::UndoStep::bytes() const {
             return c.values.size() * static_cast<std::int64_t>(sizeof(double));
         }
         std::int64_t operator()(const TokenChange& c) const { return static_cast<std::int64_t>(c.label.size()); }
-        std::int64_t operator()(const SessionChange& c) const { return core::session_bytes(c.session); }
+        std::int64_t operator()(const SessionChange& c) const {
+            return core::session_bytes(c.session) + static_cast<std::int64_t>(c.file ? c.file->size() : 0);
+        }
         std::int64_t operator()(const ScaleChange&) const { return 0; }
     };
     return static_cast<std::int64_t>(sizeof(UndoStep) + what.size()) + std::visit(Size{}, change);
@@ -402,6 +427,7 @@ bool AppState::swap_in(Change& change) {
         }
         bool operator()(SessionChange& c) const {
             std::swap(s.session_, c.session);
+            if (c.file) std::swap(s.file_path_, *c.file);
             return true;
         }
         bool operator()(ScaleChange& c) const {

@@ -71,7 +71,11 @@ public:
     // with; unpin() drops it. Both are undoable changes of the session.
     void pin();
     void unpin();
-    void set_session(core::Session session, const std::string& description);  // must be valid
+    // Replaces the session with another (a preset: the worked example, random values, a sentence;
+    // an imported layer): a new session, not yet saved, with no file, so that Save asks where and
+    // never writes a preset over the file that was open. Undo brings back the session and its file.
+    // Must be valid.
+    void set_session(core::Session session, const std::string& description);
     bool open_file(const std::string& path);  // a bad file is reported; the current work stays
     // A checkpoint (.safetensors, .npz, .npy; what open_file does with one): its layer (0, or the one its metadata
     // names) as `attnviz import` would, with the heads from a config.json beside it. Unsaved afterwards.
@@ -184,6 +188,9 @@ private:
     };
     struct SessionChange {
         core::Session session;
+        // The file path that goes with it, when the change replaced the document (open, preset,
+        // import, restore); nullopt for a change within one document (dimensions, pin).
+        std::optional<std::string> file;
     };
     struct ScaleChange {
         core::Scale scale;
@@ -202,6 +209,11 @@ private:
     void restore(std::vector<UndoStep>& from, std::vector<UndoStep>& to);
     // Takes the newest undo step back without keeping it for redo (a change that could not be made).
     void take_back();
+    // Replaces the session and its file as one undo step (refused over the memory budget).
+    bool replace_document(core::Session session, const std::string& file, const std::string& description);
+    // " (your current session is unchanged)" for a message about a failure, or "" while there is
+    // no work of the user's yet (the session attnviz started with, unchanged and without a file).
+    std::string unchanged_note() const;
     // The budget's refusal of a config, as a message; false when it fits.
     bool refuse_over_budget(const core::Config& config, const std::string& what);
     // Shows a finished snapshot (when it is newer than the shown one).

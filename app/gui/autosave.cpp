@@ -3,10 +3,33 @@
 namespace attnviz::app {
 
 Autosaver::Autosaver(const std::string& dir, double interval_seconds)
-    : store_(interval_seconds > 0 ? dir : std::string()), interval_(interval_seconds) {}
+    : store_(interval_seconds > 0 ? dir : std::string()), interval_(interval_seconds) {
+    store_.remove_stale_locks();
+}
 
-void Autosaver::tick(const AppState& state, std::chrono::steady_clock::time_point now) {
-    if (!on()) return;
+void Autosaver::tick(AppState& state, std::chrono::steady_clock::time_point now) {
+    if (interval_ <= 0) return;
+    const auto report = [&](const std::string& cause, const std::string& text) {
+        if (cause == reported_) return;
+        reported_ = cause;
+        state.set_message(text, true);
+    };
+    if (!store_.enabled()) {
+        // Off from the start (the state folder was refused or cannot be made): said once there is
+        // work that it would have kept.
+        if (state.modified())
+            report(store_.problem(), "Autosave is off (" + store_.problem() + "): save your work to keep it.");
+        return;
+    }
+    if (checking_ && !store_.busy()) {
+        checking_ = false;
+        const core::Problems problems = store_.last_problems();
+        if (problems.empty())
+            reported_.clear();
+        else
+            report(problems.front().message, "Autosave failed (" + problems.front().str() +
+                                                 "): your unsaved work is not kept safe, save it to keep it.");
+    }
     if (!state.modified()) {
         // Saved (or undone back to the file): nothing to recover any more.
         if (store_.has_files() && !store_.busy()) store_.clear();
@@ -18,6 +41,7 @@ void Autosaver::tick(const AppState& state, std::chrono::steady_clock::time_poin
     if (store_.save_async(state.session(), state.file_path())) {
         written_revision_ = state.revision();
         last_write_ = now;
+        checking_ = true;
     }
 }
 

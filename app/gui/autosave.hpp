@@ -1,6 +1,8 @@
 // When the explorer autosaves (core/autosave.hpp does the writing): while the session has unsaved
 // changes, at most every `interval` seconds and only when it changed since the last autosave; once
-// it is saved (or back to unmodified), the autosave is removed.
+// it is saved (or back to unmodified), the autosave is removed. An autosave that fails (a full
+// disk, a folder that cannot be written, autosave off because the state folder was refused) is
+// said in the status bar and Messages, once per cause, so the user knows to save.
 #pragma once
 
 #include <chrono>
@@ -16,11 +18,13 @@ inline constexpr double default_autosave_seconds = 5;
 
 class Autosaver {
 public:
-    // dir "" or interval ≤ 0: off (nothing written, nothing offered).
+    // dir "" or interval ≤ 0: off (nothing written, nothing offered). Lock files that ended
+    // instances left without an autosave are removed.
     Autosaver(const std::string& dir, double interval_seconds);
 
-    // Once a frame. Copies the session and writes it on the store's thread when due.
-    void tick(const AppState& state, std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+    // Once a frame. Copies the session and writes it on the store's thread when due; reports a
+    // write that failed (state.set_message) once per cause.
+    void tick(AppState& state, std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
     // At a clean exit: the autosave is no longer needed (the user saved or chose not to).
     void finish() { store_.clear(); }
 
@@ -32,6 +36,8 @@ private:
     double interval_;
     std::uint64_t written_revision_ = ~std::uint64_t{0};
     std::chrono::steady_clock::time_point last_write_{};
+    bool checking_ = false;  // a write was started whose outcome has not been looked at
+    std::string reported_;   // the cause of failure last reported ("" since a write succeeded)
 };
 
 }  // namespace attnviz::app

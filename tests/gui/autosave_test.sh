@@ -50,6 +50,11 @@ kill -9 $app_pid
 wait $app_pid 2>/dev/null || true
 app_pid=""
 [ "$(metas)" -eq 1 ] || fail "the autosave did not survive the kill"
+# The unsaved work is private: the folder 0700, the autosave's files 0600.
+[ "$(stat -c %a "$state")" = 700 ] || fail "the state folder is $(stat -c %a "$state"), not 700"
+for f in "$state"/*.json; do
+    [ "$(stat -c %a "$f")" = 600 ] || fail "$f is $(stat -c %a "$f"), not 600"
+done
 "$attnviz" recover > "$out/list.txt"
 grep -q "$session" "$out/list.txt" || { cat "$out/list.txt"; fail "recover does not name the session's file"; }
 grep -q "n = 2, d_model = 4, 2 heads" "$out/list.txt" || fail "recover does not say what the work holds"
@@ -67,4 +72,17 @@ grep -q '"recovery: restore 0"' "$out/next.json" || fail "the offer has no Resto
 [ "$(metas)" -eq 1 ] || fail "a clean exit left its autosave behind"
 "$attnviz" recover -o "$out/again.json" --discard
 [ "$(metas)" -eq 0 ] || fail "recover --discard did not remove the autosave"
+# 6. An instance killed before it autosaved anything leaves only its lock; recover --discard removes
+# it (once it is older than a minute: a newer one may be a starting instance's).
+"$attnviz" "$session" --autosave-seconds 0.2 --size 800x600 &
+app_pid=$!
+locks() { find "$state" -name '*.lock' 2>/dev/null; }
+for _ in $(seq 1 600); do [ -n "$(locks)" ] && break; sleep 0.1; done
+kill -9 $app_pid
+wait $app_pid 2>/dev/null || true
+app_pid=""
+[ -n "$(locks)" ] || fail "the killed instance left no lock to test with"
+touch -d '-2 minutes' $(locks)
+"$attnviz" recover --discard
+[ -z "$(locks)" ] || fail "recover --discard left lock files behind: $(locks)"
 echo "autosave survived kill -9 and was recovered: X[0][0] = 2.45"

@@ -6,13 +6,17 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 
 #include "app_state.hpp"
+#include "core/autosave.hpp"
 #include "core/format.hpp"
 #include "core/presets.hpp"
+#include "core/sentence.hpp"
 #include "core/stiefel.hpp"
+#include "frame.hpp"
 #include "panels/inputs_panel.hpp"
 
 using namespace attnviz;
@@ -608,4 +612,143 @@ TEST(AppState, OrthonormalizeGivesWtWEqualsIAndUndoesInOneStep) {
     EXPECT_FALSE(app::matrix_orthonormalize(wide, {MatrixId::W_Q, 0}));
     EXPECT_TRUE(wide.message().error);
     EXPECT_EQ(*wide.input({MatrixId::W_Q, 0}), q);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presets, files and paths
+
+namespace {
+
+// A session saved as `name` in the test's folder and opened: the state's file is that file.
+std::string open_a_file_of_mine(AppState& state, const std::string& name) {
+    AppState other(core::random_session({3, 4, 1, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 5));
+    const std::string path = (temp_dir() / name).string();
+    EXPECT_TRUE(other.save_file(path));
+    EXPECT_TRUE(state.open_file(path)) << state.message().text;
+    return std::filesystem::canonical(path).string();
+}
+
+}  // namespace
+
+TEST(NewSession, APresetIsANewUnsavedSessionSoSaveNeverWritesItOverTheOpenFile) {
+    AppState state(core::worked_example());
+    const std::string mine = open_a_file_of_mine(state, "mine.json");
+    const core::Session my_work = state.session();
+    ASSERT_EQ(state.file_path(), mine);
+    ASSERT_EQ(app::window_title(state), "mine.json — attnviz");
+    // Every preset of the app goes through set_session or randomize: the Dimensions panel's
+    // Worked example, Random and Randomize, teach mode's "Use the worked example" and "Reset to
+    // the worked example", a sentence, an imported layer.
+    const auto sentence = core::sentence_session("The cat sat", state.session(), core::SentenceRows::embedding);
+    ASSERT_TRUE(sentence);
+    const std::vector<std::pair<std::string, std::function<void()>>> presets = {
+        {"worked example",
+         [&] { state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads"); }},
+        {"random", [&] { state.randomize(7); }},
+        {"sentence", [&] { state.set_session(*sentence.value, "A sentence"); }},
+        {"import", [&] { ASSERT_TRUE(state.open_file(ATTNVIZ_REFERENCE_DIR "/checkpoints/llama/model.safetensors")); }},
+    };
+    for (const auto& [name, apply] : presets) {
+        SCOPED_TRACE(name);
+        apply();
+        EXPECT_TRUE(state.file_path().empty()) << state.file_path();
+        EXPECT_EQ(app::window_title(state), "unsaved session* — attnviz");
+        // Undo brings back the file with its session: Save then writes the file's own work to it.
+        ASSERT_TRUE(state.undo());
+        EXPECT_EQ(state.session(), my_work);
+        EXPECT_EQ(state.file_path(), mine);
+        // And redo takes the preset, without the file, again.
+        ASSERT_TRUE(state.redo());
+        EXPECT_TRUE(state.file_path().empty());
+        ASSERT_TRUE(state.undo());
+    }
+    AppState reread(core::worked_example());
+    ASSERT_TRUE(reread.open_file(mine));
+    EXPECT_EQ(reread.session(), my_work);  // nothing was written over it
+}
+
+TEST(NewSession, UndoingAnOpenBringsBackThePreviousFileToo) {
+    AppState state(core::worked_example());
+    const std::string first = open_a_file_of_mine(state, "first.json");
+    const core::Session first_work = state.session();
+    AppState other(core::worked_example());
+    const std::string second = (temp_dir() / "second.json").string();
+    ASSERT_TRUE(other.save_file(second));
+    ASSERT_TRUE(state.open_file(second));
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.session(), first_work);
+    EXPECT_EQ(state.file_path(), first);  // Save would once have written first.json's work into second.json
+    ASSERT_TRUE(state.redo());
+    EXPECT_EQ(state.file_path(), std::filesystem::canonical(second).string());
+}
+
+TEST(Paths, AFileOpenedOrSavedByARelativePathIsKeptAbsolute) {
+    const std::filesystem::path before = std::filesystem::current_path();
+    const std::filesystem::path a = temp_dir() / "folder_a", b = temp_dir() / "folder_b";
+    std::filesystem::create_directories(a);
+    std::filesystem::create_directories(b);
+    AppState state(core::worked_example());
+    std::filesystem::current_path(a);
+    ASSERT_TRUE(state.save_file("notes.json"));
+    std::filesystem::current_path(b);  // another folder, as a later start of attnviz would be
+    const std::string absolute = (std::filesystem::canonical(a) / "notes.json").string();
+    EXPECT_EQ(state.file_path(), absolute);
+    std::filesystem::current_path(a);
+    AppState opened(core::worked_example());
+    ASSERT_TRUE(opened.open_file("./notes.json"));
+    std::filesystem::current_path(b);
+    EXPECT_EQ(opened.file_path(), absolute);
+    // What the autosave records of it is that path.
+    {
+        core::AutosaveStore crashed((temp_dir() / "state").string());
+        ASSERT_TRUE(crashed.save(opened.session(), opened.file_path()).empty());
+    }
+    std::filesystem::current_path(before);
+    const core::AutosaveStore next((temp_dir() / "state").string());
+    const std::vector<core::AutosaveInfo> found = next.orphans();
+    ASSERT_FALSE(found.empty());
+    EXPECT_EQ(found.front().file, absolute);
+    for (const core::AutosaveInfo& info : found) core::AutosaveStore::discard(info);
+}
+
+TEST(Paths, RestoringAnAutosaveThatNamesARelativeFileAsksWhereToSave) {
+    // Records written before paths were kept absolute: the folder of "notes.json" is not known,
+    // and Save must not write into whatever folder attnviz runs in now.
+    AppState state(core::worked_example());
+    ASSERT_TRUE(state.restore_unsaved(core::worked_example(), "notes.json", "Restored unsaved work"));
+    EXPECT_TRUE(state.file_path().empty());
+    EXPECT_TRUE(state.modified());
+    EXPECT_NE(state.message().text.find("It came from notes.json, a path without its folder: Save asks where"),
+              std::string::npos)
+        << state.message().text;
+    ASSERT_TRUE(state.restore_unsaved(core::worked_example(), "/home/u/notes.json", "Restored unsaved work"));
+    EXPECT_EQ(state.file_path(), "/home/u/notes.json");
+}
+
+TEST(Messages, AFailureAtStartSaysNothingOfASessionThatIsNotThereYet) {
+    // As the window starts: the worked example, then the file given on the command line.
+    AppState start(core::worked_example());
+    EXPECT_FALSE(start.open_file((temp_dir() / "missing.json").string()));
+    EXPECT_EQ(start.message().text.find("unchanged"), std::string::npos) << start.message().text;
+    EXPECT_EQ(start.message().text.rfind("Could not open " + (temp_dir() / "missing.json").string() + ": ", 0), 0u)
+        << start.message().text;
+    // Once there is work of the user's (an edit, or a file), a failure says it is kept.
+    AppState working(core::worked_example());
+    working.set_cell({{MatrixId::X, 0}, 0, 0}, 5);
+    EXPECT_FALSE(working.open_file((temp_dir() / "missing.json").string()));
+    EXPECT_NE(working.message().text.find("(your current session is unchanged)"), std::string::npos)
+        << working.message().text;
+    AppState with_file(core::worked_example());
+    open_a_file_of_mine(with_file, "kept.json");
+    EXPECT_FALSE(with_file.open_file((temp_dir() / "missing.json").string()));
+    EXPECT_NE(with_file.message().text.find("(your current session is unchanged)"), std::string::npos);
+}
+
+TEST(Messages, ControlCharactersAndInvalidUtf8AreShownEscaped) {
+    AppState state(core::worked_example());
+    state.set_message("Could not open a\x1b[31mred\xff.json: \r\n", true);
+    EXPECT_EQ(state.message().text, "Could not open a\\x1b[31mred\\xff.json: \\r\\n");
+    EXPECT_EQ(state.message_log().back().text, state.message().text);
+    state.set_message("Opened Zürich-猫.json", false);
+    EXPECT_EQ(state.message().text, "Opened Zürich-猫.json");  // printable text as it is
 }

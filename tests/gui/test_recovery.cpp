@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "autosave.hpp"
@@ -160,6 +161,74 @@ TEST_F(Recovery, AnAutosaveIsWrittenWhileModifiedAndRemovedOnceSaved) {
     ASSERT_TRUE(state.save_file((dir.path / "saved.json").string()));
     autosave.tick(state, t0 + std::chrono::seconds(7));
     EXPECT_FALSE(autosave.store().has_files());
+}
+
+TEST_F(Recovery, AFailedAutosaveIsSaidOncePerCause) {
+    StateDir dir;
+    ASSERT_FALSE(dir.path.empty());
+    const std::filesystem::path state_dir = dir.path / "state";
+    app::Autosaver autosave(state_dir.string(), 5);
+    ASSERT_TRUE(autosave.on());
+    AppState state(core::worked_example());
+    auto t = std::chrono::steady_clock::now();
+    const auto edit_and_autosave = [&](double value) {
+        state.set_cell({{MatrixId::X, 0}, 0, 0}, value);
+        t += std::chrono::seconds(6);
+        autosave.tick(state, t);
+        autosave.store().wait();
+        autosave.tick(state, t);  // the next frame looks at how it went
+    };
+    const auto errors = [&] {
+        size_t n = 0;
+        for (const app::Message& m : state.message_log()) n += m.error && m.text.rfind("Autosave failed", 0) == 0;
+        return n;
+    };
+    edit_and_autosave(3);
+    EXPECT_TRUE(autosave.store().has_files());
+    EXPECT_EQ(errors(), 0u);
+    // The folder goes (as a full disk or a folder made read-only would fail the write): said once.
+    std::filesystem::remove_all(state_dir);
+    edit_and_autosave(4);
+    ASSERT_EQ(errors(), 1u);
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("Autosave failed ("), std::string::npos) << state.message().text;
+    EXPECT_NE(state.message().text.find("No such file or directory"), std::string::npos) << state.message().text;
+    EXPECT_NE(state.message().text.find("save it to keep it"), std::string::npos) << state.message().text;
+    edit_and_autosave(5);
+    edit_and_autosave(6);
+    EXPECT_EQ(errors(), 1u);  // the same cause again: not repeated
+    // Another cause is said too; after a write that works, a failure is news again.
+    std::filesystem::create_directories(state_dir / (autosave.store().id() + ".json"));
+    edit_and_autosave(7);
+    EXPECT_EQ(errors(), 2u);
+    EXPECT_NE(state.message().text.find("is a directory"), std::string::npos) << state.message().text;
+    std::filesystem::remove(state_dir / (autosave.store().id() + ".json"));
+    edit_and_autosave(8);
+    EXPECT_EQ(errors(), 2u);
+    EXPECT_TRUE(autosave.store().has_files());
+}
+
+TEST_F(Recovery, AnAutosaveThatIsOffIsSaidOnceThereIsWorkToKeep) {
+    StateDir dir;
+    ASSERT_FALSE(dir.path.empty());
+    std::filesystem::create_directory(dir.path / "elsewhere");
+    std::filesystem::create_directory_symlink(dir.path / "elsewhere", dir.path / "state");
+    app::Autosaver autosave((dir.path / "state").string(), 5);
+    EXPECT_FALSE(autosave.on());
+    AppState state(core::worked_example());
+    const auto t = std::chrono::steady_clock::now();
+    autosave.tick(state, t);
+    EXPECT_FALSE(state.message().error);  // nothing to keep yet: nothing said
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 3);
+    autosave.tick(state, t);
+    ASSERT_TRUE(state.message().error);
+    EXPECT_EQ(
+        state.message().text.rfind("Autosave is off (" + (dir.path / "state").string() + ": is a symbolic link", 0), 0u)
+        << state.message().text;
+    const size_t logged = state.message_log().size();
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 4);
+    autosave.tick(state, t + std::chrono::seconds(10));
+    EXPECT_EQ(state.message_log().size(), logged);
 }
 
 TEST_F(Recovery, EveryMessageIsKeptInTheLogAndTheStatusBarOpensIt) {

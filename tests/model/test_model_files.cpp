@@ -292,6 +292,8 @@ TEST(ModelFolder, AMissingTensorIsRefused) {
     ScratchFolder s;
     const fs::path dir = s.copy_of("gpt2");
     json h = header_of(dir / "model.safetensors");
+    // Renamed rather than dropped: its bytes still belong to a tensor, as a safetensors file's must.
+    h["unused.c_fc.bias"] = h["transformer.h.1.mlp.c_fc.bias"];
     h.erase("transformer.h.1.mlp.c_fc.bias");
     rewrite_header(dir / "model.safetensors", h);
     EXPECT_TRUE(has(refusal(dir), (dir / "model.safetensors").string() +

@@ -68,8 +68,11 @@ core::ImportOptions options_but_x(const ImportDialog& d) {
 std::string refusal(const std::string& message, const std::string& path) {
     const std::string opening = "Could not import " + path;
     if (message.rfind(opening, 0) != 0) return message;
-    const size_t colon = message.find("): ", opening.size());
-    return colon == std::string::npos ? message : message.substr(colon + 3);
+    std::string rest = message.substr(opening.size());
+    // " (your current session is unchanged)" is there once the user has work of their own.
+    if (const std::string note = " (your current session is unchanged)"; rest.rfind(note, 0) == 0)
+        rest.erase(0, note.size());
+    return rest.rfind(": ", 0) == 0 ? rest.substr(2) : message;
 }
 
 // The key of what a preview depends on.

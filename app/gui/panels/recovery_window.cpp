@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "core/format.hpp"
+
 namespace attnviz::app {
 
 bool restore_offer(AppState& state, RecoveryWindow& w, size_t index) {
@@ -52,8 +54,10 @@ void draw_recovery_window(AppState& state, UiContext& ui, RecoveryWindow& w) {
         for (size_t k = 0; k < w.offers.size(); ++k) {
             const core::AutosaveInfo& o = w.offers[k];
             ImGui::PushID(static_cast<int>(k));
-            ImGui::TextUnformatted(o.what.c_str());
-            ImGui::TextDisabled("from %s, autosaved %s", o.file.empty() ? "a new session" : o.file.c_str(),
+            // The record's texts are a file's: shown escaped.
+            ImGui::TextUnformatted(core::printable(o.what).c_str());
+            ImGui::TextDisabled("from %s, autosaved %s",
+                                o.file.empty() ? "a new session" : core::printable(o.file).c_str(),
                                 core::local_time_text(o.saved_at).c_str());
             if (ImGui::Button("Restore")) {
                 restore_offer(state, w, k);
