@@ -198,7 +198,9 @@ void Layers::add(std::string name, core::Session session, std::string path, std:
 }
 
 void Layers::open_files(const std::vector<std::string>& paths) {
-    for (const std::string& path : paths) {
+    for (const std::string& given : paths) {
+        // Kept absolute, as the session's own file is: a row is "the file being edited" by its path.
+        const std::string path = core::canonical_path(given);
         if (AppState::is_checkpoint(path)) {
             import_checkpoint(path, {});
             continue;

@@ -222,6 +222,25 @@ TEST_F(ModelPanel, OnlyThisSessionStillShowsItsRow) {
     EXPECT_EQ(panels_.model.layers.row(0).name, "this session");
 }
 
+TEST_F(ModelPanel, AFileOpenedBesideByARelativePathIsTheSessionsOwnFile) {
+    // The session's file is kept absolute; a layer opened beside by a relative path to the same file
+    // is that file too, so the grid shows it once (the layer's row, not also "this session").
+    test::TempDir dir("attnviz_model_relative");
+    ASSERT_TRUE(dir.created());
+    const std::string file = (dir.path() / "layer.json").string();
+    std::ofstream(file) << core::write_session(core::random_session(config(4, 6, 3), 6));
+    const std::filesystem::path before = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path());
+    AppState state(core::worked_example());
+    ASSERT_TRUE(state.open_file(file));
+    panels_.model.layers.open_files({"layer.json"});
+    settle(state);
+    std::filesystem::current_path(before);
+    const Grid g = grid();
+    EXPECT_EQ(g.rows.size(), 1u) << "the file beside is the file being edited: one row, not two";
+    EXPECT_TRUE(panels_.model.layers.editing(state, 1));
+}
+
 TEST_F(ModelPanel, FilesThatFailAreReportedAndTheRestOpen) {
     test::TempDir dir("attnviz_model");
     ASSERT_TRUE(dir.created());
