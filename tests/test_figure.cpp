@@ -502,9 +502,11 @@ TEST(Figure, ColumnLabelsWiderThanTheirColumnsStandUpright) {
     EXPECT_EQ(labels[3]->text, "outside");
     for (const XmlNode* l : labels) EXPECT_EQ(attr(*l, "transform").rfind("rotate(-90 ", 0), 0u) << l->text;
     s.col_labels = {"a", "b", "c", "d"};
-    for (const XmlNode* l :
-         with_class(*parse_svg(heatmap_figure(Matrix::Constant(3, 4, 0.25), s)), "text", "col-label"))
-        EXPECT_EQ(attr(*l, "transform"), "") << l->text;
+    const auto level = parse_svg(heatmap_figure(Matrix::Constant(3, 4, 0.25), s));  // outlives the loop
+    ASSERT_TRUE(level);
+    const auto level_labels = with_class(*level, "text", "col-label");
+    ASSERT_EQ(level_labels.size(), 4u);
+    for (const XmlNode* l : level_labels) EXPECT_EQ(attr(*l, "transform"), "") << l->text;
     if (!have_font()) GTEST_SKIP() << "no " << font;
     // The PNG: above the first column (x from its left edge to its right), dark ink taller than the
     // column is wide; a level "beca…" would be one line high.
