@@ -862,9 +862,46 @@ private:
 }  // namespace
 
 Result<Tensor> TensorFile::read(std::string_view wanted) const {
+    const TensorInfo* info = find(wanted);
+    if (!info) return Result<Tensor>::fail({problem(label_, std::string(wanted), "no such tensor in the file")});
+    return read_info(*info);
+}
+
+Result<Tensor> TensorFile::read_rows(std::string_view wanted, std::uint64_t first_row, std::uint64_t count) const {
     using R = Result<Tensor>;
     const TensorInfo* info = find(wanted);
     if (!info) return R::fail({problem(label_, std::string(wanted), "no such tensor in the file")});
+    const auto fail = [&](const std::string& message) { return R::fail({problem(label_, info->name, message)}); };
+    if (info->shape.empty() || info->shape.size() > 2)
+        return fail("rows are read from a 1-D or 2-D tensor, not one of " + std::to_string(info->shape.size()) +
+                    " dimensions");
+    const std::uint64_t rows = info->shape.size() == 2 ? info->shape[0] : 1, cols = info->shape.back();
+    if (count == 0 || first_row >= rows || count > rows - first_row)
+        return fail("rows " + std::to_string(first_row) + " to " + std::to_string(first_row + count) +
+                    " (exclusive) are outside its " + std::to_string(rows) + " rows");
+    const Element e = element_of(info->dtype);
+    if (!e.readable) return read_info(*info);  // refused there, with the dtypes it reads
+    if (info->fortran_order && rows > 1) {     // the rows are strided: the whole tensor, then the rows
+        R whole = read_info(*info);
+        if (!whole) return whole;
+        Tensor& t = *whole.value;
+        t.values.erase(t.values.begin(), t.values.begin() + static_cast<std::ptrdiff_t>(first_row * cols));
+        t.values.resize(count * cols);
+        t.shape = {count, cols};
+        return whole;
+    }
+    const auto size = static_cast<std::uint64_t>(e.size);
+    if (info->bytes / size != rows * cols) return fail("its byte count does not match its shape");
+    TensorInfo part = *info;
+    part.shape = {count, cols};
+    part.offset += first_row * cols * size;
+    part.bytes = count * cols * size;
+    return read_info(part);
+}
+
+Result<Tensor> TensorFile::read_info(const TensorInfo& tensor_info) const {
+    using R = Result<Tensor>;
+    const TensorInfo* info = &tensor_info;
     const std::string& name = info->name;
     const auto fail = [&](const std::string& message) { return R::fail({problem(label_, name, message)}); };
     const Element e = element_of(info->dtype);

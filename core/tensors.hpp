@@ -57,6 +57,12 @@ public:
     // mismatch, bad deflate data, an inflated size other than the directory's), and a NaN or
     // infinite value (named with its index).
     Result<Tensor> read(std::string_view name) const;
+    // Rows first_row … first_row + count − 1 of a 1-D or 2-D tensor (a 1-D one is one row), as a
+    // tensor of shape {count, cols}: only those rows' bytes are converted (and, outside .npz, read),
+    // so a table of more than max_tensor_values values (a large vocabulary's embeddings) is read a
+    // piece at a time. Refused as read() refuses, and: rows outside the tensor, no rows, more
+    // dimensions, and a Fortran-order .npy larger than read() takes (its rows are not contiguous).
+    Result<Tensor> read_rows(std::string_view name, std::uint64_t first_row, std::uint64_t count) const;
 
     struct Source;  // where the bytes come from: a file or memory
 
@@ -73,6 +79,8 @@ private:
     std::vector<Entry> entries_;
 
     static Result<TensorFile> parse(std::shared_ptr<const Source> source, const std::string& label);
+    // The values `info` describes: a tensor of the file, or rows of one (read_rows).
+    Result<Tensor> read_info(const TensorInfo& info) const;
     Problems parse_safetensors();
     Problems parse_npz();
     // Hands an .npz entry's bytes to `take` in order, a piece at a time (inflating a deflated one

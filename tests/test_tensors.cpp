@@ -85,6 +85,46 @@ TEST(TensorFile, SafetensorsEveryFloatDtypeAndMetadata) {
     EXPECT_EQ(f.value->find("wbf16")->dtype, "BF16");
 }
 
+// Every run of rows of every 2-D tensor (and the one row of a 1-D one) reads as the same rows of
+// the whole tensor, bit for bit: safetensors of each dtype, C- and Fortran-order .npy, big-endian
+// halves, stored and deflated .npz entries.
+TEST(TensorFile, RowsReadAsTheSameRowsOfTheWholeTensor) {
+    const std::vector<std::pair<std::string, std::string>> tensors = {
+        {"layer.safetensors", "w64"},   {"layer.safetensors", "w32"},   {"layer.safetensors", "w16"},
+        {"layer.safetensors", "wbf16"}, {"c_f4.npy", "c_f4"},           {"fortran_f8.npy", "fortran_f8"},
+        {"big_f2.npy", "big_f2"},       {"vector_f8.npy", "vector_f8"}, {"stored.npz", "W"},
+        {"deflated.npz", "W"},          {"deflated.npz", "b"}};
+    for (const auto& [file, name] : tensors) {
+        SCOPED_TRACE(file + " " + name);
+        const Result<TensorFile> f = TensorFile::open(dir + file);
+        ASSERT_TRUE(f) << all_text(f.problems);
+        const Result<Tensor> whole = f.value->read(name);
+        ASSERT_TRUE(whole) << all_text(whole.problems);
+        const std::uint64_t rows = whole.value->rows(), cols = whole.value->cols();
+        ASSERT_EQ(whole.value->values.size(), rows * cols);
+        for (std::uint64_t first = 0; first < rows; ++first)
+            for (std::uint64_t count = 1; first + count <= rows; ++count) {
+                const Result<Tensor> part = f.value->read_rows(name, first, count);
+                ASSERT_TRUE(part) << all_text(part.problems);
+                EXPECT_EQ(part.value->shape, (std::vector<std::uint64_t>{count, cols}));
+                ASSERT_EQ(part.value->values.size(), count * cols);
+                for (std::uint64_t k = 0; k < count * cols; ++k)
+                    EXPECT_EQ(std::bit_cast<std::uint64_t>(part.value->values[k]),
+                              std::bit_cast<std::uint64_t>(whole.value->values[first * cols + k]))
+                        << "rows " << first << "+" << count << ", value " << k;
+            }
+        // Outside the tensor, or no rows: refused with the tensor and the rows named.
+        for (const auto& [first, count] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+                 {rows, 1}, {0, rows + 1}, {0, 0}, {1, ~std::uint64_t{0}}}) {
+            const Result<Tensor> bad = f.value->read_rows(name, first, count);
+            ASSERT_FALSE(bad) << first << "+" << count;
+            EXPECT_NE(all_text(bad.problems).find(name), std::string::npos);
+            EXPECT_NE(all_text(bad.problems).find("outside its " + std::to_string(rows) + " rows"), std::string::npos)
+                << all_text(bad.problems);
+        }
+    }
+}
+
 TEST(TensorFile, HalfAndBfloat16ConvertExactly) {
     EXPECT_EQ(half_to_double(0x3C00), 1.0);
     EXPECT_EQ(half_to_double(0xC000), -2.0);
@@ -188,6 +228,19 @@ TEST(TensorFile, LyingSafetensorsAreRefused) {
             for (const TensorInfo& t : f.value->tensors()) (void)f.value->read(t.name);
     }
     EXPECT_FALSE(TensorFile::from_bytes(full.substr(0, full.size() - 1), "cut"));
+}
+
+TEST(TensorFile, RowsOfATensorOfThreeDimensionsOrOfNoTensorAreRefused) {
+    const std::string three_d = safetensors(R"({"t":{"dtype":"F32","shape":[2,1,1],"data_offsets":[0,8]}})",
+                                            std::string(8, '\0'));
+    const Result<TensorFile> f = TensorFile::from_bytes(three_d, "t.safetensors");
+    ASSERT_TRUE(f) << all_text(f.problems);
+    const Result<Tensor> bad = f.value->read_rows("t", 0, 1);
+    ASSERT_FALSE(bad);
+    EXPECT_NE(all_text(bad.problems).find("not one of 3 dimensions"), std::string::npos) << all_text(bad.problems);
+    const Result<Tensor> none = f.value->read_rows("u", 0, 1);
+    ASSERT_FALSE(none);
+    EXPECT_NE(all_text(none.problems).find("no such tensor"), std::string::npos);
 }
 
 TEST(TensorFile, LyingNpyAreRefused) {

@@ -205,6 +205,13 @@ core::Result<ModelFolder> ModelFolder::open(const std::string& folder, bool* unr
     // values than the reader converts at once.
     core::ProblemList problems;
     const std::string from = " from " + config_path.filename().string();
+    // The tables indexed by token, position or type are read a row or a block of rows at a time
+    // (their rows are d_model wide); every other tensor is read whole.
+    const ModelNames& n = m.names_;
+    const auto read_whole = [&](const std::string& name) {
+        return name != n.token_embeddings && name != n.position_embeddings && name != n.type_embeddings &&
+               name != n.lm_head;
+    };
     for (const ExpectedTensor& t : expected_tensors(m.config_, m.names_, m.conv1d())) {
         const core::TensorInfo* info = m.weights_.find(t.name);
         if (!info) {
@@ -219,7 +226,10 @@ core::Result<ModelFolder> ModelFolder::open(const std::string& folder, bool* unr
         else if (info->shape != t.shape)
             problems.add(path, "expected " + shape_text(t.shape) + " (" + t.meaning + from + "), got " +
                                    shape_text(info->shape));
-        else if (info->bytes / (info->dtype == "F64" ? 8 : info->dtype == "F32" ? 4 : 2) > core::max_tensor_values)
+        else if (read_whole(t.name) && info->bytes / (info->dtype == "F64"   ? 8
+                                                      : info->dtype == "F32" ? 4
+                                                                             : 2) >
+                                           core::max_tensor_values)
             problems.add(path, shape_text(info->shape) + " is more values than attnviz reads at once (" +
                                    std::to_string(core::max_tensor_values) + ")");
     }

@@ -29,19 +29,20 @@ std::vector<int> positions(const ModelConfig& c, const std::vector<std::int32_t>
     return out;
 }
 
-// A table of the model (vocab_size × d_model and the like) as read: doubles, row-major.
-struct Table {
-    core::Tensor tensor;
-    Eigen::Map<const core::Matrix> rows() const {
-        return {tensor.values.data(), static_cast<Eigen::Index>(tensor.rows()),
-                static_cast<Eigen::Index>(tensor.cols())};
+// Adds row at[i] of a table of the model (vocab_size × d_model and the like) to row i of x. Only
+// those rows are read, so a large vocabulary's table costs its tokens' rows, not its size.
+template <class Scalar>
+Problems add_rows(const ModelFolder& model, const std::string& name, const std::vector<int>& at, MatrixT<Scalar>& x) {
+    for (size_t i = 0; i < at.size(); ++i) {
+        const core::Result<core::Tensor> row = model.weights().read_rows(name, static_cast<std::uint64_t>(at[i]), 1);
+        if (!row) return row.problems;
+        const std::vector<double>& v = row.value->values;
+        if (static_cast<Eigen::Index>(v.size()) != x.cols())
+            return fail(name + ": a row of " + std::to_string(v.size()) + " values, expected " +
+                        std::to_string(x.cols()));
+        for (Eigen::Index c = 0; c < x.cols(); ++c) x(static_cast<Eigen::Index>(i), c) += static_cast<Scalar>(v[c]);
     }
-};
-
-core::Result<Table> read_table(const ModelFolder& model, const std::string& name) {
-    core::Result<core::Tensor> t = model.weights().read(name);
-    if (!t) return core::Result<Table>::fail(std::move(t.problems));
-    return core::Result<Table>::ok(Table{std::move(*t.value)});
+    return {};
 }
 
 // 0. The embeddings of the tokens: x = E[ids] (+ P[positions]) (+ T[0]), then BERT's LayerNorm.
@@ -51,23 +52,14 @@ Problems embed(const ModelFolder& model, RunState<Scalar>& s) {
     const ModelNames& names = model.names();
     const auto n = static_cast<Eigen::Index>(s.token_ids.size());
     MatrixT<Scalar>& x = s.embeddings;
-    x.resize(n, c.d_model);
-    {
-        const core::Result<Table> E = read_table(model, names.token_embeddings);
-        if (!E) return E.problems;
-        for (Eigen::Index i = 0; i < n; ++i) x.row(i) = E.value->rows().row(s.token_ids[i]).template cast<Scalar>();
-    }
-    if (c.learned_positions()) {
-        const core::Result<Table> P = read_table(model, names.position_embeddings);
-        if (!P) return P.problems;
-        const std::vector<int> at = positions(c, s.token_ids);
-        for (Eigen::Index i = 0; i < n; ++i) x.row(i) += P.value->rows().row(at[i]).template cast<Scalar>();
-    }
-    if (!names.type_embeddings.empty()) {  // every token of type 0
-        const core::Result<Table> T = read_table(model, names.type_embeddings);
-        if (!T) return T.problems;
-        x.rowwise() += T.value->rows().row(0).template cast<Scalar>();
-    }
+    x.setZero(n, c.d_model);
+    if (Problems p = add_rows(model, names.token_embeddings, {s.token_ids.begin(), s.token_ids.end()}, x); !p.empty())
+        return p;
+    if (c.learned_positions())
+        if (Problems p = add_rows(model, names.position_embeddings, positions(c, s.token_ids), x); !p.empty()) return p;
+    if (!names.type_embeddings.empty())  // every token of type 0
+        if (Problems p = add_rows(model, names.type_embeddings, std::vector<int>(s.token_ids.size(), 0), x); !p.empty())
+            return p;
     if (!names.embeddings_norm_w.empty()) {
         const core::Result<Norm<Scalar>> norm = read_norm<Scalar>(model, names.embeddings_norm_w,
                                                                   names.embeddings_norm_b);
@@ -137,6 +129,31 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
 }
 
 // 5. final norm, 6. LM head.
+// The logits of the last token, hidden_last · W_Uᵀ over the vocabulary, with W_U (vocab_size ×
+// d_model) read a block of about 4 M values at a time: the whole table is never in memory.
+template <class Scalar>
+Problems last_logits(const ModelFolder& model, RunState<Scalar>& s) {
+    const ModelConfig& c = model.config();
+    const std::string& name = model.names().lm_head;
+    const auto last = s.hidden.row(s.hidden.rows() - 1);
+    s.logits_last.resize(c.vocab_size);
+    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max(1, c.d_model));
+    for (std::int64_t first = 0; first < c.vocab_size; first += block) {
+        const std::int64_t count = std::min<std::int64_t>(block, c.vocab_size - first);
+        const core::Result<core::Tensor> rows = model.weights().read_rows(name, static_cast<std::uint64_t>(first),
+                                                                          static_cast<std::uint64_t>(count));
+        if (!rows) return rows.problems;
+        if (rows.value->values.size() != static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(c.d_model))
+            return fail(name + ": expected rows of d_model = " + std::to_string(c.d_model) + " values");
+        const Eigen::Map<const core::Matrix> W_U_rows(rows.value->values.data(), count, c.d_model);  // count × d_model
+        if constexpr (std::is_same_v<Scalar, double>)
+            s.logits_last.segment(first, count).noalias() = last * W_U_rows.transpose();
+        else
+            s.logits_last.segment(first, count).noalias() = last * W_U_rows.template cast<Scalar>().transpose();
+    }
+    return {};
+}
+
 template <class Scalar>
 Problems finish(const ModelFolder& model, RunState<Scalar>& s) {
     const ModelConfig& c = model.config();
@@ -150,15 +167,8 @@ Problems finish(const ModelFolder& model, RunState<Scalar>& s) {
         s.hidden = x;
     }
     s.logits_last.resize(0);
-    if (c.causal()) {
-        const core::Result<Table> head = read_table(model, names.lm_head);
-        if (!head) return head.problems;
-        const auto last = s.hidden.row(s.hidden.rows() - 1);
-        if constexpr (std::is_same_v<Scalar, double>)
-            s.logits_last.noalias() = last * head.value->rows().transpose();
-        else
-            s.logits_last.noalias() = last * head.value->rows().template cast<Scalar>().transpose();
-    }
+    if (c.causal())
+        if (Problems p = last_logits(model, s); !p.empty()) return p;
     if (!s.hidden.allFinite() || !s.logits_last.allFinite())
         return fail("the model's values overflow: the hidden state or the logits are not finite");
     return {};

@@ -173,6 +173,14 @@ core::Result<core::Tensor> WeightFiles::read(std::string_view name) const {
     return files_[it->second].read(name);
 }
 
+core::Result<core::Tensor> WeightFiles::read_rows(std::string_view name, std::uint64_t first_row,
+                                                  std::uint64_t count) const {
+    const auto it = where_.find(name);
+    if (it == where_.end())
+        return core::Result<core::Tensor>::fail({{label_ + ": " + std::string(name), "no such tensor in the weights"}});
+    return files_[it->second].read_rows(name, first_row, count);
+}
+
 std::vector<std::string> WeightFiles::names() const {
     std::vector<std::string> out;
     out.reserve(where_.size());

@@ -48,6 +48,8 @@ public:
     const core::TensorFile& file_of(std::string_view name) const;
     // A tensor's values as doubles (core::TensorFile::read of the file holding it).
     core::Result<core::Tensor> read(std::string_view name) const;
+    // Rows of a table (core::TensorFile::read_rows of the file holding it).
+    core::Result<core::Tensor> read_rows(std::string_view name, std::uint64_t first_row, std::uint64_t count) const;
     // Every tensor's name, sorted.
     std::vector<std::string> names() const;
 

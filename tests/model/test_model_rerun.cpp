@@ -131,4 +131,57 @@ TEST(ModelRerun, ALayerOutOfRangeOrAResizedSessionIsRefused) {
     EXPECT_EQ(nan.front().path, "heads[0].W_K[0][0]");
 }
 
+// The same folder with `tensor` (F32) grown to `rows` rows of zeros after its own: rewritten with
+// that tensor last and the file extended without writing (a sparse file), so a vocabulary of
+// hundreds of thousands of rows costs no disk.
+void grow_rows_f32(const fs::path& file, const std::string& tensor, std::uint64_t rows) {
+    const std::string bytes = slurp(file);
+    std::uint64_t n = 0;
+    std::memcpy(&n, bytes.data(), 8);
+    json header = json::parse(bytes.substr(8, n));
+    const std::string data = bytes.substr(8 + n);
+    std::string packed;  // every other tensor's bytes, in the order of their names
+    for (auto& [name, t] : header.items()) {
+        if (name == tensor || name == "__metadata__") continue;
+        const auto from = t["data_offsets"][0].get<std::uint64_t>(), to = t["data_offsets"][1].get<std::uint64_t>();
+        t["data_offsets"] = {packed.size(), packed.size() + (to - from)};
+        packed += data.substr(from, to - from);
+    }
+    json& grown = header[tensor];
+    ASSERT_EQ(grown["dtype"], "F32");
+    const auto from = grown["data_offsets"][0].get<std::uint64_t>(), to = grown["data_offsets"][1].get<std::uint64_t>();
+    const std::uint64_t cols = grown["shape"][1].get<std::uint64_t>();
+    grown["shape"][0] = rows;
+    grown["data_offsets"] = {packed.size(), packed.size() + rows * cols * 4};
+    packed += data.substr(from, to - from);  // its own rows first; the rest are zeros
+    const std::string text = header.dump();
+    std::string out(8, '\0');
+    const std::uint64_t m = text.size();
+    std::memcpy(out.data(), &m, 8);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << out << text << packed;
+    fs::resize_file(file, 8 + m + header[tensor]["data_offsets"][1].get<std::uint64_t>());
+}
+
+// A vocabulary larger than one block of the LM head (GPT-2 ties it to the token embeddings): the
+// tokens' rows and the logits read a block at a time give the run of the small vocabulary exactly,
+// and the logits of the added (zero) rows are 0.
+TEST(ModelRows, AVocabularyOfManyBlocksRunsAsTheSmallOne) {
+    ScratchFolder s;
+    const fs::path dir = s.copy_of("gpt2");
+    const std::uint64_t rows = 600'000;  // 37 MB of F32 at d_model 16: three blocks of the LM head
+    grow_rows_f32(dir / "model.safetensors", "transformer.wte.weight", rows);
+    json config = json::parse(slurp(dir / "config.json"));
+    const int small = config["vocab_size"].get<int>();
+    config["vocab_size"] = rows;
+    s.write(dir / "config.json", config.dump());
+    const std::vector<std::int32_t> ids = ids_of("gpt2");
+    const RunState<double> want = run<double>(open(models_dir / "gpt2"), ids);
+    const RunState<double> got = run<double>(open(dir), ids);
+    expect_same_run(got, want);
+    ASSERT_EQ(got.logits_last.size(), static_cast<Eigen::Index>(rows));
+    ASSERT_EQ(want.logits_last.size(), small);
+    EXPECT_TRUE(got.logits_last.head(small) == want.logits_last);
+    EXPECT_EQ(got.logits_last.tail(static_cast<Eigen::Index>(rows) - small).cwiseAbs().maxCoeff(), 0.0);
+}
+
 }  // namespace
