@@ -1,7 +1,7 @@
 // libFuzzer target for the tensor file readers (safetensors, .npy, .npz): open from bytes, then read
-// every tensor listed. A read either fails with a problem or gives as many values as its shape; a
-// safetensors file that opens has tensors that tile its data section exactly; every message is
-// printable (the file's names and bytes in it escaped).
+// every tensor listed. A read either fails with a problem or gives as many values as its shape (and
+// its rows read alone the same values); a safetensors file that opens has tensors that tile its
+// data section exactly; every message is printable (the file's names and bytes in it escaped).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -61,6 +61,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::uint64_t count = 1;
         for (std::uint64_t d : t.value->shape) count *= d;
         check(count == t.value->values.size(), "a tensor's values do not fill its shape");
+        // Its last row and its second half read alone give the same values as the whole.
+        if (t.value->shape.empty() || t.value->shape.size() > 2 || count == 0) continue;
+        const std::uint64_t rows = t.value->rows(), cols = t.value->cols();
+        for (const std::uint64_t first : {rows - 1, rows / 2}) {
+            const core::Result<core::Tensor> part = file.value->read_rows(info.name, first, rows - first);
+            check(static_cast<bool>(part), "rows of a tensor that reads whole are refused");
+            if (!part) continue;
+            check(part.value->values.size() == (rows - first) * cols, "rows read alone do not fill their shape");
+            for (std::uint64_t k = 0; k < part.value->values.size(); ++k)
+                check(part.value->values[k] == t.value->values[first * cols + k],
+                      "rows read alone differ from the whole");
+        }
     }
     return 0;
 }
