@@ -4,8 +4,11 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <new>
+#include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "core/autosave.hpp"
@@ -17,6 +20,7 @@
 #include "core/presets.hpp"
 #include "core/sentence.hpp"
 #include "core/session.hpp"
+#include "forward_command.hpp"
 
 namespace attnviz::app {
 
@@ -277,21 +281,11 @@ core::Problems naming_x_file(core::Problems problems, const ImportCommandOptions
     return problems;
 }
 
-int import_several(const core::TensorFile& file, core::ImportOptions options, const ImportCommandOptions& o) {
+// Writes one session per layer into the folder -o names (FOLDER/layer-LL.json), all or none:
+// `session_of(l)` gives layer l's session, or nullopt once it has reported why not.
+int write_layer_folder(const ImportCommandOptions& o, const std::vector<int>& layers,
+                       const std::function<std::optional<core::Session>(int)>& session_of) {
     namespace fs = std::filesystem;
-    const core::Result<core::LayerListing> listed = core::list_layers(file, options.convention);
-    if (!listed) {
-        report(listed.problems, o.checkpoint);
-        return exit_invalid;
-    }
-    const core::Result<std::vector<int>> layers = core::select_layers(o.layer, listed.value->layers);
-    if (!layers) {
-        report(layers.problems, o.checkpoint);
-        return exit_invalid;
-    }
-    if (!options.convention)
-        std::cerr << "note: convention: " << core::to_string(listed.value->convention) << " (from the tensor names)\n";
-    options.convention = listed.value->convention;
     const fs::path dir = o.out_path;
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
@@ -305,32 +299,24 @@ int import_several(const core::TensorFile& file, core::ImportOptions options, co
         return exit_io;
     }
     // Layer numbers padded to the widest (at least two digits), so the files sort in layer order.
-    const size_t width = std::max<size_t>(2, std::to_string(layers.value->back()).size());
+    const size_t width = std::max<size_t>(2, std::to_string(layers.back()).size());
     std::vector<std::pair<std::string, std::string>> written;  // (temporary, final)
     const auto undo = [&] {
         for (const auto& [temporary, final_path] : written) fs::remove(temporary, ec);
         if (made) fs::remove(dir, ec);  // only when empty
     };
-    std::vector<std::string> noted;
-    for (int l : *layers.value) {
-        core::Result<core::ImportedLayer> layer = core::import_layer_of_several(file, options, l);
-        if (!layer) {
+    for (int l : layers) {
+        const std::optional<core::Session> session = session_of(l);
+        if (!session) {
             undo();
-            report(naming_x_file(layer.problems, o), o.checkpoint);
             return exit_invalid;
         }
-        for (const std::string& text : layer.value->notes)
-            if (std::find(noted.begin(), noted.end(), text) == noted.end()) {
-                note(text);
-                noted.push_back(text);
-            }
         std::string number = std::to_string(l);
         number.insert(0, width - std::min(width, number.size()), '0');
         const std::string final_path = (dir / ("layer-" + number + ".json")).string();
         const std::string temporary = core::temp_path_beside(final_path);
         written.emplace_back(temporary, final_path);
-        if (const core::Problems p = core::write_file_atomic(temporary, core::write_session(layer.value->session));
-            !p.empty()) {
+        if (const core::Problems p = core::write_file_atomic(temporary, core::write_session(*session)); !p.empty()) {
             undo();
             report(p, temporary);
             return exit_io;
@@ -350,6 +336,79 @@ int import_several(const core::TensorFile& file, core::ImportOptions options, co
     return exit_ok;
 }
 
+int import_several(const core::TensorFile& file, core::ImportOptions options, const ImportCommandOptions& o) {
+    const core::Result<core::LayerListing> listed = core::list_layers(file, options.convention);
+    if (!listed) {
+        report(listed.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    const core::Result<std::vector<int>> layers = core::select_layers(o.layer, listed.value->layers);
+    if (!layers) {
+        report(layers.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    if (!options.convention)
+        std::cerr << "note: convention: " << core::to_string(listed.value->convention) << " (from the tensor names)\n";
+    options.convention = listed.value->convention;
+    std::vector<std::string> noted;
+    return write_layer_folder(o, *layers.value, [&](int l) -> std::optional<core::Session> {
+        core::Result<core::ImportedLayer> layer = core::import_layer_of_several(file, options, l);
+        if (!layer) {
+            report(naming_x_file(layer.problems, o), o.checkpoint);
+            return std::nullopt;
+        }
+        for (const std::string& text : layer.value->notes)
+            if (std::find(noted.begin(), noted.end(), text) == noted.end()) {
+                note(text);
+                noted.push_back(text);
+            }
+        return std::move(layer.value->session);
+    });
+}
+
+// Whether --layer names one layer by its number ("" too: the default one) rather than several.
+bool one_layer(const std::string& spec) {
+    return spec.empty() || (spec.size() <= 6 && spec.find_first_not_of("0123456789") == std::string::npos);
+}
+
+// `import` of a model folder (config.json and its weights): the blocks' attention sessions of the
+// model's forward pass on --text or --token-ids, X each block's true input. What the folder's
+// config and weights settle (the convention, the heads, RoPE's base, X, the labels) is refused.
+int import_folder(const ImportCommandOptions& o) {
+    const auto settled = [](const char* option, const char* by) {
+        std::cerr << "error: " << option << ": a model folder's " << by << " gives it; leave it out\n";
+        return exit_invalid;
+    };
+    if (o.convention != "auto") return settled("--convention", "config.json");
+    if (o.heads || o.kv_heads || o.rope_base) return settled("--heads, --kv-heads, --rope-base", "config.json");
+    if (!o.x_path.empty()) return settled("--x", "forward pass on --text or --token-ids");
+    if (!o.tokens.empty() || !o.tokens_file.empty()) return settled("--tokens, --tokens-file", "tokenizer");
+    if (!o.text && o.token_ids.empty()) {
+        std::cerr << "error: " << core::printable(o.checkpoint)
+                  << ": a model folder's layers are imported with their true input: give --text TEXT or "
+                     "--token-ids 1,2,3\n";
+        return exit_invalid;
+    }
+    ForwardOptions f;
+    f.model = o.checkpoint;
+    f.text = o.text;
+    f.token_ids = o.token_ids;
+    std::vector<core::Session> sessions;
+    if (const int code = model_sessions(f, sessions); code != exit_ok) return code;
+    std::vector<int> available(sessions.size());
+    std::iota(available.begin(), available.end(), 0);
+    const core::Result<std::vector<int>> layers = core::select_layers(o.layer.empty() ? "0" : o.layer, available);
+    if (!layers) {
+        report(layers.problems, o.checkpoint);
+        return exit_invalid;
+    }
+    if (one_layer(o.layer))
+        return write_output(core::write_session(sessions[static_cast<size_t>(layers.value->front())]), o.out_path);
+    return write_layer_folder(o, *layers.value, [&](int l) -> std::optional<core::Session> {
+        return std::move(sessions[static_cast<size_t>(l)]);
+    });
+}
+
 int import_unguarded(const ImportCommandOptions& o) {
     namespace fs = std::filesystem;
     core::ImportOptions options;
@@ -361,11 +420,16 @@ int import_unguarded(const ImportCommandOptions& o) {
             return exit_invalid;
         }
     }
+    std::error_code ec;
+    if (fs::is_directory(o.checkpoint, ec)) return import_folder(o);
+    if (o.text) {
+        std::cerr << "error: --text: a checkpoint file has no tokenizer; --text needs a model folder "
+                     "(config.json, its weights and tokenizer)\n";
+        return exit_invalid;
+    }
     // One layer by its number, or several (all, a range, a list): those are chosen once the file's
     // layers are known.
-    const bool one_layer = o.layer.empty() ||
-                           (o.layer.size() <= 6 && o.layer.find_first_not_of("0123456789") == std::string::npos);
-    if (!o.layer.empty() && one_layer) options.layer = std::stoi(o.layer);
+    if (!o.layer.empty() && one_layer(o.layer)) options.layer = std::stoi(o.layer);
     // X, and the token labels, come from one source each: a second one would be silently ignored.
     if (!o.x_path.empty() && !o.token_ids.empty()) {
         std::cerr << "error: --x and --token-ids cannot be used together: X is either the file's rows or the "
@@ -379,7 +443,6 @@ int import_unguarded(const ImportCommandOptions& o) {
     options.heads = o.heads;
     options.kv_heads = o.kv_heads;
     options.rope_base = o.rope_base;
-    std::error_code ec;
     if (!fs::is_regular_file(o.checkpoint, ec)) {
         std::cerr << "error: " << core::printable(o.checkpoint)
                   << ": cannot open (no such file, or not a regular file)\n";
@@ -444,7 +507,7 @@ int import_unguarded(const ImportCommandOptions& o) {
         std::stringstream in(labels);
         for (std::string word; in >> word;) options.tokens.push_back(word);
     }
-    if (!one_layer) return import_several(*file.value, options, o);
+    if (!one_layer(o.layer)) return import_several(*file.value, options, o);
     const core::Result<core::ImportedLayer> layer = core::import_layer(*file.value, options);
     if (!layer) {
         report(naming_x_file(layer.problems, o), o.checkpoint);

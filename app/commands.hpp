@@ -45,22 +45,25 @@ struct ExampleOptions {
 int example_command(const ExampleOptions& options);
 
 struct ImportCommandOptions {
-    std::string checkpoint;  // .safetensors, .npz or .npy
+    std::string checkpoint;  // .safetensors, .npz or .npy, or a model folder (config.json and its weights)
     std::string convention = "auto";
     // One layer "5" (default: the file's metadata "layer", else 0), or several: "all", "2-5",
     // "0,2,4"; with several, out_path is a folder that gets one session per layer (layer-00.json …).
     std::string layer;
     std::optional<int> heads, kv_heads;
     std::optional<double> rope_base;
-    std::string x_path;       // .npy (or any tensor file with one tensor) of n × d_model
-    std::string token_ids;    // "1,2,3"
-    std::string tokens;       // "a b c"
-    std::string tokens_file;  // one label per line
+    std::string x_path;               // .npy (or any tensor file with one tensor) of n × d_model
+    std::string token_ids;            // "1,2,3"
+    std::optional<std::string> text;  // a model folder's input, tokenized by its tokenizer
+    std::string tokens;               // "a b c"
+    std::string tokens_file;          // one label per line
     std::string out_path;
 };
 
 // attnviz import CHECKPOINT [...] -o SESSION.json: one attention layer as a session; with --layer
-// all (or a range or list) -o FOLDER: one session per layer, FOLDER/layer-LL.json. Exit 2 with
+// all (or a range or list) -o FOLDER: one session per layer, FOLDER/layer-LL.json. A model folder
+// (config.json and model.safetensors or shards) with --text or --token-ids gives its blocks'
+// sessions from the model's forward pass, X each block's true attention input. Exit 2 with
 // "error: FILE: TENSOR: problem" for a bad or incomplete checkpoint or a bad --layer, 1 for I/O;
 // nothing is written then (with several layers: no file of any layer).
 int import_command(const ImportCommandOptions& options);

@@ -203,19 +203,14 @@ int run(const ForwardOptions& o, const model::ModelFolder& m, Input in) {
     return written.empty() ? exit_ok : exit_io;
 }
 
-}  // namespace
-
-int forward_command(const ForwardOptions& o) {
+// The folder and the tokens to run, or the exit code of a failure (reported).
+std::variant<std::pair<model::ModelFolder, Input>, int> open_and_read(const ForwardOptions& o) {
     if (o.text.has_value() == !o.token_ids.empty()) {
         std::cerr << "error: give the tokens as --text TEXT or as --token-ids 1,2,3 (one of the two)\n";
         return exit_invalid;
     }
-    if (o.dtype != "float" && o.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
-        return exit_invalid;
-    }
     bool unreadable = false;
-    const core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable);
+    core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable);
     if (!m) {
         report(m.problems, "");
         return unreadable ? exit_io : exit_invalid;
@@ -227,7 +222,35 @@ int forward_command(const ForwardOptions& o) {
         report(p, input.source);
         return exit_invalid;
     }
-    return o.dtype == "float" ? run<float>(o, *m.value, std::move(input)) : run<double>(o, *m.value, std::move(input));
+    return std::pair{std::move(*m.value), std::move(input)};
+}
+
+}  // namespace
+
+int forward_command(const ForwardOptions& o) {
+    if (o.dtype != "float" && o.dtype != "double") {
+        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
+        return exit_invalid;
+    }
+    auto opened = open_and_read(o);
+    if (const int* code = std::get_if<int>(&opened)) return *code;
+    auto& [m, input] = std::get<0>(opened);
+    return o.dtype == "float" ? run<float>(o, m, std::move(input)) : run<double>(o, m, std::move(input));
+}
+
+int model_sessions(const ForwardOptions& o, std::vector<core::Session>& sessions) {
+    auto opened = open_and_read(o);
+    if (const int* code = std::get_if<int>(&opened)) return *code;
+    auto& [m, input] = std::get<0>(opened);
+    core::Result<model::RunState<double>> state = model::run_model<double>(
+        m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
+    if (!state) {
+        report(state.problems, "");
+        return exit_invalid;
+    }
+    sessions.clear();
+    for (model::LayerRun<double>& layer : state.value->layers) sessions.push_back(std::move(layer.session));
+    return exit_ok;
 }
 
 }  // namespace attnviz::app

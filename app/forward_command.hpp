@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "core/session.hpp"
 
 namespace attnviz::app {
 
@@ -24,5 +27,11 @@ struct ForwardOptions {
 // folder, config, weights or tokenizer that is refused, or text or ids the model cannot take; 1
 // for a file that cannot be read or written. Nothing is written then.
 int forward_command(const ForwardOptions& options);
+
+// `attnviz import` of a model folder: every block's attention session of the forward pass (run in
+// double) on a text or token ids (`options.text` or `options.token_ids`; model, memory_budget
+// used too), each what a one-layer import gives with the block's true input as X. The exit code
+// (forward_command's, errors reported); `sessions` gets one per block when it is 0.
+int model_sessions(const ForwardOptions& options, std::vector<core::Session>& sessions);
 
 }  // namespace attnviz::app

@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
 
     ImportCommandOptions import_options;
     CLI::App* import = cli.add_subcommand("import", "Attention layers of a checkpoint as sessions");
-    import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy")->required();
+    import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy, or a model folder")
+        ->required();
     import->add_option("--convention", import_options.convention, "auto (default), torch, bert, gpt2 or llama");
     import->add_option("--layer", import_options.layer,
                        "Which layer (default: the file's metadata, else 0), or several: all, 2-5, 0,2,4 "
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
     import->add_option("--rope-base", import_options.rope_base, "RoPE base for llama (default: rope_theta or 10000)");
     import->add_option("--x", import_options.x_path, "X: a .npy of n x d_model, the hidden states entering the layer");
     import->add_option("--token-ids", import_options.token_ids, "X from the embedding table: ids, e.g. 1,2,3");
+    import->add_option("--text", import_options.text, "A model folder's input text, tokenized by its tokenizer");
     import->add_option("--tokens", import_options.tokens, "Token labels separated by spaces");
     import->add_option("--tokens-file", import_options.tokens_file, "Token labels, one per line");
     import

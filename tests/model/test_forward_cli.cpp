@@ -180,4 +180,62 @@ TEST_F(ForwardCli, ErrorsAndExitCodesWriteNothing) {
     EXPECT_EQ(o.err.rfind("error: /nonexistent/dir/out.json", 0), 0u) << o.err;
 }
 
+// `attnviz import` of a model folder: each block's session, X its true attention input (the
+// reference forward's, to 1e-9), the heads and K/V groups of the config, the tokenizer's pieces as
+// labels; one layer to a file, several to a folder; what the folder settles refused.
+class ImportFolderCli : public ForwardCli {
+protected:
+    Outcome import(std::vector<std::string> args, const fs::path& to) {
+        args.insert(args.begin(), "import");
+        args.insert(args.end(), {"-o", to.string()});
+        return run_attnviz(args);
+    }
+    static void expect_layer(const json& session, const json& e, size_t layer, const std::string& tokenizer) {
+        SCOPED_TRACE("layer " + std::to_string(layer));
+        EXPECT_EQ(session.at("format"), "attnviz-session");
+        EXPECT_LE(max_error(session.at("X"), e["layers"][layer]["attention_input"]), 1e-9);
+        EXPECT_EQ(session.at("tokens"), fixture_tokens(tokenizer, e.at("text")));
+        EXPECT_EQ(session.at("heads").size(), e["layers"][layer]["weights"].size());
+    }
+};
+
+TEST_F(ImportFolderCli, EachBlocksSessionHasItsTrueInput) {
+    const json gpt2 = expected_of("gpt2");
+    const fs::path one = scratch.path / "gpt2-layer1.json";
+    Outcome o = import({model("gpt2"), "--layer", "1", "--text", gpt2.at("text")}, one);
+    ASSERT_EQ(o.code, 0) << o.err;
+    expect_layer(json::parse(slurp(one)), gpt2, 1, "gpt2-tiny");
+    // Sharded BF16 Llama with K/V groups, every layer into a folder; the ids given instead of a text.
+    const json llama = expected_of("llama");
+    std::string ids;
+    for (const json& id : llama.at("token_ids")) ids += (ids.empty() ? "" : ",") + std::to_string(id.get<int>());
+    const fs::path dir = scratch.path / "llama-layers";
+    o = import({model("llama"), "--layer", "all", "--token-ids", ids}, dir);
+    ASSERT_EQ(o.code, 0) << o.err;
+    ASSERT_GE(llama.at("layers").size(), 2u);
+    for (size_t L = 0; L < llama["layers"].size(); ++L) {
+        const json s = json::parse(slurp(dir / ("layer-0" + std::to_string(L) + ".json")));
+        expect_layer(s, llama, L, "llama2-tiny");
+        EXPECT_LT(s.at("config").value("kv_heads", 0), static_cast<int>(s.at("heads").size()));
+    }
+}
+
+TEST_F(ImportFolderCli, WhatTheFolderSettlesIsRefused) {
+    const fs::path to = scratch.path / "s.json";
+    const auto refused = [&](const std::vector<std::string>& args, const std::string& part) {
+        SCOPED_TRACE(args.size() > 1 ? args[1] : args[0]);
+        const Outcome o = import(args, to);
+        EXPECT_EQ(o.code, 2) << o.err;
+        EXPECT_NE(o.err.find(part), std::string::npos) << o.err;
+        EXPECT_FALSE(fs::exists(to));
+    };
+    refused({model("gpt2")}, "give --text TEXT or --token-ids");
+    refused({model("gpt2"), "--text", "x", "--heads", "2"}, "error: --heads, --kv-heads, --rope-base: a model folder");
+    refused({model("gpt2"), "--text", "x", "--convention", "gpt2"}, "error: --convention: a model folder");
+    refused({model("gpt2"), "--text", "x", "--tokens", "a"}, "error: --tokens, --tokens-file: a model folder");
+    refused({model("gpt2"), "--text", "x", "--layer", "2"}, "--layer");
+    refused({(models_dir / "gpt2" / "model.safetensors").string(), "--text", "x"},
+            "error: --text: a checkpoint file has no tokenizer");
+}
+
 }  // namespace
