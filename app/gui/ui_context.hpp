@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/color_scale.hpp"
-#include "core/matrices.hpp"
+#include "core/attention/registry.hpp"
+#include "core/render/color_scale.hpp"
 
 #include "command.hpp"
 #include "fonts.hpp"

@@ -15,8 +15,8 @@
 #include <imgui.h>
 
 #include "colormap.hpp"
-#include "core/color_scale.hpp"
-#include "core/matrix.hpp"
+#include "core/attention/matrix_types.hpp"
+#include "core/render/color_scale.hpp"
 
 namespace attnviz::app {
 
