@@ -17,8 +17,8 @@
 
 #include "command.hpp"
 #include "fonts.hpp"
+#include "heatmap_cache.hpp"
 #include "palette.hpp"
-#include "widgets/heatmap.hpp"
 
 namespace attnviz::app {
 
