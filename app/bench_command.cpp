@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "core/format.hpp"
-#include "core/forward.hpp"
-#include "core/presets.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

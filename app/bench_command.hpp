@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "core/config.hpp"
+#include "core/attention/config.hpp"
 
 namespace attnviz::app {
 

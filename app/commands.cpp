@@ -11,15 +11,15 @@
 #include <optional>
 #include <sstream>
 
-#include "core/autosave.hpp"
-#include "core/export.hpp"
-#include "core/file_io.hpp"
-#include "core/format.hpp"
-#include "core/forward.hpp"
-#include "core/import.hpp"
-#include "core/presets.hpp"
-#include "core/sentence.hpp"
-#include "core/session.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
+#include "core/io/autosave_store.hpp"
+#include "core/io/import.hpp"
+#include "core/io/session_file.hpp"
+#include "core/render/export.hpp"
+#include "core/teach/sentence.hpp"
 #include "forward_command.hpp"
 
 namespace attnviz::app {

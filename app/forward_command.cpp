@@ -10,7 +10,7 @@
 #include <variant>
 
 #include "commands.hpp"
-#include "core/file_io.hpp"
+#include "core/base/file_io.hpp"
 #include "core/model/runtime.hpp"
 #include "core/model/tokenizer.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/session.hpp"
+#include "core/attention/session.hpp"
 
 namespace attnviz::app {
 

@@ -2,8 +2,8 @@
 // Run: build/bench/attnviz_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
-#include "core/forward.hpp"
-#include "core/presets.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/presets.hpp"
 
 namespace {
 

@@ -18,11 +18,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/autosave.hpp"
-#include "core/export.hpp"
-#include "core/presets.hpp"
-#include "core/sentence.hpp"
-#include "core/session.hpp"
+#include "core/attention/presets.hpp"
+#include "core/io/autosave_store.hpp"
+#include "core/io/session_file.hpp"
+#include "core/render/export.hpp"
+#include "core/teach/sentence.hpp"
 #include "test_support.hpp"
 
 #ifndef ATTNVIZ_BIN

@@ -17,9 +17,9 @@
 #include <system_error>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/problem.hpp"
-#include "core/tensors.hpp"
+#include "core/attention/config.hpp"
+#include "core/base/problem.hpp"
+#include "core/io/tensors.hpp"
 
 namespace attnviz::test {
 

@@ -7,10 +7,11 @@
 #include <filesystem>
 #include <new>
 
-#include "core/file_io.hpp"
-#include "core/format.hpp"
-#include "core/import.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
+#include "core/io/import.hpp"
+#include "core/io/session_file.hpp"
 
 namespace attnviz::app {
 

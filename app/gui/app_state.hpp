@@ -15,10 +15,10 @@
 #include <variant>
 #include <vector>
 
-#include "core/explain.hpp"
-#include "core/forward.hpp"
-#include "core/import.hpp"
-#include "core/session.hpp"
+#include "core/attention/explain.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/session.hpp"
+#include "core/io/import.hpp"
 #include "trace_worker.hpp"
 
 namespace attnviz::app {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "app_state.hpp"
-#include "core/autosave.hpp"
+#include "core/io/autosave_store.hpp"
 
 namespace attnviz::app {
 

@@ -2,7 +2,7 @@
 // UiContext::request(); run_commands() (frame.cpp) carries every one out in one place.
 #pragma once
 
-#include "core/matrices.hpp"
+#include "core/attention/registry.hpp"
 
 namespace attnviz::app {
 

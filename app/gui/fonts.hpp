@@ -4,7 +4,7 @@
 
 #include <imgui.h>
 
-#include "core/notation.hpp"
+#include "core/base/notation.hpp"
 
 namespace attnviz::app {
 

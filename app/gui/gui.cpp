@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "autosave.hpp"
-#include "core/file_io.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/file_io.hpp"
 #include "fonts.hpp"
 #include "frame.hpp"
 #include "input_queue.hpp"

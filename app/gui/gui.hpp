@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"
+#include "core/attention/config.hpp"
 
 namespace attnviz::app {
 

@@ -6,7 +6,8 @@
 #include <limits>
 #include <new>
 
-#include "core/file_io.hpp"
+#include "core/base/file_io.hpp"
+#include "core/io/session_file.hpp"
 
 namespace attnviz::app {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "app_state.hpp"
-#include "core/import.hpp"
-#include "core/layer_summary.hpp"
+#include "core/attention/layer_summary.hpp"
+#include "core/io/import.hpp"
 
 namespace attnviz::app {
 

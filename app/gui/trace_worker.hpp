@@ -10,8 +10,8 @@
 #include <optional>
 #include <thread>
 
-#include "core/forward.hpp"
-#include "core/session.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/session.hpp"
 
 namespace attnviz::app {
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "core/color_scale.hpp"
-#include "core/matrices.hpp"
+#include "core/attention/registry.hpp"
+#include "core/render/color_scale.hpp"
 
 #include "command.hpp"
 #include "fonts.hpp"
+#include "heatmap_cache.hpp"
 #include "palette.hpp"
-#include "widgets/heatmap.hpp"
 
 namespace attnviz::app {
 

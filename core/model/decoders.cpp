@@ -1,8 +1,8 @@
 // The decoders of tokenizer.json (see pipeline.hpp).
 #include <utility>
 
-#include "core/utf8.hpp"
-#include "pipeline.hpp"
+#include "core/base/utf8.hpp"
+#include "core/model/pipeline.hpp"
 
 namespace attnviz::model {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "pipeline.hpp"
-#include "tokenizer.hpp"
+#include "core/model/pipeline.hpp"
+#include "core/model/tokenizer.hpp"
 
 namespace attnviz::model {
 

@@ -1,4 +1,4 @@
-#include "layer_weights.hpp"
+#include "core/model/layer_weights.hpp"
 
 #include <tuple>
 #include <type_traits>
@@ -103,7 +103,7 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
     return R::ok(std::move(w));
 }
 
-// As import_layer (core/import.cpp) builds a session: every projection as x·W (d_model × columns),
+// As import_layer (core/io/import.cpp) builds a session: every projection as x·W (d_model × columns),
 // the biases as rows, split into heads by columns, then validated.
 core::Result<core::Session> attention_session(const ModelFolder& model, int layer, core::Matrix X,
                                               std::vector<std::string> tokens) {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/problem.hpp"
-#include "core/session.hpp"
-#include "model_folder.hpp"
-#include "steps.hpp"
+#include "core/attention/session.hpp"
+#include "core/base/problem.hpp"
+#include "core/model/model_folder.hpp"
+#include "core/model/steps.hpp"
 
 namespace attnviz::model {
 

@@ -1,11 +1,11 @@
-#include "model_config.hpp"
+#include "core/model/model_config.hpp"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
-#include "core/format.hpp"
-#include "core/json_read.hpp"
+#include "core/attention/config.hpp"
+#include "core/base/format.hpp"
+#include "core/io/json_read.hpp"
 
 namespace attnviz::model {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/problem.hpp"
+#include "core/base/problem.hpp"
 
 namespace attnviz::model {
 

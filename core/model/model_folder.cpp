@@ -1,10 +1,10 @@
-#include "model_folder.hpp"
+#include "core/model/model_folder.hpp"
 
 #include <filesystem>
 #include <system_error>
 #include <tuple>
 
-#include "core/file_io.hpp"
+#include "core/base/file_io.hpp"
 
 namespace attnviz::model {
 

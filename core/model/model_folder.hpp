@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "core/problem.hpp"
-#include "model_config.hpp"
-#include "weight_files.hpp"
+#include "core/base/problem.hpp"
+#include "core/model/model_config.hpp"
+#include "core/model/weight_files.hpp"
 
 namespace attnviz::model {
 

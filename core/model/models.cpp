@@ -4,7 +4,7 @@
 #include <queue>
 #include <utility>
 
-#include "pipeline.hpp"
+#include "core/model/pipeline.hpp"
 
 namespace attnviz::model {
 

@@ -1,7 +1,7 @@
 // The normalizers of tokenizer.json (see pipeline.hpp).
 #include <utility>
 
-#include "pipeline.hpp"
+#include "core/model/pipeline.hpp"
 
 namespace attnviz::model {
 

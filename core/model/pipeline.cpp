@@ -1,5 +1,5 @@
 // The pipeline of a Hugging Face tokenizer: added tokens, then the stages (see pipeline.hpp).
-#include "pipeline.hpp"
+#include "core/model/pipeline.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "unicode.hpp"
+#include "core/model/unicode.hpp"
 
 namespace attnviz::model {
 

@@ -3,8 +3,8 @@
 #include <array>
 #include <utility>
 
-#include "core/utf8.hpp"
-#include "pipeline.hpp"
+#include "core/base/utf8.hpp"
+#include "core/model/pipeline.hpp"
 
 namespace attnviz::model {
 

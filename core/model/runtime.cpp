@@ -1,10 +1,10 @@
-#include "runtime.hpp"
+#include "core/model/runtime.hpp"
 
 #include <algorithm>
 #include <type_traits>
 
-#include "core/format.hpp"
-#include "layer_weights.hpp"
+#include "core/base/format.hpp"
+#include "core/model/layer_weights.hpp"
 
 namespace attnviz::model {
 

@@ -5,7 +5,7 @@
 //   0. embeddings    x = E[ids] (+ P[positions]) (+ T[0]), n×d_model; BERT, RoBERTa: then LayerNorm
 //   per block L, pre-norm (GPT-2, Llama family):
 //   1. attention in  a = norm_attention(x)                 the session's X
-//   2. attention     the session's forward (core/forward.hpp): trace.output, n×d_model
+//   2. attention     the session's forward (core/attention/forward.hpp): trace.output, n×d_model
 //   3. residual      x₁ = x + trace.output
 //   4. MLP           x' = x₁ + mlp(norm_mlp(x₁))
 //   per block L, post-norm (BERT, RoBERTa):
@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/forward.hpp"
-#include "core/problem.hpp"
-#include "core/session.hpp"
-#include "model_folder.hpp"
-#include "steps.hpp"
+#include "core/attention/config.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/session.hpp"
+#include "core/base/problem.hpp"
+#include "core/model/model_folder.hpp"
+#include "core/model/steps.hpp"
 
 namespace attnviz::model {
 

@@ -1,7 +1,7 @@
 // SentencePiece models (tokenizer.model of Llama 2 and Mistral) through the SentencePiece library.
 #include <sentencepiece_processor.h>
 
-#include "engines.hpp"
+#include "core/model/engines.hpp"
 
 namespace attnviz::model {
 

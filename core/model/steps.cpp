@@ -1,4 +1,4 @@
-#include "steps.hpp"
+#include "core/model/steps.hpp"
 
 #include <cmath>
 #include <unsupported/Eigen/SpecialFunctions>  // Array::erf

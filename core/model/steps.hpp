@@ -4,8 +4,8 @@
 
 #include <Eigen/Core>
 
-#include "core/matrix.hpp"
-#include "model_config.hpp"
+#include "core/attention/matrix_types.hpp"
+#include "core/model/model_config.hpp"
 
 namespace attnviz::model {
 

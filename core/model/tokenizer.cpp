@@ -1,12 +1,12 @@
-#include "tokenizer.hpp"
+#include "core/model/tokenizer.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "core/file_io.hpp"
-#include "core/json_read.hpp"
-#include "engines.hpp"
+#include "core/base/file_io.hpp"
+#include "core/io/json_read.hpp"
+#include "core/model/engines.hpp"
 
 namespace attnviz::model {
 

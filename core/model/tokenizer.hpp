@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/problem.hpp"
+#include "core/base/problem.hpp"
 
 namespace attnviz::model {
 

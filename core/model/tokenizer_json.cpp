@@ -2,8 +2,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "core/json_read.hpp"
-#include "engines.hpp"
+#include "core/io/json_read.hpp"
+#include "core/model/engines.hpp"
 
 namespace attnviz::model {
 

@@ -1,4 +1,4 @@
-#include "unicode.hpp"
+#include "core/model/unicode.hpp"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "core/utf8.hpp"
+#include "core/base/utf8.hpp"
 
 namespace attnviz::model {
 

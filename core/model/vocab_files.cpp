@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/json_read.hpp"
-#include "engines.hpp"
+#include "core/io/json_read.hpp"
+#include "core/model/engines.hpp"
 
 namespace attnviz::model {
 

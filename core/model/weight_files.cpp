@@ -1,4 +1,4 @@
-#include "weight_files.hpp"
+#include "core/model/weight_files.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -6,8 +6,8 @@
 #include <set>
 #include <system_error>
 
-#include "core/file_io.hpp"
-#include "core/json_read.hpp"
+#include "core/base/file_io.hpp"
+#include "core/io/json_read.hpp"
 
 namespace attnviz::model {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/problem.hpp"
-#include "core/tensors.hpp"
+#include "core/base/problem.hpp"
+#include "core/io/tensors.hpp"
 
 namespace attnviz::model {
 

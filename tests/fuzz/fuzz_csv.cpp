@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/csv.hpp"
+#include "core/io/csv.hpp"
 #include "fuzz_check.hpp"
 
 namespace core = attnviz::core;

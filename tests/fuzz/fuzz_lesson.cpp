@@ -3,10 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/config.hpp"
-#include "core/forward.hpp"
-#include "core/lesson.hpp"
-#include "core/presets.hpp"
+#include "core/attention/config.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/presets.hpp"
+#include "core/teach/lesson.hpp"
 #include "fuzz_check.hpp"
 
 namespace core = attnviz::core;

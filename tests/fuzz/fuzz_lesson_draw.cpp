@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "app_state.hpp"
-#include "core/lesson.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
+#include "core/teach/lesson.hpp"
 #include "frame.hpp"
 #include "fuzz_check.hpp"
 #include "headless.hpp"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/config.hpp"
+#include "core/attention/config.hpp"
 #include "core/model/runtime.hpp"
 #include "fuzz_check.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/forward.hpp"
-#include "core/session.hpp"
+#include "core/attention/forward.hpp"
+#include "core/io/session_file.hpp"
 #include "fuzz_check.hpp"
 
 namespace core = attnviz::core;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/format.hpp"
-#include "core/tensors.hpp"
+#include "core/base/format.hpp"
+#include "core/io/tensors.hpp"
 #include "fuzz_check.hpp"
 
 namespace core = attnviz::core;

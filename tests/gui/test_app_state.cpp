@@ -11,11 +11,11 @@
 #include <limits>
 
 #include "app_state.hpp"
-#include "core/autosave.hpp"
-#include "core/format.hpp"
-#include "core/presets.hpp"
-#include "core/sentence.hpp"
-#include "core/stiefel.hpp"
+#include "core/attention/presets.hpp"
+#include "core/attention/stiefel.hpp"
+#include "core/base/format.hpp"
+#include "core/io/autosave_store.hpp"
+#include "core/teach/sentence.hpp"
 #include "frame.hpp"
 #include "panels/inputs_panel.hpp"
 

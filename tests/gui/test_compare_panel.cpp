@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/forward.hpp"
-#include "core/presets.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/presets.hpp"
 #include "panels/compare_panel.hpp"
 #include "window_test.hpp"
 

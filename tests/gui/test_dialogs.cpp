@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <thread>
 
-#include "core/format.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/format.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/export_dialog.hpp"

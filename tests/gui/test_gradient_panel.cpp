@@ -11,8 +11,8 @@
 #include <cmath>
 #include <string>
 
-#include "core/gradient.hpp"
-#include "core/presets.hpp"
+#include "core/attention/gradient.hpp"
+#include "core/attention/presets.hpp"
 #include "panels/gradient_panel.hpp"
 #include "window_test.hpp"
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/head_view_panel.hpp"

@@ -6,7 +6,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
 #include "input_queue.hpp"
 #include "window_test.hpp"
 

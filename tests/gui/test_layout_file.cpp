@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/file_io.hpp"
+#include "core/base/file_io.hpp"
 #include "headless.hpp"
 #include "layout_file.hpp"
 

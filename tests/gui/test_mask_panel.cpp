@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "core/masks.hpp"
-#include "core/presets.hpp"
+#include "core/attention/masks.hpp"
+#include "core/attention/presets.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/mask_panel.hpp"

@@ -11,9 +11,10 @@
 #include <numeric>
 
 #include "../test_support.hpp"
-#include "core/forward.hpp"
-#include "core/import.hpp"
-#include "core/presets.hpp"
+#include "core/attention/forward.hpp"
+#include "core/attention/presets.hpp"
+#include "core/io/import.hpp"
+#include "core/io/session_file.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "layers.hpp"

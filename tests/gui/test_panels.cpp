@@ -7,9 +7,10 @@
 #include <cfloat>
 #include <cmath>
 
-#include "core/file_io.hpp"
-#include "core/presets.hpp"
-#include "core/tensors.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/file_io.hpp"
+#include "core/io/session_file.hpp"
+#include "core/io/tensors.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/dimensions_panel.hpp"

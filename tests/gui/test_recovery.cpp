@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "autosave.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/recovery_window.hpp"

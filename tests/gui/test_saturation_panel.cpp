@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "core/presets.hpp"
-#include "core/saturation.hpp"
+#include "core/attention/presets.hpp"
+#include "core/attention/saturation.hpp"
 #include "panels/saturation_panel.hpp"
 #include "widgets/line_plot.hpp"
 #include "window_test.hpp"

@@ -5,8 +5,8 @@
 
 #include <imgui.h>
 
-#include "core/presets.hpp"
-#include "core/sentence.hpp"
+#include "core/attention/presets.hpp"
+#include "core/teach/sentence.hpp"
 #include "panels/sentence_dialog.hpp"
 #include "window_test.hpp"
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/presets.hpp"
-#include "core/text.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/text.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 

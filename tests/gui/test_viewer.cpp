@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
 #include "headless.hpp"
 #include "panels/heads_panel.hpp"
 #include "panels/viewer_panel.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/import.hpp"
+#include "core/io/import.hpp"
 #include "core/model/runtime.hpp"
 #include "model_test_support.hpp"
 

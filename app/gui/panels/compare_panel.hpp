@@ -18,8 +18,8 @@
 #include "../app_state.hpp"
 #include "../trace_worker.hpp"
 #include "../ui_context.hpp"
-#include "core/color_scale.hpp"
-#include "core/compare.hpp"
+#include "core/attention/compare.hpp"
+#include "core/render/color_scale.hpp"
 
 namespace attnviz::app {
 

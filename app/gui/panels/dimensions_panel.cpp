@@ -8,7 +8,7 @@
 #include <string>
 
 #include "../widgets/fitted_text.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
 
 namespace attnviz::app {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <new>
 
-#include "core/file_io.hpp"
+#include "core/base/file_io.hpp"
 
 namespace attnviz::app {
 

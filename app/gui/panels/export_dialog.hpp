@@ -9,7 +9,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/export.hpp"
+#include "core/render/export.hpp"
 #include "file_chooser.hpp"
 
 namespace attnviz::app {

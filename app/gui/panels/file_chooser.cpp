@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "core/file_io.hpp"
-#include "core/format.hpp"
+#include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
 
 extern char** environ;
 

@@ -12,7 +12,7 @@
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
 #include "../widgets/matrix_view.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

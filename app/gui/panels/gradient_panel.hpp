@@ -20,7 +20,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/gradient.hpp"
+#include "core/attention/gradient.hpp"
 
 namespace attnviz::app {
 

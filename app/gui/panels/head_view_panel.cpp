@@ -8,8 +8,8 @@
 #include <string>
 
 #include "../widgets/fitted_text.hpp"
-#include "core/format.hpp"
-#include "core/session.hpp"
+#include "core/attention/session.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

@@ -16,7 +16,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/head_view.hpp"
+#include "core/attention/head_view.hpp"
 
 namespace attnviz::app {
 

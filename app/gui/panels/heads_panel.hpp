@@ -6,7 +6,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/head_summary.hpp"
+#include "core/attention/head_summary.hpp"
 
 #include <cstdint>
 #include <string>

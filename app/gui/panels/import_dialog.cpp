@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/file_io.hpp"
-#include "core/format.hpp"
-#include "core/tensors.hpp"
+#include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
+#include "core/io/tensors.hpp"
 
 namespace attnviz::app {
 

@@ -13,7 +13,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/import.hpp"
+#include "core/io/import.hpp"
 #include "file_chooser.hpp"
 
 namespace attnviz::app {

@@ -8,11 +8,11 @@
 #include <imgui_stdlib.h>
 
 #include "../widgets/fitted_text.hpp"
-#include "core/csv.hpp"
-#include "core/format.hpp"
-#include "core/presets.hpp"
-#include "core/stiefel.hpp"
-#include "core/tensors.hpp"
+#include "core/attention/presets.hpp"
+#include "core/attention/stiefel.hpp"
+#include "core/base/format.hpp"
+#include "core/io/csv.hpp"
+#include "core/io/tensors.hpp"
 
 namespace attnviz::app {
 

@@ -6,7 +6,7 @@
 
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
-#include "core/masks.hpp"
+#include "core/attention/masks.hpp"
 
 namespace attnviz::app {
 

@@ -19,7 +19,7 @@
 #include "../app_state.hpp"
 #include "../layers.hpp"
 #include "../ui_context.hpp"
-#include "core/layer_summary.hpp"
+#include "core/attention/layer_summary.hpp"
 #include "file_chooser.hpp"
 #include "import_dialog.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <imgui.h>
 
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

@@ -8,7 +8,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/autosave.hpp"
+#include "core/io/autosave_store.hpp"
 
 namespace attnviz::app {
 

@@ -11,7 +11,7 @@
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/line_plot.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

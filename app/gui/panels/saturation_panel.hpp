@@ -18,7 +18,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/saturation.hpp"
+#include "core/attention/saturation.hpp"
 
 namespace attnviz::app {
 

@@ -8,7 +8,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/sentence.hpp"
+#include "core/teach/sentence.hpp"
 
 namespace attnviz::app {
 

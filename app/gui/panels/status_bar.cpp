@@ -5,7 +5,7 @@
 #include <string>
 
 #include "../widgets/fitted_text.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

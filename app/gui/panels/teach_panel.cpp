@@ -10,9 +10,9 @@
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/matrix_view.hpp"
-#include "core/file_io.hpp"
-#include "core/format.hpp"
-#include "core/presets.hpp"
+#include "core/attention/presets.hpp"
+#include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

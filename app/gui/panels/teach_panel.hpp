@@ -10,8 +10,8 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
-#include "core/exercise.hpp"
-#include "core/lesson.hpp"
+#include "core/teach/exercise.hpp"
+#include "core/teach/lesson.hpp"
 #include "inputs_panel.hpp"
 
 namespace attnviz::app {

@@ -8,7 +8,7 @@
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/matrix_view.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 #include "fitted_text.hpp"
 
 namespace attnviz::app {

@@ -5,8 +5,8 @@
 
 #include <imgui.h>
 
-#include "core/color_scale.hpp"
-#include "core/colormap.hpp"
+#include "core/render/color_scale.hpp"
+#include "core/render/colormaps.hpp"
 
 namespace attnviz::app {
 

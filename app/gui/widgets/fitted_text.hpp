@@ -13,7 +13,7 @@
 
 #include <imgui.h>
 
-#include "core/text.hpp"
+#include "core/base/text.hpp"
 
 namespace attnviz::app {
 

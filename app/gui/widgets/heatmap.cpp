@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 #include "fitted_text.hpp"
 #include "ui_context.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/export.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
+#include "core/render/export.hpp"
 #include "fitted_text.hpp"
 #include "heatmap.hpp"
 

@@ -1,0 +1,136 @@
+// The dimensions and switches of one attention layer.
+//
+//   X ∈ R^{n×d_model}; per head i: W_Q⁽ⁱ⁾, W_K⁽ⁱ⁾ ∈ R^{d_model×d_k}, W_V⁽ⁱ⁾ ∈ R^{d_model×d_v};
+//   W_O ∈ R^{(h·d_v)×d_model} when output_projection is on.
+//   Beyond the seeds, as real layers have them (each off by default, which is the seeds' layer):
+//   biases b_Q, b_K ∈ R^{1×d_k}, b_V ∈ R^{1×d_v} per head and b_O ∈ R^{1×d_model}; grouped-query
+//   attention (kv_heads K/V groups shared by heads / kv_heads query heads each); rotary position
+//   embeddings (RoPE) applied to Q and K.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/base/problem.hpp"
+
+namespace attnviz::core {
+
+// Which keys a query may look at: all, those not after it (causal), or the session's own n×kv_len
+// grid of 0/1 (custom: 1 = may attend; every query keeps at least one key).
+enum class Mask { none, causal, custom };
+
+// scores = scores_raw / s, with s chosen here.
+struct Scale {
+    enum class Kind { sqrt_dk, none, divisor };
+    Kind kind = Kind::sqrt_dk;
+    double divisor = 1.0;  // used only when kind == divisor (a temperature); ≥ Limits::min_divisor
+
+    // The divisor s actually applied for a given d_k: √d_k, 1, or the user's divisor.
+    double value(int d_k) const;
+    // The divisor counts only when it is the one in use (a file keeps only that one).
+    bool operator==(const Scale& o) const { return kind == o.kind && (kind != Kind::divisor || divisor == o.divisor); }
+};
+
+// Rotary position embeddings (RoPE): the query and key of position p have each pair of their first
+// `dims` columns rotated by the angle p·θ_i, θ_i = base^(−2i/dims), i = 0 … dims/2 − 1.
+//   half:        pairs (i, i + dims/2), as rotate_half in Llama and GPT-NeoX
+//   interleaved: pairs (2i, 2i + 1), as GPT-J
+// Columns from `dims` on are not rotated.
+struct Rope {
+    enum class Style { half, interleaved };
+    bool on = false;
+    double base = 10000;  // θ
+    Style style = Style::half;
+    int dims = 0;  // rotated columns of each head's Q and K; 0: all d_k of them
+
+    int rotated(int d_k) const { return dims > 0 ? dims : d_k; }
+    // Only what is in use counts: with RoPE off the other fields are not part of the layer.
+    bool operator==(const Rope& o) const {
+        return on == o.on && (!on || (base == o.base && style == o.style && dims == o.dims));
+    }
+};
+
+struct Config {
+    int n = 2;                      // sequence length (tokens, rows of X)
+    int d_model = 4;                // embedding size (columns of X)
+    int heads = 2;                  // h
+    int d_k = 2;                    // query/key size per head
+    int d_v = 2;                    // value size per head
+    bool output_projection = true;  // output = concat·W_O, else output = concat
+    Mask mask = Mask::none;
+    Scale scale;
+    bool biases = false;  // Q = X·W_Q + b_Q, K, V alike, output = concat·W_O + b_O
+    int kv_heads = 0;     // K/V groups (grouped-query attention); 0: one per head (plain multi-head)
+    Rope rope;            // rotary position embeddings of Q and K
+    // Cross-attention: keys and values come from a second input Y (n_kv×d_model) instead of X;
+    // 0: self-attention (keys and values from X, n of them).
+    int n_kv = 0;
+
+    int concat_width() const { return heads * d_v; }  // h·d_v
+    // The keys (and values) each query attends over: n_kv with a second input Y, else n. The
+    // scores and weights are n×kv_len().
+    int kv_len() const { return n_kv > 0 ? n_kv : n; }
+    bool cross() const { return n_kv > 0; }
+    // How many K/V groups there are, how many query heads share each, and head i's group.
+    int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
+    int group_size() const { return kv_count() > 0 && heads % kv_count() == 0 ? heads / kv_count() : 1; }
+    int kv_group(int head) const { return head / group_size(); }
+    bool grouped() const { return kv_count() < heads; }
+    // Whether anything beyond the seeds' layer is in use (a session then needs file version 2, or
+    // 3 for cross-attention and a custom mask).
+    bool extended() const { return biases || grouped() || rope.on || cross() || mask == Mask::custom; }
+    // Columns of the output: d_model with W_O, h·d_v without.
+    int output_width() const { return output_projection ? d_model : concat_width(); }
+    bool operator==(const Config&) const = default;
+};
+
+// Size limits, so a typo cannot ask for terabytes. Documented in docs/session-format.md.
+struct Limits {
+    static constexpr int max_n = 8192;  // n, and n_kv
+    static constexpr int max_d_model = 8192;
+    static constexpr int max_heads = 256;
+    static constexpr int max_d_k = 8192;
+    static constexpr int max_d_v = 8192;
+    // The numbers of a session's inputs (X and every weight matrix, what a file holds):
+    // 2^27 ≈ 134 million, 1 GiB in double. The trace is bounded by the memory budget instead.
+    static constexpr std::int64_t max_input_numbers = std::int64_t{1} << 27;
+    // The largest magnitude of an input value. With every dimension within its limit, Q·Kᵀ then
+    // stays below ~1e72, far from overflow, so no score, weight or output can become ∞ or NaN.
+    static constexpr double max_abs_value = 1e15;
+    // The smallest temperature divisor s: below it scores_raw / s could overflow to ∞.
+    static constexpr double min_divisor = 1e-6;
+    // The largest RoPE base θ (real models use 10⁴ to 10⁶; angles stay meaningful far beyond).
+    static constexpr double max_rope_base = 1e12;
+};
+
+// How many numbers the inputs of this config hold, and the inputs and the full trace together.
+std::int64_t input_numbers(const Config& config);
+std::int64_t total_numbers(const Config& config);
+
+// Memory. A configuration needs bytes_needed(): its inputs and one full trace, in double (the app
+// holds a second trace while it computes the next one). The app and `compute` refuse a
+// configuration over the memory budget, saying how much it needs; `--memory-budget` sets it.
+inline constexpr std::int64_t default_memory_budget = std::int64_t{8} << 30;  // 8 GiB
+std::int64_t bytes_needed(const Config& config);
+// The refusal of a config over the budget ("config: these dimensions need 12.9 GB …"), or nullopt.
+std::optional<Problem> memory_problem(const Config& config, std::int64_t budget_bytes);
+// A size as the budget flag takes it: a whole or decimal number with an optional unit K, M, G or T
+// (powers of 1024; "KiB", "MB", "GB" … are read the same), e.g. "8G", "1.5GiB", "500M", "1073741824".
+Result<std::int64_t> parse_byte_size(const std::string& text);
+
+// Every problem of the config, each with its field path ("config.d_k: ..."): each dimension within
+// its limit, the divisor, and the inputs within Limits::max_input_numbers. The memory budget is
+// checked apart (memory_problem), since it is a setting of the machine, not of the file.
+Problems validate(const Config& config);
+
+// A remark on a valid config that the user should see but that is not an error:
+// without W_O and with h·d_v ≠ d_model the output is not X's shape.
+std::optional<std::string> shape_note(const Config& config);
+
+const char* to_string(Mask mask);
+const char* to_string(Rope::Style style);
+// "sqrt_dk", "none", or the divisor as a number.
+std::string to_string(const Scale& scale);
+
+}  // namespace attnviz::core

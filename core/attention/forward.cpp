@@ -1,0 +1,256 @@
+#include "core/attention/forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+
+namespace attnviz::core {
+
+namespace {
+
+// The softmax of one row of scores `s` into `w` (the same row is fine): the row's max m is
+// subtracted, then exp (Eigen's SIMD exp) and the division by the sum Σ, which is returned with m.
+// With `masked`, entries of −∞ get weight 0 exactly (Eigen's vectorised exp clamps its argument,
+// so exp(−∞) would come out as a tiny positive number instead).
+template <class Scalar, class Scores, class Weights>
+Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, bool masked) {
+    constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
+    m = s.maxCoeff();  // finite: a row always has a key it may look at
+    w = (s.array() - m).exp();
+    if (masked) w = (s.array() == neg_inf).select(Scalar(0), w.array());
+    const Scalar sum = w.sum();  // ≥ 1: the max entry contributes exp(0)
+    w /= sum;
+    return sum;
+}
+
+}  // namespace
+
+template <class Scalar>
+void softmax_rows(MatrixT<Scalar>& m) {
+    Scalar row_max;
+    for (Eigen::Index i = 0; i < m.rows(); ++i) softmax_row(m.row(i), m.row(i), row_max, true);
+}
+
+namespace {
+
+// The attention of one head once its Q, K and V are in place (llm.c style; n queries, m keys):
+//   2. dot products:  scores_raw = Q·Kᵀ (n×m)
+//   3. scale, mask:   scores = scores_raw / s; causal: j > i → −∞; custom: mask[i][j] = 0 → −∞
+//   4. softmax:       weights = exp(scores − row max) / row sum, with the row statistics
+//   5. weighted sum:  Z = weights·V (n×d_v)
+// Steps 3 and 4 run row by row (each row stays in cache; a causal row touches only its i + 1 keys).
+template <class Scalar>
+void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config& config, const Matrix& mask,
+            Scalar scale) {
+    const Eigen::Index n = config.n, m_keys = config.kv_len();
+    const bool causal = config.mask == Mask::causal, custom = config.mask == Mask::custom;
+    constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
+    // 2.
+    if (config.rope.on)
+        head.scores_raw.noalias() = head.Q_rot * head.K_rot.transpose();
+    else
+        head.scores_raw.noalias() = head.Q * head.K.transpose();
+    head.scores.resize(n, m_keys);
+    head.weights.resize(n, m_keys);
+    rows.resize(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const Eigen::Index keys = causal ? i + 1 : m_keys;  // the keys row i may look at (causal: n = m)
+        // 3. (a division, not a multiplication by 1/s: the value is exactly scores_raw / s)
+        auto s = head.scores.row(i).head(keys);
+        s = head.scores_raw.row(i).head(keys).array() / scale;
+        if (custom)
+            for (Eigen::Index j = 0; j < keys; ++j)
+                if (mask(i, j) == 0) s(j) = neg_inf;  // every row keeps a key (validate), so the max is finite
+        // 4. With w = exp(s − m) / Σ the entropy −Σ w·ln w is ln Σ − Σ w·(s − m): no log per weight
+        // (a masked key, w = 0 and s = −∞, adds nothing).
+        auto w = head.weights.row(i).head(keys);
+        Scalar m;
+        const Scalar sum = softmax_row(s, w, m, custom);
+        const Scalar shift = custom ? (w.array() > 0).select(w.array() * (s.array() - m), Scalar(0)).sum()
+                                    : (w.array() * (s.array() - m)).sum();
+        if (keys < m_keys) {
+            head.scores.row(i).tail(m_keys - keys).setConstant(neg_inf);
+            head.weights.row(i).tail(m_keys - keys).setZero();  // exp(−∞) = 0
+        }
+        RowStats& r = rows[i];
+        r.sum = w.sum();
+        r.max = w.maxCoeff();
+        r.entropy = std::max(0.0, static_cast<double>(std::log(sum) - shift));
+    }
+    // 5.
+    head.Z.noalias() = head.weights * head.V;
+}
+
+// RoPE of one head's Q or K into `out`: row p's pair j turned by the angle whose cosine and sine
+// are cos(p, j), sin(p, j); columns from dims on copied.
+template <class Scalar, class Table>
+void rotate(const MatrixT<Scalar>& in, MatrixT<Scalar>& out, const Rope& rope, const Table& cos, const Table& sin) {
+    const int d_k = static_cast<int>(in.cols());
+    const Eigen::Index rows = in.rows();  // positions 0 … rows − 1 (the table may hold more)
+    out = in;
+    for (int j = 0; j < rope.rotated(d_k) / 2; ++j) {
+        const RopePair p = rope_pair(rope, d_k, j);
+        const auto a = in.col(p.first).array(), b = in.col(p.second).array();
+        const auto c = cos.col(j).head(rows), s = sin.col(j).head(rows);
+        out.col(p.first).array() = a * c - b * s;
+        out.col(p.second).array() = b * c + a * s;
+    }
+}
+
+// Heads run in parallel when one head is worth more than a thread's start (about 10 µs of work).
+bool parallel_heads(const Config& c) {
+    const double per_head = static_cast<double>(c.n) * c.kv_len() * (c.d_k + c.d_v);
+    return c.heads > 1 && per_head > 2e5;
+}
+
+}  // namespace
+
+RopePair rope_pair(const Rope& rope, int d_k, int j) {
+    const int dims = rope.rotated(d_k);
+    return rope.style == Rope::Style::half ? RopePair{j, j + dims / 2} : RopePair{2 * j, 2 * j + 1};
+}
+
+double rope_angle(const Rope& rope, int d_k, int position, int j) {
+    const double dims = rope.rotated(d_k);
+    return position * std::pow(rope.base, -2.0 * j / dims);
+}
+
+std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_k, int column) {
+    const int dims = rope.rotated(d_k);
+    if (column < 0 || column >= dims) return std::nullopt;
+    if (rope.style == Rope::Style::half)
+        return column < dims / 2 ? std::pair{column, true} : std::pair{column - dims / 2, false};
+    return std::pair{column / 2, column % 2 == 0};
+}
+
+double forward_flops(const Config& c) {
+    const double n = c.n, m = c.kv_len(), d = c.d_model, h = c.heads, dk = c.d_k, dv = c.d_v;
+    double flops = 2 * n * d * dk * h + 2 * m * d * (dk + dv) * h + 2 * n * m * (dk + dv) * h;
+    if (c.output_projection) flops += 2 * n * h * dv * d;
+    return flops;
+}
+
+// The layer (shapes: X n×d_model; per head W_Q, W_K d_model×d_k, W_V d_model×d_v; W_O h·d_v×d_model):
+//   1. projections of every head in one product: X·[W_Q⁽¹⁾ W_K⁽¹⁾ W_V⁽¹⁾ … W_V⁽ʰ⁾] (+ the biases on
+//      every row), then each head's Q, K, V are its columns of it (a K/V group's W_K, W_V serve each
+//      of its heads). Under cross-attention (Y n_kv×d_model) each head computes its own Q = X·W_Q
+//      and K = Y·W_K, V = Y·W_V instead.
+//   RoPE: cos and sin of every (position, pair) once, then each head's Q_rot, K_rot
+//   2–5. each head's attention (attend), heads in parallel
+//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
+template <class Scalar>
+void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
+    using M = MatrixT<Scalar>;
+    t.config = config;
+    t.scale = config.scale.value(config.d_k);
+    const int heads = config.heads, d_k = config.d_k, d_v = config.d_v;
+    const Eigen::Index per_head = 2 * d_k + d_v;
+    const Scalar scale = static_cast<Scalar>(t.scale);
+    t.heads.resize(heads);
+    t.rows.resize(heads);
+
+    // 1.
+    const bool cross = config.cross();
+    if (!cross) {
+        t.scratch_weights.resize(config.d_model, per_head * heads);
+        if (config.biases) t.scratch_biases.resize(1, per_head * heads);
+        for (int h = 0; h < heads; ++h) {
+            const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
+            auto block = t.scratch_weights.middleCols(h * per_head, per_head);
+            block.leftCols(d_k) = w.W_Q.template cast<Scalar>();
+            block.middleCols(d_k, d_k) = kv.W_K.template cast<Scalar>();
+            block.rightCols(d_v) = kv.W_V.template cast<Scalar>();
+            if (!config.biases) continue;
+            auto bias = t.scratch_biases.middleCols(h * per_head, per_head);
+            bias.leftCols(d_k) = w.b_Q.template cast<Scalar>();
+            bias.middleCols(d_k, d_k) = kv.b_K.template cast<Scalar>();
+            bias.rightCols(d_v) = kv.b_V.template cast<Scalar>();
+        }
+        if constexpr (std::is_same_v<Scalar, double>)
+            t.scratch_projections.noalias() = params.X * t.scratch_weights;
+        else
+            t.scratch_projections.noalias() = params.X.template cast<Scalar>() * t.scratch_weights;
+        if (config.biases) t.scratch_projections.rowwise() += t.scratch_biases.row(0);
+    }
+
+    // RoPE's angles, in double whatever the Scalar.
+    if (config.rope.on) {
+        const int pairs = config.rope.rotated(d_k) / 2, positions = std::max(config.n, config.kv_len());
+        t.scratch_cos.resize(positions, pairs);
+        t.scratch_sin.resize(positions, pairs);
+        for (int p = 0; p < positions; ++p)
+            for (int j = 0; j < pairs; ++j) {
+                const double angle = rope_angle(config.rope, d_k, p, j);
+                t.scratch_cos(p, j) = static_cast<Scalar>(std::cos(angle));
+                t.scratch_sin(p, j) = static_cast<Scalar>(std::sin(angle));
+            }
+    }
+
+    // 2–5. An exception (std::bad_alloc) cannot leave an OpenMP region: the first one is kept and
+    // thrown again after it.
+    t.concat.resize(config.n, config.concat_width());
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel_heads(config))
+    for (int h = 0; h < heads; ++h) {
+        try {
+            HeadTraceT<Scalar>& head = t.heads[h];
+            if (cross) {
+                // In double whatever the Scalar (cross-attention is for exploring, not the benchmarks).
+                const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
+                Matrix q = params.X * w.W_Q, k = params.Y * kv.W_K, v = params.Y * kv.W_V;
+                if (config.biases) {
+                    q.rowwise() += w.b_Q.row(0);
+                    k.rowwise() += kv.b_K.row(0);
+                    v.rowwise() += kv.b_V.row(0);
+                }
+                head.Q = q.template cast<Scalar>();
+                head.K = k.template cast<Scalar>();
+                head.V = v.template cast<Scalar>();
+            } else {
+                const auto projections = t.scratch_projections.middleCols(h * per_head, per_head);
+                head.Q = projections.leftCols(d_k);
+                head.K = projections.middleCols(d_k, d_k);
+                head.V = projections.rightCols(d_v);
+            }
+            if (config.rope.on) {
+                rotate(head.Q, head.Q_rot, config.rope, t.scratch_cos, t.scratch_sin);
+                rotate(head.K, head.K_rot, config.rope, t.scratch_cos, t.scratch_sin);
+            } else {
+                head.Q_rot.resize(0, 0);
+                head.K_rot.resize(0, 0);
+            }
+            attend(head, t.rows[h], config, params.mask, scale);
+            t.concat.middleCols(static_cast<Eigen::Index>(h) * d_v, d_v) = head.Z;
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+
+    // 6.
+    if (!config.output_projection)
+        t.output = t.concat;
+    else if constexpr (std::is_same_v<Scalar, double>)
+        t.output.noalias() = t.concat * params.W_O;  // n×d_model
+    else
+        t.output.noalias() = t.concat * M(params.W_O.template cast<Scalar>());
+    if (config.output_projection && config.biases) t.output.rowwise() += params.b_O.row(0).template cast<Scalar>();
+}
+
+template <class Scalar>
+TraceT<Scalar> forward(const Config& config, const Params& params) {
+    TraceT<Scalar> t;
+    forward_into(t, config, params);
+    return t;
+}
+
+template void softmax_rows<double>(MatrixT<double>&);
+template void softmax_rows<float>(MatrixT<float>&);
+template TraceT<double> forward<double>(const Config&, const Params&);
+template TraceT<float> forward<float>(const Config&, const Params&);
+template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
+template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
+
+}  // namespace attnviz::core

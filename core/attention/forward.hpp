@@ -1,0 +1,101 @@
+// The forward pass of (multi-head) scaled dot-product attention, keeping every intermediate.
+//
+// Per head i (seeds 000–002):
+//   Q = X·W_Q (n×d_k)   K = X·W_K (n×d_k)   V = X·W_V (n×d_v)
+//     (+ b_Q, b_K, b_V on every row with biases; W_K, W_V of head i's K/V group under grouped-query
+//     attention)
+//   RoPE: Q_rot, K_rot = Q, K with row p's pairs rotated by p·θ_j (see Rope in config.hpp)
+//   scores_raw = Q·Kᵀ (n×n), or Q_rot·K_rotᵀ with RoPE
+//   scores = scores_raw / s   (s = √d_k, 1, or the user's divisor; causal mask: j > i → −∞)
+//   weights = softmax of each row of scores (n×n, stable: the row max is subtracted first)
+//   Z = weights·V (n×d_v)
+// concat = [Z⁽¹⁾ … Z⁽ʰ⁾] (n×h·d_v); output = concat·W_O (+ b_O) (n×d_model), or concat without W_O.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/attention/config.hpp"
+#include "core/attention/matrix_types.hpp"
+#include "core/attention/params.hpp"
+
+namespace attnviz::core {
+
+template <class Scalar>
+struct HeadTraceT {
+    MatrixT<Scalar> Q;           // n×d_k
+    MatrixT<Scalar> K;           // n×d_k
+    MatrixT<Scalar> V;           // n×d_v
+    MatrixT<Scalar> Q_rot;       // n×d_k, Q with RoPE (empty without)
+    MatrixT<Scalar> K_rot;       // n×d_k, K with RoPE (empty without)
+    MatrixT<Scalar> scores_raw;  // n×n, Q·Kᵀ (Q_rot·K_rotᵀ with RoPE)
+    MatrixT<Scalar> scores;      // n×n, scores_raw / s, −∞ where masked
+    MatrixT<Scalar> weights;     // n×n, row-wise softmax of scores
+    MatrixT<Scalar> Z;           // n×d_v, weights·V
+};
+
+// Diagnostics of one row of weights.
+struct RowStats {
+    double sum = 0;      // Σ_j weights[i][j], 1 up to rounding
+    double max = 0;      // max_j weights[i][j]
+    double entropy = 0;  // −Σ_j w·ln w in nats (0·ln 0 = 0); ln(n) is uniform attention
+};
+
+template <class Scalar>
+struct TraceT {
+    Config config;
+    double scale = 1;                         // the divisor s that was applied
+    std::vector<HeadTraceT<Scalar>> heads;    // h entries
+    std::vector<std::vector<RowStats>> rows;  // [head][query row] stats of weights
+    MatrixT<Scalar> concat;                   // n×(h·d_v)
+    MatrixT<Scalar> output;                   // n×d_model with W_O, n×(h·d_v) without
+
+    // Scratch space of forward_into, kept so a recompute of the same size allocates nothing: every
+    // head's W_Q, W_K, W_V side by side (d_model×h·(2·d_k+d_v)) and X times them (n×h·(2·d_k+d_v)).
+    // Not part of the trace: its contents mean nothing to a reader.
+    MatrixT<Scalar> scratch_weights, scratch_projections, scratch_biases;
+    Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scratch_cos, scratch_sin;  // n×dims/2
+};
+
+// RoPE, one pair of columns at a time. Pair j (0 ≤ j < dims/2) of a d_k-column row: its two
+// columns, and the angle it turns by at position p: p·θ_j, θ_j = base^(−2j/dims).
+struct RopePair {
+    int first, second;  // x' [first] = x[first]·cos − x[second]·sin; x'[second] = x[second]·cos + x[first]·sin
+};
+RopePair rope_pair(const Rope& rope, int d_k, int j);
+double rope_angle(const Rope& rope, int d_k, int position, int j);
+// The pair a rotated column belongs to and whether it is the pair's first column, or nullopt for a
+// column RoPE leaves alone (from `dims` on).
+std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_k, int column);
+
+using HeadTrace = HeadTraceT<double>;
+using Trace = TraceT<double>;
+
+// Row-wise softmax in place, stable: each row has its max subtracted before exp.
+// Entries of −∞ (masked) get weight 0. Every row must hold at least one finite entry.
+template <class Scalar>
+void softmax_rows(MatrixT<Scalar>& m);
+
+// The whole trace. Precondition: validate(config) and validate(config, params) are empty.
+// Heads are computed in parallel (OpenMP) when the work is large enough to gain from it.
+template <class Scalar>
+TraceT<Scalar> forward(const Config& config, const Params& params);
+
+// The same, written into an existing trace whose matrices are reused when their sizes match, so a
+// recompute of the same dimensions allocates (and page-faults) nothing new.
+template <class Scalar>
+void forward_into(TraceT<Scalar>& trace, const Config& config, const Params& params);
+
+// The floating-point operations of one forward pass (multiply and add counted apart; the softmax's
+// exponentials are not counted): projections, Q·Kᵀ, weights·V and W_O.
+double forward_flops(const Config& config);
+
+extern template void softmax_rows<double>(MatrixT<double>&);
+extern template void softmax_rows<float>(MatrixT<float>&);
+extern template TraceT<double> forward<double>(const Config&, const Params&);
+extern template TraceT<float> forward<float>(const Config&, const Params&);
+extern template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
+extern template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
+
+}  // namespace attnviz::core

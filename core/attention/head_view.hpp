@@ -1,0 +1,95 @@
+// The head view's arithmetic (BertViz's "head view"): the queries in one column, the keys in
+// another, a line from query i to key j for each head with the opacity of weights(i, j). A head's
+// weights are n queries × n_keys keys (n_keys = kv_len(): rectangular under cross-attention), each
+// row summing to 1.
+//
+// At n in the hundreds a head has n·n_keys lines and the view cannot draw them all, so the lines are
+// filtered in passes, each counted so the view can say what it left out:
+//   1. isolation: only the lines from chosen queries or to chosen keys (a hovered or clicked token);
+//   2. the threshold: weights below min_weight are dropped;
+//   3. top-k: of each head's query, only its k strongest keys are kept;
+//   4. the bound: at most max_lines lines in all, the weakest dropped first.
+// Isolation comes first so that a token's own lines are never lost to the bound the others set.
+//
+// A selection of tokens is summarised by adding weights: the selected queries' rows added (what the
+// selection attends to, over the keys), or the selected keys' columns added (how much of each
+// query's attention goes to the selection). Both can be divided by the selection's size (the mean).
+// Over several heads the per-head values are averaged, as PyTorch's average_attn_weights does, so
+// the numbers keep one head's scale: the summed rows of k queries total k, their mean totals 1.
+//
+// Tokens are indices from 0. The selection functions refuse a token out of range or chosen twice
+// (with the token named); isolation ignores a token out of range (it has no lines).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/attention/matrix_types.hpp"
+#include "core/base/problem.hpp"
+
+namespace attnviz::core {
+
+// Each head's weights (n × n_keys), in head order; nullptr: a head left out (toggled off).
+using HeadWeights = std::span<const Matrix* const>;
+
+// One line of the view: query → key in one head, drawn with opacity `weight`.
+struct HeadLine {
+    int head = 0;  // index in the HeadWeights given
+    int query = 0;
+    int key = 0;
+    double weight = 0;
+    bool operator==(const HeadLine&) const = default;
+};
+
+struct LineOptions {
+    double min_weight = 0;           // lines of a smaller weight are dropped
+    int top_k = 0;                   // each head's query keeps only its k strongest keys (0: all)
+    std::size_t max_lines = 20000;   // the most lines returned, the strongest kept
+    std::vector<int> queries, keys;  // isolation: only lines from these queries or to these keys
+                                     // (both empty: every line; out-of-range tokens have none)
+};
+
+struct HeadLines {
+    std::vector<HeadLine> lines;   // weakest first, so that drawn in order the strongest are on top
+    std::size_t considered = 0;    // the lines of the heads given (and isolated tokens) before filtering
+    std::size_t below_min = 0;     // dropped by the threshold
+    std::size_t beyond_top_k = 0;  // at least min_weight but not among their query's top k
+    std::size_t over_bound = 0;    // kept by the filters but over max_lines (the weakest of them)
+    // considered = lines.size() + below_min + beyond_top_k + over_bound
+};
+
+// The lines to draw for the heads given. Ties between equal weights keep the lower head, then
+// query, then key. Heads may differ in shape; each line is within its own head's matrix.
+HeadLines head_lines(HeadWeights heads, const LineOptions& options);
+
+enum class Aggregate { sum, mean };
+
+// What the selected queries attend to: for each key j, Σ_{i ∈ queries} weights(i, j) (sum) or that
+// divided by the number of queries (mean: a distribution over the keys when rows sum to 1).
+// n_keys values; an empty selection gives zeros (nothing selected attends to anything).
+Result<Eigen::VectorXd> attention_of_queries(const Matrix& weights, std::span<const int> queries, Aggregate how);
+// How much of each query's attention goes to the selected keys: for each query i,
+// Σ_{j ∈ keys} weights(i, j) (sum: a share in [0, 1] when rows sum to 1) or that divided by the
+// number of keys (mean). n values; an empty selection gives zeros.
+Result<Eigen::VectorXd> attention_to_keys(const Matrix& weights, std::span<const int> keys, Aggregate how);
+// The same over several heads: the mean of the heads given (non-null), which must share one shape.
+// Refused when no head is given.
+Result<Eigen::VectorXd> attention_of_queries(HeadWeights heads, std::span<const int> queries, Aggregate how);
+Result<Eigen::VectorXd> attention_to_keys(HeadWeights heads, std::span<const int> keys, Aggregate how);
+
+// An entry of a ranking: its index (a key or a query) and its value.
+struct Ranked {
+    int index = 0;
+    double value = 0;
+    bool operator==(const Ranked&) const = default;
+};
+// The k largest values, largest first (equal values: the lower index first); all of them, sorted,
+// when k ≤ 0 or k ≥ their count.
+std::vector<Ranked> strongest(std::span<const double> values, int k);
+// The k keys a query attends to most (a row of weights), and the k queries attending most to a key
+// (a column); none for a token out of range.
+std::vector<Ranked> top_keys(const Matrix& weights, int query, int k);
+std::vector<Ranked> top_queries(const Matrix& weights, int key, int k);
+
+}  // namespace attnviz::core

@@ -1,0 +1,245 @@
+#include "core/attention/params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "core/attention/registry.hpp"
+#include "core/base/format.hpp"
+
+namespace attnviz::core {
+
+namespace {
+
+void check_matrix(Problems& out, const std::string& path, const Matrix& m, int rows, int cols) {
+    if (m.rows() != rows || m.cols() != cols) {
+        out.push_back({path, "expected " + format_shape(rows, cols) + ", got " + format_shape(m.rows(), m.cols())});
+        return;
+    }
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            if (auto problem = value_problem(m(i, j)))
+                out.push_back({path + "[" + std::to_string(i) + "][" + std::to_string(j) + "]", *problem});
+}
+
+// A rows×cols matrix holding `old`'s overlapping block; each new cell from `memory` where it holds
+// a finite value there, else fill(r, c).
+template <class Fill>
+Matrix keep_and_fill(const Matrix& old, int rows, int cols, Fill fill, const Matrix* memory = nullptr) {
+    Matrix m(rows, cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            if (r < old.rows() && c < old.cols())
+                m(r, c) = old(r, c);
+            else if (memory && r < memory->rows() && c < memory->cols() && std::isfinite((*memory)(r, c)))
+                m(r, c) = (*memory)(r, c);
+            else
+                m(r, c) = fill(r, c);
+        }
+    return m;
+}
+
+// The union of two matrices (see remembered()).
+Matrix union_of(const Matrix& memory, const Matrix& current) {
+    const Eigen::Index rows = std::max(memory.rows(), current.rows()), cols = std::max(memory.cols(), current.cols());
+    Matrix m(rows, cols);
+    for (Eigen::Index r = 0; r < rows; ++r)
+        for (Eigen::Index c = 0; c < cols; ++c)
+            m(r, c) = r < current.rows() && c < current.cols() ? current(r, c)
+                      : r < memory.rows() && c < memory.cols() ? memory(r, c)
+                                                               : std::numeric_limits<double>::quiet_NaN();
+    return m;
+}
+
+}  // namespace
+
+std::optional<std::string> value_problem(double v) {
+    if (!std::isfinite(v)) return format_number(v) + " is not allowed, values must be finite";
+    if (std::abs(v) > Limits::max_abs_value) {
+        // With as many digits as it takes to show the value outside: 1.0000000000000002e+15 is
+        // outside ±1e+15, where six digits would print both as 1e+15.
+        std::string text = format_number(v);
+        for (int digits = 7; digits <= 17 && !(std::abs(std::strtod(text.c_str(), nullptr)) > Limits::max_abs_value);
+             ++digits)
+            text = format_number(v, digits);
+        return text + " is outside ±" + format_number(Limits::max_abs_value) +
+               ", the range that keeps every intermediate finite";
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+// Visits every input matrix of the registry that the config has, with its path and expected shape,
+// in file order: the layer's inputs listed before the per-head ones (X), then each head's
+// ("heads[i].W_Q" …), then the layer's inputs listed after them (W_O). A head count that differs
+// is visited once as ("heads", nullptr, expected, got).
+template <class Visit>
+void visit_inputs(const Config& config, const Params& p, Visit visit) {
+    Params& params = const_cast<Params&>(p);  // find_input only hands out addresses; nothing is changed
+    auto layer = [&](bool after_heads) {
+        bool seen_head = false;
+        for (MatrixId id : all_matrix_ids) {
+            seen_head = seen_head || (is_input(id) && is_per_head(id));
+            if (!is_input(id) || is_per_head(id) || seen_head != after_heads || !exists(id, config)) continue;
+            visit(std::string(name(id)), find_input(params, {id, 0}), rows_of(id, config), cols_of(id, config));
+        }
+    };
+    layer(false);
+    if (static_cast<int>(p.heads.size()) != config.heads) {
+        visit("heads", nullptr, config.heads, static_cast<int>(p.heads.size()));
+    } else {
+        // A K/V group's matrices are visited at its first head only (grouped-query attention).
+        for (int i = 0; i < config.heads; ++i)
+            for (MatrixId id : all_matrix_ids)
+                if (is_input(id) && is_per_head(id) && exists(id, config) &&
+                    (!is_kv_shared(id) || i % config.group_size() == 0))
+                    visit("heads[" + std::to_string(i) + "]." + name(id), find_input(params, {id, i}),
+                          rows_of(id, config), cols_of(id, config));
+    }
+    layer(true);
+}
+
+}  // namespace
+
+Problems validate(const Config& config, const Params& p) {
+    Problems out;
+    if (p.kv_group_size != config.group_size()) {
+        out.push_back({"heads", "the params share K/V among " + std::to_string(p.kv_group_size) +
+                                    " heads, the config among " + std::to_string(config.group_size())});
+        return out;
+    }
+    visit_inputs(config, p, [&](const std::string& path, const Matrix* m, int rows, int cols) {
+        if (m)
+            check_matrix(out, path, *m, rows, cols);
+        else
+            out.push_back({path, "expected " + std::to_string(rows) + " heads, got " + std::to_string(cols)});
+    });
+    if (config.mask == Mask::custom && p.mask.rows() == config.n && p.mask.cols() == config.kv_len())
+        for (Problem& problem : mask_problems(p.mask)) out.push_back(std::move(problem));
+    return out;
+}
+
+Problems mask_problems(const Matrix& mask) {
+    Problems out;
+    for (Eigen::Index i = 0; i < mask.rows(); ++i) {
+        bool any = false;
+        for (Eigen::Index j = 0; j < mask.cols(); ++j) {
+            const double v = mask(i, j);
+            if (v == 1) any = true;
+            if (v != 0 && v != 1)
+                out.push_back({"mask[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+                               "must be 0 or 1 (1: the query may attend to the key), got " + format_number(v)});
+        }
+        if (!any)
+            out.push_back({"mask[" + std::to_string(i) + "]", "query " + std::to_string(i) +
+                                                                  " may attend to no key; a row of the mask needs at "
+                                                                  "least one 1 (the softmax shares its weight among "
+                                                                  "the keys allowed)"});
+    }
+    return out;
+}
+
+bool has_shapes(const Config& config, const Params& p) {
+    bool all = p.kv_group_size == config.group_size();
+    if (!all) return false;
+    visit_inputs(config, p, [&](const std::string&, const Matrix* m, int rows, int cols) {
+        all = all && m && m->rows() == rows && m->cols() == cols;
+    });
+    return all;
+}
+
+double fill_random(int stream, int head, int r, int c) {
+    // splitmix64 (Steele, Lea, Flood 2014) of the cell's place: well mixed, the same everywhere.
+    std::uint64_t z = (std::uint64_t(stream) << 56) ^ (std::uint64_t(head) << 40) ^ (std::uint64_t(r) << 20) ^
+                      std::uint64_t(c);
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+    return std::round((2 * unit - 1) * 100) / 100;
+}
+
+double fill_weight(Weight weight, int head, int r, int c, int cols) {
+    if (head < 2) return (r + head) % cols == c ? 1.0 : 0.0;
+    return fill_random(1 + static_cast<int>(weight), head, r, c);
+}
+
+double fill_input(int r, int c) { return fill_random(0, 0, r, c); }
+
+double fill_output(int r, int c) { return r == c ? 1.0 : 0.0; }
+
+Params filled(const Config& config) { return resize(Params{}, config); }
+
+Params resize(const Params& from, const Config& to) { return resize(from, to, Params{}); }
+
+Params remembered(const Params& memory, const Params& current) {
+    Params p;
+    p.X = union_of(memory.X, current.X);
+    p.Y = union_of(memory.Y, current.Y);
+    p.mask = union_of(memory.mask, current.mask);
+    p.heads.resize(std::max(memory.heads.size(), current.heads.size()));
+    for (size_t i = 0; i < p.heads.size(); ++i) {
+        const HeadParams none;
+        const HeadParams& m = i < memory.heads.size() ? memory.heads[i] : none;
+        const HeadParams& c = i < current.heads.size() ? current.heads[i] : none;
+        HeadParams& h = p.heads[i];
+        h.W_Q = union_of(m.W_Q, c.W_Q);
+        h.W_K = union_of(m.W_K, c.W_K);
+        h.W_V = union_of(m.W_V, c.W_V);
+        h.b_Q = union_of(m.b_Q, c.b_Q);
+        h.b_K = union_of(m.b_K, c.b_K);
+        h.b_V = union_of(m.b_V, c.b_V);
+    }
+    p.W_O = union_of(memory.W_O, current.W_O);
+    p.b_O = union_of(memory.b_O, current.b_O);
+    p.kv_group_size = current.kv_group_size;
+    return p;
+}
+
+Params resize(const Params& from, const Config& to, const Params& memory) {
+    Params p;
+    const auto recalled = [&](int head, Matrix HeadParams::*field) -> const Matrix* {
+        return head < static_cast<int>(memory.heads.size()) ? &(memory.heads[head].*field) : nullptr;
+    };
+    const auto zero = [](int, int) { return 0.0; };
+    p.X = keep_and_fill(from.X, to.n, to.d_model, fill_input, &memory.X);
+    // Y and the mask are held only while the config uses them; turned off and on again (while the
+    // session is open) they come back from memory.
+    if (to.cross())
+        p.Y = keep_and_fill(
+            from.Y, to.n_kv, to.d_model, [](int r, int c) { return fill_random(4, 0, r, c); }, &memory.Y);
+    if (to.mask == Mask::custom)
+        p.mask = keep_and_fill(
+            from.mask, to.n, to.kv_len(), [](int, int) { return 1.0; }, &memory.mask);
+    p.kv_group_size = to.group_size();
+    p.heads.resize(to.heads);
+    const int from_heads = static_cast<int>(from.heads.size());
+    for (int i = 0; i < to.heads; ++i) {
+        const HeadParams none;
+        const HeadParams& old = i < from_heads ? from.heads[i] : none;
+        // The K/V this head used before (its group's, under grouped-query attention).
+        const int kv_from = i < from_heads && from.kv_group_size > 0 ? from.kv_owner(i) : i;
+        const HeadParams& old_kv = kv_from < from_heads ? from.heads[kv_from] : none;
+        const auto fill = [&](Weight w, int cols) {
+            return [=](int r, int c) { return fill_weight(w, i, r, c, cols); };
+        };
+        HeadParams& h = p.heads[i];
+        h.W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill(Weight::W_Q, to.d_k), recalled(i, &HeadParams::W_Q));
+        h.b_Q = keep_and_fill(old.b_Q, 1, to.d_k, zero, recalled(i, &HeadParams::b_Q));
+        if (p.kv_owner(i) != i) continue;  // this head uses its group's K/V
+        h.W_K = keep_and_fill(old_kv.W_K, to.d_model, to.d_k, fill(Weight::W_K, to.d_k), recalled(i, &HeadParams::W_K));
+        h.W_V = keep_and_fill(old_kv.W_V, to.d_model, to.d_v, fill(Weight::W_V, to.d_v), recalled(i, &HeadParams::W_V));
+        h.b_K = keep_and_fill(old_kv.b_K, 1, to.d_k, zero, recalled(i, &HeadParams::b_K));
+        h.b_V = keep_and_fill(old_kv.b_V, 1, to.d_v, zero, recalled(i, &HeadParams::b_V));
+    }
+    p.W_O = keep_and_fill(from.W_O, to.concat_width(), to.d_model, fill_output, &memory.W_O);
+    p.b_O = keep_and_fill(from.b_O, 1, to.d_model, zero, &memory.b_O);
+    return p;
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,87 @@
+#include "core/render/colormaps.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+
+namespace attnviz::core {
+
+namespace {
+
+struct Stop {
+    float t, r, g, b;
+};
+
+// Viridis, sampled at five points: perceptually ordered, readable in greyscale.
+constexpr Stop viridis[] = {
+    {0.00f, 68, 1, 84}, {0.25f, 59, 82, 139}, {0.50f, 33, 145, 140}, {0.75f, 94, 201, 98}, {1.00f, 253, 231, 37}};
+// Blue, near-white at 0, red.
+constexpr Stop coolwarm[] = {{0.00f, 59, 76, 192}, {0.50f, 242, 242, 242}, {1.00f, 180, 4, 38}};
+
+using Table = std::array<Rgba, 256>;
+
+// Entry k is t = k/255 interpolated linearly between the stops around it, each channel truncated.
+template <std::size_t N>
+Table build(const Stop (&stops)[N]) {
+    Table table{};
+    for (int k = 0; k < 256; ++k) {
+        const float t = k / 255.0f;
+        std::size_t s = 0;
+        while (s + 2 < N && t > stops[s + 1].t) ++s;
+        const Stop& a = stops[s];
+        const Stop& b = stops[s + 1];
+        const float u = (t - a.t) / (b.t - a.t);
+        auto channel = [u](float from, float to) { return static_cast<std::uint8_t>(from + (to - from) * u); };
+        table[static_cast<std::size_t>(k)] = {channel(a.r, b.r), channel(a.g, b.g), channel(a.b, b.b), 255};
+    }
+    return table;
+}
+
+const Table& table(Colormap map) {
+    static const Table sequential = build(viridis);
+    static const Table diverging = build(coolwarm);
+    return map == Colormap::sequential ? sequential : diverging;
+}
+
+template <std::size_t N>
+std::vector<ColorStop> stops_of(const Stop (&stops)[N]) {
+    std::vector<ColorStop> out;
+    for (const Stop& s : stops)
+        out.push_back(
+            {s.t,
+             {static_cast<std::uint8_t>(s.r), static_cast<std::uint8_t>(s.g), static_cast<std::uint8_t>(s.b), 255}});
+    return out;
+}
+
+}  // namespace
+
+Rgba colormap_rgba(Colormap map, float t) {
+    if (!(t >= 0)) t = 0;  // also NaN
+    if (t > 1) t = 1;
+    return table(map)[static_cast<std::size_t>(t * 255.0f + 0.5f)];
+}
+
+std::vector<ColorStop> colormap_stops(Colormap map) {
+    return map == Colormap::sequential ? stops_of(viridis) : stops_of(coolwarm);
+}
+
+Rgba text_color_on(Rgba bg) {
+    auto linear = [](std::uint8_t channel) {
+        const float v = channel * (1.0f / 255.0f);  // as ImGui converts colours
+        return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f);
+    };
+    const float luminance = 0.2126f * linear(bg.r) + 0.7152f * linear(bg.g) + 0.0722f * linear(bg.b);
+    return luminance > 0.18f ? Rgba{0, 0, 0, 255} : Rgba{255, 255, 255, 255};
+}
+
+std::string hex(Rgba c) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s = "#";
+    for (std::uint8_t v : {c.r, c.g, c.b}) {
+        s += digits[v >> 4];
+        s += digits[v & 15];
+    }
+    return s;
+}
+
+}  // namespace attnviz::core

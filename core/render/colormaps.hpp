@@ -1,0 +1,43 @@
+// Colormaps for matrices: sequential (viridis) for weights, diverging (blue–white–red) around 0 for
+// everything else. One 256-entry table per map, shared by the app's heatmaps and the figure exports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/attention/registry.hpp"
+
+namespace attnviz::core {
+
+// An sRGB colour with straight (not premultiplied) alpha.
+struct Rgba {
+    std::uint8_t r = 0, g = 0, b = 0, a = 255;
+    bool operator==(const Rgba&) const = default;
+};
+
+enum class Colormap { sequential, diverging };
+
+// The colormap of a matrix coloured this way (the registry's ColorScale).
+inline Colormap colormap_for(ColorScale colors) {
+    return colors == ColorScale::unit_interval ? Colormap::sequential : Colormap::diverging;
+}
+
+// The colour of t ∈ [0, 1] (clamped; NaN is 0): entry round(255·t) of the map's table.
+Rgba colormap_rgba(Colormap map, float t);
+
+// The points the table is interpolated between (t and colour), first t = 0, last t = 1: a gradient
+// through them is the colormap (a legend bar).
+struct ColorStop {
+    float t;
+    Rgba color;
+};
+std::vector<ColorStop> colormap_stops(Colormap map);
+
+// Black or white, whichever reads better on `background` (by its relative luminance).
+Rgba text_color_on(Rgba background);
+
+// "#440154" (the alpha is left out).
+std::string hex(Rgba color);
+
+}  // namespace attnviz::core

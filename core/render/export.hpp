@@ -1,0 +1,78 @@
+// Exports of one matrix of a session or its trace, as text or NumPy bytes: what File > Export…,
+// a heatmap's context menu and `attnviz export` write.
+//
+//   csv, tsv  one row per line, values separated by "," or a tab; exact (the shortest text that
+//             reads back as the same double) unless a precision is chosen; a masked score is -inf
+//   latex     \begin{bmatrix} … \end{bmatrix} with `precision` significant digits (4 by default),
+//             exponents as ×10^{k}, a masked score as -\infty
+//   npy       NumPy's .npy, version 1.0, little-endian float64, C order: bit for bit
+// Figures (PNG, SVG) of a matrix or a view are made in core/render/view_figures.hpp.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/attention/matrix_types.hpp"
+#include "core/attention/registry.hpp"
+#include "core/attention/session.hpp"
+#include "core/base/problem.hpp"
+#include "core/io/csv.hpp"
+#include "core/render/color_scale.hpp"
+#include "core/render/picture.hpp"
+
+namespace attnviz::core {
+
+enum class ExportFormat { csv, tsv, latex, npy, png, svg, json };
+
+// "csv" → ExportFormat::csv …; nullopt for an unknown name.
+std::optional<ExportFormat> export_format_from_name(const std::string& name);
+const char* export_format_name(ExportFormat format);
+// The file extension with its dot: ".csv", ".tsv", ".tex", ".npy", ".png", ".svg", ".json".
+const char* export_extension(ExportFormat format);
+// Whether the format is a figure (png, svg) rather than the numbers.
+inline bool is_figure(ExportFormat format) { return format == ExportFormat::png || format == ExportFormat::svg; }
+
+// The precision LaTeX uses unless one is chosen.
+inline constexpr int default_latex_precision = 4;
+// Precisions (significant digits) a user may choose; 0 means exact for CSV and TSV.
+inline constexpr int max_precision = 17;
+
+// A matrix as a LaTeX bmatrix (amsmath). Past 10 columns a comment says to raise MaxMatrixCols.
+std::string latex_bmatrix(const Matrix& m, int precision = default_latex_precision);
+
+// A matrix as a .npy file's bytes (2-D, float64).
+std::string npy_matrix(const Matrix& m);
+
+// The text or bytes of a matrix in a numeric format (csv, tsv, latex, npy); precision as above
+// (0: the format's default). Refused for the figure formats and json.
+Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int precision = 0);
+
+// One export of a session's trace, as `attnviz export` and File > Export… describe it.
+struct ExportRequest {
+    enum class View { none, heads, pipeline };
+    std::optional<MatrixRef> matrix;  // a matrix (numbers or heatmap); with View::none
+    View view = View::none;           // a view's figure (png, svg)
+    ExportFormat format = ExportFormat::csv;
+    int precision = 0;  // significant digits; 0: the format's default (exact, 4 for LaTeX, 3 in figures)
+    // Figures:
+    double scale = 1;                // png: pixels per unit
+    std::optional<Scaling> scaling;  // colours; unset: the matrix's default
+    bool numbers = true, labels = true, legend = true;
+    int fit_width = 0, fit_height = 0;  // views: fit into this many units (0: natural size)
+    Notation notation = Notation::unicode;
+    bool column_vectors = false;  // draw matrices transposed (tokens as columns)
+};
+
+// The bytes of an export: a matrix's numbers or figure, a view's figure, or (json, with neither a
+// matrix nor a view) the whole trace as `compute` writes it. Refused with a message: a matrix that
+// does not exist in the session, a format that does not fit what is exported, a figure too large.
+// png needs the font at `font_path` for its text.
+Result<std::string> export_bytes(const Session& session, const Trace& trace, const ExportRequest& request,
+                                 const std::string& font_path = default_font_path);
+
+// "weights:2" (NAME:HEAD, the head counted from 1) or "X" (a matrix of the layer) → the matrix.
+// A per-head matrix named without a head gets head −1 (the caller decides: the only head, or a
+// message). Whether it exists in a session is not checked.
+Result<MatrixRef> parse_matrix_ref(const std::string& text);
+
+}  // namespace attnviz::core
