@@ -1,6 +1,6 @@
 // The forward pass of (multi-head) scaled dot-product attention, keeping every intermediate.
 //
-// Per head i (seeds 000–002):
+// Per head i (seeds 000–002; docs/math.md sections 1–3, #seed-000 to #seed-002):
 //   Q = X·W_Q (n×d_k)   K = X·W_K (n×d_k)   V = X·W_V (n×d_v)
 //     (+ b_Q, b_K, b_V on every row with biases; W_K, W_V of head i's K/V group under grouped-query
 //     attention)

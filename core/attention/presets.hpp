@@ -9,7 +9,7 @@
 
 namespace attnviz::core {
 
-// Seed 001's example exactly: n = 2, d_model = 4, h = 2, d_k = d_v = 2,
+// Seed 001's example exactly (docs/math.md#seed-001): n = 2, d_model = 4, h = 2, d_k = d_v = 2,
 //   X = [[1, 0, 1, 0], [0, 2, 0, 2]],
 //   head 1: W_Q = W_K = W_V = [[1, 0], [0, 1], [1, 0], [0, 1]],
 //   head 2: W_Q = W_K = W_V = [[0, 1], [1, 0], [0, 1], [1, 0]],

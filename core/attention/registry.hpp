@@ -89,7 +89,8 @@ struct Text {
     const char* in(Notation n) const { return n == Notation::unicode ? unicode : ascii; }
 };
 
-// A text as the row-vector convention (seeds 000–003) and the column-vector one (seed 004) write it.
+// A text as the row-vector convention (seeds 000–003) and the column-vector one (seed 004) write
+// it (docs/math.md#seed-004).
 struct Oriented {
     Text rows;
     Text columns;

@@ -1,7 +1,7 @@
 // Saturation of the softmax: what the divisor s does to a head's attention, and why s = √d_k.
 //
 // One head's scores_raw (n×n_keys, −∞ where a key is masked) divided by s and put through the
-// softmax give row i's weights, as core::forward computes them (seed 003):
+// softmax give row i's weights, as core::forward computes them (seed 003, docs/math.md#seed-003):
 //   y_j = scores_raw[i][j] / s,   m = max_j y_j,   w_j = exp(y_j − m) / Σ,   Σ = Σ_j exp(y_j − m)
 // so the row's max weight is exp(0) / Σ = 1 / Σ and its entropy, in nats, is
 //   H = −Σ_j w_j·ln w_j = ln Σ − Σ_j w_j·(y_j − m)        (no log per weight, nothing overflows)

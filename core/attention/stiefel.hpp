@@ -1,6 +1,6 @@
-// Seed 004's constraint on the projections: W_Q, W_K, W_V with orthonormal columns (WᵀW = I, a
-// point of the Stiefel manifold). attnviz shows how far the current weights are from it and can
-// move them to the nearest such matrix.
+// Seed 004's constraint on the projections (docs/math.md#seed-004): W_Q, W_K, W_V with orthonormal
+// columns (WᵀW = I, a point of the Stiefel manifold). attnviz shows how far the current weights are
+// from it and can move them to the nearest such matrix.
 #pragma once
 
 #include "core/attention/matrix_types.hpp"

@@ -74,7 +74,7 @@ std::string fill_template(const std::string& text, const LessonContext& context)
 // unknown condition), each naming the field path given.
 Problems template_problems(const std::string& text, const std::string& path);
 
-// A cell written the way seed 001 writes it: the terms whose second factor (the weight) is not
+// A cell written the way seed 001 (docs/math.md#seed-001) writes it: the terms whose second factor (the weight) is not
 // zero, summed in parentheses — "(1+1)", "(0+0)"; "(0)" when every weight is zero. For cells
 // that are not sums of products, the value.
 std::string cell_expansion(const Explanation& e);
