@@ -12,19 +12,23 @@
 #include "gui/gui.hpp"
 #include "tokenize_command.hpp"
 
-int main(int argc, char** argv) {
-    using namespace attnviz::app;
-    CLI::App cli{
-        "attnviz: explore multi-head scaled dot-product attention by editing it.\n"
-        "Without a command, opens the explorer on SESSION (or the worked example)."};
-    cli.require_subcommand(0, 1);
-    // Usage errors read as every other error of attnviz: "error: <problem>" (exit 2, below).
-    cli.failure_message(
-        [](const CLI::App* app, const CLI::Error& e) { return "error: " + CLI::FailureMessage::simple(app, e); });
-    // A path or value given as "" is refused, never taken as "not given" (stdout, no gradient).
-    const CLI::Validator not_empty([](std::string& text) { return text.empty() ? "the value is empty" : ""; }, "");
+namespace attnviz::app {
+namespace {
 
-    GuiOptions gui;
+// The compute command's arguments.
+struct ComputeArgs {
+    std::string session, out, grad;
+};
+
+// --memory-budget for the explorer, compute, export, bench and forward: one value, parsed once.
+void add_memory_budget(std::string& memory_budget, CLI::App* app) {
+    app->add_option("--memory-budget", memory_budget,
+                    "Refuse dimensions whose inputs and trace need more memory than this, e.g. 16G "
+                    "(default 8G)");
+}
+
+// The explorer's options (no command).
+void add_gui_options(CLI::App& cli, GuiOptions& gui) {
     cli.add_option("session", gui.session_path, "A session file to open (attnviz-session JSON)");
     cli.add_option("--screenshot", gui.screenshot_path, "Render, write the window as a PNG to this file, exit");
     cli.add_option("--frames", gui.frames, "Render this many frames, then exit (default with --screenshot: 3)")
@@ -70,28 +74,23 @@ int main(int argc, char** argv) {
         ->expected(0, 1)
         ->default_str("1")
         ->check(CLI::Range(1, 1000));
+}
 
-    // --memory-budget for the explorer, compute and bench: one value, parsed once.
-    std::string memory_budget;
-    const auto add_budget = [&memory_budget](CLI::App* app) {
-        app->add_option("--memory-budget", memory_budget,
-                        "Refuse dimensions whose inputs and trace need more memory than this, e.g. 16G "
-                        "(default 8G)");
-    };
-    add_budget(&cli);
-
-    std::string compute_session, compute_out;
+CLI::App* add_compute(CLI::App& cli, ComputeArgs& compute_args, const CLI::Validator& not_empty,
+                      std::string& memory_budget) {
     CLI::App* compute = cli.add_subcommand("compute", "Compute every intermediate of a session, write it as JSON");
-    compute->add_option("session", compute_session, "The session file")->required();
-    compute->add_option("-o,--output", compute_out, "Where to write the trace (default: stdout)")->check(not_empty);
-    std::string compute_grad;
+    compute->add_option("session", compute_args.session, "The session file")->required();
+    compute->add_option("-o,--output", compute_args.out, "Where to write the trace (default: stdout)")
+        ->check(not_empty);
     compute
-        ->add_option("--grad", compute_grad,
+        ->add_option("--grad", compute_args.grad,
                      "Add the gradient of one output cell with respect to every input: output:ROW:COL")
         ->check(not_empty);
-    add_budget(compute);
+    add_memory_budget(memory_budget, compute);
+    return compute;
+}
 
-    ImportCommandOptions import_options;
+CLI::App* add_import(CLI::App& cli, ImportCommandOptions& import_options, const CLI::Validator& not_empty) {
     CLI::App* import = cli.add_subcommand("import", "Attention layers of a checkpoint as sessions");
     import->add_option("checkpoint", import_options.checkpoint, ".safetensors, .npz or .npy, or a model folder")
         ->required();
@@ -112,8 +111,10 @@ int main(int argc, char** argv) {
                      "Where to write the session (a folder with several layers)")
         ->required()
         ->check(not_empty);
+    return import;
+}
 
-    ExampleOptions example;
+CLI::App* add_example(CLI::App& cli, ExampleOptions& example, const CLI::Validator& not_empty) {
     CLI::App* ex = cli.add_subcommand("example", "Write a preset session file");
     ex->add_option("name", example.name, "worked-example, random or sentence")->required();
     ex->add_option("--seed", example.seed, "Seed of the random weights (random, sentence; default 1)")
@@ -132,8 +133,11 @@ int main(int argc, char** argv) {
     ex->add_option("--text", example.text, "sentence: its words become the tokens, X a row per word");
     ex->add_flag("--one-hot", example.one_hot, "sentence: X one-hot per distinct word (default: word embeddings)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required()->check(not_empty);
+    return ex;
+}
 
-    ExportOptions export_options;
+CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Validator& not_empty,
+                     std::string& memory_budget) {
     CLI::App* exp = cli.add_subcommand("export", "A matrix (numbers or heatmap), a view or the trace, as a file");
     exp->add_option("session", export_options.session, "The session file")->required();
     exp->add_option("--matrix", export_options.matrix, "NAME[:HEAD], e.g. weights:1, X, output (head from 1)");
@@ -151,9 +155,11 @@ int main(int argc, char** argv) {
     exp->add_flag("--no-numbers", export_options.no_numbers, "Figures: colours only");
     exp->add_flag("--no-labels", export_options.no_labels, "Figures: no token labels");
     exp->add_flag("--no-legend", export_options.no_legend, "Figures: no colour legend");
-    add_budget(exp);
+    add_memory_budget(memory_budget, exp);
+    return exp;
+}
 
-    RecoverOptions recover_options;
+CLI::App* add_recover(CLI::App& cli, RecoverOptions& recover_options, const CLI::Validator& not_empty) {
     CLI::App* recover = cli.add_subcommand("recover", "Unsaved work of an attnviz that ended without saving");
     recover->add_option("-o,--output", recover_options.out_path, "Write the newest autosave's session here")
         ->check(not_empty);
@@ -161,8 +167,10 @@ int main(int argc, char** argv) {
     recover->add_flag("--discard", recover_options.discard,
                       "Remove the autosave after writing it (or every one listed)");
     recover->add_option("--dir", recover_options.dir, "The state directory (default $XDG_STATE_HOME/attnviz)");
+    return recover;
+}
 
-    BenchOptions bench;
+CLI::App* add_bench(CLI::App& cli, BenchOptions& bench, std::string& memory_budget) {
     CLI::App* be = cli.add_subcommand("bench", "Time the full trace on random weights (and one GEMM beside it)");
     be->add_option("--n", bench.n, "Tokens (default 512)");
     be->add_option("--d-model", bench.d_model, "Embedding size (default 768)");
@@ -173,9 +181,11 @@ int main(int argc, char** argv) {
     be->add_option("--reps", bench.reps, "Timed runs after one warm-up (default 10)")->check(CLI::Range(1, 100000));
     be->add_option("--threads", bench.threads, "Threads (default: every core)")->check(CLI::Range(1, 1024));
     be->add_flag("--json", bench.json, "Print one JSON object instead of the table");
-    add_budget(be);
+    add_memory_budget(memory_budget, be);
+    return be;
+}
 
-    TokenizeOptions tokenize;
+CLI::App* add_tokenize(CLI::App& cli, TokenizeOptions& tokenize, const CLI::Validator& not_empty) {
     CLI::App* tok = cli.add_subcommand("tokenize", "A text's token ids and pieces as JSON, from a model's tokenizer");
     tok->add_option("model", tokenize.model,
                     "A model folder or a tokenizer file (tokenizer.json, vocab.json, "
@@ -184,8 +194,11 @@ int main(int argc, char** argv) {
         ->check(not_empty);
     tok->add_option("--text", tokenize.text, "The text (UTF-8)")->required();
     tok->add_flag("--no-special", tokenize.no_special, "Leave out the special tokens ([CLS] ... [SEP], <s>)");
+    return tok;
+}
 
-    ForwardOptions forward;
+CLI::App* add_forward(CLI::App& cli, ForwardOptions& forward, const CLI::Validator& not_empty,
+                      std::string& memory_budget) {
     CLI::App* fwd = cli.add_subcommand("forward",
                                        "A model folder's whole forward pass on a text: every layer's "
                                        "attention, the hidden state and the next token, as JSON");
@@ -203,7 +216,45 @@ int main(int argc, char** argv) {
     fwd->add_option("-o,--output", forward.out_path, "Where to write the JSON (atomically)")
         ->required()
         ->check(not_empty);
-    add_budget(fwd);
+    add_memory_budget(memory_budget, fwd);
+    return fwd;
+}
+
+}  // namespace
+}  // namespace attnviz::app
+
+int main(int argc, char** argv) {
+    using namespace attnviz::app;
+    CLI::App cli{
+        "attnviz: explore multi-head scaled dot-product attention by editing it.\n"
+        "Without a command, opens the explorer on SESSION (or the worked example)."};
+    cli.require_subcommand(0, 1);
+    // Usage errors read as every other error of attnviz: "error: <problem>" (exit 2, below).
+    cli.failure_message(
+        [](const CLI::App* app, const CLI::Error& e) { return "error: " + CLI::FailureMessage::simple(app, e); });
+    // A path or value given as "" is refused, never taken as "not given" (stdout, no gradient).
+    const CLI::Validator not_empty([](std::string& text) { return text.empty() ? "the value is empty" : ""; }, "");
+
+    GuiOptions gui;
+    add_gui_options(cli, gui);
+    std::string memory_budget;
+    add_memory_budget(memory_budget, &cli);
+    ComputeArgs compute_args;
+    CLI::App* compute = add_compute(cli, compute_args, not_empty, memory_budget);
+    ImportCommandOptions import_options;
+    CLI::App* import = add_import(cli, import_options, not_empty);
+    ExampleOptions example;
+    CLI::App* ex = add_example(cli, example, not_empty);
+    ExportOptions export_options;
+    CLI::App* exp = add_export(cli, export_options, not_empty, memory_budget);
+    RecoverOptions recover_options;
+    CLI::App* recover = add_recover(cli, recover_options, not_empty);
+    BenchOptions bench;
+    CLI::App* be = add_bench(cli, bench, memory_budget);
+    TokenizeOptions tokenize;
+    CLI::App* tok = add_tokenize(cli, tokenize, not_empty);
+    ForwardOptions forward;
+    CLI::App* fwd = add_forward(cli, forward, not_empty, memory_budget);
 
     try {
         cli.parse(argc, argv);
@@ -224,7 +275,8 @@ int main(int argc, char** argv) {
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {
-        if (compute->parsed()) return compute_command(compute_session, compute_out, budget, compute_grad);
+        if (compute->parsed())
+            return compute_command(compute_args.session, compute_args.out, budget, compute_args.grad);
         if (ex->parsed()) return example_command(example);
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);

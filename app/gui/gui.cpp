@@ -283,16 +283,11 @@ void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait)
     panels.show_at_start.push_back("Model view");  // again after the saved layout is read
 }
 
-}  // namespace
+// The GUI benchmarks draw a few frames to settle, then the measured ones.
+constexpr int bench_warmup = 5;
 
-int run_gui(const GuiOptions& o) {
-    int width = 1280, height = 800;
-    if (!parse_size(o.size, width, height)) {
-        std::cerr << "error: --size: expected WxH between 320x240 and 16384x16384, got \"" << o.size << "\"\n";
-        return 2;
-    }
-    // --set edits, checked before any window opens.
-    std::vector<std::pair<CellRef, double>> edits;
+// --set edits and --select, checked before any window opens: 0, or 2 with the problem on stderr.
+int read_cells(const GuiOptions& o, std::vector<std::pair<CellRef, double>>& edits, std::optional<CellRef>& selected) {
     for (const std::string& edit : o.edits) {
         const size_t eq = edit.find('=');
         core::Result<CellRef> cell = core::parse_cell_ref(edit.substr(0, eq));
@@ -306,7 +301,6 @@ int run_gui(const GuiOptions& o) {
         }
         edits.emplace_back(*cell.value, v);
     }
-    std::optional<CellRef> selected;
     if (!o.select.empty()) {
         core::Result<CellRef> cell = core::parse_cell_ref(o.select);
         if (!cell) {
@@ -315,8 +309,267 @@ int run_gui(const GuiOptions& o) {
         }
         selected = *cell.value;
     }
-    // The GUI benchmarks draw a few frames to settle, then the measured ones.
-    constexpr int bench_warmup = 5;
+    return 0;
+}
+
+// The window with an OpenGL 3.3 context, or null (said on stderr, GLFW ended).
+GLFWwindow* open_window(int width, int height, bool screenshot, bool benchmark) {
+    glfwSetErrorCallback(
+        [](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
+    if (!glfwInit()) {
+        std::cerr << "error: cannot open a window (no display? set DISPLAY or run under Xvfb)\n";
+        return nullptr;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    if (screenshot) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+    GLFWwindow* window = glfwCreateWindow(width, height, "attnviz", nullptr, nullptr);
+    if (!window) {
+        std::cerr << "error: cannot create an OpenGL 3.3 window\n";
+        glfwTerminate();
+        return nullptr;
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(screenshot || benchmark ? 0 : 1);
+    if (!gladLoadGL(glfwGetProcAddress)) {
+        std::cerr << "error: cannot load OpenGL 3.3 functions\n";
+        glfwDestroyWindow(window);
+        glfwTerminate();
+        return nullptr;
+    }
+    return window;
+}
+
+// ImGui on the window: the layout settings, recent files, the style and the backends. Returns the
+// layout file ("" for a screenshot).
+std::string set_up_imgui(GLFWwindow* window, WindowLink& link, Panels& panels, AppState& state, bool screenshot) {
+    ImGuiIO& io = ImGui::GetIO();
+    // The layout is read and written here (written atomically), never by ImGui itself; a screenshot
+    // is made from the default layout, never from (or into) the user's saved one.
+    io.IniFilename = nullptr;
+    // The panels' state; the layout's shares are kept in the same file as ImGui's settings.
+    install_layout_settings(panels);
+    // Recent files live beside the layout (not for screenshots, which leave the user's files alone).
+    if (!screenshot)
+        if (const std::string dir = config_dir(); !dir.empty()) panels.menu.recent = RecentFiles(dir + "/recent.json");
+    std::string ini = screenshot ? "" : layout_file();
+    if (!ini.empty()) load_layout(ini, state);
+    ImGui::StyleColorsDark();
+    ImGui::GetStyle().WindowRounding = 3;
+    // Tooltips, menus and popups are opaque: the text behind them must not bleed through.
+    ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
+    glfwSetWindowUserPointer(window, &link);
+    ImGui_ImplGlfw_InitForOpenGL(window, false);  // its input callbacks are ours (install_input_callbacks)
+    install_input_callbacks(window);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    return ini;
+}
+
+// What the command line asks of the window at start: panels, the head view's tokens, the model
+// view, a dialog, edits, the lesson and the selected cell.
+void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRef, double>>& edits,
+                         const std::optional<CellRef>& selected, bool opened, int frames, AppState& state,
+                         UiContext& ui, Panels& panels) {
+    for (const std::string& title : o.panels) {
+        if (show_panel(panels, title)) {
+            panels.show_at_start.push_back(title);  // again after the saved layout is read
+            if (o.maximize) panels.maximize_at_start = title;
+        } else {
+            std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
+        }
+    }
+    if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
+    if (!o.head_select.empty()) {
+        const core::Config& c = state.shown_config();
+        const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
+        if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
+    }
+    if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
+        panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
+    if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
+    if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
+    if (o.dialog == "open") ui.request(Command::open);
+    if (o.dialog == "save") ui.request(Command::save_as);
+    if (o.dialog == "import") ui.request(Command::import_layer);
+    if (o.dialog == "beside") ui.request(Command::open_beside);
+    if (o.dialog == "import-all") ui.request(Command::import_all_layers);
+    if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
+    if (o.dialog == "sentence") ui.request(Command::new_sentence);
+    for (const auto& [cell, value] : edits)
+        if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
+    if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
+    // A cell that does not exist is reported in the app, and on stderr for scripts.
+    if (selected && !state.select_checked(*selected))
+        std::cerr << "warning: --select: " << state.message().text << "\n";
+}
+
+// A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows the trace of
+// the session it opened, not one still being computed.
+void wait_for_work(AppState& state, Panels& panels) {
+    panels.model.layers.wait();  // and the model view's numbers
+    state.wait_for_trace();
+    wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
+    wait_for_compare(panels.compare);     // and the pinned session's trace
+}
+
+// A new ImGui frame, with the input that came since the last.
+void new_frame(GLFWwindow* window, WindowLink& link, UiContext& ui, bool screenshot) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (link.wake_frames > 0) --link.wake_frames;
+    if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
+        glfwSetWindowShouldClose(window, GLFW_FALSE);
+        ui.request(Command::quit);
+    }
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    link.input.feed(io);  // after the backend, whose reading of the buttons it replaces
+    // A screenshot shows the app as it opens, not wherever the pointer happens to be.
+    if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    ImGui::NewFrame();
+}
+
+// File > Export… of the whole window: this frame was drawn after the dialog closed.
+void export_window(GLFWwindow* window, AppState& state, Panels& panels) {
+    if (std::string& png = panels.export_dialog.window_png_path; !png.empty()) {
+        const core::Problems p = write_window_png(window, png);
+        state.set_message(p.empty() ? "Exported the window to " + png : "Could not export: " + p.front().str(),
+                          !p.empty());
+        png.clear();
+    }
+}
+
+// The frame ImGui has built, drawn on the window's background.
+void render(GLFWwindow* window, const UiContext& ui) {
+    ImGui::Render();
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    const ImVec4 background = ui.color_vec(Color::background);
+    glClearColor(background.x, background.y, background.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+// What a run of a fixed number of frames leaves: the screenshot and the report. Returns the exit code.
+int write_last_frame(GLFWwindow* window, const GuiOptions& o, const UiContext& ui, const DrawReport& report) {
+    int exit_code = 0;
+    if (!o.screenshot_path.empty())
+        if (const core::Problems p = write_window_png(window, o.screenshot_path); !p.empty()) {
+            std::cerr << "error: " << p.front().str() << "\n";
+            exit_code = 1;
+        }
+    if (ui.report && !write_report(report, ImGui::GetIO().DisplaySize, o.report_path)) exit_code = 1;
+    return exit_code;
+}
+
+// What the frame loop needs beyond the app's state: the window and the run's settings.
+struct FrameLoop {
+    GLFWwindow* window = nullptr;
+    WindowLink& link;
+    Autosaver& autosave;
+    const DrawReport& report;
+    const std::string& ini;
+    int frames = 0;  // a fixed number of frames to draw, or 0
+    bool screenshot = false, benchmark = false;
+};
+
+// The frames, until the user quits or the fixed number is drawn. Returns the exit code.
+int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiContext& ui, Panels& panels) {
+    GLFWwindow* window = loop.window;
+    WindowLink& link = loop.link;
+    const int frames = loop.frames;
+    ImGuiIO& io = ImGui::GetIO();
+    int exit_code = 0;
+    std::string title;
+    constexpr std::chrono::microseconds frame_period(16667);
+    auto last = std::chrono::steady_clock::now();
+    float frame_ms = 0, draw_ms = 0;
+    FrameTimes bench;
+    double base_x = state.session().params.X(0, 0);
+    for (int frame = 0; !panels.quit; ++frame) {
+        // --bench-edits: one edit of X[0][0] per measured frame, as a drag would make.
+        const int measured = frame - bench_warmup;
+        const bool editing = o.bench_edits > 0 && measured >= 0;
+        if (editing && measured < o.bench_edits) {
+            state.set_cell({{core::MatrixId::X, 0}, 0, 0}, base_x + 0.01 * (measured + 1));
+            bench.last_edit = std::chrono::steady_clock::now();
+        }
+        // A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows
+        // the trace of the session it opened, not one still being computed.
+        if (frames > 0 && !editing) wait_for_work(state, panels);
+        // Idle: with no input waiting, no animation and nothing to recompute, sleep until an
+        // event instead of drawing frames. A text field's cursor blinks, and a desktop file
+        // dialog's answer is looked for, every 0.2 s; any other wake with nothing to show draws
+        // no frame (it only gives the autosave its turn).
+        const bool busy = frames > 0 || link.wake_frames > 0 || !link.input.empty() || !ui.commands.empty() ||
+                          ui.heatmaps.behind() || animating(panels, state);
+        const bool ticking = io.WantTextInput || ui.desktop_dialog;
+        if (busy)
+            glfwPollEvents();
+        else
+            glfwWaitEventsTimeout(ticking ? 0.2 : 1.0);
+        if (!busy && !ticking && link.wake_frames == 0 && link.input.empty() && !animating(panels, state)) {
+            loop.autosave.tick(state);
+            continue;
+        }
+        const auto work_start = std::chrono::steady_clock::now();
+        new_frame(window, link, ui, loop.screenshot);
+        const std::uint64_t shown_before = state.generation();
+        // The last frame's drawing time, while frames follow one another (after a sleep it
+        // would say nothing about the app's speed).
+        draw_frame(state, ui, panels, busy ? draw_ms : -1.0f);
+        loop.autosave.tick(state);
+        if (std::string now_title = window_title(state); now_title != title) {
+            title = std::move(now_title);
+            glfwSetWindowTitle(window, title.c_str());
+        }
+        if (editing && state.generation() != shown_before) bench.trace_ms.push_back(state.compute_ms());
+        render(window, ui);
+        if (!loop.ini.empty() && io.WantSaveIniSettings) save_layout(loop.ini);
+        export_window(window, state, panels);
+        // The edit benchmark ends once the last edit's trace is on screen.
+        const bool edits_shown = editing && measured >= o.bench_edits - 1 && !state.computing();
+        const bool last_frame = o.bench_edits > 0 ? edits_shown || measured > o.bench_edits + 100000
+                                                  : frames > 0 && frame + 1 >= frames;
+        if (last_frame && loop.benchmark) {
+            const auto now = std::chrono::steady_clock::now();
+            bench.ms.push_back(std::chrono::duration<float, std::milli>(now - last).count());
+            if (edits_shown)
+                bench.last_edit_to_trace_ms = std::chrono::duration<double, std::milli>(now - bench.last_edit).count();
+        }
+        if (last_frame) {
+            exit_code = write_last_frame(window, o, ui, loop.report);
+            break;
+        }
+        draw_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - work_start).count();
+        glfwSwapBuffers(window);
+        // At most 60 frames a second when the swap does not wait for the display (a software
+        // renderer, Xvfb): the time left goes to the trace worker instead of frames nobody sees.
+        if (frames == 0) {
+            const auto drawn = std::chrono::steady_clock::now() - last;
+            if (drawn < frame_period) std::this_thread::sleep_for(frame_period - drawn);
+        }
+        const auto now = std::chrono::steady_clock::now();
+        frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
+        last = now;
+        if (loop.benchmark && measured >= 0) bench.ms.push_back(frame_ms);
+    }
+    if (loop.benchmark) print_frame_times(bench, o.bench_edits > 0);
+    return exit_code;
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+    int width = 1280, height = 800;
+    if (!parse_size(o.size, width, height)) {
+        std::cerr << "error: --size: expected WxH between 320x240 and 16384x16384, got \"" << o.size << "\"\n";
+        return 2;
+    }
+    std::vector<std::pair<CellRef, double>> edits;
+    std::optional<CellRef> selected;
+    if (const int code = read_cells(o, edits, selected); code != 0) return code;
     const bool benchmark = o.bench_frames > 0 || o.bench_edits > 0;
     const int frames = benchmark      ? bench_warmup + std::max(o.bench_frames, 1)
                        : o.frames > 0 ? o.frames
@@ -336,55 +589,15 @@ int run_gui(const GuiOptions& o) {
             return readable ? 2 : 1;  // invalid, or an I/O failure (a missing file)
         }
     }
-    glfwSetErrorCallback(
-        [](int code, const char* text) { std::cerr << "glfw error " << code << ": " << text << "\n"; });
-    if (!glfwInit()) {
-        std::cerr << "error: cannot open a window (no display? set DISPLAY or run under Xvfb)\n";
-        return 1;
-    }
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     const bool screenshot = !o.screenshot_path.empty();
-    if (screenshot) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
-    GLFWwindow* window = glfwCreateWindow(width, height, "attnviz", nullptr, nullptr);
-    if (!window) {
-        std::cerr << "error: cannot create an OpenGL 3.3 window\n";
-        glfwTerminate();
-        return 1;
-    }
-    glfwMakeContextCurrent(window);
-    glfwSwapInterval(screenshot || benchmark ? 0 : 1);
-    if (!gladLoadGL(glfwGetProcAddress)) {
-        std::cerr << "error: cannot load OpenGL 3.3 functions\n";
-        glfwDestroyWindow(window);
-        glfwTerminate();
-        return 1;
-    }
+    GLFWwindow* window = open_window(width, height, screenshot, benchmark);
+    if (!window) return 1;
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    // The layout is read and written here (written atomically), never by ImGui itself; a screenshot
-    // is made from the default layout, never from (or into) the user's saved one.
-    io.IniFilename = nullptr;
-    // The panels' state; the layout's shares are kept in the same file as ImGui's settings.
     Panels panels;
-    install_layout_settings(panels);
-    // Recent files live beside the layout (not for screenshots, which leave the user's files alone).
-    if (!screenshot)
-        if (const std::string dir = config_dir(); !dir.empty()) panels.menu.recent = RecentFiles(dir + "/recent.json");
-    const std::string ini = screenshot ? "" : layout_file();
-    if (!ini.empty()) load_layout(ini, state);
-    ImGui::StyleColorsDark();
-    ImGui::GetStyle().WindowRounding = 3;
-    // Tooltips, menus and popups are opaque: the text behind them must not bleed through.
-    ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
     WindowLink link;
-    glfwSetWindowUserPointer(window, &link);
-    ImGui_ImplGlfw_InitForOpenGL(window, false);  // its input callbacks are ours (install_input_callbacks)
-    install_input_callbacks(window);
-    ImGui_ImplOpenGL3_Init("#version 330 core");
+    const std::string ini = set_up_imgui(window, link, panels, state, screenshot);
 
     int exit_code = 0;
     {
@@ -403,148 +616,11 @@ int run_gui(const GuiOptions& o) {
             panels.recovery.store = &autosave.store();
             panels.recovery.offers = autosave.store().orphans();
         }
-        for (const std::string& title : o.panels) {
-            if (show_panel(panels, title)) {
-                panels.show_at_start.push_back(title);  // again after the saved layout is read
-                if (o.maximize) panels.maximize_at_start = title;
-            } else {
-                std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
-            }
-        }
-        if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
-        if (!o.head_select.empty()) {
-            const core::Config& c = state.shown_config();
-            const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
-            if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
-        }
-        if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
-            panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
-        if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
-        if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
-        if (o.dialog == "open") ui.request(Command::open);
-        if (o.dialog == "save") ui.request(Command::save_as);
-        if (o.dialog == "import") ui.request(Command::import_layer);
-        if (o.dialog == "beside") ui.request(Command::open_beside);
-        if (o.dialog == "import-all") ui.request(Command::import_all_layers);
-        if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
-        if (o.dialog == "sentence") ui.request(Command::new_sentence);
-        for (const auto& [cell, value] : edits)
-            if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
-        std::string title;
-        if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
-        // A cell that does not exist is reported in the app, and on stderr for scripts.
-        if (selected && !state.select_checked(*selected))
-            std::cerr << "warning: --select: " << state.message().text << "\n";
+        apply_start_options(o, edits, selected, opened, frames, state, ui, panels);
         link.ui = &ui;  // files dropped on the window now reach the frame
 
-        constexpr std::chrono::microseconds frame_period(16667);
-        auto last = std::chrono::steady_clock::now();
-        float frame_ms = 0, draw_ms = 0;
-        FrameTimes bench;
-        double base_x = state.session().params.X(0, 0);
-        for (int frame = 0; !panels.quit; ++frame) {
-            // --bench-edits: one edit of X[0][0] per measured frame, as a drag would make.
-            const int measured = frame - bench_warmup;
-            const bool editing = o.bench_edits > 0 && measured >= 0;
-            if (editing && measured < o.bench_edits) {
-                state.set_cell({{core::MatrixId::X, 0}, 0, 0}, base_x + 0.01 * (measured + 1));
-                bench.last_edit = std::chrono::steady_clock::now();
-            }
-            // A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows
-            // the trace of the session it opened, not one still being computed.
-            if (frames > 0 && !editing) {
-                panels.model.layers.wait();  // and the model view's numbers
-                state.wait_for_trace();
-                wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
-                wait_for_compare(panels.compare);     // and the pinned session's trace
-            }
-            // Idle: with no input waiting, no animation and nothing to recompute, sleep until an
-            // event instead of drawing frames. A text field's cursor blinks, and a desktop file
-            // dialog's answer is looked for, every 0.2 s; any other wake with nothing to show draws
-            // no frame (it only gives the autosave its turn).
-            const bool busy = frames > 0 || link.wake_frames > 0 || !link.input.empty() || !ui.commands.empty() ||
-                              ui.heatmaps.behind() || animating(panels, state);
-            const bool ticking = io.WantTextInput || ui.desktop_dialog;
-            if (busy)
-                glfwPollEvents();
-            else
-                glfwWaitEventsTimeout(ticking ? 0.2 : 1.0);
-            if (!busy && !ticking && link.wake_frames == 0 && link.input.empty() && !animating(panels, state)) {
-                autosave.tick(state);
-                continue;
-            }
-            const auto work_start = std::chrono::steady_clock::now();
-            if (link.wake_frames > 0) --link.wake_frames;
-            if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
-                glfwSetWindowShouldClose(window, GLFW_FALSE);
-                ui.request(Command::quit);
-            }
-            ImGui_ImplOpenGL3_NewFrame();
-            ImGui_ImplGlfw_NewFrame();
-            link.input.feed(io);  // after the backend, whose reading of the buttons it replaces
-            // A screenshot shows the app as it opens, not wherever the pointer happens to be.
-            if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-            ImGui::NewFrame();
-            const std::uint64_t shown_before = state.generation();
-            // The last frame's drawing time, while frames follow one another (after a sleep it
-            // would say nothing about the app's speed).
-            draw_frame(state, ui, panels, busy ? draw_ms : -1.0f);
-            autosave.tick(state);
-            if (std::string now_title = window_title(state); now_title != title) {
-                title = std::move(now_title);
-                glfwSetWindowTitle(window, title.c_str());
-            }
-            if (editing && state.generation() != shown_before) bench.trace_ms.push_back(state.compute_ms());
-            ImGui::Render();
-            int fb_w = 0, fb_h = 0;
-            glfwGetFramebufferSize(window, &fb_w, &fb_h);
-            glViewport(0, 0, fb_w, fb_h);
-            const ImVec4 background = ui.color_vec(Color::background);
-            glClearColor(background.x, background.y, background.z, 1.0f);
-            glClear(GL_COLOR_BUFFER_BIT);
-            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-            if (!ini.empty() && io.WantSaveIniSettings) save_layout(ini);
-            // File > Export… of the whole window: this frame was drawn after the dialog closed.
-            if (std::string& png = panels.export_dialog.window_png_path; !png.empty()) {
-                const core::Problems p = write_window_png(window, png);
-                state.set_message(p.empty() ? "Exported the window to " + png : "Could not export: " + p.front().str(),
-                                  !p.empty());
-                png.clear();
-            }
-            // The edit benchmark ends once the last edit's trace is on screen.
-            const bool edits_shown = editing && measured >= o.bench_edits - 1 && !state.computing();
-            const bool last_frame = o.bench_edits > 0 ? edits_shown || measured > o.bench_edits + 100000
-                                                      : frames > 0 && frame + 1 >= frames;
-            if (last_frame && benchmark) {
-                const auto now = std::chrono::steady_clock::now();
-                bench.ms.push_back(std::chrono::duration<float, std::milli>(now - last).count());
-                if (edits_shown)
-                    bench.last_edit_to_trace_ms =
-                        std::chrono::duration<double, std::milli>(now - bench.last_edit).count();
-            }
-            if (last_frame) {
-                if (screenshot)
-                    if (const core::Problems p = write_window_png(window, o.screenshot_path); !p.empty()) {
-                        std::cerr << "error: " << p.front().str() << "\n";
-                        exit_code = 1;
-                    }
-                if (ui.report && !write_report(report, io.DisplaySize, o.report_path)) exit_code = 1;
-                break;
-            }
-            draw_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - work_start).count();
-            glfwSwapBuffers(window);
-            // At most 60 frames a second when the swap does not wait for the display (a software
-            // renderer, Xvfb): the time left goes to the trace worker instead of frames nobody sees.
-            if (frames == 0) {
-                const auto drawn = std::chrono::steady_clock::now() - last;
-                if (drawn < frame_period) std::this_thread::sleep_for(frame_period - drawn);
-            }
-            const auto now = std::chrono::steady_clock::now();
-            frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
-            last = now;
-            if (benchmark && measured >= 0) bench.ms.push_back(frame_ms);
-        }
-        if (benchmark) print_frame_times(bench, o.bench_edits > 0);
+        exit_code = run_frames(o, {window, link, autosave, report, ini, frames, screenshot, benchmark}, state, ui,
+                               panels);
         autosave.finish();  // a clean exit: saved, or the user chose not to
         link.ui = nullptr;
         if (!ini.empty()) save_layout(ini);

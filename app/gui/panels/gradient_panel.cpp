@@ -382,15 +382,10 @@ void draw_largest(UiContext& ui, GradientPanel& p, const GradientResult& r, int 
     ImGui::EndTable();
 }
 
-}  // namespace
-
-void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
-    const bool current = update_gradient(state, p);
+// The cell: output [row] [col] show, then the toggles (wrapping when the panel is narrow).
+void draw_cell_controls(AppState& state, UiContext& ui, GradientPanel& p) {
     const float font = ImGui::GetFontSize();
-    const core::Notation nt = ui.notation();
     const ImGuiStyle& style = ImGui::GetStyle();
-
-    // The cell: output [row] [col] show, then the toggles (wrapping when the panel is narrow).
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("output");
     bool apply = false;
@@ -421,8 +416,11 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
         ImGui::SetTooltip(
             "On: every matrix on ± the largest |value| of them all, so they compare.\n"
             "Off: each on ± its own largest |value| (in its title), so each shows its pattern.");
+}
 
-    // What is shown: the cell, its value and its token, or why nothing is.
+// What is shown: the cell, its value and its token, or why nothing is. False when there is no
+// gradient to show yet.
+bool draw_shown_cell(UiContext& ui, const GradientPanel& p, bool current) {
     const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
     ImGui::PushTextWrapPos(0);
     if (!p.note.empty()) ImGui::TextColored(dim, "%s", p.note.c_str());
@@ -432,7 +430,7 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
             ImGui::TextColored(dim, "computing the gradient of %s%s", output_label(p.row, p.col).c_str(),
                                ui.symbols().ellipsis);
         ImGui::PopTextWrapPos();
-        return;
+        return false;
     }
     const GradientResult& r = *p.result;
     const std::string out = output_label(r.gradients.row, r.gradients.col);
@@ -443,27 +441,29 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
                 token.c_str());
     if (!current) ImGui::TextColored(dim, "computing %s%s", output_label(p.row, p.col).c_str(), ui.symbols().ellipsis);
     ImGui::PopTextWrapPos();
+    return true;
+}
 
-    const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
-    const float child_h = std::max(ImGui::GetContentRegionAvail().y - legend_h, font * 4);
-    ImGui::BeginChild("gradients", {0, child_h});
-    // The matrices: X (and Y) on the first line, then the heads (W_Q, W_K, W_V, each with its bias
-    // under it; a head's matrices on one line, heads side by side while they fit), then W_O (and
-    // b_O under it). The list of the largest goes beside X and Y when there is room, else under them.
-    const bool transposed = state.column_vectors();
-    const float gap = font;
-    const float width = ImGui::GetContentRegionAvail().x;
-    const float right = ImGui::GetCursorScreenPos().x + width;
-    const float side = std::clamp((width - 2 * gap) / 3, font * 6, font * 16);  // a head's matrix at most
-    const float wide = std::min(width, 2 * side + gap);                         // X, Y, W_O at most
-    const auto find = [&](MatrixRef ref) -> int {
+// The gradient's matrices as tiles flowing in lines: a tile goes on the line when it fits, else on
+// a new line.
+struct GradientTiles {
+    UiContext& ui;
+    GradientPanel& p;
+    const GradientResult& r;
+    core::Notation nt;
+    bool transposed = false;
+    float gap = 0, right = 0;  // between tiles; the room's right edge
+    float side = 0, wide = 0;  // a head's matrix at most; X, Y, W_O at most
+    bool in_line = false;      // a tile is on the current line
+
+    int find(MatrixRef ref) const {
         for (size_t k = 0; k < r.shown.size(); ++k)
             if (r.shown[k] == ref) return static_cast<int>(k);
         return -1;
-    };
-    const auto room_of = [&](MatrixRef ref) { return core::is_per_head(ref.id) ? side : wide; };
+    }
+    float room_of(MatrixRef ref) const { return core::is_per_head(ref.id) ? side : wide; }
     // How wide a matrix's tile is drawn (its title, its cells, the bias under it), before drawing it.
-    const auto tile_width = [&](MatrixRef ref, MatrixId bias) {
+    float tile_width(MatrixRef ref, MatrixId bias) const {
         const int k = find(ref);
         if (k < 0) return 0.0f;
         const float room = room_of(ref);
@@ -478,18 +478,17 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
         if (const int b = find({bias, ref.head}); b >= 0)
             w = std::max(w, ImGui::CalcTextSize(tile_title(p, r, static_cast<size_t>(b), nt).c_str()).x);
         return std::min(w, room);
-    };
+    }
     // The next tile goes on the line when it fits (`spacing` after the last), else on a new line.
-    bool in_line = false;
-    const auto place = [&](float w, float spacing) {
+    void place(float w, float spacing) {
         if (in_line && ImGui::GetItemRectMax().x + spacing + w <= right) ImGui::SameLine(0, spacing);
         in_line = true;
-    };
-    const auto new_line = [&] {
+    }
+    void new_line() {
         if (in_line) ImGui::Dummy({0, gap / 2});
         in_line = false;
-    };
-    const auto tile = [&](MatrixRef ref, MatrixId bias, float spacing) {
+    }
+    void tile(MatrixRef ref, MatrixId bias, float spacing) {
         const int k = find(ref);
         if (k < 0) return;
         const float room = room_of(ref);
@@ -506,73 +505,112 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
                                  transposed || cell < min_bias_cell ? 0 : cell);
         }
         ImGui::EndGroup();
-    };
-    const float list_w = font * 26;
-    const bool beside = tile_width({MatrixId::X, 0}, MatrixId::count) + gap +
-                            tile_width({MatrixId::Y, 0}, MatrixId::count) + 2 * gap + list_w <=
-                        width;
-    const auto list = [&] {
-        // Below X it takes at most about a third of the room (at least 3 lines), the matrices the rest.
-        const int listed = beside ? gradient_largest
-                                  : std::clamp(static_cast<int>(child_h / 3 / ImGui::GetFrameHeight()), 3,
-                                               gradient_largest);
-        const char* d = nt == core::Notation::unicode ? "∂" : "d ";
-        const char* title = "Depends most on";
-        // Beside X nothing is gained by folding it away: a plain title.
-        const bool open = beside ? (ImGui::TextUnformatted(title), true)
-                                 : ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen);
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip(
-                "The inputs with the largest |%s%s / %sinput|: those a small change of moves %s most.\n"
-                "Hover one for what its number means; it is outlined in its heatmap.",
-                d, out.c_str(), d, out.c_str());
-        if (open) draw_largest(ui, p, r, listed);
-    };
-    // X (and Y) first, so that a short panel shows a matrix of the gradient rather than a sliver of
-    // one under the list; the list beside them where there is room, else under them.
-    tile({MatrixId::X, 0}, MatrixId::count, gap);
-    tile({MatrixId::Y, 0}, MatrixId::count, gap);
-    if (beside) {
-        ImGui::SameLine(0, gap * 2);
-        ImGui::BeginGroup();
-        list();
-        ImGui::EndGroup();
     }
-    new_line();
-    if (!beside) {
-        list();
-        new_line();
-    }
-    const core::Config& c = r.config;
+};
+
+// The list of the inputs the cell depends on most: beside X (all of it), or under it (at most
+// about a third of the room, at least 3 lines).
+void draw_depends_most(GradientTiles& t, bool beside, float child_h) {
+    const int listed = beside
+                           ? gradient_largest
+                           : std::clamp(static_cast<int>(child_h / 3 / ImGui::GetFrameHeight()), 3, gradient_largest);
+    const std::string out = output_label(t.r.gradients.row, t.r.gradients.col);
+    const char* d = t.nt == core::Notation::unicode ? "∂" : "d ";
+    const char* title = "Depends most on";
+    // Beside X nothing is gained by folding it away: a plain title.
+    const bool open = beside ? (ImGui::TextUnformatted(title), true)
+                             : ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "The inputs with the largest |%s%s / %sinput|: those a small change of moves %s most.\n"
+            "Hover one for what its number means; it is outlined in its heatmap.",
+            d, out.c_str(), d, out.c_str());
+    if (open) draw_largest(t.ui, t.p, t.r, listed);
+}
+
+// The heads' tiles: W_Q, W_K, W_V, each with its bias under it; a head's matrices on one line,
+// heads side by side while they fit.
+void draw_head_tiles(GradientTiles& t) {
+    const core::Config& c = t.r.config;
+    const float gap = t.gap;
     for (int h = 0; h < c.heads; ++h) {
         const int owner = h - h % std::max(1, c.group_size());
-        const float note_w = side;  // the note of a head sharing its group's K/V
-        const float head_w = tile_width({MatrixId::W_Q, h}, MatrixId::b_Q) + gap +
-                             (owner == h ? tile_width({MatrixId::W_K, h}, MatrixId::b_K) + gap +
-                                               tile_width({MatrixId::W_V, h}, MatrixId::b_V)
+        const float note_w = t.side;  // the note of a head sharing its group's K/V
+        const float head_w = t.tile_width({MatrixId::W_Q, h}, MatrixId::b_Q) + gap +
+                             (owner == h ? t.tile_width({MatrixId::W_K, h}, MatrixId::b_K) + gap +
+                                               t.tile_width({MatrixId::W_V, h}, MatrixId::b_V)
                                          : note_w);
         // A head's matrices stay together: a head that does not fit after the last starts a line.
-        if (in_line && ImGui::GetItemRectMax().x + 2 * gap + head_w > right) new_line();
-        tile({MatrixId::W_Q, h}, MatrixId::b_Q, gap * 2);  // a wider gap between heads than within one
+        if (t.in_line && ImGui::GetItemRectMax().x + 2 * gap + head_w > t.right) t.new_line();
+        t.tile({MatrixId::W_Q, h}, MatrixId::b_Q, gap * 2);  // a wider gap between heads than within one
         if (owner == h) {
-            tile({MatrixId::W_K, h}, MatrixId::b_K, gap);
-            tile({MatrixId::W_V, h}, MatrixId::b_V, gap);
+            t.tile({MatrixId::W_K, h}, MatrixId::b_K, gap);
+            t.tile({MatrixId::W_V, h}, MatrixId::b_V, gap);
         } else {
             // The group's K/V live in its first head: say so where they would be.
-            place(note_w, gap);
+            t.place(note_w, gap);
             ImGui::BeginGroup();
             ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + note_w);
             ImGui::TextDisabled(
                 "W_K%s, W_V%s: shared with head %d (one K/V group of %s); their gradient is "
                 "under head %d, summed over the group",
-                core::head_mark(h + 1, nt).c_str(), core::head_mark(h + 1, nt).c_str(), owner + 1,
-                group_heads(c, owner, nt).c_str(), owner + 1);
+                core::head_mark(h + 1, t.nt).c_str(), core::head_mark(h + 1, t.nt).c_str(), owner + 1,
+                group_heads(c, owner, t.nt).c_str(), owner + 1);
             ImGui::PopTextWrapPos();
             ImGui::EndGroup();
         }
     }
-    new_line();
-    tile({MatrixId::W_O, 0}, MatrixId::b_O, gap);
+}
+
+}  // namespace
+
+void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
+    const bool current = update_gradient(state, p);
+    const float font = ImGui::GetFontSize();
+    draw_cell_controls(state, ui, p);
+    if (!draw_shown_cell(ui, p, current)) return;
+    const GradientResult& r = *p.result;
+
+    const float legend_h = ImGui::GetTextLineHeight() * 2.2f;
+    const float child_h = std::max(ImGui::GetContentRegionAvail().y - legend_h, font * 4);
+    ImGui::BeginChild("gradients", {0, child_h});
+    // The matrices: X (and Y) on the first line, then the heads (W_Q, W_K, W_V, each with its bias
+    // under it; a head's matrices on one line, heads side by side while they fit), then W_O (and
+    // b_O under it). The list of the largest goes beside X and Y when there is room, else under them.
+    const float gap = font;
+    const float width = ImGui::GetContentRegionAvail().x;
+    const float side = std::clamp((width - 2 * gap) / 3, font * 6, font * 16);  // a head's matrix at most
+    GradientTiles t{ui,
+                    p,
+                    r,
+                    ui.notation(),
+                    state.column_vectors(),
+                    gap,
+                    ImGui::GetCursorScreenPos().x + width,
+                    side,
+                    std::min(width, 2 * side + gap)};
+    const float list_w = font * 26;
+    const bool beside = t.tile_width({MatrixId::X, 0}, MatrixId::count) + gap +
+                            t.tile_width({MatrixId::Y, 0}, MatrixId::count) + 2 * gap + list_w <=
+                        width;
+    // X (and Y) first, so that a short panel shows a matrix of the gradient rather than a sliver of
+    // one under the list; the list beside them where there is room, else under them.
+    t.tile({MatrixId::X, 0}, MatrixId::count, gap);
+    t.tile({MatrixId::Y, 0}, MatrixId::count, gap);
+    if (beside) {
+        ImGui::SameLine(0, gap * 2);
+        ImGui::BeginGroup();
+        draw_depends_most(t, beside, child_h);
+        ImGui::EndGroup();
+    }
+    t.new_line();
+    if (!beside) {
+        draw_depends_most(t, beside, child_h);
+        t.new_line();
+    }
+    draw_head_tiles(t);
+    t.new_line();
+    t.tile({MatrixId::W_O, 0}, MatrixId::b_O, gap);
     ImGui::EndChild();
 
     // One range for all, or each matrix's own (its title gives it): then the legend is in units of it.

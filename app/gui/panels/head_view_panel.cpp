@@ -411,51 +411,51 @@ int label_step(int count, float pitch, float line_height) {
         }
 }
 
-void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
-    const Snapshot& shown = state.shown();
-    const core::Trace& trace = shown.trace;
-    const int heads = static_cast<int>(trace.heads.size());
-    if (heads == 0 || trace.heads[0].weights.size() == 0) {
-        ImGui::TextDisabled("No weights to show: the trace is empty.");
-        return;
-    }
-    const std::vector<std::string>& query_tokens = shown.session.tokens;
-    const std::vector<std::string>& key_tokens = core::key_tokens(shown.session);
-    const int n = static_cast<int>(trace.heads[0].weights.rows());
-    const int n_keys = static_cast<int>(trace.heads[0].weights.cols());
-    prune(p.queries, n);
-    prune(p.keys, n_keys);
-    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) && !ImGui::GetIO().WantTextInput &&
-        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
-        clear_selection(p);
+namespace {
 
-    const float min_weight = p.min_weight.value_or(std::min(0.02f, 1.0f / static_cast<float>(n_keys)));
-    const int top_k = p.top_k.value_or(n_keys >= 64 ? 3 : 0);
-    const bool scaled = p.scaled_opacity.value_or(n_keys >= 16);
-    draw_controls(ui, p, heads, min_weight, top_k, scaled);
-    std::vector<const core::Matrix*> given(static_cast<std::size_t>(heads));
-    std::vector<char> hidden(static_cast<std::size_t>(heads));
-    for (int h = 0; h < heads; ++h) {
-        hidden[static_cast<std::size_t>(h)] = !head_shown(p, h);
-        if (head_shown(p, h)) given[static_cast<std::size_t>(h)] = &trace.heads[static_cast<std::size_t>(h)].weights;
-    }
+// What the head view shows this frame: the tokens, the heads and the filters in force.
+struct HeadViewFrame {
+    const std::vector<std::string>& query_tokens;
+    const std::vector<std::string>& key_tokens;
+    int heads = 0, n = 0, n_keys = 0;
+    float min_weight = 0;
+    int top_k = 0;
+    bool scaled = false;
+    std::vector<const core::Matrix*> given;  // each head's weights (n×n_keys), null where hidden
+    std::vector<char> hidden;
+};
 
-    // The room: a header line, the two columns with the lines between them (the block), a line
-    // saying what is drawn, and the selection's tables: beside the block when the panel is wide
-    // enough, else under it.
+// Where the head view's parts go this frame.
+struct HeadViewLayout {
+    ImVec2 origin, avail;
+    float font = 0, line_h = 0, row_h = 0, pad = 0;
+    float bar_w = 0, block_w = 0, table_h = 0, columns_h = 0, top = 0;
+    bool selection = false, tables_beside = false;
+    Column q, k;                 // the query and key columns
+    float x0 = 0, x1 = 0;        // the lines run between these
+    int step_q = 1, step_k = 1;  // every step-th label is drawn
+    ImU32 disabled = 0, text = 0;
+};
+
+// The room: a header line, the two columns with the lines between them (the block), a line
+// saying what is drawn, and the selection's tables: beside the block when the panel is wide
+// enough, else under it.
+HeadViewLayout layout_head_view(const HeadViewPanel& p, const HeadViewFrame& f) {
+    HeadViewLayout l;
     const ImGuiStyle& style = ImGui::GetStyle();
-    const ImGuiIO& io = ImGui::GetIO();
-    const float font = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeight();
-    const float row_h = ImGui::GetTextLineHeightWithSpacing();
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const bool selection = !p.queries.empty() || !p.keys.empty();
-    const float pad = font * 0.4f;
+    const float font = l.font = ImGui::GetFontSize(), line_h = l.line_h = ImGui::GetTextLineHeight();
+    const float row_h = l.row_h = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 origin = l.origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = l.avail = ImGui::GetContentRegionAvail();
+    const bool selection = l.selection = !p.queries.empty() || !p.keys.empty();
+    const float pad = l.pad = font * 0.4f;
+    const int n = f.n, n_keys = f.n_keys;
     // Each column at least as wide as its heading.
-    float query_w = std::clamp(widest_label(query_tokens), ImGui::CalcTextSize("queries").x, font * 7) + pad;
-    float key_w = std::clamp(widest_label(key_tokens), ImGui::CalcTextSize("keys").x, font * 7) + pad;
+    float query_w = std::clamp(widest_label(f.query_tokens), ImGui::CalcTextSize("queries").x, font * 7) + pad;
+    float key_w = std::clamp(widest_label(f.key_tokens), ImGui::CalcTextSize("keys").x, font * 7) + pad;
     float bar_w = font * 3.2f;
     if (avail.x < query_w + key_w + 2 * bar_w + font * 6) bar_w = 0;
+    l.bar_w = bar_w;
     const float labels_w = query_w + key_w + 2 * bar_w;
     if (avail.x - labels_w < font * 4) {  // too narrow: the labels give up some of their room
         const float shrink = std::max(0.3f, (avail.x - 2 * bar_w - font * 4) / (query_w + key_w));
@@ -467,65 +467,71 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
     // column and a column of numbers for the mean and each shown head) of the room the labels
     // leave, but at least 12 em, and the lines keep at least a third of it.
     float lines_w = std::clamp(avail.x - query_w - key_w - 2 * bar_w, font * 4, font * 22);
-    bool tables_beside = false;
     if (selection) {
         int shown_heads = 0;
-        for (const core::Matrix* w : given) shown_heads += w != nullptr;
+        for (const core::Matrix* w : f.given) shown_heads += w != nullptr;
         const float tables = static_cast<float>(!p.queries.empty() + !p.keys.empty()) * font *
                              (4.5f + 3.5f * static_cast<float>(1 + shown_heads));
         const float spare = avail.x - query_w - key_w - 2 * bar_w - style.ItemSpacing.x;
         if (spare * 2 / 3 >= font * 12) {
-            tables_beside = true;
+            l.tables_beside = true;
             lines_w = std::clamp(spare - tables, std::max(font * 5, spare / 3), font * 22);
         }
     }
-    const float block_w = std::min(avail.x, query_w + key_w + 2 * bar_w + lines_w);
-    float table_h = 0;
-    if (selection && !tables_beside) {
+    const float block_w = l.block_w = std::min(avail.x, query_w + key_w + 2 * bar_w + lines_w);
+    if (selection && !l.tables_beside) {
         const int rows = std::min(std::max(p.queries.empty() ? 0 : n_keys, p.keys.empty() ? 0 : n), 6);
-        table_h = row_h + static_cast<float>(rows + 1) * (line_h + style.CellPadding.y * 2) + style.ScrollbarSize +
-                  style.ItemSpacing.y;
-        table_h = std::min(table_h, avail.y * 0.45f);
+        l.table_h = row_h + static_cast<float>(rows + 1) * (line_h + style.CellPadding.y * 2) + style.ScrollbarSize +
+                    style.ItemSpacing.y;
+        l.table_h = std::min(l.table_h, avail.y * 0.45f);
     }
     // Below the columns: the line saying what is drawn, then the tables or a hint.
-    const float below = row_h + (selection ? table_h : row_h);
+    const float below = row_h + (selection ? l.table_h : row_h);
     // Up to 10 tokens a column keep a line each however small the panel (it scrolls then).
-    const float columns_h = std::max(avail.y - row_h - below,
-                                     static_cast<float>(std::min(std::max(n, n_keys), 10)) * line_h);
-    const float top = origin.y + row_h;
+    l.columns_h = std::max(avail.y - row_h - below, static_cast<float>(std::min(std::max(n, n_keys), 10)) * line_h);
+    const float top = l.top = origin.y + row_h;
     const float max_pitch = row_h * 1.5f;
-    const Column q{origin.x + bar_w, origin.x + bar_w + query_w, top,
-                   std::min(columns_h / static_cast<float>(n), max_pitch), n};
-    const Column k{origin.x + block_w - bar_w - key_w, origin.x + block_w - bar_w, top,
-                   std::min(columns_h / static_cast<float>(n_keys), max_pitch), n_keys};
-    const float x0 = q.x1 + pad * 0.5f, x1 = k.x0 - pad * 0.5f;
+    l.q = {origin.x + bar_w, origin.x + bar_w + query_w, top, std::min(l.columns_h / static_cast<float>(n), max_pitch),
+           n};
+    l.k = {origin.x + block_w - bar_w - key_w, origin.x + block_w - bar_w, top,
+           std::min(l.columns_h / static_cast<float>(n_keys), max_pitch), n_keys};
+    l.x0 = l.q.x1 + pad * 0.5f;
+    l.x1 = l.k.x0 - pad * 0.5f;
+    l.step_q = label_step(n, l.q.pitch, line_h);
+    l.step_k = label_step(n_keys, l.k.pitch, line_h);
+    l.disabled = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    l.text = ImGui::GetColorU32(ImGuiCol_Text);
+    return l;
+}
+
+// The header: the columns' names, and over the bars what they show.
+void draw_header(const HeadViewPanel& p, const HeadViewLayout& l) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
-
-    // The header.
-    const ImU32 disabled = ImGui::GetColorU32(ImGuiCol_TextDisabled), text = ImGui::GetColorU32(ImGuiCol_Text);
-    dl->AddText({q.x1 - pad * 0.5f - ImGui::CalcTextSize("queries").x, origin.y}, disabled, "queries");
-    dl->AddText({k.x0 + pad * 0.5f, origin.y}, disabled, "keys");
-    if (bar_w > 0 && !p.keys.empty()) dl->AddText({origin.x, origin.y}, disabled, p.mean ? "mean" : "share");
-    if (bar_w > 0 && !p.queries.empty()) {
+    dl->AddText({l.q.x1 - l.pad * 0.5f - ImGui::CalcTextSize("queries").x, l.origin.y}, l.disabled, "queries");
+    dl->AddText({l.k.x0 + l.pad * 0.5f, l.origin.y}, l.disabled, "keys");
+    if (l.bar_w > 0 && !p.keys.empty()) dl->AddText({l.origin.x, l.origin.y}, l.disabled, p.mean ? "mean" : "share");
+    if (l.bar_w > 0 && !p.queries.empty()) {
         const char* heading = p.mean ? "mean" : "sum";
-        dl->AddText({origin.x + block_w - ImGui::CalcTextSize(heading).x, origin.y}, disabled, heading);
+        dl->AddText({l.origin.x + l.block_w - ImGui::CalcTextSize(heading).x, l.origin.y}, l.disabled, heading);
     }
+}
 
-    // The columns take the pointer: hover a token for its lines, click to keep them, Ctrl+click
-    // to select several.
-    ImGui::Dummy({avail.x, row_h + columns_h});
-    const ImVec2 after = ImGui::GetCursorScreenPos();
+// The columns take the pointer: hover a token for its lines, click to keep them, Ctrl+click to
+// select several. Then the hovered token's tooltip and the selection's sums, after this frame's
+// clicks.
+void take_pointer(UiContext& ui, HeadViewPanel& p, const HeadViewFrame& f, const HeadViewLayout& l) {
+    const ImGuiIO& io = ImGui::GetIO();
+    const Column &q = l.q, &k = l.k;
     p.hovered_query = p.hovered_key = -1;
-    ImGui::SetCursorScreenPos({origin.x, top});
-    if (ImGui::InvisibleButton("##query tokens", {q.x1 - origin.x, q.bottom() - top}))
+    ImGui::SetCursorScreenPos({l.origin.x, l.top});
+    if (ImGui::InvisibleButton("##query tokens", {q.x1 - l.origin.x, q.bottom() - l.top}))
         click_token(p, TokenSide::query, q.at(io.MousePos.y), io.KeyCtrl);
     if (ImGui::IsItemHovered()) p.hovered_query = q.at(io.MousePos.y);
-    ImGui::SetCursorScreenPos({k.x0, top});
-    if (ImGui::InvisibleButton("##key tokens", {origin.x + block_w - k.x0, k.bottom() - top}))
+    ImGui::SetCursorScreenPos({k.x0, l.top});
+    if (ImGui::InvisibleButton("##key tokens", {l.origin.x + l.block_w - k.x0, k.bottom() - l.top}))
         click_token(p, TokenSide::key, k.at(io.MousePos.y), io.KeyCtrl);
     if (ImGui::IsItemHovered()) p.hovered_key = k.at(io.MousePos.y);
     // Every step-th label is drawn where they are too close for all, and the highlighted ones.
-    const int step_q = label_step(n, q.pitch, line_h), step_k = label_step(n_keys, k.pitch, line_h);
     const auto labelled = [](int t, int step, const std::vector<int>& selected, int hovered) {
         return t % step == 0 || t == hovered || contains(selected, t);
     };
@@ -533,20 +539,24 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         // Each token where it is: its label's box when its label is drawn, else its row (which may
         // be less than a pixel high).
         const auto report = [&](const Column& c, const std::string& name, int t, bool label) {
-            const float half = label ? std::max(c.pitch, line_h) / 2 : c.pitch / 2;
+            const float half = label ? std::max(c.pitch, l.line_h) / 2 : c.pitch / 2;
             ui.report->items.push_back({name, {c.x0, c.y(t) - half}, {c.x1, c.y(t) + half}});
         };
-        for (int t = 0; t < n; ++t)
-            report(q, "head view: query " + token_label(query_tokens, t), t,
-                   labelled(t, step_q, p.queries, p.hovered_query));
-        for (int t = 0; t < n_keys; ++t)
-            report(k, "head view: key " + token_label(key_tokens, t), t, labelled(t, step_k, p.keys, p.hovered_key));
+        for (int t = 0; t < f.n; ++t)
+            report(q, "head view: query " + token_label(f.query_tokens, t), t,
+                   labelled(t, l.step_q, p.queries, p.hovered_query));
+        for (int t = 0; t < f.n_keys; ++t)
+            report(k, "head view: key " + token_label(f.key_tokens, t), t,
+                   labelled(t, l.step_k, p.keys, p.hovered_key));
     }
-    if (p.hovered_query >= 0 || p.hovered_key >= 0) token_tooltip(p, top_k, given, query_tokens, key_tokens);
-    compute_selection(p, given);  // after this frame's clicks
+    if (p.hovered_query >= 0 || p.hovered_key >= 0) token_tooltip(p, f.top_k, f.given, f.query_tokens, f.key_tokens);
+    compute_selection(p, f.given);  // after this frame's clicks
+}
 
-    // The lines: of the hovered token, else of the selection, else all; recomputed on a change only.
-    HeadViewPanel::LinesKey key{state.generation(), hidden, min_weight, top_k, {}, {}};
+// The lines: of the hovered token, else of the selection, else all; recomputed on a change only.
+// Then the weight drawn opaque.
+void update_lines(const AppState& state, HeadViewPanel& p, const HeadViewFrame& f) {
+    HeadViewPanel::LinesKey key{state.generation(), f.hidden, f.min_weight, f.top_k, {}, {}};
     if (p.hovered_query >= 0)
         key.queries = {p.hovered_query};
     else if (p.hovered_key >= 0)
@@ -566,7 +576,7 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
             o.max_lines = max_lines_drawn;
             o.queries = key.queries;
             o.keys = key.keys;
-            p.lines = core::head_lines(given, o);
+            p.lines = core::head_lines(f.given, o);
             if (whole) {
                 p.whole_lines = p.lines;
                 p.whole_of = key;
@@ -574,27 +584,32 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         }
         p.lines_of = std::move(key);
     }
-    const bool isolated = !p.lines_of.queries.empty() || !p.lines_of.keys.empty();
     // Scaled, a weight at the 99th percentile of those drawn is opaque (the lines are weakest
     // first), as the heatmaps' percentile scaling ends there: one outlier (the first query's weight
     // of 1 under a causal mask) cannot wash out the rest.
     p.opacity_of_1 = 1;
-    if (scaled && !p.lines.lines.empty()) {
+    if (f.scaled && !p.lines.lines.empty()) {
         const double at = p.lines.lines[(p.lines.lines.size() - 1) * 99 / 100].weight;
         if (at > 0) p.opacity_of_1 = at;
     }
+}
 
-    p.drawn.assign(static_cast<std::size_t>(heads), 0);
-    for (const core::HeadLine& l : p.lines.lines) ++p.drawn[static_cast<std::size_t>(l.head)];
-    const auto line_colour = [&](const core::HeadLine& l) {
-        const auto alpha = static_cast<ImU32>(std::lround(std::clamp(l.weight / p.opacity_of_1, 0.0, 1.0) * 255));
-        return (head_color(l.head, heads) & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
+// The lines, each in its head's colour at an opacity of its weight. Many lines are painted into a
+// picture once (a software OpenGL spends far longer on thousands of long thin triangles every
+// frame); a few, or without textures, are drawn as lines.
+void draw_lines(UiContext& ui, HeadViewPanel& p, const HeadViewFrame& f, const HeadViewLayout& l) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Column &q = l.q, &k = l.k;
+    const float x0 = l.x0, x1 = l.x1;
+    p.drawn.assign(static_cast<std::size_t>(f.heads), 0);
+    for (const core::HeadLine& line : p.lines.lines) ++p.drawn[static_cast<std::size_t>(line.head)];
+    const auto line_colour = [&](const core::HeadLine& line) {
+        const auto alpha = static_cast<ImU32>(std::lround(std::clamp(line.weight / p.opacity_of_1, 0.0, 1.0) * 255));
+        return (head_color(line.head, f.heads) & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
     };
-    // Many lines are painted into a picture once (a software OpenGL spends far longer on thousands
-    // of long thin triangles every frame); a few, or without textures, are drawn as lines.
     const float lines_bottom = std::max(q.bottom(), k.bottom());
-    const ImVec2 scale = io.DisplayFramebufferScale;
-    const ImVec2 corner{std::floor(x0), std::floor(top)};
+    const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+    const ImVec2 corner{std::floor(x0), std::floor(l.top)};
     const int cols = static_cast<int>(std::ceil((x1 - corner.x) * scale.x));
     const int rows = static_cast<int>(std::ceil((lines_bottom - corner.y) * scale.y)) + 1;
     ImTextureID picture = nullptr;
@@ -609,8 +624,8 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
             ImGui::GetID("##lines"), p.painted_version, cols, rows, [&](std::vector<std::uint32_t>& rgba) {
                 std::vector<PaintedLine> painted;
                 painted.reserve(p.lines.lines.size());
-                for (const core::HeadLine& l : p.lines.lines)
-                    painted.push_back({texel({x0, q.y(l.query)}), texel({x1, k.y(l.key)}), line_colour(l)});
+                for (const core::HeadLine& line : p.lines.lines)
+                    painted.push_back({texel({x0, q.y(line.query)}), texel({x1, k.y(line.key)}), line_colour(line)});
                 paint_lines(rgba, cols, rows, painted);
             });
     }
@@ -618,29 +633,34 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         dl->AddImage(picture, corner,
                      {corner.x + static_cast<float>(cols) / scale.x, corner.y + static_cast<float>(rows) / scale.y});
     } else {
-        dl->PushClipRect({x0, top}, {x1, lines_bottom + 1}, true);
-        const float thickness = std::max(n, n_keys) <= 48 ? 1.5f : 1.0f;
-        for (const core::HeadLine& l : p.lines.lines)
-            dl->AddLine({x0, q.y(l.query)}, {x1, k.y(l.key)}, line_colour(l), thickness);
+        dl->PushClipRect({x0, l.top}, {x1, lines_bottom + 1}, true);
+        const float thickness = std::max(f.n, f.n_keys) <= 48 ? 1.5f : 1.0f;
+        for (const core::HeadLine& line : p.lines.lines)
+            dl->AddLine({x0, q.y(line.query)}, {x1, k.y(line.key)}, line_colour(line), thickness);
         dl->PopClipRect();
     }
+}
 
-    // The labels, the highlighted ones last (over their neighbours).
+// The labels, the highlighted ones last (over their neighbours); then the selection's bars.
+void draw_labels(UiContext& ui, const HeadViewPanel& p, const HeadViewFrame& f, const HeadViewLayout& l) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Column &q = l.q, &k = l.k;
+    const float pad = l.pad, line_h = l.line_h;
     const auto label = [&](const Column& c, const std::vector<std::string>& tokens, int t, bool right_aligned) {
         const std::string s = fitted_text(token_label(tokens, t), c.x1 - c.x0 - pad);
         const float w = ImGui::CalcTextSize(s.c_str()).x;
         const float x = right_aligned ? c.x1 - pad * 0.5f - w : c.x0 + pad * 0.5f;
-        dl->AddText({x, c.y(t) - line_h / 2}, text, s.c_str());
+        dl->AddText({x, c.y(t) - line_h / 2}, l.text, s.c_str());
     };
     // A label is left out where a highlighted token's box covers it, rather than showing through.
     const auto covered = [&](const Column& c, const std::vector<int>& selected, int hovered, int t) {
         const auto near = [&](int s) { return s >= 0 && std::abs(c.y(t) - c.y(s)) < line_h; };
         return near(hovered) || std::any_of(selected.begin(), selected.end(), near);
     };
-    for (int t = 0; t < n; t += step_q)
-        if (!covered(q, p.queries, p.hovered_query, t)) label(q, query_tokens, t, true);
-    for (int t = 0; t < n_keys; t += step_k)
-        if (!covered(k, p.keys, p.hovered_key, t)) label(k, key_tokens, t, false);
+    for (int t = 0; t < f.n; t += l.step_q)
+        if (!covered(q, p.queries, p.hovered_query, t)) label(q, f.query_tokens, t, true);
+    for (int t = 0; t < f.n_keys; t += l.step_k)
+        if (!covered(k, p.keys, p.hovered_key, t)) label(k, f.key_tokens, t, false);
     // The selected tokens and the hovered one on a coloured box over their neighbours' labels.
     const auto highlighted = [&](const Column& c, const std::vector<std::string>& tokens, int t, bool right_aligned,
                                  Color colour) {
@@ -648,20 +668,22 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         dl->AddRectFilled({c.x0, c.y(t) - h}, {c.x1, c.y(t) + h}, ui.color(colour), 3);
         label(c, tokens, t, right_aligned);
     };
-    for (int t : p.queries) highlighted(q, query_tokens, t, true, Color::token_selected);
-    for (int t : p.keys) highlighted(k, key_tokens, t, false, Color::token_selected);
-    if (p.hovered_query >= 0) highlighted(q, query_tokens, p.hovered_query, true, Color::token_hovered);
-    if (p.hovered_key >= 0) highlighted(k, key_tokens, p.hovered_key, false, Color::token_hovered);
+    for (int t : p.queries) highlighted(q, f.query_tokens, t, true, Color::token_selected);
+    for (int t : p.keys) highlighted(k, f.key_tokens, t, false, Color::token_selected);
+    if (p.hovered_query >= 0) highlighted(q, f.query_tokens, p.hovered_query, true, Color::token_hovered);
+    if (p.hovered_key >= 0) highlighted(k, f.key_tokens, p.hovered_key, false, Color::token_hovered);
 
     // The selection's bars: beside the keys what the selected queries attend to, beside the
     // queries how much of their attention goes to the selected keys.
     const ImFont* numbers = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
-    draw_bars(dl, k, p.of_queries, k.x1, bar_w, 1, step_k, numbers, ui.color(Color::selection_bar), text);
-    draw_bars(dl, q, p.to_keys, q.x0, bar_w, -1, step_q, numbers, ui.color(Color::selection_bar), text);
+    draw_bars(dl, k, p.of_queries, k.x1, l.bar_w, 1, l.step_k, numbers, ui.color(Color::selection_bar), l.text);
+    draw_bars(dl, q, p.to_keys, q.x0, l.bar_w, -1, l.step_q, numbers, ui.color(Color::selection_bar), l.text);
+}
 
-    // What is drawn, and what is not.
-    ImGui::SetCursorScreenPos(after);
-    const core::HeadLines& l = p.lines;
+// What is drawn, and what is not.
+void draw_drawn_line(UiContext& ui, const HeadViewPanel& p, const HeadViewLayout& l) {
+    const core::HeadLines& lines = p.lines;
+    const bool isolated = !p.lines_of.queries.empty() || !p.lines_of.keys.empty();
     const bool unicode = ui.notation() == core::Notation::unicode;
     char filters[96];
     std::snprintf(filters, sizeof filters, "weight %s %.3g%s", unicode ? "≥" : ">=", p.lines_of.min_weight,
@@ -670,38 +692,35 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         (isolated ? "lines of the " +
                         std::string(p.hovered_query >= 0 || p.hovered_key >= 0 ? "hovered token" : "selection") + ": "
                   : std::string()) +
-        "showing " + grouped(l.lines.size(), unicode) + " of " + grouped(l.considered, unicode) + " lines (" + filters +
-        ")";
+        "showing " + grouped(lines.lines.size(), unicode) + " of " + grouped(lines.considered, unicode) + " lines (" +
+        filters + ")";
     if (p.opacity_of_1 < 1) {
         char scale[48];
         std::snprintf(scale, sizeof scale, "; opacity = weight / %.3g", p.opacity_of_1);
         tail += scale;
     }
-    if (step_q > 1 || step_k > 1) tail += "; one label in " + std::to_string(std::max(step_q, step_k));
-    ImGui::TextDisabled("%s", fitted_text(tail, avail.x).c_str());
+    if (l.step_q > 1 || l.step_k > 1) tail += "; one label in " + std::to_string(std::max(l.step_q, l.step_k));
+    ImGui::TextDisabled("%s", fitted_text(tail, l.avail.x).c_str());
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "%s\n%s lines considered: %s below the threshold, %s beyond the top k of their query, %s "
             "over the bound of %s lines a frame (the weakest)",
-            tail.c_str(), grouped(l.considered, unicode).c_str(), grouped(l.below_min, unicode).c_str(),
-            grouped(l.beyond_top_k, unicode).c_str(), grouped(l.over_bound, unicode).c_str(),
+            tail.c_str(), grouped(lines.considered, unicode).c_str(), grouped(lines.below_min, unicode).c_str(),
+            grouped(lines.beyond_top_k, unicode).c_str(), grouped(lines.over_bound, unicode).c_str(),
             grouped(max_lines_drawn, unicode).c_str());
-    if (!selection) {
-        ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
-        text_fitted("Hover a token: its lines. Click: keep them. Ctrl+click: select several. Esc: clear.");
-        ImGui::PopStyleColor();
-        return;
-    }
+}
 
-    // The selection's tables, side by side when both columns have a selection.
-    ImVec2 room{avail.x, std::max(table_h - style.ItemSpacing.y, ImGui::GetFrameHeight() * 3)};
-    if (tables_beside) {
-        ImGui::SetCursorScreenPos({origin.x + block_w + style.ItemSpacing.x, origin.y});
-        room = {avail.x - block_w - style.ItemSpacing.x, row_h + columns_h};
+// The selection's tables, side by side when both columns have a selection.
+void draw_selection_tables(UiContext& ui, const HeadViewPanel& p, const HeadViewFrame& f, const HeadViewLayout& l) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    ImVec2 room{l.avail.x, std::max(l.table_h - style.ItemSpacing.y, ImGui::GetFrameHeight() * 3)};
+    if (l.tables_beside) {
+        ImGui::SetCursorScreenPos({l.origin.x + l.block_w + style.ItemSpacing.x, l.origin.y});
+        room = {l.avail.x - l.block_w - style.ItemSpacing.x, l.row_h + l.columns_h};
     }
     // Two tables side by side when each still shows a token and a number, else one above the other.
     const bool both = !p.queries.empty() && !p.keys.empty();
-    const bool side_by_side = both && (room.x - style.ItemSpacing.x) / 2 >= font * 9;
+    const bool side_by_side = both && (room.x - style.ItemSpacing.x) / 2 >= l.font * 9;
     const ImVec2 size{side_by_side ? (room.x - style.ItemSpacing.x) / 2 : room.x,
                       both && !side_by_side ? (room.y - style.ItemSpacing.y) / 2 : room.y};
     const ImVec2 room_at = ImGui::GetCursorScreenPos();
@@ -709,25 +728,82 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
     const std::string arrow = ui.notation() == core::Notation::unicode ? " → " : " -> ";
     if (!p.queries.empty())
         selection_table(
-            "##of queries", token_list(query_tokens, p.queries) + arrow + "each key: " + how + ", heads averaged",
+            "##of queries", token_list(f.query_tokens, p.queries) + arrow + "each key: " + how + ", heads averaged",
             p.mean ? "For each key: the mean of the selected queries' weights on it (their rows added, divided "
                      "by their number), averaged over the shown heads; then each head's own."
                    : "For each key: the sum of the selected queries' weights on it (their rows added), "
                      "averaged over the shown heads; then each head's own.",
-            p.of_queries, p.of_queries_per_head, key_tokens, "key", how, size);
+            p.of_queries, p.of_queries_per_head, f.key_tokens, "key", how, size);
     if (side_by_side)
         ImGui::SameLine();
     else if (both)  // under the first, in the same room (which may be beside the columns)
         ImGui::SetCursorScreenPos({room_at.x, room_at.y + size.y + style.ItemSpacing.y});
     if (!p.keys.empty())
         selection_table("##to keys",
-                        "each query" + arrow + token_list(key_tokens, p.keys) + ": " + (p.mean ? "mean" : "share") +
+                        "each query" + arrow + token_list(f.key_tokens, p.keys) + ": " + (p.mean ? "mean" : "share") +
                             ", heads averaged",
                         p.mean ? "For each query: the mean of its weights on the selected keys (its weights on them "
                                  "added, divided by their number), averaged over the shown heads; then each head's own."
                                : "For each query: the share of its attention on the selected keys (its weights on them "
                                  "added), averaged over the shown heads; then each head's own.",
-                        p.to_keys, p.to_keys_per_head, query_tokens, "query", p.mean ? "mean" : "share", size);
+                        p.to_keys, p.to_keys_per_head, f.query_tokens, "query", p.mean ? "mean" : "share", size);
+}
+
+}  // namespace
+
+void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
+    const Snapshot& shown = state.shown();
+    const core::Trace& trace = shown.trace;
+    const int heads = static_cast<int>(trace.heads.size());
+    if (heads == 0 || trace.heads[0].weights.size() == 0) {
+        ImGui::TextDisabled("No weights to show: the trace is empty.");
+        return;
+    }
+    const int n = static_cast<int>(trace.heads[0].weights.rows());
+    const int n_keys = static_cast<int>(trace.heads[0].weights.cols());
+    prune(p.queries, n);
+    prune(p.keys, n_keys);
+    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) && !ImGui::GetIO().WantTextInput &&
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+        clear_selection(p);
+
+    const float min_weight = p.min_weight.value_or(std::min(0.02f, 1.0f / static_cast<float>(n_keys)));
+    const int top_k = p.top_k.value_or(n_keys >= 64 ? 3 : 0);
+    const bool scaled = p.scaled_opacity.value_or(n_keys >= 16);
+    draw_controls(ui, p, heads, min_weight, top_k, scaled);
+    HeadViewFrame f{shown.session.tokens,
+                    core::key_tokens(shown.session),
+                    heads,
+                    n,
+                    n_keys,
+                    min_weight,
+                    top_k,
+                    scaled,
+                    std::vector<const core::Matrix*>(static_cast<std::size_t>(heads)),
+                    std::vector<char>(static_cast<std::size_t>(heads))};
+    for (int h = 0; h < heads; ++h) {
+        f.hidden[static_cast<std::size_t>(h)] = !head_shown(p, h);
+        if (head_shown(p, h)) f.given[static_cast<std::size_t>(h)] = &trace.heads[static_cast<std::size_t>(h)].weights;
+    }
+
+    const HeadViewLayout l = layout_head_view(p, f);
+    draw_header(p, l);
+    ImGui::Dummy({l.avail.x, l.row_h + l.columns_h});
+    const ImVec2 after = ImGui::GetCursorScreenPos();
+    take_pointer(ui, p, f, l);
+    update_lines(state, p, f);
+    draw_lines(ui, p, f, l);
+    draw_labels(ui, p, f, l);
+
+    ImGui::SetCursorScreenPos(after);
+    draw_drawn_line(ui, p, l);
+    if (!l.selection) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+        text_fitted("Hover a token: its lines. Click: keep them. Ctrl+click: select several. Esc: clear.");
+        ImGui::PopStyleColor();
+        return;
+    }
+    draw_selection_tables(ui, p, f, l);
 }
 
 }  // namespace attnviz::app

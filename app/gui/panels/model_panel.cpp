@@ -162,13 +162,12 @@ void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
     }
 }
 
-void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
-    Layers& layers = p.layers;
-    layers.sync(state);
+namespace {
+
+// Controls: wrap to the next line where the panel is narrow.
+void draw_model_controls(UiContext& ui, ModelPanel& p) {
     const float font = ImGui::GetFontSize();
     const ImGuiStyle& style = ImGui::GetStyle();
-
-    // Controls: wrap to the next line where the panel is narrow.
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("sort heads by");
     ImGui::SameLine();
@@ -213,174 +212,227 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
         if (ImGui::MenuItem("Import all layers...")) ui.request(Command::import_all_layers);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layers of a checkpoint, with the import's options");
         ImGui::Separator();
-        if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, layers.size() > 1)) layers.clear();
+        if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, p.layers.size() > 1))
+            p.layers.clear();
         ImGui::EndPopup();
     }
+}
 
+// The order the heads are in and how they are coloured; a hint while only this session is open.
+void draw_order_line(const ModelPanel& p) {
     std::string order = p.sort == core::HeadKey::none
                             ? "Heads in their own order, each with its entropy H"
                             : std::string("Each layer's heads by its own ") + head_key_name(p.sort) + ", " +
                                   (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
     order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
-    ImGui::PushStyleColor(ImGuiCol_Text, style.Colors[ImGuiCol_TextDisabled]);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(order.c_str());
     ImGui::PopTextWrapPos();
-    if (layers.size() == 1)
+    if (p.layers.size() == 1)
         ImGui::TextWrapped(
             "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "
             "layers... a checkpoint's layers (also: attnviz SESSION --beside A.json B.json, attnviz --model DIR).");
     ImGui::PopStyleColor();
+}
 
-    // The grid: a name column, then one thumbnail per head; the largest thumbnails that fit the width,
-    // within readable bounds (narrower panels scroll sideways, many layers scroll down).
-    // This session's row is left out while a layer below is it, unchanged (the same heads twice).
-    int first = 0;
+// The grid's measures this frame: a name column, then one thumbnail per head.
+struct ModelGrid {
+    int first = 0;  // the first row shown (1 while a layer below is this session, unchanged)
+    int rows = 0;
+    ImVec2 avail;
+    ImFont* small = nullptr;
+    float small_size = 0, caption_h = 0;
+    float name_w = 0, gap = 0, side = 0, column = 0, row_h = 0;
+    bool transposed = false;
+    std::vector<core::HeadRef> top;  // the heads to outline
+    ImU32 text_col = 0, dim_col = 0;
+};
+
+// The largest thumbnails that fit the width, within readable bounds (narrower panels scroll
+// sideways, many layers scroll down). This session's row is left out while a layer below is it,
+// unchanged (the same heads twice).
+ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPanel& p) {
+    const Layers& layers = p.layers;
+    const float font = ImGui::GetFontSize();
+    const ImGuiStyle& style = ImGui::GetStyle();
+    ModelGrid g;
     for (int r = 1; r < layers.size(); ++r)
-        if (layers.editing(state, r)) first = 1;
+        if (layers.editing(state, r)) g.first = 1;
     int heads = 1;
-    for (int r = first; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
-    ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    ImFont* small = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
-    const float small_size = ui.fonts.numbers ? ui.fonts.numbers->FontSize : ImGui::GetFontSize();
-    const float caption_h = small_size + 3;
+    for (int r = g.first; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
+    const ImVec2 avail = g.avail = ImGui::GetContentRegionAvail();
+    ImFont* small = g.small = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
+    const float small_size = g.small_size = ui.fonts.numbers ? ui.fonts.numbers->FontSize : ImGui::GetFontSize();
+    g.caption_h = small_size + 3;
     // The name column as wide as the longest name, within 5 to 9 ems and a third of the width.
     float longest = 0;
-    for (int r = first; r < layers.size(); ++r)
+    for (int r = g.first; r < layers.size(); ++r)
         longest = std::max(longest, ImGui::CalcTextSize(layers.row(r).name.c_str()).x);
-    const float name_w =
+    const float name_w = g.name_w =
         std::floor(std::clamp(longest + font * 0.6f, font * 5, std::max(font * 5, std::min(font * 9, avail.x / 3))));
-    const float gap = std::max(3.0f, std::round(font * 0.35f));
+    const float gap = g.gap = std::max(3.0f, std::round(font * 0.35f));
     // The whole model in view when it can be (a thumbnail as large as both the width and the height
     // allow), else thumbnails of at least 1.8 ems, scrolling.
-    const int rows = layers.size() - first;
+    const int rows = g.rows = layers.size() - g.first;
     const float by_width = (avail.x - name_w - style.ScrollbarSize - gap * static_cast<float>(heads)) / heads;
     const float by_height =
-        (avail.y - (gap + style.ItemSpacing.y) * static_cast<float>(rows)) / static_cast<float>(rows) - caption_h;
-    const float side = std::floor(std::clamp(std::min(by_width, by_height), font * 1.8f, font * 8));
+        (avail.y - (gap + style.ItemSpacing.y) * static_cast<float>(rows)) / static_cast<float>(rows) - g.caption_h;
+    const float side = g.side = std::floor(std::clamp(std::min(by_width, by_height), font * 1.8f, font * 8));
     // A column is as wide as a caption ("12  100%") when the width has room for that; else captions
     // show the head's number only.
     const float caption_w = small->CalcTextSizeA(small_size, FLT_MAX, 0, "12  100%").x;
-    const float column = name_w + (std::max(side, caption_w) + gap) * static_cast<float>(heads) <=
-                                 avail.x - style.ScrollbarSize
-                             ? std::max(side, caption_w)
-                             : side;
-    const float row_h = std::max(side + caption_h, ImGui::GetTextLineHeightWithSpacing() * 2) + gap;
-    const float step = row_h + style.ItemSpacing.y;
-    const bool transposed = state.column_vectors();
-
+    g.column = name_w + (std::max(side, caption_w) + gap) * static_cast<float>(heads) <= avail.x - style.ScrollbarSize
+                   ? std::max(side, caption_w)
+                   : side;
+    g.row_h = std::max(side + g.caption_h, ImGui::GetTextLineHeightWithSpacing() * 2) + gap;
+    g.transposed = state.column_vectors();
     // The heads to outline: the first `highlight` of the whole model in the chosen order, of the
     // rows shown.
     std::vector<const core::LayerSummary*> summaries;
-    for (int r = 0; r < layers.size(); ++r) summaries.push_back(r < first ? nullptr : layers.row(r).summary.get());
-    const std::vector<core::HeadRef> top = core::top_heads(summaries, p.sort, p.highlight, p.ascending);
+    for (int r = 0; r < layers.size(); ++r) summaries.push_back(r < g.first ? nullptr : layers.row(r).summary.get());
+    g.top = core::top_heads(summaries, p.sort, p.highlight, p.ascending);
+    g.text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    g.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    return g;
+}
 
+// What a click in the grid asks: a row and head to edit (head -1: the layer), or a row to close
+// (-2 - row); row -1: nothing.
+struct GridClick {
+    int row = -1, head = -1;
+};
+
+// The row's name, its state under it, its details in a tooltip, and a menu.
+void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, ImVec2 o, const ModelGrid& g,
+                   GridClick& clicked) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
-    const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    int clicked_row = -1, clicked_head = -1;
-    ImGuiListClipper clipper;
-    clipper.Begin(rows, step);
-    while (clipper.Step())
-        for (int r = first + clipper.DisplayStart; r < first + clipper.DisplayEnd; ++r) {
-            const Layers::Row& row = layers.row(r);
-            const bool editing = layers.editing(state, r);
-            ImGui::PushID(r);
-            const ImVec2 o = ImGui::GetCursorScreenPos();
-            // The row's name, its state under it, its details in a tooltip, and a menu.
-            ImGui::InvisibleButton("name", {name_w - gap, row_h - gap});
-            if (ImGui::IsItemHovered()) {
-                ImGui::BeginTooltip();
-                ImGui::Text("%s: %s", row.name.c_str(), row.source.c_str());
-                ImGui::Text("n = %d queries, %d keys, h = %d heads", row.n, row.keys, row.heads);
-                for (const std::string& note : row.notes) ImGui::TextDisabled("%s", note.c_str());
-                if (!row.error.empty()) ImGui::TextColored(ui.color_vec(Color::error_text), "%s", row.error.c_str());
-                if (r > 0) ImGui::TextDisabled("Right-click: edit this layer, or close it");
-                ImGui::EndTooltip();
-            }
-            if (r > 0 && ImGui::BeginPopupContextItem("row menu")) {
-                if (ImGui::MenuItem("Edit this layer")) {
-                    clicked_row = r;
-                    clicked_head = -1;
-                }
-                if (ImGui::MenuItem("Close")) clicked_row = -2 - r;  // removed after the loop
-                ImGui::EndPopup();
-            }
-            ui.report_item("model row " + std::to_string(r));
-            draw->AddText(o, editing || r == 0 ? ui.color(Color::ok_text) : text_col,
-                          fitted_text(row.name, name_w - gap).c_str());
-            const std::string state_line = row.computing()      ? "computing..."
-                                           : !row.error.empty() ? "not computed"
-                                           : editing
-                                               ? "being edited"
-                                               : "n " + std::to_string(row.n) + ", h " + std::to_string(row.heads);
-            draw->AddText(small, small_size, {o.x, o.y + ImGui::GetTextLineHeightWithSpacing()},
-                          row.error.empty() ? dim_col : ui.color(Color::error_text), state_line.c_str());
-
-            const core::LayerSummary* summary = row.summary.get();
-            const int shown = summary ? static_cast<int>(summary->heads.size()) : row.heads;
-            const std::vector<int> ordered = summary ? core::head_order(summary->heads, p.sort, p.ascending)
-                                                     : std::vector<int>{};
-            for (int c = 0; c < shown; ++c) {
-                const int h = summary ? ordered[static_cast<size_t>(c)] : c;
-                const ImVec2 a{o.x + name_w + static_cast<float>(c) * (column + gap), o.y};
-                ImGui::SetCursorScreenPos(a);
-                ImGui::PushID(h);
-                ImGui::InvisibleButton("head", {column, side + caption_h});
-                ui.report_item("model " + std::to_string(r) + ":" + std::to_string(h + 1));
-                const bool hovered = ImGui::IsItemHovered();
-                if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
-                    clicked_row = r;
-                    clicked_head = h;
-                }
-                if (summary) {
-                    const core::HeadThumbnail& t = summary->thumbnails[static_cast<size_t>(h)];
-                    const core::ColorRange range{0, p.one_scale || !(t.high > 0) ? 1.0 : t.high, false};
-                    draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, transposed, a, side, range, row.serial,
-                                   "model " + std::to_string(r) + ":" + std::to_string(h + 1));
-                    const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
-                    // Under it: the head's number (dimmed), and its value of the sort key at the right,
-                    // when both fit; else the number alone.
-                    const std::string number = std::to_string(h + 1), value = head_key_text(s, p.sort);
-                    const auto width = [&](const std::string& text) {
-                        return small->CalcTextSizeA(small_size, FLT_MAX, 0, text.c_str()).x;
-                    };
-                    const float caption_y = a.y + side + 1;
-                    draw->AddText(small, small_size, {a.x, caption_y}, dim_col, number.c_str());
-                    if (width(number) + small_size * 0.4f + width(value) <= column)
-                        draw->AddText(small, small_size, {a.x + column - width(value), caption_y}, text_col,
-                                      value.c_str());
-                    int rank = 0;
-                    for (size_t k = 0; k < top.size(); ++k)
-                        if (top[k].layer == r && top[k].head == h) rank = static_cast<int>(k) + 1;
-                    if (rank > 0)
-                        draw->AddRect({a.x - 2, a.y - 2}, {a.x + side + 2, a.y + side + 2},
-                                      ui.color(Color::highlighted_head), 0, 0, 2.5f);
-                    if (hovered) head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, r == 0);
-                } else {
-                    draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
-                    if (hovered)
-                        ImGui::SetTooltip("%s",
-                                          row.computing() ? "Computing this layer's weights..." : row.error.c_str());
-                }
-                if (hovered) draw->AddRect(a, {a.x + side, a.y + side}, ui.color(Color::hovered_cell), 0, 0, 1.5f);
-                ImGui::PopID();
-            }
-            if (shown == 0 && !row.computing())
-                draw->AddText({o.x + name_w, o.y}, ui.color(Color::error_text),
-                              row.error.empty() ? "no heads" : fitted_text(row.error, avail.x - name_w).c_str());
-            ImGui::SetCursorScreenPos(o);
-            ImGui::Dummy({name_w + static_cast<float>(std::max(shown, 1)) * (column + gap), row_h});
-            ImGui::PopID();
+    ImGui::InvisibleButton("name", {g.name_w - g.gap, g.row_h - g.gap});
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::Text("%s: %s", row.name.c_str(), row.source.c_str());
+        ImGui::Text("n = %d queries, %d keys, h = %d heads", row.n, row.keys, row.heads);
+        for (const std::string& note : row.notes) ImGui::TextDisabled("%s", note.c_str());
+        if (!row.error.empty()) ImGui::TextColored(ui.color_vec(Color::error_text), "%s", row.error.c_str());
+        if (r > 0) ImGui::TextDisabled("Right-click: edit this layer, or close it");
+        ImGui::EndTooltip();
+    }
+    if (r > 0 && ImGui::BeginPopupContextItem("row menu")) {
+        if (ImGui::MenuItem("Edit this layer")) {
+            clicked.row = r;
+            clicked.head = -1;
         }
+        if (ImGui::MenuItem("Close")) clicked.row = -2 - r;  // removed after the loop
+        ImGui::EndPopup();
+    }
+    ui.report_item("model row " + std::to_string(r));
+    draw->AddText(o, editing || r == 0 ? ui.color(Color::ok_text) : g.text_col,
+                  fitted_text(row.name, g.name_w - g.gap).c_str());
+    const std::string state_line = row.computing()      ? "computing..."
+                                   : !row.error.empty() ? "not computed"
+                                   : editing            ? "being edited"
+                                             : "n " + std::to_string(row.n) + ", h " + std::to_string(row.heads);
+    draw->AddText(g.small, g.small_size, {o.x, o.y + ImGui::GetTextLineHeightWithSpacing()},
+                  row.error.empty() ? g.dim_col : ui.color(Color::error_text), state_line.c_str());
+}
+
+// Head h of row r at a: its thumbnail with its number and sort value under it, outlined among the
+// top heads; a grey square while the layer has no weights.
+void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, int r, int h, ImVec2 a,
+                    const ModelGrid& g, GridClick& clicked) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float side = g.side, column = g.column;
+    const core::LayerSummary* summary = row.summary.get();
+    ImGui::SetCursorScreenPos(a);
+    ImGui::PushID(h);
+    ImGui::InvisibleButton("head", {column, side + g.caption_h});
+    ui.report_item("model " + std::to_string(r) + ":" + std::to_string(h + 1));
+    const bool hovered = ImGui::IsItemHovered();
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+        clicked.row = r;
+        clicked.head = h;
+    }
+    if (summary) {
+        const core::HeadThumbnail& t = summary->thumbnails[static_cast<size_t>(h)];
+        const core::ColorRange range{0, p.one_scale || !(t.high > 0) ? 1.0 : t.high, false};
+        draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, g.transposed, a, side, range, row.serial,
+                       "model " + std::to_string(r) + ":" + std::to_string(h + 1));
+        const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
+        // Under it: the head's number (dimmed), and its value of the sort key at the right,
+        // when both fit; else the number alone.
+        const std::string number = std::to_string(h + 1), value = head_key_text(s, p.sort);
+        const auto width = [&](const std::string& text) {
+            return g.small->CalcTextSizeA(g.small_size, FLT_MAX, 0, text.c_str()).x;
+        };
+        const float caption_y = a.y + side + 1;
+        draw->AddText(g.small, g.small_size, {a.x, caption_y}, g.dim_col, number.c_str());
+        if (width(number) + g.small_size * 0.4f + width(value) <= column)
+            draw->AddText(g.small, g.small_size, {a.x + column - width(value), caption_y}, g.text_col, value.c_str());
+        int rank = 0;
+        for (size_t k = 0; k < g.top.size(); ++k)
+            if (g.top[k].layer == r && g.top[k].head == h) rank = static_cast<int>(k) + 1;
+        if (rank > 0)
+            draw->AddRect({a.x - 2, a.y - 2}, {a.x + side + 2, a.y + side + 2}, ui.color(Color::highlighted_head), 0, 0,
+                          2.5f);
+        if (hovered) head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, r == 0);
+    } else {
+        draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
+        if (hovered) ImGui::SetTooltip("%s", row.computing() ? "Computing this layer's weights..." : row.error.c_str());
+    }
+    if (hovered) draw->AddRect(a, {a.x + side, a.y + side}, ui.color(Color::hovered_cell), 0, 0, 1.5f);
+    ImGui::PopID();
+}
+
+// Row r of the grid: its name, then its heads in the chosen order.
+void draw_grid_row(const AppState& state, UiContext& ui, const ModelPanel& p, int r, const ModelGrid& g,
+                   GridClick& clicked) {
+    const Layers::Row& row = p.layers.row(r);
+    const bool editing = p.layers.editing(state, r);
+    ImGui::PushID(r);
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    draw_row_name(ui, row, r, editing, o, g, clicked);
+    const core::LayerSummary* summary = row.summary.get();
+    const int shown = summary ? static_cast<int>(summary->heads.size()) : row.heads;
+    const std::vector<int> ordered = summary ? core::head_order(summary->heads, p.sort, p.ascending)
+                                             : std::vector<int>{};
+    for (int c = 0; c < shown; ++c) {
+        const int h = summary ? ordered[static_cast<size_t>(c)] : c;
+        draw_head_cell(ui, p, row, r, h, {o.x + g.name_w + static_cast<float>(c) * (g.column + g.gap), o.y}, g,
+                       clicked);
+    }
+    if (shown == 0 && !row.computing())
+        ImGui::GetWindowDrawList()->AddText({o.x + g.name_w, o.y}, ui.color(Color::error_text),
+                                            row.error.empty() ? "no heads"
+                                                              : fitted_text(row.error, g.avail.x - g.name_w).c_str());
+    ImGui::SetCursorScreenPos(o);
+    ImGui::Dummy({g.name_w + static_cast<float>(std::max(shown, 1)) * (g.column + g.gap), g.row_h});
+    ImGui::PopID();
+}
+
+}  // namespace
+
+void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
+    Layers& layers = p.layers;
+    layers.sync(state);
+    draw_model_controls(ui, p);
+    draw_order_line(p);
+
+    // The grid, a row per layer.
+    ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+    const ModelGrid g = model_grid(state, ui, p);
+    GridClick clicked;
+    ImGuiListClipper clipper;
+    clipper.Begin(g.rows, g.row_h + ImGui::GetStyle().ItemSpacing.y);
+    while (clipper.Step())
+        for (int r = g.first + clipper.DisplayStart; r < g.first + clipper.DisplayEnd; ++r)
+            draw_grid_row(state, ui, p, r, g, clicked);
     clipper.End();
     ImGui::EndChild();
 
-    if (clicked_row >= 0)
-        layers.open_in_editor(state, clicked_row, clicked_head);
-    else if (clicked_row <= -2)
-        layers.remove(-2 - clicked_row);
+    if (clicked.row >= 0)
+        layers.open_in_editor(state, clicked.row, clicked.head);
+    else if (clicked.row <= -2)
+        layers.remove(-2 - clicked.row);
 }
 
 }  // namespace attnviz::app

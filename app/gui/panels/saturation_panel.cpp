@@ -232,22 +232,13 @@ std::string saturation_callout(const core::SaturationSummary& all, core::Notatio
            "Jacobian is below 0.01) and those rows barely learn.";
 }
 
-void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& panel) {
-    advance_saturation(state, panel);
-    // The slider below changes the scale, which may show a new trace at once: this frame keeps
-    // drawing the snapshot it started with, held here so it outlives that.
-    const std::shared_ptr<const Snapshot> shown = state.shown_snapshot();
-    const core::Trace& t = shown->trace;
-    const core::Config& c = shown->session.config;
-    advance_variance(panel, c.d_k);
-    const core::Symbols& sym = ui.symbols();
-    const bool unicode = ui.notation() == core::Notation::unicode;
-    const char* at_least = unicode ? "≥" : ">=";
-    const float font = ImGui::GetFontSize();
-    const double root = std::sqrt(static_cast<double>(c.d_k));
-    const int heads = static_cast<int>(t.heads.size());
+namespace {
 
-    // The slider: the editable session's divisor, on a log scale over the plots' range.
+// The slider: the editable session's divisor, on a log scale over the plots' range; then the
+// shown divisor against √d_k.
+void draw_divisor(AppState& state, UiContext& ui, const SaturationPanel& panel, const core::Trace& t, double root) {
+    const core::Symbols& sym = ui.symbols();
+    const float font = ImGui::GetFontSize();
     double lo = panel.divisors.front(), hi = panel.divisors.back();
     double s_edit = state.config().scale.value(state.config().d_k);
     ImGui::SetNextItemWidth(std::max(font * 6, std::min(font * 14, ImGui::GetContentRegionAvail().x)));
@@ -274,8 +265,12 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
     std::string where_text = where;
     if (state.computing()) where_text += std::string(sym.ellipsis) + ")";
     ImGui::TextDisabled("%s", fitted_text(where_text, ImGui::GetContentRegionAvail().x).c_str());
+}
 
-    // The rows at the shown divisor, from the trace's own statistics.
+// The rows at the shown divisor, from the trace's own statistics; a callout when they saturate.
+void draw_rows_now(UiContext& ui, const SaturationPanel& panel, double scale, double root) {
+    const core::Symbols& sym = ui.symbols();
+    const char* at_least = ui.notation() == core::Notation::unicode ? "≥" : ">=";
     const core::SaturationSummary& all = panel.current_all;
     char now[320];
     if (all.choosing == 0)
@@ -288,37 +283,19 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
     paragraph(now);
     if (const std::string callout = saturation_callout(all, ui.notation()); !callout.empty()) {
         char hint[160];
-        if (t.scale < root)
+        if (scale < root)
             std::snprintf(hint, sizeof hint, " A larger s (%s = %.3g) softens them.", sym.sqrt_dk, root);
         else
             std::snprintf(hint, sizeof hint, " Even at this s: these scores are far apart.");
         draw_callout(ui, callout + hint);
         ui.report_item("saturation: callout");
     }
+}
 
-    // The two plots, a line per head (and their mean), the current s and √d_k marked.
-    const int complete = std::min(panel.next_head, heads);
-    const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (heads > 6 ? 3 : 2);
-    const float avail_y = ImGui::GetContentRegionAvail().y - legend_h - ImGui::GetStyle().ItemSpacing.y * 2;
-    const ImVec2 plot_size{ImGui::GetContentRegionAvail().x, std::clamp(avail_y / 2, font * 8, font * 16)};
-    LinePlot entropy_plot, max_plot;
-    entropy_plot.title = "mean entropy of a row (nats) against s";
-    max_plot.title = "mean max weight of a row against s";
-    double uniform = 0;
-    for (const core::SaturationSummary& s : panel.current) uniform = std::max(uniform, s.mean_uniform_entropy);
-    for (LinePlot* p : {&entropy_plot, &max_plot}) {
-        p->x = panel.divisors;
-        p->x_min = lo;
-        p->x_max = hi;
-        p->vertical = {{t.scale, ui.color(Color::plot_current), "s", false},
-                       {root, ui.color(Color::plot_reference), sym.sqrt_dk, true}};
-    }
-    entropy_plot.y_max = std::max(uniform, 0.1) * 1.08;
-    // Labels where the lines are not: the entropy reaches uniform at large s (right), the max
-    // weight one-hot at small s (left).
-    entropy_plot.horizontal = {{uniform, ui.color(Color::plot_reference), "uniform", true, true}};
-    max_plot.y_max = 1.08;
-    max_plot.horizontal = {{core::one_hot_threshold, ui.color(Color::callout_border), "one-hot (0.99)", true, false}};
+// The two plots' lines: one per head whose curve is complete, and their mean once all are.
+// plots = {mean entropy, mean max weight}.
+void plot_curves(const UiContext& ui, const SaturationPanel& panel, int heads, int complete, LinePlot& entropy_plot,
+                 LinePlot& max_plot) {
     for (int h = 0; h < complete; ++h) {
         const bool lit = panel.highlighted == h;
         ImU32 color = head_color(h, heads);
@@ -342,6 +319,59 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
         entropy_plot.series.push_back(std::move(e));
         max_plot.series.push_back(std::move(m));
     }
+}
+
+// The numbers at the grid point under the pointer: the highlighted head first, then each.
+void plot_tooltip(const UiContext& ui, const SaturationPanel& panel, const PlotHover& hover, int highlight, int heads,
+                  int complete, double root) {
+    const core::Symbols& sym = ui.symbols();
+    const size_t at = static_cast<size_t>(hover.point);
+    std::string tip;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "s = %.3g = %.3g%s%s  (click or drag to use s = %.3g)\n", panel.divisors[at],
+                  panel.divisors[at] / root, sym.dot, sym.sqrt_dk, round_to_3_digits(hover.x));
+    tip += buf;
+    for (int h = 0; h < complete && h < 16; ++h) {
+        const core::SaturationSummary& s = panel.curves[static_cast<size_t>(h)][at];
+        std::snprintf(buf, sizeof buf, "%shead %d: entropy %.3g, max %.3g, %d of %d rows one-hot\n",
+                      h == highlight ? "> " : "  ", h + 1, s.mean_entropy, s.mean_max, s.one_hot, s.choosing);
+        tip += buf;
+    }
+    if (complete > 16) tip += std::string("  ") + sym.ellipsis + "\n";
+    if (complete < heads) tip += "  (the other heads are being computed)\n";
+    tip.pop_back();
+    ImGui::SetTooltip("%s", tip.c_str());
+}
+
+// The two plots, a line per head (and their mean), the current s and √d_k marked. Returns the
+// head whose line is under the pointer, or -1.
+int draw_plots(AppState& state, UiContext& ui, const SaturationPanel& panel, const core::Trace& t, double root,
+               int complete) {
+    const core::Symbols& sym = ui.symbols();
+    const float font = ImGui::GetFontSize();
+    const int heads = static_cast<int>(t.heads.size());
+    const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (heads > 6 ? 3 : 2);
+    const float avail_y = ImGui::GetContentRegionAvail().y - legend_h - ImGui::GetStyle().ItemSpacing.y * 2;
+    const ImVec2 plot_size{ImGui::GetContentRegionAvail().x, std::clamp(avail_y / 2, font * 8, font * 16)};
+    LinePlot entropy_plot, max_plot;
+    entropy_plot.title = "mean entropy of a row (nats) against s";
+    max_plot.title = "mean max weight of a row against s";
+    double uniform = 0;
+    for (const core::SaturationSummary& s : panel.current) uniform = std::max(uniform, s.mean_uniform_entropy);
+    for (LinePlot* p : {&entropy_plot, &max_plot}) {
+        p->x = panel.divisors;
+        p->x_min = panel.divisors.front();
+        p->x_max = panel.divisors.back();
+        p->vertical = {{t.scale, ui.color(Color::plot_current), "s", false},
+                       {root, ui.color(Color::plot_reference), sym.sqrt_dk, true}};
+    }
+    entropy_plot.y_max = std::max(uniform, 0.1) * 1.08;
+    // Labels where the lines are not: the entropy reaches uniform at large s (right), the max
+    // weight one-hot at small s (left).
+    entropy_plot.horizontal = {{uniform, ui.color(Color::plot_reference), "uniform", true, true}};
+    max_plot.y_max = 1.08;
+    max_plot.horizontal = {{core::one_hot_threshold, ui.color(Color::callout_border), "one-hot (0.99)", true, false}};
+    plot_curves(ui, panel, heads, complete, entropy_plot, max_plot);
     int highlight = -1;
     const char* ids[] = {"##entropy plot", "##max plot"};
     const char* names[] = {"saturation: entropy plot", "saturation: max plot"};
@@ -355,26 +385,14 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
         if (!hover.hovered || hover.point < 0) continue;
         if (hover.nearest_series >= 0 && hover.nearest_series < complete) highlight = hover.nearest_series;
         if (hover.held) apply_divisor(state, round_to_3_digits(hover.x));
-        // The numbers at the grid point under the pointer: the highlighted head first, then each.
-        const size_t at = static_cast<size_t>(hover.point);
-        std::string tip;
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "s = %.3g = %.3g%s%s  (click or drag to use s = %.3g)\n", panel.divisors[at],
-                      panel.divisors[at] / root, sym.dot, sym.sqrt_dk, round_to_3_digits(hover.x));
-        tip += buf;
-        for (int h = 0; h < complete && h < 16; ++h) {
-            const core::SaturationSummary& s = panel.curves[static_cast<size_t>(h)][at];
-            std::snprintf(buf, sizeof buf, "%shead %d: entropy %.3g, max %.3g, %d of %d rows one-hot\n",
-                          h == highlight ? "> " : "  ", h + 1, s.mean_entropy, s.mean_max, s.one_hot, s.choosing);
-            tip += buf;
-        }
-        if (complete > 16) tip += std::string("  ") + sym.ellipsis + "\n";
-        if (complete < heads) tip += "  (the other heads are being computed)\n";
-        tip.pop_back();
-        ImGui::SetTooltip("%s", tip.c_str());
+        plot_tooltip(ui, panel, hover, highlight, heads, complete, root);
     }
+    return highlight;
+}
 
-    // The legend: hovering a head's entry highlights its lines.
+// The legend: hovering a head's entry highlights its lines. Then how far the curves are.
+void draw_legend(UiContext& ui, SaturationPanel& panel, int heads, int complete, int highlight) {
+    const core::Symbols& sym = ui.symbols();
     bool first = true;
     if (heads > 1 && complete == heads) {
         legend_entry("mean of the heads", ui.color(Color::plot_mean), 2.5f, false, first);
@@ -393,15 +411,18 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
         ImGui::TextDisabled("computing the curves: head %d of %d%s", complete + 1, heads, sym.ellipsis);
     else
         ImGui::TextDisabled("%d head%s %s %d divisors: %s over %d frame%s", heads, heads == 1 ? "" : "s",
-                            unicode ? "×" : "x", static_cast<int>(panel.divisors.size()),
-                            core::format_duration(panel.compute_ms).c_str(), panel.compute_frames,
-                            panel.compute_frames == 1 ? "" : "s");
+                            ui.notation() == core::Notation::unicode ? "×" : "x",
+                            static_cast<int>(panel.divisors.size()), core::format_duration(panel.compute_ms).c_str(),
+                            panel.compute_frames, panel.compute_frames == 1 ? "" : "s");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "The curves depend on scores_raw and the mask only: they are computed again when those change,\n"
             "not when s moves, a block of rows per frame so that the window stays responsive.");
+}
 
-    // Why √d_k: the variance of q·k, with sampled numbers.
+// Why √d_k: the variance of q·k, with sampled numbers.
+void draw_variance(const UiContext& ui, const SaturationPanel& panel, const core::Config& c) {
+    const core::Symbols& sym = ui.symbols();
     ImGui::Spacing();
     const std::string header = std::string("Why ") + sym.sqrt_dk + "? The variance of q" + sym.dot + "k";
     if (!ImGui::CollapsingHeader(header.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) return;
@@ -461,6 +482,26 @@ void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& pane
         ImGui::SetTooltip(
             "2 keys: the larger weight of two keys whose scores are one standard deviation apart,\n"
             "1 / (1 + e^-sd): 0.5 is an even split, 1 is one-hot.");
+}
+
+}  // namespace
+
+void draw_saturation_panel(AppState& state, UiContext& ui, SaturationPanel& panel) {
+    advance_saturation(state, panel);
+    // The slider below changes the scale, which may show a new trace at once: this frame keeps
+    // drawing the snapshot it started with, held here so it outlives that.
+    const std::shared_ptr<const Snapshot> shown = state.shown_snapshot();
+    const core::Trace& t = shown->trace;
+    const core::Config& c = shown->session.config;
+    advance_variance(panel, c.d_k);
+    const double root = std::sqrt(static_cast<double>(c.d_k));
+    const int heads = static_cast<int>(t.heads.size());
+    draw_divisor(state, ui, panel, t, root);
+    draw_rows_now(ui, panel, t.scale, root);
+    const int complete = std::min(panel.next_head, heads);
+    const int highlight = draw_plots(state, ui, panel, t, root, complete);
+    draw_legend(ui, panel, heads, complete, highlight);
+    draw_variance(ui, panel, c);
 }
 
 }  // namespace attnviz::app

@@ -360,6 +360,121 @@ void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::s
         p.exercise.answer(row, col, v);
 }
 
+namespace {
+
+// A session the lesson does not describe: too large to follow cell by cell, or not the
+// self-attention it teaches. Each with a way back to the worked example.
+void draw_session_warnings(AppState& state, UiContext& ui, const core::Config& c) {
+    if (c.n > max_lesson_tokens || c.heads > max_lesson_heads) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+        ImGui::TextWrapped(
+            "This lesson is written for up to %d tokens and %d heads; your session has n = %d and h = %d, "
+            "so its matrices are too large to follow cell by cell.",
+            max_lesson_tokens, max_lesson_heads, c.n, c.heads);
+        ImGui::PopStyleColor();
+        if (ImGui::Button("Use the worked example"))
+            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
+        ImGui::Separator();
+    }
+    if (c.cross() || c.mask == core::Mask::custom) {
+        // The lesson teaches self-attention: its words (K = X·W_K, "every token looks at every
+        // token", the causal triangle) do not describe this layer.
+        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+        ImGui::TextWrapped(
+            "This lesson teaches self-attention%s; your session uses %s%s%s. The matrices below are yours, but "
+            "where the text says K = X%sW_K or speaks of every key, it describes the worked example, not this layer.",
+            c.mask == core::Mask::custom ? " without a custom mask" : "",
+            c.cross() ? "cross-attention (K and V from Y)" : "",
+            c.cross() && c.mask == core::Mask::custom ? " and " : "",
+            c.mask == core::Mask::custom ? "a custom mask" : "", ui.symbols().dot);
+        ImGui::PopStyleColor();
+        if (ImGui::Button("Use the worked example##cross"))
+            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
+        ImGui::Separator();
+    }
+}
+
+// The step's title, formula and text, their numbers filled in from the session.
+void draw_step_text(UiContext& ui, const core::LessonStep& step, const core::LessonContext& context) {
+    if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
+    text_bounded(step.title, ui.color_vec(Color::step_title));
+    if (ui.fonts.title) ImGui::PopFont();
+    if (!step.formula.empty()) {
+        ImGui::Spacing();
+        text_bounded(core::fill_template(step.formula, context), ui.color_vec(Color::step_formula));
+    }
+    ImGui::Spacing();
+    text_bounded(core::fill_template(step.text, context));
+    ui.report_item("teach: text");
+}
+
+// Play (the result revealed a cell at a time, dt seconds after the last frame), its speed, and
+// the exercise's switch.
+void draw_play_controls(AppState& state, TeachPanel& p, const core::LessonStep& step, const core::Matrix& result,
+                        float dt) {
+    const float font = ImGui::GetFontSize();
+    const MatrixRef result_ref = step.result;
+    const long total = static_cast<long>(result.size());
+    if (p.playing) {
+        p.play_time += dt;
+        p.revealed = std::min<long>(total, static_cast<long>(p.play_time * p.cells_per_second) + 1);
+        const CellRef newest{result_ref, static_cast<int>((p.revealed - 1) / result.cols()),
+                             static_cast<int>((p.revealed - 1) % result.cols())};
+        if (p.revealed > 0 && (!state.selection() || !(*state.selection() == newest))) state.select(newest);
+        if (p.revealed >= total && p.play_time * p.cells_per_second >= total + 1) {
+            p.playing = false;
+            p.revealed = -1;
+        }
+    }
+    if (ImGui::Button(p.playing ? "Stop" : "Play")) {
+        p.playing = !p.playing;
+        p.play_time = 0;
+        p.revealed = p.playing ? 0 : -1;
+        p.exercising = false;
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 8);
+    ImGui::SliderFloat("cells per second", &p.cells_per_second, 0.25f, 8.0f, "%.2g");
+    if (step.exercise) {
+        ImGui::SameLine();
+        const bool small_enough = result.size() <= max_exercise_cells;
+        ImGui::BeginDisabled(!small_enough);
+        if (ImGui::Checkbox("exercise: hide the result, type it", &p.exercising) && p.exercising) {
+            p.playing = false;
+            p.revealed = -1;
+            sync_exercise(state, p);
+        }
+        ImGui::EndDisabled();
+        if (!small_enough && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("The exercise is for results of at most %ld cells; this one has %ld.", max_exercise_cells,
+                              static_cast<long>(result.size()));
+    }
+}
+
+// Under the matrices: the exercise's grid or the result's expansion, then the arithmetic of the
+// selected result cell (hidden while it is still to be found).
+void draw_result(AppState& state, UiContext& ui, TeachPanel& p, const core::LessonStep& step,
+                 const core::Matrix& result) {
+    ImGui::Separator();
+    if (p.exercising)
+        exercise_grid(state, ui, p, step.result);
+    else if (step.expansion)
+        expansion_table(state, step.result, result);
+    const core::Explanation* e = state.selected_explanation();
+    const bool hidden = p.exercising || (p.playing && p.revealed <= 0);
+    if (e && (p.exercising || !hidden)) {
+        ImGui::Spacing();
+        if (p.exercising) ImGui::TextUnformatted("The rule (the numbers are yours to find):");
+        ImGui::PushTextWrapPos(0);
+        draw_explanation(*e, !p.exercising);
+        ImGui::PopTextWrapPos();
+    } else if (!hidden) {
+        ImGui::TextDisabled("Click a cell to see its arithmetic.");
+    }
+}
+
+}  // namespace
+
 void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (!p.lesson) {
         ImGui::PushTextWrapPos(0);
@@ -394,86 +509,13 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
                                 state.column_vectors()};
     if (p.exercising && step.has_result) context.hidden = step.result;
     ImGui::PushTextWrapPos(0);
-    if (c.n > max_lesson_tokens || c.heads > max_lesson_heads) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped(
-            "This lesson is written for up to %d tokens and %d heads; your session has n = %d and h = %d, "
-            "so its matrices are too large to follow cell by cell.",
-            max_lesson_tokens, max_lesson_heads, c.n, c.heads);
-        ImGui::PopStyleColor();
-        if (ImGui::Button("Use the worked example"))
-            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-        ImGui::Separator();
-    }
-    if (c.cross() || c.mask == core::Mask::custom) {
-        // The lesson teaches self-attention: its words (K = X·W_K, "every token looks at every
-        // token", the causal triangle) do not describe this layer.
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped(
-            "This lesson teaches self-attention%s; your session uses %s%s%s. The matrices below are yours, but "
-            "where the text says K = X%sW_K or speaks of every key, it describes the worked example, not this layer.",
-            c.mask == core::Mask::custom ? " without a custom mask" : "",
-            c.cross() ? "cross-attention (K and V from Y)" : "",
-            c.cross() && c.mask == core::Mask::custom ? " and " : "",
-            c.mask == core::Mask::custom ? "a custom mask" : "", ui.symbols().dot);
-        ImGui::PopStyleColor();
-        if (ImGui::Button("Use the worked example##cross"))
-            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-        ImGui::Separator();
-    }
-    if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
-    text_bounded(step.title, ui.color_vec(Color::step_title));
-    if (ui.fonts.title) ImGui::PopFont();
-    if (!step.formula.empty()) {
-        ImGui::Spacing();
-        text_bounded(core::fill_template(step.formula, context), ui.color_vec(Color::step_formula));
-    }
-    ImGui::Spacing();
-    text_bounded(core::fill_template(step.text, context));
-    ui.report_item("teach: text");
+    draw_session_warnings(state, ui, c);
+    draw_step_text(ui, step, context);
     ImGui::PopTextWrapPos();
     ImGui::Separator();
 
     const core::Matrix* result = teach_result(state, p);
-    const MatrixRef result_ref = step.result;
-    if (result) {
-        const long total = static_cast<long>(result->size());
-        if (p.playing) {
-            p.play_time += dt;
-            p.revealed = std::min<long>(total, static_cast<long>(p.play_time * p.cells_per_second) + 1);
-            const CellRef newest{result_ref, static_cast<int>((p.revealed - 1) / result->cols()),
-                                 static_cast<int>((p.revealed - 1) % result->cols())};
-            if (p.revealed > 0 && (!state.selection() || !(*state.selection() == newest))) state.select(newest);
-            if (p.revealed >= total && p.play_time * p.cells_per_second >= total + 1) {
-                p.playing = false;
-                p.revealed = -1;
-            }
-        }
-        if (ImGui::Button(p.playing ? "Stop" : "Play")) {
-            p.playing = !p.playing;
-            p.play_time = 0;
-            p.revealed = p.playing ? 0 : -1;
-            p.exercising = false;
-        }
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(font * 8);
-        ImGui::SliderFloat("cells per second", &p.cells_per_second, 0.25f, 8.0f, "%.2g");
-        if (step.exercise) {
-            ImGui::SameLine();
-            const bool small_enough = result->size() <= max_exercise_cells;
-            ImGui::BeginDisabled(!small_enough);
-            if (ImGui::Checkbox("exercise: hide the result, type it", &p.exercising) && p.exercising) {
-                p.playing = false;
-                p.revealed = -1;
-                sync_exercise(state, p);
-            }
-            ImGui::EndDisabled();
-            if (!small_enough && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-                ImGui::SetTooltip("The exercise is for results of at most %ld cells; this one has %ld.",
-                                  max_exercise_cells, static_cast<long>(result->size()));
-        }
-    }
-
+    if (result) draw_play_controls(state, p, step, *result, dt);
     std::vector<std::string> missing;
     step_matrices(state, ui, p, step, result, missing);
     if (!missing.empty()) {
@@ -485,26 +527,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (step.has_result && !result)
         ImGui::TextDisabled("This step's result, %s, does not exist in this session.",
                             core::label(step.result, state.notation()).c_str());
-
-    if (result) {
-        ImGui::Separator();
-        if (p.exercising)
-            exercise_grid(state, ui, p, result_ref);
-        else if (step.expansion)
-            expansion_table(state, result_ref, *result);
-        // The arithmetic of the selected result cell (hidden while it is still to be found).
-        const core::Explanation* e = state.selected_explanation();
-        const bool hidden = p.exercising || (p.playing && p.revealed <= 0);
-        if (e && (p.exercising || !hidden)) {
-            ImGui::Spacing();
-            if (p.exercising) ImGui::TextUnformatted("The rule (the numbers are yours to find):");
-            ImGui::PushTextWrapPos(0);
-            draw_explanation(*e, !p.exercising);
-            ImGui::PopTextWrapPos();
-        } else if (!hidden) {
-            ImGui::TextDisabled("Click a cell to see its arithmetic.");
-        }
-    }
+    if (result) draw_result(state, ui, p, step, *result);
     ImGui::EndChild();
 }
 

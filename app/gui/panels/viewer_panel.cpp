@@ -96,8 +96,11 @@ HeatmapOptions::Viewport viewer_viewport(const ViewerPanel& p, int rows, int col
     return {p.row0, p.col0, p.cell, view};
 }
 
-void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
-    MatrixRef ref = state.viewed();
+namespace {
+
+// The matrix shown: a combo of those that exist in this configuration, and its head.
+void draw_matrix_choice(AppState& state) {
+    const MatrixRef ref = state.viewed();
     const core::Config& c = state.shown_config();
     const float font = ImGui::GetFontSize();
     ImGui::SetNextItemWidth(font * 8);
@@ -114,7 +117,138 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
         int shown = ref.head + 1;
         if (ImGui::SliderInt("head", &shown, 1, c.heads)) state.view({ref.id, shown - 1});
     }
-    ref = state.viewed();
+}
+
+// The matrix in view this frame: rows and columns as drawn, and the cells' area the zoom works on.
+struct ViewedMatrix {
+    MatrixRef ref;
+    bool transposed = false;
+    int rows = 0, cols = 0;
+    ImVec2 cells;
+};
+
+// Zoom: out, in, fitted.
+void draw_zoom_buttons(UiContext& ui, ViewerPanel& panel, const ViewedMatrix& v) {
+    const ImVec2 middle{v.cells.x / 2, v.cells.y / 2};
+    if (ImGui::SmallButton("-")) viewer_zoom(panel, 1 / 1.5f, middle, v.rows, v.cols, v.cells);
+    ui.report_item("viewer: zoom out");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom out (or the mouse wheel over the matrix)");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("+")) viewer_zoom(panel, 1.5f, middle, v.rows, v.cols, v.cells);
+    ui.report_item("viewer: zoom in");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom in (or the mouse wheel); drag the matrix to move it");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit")) panel.cell = 0;
+    ui.report_item("viewer: fit");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole matrix in view");
+}
+
+// "go": the typed row and column (numbers or tokens' labels) zoomed to, centred and selected.
+void go_to_cell(AppState& state, ViewerPanel& panel, const ViewedMatrix& v, const std::vector<std::string>* row_labels,
+                const std::vector<std::string>* col_labels) {
+    const MatrixRef ref = v.ref;
+    const bool t = v.transposed;
+    const core::Result<int> r = goto_index(panel.goto_row, row_labels, v.rows, "row");
+    const core::Result<int> c = goto_index(panel.goto_col, col_labels, v.cols, "column");
+    if (!r || !c) {
+        state.set_message("Go to in " + state.label(ref) + " (" + core::format_shape(v.rows, v.cols) +
+                              "): " + (!r ? r : c).problems.front().message + ".",
+                          true);
+        return;
+    }
+    const int row = *r.value, col = *c.value;
+    viewer_center(panel, row, col, v.rows, v.cols, v.cells);
+    const CellRef cell{ref, t ? col : row, t ? row : col};
+    state.select(cell);
+    // Which token each number is: rows and columns count from 0, labels (x1, …) from 1.
+    const auto token = [](const std::vector<std::string>* labels, int k) {
+        return labels && k < static_cast<int>(labels->size()) ? " (" + quoted_label((*labels)[k]) + ")" : std::string();
+    };
+    state.set_message(state.label(ref) + ": row " + std::to_string(row) + token(row_labels, row) + ", column " +
+                          std::to_string(col) + token(col_labels, col) + "; rows and columns count from 0",
+                      false);
+}
+
+// "go to [row] [col] go" as one group, on the next line when the panel is narrow.
+void draw_go_to(AppState& state, UiContext& ui, ViewerPanel& panel, const ViewedMatrix& v) {
+    const float font = ImGui::GetFontSize();
+    const ImGuiStyle& style = ImGui::GetStyle();
+    same_line_if_fits(ImGui::CalcTextSize("go to").x + font * 7 + ImGui::CalcTextSize("go").x +
+                      style.FramePadding.x * 2 + style.ItemSpacing.x * 3);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("go to");
+    ImGui::SameLine();
+    const core::Session& session = state.shown().session;
+    const core::MatrixInfo& mi = core::info(v.ref.id);
+    const std::vector<std::string>* row_labels = core::token_labels(session, v.transposed ? mi.cols : mi.rows);
+    const std::vector<std::string>* col_labels = core::token_labels(session, v.transposed ? mi.rows : mi.cols);
+    for (std::string* field : {&panel.goto_row, &panel.goto_col}) {
+        const bool row = field == &panel.goto_row;
+        if (!row) ImGui::SameLine();
+        ImGui::SetNextItemWidth(font * 3.5f);
+        ImGui::InputTextWithHint(row ? "##row" : "##col", row ? "row" : "col", field);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s, counted from 0%s", row ? "Row" : "Column",
+                              (row ? row_labels : col_labels) ? ", or a token's label (x1 is 0)" : "");
+    }
+    ImGui::SameLine();
+    const bool go = ImGui::SmallButton("go");
+    ui.report_item("viewer: go");
+    if (go) go_to_cell(state, panel, v, row_labels, col_labels);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom to the cell, centre it and select it");
+}
+
+// The hovered cell, readable even when cells are smaller than a pixel.
+void draw_hovered_cell(const AppState& state, ViewerPanel& panel, const ViewedMatrix& v, const core::Matrix& m,
+                       const HeatmapHit& hit) {
+    const bool t = v.transposed;
+    if (hit.hovered) {
+        panel.hover_row = hit.row;
+        panel.hover_col = hit.col;
+    } else if (!ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
+        panel.hover_row = panel.hover_col = -1;
+    }
+    if (panel.hover_row >= 0 && panel.hover_row < v.rows && panel.hover_col >= 0 && panel.hover_col < v.cols) {
+        const int r = t ? panel.hover_col : panel.hover_row, col = t ? panel.hover_row : panel.hover_col;
+        const core::Session& session = state.shown().session;
+        const core::MatrixInfo& mi = core::info(v.ref.id);
+        auto token = [&](core::Dim dim, int k) {
+            const std::vector<std::string>* labels = core::token_labels(session, dim);
+            return labels && k < static_cast<int>(labels->size()) ? " " + quoted_label((*labels)[k]) : std::string();
+        };
+        const std::string text = "row " + std::to_string(panel.hover_row) +
+                                 token(t ? mi.cols : mi.rows, panel.hover_row) + ", column " +
+                                 std::to_string(panel.hover_col) + token(t ? mi.rows : mi.cols, panel.hover_col) +
+                                 ": " + core::format_number(m(r, col), 6);
+        ImGui::TextWrapped("%s", text.c_str());
+    } else {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Hover a cell for its row, column and value.");
+        ImGui::PopStyleColor();
+    }
+}
+
+// The selected cell's arithmetic, in a child of its own.
+void draw_arithmetic(const AppState& state) {
+    ImGui::BeginChild("arithmetic");
+    if (const core::Explanation* e = state.selected_explanation()) {
+        ImGui::PushTextWrapPos(0);
+        draw_explanation(*e);
+        ImGui::PopTextWrapPos();
+    } else {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled("Click any cell to keep its arithmetic here.");
+        ImGui::PopTextWrapPos();
+    }
+    ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
+    const float font = ImGui::GetFontSize();
+    draw_matrix_choice(state);
+    const MatrixRef ref = state.viewed();
     const core::Matrix* m = state.matrix(ref);
     if (!m) {
         ImGui::TextDisabled("%s does not exist in this configuration.", state.label(ref).c_str());
@@ -144,66 +278,11 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     const ImVec2 gutters = matrix_view_gutters(state, ref, o);
     const ImVec2 region{std::max(avail.x, font * 8), view_h - ImGui::GetTextLineHeightWithSpacing()};
     const ImVec2 cells{std::max(region.x - gutters.x, 1.0f), std::max(region.y - gutters.y, 1.0f)};
+    const ViewedMatrix v{ref, t, rows, cols, cells};
 
     // Zoom and "go to cell".
-    const ImVec2 middle{cells.x / 2, cells.y / 2};
-    if (ImGui::SmallButton("-")) viewer_zoom(panel, 1 / 1.5f, middle, rows, cols, cells);
-    ui.report_item("viewer: zoom out");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom out (or the mouse wheel over the matrix)");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("+")) viewer_zoom(panel, 1.5f, middle, rows, cols, cells);
-    ui.report_item("viewer: zoom in");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom in (or the mouse wheel); drag the matrix to move it");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("fit")) panel.cell = 0;
-    ui.report_item("viewer: fit");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The whole matrix in view");
-    // "go to [row] [col] go" as one group, on the next line when the panel is narrow.
-    const ImGuiStyle& style = ImGui::GetStyle();
-    same_line_if_fits(ImGui::CalcTextSize("go to").x + font * 7 + ImGui::CalcTextSize("go").x +
-                      style.FramePadding.x * 2 + style.ItemSpacing.x * 3);
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("go to");
-    ImGui::SameLine();
-    const core::Session& session = state.shown().session;
-    const core::MatrixInfo& mi = core::info(ref.id);
-    const std::vector<std::string>* row_labels = core::token_labels(session, t ? mi.cols : mi.rows);
-    const std::vector<std::string>* col_labels = core::token_labels(session, t ? mi.rows : mi.cols);
-    for (std::string* field : {&panel.goto_row, &panel.goto_col}) {
-        const bool row = field == &panel.goto_row;
-        if (!row) ImGui::SameLine();
-        ImGui::SetNextItemWidth(font * 3.5f);
-        ImGui::InputTextWithHint(row ? "##row" : "##col", row ? "row" : "col", field);
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s, counted from 0%s", row ? "Row" : "Column",
-                              (row ? row_labels : col_labels) ? ", or a token's label (x1 is 0)" : "");
-    }
-    ImGui::SameLine();
-    const bool go = ImGui::SmallButton("go");
-    ui.report_item("viewer: go");
-    if (go) {
-        const core::Result<int> r = goto_index(panel.goto_row, row_labels, rows, "row");
-        const core::Result<int> c = goto_index(panel.goto_col, col_labels, cols, "column");
-        if (!r || !c) {
-            state.set_message("Go to in " + state.label(ref) + " (" + core::format_shape(rows, cols) +
-                                  "): " + (!r ? r : c).problems.front().message + ".",
-                              true);
-        } else {
-            const int row = *r.value, col = *c.value;
-            viewer_center(panel, row, col, rows, cols, cells);
-            const CellRef cell{ref, t ? col : row, t ? row : col};
-            state.select(cell);
-            // Which token each number is: rows and columns count from 0, labels (x1, …) from 1.
-            const auto token = [](const std::vector<std::string>* labels, int k) {
-                return labels && k < static_cast<int>(labels->size()) ? " (" + quoted_label((*labels)[k]) + ")"
-                                                                      : std::string();
-            };
-            state.set_message(state.label(ref) + ": row " + std::to_string(row) + token(row_labels, row) + ", column " +
-                                  std::to_string(col) + token(col_labels, col) + "; rows and columns count from 0",
-                              false);
-        }
-    }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Zoom to the cell, centre it and select it");
+    draw_zoom_buttons(ui, panel, v);
+    draw_go_to(state, ui, panel, v);
     // Last on the line, so that its changing width does not move the buttons.
     ImGui::SameLine(0, font);
     ImGui::TextDisabled("%s", panel.cell > 0 ? (core::format_number(panel.cell, 3) + " px/cell").c_str() : "fitted");
@@ -222,32 +301,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
     if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f))
         viewer_pan(panel, ImGui::GetIO().MouseDelta, rows, cols, cells);
     ImGui::EndChild();
-
-    // The hovered cell, readable even when cells are smaller than a pixel.
-    if (hit.hovered) {
-        panel.hover_row = hit.row;
-        panel.hover_col = hit.col;
-    } else if (!ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
-        panel.hover_row = panel.hover_col = -1;
-    }
-    if (panel.hover_row >= 0 && panel.hover_row < rows && panel.hover_col >= 0 && panel.hover_col < cols) {
-        const int r = t ? panel.hover_col : panel.hover_row, col = t ? panel.hover_row : panel.hover_col;
-        const core::Session& session = state.shown().session;
-        const core::MatrixInfo& mi = core::info(ref.id);
-        auto token = [&](core::Dim dim, int k) {
-            const std::vector<std::string>* labels = core::token_labels(session, dim);
-            return labels && k < static_cast<int>(labels->size()) ? " " + quoted_label((*labels)[k]) : std::string();
-        };
-        const std::string text = "row " + std::to_string(panel.hover_row) +
-                                 token(t ? mi.cols : mi.rows, panel.hover_row) + ", column " +
-                                 std::to_string(panel.hover_col) + token(t ? mi.rows : mi.cols, panel.hover_col) +
-                                 ": " + core::format_number((*m)(r, col), 6);
-        ImGui::TextWrapped("%s", text.c_str());
-    } else {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("Hover a cell for its row, column and value.");
-        ImGui::PopStyleColor();
-    }
+    draw_hovered_cell(state, panel, v, *m, hit);
 
     const core::ColorRange range = heatmap_range(ui, *m, ref.id, state.generation());
     const float legend_w = one_line ? std::min(avail.x - combo_w - font, font * 30) : avail.x;
@@ -259,18 +313,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
                     note.empty() ? nullptr : note.c_str() + (note.starts_with("; ") ? 2 : 0));
     if (one_line) ImGui::SameLine(0, font);
     scaling_combo(ui, ref.id, m->cols(), combo_w);
-
-    ImGui::BeginChild("arithmetic");
-    if (const core::Explanation* e = state.selected_explanation()) {
-        ImGui::PushTextWrapPos(0);
-        draw_explanation(*e);
-        ImGui::PopTextWrapPos();
-    } else {
-        ImGui::PushTextWrapPos(0);
-        ImGui::TextDisabled("Click any cell to keep its arithmetic here.");
-        ImGui::PopTextWrapPos();
-    }
-    ImGui::EndChild();
+    draw_arithmetic(state);
 }
 
 }  // namespace attnviz::app

@@ -209,208 +209,254 @@ ImVec2 heatmap_gutters(const HeatmapOptions& o) {
     return {label_w, o.col_labels ? ImGui::GetTextLineHeight() + 2 : 0};
 }
 
-HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& o,
-                   const char* report_as) {
-    HeatmapHit hit;
-    ImGui::PushID(id);
-    const ImGuiID gid = ImGui::GetID("##cells");
-    const Drawn v{m, o.transposed};
-    const int rows = v.rows(), cols = v.cols();
-    const float line_h = ImGui::GetTextLineHeight();
-    const HeatmapOptions::Viewport* vp = o.viewport ? &*o.viewport : nullptr;
+namespace {
 
+// Where a heatmap's parts go this frame.
+struct HeatmapGeometry {
+    int rows = 0, cols = 0;  // of the matrix as drawn
+    float line_h = 0;
+    float label_w = 0, label_h = 0;      // the row labels' gutter and the column labels'
+    float cell = 0;                      // a cell's side
+    ImVec2 size;                         // the cells' view
+    double row0 = 0, col0 = 0;           // the (fractional) first row and column in view
+    ImVec2 origin, p0, p1;               // the whole item's corner; the cells' view
+    int r0 = 0, r1 = 0, c0 = 0, c1 = 0;  // the rows and columns at least partly in view
+    // Screen position of the top-left corner of cell (r, c).
+    float x_of(double c) const { return static_cast<float>(p0.x + (c - col0) * cell); }
+    float y_of(double r) const { return static_cast<float>(p0.y + (r - row0) * cell); }
+};
+
+// The label gutters and the cells' geometry: the cell side, the view's size and the (fractional)
+// first row and column.
+HeatmapGeometry heatmap_geometry(const HeatmapOptions& o, int rows, int cols) {
+    HeatmapGeometry g;
+    g.rows = rows;
+    g.cols = cols;
+    const float line_h = g.line_h = ImGui::GetTextLineHeight();
+    const HeatmapOptions::Viewport* vp = o.viewport ? &*o.viewport : nullptr;
     // Label gutters: fitted, only when the cells are tall enough for a label (measured only then);
     // with a viewport always, so zooming does not move the cells.
-    float label_w = 0, label_h = 0;
     if (vp) {
-        const ImVec2 g = heatmap_gutters(o);
-        label_w = g.x;
-        label_h = g.y;
+        const ImVec2 gutters = heatmap_gutters(o);
+        g.label_w = gutters.x;
+        g.label_h = gutters.y;
     } else {
-        label_h = o.col_labels ? line_h + 2 : 0;
+        g.label_h = o.col_labels ? line_h + 2 : 0;
         const float cell_without_labels =
-            std::min({o.max_cell, o.max_size.x / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
-        if (o.row_labels && cell_without_labels >= line_h * 0.8f) label_w = heatmap_gutters(o).x;
+            std::min({o.max_cell, o.max_size.x / std::max(cols, 1), (o.max_size.y - g.label_h) / std::max(rows, 1)});
+        if (o.row_labels && cell_without_labels >= line_h * 0.8f) g.label_w = heatmap_gutters(o).x;
     }
-
-    // The cells' geometry: the cell side, the view's size and the (fractional) first row and column.
-    float cell;
-    ImVec2 size;
-    double row0 = 0, col0 = 0;
     if (vp) {
-        cell = vp->cell;
-        size = {std::max(vp->size.x - label_w, 1.0f), std::max(vp->size.y - label_h, 1.0f)};
-        row0 = vp->row0;
-        col0 = vp->col0;
+        g.cell = vp->cell;
+        g.size = {std::max(vp->size.x - g.label_w, 1.0f), std::max(vp->size.y - g.label_h, 1.0f)};
+        g.row0 = vp->row0;
+        g.col0 = vp->col0;
     } else {
-        cell = std::min(
-            {o.max_cell, (o.max_size.x - label_w) / std::max(cols, 1), (o.max_size.y - label_h) / std::max(rows, 1)});
-        cell = std::max(cell, o.min_cell);
-        size = {cell * cols, cell * rows};
+        g.cell = std::min({o.max_cell, (o.max_size.x - g.label_w) / std::max(cols, 1),
+                           (o.max_size.y - g.label_h) / std::max(rows, 1)});
+        g.cell = std::max(g.cell, o.min_cell);
+        g.size = {g.cell * cols, g.cell * rows};
     }
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 p0{origin.x + label_w, origin.y + label_h};
-    const ImVec2 p1{p0.x + size.x, p0.y + size.y};
-    hit.cells_min = p0;
-    hit.cells_max = p1;
-    ImGui::InvisibleButton("##cells", {label_w + size.x, label_h + size.y});
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
-    // Screen position of the top-left corner of cell (r, c), and the cell under a point.
-    const auto x_of = [&](double c) { return static_cast<float>(p0.x + (c - col0) * cell); };
-    const auto y_of = [&](double r) { return static_cast<float>(p0.y + (r - row0) * cell); };
+    g.origin = ImGui::GetCursorScreenPos();
+    g.p0 = {g.origin.x + g.label_w, g.origin.y + g.label_h};
+    g.p1 = {g.p0.x + g.size.x, g.p0.y + g.size.y};
+    return g;
+}
 
-    // The rows and columns at least partly inside both the view and the clip rectangle.
-    draw->PushClipRect(vp ? ImVec2{origin.x, origin.y} : draw->GetClipRectMin(), vp ? p1 : draw->GetClipRectMax(),
-                       true);
+// The rows and columns at least partly inside both the view and the draw list's clip rectangle.
+void visible_cells(const ImDrawList* draw, HeatmapGeometry& g) {
     const ImVec2 clip_min = draw->GetClipRectMin(), clip_max = draw->GetClipRectMax();
+    const float cell = g.cell;
     const auto first = [&](float clip, float start, double offset, int count) {
         return std::clamp(static_cast<int>(std::floor(offset + (clip - start) / cell)), 0, count);
     };
     const auto last = [&](float clip, float start, double offset, int count) {
         return std::clamp(static_cast<int>(std::ceil(offset + (clip - start) / cell)), 0, count);
     };
-    const int r0 = first(std::max(clip_min.y, p0.y), p0.y, row0, rows);
-    const int r1 = last(std::min(clip_max.y, p1.y), p0.y, row0, rows);
-    const int c0 = first(std::max(clip_min.x, p0.x), p0.x, col0, cols);
-    const int c1 = last(std::min(clip_max.x, p1.x), p0.x, col0, cols);
+    g.r0 = first(std::max(clip_min.y, g.p0.y), g.p0.y, g.row0, g.rows);
+    g.r1 = last(std::min(clip_max.y, g.p1.y), g.p0.y, g.row0, g.rows);
+    g.c0 = first(std::max(clip_min.x, g.p0.x), g.p0.x, g.col0, g.cols);
+    g.c1 = last(std::min(clip_max.x, g.p1.x), g.p0.x, g.col0, g.cols);
+}
+
+// The column labels, only where they fit, at col_label_y.
+void draw_col_labels(const UiContext& ui, const HeatmapOptions& o, const HeatmapGeometry& g, float col_label_y,
+                     ImU32 text_col) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    // Every visible column's label in the UI font, else in the smaller numbers font, those wider
+    // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
+    // label every k columns, each from its column's left edge. Either way no column's label is
+    // dropped while its neighbours keep theirs.
+    const int c_end = std::min(g.c1, static_cast<int>(o.col_labels->size()));
+    ImFont* font = ImGui::GetFont();
+    if (ui.fonts.numbers)
+        for (int c = g.c0; c < c_end; ++c)
+            if (text_width_up_to((*o.col_labels)[c], g.cell) + 3 > g.cell) {
+                font = ui.fonts.numbers;
+                break;
+            }
+    const float font_size = font->FontSize;
+    ImGui::PushFont(font);
+    // The widest label matters up to four digits' width (a label every k columns has that room).
+    const float four_digits = ImGui::CalcTextSize("x000").x;
+    float widest = 0;
+    for (int c = g.c0; c < c_end && widest < four_digits; ++c)
+        widest = std::max(widest, text_width_up_to((*o.col_labels)[c], four_digits));
+    const int spaced = std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / g.cell)));
+    // Columns narrower than a character and its "…" leave no cut readable: spaced at once; else
+    // each label that does not fit is cut, and spaced when most cuts keep less than two characters.
+    int every = spaced;
+    if (g.cell >= font_size) {
+        const auto characters = [](const std::string& text) {
+            return std::count_if(text.begin(), text.end(),
+                                 [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; });
+        };
+        int unreadable = 0;
+        for (int c = g.c0; c < c_end; ++c) {
+            const std::string& label = (*o.col_labels)[c];
+            if (const std::string cut = fitted_text(label, g.cell - 3); cut != label && characters(cut) < 3)
+                ++unreadable;
+        }
+        if (2 * unreadable <= c_end - g.c0) every = 1;
+    }
+    for (int c = (g.c0 + every - 1) / every * every; c < c_end; c += every) {
+        const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? g.cell - 3 : every * g.cell - 4);
+        const float w = ImGui::CalcTextSize(s.c_str()).x;
+        const float x = every == 1 ? g.x_of(c) + (g.cell - w) / 2 : g.x_of(c) + 2;
+        if (every > 1 && c > 0 && x + w > g.p1.x + 2) break;  // a label past the cells would run into a neighbour
+        draw->AddText(font, font_size, {x, col_label_y + (g.line_h - font_size) / 2}, text_col, s.c_str());
+    }
+    ImGui::PopFont();
+}
+
+// Each visible cell as a rectangle of its colour, with its number where it fits.
+void draw_cell_rects(UiContext& ui, const core::Matrix& m, const HeatmapOptions& o, const HeatmapGeometry& g,
+                     const char* report_as) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const Drawn v{m, o.transposed};
+    const bool texture_path = g.cell < texture_cell_threshold;
+    const ImU32 masked = ui.color(Color::masked_cell);
+    // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
+    const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / g.cell)), (g.r1 - g.r0 + 127) / 128,
+                                              (g.c1 - g.c0 + 127) / 128})
+                                  : 1;
+    // The small numbers font in small cells; the UI font where cells are large (the lesson).
+    ImFont* number_font = ui.fonts.numbers;
+    const bool small = number_font && g.cell < ImGui::GetFontSize() * 3.5f;
+    ImFont* font = small ? number_font : ImGui::GetFont();
+    const float font_size = small ? number_font->FontSize : ImGui::GetFontSize();
+    const bool numbers = !texture_path && g.cell >= font_size + 2;
+    const float gap = g.cell >= 12 ? 1.0f : 0.0f;
+    // Each cell prints the most it has room for: number_digits significant digits, fewer, then
+    // 2 digits with values below 1e-3 as "≈0", then 1 digit ("3e4"), each also without its
+    // leading zero (".94"), then colour only (the tooltip always has the value exactly). One
+    // wide value never blanks the others.
+    const std::string about_zero = std::string(ui.symbols().about) + "0";
+    auto fitted_text = [&](double value, ImVec2& size) {
+        auto fits = [&](const std::string& text) {
+            size = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
+            return size.x + 3 <= g.cell;
+        };
+        if (!std::isfinite(value)) {
+            std::string text = value < 0 ? "-inf" : "inf";
+            return fits(text) ? text : std::string();
+        }
+        return core::fitted_cell_number(value, o.number_digits, about_zero, fits);
+    };
+    for (int r = g.r0 - g.r0 % step; r < g.r1; r += step)
+        for (int c = g.c0 - g.c0 % step; c < g.c1; c += step) {
+            const double value = v(r, c);
+            const ImVec2 a{g.x_of(c), g.y_of(r)};
+            const ImVec2 b{a.x + g.cell * step - gap, a.y + g.cell * step - gap};
+            if (o.shown_cells >= 0 && static_cast<long>(r) * g.cols + c >= o.shown_cells) {
+                draw->AddRectFilled(a, b, ui.color(Color::hidden_cell));  // not revealed yet
+                continue;
+            }
+            const ImU32 bg = cell_color(value, o, masked);
+            draw->AddRectFilled(a, b, bg);
+            if (!numbers) continue;
+            ImVec2 ts;
+            const std::string text = fitted_text(value, ts);
+            if (text.empty()) continue;
+            draw->AddText(font, font_size, {a.x + (g.cell - gap - ts.x) / 2, a.y + (g.cell - gap - ts.y) / 2},
+                          text_color_on(bg), text.c_str());
+            if (ui.report && report_as) ui.report->numbers.push_back({report_as, r, c, text, a, b});
+        }
+}
+
+}  // namespace
+
+HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const HeatmapOptions& o,
+                   const char* report_as) {
+    HeatmapHit hit;
+    ImGui::PushID(id);
+    const ImGuiID gid = ImGui::GetID("##cells");
+    const Drawn v{m, o.transposed};
+    const HeatmapOptions::Viewport* vp = o.viewport ? &*o.viewport : nullptr;
+    HeatmapGeometry g = heatmap_geometry(o, v.rows(), v.cols());
+    const int rows = g.rows, cols = g.cols;
+    const float cell = g.cell, line_h = g.line_h;
+    const ImVec2 origin = g.origin, p0 = g.p0, p1 = g.p1;
+    hit.cells_min = p0;
+    hit.cells_max = p1;
+    ImGui::InvisibleButton("##cells", {g.label_w + g.size.x, g.label_h + g.size.y});
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+
+    // The rows and columns at least partly inside both the view and the clip rectangle.
+    draw->PushClipRect(vp ? ImVec2{origin.x, origin.y} : draw->GetClipRectMin(), vp ? p1 : draw->GetClipRectMax(),
+                       true);
+    visible_cells(draw, g);
+    const int r0 = g.r0, r1 = g.r1, c0 = g.c0, c1 = g.c1;
 
     // Axis labels, only where they fit; beside the cells when a viewport shows the matrix smaller
     // than the view (centred), else in the gutters.
-    const float row_label_x = std::max(origin.x, x_of(0) - label_w);
-    const float col_label_y = std::max(origin.y, y_of(0) - label_h);
+    const float row_label_x = std::max(origin.x, g.x_of(0) - g.label_w);
+    const float col_label_y = std::max(origin.y, g.y_of(0) - g.label_h);
     if (o.row_labels && cell >= line_h * 0.8f)
         for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
-            draw->AddText({row_label_x, y_of(r) + (cell - line_h) / 2}, text_col,
-                          fitted_text((*o.row_labels)[r], label_w - 6).c_str());
-    if (o.col_labels) {
-        // Every visible column's label in the UI font, else in the smaller numbers font, those wider
-        // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
-        // label every k columns, each from its column's left edge. Either way no column's label is
-        // dropped while its neighbours keep theirs.
-        const int c_end = std::min(c1, static_cast<int>(o.col_labels->size()));
-        ImFont* font = ImGui::GetFont();
-        if (ui.fonts.numbers)
-            for (int c = c0; c < c_end; ++c)
-                if (text_width_up_to((*o.col_labels)[c], cell) + 3 > cell) {
-                    font = ui.fonts.numbers;
-                    break;
-                }
-        const float font_size = font->FontSize;
-        ImGui::PushFont(font);
-        // The widest label matters up to four digits' width (a label every k columns has that room).
-        const float four_digits = ImGui::CalcTextSize("x000").x;
-        float widest = 0;
-        for (int c = c0; c < c_end && widest < four_digits; ++c)
-            widest = std::max(widest, text_width_up_to((*o.col_labels)[c], four_digits));
-        const int spaced = std::max(1, static_cast<int>(std::ceil((std::min(widest, four_digits) + 4) / cell)));
-        // Columns narrower than a character and its "…" leave no cut readable: spaced at once; else
-        // each label that does not fit is cut, and spaced when most cuts keep less than two characters.
-        int every = spaced;
-        if (cell >= font_size) {
-            const auto characters = [](const std::string& text) {
-                return std::count_if(text.begin(), text.end(),
-                                     [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; });
-            };
-            int unreadable = 0;
-            for (int c = c0; c < c_end; ++c) {
-                const std::string& label = (*o.col_labels)[c];
-                if (const std::string cut = fitted_text(label, cell - 3); cut != label && characters(cut) < 3)
-                    ++unreadable;
-            }
-            if (2 * unreadable <= c_end - c0) every = 1;
-        }
-        for (int c = (c0 + every - 1) / every * every; c < c_end; c += every) {
-            const std::string s = fitted_text((*o.col_labels)[c], every == 1 ? cell - 3 : every * cell - 4);
-            const float w = ImGui::CalcTextSize(s.c_str()).x;
-            const float x = every == 1 ? x_of(c) + (cell - w) / 2 : x_of(c) + 2;
-            if (every > 1 && c > 0 && x + w > p1.x + 2) break;  // a label past the cells would run into a neighbour
-            draw->AddText(font, font_size, {x, col_label_y + (line_h - font_size) / 2}, text_col, s.c_str());
-        }
-        ImGui::PopFont();
-    }
+            draw->AddText({row_label_x, g.y_of(r) + (cell - line_h) / 2}, text_col,
+                          fitted_text((*o.row_labels)[r], g.label_w - 6).c_str());
+    if (o.col_labels) draw_col_labels(ui, o, g, col_label_y, text_col);
     draw->PopClipRect();
     draw->PushClipRect(p0, p1, true);  // the cells, their marks and the hovered outline stay in the view
 
     const bool texture_path = cell < texture_cell_threshold;
-    const ImU32 masked = ui.color(Color::masked_cell);
     if (texture_path && ui.heatmaps.has_textures() && r1 > r0 && c1 > c0 && o.shown_cells < 0) {
         // Fitted: the whole matrix, so scrolling the window reuses the texture. Zoomed (a viewport):
         // the visible block only, at the size it is drawn.
         const CellBlock block = vp ? CellBlock{r0, c0, r1 - r0, c1 - c0} : CellBlock{0, 0, rows, cols};
-        const ImVec2 a{x_of(block.col0), y_of(block.row0)};
-        const ImVec2 b{x_of(block.col0 + block.cols), y_of(block.row0 + block.rows)};
+        const ImVec2 a{g.x_of(block.col0), g.y_of(block.row0)};
+        const ImVec2 b{g.x_of(block.col0 + block.cols), g.y_of(block.row0 + block.rows)};
         hit.cells_per_pixel = std::max(1.0f, 1 / cell);
-        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, block, o, masked, {b.x - a.x, b.y - a.y}), a, b);
+        draw->AddImage(ui.heatmaps.texture(gid, m, o.transposed, block, o, ui.color(Color::masked_cell),
+                                           {b.x - a.x, b.y - a.y}),
+                       a, b);
     } else if (r1 > r0 && c1 > c0) {
-        // Visible cells only; without a texture uploader, tiny cells are merged into blocks.
-        const int step = texture_path ? std::max({1, static_cast<int>(std::ceil(2.0f / cell)), (r1 - r0 + 127) / 128,
-                                                  (c1 - c0 + 127) / 128})
-                                      : 1;
-        // The small numbers font in small cells; the UI font where cells are large (the lesson).
-        ImFont* number_font = ui.fonts.numbers;
-        const bool small = number_font && cell < ImGui::GetFontSize() * 3.5f;
-        ImFont* font = small ? number_font : ImGui::GetFont();
-        const float font_size = small ? number_font->FontSize : ImGui::GetFontSize();
-        const bool numbers = !texture_path && cell >= font_size + 2;
-        const float gap = cell >= 12 ? 1.0f : 0.0f;
-        // Each cell prints the most it has room for: number_digits significant digits, fewer, then
-        // 2 digits with values below 1e-3 as "≈0", then 1 digit ("3e4"), each also without its
-        // leading zero (".94"), then colour only (the tooltip always has the value exactly). One
-        // wide value never blanks the others.
-        const std::string about_zero = std::string(ui.symbols().about) + "0";
-        auto fitted_text = [&](double value, ImVec2& size) {
-            auto fits = [&](const std::string& text) {
-                size = font->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str());
-                return size.x + 3 <= cell;
-            };
-            if (!std::isfinite(value)) {
-                std::string text = value < 0 ? "-inf" : "inf";
-                return fits(text) ? text : std::string();
-            }
-            return core::fitted_cell_number(value, o.number_digits, about_zero, fits);
-        };
-        for (int r = r0 - r0 % step; r < r1; r += step)
-            for (int c = c0 - c0 % step; c < c1; c += step) {
-                const double value = v(r, c);
-                const ImVec2 a{x_of(c), y_of(r)};
-                const ImVec2 b{a.x + cell * step - gap, a.y + cell * step - gap};
-                if (o.shown_cells >= 0 && static_cast<long>(r) * cols + c >= o.shown_cells) {
-                    draw->AddRectFilled(a, b, ui.color(Color::hidden_cell));  // not revealed yet
-                    continue;
-                }
-                const ImU32 bg = cell_color(value, o, masked);
-                draw->AddRectFilled(a, b, bg);
-                if (!numbers) continue;
-                ImVec2 ts;
-                const std::string text = fitted_text(value, ts);
-                if (text.empty()) continue;
-                draw->AddText(font, font_size, {a.x + (cell - gap - ts.x) / 2, a.y + (cell - gap - ts.y) / 2},
-                              text_color_on(bg), text.c_str());
-                if (ui.report && report_as) ui.report->numbers.push_back({report_as, r, c, text, a, b});
-            }
+        draw_cell_rects(ui, m, o, g, report_as);
     }
 
     for (const HeatmapMark& mark : o.marks) {
-        const float x0 = mark.col < 0 ? x_of(0) : x_of(mark.col);
-        const float x1 = mark.col < 0 ? x_of(cols) : x_of(mark.col + 1);
-        const float y0 = mark.row < 0 ? y_of(0) : y_of(mark.row);
-        const float y1 = mark.row < 0 ? y_of(rows) : y_of(mark.row + 1);
+        const float x0 = mark.col < 0 ? g.x_of(0) : g.x_of(mark.col);
+        const float x1 = mark.col < 0 ? g.x_of(cols) : g.x_of(mark.col + 1);
+        const float y0 = mark.row < 0 ? g.y_of(0) : g.y_of(mark.row);
+        const float y1 = mark.row < 0 ? g.y_of(rows) : g.y_of(mark.row + 1);
         draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color ? mark.color : ui.color(Color::operand), 0, 0, 2.0f);
     }
 
+    // The cell under the pointer.
     if (ImGui::IsItemHovered()) {
         const ImVec2 mouse = ImGui::GetMousePos();
         if (mouse.x >= p0.x && mouse.y >= p0.y && mouse.x < p1.x && mouse.y < p1.y) {
-            const int c = static_cast<int>(std::floor(col0 + (mouse.x - p0.x) / cell));
-            const int r = static_cast<int>(std::floor(row0 + (mouse.y - p0.y) / cell));
+            const int c = static_cast<int>(std::floor(g.col0 + (mouse.x - p0.x) / cell));
+            const int r = static_cast<int>(std::floor(g.row0 + (mouse.y - p0.y) / cell));
             if (r >= 0 && r < rows && c >= 0 && c < cols) {
                 hit.hovered = true;
                 hit.row = r;
                 hit.col = c;
                 hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
-                draw->AddRect({x_of(c), y_of(r)}, {x_of(c + 1), y_of(r + 1)}, ui.color(Color::hovered_cell), 0, 0,
-                              1.5f);
+                draw->AddRect({g.x_of(c), g.y_of(r)}, {g.x_of(c + 1), g.y_of(r + 1)}, ui.color(Color::hovered_cell), 0,
+                              0, 1.5f);
             }
         }
     }
