@@ -33,7 +33,7 @@ struct ExampleOptions {
     std::optional<int> n_kv;  // cross-attention: keys and values from a random Y of n_kv tokens
     std::string mask;         // "", "none", "causal" or "custom" (a random custom mask)
     // sentence: its text (the tokens; n is their number) and whether X is one-hot per distinct word
-    // instead of each word's embedding (core/sentence.hpp); the weights are random's.
+    // instead of each word's embedding (core/teach/sentence.hpp); the weights are random's.
     std::string text;
     bool one_hot = false;
     std::string out_path;
@@ -96,7 +96,7 @@ struct RecoverOptions {
 };
 
 // attnviz recover [-o FILE [--id ID]] [--discard]: the unsaved work of instances that ended
-// without saving (core/autosave.hpp), listed or written out. Exit 2 when there is none to write.
+// without saving (core/io/autosave_store.hpp), listed or written out. Exit 2 when there is none to write.
 int recover_command(const RecoverOptions& options);
 
 }  // namespace attnviz::app

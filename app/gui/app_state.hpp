@@ -23,7 +23,7 @@
 
 namespace attnviz::app {
 
-// The registry's references (core/matrices.hpp): a matrix, and a cell or row or column of one.
+// The registry's references (core/attention/registry.hpp): a matrix, and a cell or row or column of one.
 using core::CellRef;
 using core::MatrixRef;
 

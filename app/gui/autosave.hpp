@@ -1,4 +1,4 @@
-// When the explorer autosaves (core/autosave.hpp does the writing): while the session has unsaved
+// When the explorer autosaves (core/io/autosave_store.hpp does the writing): while the session has unsaved
 // changes, at most every `interval` seconds and only when it changed since the last autosave; once
 // it is saved (or back to unmodified), the autosave is removed. An autosave that fails (a full
 // disk, a folder that cannot be written, autosave off because the state folder was refused) is

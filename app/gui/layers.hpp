@@ -4,7 +4,7 @@
 // can make one of them the session being edited.
 //
 // Per row the model view needs, per head, the four summary numbers and a thumbnail of the weights
-// (core/layer_summary.hpp), never the full n × n weights: a row's trace is computed, summarized and
+// (core/attention/layer_summary.hpp), never the full n × n weights: a row's trace is computed, summarized and
 // dropped. Reading files, importing a checkpoint's layers and tracing them run on one worker thread
 // (at a lower priority, as the trace worker), so the window never waits: a row appears once its
 // session is read and shows "computing…" until its numbers arrive. Row 0's numbers are computed at

@@ -3,7 +3,7 @@
 // toggles heads; hovering a token shows only its lines, a click keeps them, Ctrl+click selects
 // several tokens, whose summed (or mean) attention is shown as bars beside the other column and in
 // a table. At n in the hundreds the weakest lines are dropped (a threshold, top-k per query and a
-// bound of 20 000 lines a frame, core/head_view.hpp) and the labels thinned to stay readable; beyond
+// bound of 20 000 lines a frame, core/attention/head_view.hpp) and the labels thinned to stay readable; beyond
 // 1 500 lines they are painted into one texture, made again only when they change.
 #pragma once
 

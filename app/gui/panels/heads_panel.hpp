@@ -16,7 +16,7 @@ namespace attnviz::app {
 
 struct HeadsPanel {
     bool show_scores = false;
-    // Each head's summary (core/head_summary.hpp) under its weights, computed once per trace.
+    // Each head's summary (core/attention/head_summary.hpp) under its weights, computed once per trace.
     std::vector<core::HeadSummary> summaries;
     std::uint64_t summaries_of = 0;  // the generation they are of
 };

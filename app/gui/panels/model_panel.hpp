@@ -1,6 +1,6 @@
 // Model view: several layers at once (a checkpoint's layers, or sessions opened side by side) as a
 // grid, layers down and heads across. Each head is a small heatmap of its weights (a thumbnail of
-// at most 64×64, each cell the largest weight of the block it covers: core/layer_summary.hpp) with
+// at most 64×64, each cell the mean weight of the block it covers: core/attention/pooling.hpp) with
 // a number under it, and its four summary numbers (mean entropy, mean distance |i−j|, share on the
 // first token and on the diagonal) in its tooltip. Heads can be sorted by a number (each layer by
 // its own heads' numbers) and the first N of the whole model in that order outlined. Clicking a

@@ -1,6 +1,6 @@
 // File > New from a sentence… and the Dimensions panel's "Sentence…": a sentence typed, embedding
 // or one-hot rows chosen, its tokens previewed (each with its row of X in a tooltip), and Create
-// replaces the session with the sentence's (core/sentence.hpp: the dimensions and weights stay,
+// replaces the session with the sentence's (core/teach/sentence.hpp: the dimensions and weights stay,
 // n, the tokens and X change) as one undo step.
 #pragma once
 

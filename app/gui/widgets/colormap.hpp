@@ -1,5 +1,5 @@
 // Colormaps for matrices: sequential for weights (0..1), diverging around 0 for everything else.
-// The tables live in core/colormap.hpp (the figure exports use the same ones); these wrap them as
+// The tables live in core/render/colormaps.hpp (the figure exports use the same ones); these wrap them as
 // ImGui colours.
 #pragma once
 
