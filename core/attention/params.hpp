@@ -104,4 +104,17 @@ Params resize(const Params& from, const Config& to, const Params& memory);
 // two, `current`'s values where it has cells, else `memory`'s, else NaN (nothing known).
 Params remembered(const Params& memory, const Params& current);
 
+// A layer's projections as checkpoints hold them, one matrix each, as x·W with the heads side by
+// side in columns: W_Q d_model × h·d_k, W_K d_model × kv·d_k and W_V d_model × kv·d_v (kv the K/V
+// groups), W_O h·d_v × d_model; the biases as one row each, or empty where the layer has none.
+struct LayerProjections {
+    Matrix W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O;
+    bool has_biases() const { return b_Q.size() || b_K.size() || b_V.size() || b_O.size(); }
+};
+
+// Sets every head's W_Q, b_Q and each K/V group's W_K, W_V, b_K, b_V (in the group's first head)
+// from the projections' columns, and W_O, b_O; a missing bias is zeros. `params` is already at
+// `config`'s shapes (resize()) and the projections' shapes fit the config (checked by the caller).
+void set_projections(Params& params, const Config& config, const LayerProjections& p);
+
 }  // namespace attnviz::core

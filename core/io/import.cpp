@@ -187,15 +187,22 @@ ModelConfig read_config_json(const std::string& text, const std::map<std::string
     return c;
 }
 
-}  // namespace
+// A tensor as a matrix (nullptr: an empty one), or an empty one with its problems added.
+Matrix get(const TensorFile& f, const TensorInfo* t, bool transpose, Problems& problems) {
+    if (!t) return {};
+    Result<Matrix> m = load(f, *t, transpose);
+    if (!m) {
+        for (Problem& p : m.problems) problems.push_back(std::move(p));
+        return {};
+    }
+    return std::move(*m.value);
+}
 
-Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) {
-    ImportedLayer out;
-    Problems problems;
+// 1. The layer, and the convention: given, or the one whose names the file holds.
+Problems find_layer(const TensorFile& f, const ImportOptions& o, int& layer_index, Convention& convention,
+                    std::vector<std::string>& notes) {
     const std::string& file = f.label();
-
-    // 1. The layer, and the convention: given, or the one whose names the file holds.
-    int layer_index = o.layer.value_or(0);
+    layer_index = o.layer.value_or(0);
     // Where the layer's number came from, for a message about a layer the file does not hold.
     std::string chosen_by = o.layer ? "" : " (the default; choose one with --layer)";
     if (!o.layer)
@@ -206,32 +213,40 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
                 chosen_by = " (named by the file's metadata)";
             }
         }
-    std::optional<Convention> convention = o.convention;
-    if (!convention) {
+    std::optional<Convention> found = o.convention;
+    if (!found) {
         for (Convention c : {Convention::torch, Convention::bert, Convention::gpt2, Convention::llama})
             if (find_suffix(f, names_of(c, layer_index, f).q)) {
-                convention = c;
+                found = c;
                 break;
             }
-        if (!convention) {
+        if (!found) {
             const Result<LayerListing> listed = list_layers(f, std::nullopt);
             if (listed)
-                return R::fail({{file, "no attention layer " + std::to_string(layer_index) + chosen_by +
-                                           " in the file (its layers: " + layers_text(listed.value->layers) + ")"}});
-            return R::fail({{file, "no attention layer " + std::to_string(layer_index) +
-                                       " of a known convention (torch, bert, gpt2, llama) in the file's " +
-                                       std::to_string(f.tensors().size()) + " tensors"}});
+                return {{file, "no attention layer " + std::to_string(layer_index) + chosen_by +
+                                   " in the file (its layers: " + layers_text(listed.value->layers) + ")"}};
+            return {{file, "no attention layer " + std::to_string(layer_index) +
+                               " of a known convention (torch, bert, gpt2, llama) in the file's " +
+                               std::to_string(f.tensors().size()) + " tensors"}};
         }
-        out.notes.push_back(std::string("convention: ") + to_string(*convention) + " (from the tensor names)");
+        notes.push_back(std::string("convention: ") + to_string(*found) + " (from the tensor names)");
     }
-    out.convention = *convention;
-    const Convention c = *convention;
-    if (!find_suffix(f, names_of(c, layer_index, f).q))
-        if (const std::vector<int> held = checkpoint_layers(f, c); !held.empty())
-            return R::fail(
-                {{file, "no attention layer " + std::to_string(layer_index) + chosen_by + " of the " + to_string(c) +
-                            " convention in the file (its layers: " + layers_text(held) + ")"}});
+    convention = *found;
+    if (!find_suffix(f, names_of(convention, layer_index, f).q))
+        if (const std::vector<int> held = checkpoint_layers(f, convention); !held.empty())
+            return {{file, "no attention layer " + std::to_string(layer_index) + chosen_by + " of the " +
+                               to_string(convention) + " convention in the file (its layers: " + layers_text(held) +
+                               ")"}};
+    return {};
+}
+
+// 2. The projections as x·W (d_model × columns) and the biases as rows. The tensors are found
+// first and the numbers their headers declare checked against the limit of a session's inputs,
+// so a giant (or lying) tensor is refused before any of it is read or inflated.
+Problems read_projections(const TensorFile& f, Convention c, int layer_index, LayerProjections& p) {
+    const std::string& file = f.label();
     const Names n = names_of(c, layer_index, f);
+    Problems problems;
     auto need = [&](const std::string& name) -> const TensorInfo* {
         const TensorInfo* t = name.empty() ? nullptr : find_suffix(f, name);
         if (!t)
@@ -239,19 +254,6 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
                                                         " convention for layer " + std::to_string(layer_index) + ")"});
         return t;
     };
-    auto get = [&](const TensorInfo* t, bool transpose) -> Matrix {
-        if (!t) return {};
-        Result<Matrix> m = load(f, *t, transpose);
-        if (!m) {
-            for (Problem& p : m.problems) problems.push_back(std::move(p));
-            return {};
-        }
-        return std::move(*m.value);
-    };
-
-    // 2. The projections as x·W (d_model × columns) and the biases as rows. The tensors are found
-    // first and the numbers their headers declare checked against the limit of a session's inputs,
-    // so a giant (or lying) tensor is refused before any of it is read or inflated.
     const bool fused = c == Convention::torch || c == Convention::gpt2;  // Q, K and V in one tensor
     const TensorInfo* t_q = need(n.q);
     const TensorInfo* t_k = fused ? nullptr : need(n.k);
@@ -261,47 +263,70 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
     const TensorInfo* t_bk = fused ? nullptr : find_suffix(f, n.k_bias);
     const TensorInfo* t_bv = fused ? nullptr : find_suffix(f, n.v_bias);
     const TensorInfo* t_bo = find_suffix(f, n.o_bias);
-    if (!problems.empty()) return R::fail(std::move(problems));
+    if (!problems.empty()) return problems;
     if (declared_numbers({t_q, t_k, t_v, t_o, t_bq, t_bk, t_bv, t_bo}) >
         static_cast<std::uint64_t>(Limits::max_input_numbers))
-        return R::fail({{file, "the layer's tensors hold more than " + std::to_string(Limits::max_input_numbers) +
-                                   " numbers, the limit of a session's inputs; nothing of them was read"}});
-    Matrix Wq, Wk, Wv, Wo, bq, bk, bv, bo;
+        return {{file, "the layer's tensors hold more than " + std::to_string(Limits::max_input_numbers) +
+                           " numbers, the limit of a session's inputs; nothing of them was read"}};
     if (fused) {
-        const Matrix all = get(t_q, c == Convention::torch);  // d_model × 3·d_model
+        const Matrix all = get(f, t_q, c == Convention::torch, problems);  // d_model × 3·d_model
         if (all.size() && all.cols() % 3 == 0) {
             const Eigen::Index d = all.cols() / 3;
-            Wq = all.leftCols(d);
-            Wk = all.middleCols(d, d);
-            Wv = all.rightCols(d);
+            p.W_Q = all.leftCols(d), p.W_K = all.middleCols(d, d), p.W_V = all.rightCols(d);
         } else if (all.size()) {
             problems.push_back({file + ": " + t_q->name, "expected 3·d_model columns (Q, K and V)"});
         }
         if (t_bq) {
-            const Matrix all_b = get(t_bq, false);
-            if (all_b.rows() == 1 && Wq.size() && all_b.cols() == 3 * Wq.cols()) {
-                const Eigen::Index d = Wq.cols();
-                bq = all_b.leftCols(d);
-                bk = all_b.middleCols(d, d);
-                bv = all_b.rightCols(d);
+            const Matrix all_b = get(f, t_bq, false, problems);
+            if (all_b.rows() == 1 && p.W_Q.size() && all_b.cols() == 3 * p.W_Q.cols()) {
+                const Eigen::Index d = p.W_Q.cols();
+                p.b_Q = all_b.leftCols(d), p.b_K = all_b.middleCols(d, d), p.b_V = all_b.rightCols(d);
             } else if (all_b.size()) {
                 problems.push_back({file + ": " + t_bq->name, "expected one row of 3·d_model biases"});
             }
         }
-    } else {
-        const bool linear = true;  // bert and llama: y = x·Wᵀ
-        Wq = get(t_q, linear);
-        Wk = get(t_k, linear);
-        Wv = get(t_v, linear);
-        bq = get(t_bq, false);
-        bk = get(t_bk, false);
-        bv = get(t_bv, false);
+    } else {  // bert and llama: y = x·Wᵀ
+        p.W_Q = get(f, t_q, true, problems), p.W_K = get(f, t_k, true, problems), p.W_V = get(f, t_v, true, problems);
+        p.b_Q = get(f, t_bq, false, problems), p.b_K = get(f, t_bk, false, problems);
+        p.b_V = get(f, t_bv, false, problems);
     }
-    Wo = get(t_o, c != Convention::gpt2);  // h·d_v × d_model
-    bo = get(t_bo, false);
-    if (!problems.empty()) return R::fail(std::move(problems));
+    p.W_O = get(f, t_o, c != Convention::gpt2, problems);  // h·d_v × d_model
+    p.b_O = get(f, t_bo, false, problems);
+    return problems;
+}
 
-    // 3. Heads: given, or from config.json. Every count and size, given or read, is at least 1.
+// What step 3 finds: the heads, their width and the K/V groups, and RoPE's base.
+struct HeadCounts {
+    int heads = 0, d_k = 0, kv = 0;
+    double rope_base = 10000;
+};
+
+// The projections' shapes against the counts: "FILE: what" for each that does not fit.
+Problems check_shapes(const std::string& file, const LayerProjections& p, const HeadCounts& hc) {
+    Problems problems;
+    const Eigen::Index d_model = p.W_Q.rows();
+    const auto check = [&](const Matrix& m, Eigen::Index rows, Eigen::Index cols, const std::string& what) {
+        if (m.size() && (m.rows() != rows || m.cols() != cols))
+            problems.push_back({file + ": " + what, "expected " + std::to_string(rows) + "×" + std::to_string(cols) +
+                                                        " (as x·W), got " + std::to_string(m.rows()) + "×" +
+                                                        std::to_string(m.cols())});
+    };
+    check(p.W_V, d_model, static_cast<Eigen::Index>(hc.kv) * hc.d_k, "the value projection");
+    check(p.W_O, static_cast<Eigen::Index>(hc.heads) * hc.d_k, d_model, "the output projection");
+    if (p.has_biases()) {
+        check(p.b_Q, 1, p.W_Q.cols(), "the query bias");
+        check(p.b_K, 1, p.W_K.cols(), "the key bias");
+        check(p.b_V, 1, p.W_V.cols(), "the value bias");
+        check(p.b_O, 1, d_model, "the output bias");
+    }
+    return problems;
+}
+
+// 3. Heads: given, or from config.json. Every count and size, given or read, is at least 1.
+Problems count_heads(const TensorFile& f, const ImportOptions& o, const Names& n, const LayerProjections& p,
+                     HeadCounts& hc) {
+    const std::string& file = f.label();
+    Problems problems;
     const ModelConfig counts = read_config_json(o.config_json, f.metadata(), o.config_label + ": ",
                                                 file + ": __metadata__.", problems);
     for (const auto& [option, value] : {std::pair{"--heads", o.heads}, std::pair{"--kv-heads", o.kv_heads}})
@@ -310,166 +335,165 @@ Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) 
         problems.push_back({"--rope-base", "must be a number above 1 and at most " +
                                                format_number(Limits::max_rope_base) + ", got " +
                                                format_number(*o.rope_base)});
-    if (!problems.empty()) return R::fail(std::move(problems));
+    if (!problems.empty()) return problems;
     const std::optional<int> heads = o.heads ? o.heads : counts.heads;
     if (!heads)
-        return R::fail({{"--heads",
-                         "the number of heads is not in the checkpoint: give --heads, or put the "
-                         "model's config.json (num_attention_heads or n_head) beside it"}});
-    const auto d_model = Wq.rows();
+        return {{"--heads",
+                 "the number of heads is not in the checkpoint: give --heads, or put the "
+                 "model's config.json (num_attention_heads or n_head) beside it"}};
+    const auto d_model = p.W_Q.rows(), q_cols = p.W_Q.cols();
     if (counts.d_model && *counts.d_model != d_model)
-        return R::fail({{counts.source + counts.d_model_key,
-                         std::to_string(*counts.d_model) + ", but the layer's weights are " + std::to_string(d_model) +
-                             " wide: is it the config of another model?"}});
-    if (Wq.cols() % *heads != 0)
-        return R::fail({{o.heads ? "--heads" : counts.source + "num_attention_heads",
-                         std::to_string(*heads) + " heads do not divide the " + std::to_string(Wq.cols()) +
-                             " columns of the query projection"}});
-    const int h = *heads;
-    const int d_k = static_cast<int>(Wq.cols() / h);  // ≥ 1: load() refuses an extent of 0
-    if (counts.head_dim && *counts.head_dim != d_k)
-        return R::fail({{counts.source + "head_dim", std::to_string(*counts.head_dim) + ", but " + std::to_string(h) +
-                                                         " heads of the " + std::to_string(Wq.cols()) +
-                                                         " query columns are " + std::to_string(d_k) + " wide"}});
-    const auto check = [&](const Matrix& m, Eigen::Index rows, Eigen::Index cols, const std::string& what) {
-        if (m.size() && (m.rows() != rows || m.cols() != cols))
-            problems.push_back({file + ": " + what, "expected " + std::to_string(rows) + "×" + std::to_string(cols) +
-                                                        " (as x·W), got " + std::to_string(m.rows()) + "×" +
-                                                        std::to_string(m.cols())});
-    };
-    if (d_k < 1 || Wk.cols() % d_k != 0 || Wk.rows() != d_model)
-        return R::fail({{file + ": " + n.k + n.q, "the key projection's shape does not fit " + std::to_string(h) +
-                                                      " heads of d_k = " + std::to_string(d_k)}});
-    const int kv = static_cast<int>(Wk.cols() / d_k);
-    if (o.kv_heads && *o.kv_heads != kv)
-        return R::fail({{"--kv-heads", std::to_string(*o.kv_heads) + " given, but the key projection holds " +
-                                           std::to_string(kv) + " groups of d_k = " + std::to_string(d_k)}});
-    if (!o.kv_heads && counts.kv_heads && *counts.kv_heads != kv)
-        return R::fail({{counts.source + "num_key_value_heads",
-                         std::to_string(*counts.kv_heads) + ", but the key projection holds " + std::to_string(kv) +
-                             " groups of d_k = " + std::to_string(d_k)}});
-    if (kv < 1 || h % kv != 0)
-        return R::fail({{file, std::to_string(kv) + " K/V groups do not divide " + std::to_string(h) + " heads"}});
-    check(Wv, d_model, static_cast<Eigen::Index>(kv) * d_k, "the value projection");
-    check(Wo, static_cast<Eigen::Index>(h) * d_k, d_model, "the output projection");
-    const bool biases = bq.size() || bk.size() || bv.size() || bo.size();
-    if (biases) {
-        check(bq, 1, Wq.cols(), "the query bias");
-        check(bk, 1, Wk.cols(), "the key bias");
-        check(bv, 1, Wv.cols(), "the value bias");
-        check(bo, 1, d_model, "the output bias");
-    }
-    if (!problems.empty()) return R::fail(std::move(problems));
+        return {{counts.source + counts.d_model_key, std::to_string(*counts.d_model) +
+                                                         ", but the layer's weights are " + std::to_string(d_model) +
+                                                         " wide: is it the config of another model?"}};
+    if (q_cols % *heads != 0)
+        return {{o.heads ? "--heads" : counts.source + "num_attention_heads",
+                 std::to_string(*heads) + " heads do not divide the " + std::to_string(q_cols) +
+                     " columns of the query projection"}};
+    hc.heads = *heads;
+    hc.d_k = static_cast<int>(q_cols / hc.heads);  // ≥ 1: load() refuses an extent of 0
+    const std::string h_text = std::to_string(hc.heads), d_k_text = std::to_string(hc.d_k);
+    if (counts.head_dim && *counts.head_dim != hc.d_k)
+        return {{counts.source + "head_dim", std::to_string(*counts.head_dim) + ", but " + h_text + " heads of the " +
+                                                 std::to_string(q_cols) + " query columns are " + d_k_text + " wide"}};
+    if (hc.d_k < 1 || p.W_K.cols() % hc.d_k != 0 || p.W_K.rows() != d_model)
+        return {{file + ": " + n.k + n.q,
+                 "the key projection's shape does not fit " + h_text + " heads of d_k = " + d_k_text}};
+    hc.kv = static_cast<int>(p.W_K.cols() / hc.d_k);
+    const std::string holds = ", but the key projection holds " + std::to_string(hc.kv) +
+                              " groups of d_k = " + d_k_text;
+    if (o.kv_heads && *o.kv_heads != hc.kv) return {{"--kv-heads", std::to_string(*o.kv_heads) + " given" + holds}};
+    if (!o.kv_heads && counts.kv_heads && *counts.kv_heads != hc.kv)
+        return {{counts.source + "num_key_value_heads", std::to_string(*counts.kv_heads) + holds}};
+    if (hc.kv < 1 || hc.heads % hc.kv != 0)
+        return {{file, std::to_string(hc.kv) + " K/V groups do not divide " + h_text + " heads"}};
+    hc.rope_base = o.rope_base ? *o.rope_base : counts.rope_base.value_or(10000.0);
+    return check_shapes(file, p, hc);
+}
 
-    // 4. X.
-    Matrix X;
-    std::vector<std::string> tokens = o.tokens;
+// 4, from the embedding table: X's rows for --token-ids.
+Problems embedding_rows(const TensorFile& f, const ImportOptions& o, Eigen::Index d_model, Matrix& X,
+                        std::vector<std::string>& notes) {
+    const TensorInfo* table = nullptr;
+    for (const char* name : {"wte.weight", "word_embeddings.weight", "embed_tokens.weight"})
+        if (!table) table = find_suffix(f, name);
+    if (!table)
+        return {{"--token-ids",
+                 "the checkpoint has no token-embedding table (wte.weight, "
+                 "word_embeddings.weight or embed_tokens.weight)"}};
+    Problems problems;
+    const Matrix E = get(f, table, false, problems);
+    if (!problems.empty()) return problems;
+    if (E.cols() != d_model)
+        return {{f.label() + ": " + table->name, "its rows are not d_model = " + std::to_string(d_model) + " wide"}};
+    X.resize(static_cast<Eigen::Index>(o.token_ids.size()), d_model);
+    for (size_t i = 0; i < o.token_ids.size(); ++i) {
+        if (o.token_ids[i] < 0 || o.token_ids[i] >= E.rows())
+            return {{"--token-ids", "id " + std::to_string(o.token_ids[i]) + " is outside the table's " +
+                                        std::to_string(E.rows()) + " rows"}};
+        X.row(static_cast<Eigen::Index>(i)) = E.row(o.token_ids[i]);
+    }
+    notes.push_back("X: rows of " + table->name + " (token embeddings only: no position embedding or LayerNorm)");
+    return {};
+}
+
+// 4. X: given (--x), rows of the embedding table (--token-ids), the file's X.L or X, or random.
+Problems read_x(const TensorFile& f, const ImportOptions& o, int layer_index, Eigen::Index d_model, Matrix& X,
+                std::vector<std::string>& notes) {
     if (o.x) {
-        if (o.x->shape.size() == 2 && o.x->shape[0] == 0)
-            return R::fail({{"--x", "X has 0 rows: it needs at least one token"}});
+        if (o.x->shape.size() == 2 && o.x->shape[0] == 0) return {{"--x", "X has 0 rows: it needs at least one token"}};
         if (o.x->shape.size() != 2 || o.x->shape[1] != static_cast<std::uint64_t>(d_model)) {
             std::string got;
             for (std::uint64_t extent : o.x->shape) got += (got.empty() ? "" : "×") + std::to_string(extent);
-            return R::fail({{"--x", "expected n × " + std::to_string(d_model) + " (d_model of the layer), got " +
-                                        (got.empty() ? "a single number" : got)}});
+            return {{"--x", "expected n × " + std::to_string(d_model) + " (d_model of the layer), got " +
+                                (got.empty() ? "a single number" : got)}};
         }
         X.resize(static_cast<Eigen::Index>(o.x->shape[0]), d_model);
         std::copy(o.x->values.begin(), o.x->values.end(), X.data());
-    } else if (!o.token_ids.empty()) {
-        const TensorInfo* table = nullptr;
-        for (const char* name : {"wte.weight", "word_embeddings.weight", "embed_tokens.weight"})
-            if (!table) table = find_suffix(f, name);
-        if (!table)
-            return R::fail({{"--token-ids",
-                             "the checkpoint has no token-embedding table (wte.weight, "
-                             "word_embeddings.weight or embed_tokens.weight)"}});
-        const Matrix E = get(table, false);
-        if (!problems.empty()) return R::fail(std::move(problems));
-        if (E.cols() != d_model)
-            return R::fail(
-                {{file + ": " + table->name, "its rows are not d_model = " + std::to_string(d_model) + " wide"}});
-        X.resize(static_cast<Eigen::Index>(o.token_ids.size()), d_model);
-        for (size_t i = 0; i < o.token_ids.size(); ++i) {
-            if (o.token_ids[i] < 0 || o.token_ids[i] >= E.rows())
-                return R::fail({{"--token-ids", "id " + std::to_string(o.token_ids[i]) + " is outside the table's " +
-                                                    std::to_string(E.rows()) + " rows"}});
-            X.row(static_cast<Eigen::Index>(i)) = E.row(o.token_ids[i]);
-        }
-        out.notes.push_back("X: rows of " + table->name +
-                            " (token embeddings only: no position embedding or LayerNorm)");
-        if (tokens.empty())
-            for (std::int64_t id : o.token_ids) tokens.push_back("#" + std::to_string(id));
-    } else if (const TensorInfo* x = f.find("X." + std::to_string(layer_index)); x || f.find("X")) {
+        return {};
+    }
+    if (!o.token_ids.empty()) return embedding_rows(f, o, d_model, X, notes);
+    if (const TensorInfo* x = f.find("X." + std::to_string(layer_index)); x || f.find("X")) {
         // export-layer.py writes the hidden states entering each layer it exported as X.L (several
         // layers) or X (one layer, named by the metadata's "layer").
         if (!x) x = f.find("X");
-        X = get(x, false);
-        if (!problems.empty()) return R::fail(std::move(problems));
-        if (X.cols() != d_model) return R::fail({{file + ": " + x->name, "expected n × " + std::to_string(d_model)}});
+        Problems problems;
+        X = get(f, x, false, problems);
+        if (!problems.empty()) return problems;
+        if (X.cols() != d_model) return {{f.label() + ": " + x->name, "expected n × " + std::to_string(d_model)}};
         std::string note = "X: the file's tensor " + x->name;
         if (x->name == "X")
             if (const auto it = f.metadata().find("layer");
                 it != f.metadata().end() && it->second != std::to_string(layer_index))
                 note += ", the hidden states entering layer " + it->second + ", not layer " +
                         std::to_string(layer_index);
-        out.notes.push_back(note);
-    } else {
-        const int rows = tokens.empty() ? o.random_n : static_cast<int>(tokens.size());
-        X = random_matrix(rows, static_cast<int>(d_model), 1.0, o.seed);
-        out.notes.push_back("X is random, U(-1, 1) from seed " + std::to_string(o.seed) +
-                            ": give --x X.npy (the hidden states entering the layer) or --token-ids for real ones");
+        notes.push_back(note);
+        return {};
     }
-    const int rows = static_cast<int>(X.rows());
-    if (tokens.empty()) {
-        // export-layer.py stores the token strings as a JSON array in the metadata.
+    const int rows = o.tokens.empty() ? o.random_n : static_cast<int>(o.tokens.size());
+    X = random_matrix(rows, static_cast<int>(d_model), 1.0, o.seed);
+    notes.push_back("X is random, U(-1, 1) from seed " + std::to_string(o.seed) +
+                    ": give --x X.npy (the hidden states entering the layer) or --token-ids for real ones");
+    return {};
+}
+
+// The labels of X's rows: given, or the file's metadata "tokens" (export-layer.py stores them as
+// a JSON array), or "#id" for token ids, or x1 … xn.
+Problems label_rows(const TensorFile& f, const ImportOptions& o, int rows, std::vector<std::string>& tokens) {
+    tokens = o.tokens;
+    if (tokens.empty() && !o.x && !o.token_ids.empty())
+        for (std::int64_t id : o.token_ids) tokens.push_back("#" + std::to_string(id));
+    if (tokens.empty())
         if (const auto it = f.metadata().find("tokens"); it != f.metadata().end()) {
             const nlohmann::json t = nlohmann::json::parse(it->second, nullptr, false);
             if (t.is_array() && static_cast<int>(t.size()) == rows &&
                 std::all_of(t.begin(), t.end(), [](const auto& v) { return v.is_string(); }))
                 for (const auto& v : t) tokens.push_back(v.get<std::string>());
         }
-    }
     if (tokens.empty()) tokens = default_tokens(rows);
     if (static_cast<int>(tokens.size()) != rows)
-        return R::fail(
-            {{"--tokens", std::to_string(tokens.size()) + " labels for " + std::to_string(rows) + " rows of X"}});
+        return {{"--tokens", std::to_string(tokens.size()) + " labels for " + std::to_string(rows) + " rows of X"}};
+    return {};
+}
+
+}  // namespace
+
+Result<ImportedLayer> import_layer(const TensorFile& f, const ImportOptions& o) {
+    ImportedLayer out;
+    int layer_index = 0;
+    if (Problems p = find_layer(f, o, layer_index, out.convention, out.notes); !p.empty()) return R::fail(std::move(p));
+    const Convention c = out.convention;
+    LayerProjections projections;
+    if (Problems p = read_projections(f, c, layer_index, projections); !p.empty()) return R::fail(std::move(p));
+    HeadCounts hc;
+    if (Problems p = count_heads(f, o, names_of(c, layer_index, f), projections, hc); !p.empty())
+        return R::fail(std::move(p));
+    const Eigen::Index d_model = projections.W_Q.rows();
+    Matrix X;
+    if (Problems p = read_x(f, o, layer_index, d_model, X, out.notes); !p.empty()) return R::fail(std::move(p));
+    std::vector<std::string> tokens;
+    if (Problems p = label_rows(f, o, static_cast<int>(X.rows()), tokens); !p.empty()) return R::fail(std::move(p));
 
     // 5. The session.
     Session& s = out.session;
     Config& cf = s.config;
-    cf.n = rows;
+    cf.n = static_cast<int>(X.rows());
     cf.d_model = static_cast<int>(d_model);
-    cf.heads = h;
-    cf.d_k = cf.d_v = d_k;
+    cf.heads = hc.heads;
+    cf.d_k = cf.d_v = hc.d_k;
     cf.output_projection = true;
     cf.mask = c == Convention::gpt2 || c == Convention::llama ? Mask::causal : Mask::none;
-    cf.biases = biases;
-    cf.kv_heads = kv == h ? 0 : kv;
+    cf.biases = projections.has_biases();
+    cf.kv_heads = hc.kv == hc.heads ? 0 : hc.kv;
     if (c == Convention::llama) {
         cf.rope.on = true;
-        cf.rope.base = o.rope_base ? *o.rope_base : counts.rope_base.value_or(10000.0);
+        cf.rope.base = hc.rope_base;
     }
     if (Problems p = validate(cf); !p.empty()) return R::fail(std::move(p));
-    s.tokens = tokens;
+    s.tokens = std::move(tokens);
     s.params = resize(Params{}, cf);  // every matrix at its shape, then the layer's values
-    s.params.X = X;
-    const int group = cf.group_size();
-    auto row_or_zero = [](const Matrix& b, Eigen::Index from, Eigen::Index count) -> Matrix {
-        return b.size() ? Matrix(b.middleCols(from, count)) : Matrix(Matrix::Zero(1, count));
-    };
-    for (int i = 0; i < h; ++i) {
-        HeadParams& hp = s.params.heads[i];
-        hp.W_Q = Wq.middleCols(static_cast<Eigen::Index>(i) * d_k, d_k);
-        hp.b_Q = row_or_zero(bq, static_cast<Eigen::Index>(i) * d_k, d_k);
-        if (i % group != 0) continue;
-        const Eigen::Index g = i / group;
-        hp.W_K = Wk.middleCols(g * d_k, d_k);
-        hp.W_V = Wv.middleCols(g * d_k, d_k);
-        hp.b_K = row_or_zero(bk, g * d_k, d_k);
-        hp.b_V = row_or_zero(bv, g * d_k, d_k);
-    }
-    s.params.W_O = Wo;
-    s.params.b_O = bo.size() ? bo : Matrix(Matrix::Zero(1, d_model));
+    s.params.X = std::move(X);
+    set_projections(s.params, cf, projections);
     if (Problems p = validate(s); !p.empty()) return R::fail(std::move(p));
     return R::ok(std::move(out));
 }

@@ -112,18 +112,18 @@ core::Result<core::Session> attention_session(const ModelFolder& model, int laye
     const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
     Reads r(model);
     const bool linear = !model.conv1d();  // y = x·Wᵀ: transposed to x·W
-    core::Matrix Wq, Wk, Wv, bq, bk, bv;
+    core::LayerProjections p;
     if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V
         const core::Matrix all = r.matrix(b.qkv), all_b = r.matrix(b.qkv_b);
         if (!r.ok()) return R::fail(r.take());
         const Eigen::Index d = all.cols() / 3;
-        Wq = all.leftCols(d), Wk = all.middleCols(d, d), Wv = all.rightCols(d);
-        if (all_b.size()) bq = all_b.leftCols(d), bk = all_b.middleCols(d, d), bv = all_b.rightCols(d);
+        p.W_Q = all.leftCols(d), p.W_K = all.middleCols(d, d), p.W_V = all.rightCols(d);
+        if (all_b.size()) p.b_Q = all_b.leftCols(d), p.b_K = all_b.middleCols(d, d), p.b_V = all_b.rightCols(d);
     } else {
-        Wq = r.matrix(b.q, linear), Wk = r.matrix(b.k, linear), Wv = r.matrix(b.v, linear);
-        bq = r.matrix(b.q_b), bk = r.matrix(b.k_b), bv = r.matrix(b.v_b);
+        p.W_Q = r.matrix(b.q, linear), p.W_K = r.matrix(b.k, linear), p.W_V = r.matrix(b.v, linear);
+        p.b_Q = r.matrix(b.q_b), p.b_K = r.matrix(b.k_b), p.b_V = r.matrix(b.v_b);
     }
-    core::Matrix Wo = r.matrix(b.o, linear), bo = r.matrix(b.o_b);
+    p.W_O = r.matrix(b.o, linear), p.b_O = r.matrix(b.o_b);
     if (!r.ok()) return R::fail(r.take());
 
     core::Session s;
@@ -134,34 +134,18 @@ core::Result<core::Session> attention_session(const ModelFolder& model, int laye
     cf.d_k = cf.d_v = c.d_k;
     cf.output_projection = true;
     cf.mask = c.causal() ? core::Mask::causal : core::Mask::none;
-    cf.biases = bq.size() || bk.size() || bv.size() || bo.size();
+    cf.biases = p.has_biases();
     cf.kv_heads = c.kv_heads == c.heads ? 0 : c.kv_heads;
     if (c.llama_family()) {
         cf.rope.on = true;
         cf.rope.base = c.rope_theta;
     }
-    if (core::Problems p = core::validate(cf); !p.empty()) return R::fail(std::move(p));
+    if (core::Problems problems = core::validate(cf); !problems.empty()) return R::fail(std::move(problems));
     s.tokens = std::move(tokens);
     s.params = core::resize(core::Params{}, cf);  // every matrix at its shape, then the layer's values
     s.params.X = std::move(X);
-    const int group = cf.group_size(), d_k = c.d_k;
-    const auto row_or_zero = [](const core::Matrix& bias, Eigen::Index from, Eigen::Index count) -> core::Matrix {
-        return bias.size() ? core::Matrix(bias.middleCols(from, count)) : core::Matrix(core::Matrix::Zero(1, count));
-    };
-    for (int i = 0; i < cf.heads; ++i) {
-        core::HeadParams& hp = s.params.heads[static_cast<size_t>(i)];
-        hp.W_Q = Wq.middleCols(static_cast<Eigen::Index>(i) * d_k, d_k);
-        hp.b_Q = row_or_zero(bq, static_cast<Eigen::Index>(i) * d_k, d_k);
-        if (i % group != 0) continue;
-        const Eigen::Index g = i / group;
-        hp.W_K = Wk.middleCols(g * d_k, d_k);
-        hp.W_V = Wv.middleCols(g * d_k, d_k);
-        hp.b_K = row_or_zero(bk, g * d_k, d_k);
-        hp.b_V = row_or_zero(bv, g * d_k, d_k);
-    }
-    s.params.W_O = std::move(Wo);
-    s.params.b_O = bo.size() ? bo : core::Matrix(core::Matrix::Zero(1, c.d_model));
-    if (core::Problems p = core::validate(s); !p.empty()) return R::fail(std::move(p));
+    core::set_projections(s.params, cf, p);
+    if (core::Problems problems = core::validate(s); !problems.empty()) return R::fail(std::move(problems));
     return R::ok(std::move(s));
 }
 
