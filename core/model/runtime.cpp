@@ -1,6 +1,7 @@
 #include "core/model/runtime.hpp"
 
 #include <algorithm>
+#include <map>
 #include <type_traits>
 
 #include "core/base/format.hpp"
@@ -30,16 +31,22 @@ std::vector<int> positions(const ModelConfig& c, const std::vector<std::int32_t>
 }
 
 // Adds row at[i] of a table of the model (vocab_size × d_model and the like) to row i of x. Only
-// those rows are read, so a large vocabulary's table costs its tokens' rows, not its size.
+// those rows are read, each distinct one once, so a large vocabulary's table costs its tokens'
+// rows, not its size.
 template <class Scalar>
 Problems add_rows(const ModelFolder& model, const std::string& name, const std::vector<int>& at, MatrixT<Scalar>& x) {
-    for (size_t i = 0; i < at.size(); ++i) {
-        const core::Result<core::Tensor> row = model.weights().read_rows(name, static_cast<std::uint64_t>(at[i]), 1);
+    std::map<int, std::vector<double>> rows;  // row number → its values
+    for (const int r : at) {
+        if (rows.count(r)) continue;
+        core::Result<core::Tensor> row = model.weights().read_rows(name, static_cast<std::uint64_t>(r), 1);
         if (!row) return row.problems;
-        const std::vector<double>& v = row.value->values;
-        if (static_cast<Eigen::Index>(v.size()) != x.cols())
-            return fail(name + ": a row of " + std::to_string(v.size()) + " values, expected " +
+        if (static_cast<Eigen::Index>(row.value->values.size()) != x.cols())
+            return fail(name + ": a row of " + std::to_string(row.value->values.size()) + " values, expected " +
                         std::to_string(x.cols()));
+        rows.emplace(r, std::move(row.value->values));
+    }
+    for (size_t i = 0; i < at.size(); ++i) {
+        const std::vector<double>& v = rows.at(at[i]);
         for (Eigen::Index c = 0; c < x.cols(); ++c) x(static_cast<Eigen::Index>(i), c) += static_cast<Scalar>(v[c]);
     }
     return {};
@@ -128,8 +135,7 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
     return {};
 }
 
-// 5. final norm, 6. LM head.
-// The logits of the last token, hidden_last · W_Uᵀ over the vocabulary, with W_U (vocab_size ×
+// 6. LM head: the logits of the last token, hidden_last · W_Uᵀ over the vocabulary, with W_U (vocab_size ×
 // d_model) read a block of about 4 M values at a time: the whole table is never in memory.
 template <class Scalar>
 Problems last_logits(const ModelFolder& model, RunState<Scalar>& s) {
@@ -154,6 +160,7 @@ Problems last_logits(const ModelFolder& model, RunState<Scalar>& s) {
     return {};
 }
 
+// 5. final norm, 6. LM head.
 template <class Scalar>
 Problems finish(const ModelFolder& model, RunState<Scalar>& s) {
     const ModelConfig& c = model.config();
