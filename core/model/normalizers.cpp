@@ -111,18 +111,7 @@ class Replace final : public Normalizer {
 public:
     Replace(Regex pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
     void normalize(std::string& text, Failure& failure) const override {
-        std::vector<Span> matches;
-        if (!pattern_.find_all(text, matches)) return failure.set("the Replace normalizer's pattern failed to match");
-        if (matches.empty()) return;
-        std::string out;
-        std::size_t at = 0;
-        for (const Span& m : matches) {
-            out.append(text, at, m.begin - at);
-            out += content_;
-            at = m.end;
-        }
-        out.append(text, at);
-        text = std::move(out);
+        if (!pattern_.replace_all(text, content_)) failure.set("the Replace normalizer's pattern failed to match");
     }
 
 private:

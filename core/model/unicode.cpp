@@ -199,4 +199,20 @@ bool Regex::find_all(std::string_view text, std::vector<Span>& out) const {
     return true;
 }
 
+bool Regex::replace_all(std::string& text, std::string_view content) const {
+    std::vector<Span> matches;
+    if (!find_all(text, matches)) return false;
+    if (matches.empty()) return true;
+    std::string out;
+    std::size_t at = 0;
+    for (const Span& m : matches) {
+        out.append(text, at, m.begin - at);
+        out += content;
+        at = m.end;
+    }
+    out.append(text, at);
+    text = std::move(out);
+    return true;
+}
+
 }  // namespace attnviz::model

@@ -65,6 +65,9 @@ public:
     // Every match in `text` (valid UTF-8), leftmost first and not overlapping; after an empty
     // match the search goes on one character later. False when PCRE2 gives up (its match limit).
     bool find_all(std::string_view text, std::vector<Span>& out) const;
+    // Every match of find_all() in `text` replaced by `content`; false (and `text` unchanged) when
+    // PCRE2 gives up.
+    bool replace_all(std::string& text, std::string_view content) const;
 
 private:
     std::shared_ptr<void> code_;  // pcre2_code_8

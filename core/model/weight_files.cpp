@@ -166,19 +166,23 @@ const core::TensorInfo* WeightFiles::find(std::string_view name) const {
 
 const core::TensorFile& WeightFiles::file_of(std::string_view name) const { return files_[where_.find(name)->second]; }
 
+namespace {
+
+core::Result<core::Tensor> no_such_tensor(const std::string& label, std::string_view name) {
+    return core::Result<core::Tensor>::fail({{label + ": " + std::string(name), "no such tensor in the weights"}});
+}
+
+}  // namespace
+
 core::Result<core::Tensor> WeightFiles::read(std::string_view name) const {
     const auto it = where_.find(name);
-    if (it == where_.end())
-        return core::Result<core::Tensor>::fail({{label_ + ": " + std::string(name), "no such tensor in the weights"}});
-    return files_[it->second].read(name);
+    return it == where_.end() ? no_such_tensor(label_, name) : files_[it->second].read(name);
 }
 
 core::Result<core::Tensor> WeightFiles::read_rows(std::string_view name, std::uint64_t first_row,
                                                   std::uint64_t count) const {
     const auto it = where_.find(name);
-    if (it == where_.end())
-        return core::Result<core::Tensor>::fail({{label_ + ": " + std::string(name), "no such tensor in the weights"}});
-    return files_[it->second].read_rows(name, first_row, count);
+    return it == where_.end() ? no_such_tensor(label_, name) : files_[it->second].read_rows(name, first_row, count);
 }
 
 std::vector<std::string> WeightFiles::names() const {
