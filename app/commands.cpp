@@ -393,18 +393,13 @@ int import_folder(const ImportCommandOptions& o) {
     f.model = o.checkpoint;
     f.text = o.text;
     f.token_ids = o.token_ids;
+    std::vector<int> layers;
     std::vector<core::Session> sessions;
-    if (const int code = model_sessions(f, sessions); code != exit_ok) return code;
-    std::vector<int> available(sessions.size());
-    std::iota(available.begin(), available.end(), 0);
-    const core::Result<std::vector<int>> layers = core::select_layers(o.layer.empty() ? "0" : o.layer, available);
-    if (!layers) {
-        report(layers.problems, o.checkpoint);
-        return exit_invalid;
-    }
+    if (const int code = model_sessions(f, o.layer.empty() ? "0" : o.layer, layers, sessions); code != exit_ok)
+        return code;
     if (one_layer(o.layer))
-        return write_output(core::write_session(sessions[static_cast<size_t>(layers.value->front())]), o.out_path);
-    return write_layer_folder(o, *layers.value, [&](int l) -> std::optional<core::Session> {
+        return write_output(core::write_session(sessions[static_cast<size_t>(layers.front())]), o.out_path);
+    return write_layer_folder(o, layers, [&](int l) -> std::optional<core::Session> {
         return std::move(sessions[static_cast<size_t>(l)]);
     });
 }

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "core/base/file_io.hpp"
+#include "core/io/import.hpp"
 #include "core/model/runtime.hpp"
 #include "core/model/tokenizer.hpp"
 
@@ -238,16 +239,26 @@ int forward_command(const ForwardOptions& o) {
     return o.dtype == "float" ? run<float>(o, m, std::move(input)) : run<double>(o, m, std::move(input));
 }
 
-int model_sessions(const ForwardOptions& o, std::vector<core::Session>& sessions) {
+int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::vector<int>& layers,
+                   std::vector<core::Session>& sessions) {
     auto opened = open_and_read(o);
     if (const int* code = std::get_if<int>(&opened)) return *code;
     auto& [m, input] = std::get<0>(opened);
+    std::vector<int> available(static_cast<size_t>(m.config().layers));
+    std::iota(available.begin(), available.end(), 0);
+    core::Result<std::vector<int>> chosen = core::select_layers(layer_spec, available);
+    if (!chosen) {
+        report(chosen.problems, o.model);
+        return exit_invalid;
+    }
+    const int blocks = *std::max_element(chosen.value->begin(), chosen.value->end()) + 1;
     core::Result<model::RunState<double>> state = model::run_model<double>(
-        m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
+        m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget, blocks);
     if (!state) {
         report(state.problems, "");
         return exit_invalid;
     }
+    layers = std::move(*chosen.value);
     sessions.clear();
     for (model::LayerRun<double>& layer : state.value->layers) sessions.push_back(std::move(layer.session));
     return exit_ok;

@@ -28,10 +28,13 @@ struct ForwardOptions {
 // for a file that cannot be read or written. Nothing is written then.
 int forward_command(const ForwardOptions& options);
 
-// `attnviz import` of a model folder: every block's attention session of the forward pass (run in
-// double) on a text or token ids (`options.text` or `options.token_ids`; model, memory_budget
-// used too), each what a one-layer import gives with the block's true input as X. The exit code
-// (forward_command's, errors reported); `sessions` gets one per block when it is 0.
-int model_sessions(const ForwardOptions& options, std::vector<core::Session>& sessions);
+// `attnviz import` of a model folder: the attention sessions of the forward pass (run in double)
+// on a text or token ids (`options.text` or `options.token_ids`; model, memory_budget used too),
+// each what a one-layer import gives with the block's true input as X. `layer_spec` chooses the
+// blocks (core::select_layers: "2", "all", "0-3"); the pass stops after the last one chosen. The
+// exit code (forward_command's, errors reported); when it is 0, `layers` holds the chosen blocks
+// and `sessions` one session per block run (index = block).
+int model_sessions(const ForwardOptions& options, const std::string& layer_spec, std::vector<int>& layers,
+                   std::vector<core::Session>& sessions);
 
 }  // namespace attnviz::app

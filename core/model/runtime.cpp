@@ -232,10 +232,14 @@ std::int64_t run_bytes(const ModelConfig& c, int n, int scalar_bytes) {
 
 template <class Scalar>
 core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
-                                         std::vector<std::string> tokens, std::int64_t memory_budget) {
+                                         std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
     using R = core::Result<RunState<Scalar>>;
     const ModelConfig& c = model.config();
     if (Problems p = token_problems(c, ids); !p.empty()) return R::fail(std::move(p));
+    if (blocks == 0 || blocks > c.layers)
+        return R::fail(
+            fail("cannot run " + std::to_string(blocks) + " blocks of a model of " + std::to_string(c.layers)));
+    const bool whole = blocks < 0 || blocks == c.layers;
     const std::int64_t need = run_bytes(c, static_cast<int>(ids.size()), static_cast<int>(sizeof(Scalar)));
     if (need > memory_budget)
         return R::fail(fail(std::to_string(ids.size()) + " tokens through this model need about " +
@@ -248,9 +252,13 @@ core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::ve
         if (tokens[i].empty()) tokens[i] = "#" + std::to_string(ids[i]);
     s.tokens = std::move(tokens);
     if (Problems p = embed(model, s); !p.empty()) return R::fail(std::move(p));
-    s.layers.resize(static_cast<size_t>(c.layers));
-    for (int layer = 0; layer < c.layers; ++layer)
+    s.layers.resize(static_cast<size_t>(whole ? c.layers : blocks));
+    for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer)
         if (Problems p = run_block(model, s, layer, false); !p.empty()) return R::fail(std::move(p));
+    if (!whole) {
+        s.hidden = s.layers.back().output;
+        return R::ok(std::move(s));
+    }
     if (Problems p = finish(model, s); !p.empty()) return R::fail(std::move(p));
     return R::ok(std::move(s));
 }
@@ -274,9 +282,9 @@ Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer) {
 }
 
 template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                        std::vector<std::string>, std::int64_t);
+                                                        std::vector<std::string>, std::int64_t, int);
 template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                          std::vector<std::string>, std::int64_t);
+                                                          std::vector<std::string>, std::int64_t, int);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
 template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 

@@ -71,10 +71,12 @@ std::int64_t run_bytes(const ModelConfig& config, int n, int scalar_bytes);
 // The whole forward pass of `ids` (labelled by `tokens`, one each; "#id" where empty). Refused:
 // token_problems, a run over the memory budget (run_bytes), a tensor that cannot be read, values
 // that overflow (a session's input must stay finite and within core::Limits::max_abs_value).
+// `blocks` in 1..layers runs only the first `blocks` blocks and stops there: no final norm and no
+// logits (`hidden` is the last block's output, `logits_last` empty; such a state cannot be rerun).
 template <class Scalar>
 core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
                                          std::vector<std::string> tokens,
-                                         std::int64_t memory_budget = core::default_memory_budget);
+                                         std::int64_t memory_budget = core::default_memory_budget, int blocks = -1);
 
 // Blocks `layer` to the last again, and the final norm and logits, after block `layer`'s session
 // was edited (its X or its weights, not its dimensions): the blocks before it are not touched;
@@ -85,9 +87,9 @@ template <class Scalar>
 core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer);
 
 extern template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                               std::vector<std::string>, std::int64_t);
+                                                               std::vector<std::string>, std::int64_t, int);
 extern template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                                 std::vector<std::string>, std::int64_t);
+                                                                 std::vector<std::string>, std::int64_t, int);
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
 extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 

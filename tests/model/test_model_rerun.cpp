@@ -131,6 +131,34 @@ TEST(ModelRerun, ALayerOutOfRangeOrAResizedSessionIsRefused) {
     EXPECT_EQ(nan.front().path, "heads[0].W_K[0][0]");
 }
 
+// A run of the first blocks only (what `attnviz import --layer` needs) is the whole run's first
+// blocks exactly, ends at the last one's output and has no logits; 0 blocks or more than the
+// model's are refused.
+TEST(ModelRun, RunningTheFirstBlocksGivesTheWholeRunsFirstBlocks) {
+    const ModelFolder m = open(models_dir / "gpt2");
+    const std::vector<std::int32_t> ids = ids_of("gpt2");
+    const RunState<double> whole = run<double>(m, ids);
+    ASSERT_GE(whole.layers.size(), 2u);
+    ASSERT_GT(whole.logits_last.size(), 0);
+    attnviz::core::Result<RunState<double>> first = attnviz::model::run_model<double>(m, ids, {}, 1 << 30, 1);
+    ASSERT_TRUE(first) << first.problems.front().str();
+    ASSERT_EQ(first.value->layers.size(), 1u);
+    EXPECT_TRUE(first.value->layers[0].session == whole.layers[0].session);
+    EXPECT_TRUE(attnviz::core::same(first.value->layers[0].output, whole.layers[0].output));
+    EXPECT_TRUE(attnviz::core::same(first.value->hidden, whole.layers[0].output));
+    EXPECT_EQ(first.value->logits_last.size(), 0);
+    EXPECT_FALSE(attnviz::model::rerun_from(m, *first.value, 0).empty());  // a part of the model cannot be rerun
+    const int layers = static_cast<int>(whole.layers.size());
+    for (const int blocks : {0, layers + 1}) {
+        attnviz::core::Result<RunState<double>> refused = attnviz::model::run_model<double>(m, ids, {}, 1 << 30,
+                                                                                            blocks);
+        ASSERT_FALSE(refused) << blocks;
+        EXPECT_NE(refused.problems.front().message.find("cannot run " + std::to_string(blocks) + " blocks"),
+                  std::string::npos)
+            << refused.problems.front().str();
+    }
+}
+
 // The same folder with `tensor` (F32) grown to `rows` rows of zeros after its own: rewritten with
 // that tensor last and the file extended without writing (a sparse file), so a vocabulary of
 // hundreds of thousands of rows costs no disk.
