@@ -14,6 +14,8 @@
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/format.hpp"
+#include "core/base/splitmix.hpp"
+#include "core/model/runtime.hpp"
 
 namespace attnviz::app {
 
@@ -54,18 +56,18 @@ int run(const BenchOptions& o, const core::Config& c, int threads) {
     const double gemm_gflops = 2.0 * c.n * c.d_model * c.d_model / (gemm.min_ms * 1e6);
     const double gflops = flops / (full.min_ms * 1e6);
     if (o.json) {
-        const nlohmann::json out = {{"median_ms", full.median_ms},
-                                    {"min_ms", full.min_ms},
-                                    {"gflops", gflops},
-                                    {"gemm_gflops", gemm_gflops},
-                                    {"n", c.n},
-                                    {"d_model", c.d_model},
-                                    {"heads", c.heads},
-                                    {"d_k", c.d_k},
-                                    {"d_v", c.d_v},
-                                    {"dtype", o.dtype},
-                                    {"threads", threads},
-                                    {"reps", o.reps}};
+        const nlohmann::ordered_json out = {{"median_ms", full.median_ms},
+                                            {"min_ms", full.min_ms},
+                                            {"gflops", gflops},
+                                            {"gemm_gflops", gemm_gflops},
+                                            {"n", c.n},
+                                            {"d_model", c.d_model},
+                                            {"heads", c.heads},
+                                            {"d_k", c.d_k},
+                                            {"d_v", c.d_v},
+                                            {"dtype", o.dtype},
+                                            {"threads", threads},
+                                            {"reps", o.reps}};
         std::cout << out.dump() << "\n";
     } else {
         std::printf("attnviz bench: n=%d d_model=%d heads=%d d_k=%d d_v=%d, %s, %d thread%s, %d runs\n", c.n, c.d_model,
@@ -93,9 +95,97 @@ core::Problems memory_problems(const core::Config& c, const BenchOptions& o) {
                            "; a larger budget can be set with --memory-budget"}};
 }
 
+// n token ids drawn uniformly from the vocabulary (a fixed seed: every run times the same ids).
+std::vector<std::int32_t> random_ids(int n, int vocab_size) {
+    core::SplitMix64 random(1);
+    std::vector<std::int32_t> ids(static_cast<size_t>(n));
+    for (std::int32_t& id : ids) id = static_cast<std::int32_t>(random.next() % static_cast<std::uint64_t>(vocab_size));
+    return ids;
+}
+
+template <class Scalar>
+int run_model(const BenchOptions& o, const model::ModelFolder& m, const std::vector<std::int32_t>& ids, int threads) {
+    std::string failure;
+    const Timing full = time_runs(o.reps, [&] {
+        if (!failure.empty()) return;
+        const core::Result<model::RunState<Scalar>> state = model::run_model<Scalar>(m, ids, {}, o.memory_budget);
+        if (!state) failure = state.problems.front().str();
+    });
+    if (!failure.empty()) {
+        std::cerr << "error: " << failure << "\n";
+        return exit_invalid;
+    }
+    const model::ModelConfig& c = m.config();
+    if (o.json) {
+        const nlohmann::ordered_json out = {{"median_ms", full.median_ms},
+                                            {"min_ms", full.min_ms},
+                                            {"model_type", model::to_string(c.architecture)},
+                                            {"n", ids.size()},
+                                            {"layers", c.layers},
+                                            {"d_model", c.d_model},
+                                            {"heads", c.heads},
+                                            {"vocab_size", c.vocab_size},
+                                            {"dtype", o.dtype},
+                                            {"threads", threads},
+                                            {"reps", o.reps}};
+        std::cout << out.dump() << "\n";
+    } else {
+        std::printf("attnviz bench: %s, %d layers, d_model=%d heads=%d vocab=%d, n=%zu, %s, %d thread%s, %d runs\n",
+                    model::to_string(c.architecture), c.layers, c.d_model, c.heads, c.vocab_size, ids.size(),
+                    o.dtype.c_str(), threads, threads == 1 ? "" : "s", o.reps);
+        std::printf("  forward pass  median %9.3f ms  min %9.3f ms\n", full.median_ms, full.min_ms);
+    }
+    return std::cout ? exit_ok : exit_io;
+}
+
+// Sets the threads OpenMP and Eigen use (0: every core, with a warning for more than there are);
+// the number used.
+int use_threads(int wanted) {
+    // More threads than cores share them by turns, and the times then mostly measure the waiting.
+    if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0 && wanted > static_cast<int>(cores))
+        std::cerr << "warning: --threads " << wanted << " is more than this machine's " << cores
+                  << (cores == 1 ? " core" : " cores")
+                  << ": the threads take turns, and the times are slower than with --threads " << cores << "\n";
+    if (wanted > 0) omp_set_num_threads(wanted);
+    const int threads = wanted > 0 ? wanted : omp_get_max_threads();
+    Eigen::setNbThreads(threads);
+    return threads;
+}
+
+int bench_model(const BenchOptions& o) {
+    bool unreadable = false;
+    const core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable);
+    if (!m) {
+        for (const core::Problem& p : m.problems) std::cerr << "error: " << p.str() << "\n";
+        return unreadable ? exit_io : exit_invalid;
+    }
+    const std::vector<std::int32_t> ids = random_ids(o.n, std::max(m.value->config().vocab_size, 1));
+    if (const core::Problems p = model::token_problems(m.value->config(), ids); !p.empty()) {
+        for (const core::Problem& problem : p) std::cerr << "error: --n " << o.n << ": " << problem.str() << "\n";
+        return exit_invalid;
+    }
+    const int threads = use_threads(o.threads);
+    try {
+        return o.dtype == "float" ? run_model<float>(o, *m.value, ids, threads)
+                                  : run_model<double>(o, *m.value, ids, threads);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory for this model at n = " << o.n << "\n";
+        return exit_io;
+    }
+}
+
 }  // namespace
 
 int bench_command(const BenchOptions& o) {
+    if (o.dtype != "float" && o.dtype != "double") {
+        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
+        return exit_invalid;
+    }
+    if (o.reps < 1) {
+        std::cerr << "error: --reps must be at least 1\n";
+        return exit_invalid;
+    }
+    if (!o.model.empty()) return bench_model(o);
     core::Config c;
     c.n = o.n;
     c.d_model = o.d_model;
@@ -107,28 +197,13 @@ int bench_command(const BenchOptions& o) {
     }
     c.d_k = o.d_k.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
     c.d_v = o.d_v.value_or(c.heads > 0 ? c.d_model / c.heads : 1);
-    if (o.dtype != "float" && o.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
-        return exit_invalid;
-    }
     core::Problems problems = core::validate(c);
     if (problems.empty()) problems = memory_problems(c, o);
     if (!problems.empty()) {
         for (const core::Problem& p : problems) std::cerr << "error: " << p.str() << "\n";
         return exit_invalid;
     }
-    if (o.reps < 1) {
-        std::cerr << "error: --reps must be at least 1\n";
-        return exit_invalid;
-    }
-    // More threads than cores share them by turns, and the times then mostly measure the waiting.
-    if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0 && o.threads > static_cast<int>(cores))
-        std::cerr << "warning: --threads " << o.threads << " is more than this machine's " << cores
-                  << (cores == 1 ? " core" : " cores")
-                  << ": the threads take turns, and the times are slower than with --threads " << cores << "\n";
-    if (o.threads > 0) omp_set_num_threads(o.threads);
-    const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-    Eigen::setNbThreads(threads);
+    const int threads = use_threads(o.threads);
     try {
         return o.dtype == "float" ? run<float>(o, c, threads) : run<double>(o, c, threads);
     } catch (const std::bad_alloc&) {

@@ -1,5 +1,6 @@
 // attnviz bench: times the full forward trace on random weights, next to one GEMM of the same run,
-// so the figures can be compared across machines and against PyTorch (bench/compare).
+// so the figures can be compared across machines and against PyTorch (bench/compare); with a model
+// folder, the model's whole forward pass on random token ids (bench/compare-model).
 #pragma once
 
 #include <cstdint>
@@ -20,10 +21,14 @@ struct BenchOptions {
     int threads = 0;  // 0: every core
     bool json = false;
     std::int64_t memory_budget = core::default_memory_budget;
+    std::string model;  // a model folder: time its forward pass instead (n, dtype, reps, threads, json apply)
 };
 
 // Prints a short table (median, min, GFLOP/s), or with `json` exactly one JSON object on stdout:
 // median_ms, min_ms, gflops, gemm_gflops, n, d_model, heads, d_k, d_v, dtype, threads, reps.
+// With a model: median_ms, min_ms, model_type, n, layers, d_model, heads, vocab_size, dtype,
+// threads, reps, for the whole forward pass (embeddings, every block, the final norm and, for a
+// causal LM, the last position's logits) on n random token ids.
 int bench_command(const BenchOptions& options);
 
 }  // namespace attnviz::app

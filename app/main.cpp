@@ -171,7 +171,8 @@ CLI::App* add_recover(CLI::App& cli, RecoverOptions& recover_options, const CLI:
 }
 
 CLI::App* add_bench(CLI::App& cli, BenchOptions& bench, std::string& memory_budget) {
-    CLI::App* be = cli.add_subcommand("bench", "Time the full trace on random weights (and one GEMM beside it)");
+    CLI::App* be = cli.add_subcommand(
+        "bench", "Time the full trace on random weights (and one GEMM beside it), or a model's forward pass");
     be->add_option("--n", bench.n, "Tokens (default 512)");
     be->add_option("--d-model", bench.d_model, "Embedding size (default 768)");
     be->add_option("--heads", bench.heads, "Heads (default 12)");
@@ -181,6 +182,9 @@ CLI::App* add_bench(CLI::App& cli, BenchOptions& bench, std::string& memory_budg
     be->add_option("--reps", bench.reps, "Timed runs after one warm-up (default 10)")->check(CLI::Range(1, 100000));
     be->add_option("--threads", bench.threads, "Threads (default: every core)")->check(CLI::Range(1, 1024));
     be->add_flag("--json", bench.json, "Print one JSON object instead of the table");
+    be->add_option("--model", bench.model,
+                   "A model folder: time its whole forward pass on --n random token ids instead (with the "
+                   "last position's logits)");
     add_memory_budget(memory_budget, be);
     return be;
 }

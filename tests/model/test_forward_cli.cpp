@@ -239,3 +239,37 @@ TEST_F(ImportFolderCli, WhatTheFolderSettlesIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// `attnviz bench --model`: one JSON object, median_ms first, describing the model it ran; n beyond
+// the model's positions and a folder that is not a model are refused.
+TEST(BenchModelCli, TimesTheModelsForwardPassAndSaysWhatRan) {
+    for (const std::string name : {"gpt2", "bert", "llama"}) {
+        const json config = json::parse(slurp(models_dir / name / "config.json"));
+        const Outcome r =
+            run_attnviz({"bench", "--model", model(name), "--n", "7", "--reps", "2", "--dtype", "double", "--json"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_EQ(r.out.rfind("{\"median_ms\":", 0), 0u) << r.out;
+        const json j = json::parse(r.out);
+        EXPECT_EQ(j.at("model_type"), name);
+        EXPECT_EQ(j.at("n"), 7);
+        EXPECT_EQ(j.at("layers"), config.contains("n_layer") ? config["n_layer"] : config["num_hidden_layers"]);
+        EXPECT_EQ(j.at("vocab_size"), config.at("vocab_size"));
+        EXPECT_EQ(j.at("dtype"), "double");
+        EXPECT_EQ(j.at("reps"), 2);
+        EXPECT_GT(j.at("median_ms").get<double>(), 0);
+        EXPECT_LE(j.at("min_ms").get<double>(), j.at("median_ms").get<double>());
+    }
+    const Outcome long_n = run_attnviz({"bench", "--model", model("gpt2"), "--n", "33", "--reps", "1"});
+    EXPECT_EQ(long_n.code, 2);
+    EXPECT_NE(long_n.err.find("--n 33: 33 tokens need position 32, beyond the model's position table of 32"),
+              std::string::npos)
+        << long_n.err;
+    ScratchFolder s;
+    const Outcome no_model = run_attnviz({"bench", "--model", s.path.string(), "--n", "4"});
+    EXPECT_EQ(no_model.code, 2);
+    EXPECT_NE(no_model.err.find("config.json"), std::string::npos) << no_model.err;
+}
+
+}  // namespace
