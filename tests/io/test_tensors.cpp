@@ -140,6 +140,70 @@ TEST(TensorFile, HalfAndBfloat16ConvertExactly) {
     EXPECT_EQ(bfloat16_to_double(0xC2F7), -123.5);
 }
 
+// Every half-precision bit pattern against the format's definition: (−1)^sign · 2^(e−15) · (1 + m/1024)
+// for 1 ≤ e ≤ 30, 2^−14 · m/1024 for e = 0, ±∞ and NaN for e = 31.
+TEST(TensorFile, EveryHalfBitPatternConvertsAsDefined) {
+    for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+        const int sign = static_cast<int>(bits >> 15), e = static_cast<int>((bits >> 10) & 0x1f),
+                  m = static_cast<int>(bits & 0x3ff);
+        const double got = half_to_double(static_cast<std::uint16_t>(bits));
+        if (e == 31) {
+            EXPECT_TRUE(m ? std::isnan(got) : std::isinf(got)) << bits;
+            continue;
+        }
+        const double magnitude = e == 0 ? std::ldexp(m / 1024.0, -14) : std::ldexp(1 + m / 1024.0, e - 15);
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(sign ? -magnitude : magnitude))
+            << bits;
+    }
+}
+
+// A safetensors file of one F32, F16 or BF16 vector (little-endian bytes of `raw`, `size` bytes each).
+std::string safetensors_vector(const std::string& dtype, int size, const std::vector<std::uint32_t>& raw) {
+    std::string data;
+    for (std::uint32_t v : raw)
+        for (int k = 0; k < size; ++k) data += static_cast<char>((v >> (8 * k)) & 0xff);
+    const std::string header = "{\"v\":{\"dtype\":\"" + dtype + "\",\"shape\":[" + std::to_string(raw.size()) +
+                               "],\"data_offsets\":[0," + std::to_string(data.size()) + "]}}";
+    std::string out(8, '\0');
+    for (int k = 0; k < 8; ++k) out[static_cast<size_t>(k)] = static_cast<char>((header.size() >> (8 * k)) & 0xff);
+    return out + header + data;
+}
+
+// A tensor larger than one piece of the reader (1 MiB) decodes every element as the element
+// conversions do, and a NaN or infinity anywhere in it is named by its index.
+TEST(TensorFile, LargeTensorsDecodeEveryElementAndNameTheFirstThatIsNotFinite) {
+    constexpr std::uint32_t count = 300007;  // 1.14 MiB of F32, 586 KiB of F16
+    for (const auto& [dtype, size] : {std::pair{"F32", 4}, std::pair{"F16", 2}, std::pair{"BF16", 2}}) {
+        SCOPED_TRACE(dtype);
+        std::vector<std::uint32_t> raw(count);
+        for (std::uint32_t i = 0; i < count; ++i)  // finite patterns of every sign and exponent
+            raw[i] = size == 4 ? (i * 2654435761u) & 0xbfffffffu : (i * 40503u) & 0xbbffu;
+        const Result<TensorFile> f = TensorFile::from_bytes(safetensors_vector(dtype, size, raw), "v.safetensors");
+        ASSERT_TRUE(f) << all_text(f.problems);
+        const Result<Tensor> t = f.value->read("v");
+        ASSERT_TRUE(t) << all_text(t.problems);
+        ASSERT_EQ(t.value->values.size(), count);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            const double want = size == 4                     ? std::bit_cast<float>(raw[i])
+                                : std::string(dtype) == "F16" ? half_to_double(static_cast<std::uint16_t>(raw[i]))
+                                                              : bfloat16_to_double(static_cast<std::uint16_t>(raw[i]));
+            ASSERT_EQ(std::bit_cast<std::uint64_t>(t.value->values[i]), std::bit_cast<std::uint64_t>(want)) << i;
+        }
+        for (const std::uint32_t bad : {std::uint32_t{5}, count - 1, std::uint32_t{280001}}) {
+            std::vector<std::uint32_t> spoiled = raw;
+            spoiled[bad] = size == 4 ? 0x7fc00000u : std::string(dtype) == "F16" ? 0x7c00u : 0x7fc0u;
+            spoiled[bad + (bad + 1 < count ? 1 : 0)] = spoiled[bad];  // the first of two is named
+            const Result<TensorFile> g = TensorFile::from_bytes(safetensors_vector(dtype, size, spoiled),
+                                                                "v.safetensors");
+            ASSERT_TRUE(g) << all_text(g.problems);
+            const Result<Tensor> r = g.value->read("v");
+            ASSERT_FALSE(r);
+            EXPECT_NE(all_text(r.problems).find("element " + std::to_string(bad) + " is "), std::string::npos)
+                << all_text(r.problems);
+        }
+    }
+}
+
 TEST(TensorFile, NpyWrittenReadsBackBitForBit) {
     const std::vector<double> values = {0.1, -0.0, 1e308, 4.9e-324, -2.5, 1.0 / 3.0};
     for (const std::vector<std::uint64_t>& shape :
