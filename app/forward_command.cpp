@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "core/base/file_io.hpp"
 #include "core/io/import.hpp"
+#include "core/model/analysis.hpp"
 #include "core/model/runtime.hpp"
 #include "core/model/tokenizer.hpp"
 
@@ -133,26 +134,6 @@ private:
     bool ok_ = true;
 };
 
-struct Top {
-    std::int32_t id;
-    double p;
-};
-
-// The k most likely next tokens: softmax of the logits (in double), largest first, ties by id.
-std::vector<Top> top_tokens(const Eigen::VectorXd& logits, int k) {
-    const double max = logits.maxCoeff();
-    const Eigen::VectorXd e = (logits.array() - max).exp();
-    const double sum = e.sum();
-    std::vector<std::int32_t> order(static_cast<size_t>(logits.size()));
-    std::iota(order.begin(), order.end(), 0);
-    const auto count = std::min(order.size(), static_cast<size_t>(k));
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
-                      [&](std::int32_t a, std::int32_t b) { return e(a) > e(b) || (e(a) == e(b) && a < b); });
-    std::vector<Top> out;
-    for (size_t i = 0; i < count; ++i) out.push_back({order[i], e(order[i]) / sum});
-    return out;
-}
-
 template <class Scalar>
 void write_json(const core::TextSink& sink, const model::RunState<Scalar>& s, const model::ModelConfig& c,
                 const Input& in, int k) {
@@ -175,7 +156,7 @@ void write_json(const core::TextSink& sink, const model::RunState<Scalar>& s, co
         out << ",\n\"logits_last\": ";
         out.row(s.logits_last);
         out << ",\n\"top\": [";
-        const std::vector<Top> top = top_tokens(s.logits_last.template cast<double>().transpose(), k);
+        const std::vector<model::TopToken> top = model::top_tokens(s.logits_last.template cast<double>(), k);
         for (size_t i = 0; i < top.size(); ++i) {
             const std::string token = in.tokenizer ? in.tokenizer->token_text(top[i].id)
                                                    : "#" + std::to_string(top[i].id);

@@ -1,5 +1,6 @@
 #include "core/model/layer_weights.hpp"
 
+#include <algorithm>
 #include <tuple>
 #include <type_traits>
 
@@ -67,6 +68,25 @@ core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::s
     MatrixT<Scalar> m = r.as<Scalar>(name);
     if (!r.ok()) return core::Result<MatrixT<Scalar>>::fail(r.take());
     return core::Result<MatrixT<Scalar>>::ok(std::move(m));
+}
+
+core::Problems for_each_lm_head_block(
+    const ModelFolder& model,
+    const std::function<void(Eigen::Index first, const Eigen::Ref<const core::Matrix>& rows)>& use) {
+    const ModelConfig& c = model.config();
+    const std::string& name = model.names().lm_head;
+    if (name.empty()) return {{"", "the model has no LM head"}};
+    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max(1, c.d_model));
+    for (std::int64_t first = 0; first < c.vocab_size; first += block) {
+        const std::int64_t count = std::min<std::int64_t>(block, c.vocab_size - first);
+        const core::Result<core::Tensor> rows = model.weights().read_rows(name, static_cast<std::uint64_t>(first),
+                                                                          static_cast<std::uint64_t>(count));
+        if (!rows) return rows.problems;
+        if (rows.value->values.size() != static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(c.d_model))
+            return {{"", name + ": expected rows of d_model = " + std::to_string(c.d_model) + " values"}};
+        use(first, Eigen::Map<const core::Matrix>(rows.value->values.data(), count, c.d_model));
+    }
+    return {};
 }
 
 template <class Scalar>

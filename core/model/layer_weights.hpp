@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@ core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::s
 // A LayerNorm or RMSNorm from its weight (and bias) tensors, as the config has it.
 template <class Scalar>
 core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string& weight, const std::string& bias);
+
+// The LM head (model.names().lm_head, vocab_size × d_model) a block of rows at a time, about 4 M
+// values each, so the whole table is never in memory: `use(first, rows)` gets rows first … first +
+// rows.rows() − 1 (count × d_model, double). Problems of reading it, or "" for a model without one.
+core::Problems for_each_lm_head_block(
+    const ModelFolder& model,
+    const std::function<void(Eigen::Index first, const Eigen::Ref<const core::Matrix>& rows)>& use);
 
 // What a block holds besides its attention (which is a session, below).
 template <class Scalar>

@@ -135,29 +135,19 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
     return {};
 }
 
-// 6. LM head: the logits of the last token, hidden_last · W_Uᵀ over the vocabulary, with W_U (vocab_size ×
-// d_model) read a block of about 4 M values at a time: the whole table is never in memory.
+// 6. LM head: the logits of the last token, hidden_last · W_Uᵀ over the vocabulary (W_U vocab_size ×
+// d_model, read a block of rows at a time).
 template <class Scalar>
 Problems last_logits(const ModelFolder& model, RunState<Scalar>& s) {
-    const ModelConfig& c = model.config();
-    const std::string& name = model.names().lm_head;
     const auto last = s.hidden.row(s.hidden.rows() - 1);
-    s.logits_last.resize(c.vocab_size);
-    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max(1, c.d_model));
-    for (std::int64_t first = 0; first < c.vocab_size; first += block) {
-        const std::int64_t count = std::min<std::int64_t>(block, c.vocab_size - first);
-        const core::Result<core::Tensor> rows = model.weights().read_rows(name, static_cast<std::uint64_t>(first),
-                                                                          static_cast<std::uint64_t>(count));
-        if (!rows) return rows.problems;
-        if (rows.value->values.size() != static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(c.d_model))
-            return fail(name + ": expected rows of d_model = " + std::to_string(c.d_model) + " values");
-        const Eigen::Map<const core::Matrix> W_U_rows(rows.value->values.data(), count, c.d_model);  // count × d_model
+    s.logits_last.resize(model.config().vocab_size);
+    return for_each_lm_head_block(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
         if constexpr (std::is_same_v<Scalar, double>)
-            s.logits_last.segment(first, count).noalias() = last * W_U_rows.transpose();
+            s.logits_last.segment(first, W_U_rows.rows()).noalias() = last * W_U_rows.transpose();
         else
-            s.logits_last.segment(first, count).noalias() = last * W_U_rows.template cast<Scalar>().transpose();
-    }
-    return {};
+            s.logits_last.segment(first, W_U_rows.rows()).noalias() = last *
+                                                                      W_U_rows.template cast<Scalar>().transpose();
+    });
 }
 
 // 5. final norm, 6. LM head.

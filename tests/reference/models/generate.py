@@ -150,6 +150,7 @@ def gpt2(ids, vocab, d=16, layers=2, h=4, positions=32, eps=1e-5):
     w, p = Weights(torch.float32), "transformer."
     n = len(ids)
     x = w.normal(p + "wte.weight", (vocab, d), 1.0)[ids] + w.normal(p + "wpe.weight", (positions, d), 0.5)[:n]
+    w.embeddings = x
     out = []
     for L in range(layers):
         b = p + "h.%d." % L
@@ -162,7 +163,9 @@ def gpt2(ids, vocab, d=16, layers=2, h=4, positions=32, eps=1e-5):
         f = gelu_new(m @ w.normal(b + "mlp.c_fc.weight", (d, 4 * d), 0.3) + w.normal(b + "mlp.c_fc.bias", (4 * d,), 0.1))
         x = x + f @ w.normal(b + "mlp.c_proj.weight", (4 * d, d), 0.2) + w.normal(b + "mlp.c_proj.bias", (d,), 0.1)
         out.append({"attention_input": a, "weights": weights, "output": x})
-    hidden = layer_norm(x, w.near_one(p + "ln_f.weight", d), w.normal(p + "ln_f.bias", (d,), 0.1), eps)
+    ln_f = w.near_one(p + "ln_f.weight", d), w.normal(p + "ln_f.bias", (d,), 0.1)
+    hidden = layer_norm(x, *ln_f, eps)
+    w.lens = lambda stream: layer_norm(stream, *ln_f, eps) @ w.get(p + "wte.weight").T
     logits = hidden[-1] @ w.get(p + "wte.weight").T  # tied: no lm_head.weight is stored
     return c, w, out, hidden, logits
 
@@ -195,6 +198,7 @@ def bert_like(kind, ids, vocab, dtype, d=16, layers=2, h=2, ff=32, positions=24,
          w.normal(e + "position_embeddings.weight", (positions, d), 0.5)[pos] +
          w.normal(e + "token_type_embeddings.weight", (types, d), 0.5)[0])
     x = ln(x, e + "LayerNorm")
+    w.embeddings = x
     out = []
     for L in range(layers):
         b = p + "encoder.layer.%d." % L
@@ -228,6 +232,7 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
         return y + w.normal(name + ".bias", (d_out,), 0.2) if bias else y
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
+    w.embeddings = x
     out = []
     for L in range(layers):
         b = p + "layers.%d." % L
@@ -242,9 +247,32 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
         g = silu(linear(m, b + "mlp.gate_proj", d, ff, 0.3)) * linear(m, b + "mlp.up_proj", d, ff, 0.3)
         x = x + linear(g, b + "mlp.down_proj", ff, d, 0.3)
         out.append({"attention_input": a, "weights": weights, "output": x})
-    hidden = rms_norm(x, w.near_one(p + "norm.weight", d), eps)
+    norm = w.near_one(p + "norm.weight", d)
+    hidden = rms_norm(x, norm, eps)
     head = w.get(p + "embed_tokens.weight") if tied else w.normal("lm_head.weight", (vocab, d), 0.3)
+    w.lens = lambda stream: rms_norm(stream, norm, eps) @ head.T
     return c, w, out, hidden, hidden[-1] @ head.T
+
+
+# ---------------------------------------------------------------------------------------------
+# What the model view shows beside the attention (core/model/analysis.hpp), from their definitions
+
+def analysis(w, layers):
+    """Residual norms and attention rollout of every model; the logit lens of those with an LM head."""
+    streams = [w.embeddings] + [layer["output"] for layer in layers]  # entering each block, then the last output
+    out = {"residual_norms": nested(torch.stack([s.norm(dim=-1) for s in streams]))}
+    n = w.embeddings.shape[0]
+    rollout, r = [], torch.eye(n, dtype=DT)
+    for layer in layers:  # Abnar & Zuidema 2020: ½·mean_h A + ½·I, rows renormalised, multiplied up
+        a = 0.5 * layer["weights"].mean(dim=0) + 0.5 * torch.eye(n, dtype=DT)
+        r = (a / a.sum(dim=-1, keepdim=True)) @ r
+        rollout.append(nested(r))
+    out["rollout"] = rollout
+    if hasattr(w, "lens"):  # nostalgebraist 2020: each stream through the final norm and the LM head
+        p = [torch.softmax(w.lens(s), dim=-1) for s in streams]
+        out["lens_ids"] = [[int(torch.argmax(row)) for row in q] for q in p]
+        out["lens_p"] = [[float(row.max()) for row in q] for q in p]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,6 +325,7 @@ def write(name, tokenizer, text, made, shards=None):
     if logits is not None:
         expected["logits_last"] = nested(logits)
         expected["top"] = top(logits)
+    expected.update(analysis(w, layers))
     with open(os.path.join(folder, "expected.json"), "w") as f:
         json.dump(expected, f)
         f.write("\n")

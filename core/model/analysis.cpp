@@ -1,0 +1,118 @@
+#include "core/model/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "core/model/layer_weights.hpp"
+
+namespace attnviz::model {
+
+std::vector<TopToken> top_tokens(const Eigen::Ref<const Eigen::RowVectorXd>& logits, int k, double temperature) {
+    if (logits.size() == 0 || k <= 0 || !(temperature > 0)) return {};
+    const Eigen::RowVectorXd scaled = logits / temperature;
+    const double max = scaled.maxCoeff();
+    const Eigen::RowVectorXd e = (scaled.array() - max).exp();
+    const double sum = e.sum();
+    std::vector<std::int32_t> order(static_cast<size_t>(logits.size()));
+    std::iota(order.begin(), order.end(), 0);
+    const auto count = std::min(order.size(), static_cast<size_t>(k));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
+                      [&](std::int32_t a, std::int32_t b) { return e(a) > e(b) || (e(a) == e(b) && a < b); });
+    std::vector<TopToken> out;
+    for (size_t i = 0; i < count; ++i) out.push_back({order[i], e(order[i]) / sum});
+    return out;
+}
+
+template <class Scalar>
+core::Matrix residual_norms(const RunState<Scalar>& s) {
+    const auto streams = static_cast<int>(s.layers.size()) + 1;
+    core::Matrix norms(streams, s.embeddings.rows());
+    for (int l = 0; l < streams; ++l)
+        norms.row(l) = s.stream_into(l).template cast<double>().rowwise().norm().transpose();
+    return norms;
+}
+
+template <class Scalar>
+std::vector<core::Matrix> attention_rollout(const RunState<Scalar>& s) {
+    const Eigen::Index n = s.embeddings.rows();
+    std::vector<core::Matrix> rollout;
+    core::Matrix R = core::Matrix::Identity(n, n);
+    for (const LayerRun<Scalar>& layer : s.layers) {
+        core::Matrix mean = core::Matrix::Zero(n, n);  // ½·mean over heads of the weights, + ½·I
+        for (const auto& head : layer.trace.heads) mean += head.weights.template cast<double>();
+        core::Matrix A = 0.5 * mean / static_cast<double>(std::max<size_t>(layer.trace.heads.size(), 1));
+        A.diagonal().array() += 0.5;
+        A.array().colwise() /= A.rowwise().sum().array();
+        R = A * R;  // n × n: Ã_l · (Ã_{l−1} ⋯ Ã_0)
+        rollout.push_back(R);
+    }
+    return rollout;
+}
+
+template <class Scalar>
+core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scalar>& s) {
+    using R = core::Result<LogitLens>;
+    const ModelConfig& c = model.config();
+    if (model.names().lm_head.empty()) return R::fail({{"", "the model has no LM head: the logit lens needs one"}});
+    if (static_cast<int>(s.layers.size()) != c.layers)
+        return R::fail({{"", "the logit lens needs a run of every block"}});
+    const Eigen::Index n = s.embeddings.rows(), streams = c.layers + 1;
+    // Every stream of every position through the final norm: (L+1)·n × d_model, stream-major.
+    core::Matrix normed(streams * n, c.d_model);
+    std::optional<Norm<double>> final_norm;
+    if (c.final_norm()) {
+        core::Result<Norm<double>> read = read_norm<double>(model, model.names().final_norm_w,
+                                                            model.names().final_norm_b);
+        if (!read) return R::fail(std::move(read.problems));
+        final_norm = std::move(*read.value);
+    }
+    for (Eigen::Index l = 0; l < streams; ++l) {
+        const core::Matrix x = s.stream_into(static_cast<int>(l)).template cast<double>();
+        core::Matrix out;
+        if (final_norm)
+            final_norm->apply(x, out);
+        else
+            out = x;
+        normed.middleRows(l * n, n) = out;
+    }
+    // One pass over the LM head: per row the largest logit, and the softmax's sum around it
+    // (max and sum updated block by block, as an online softmax does).
+    const Eigen::Index rows = normed.rows();
+    Eigen::VectorXd best = Eigen::VectorXd::Constant(rows, -INFINITY), sum = Eigen::VectorXd::Zero(rows);
+    Eigen::VectorXi best_id = Eigen::VectorXi::Zero(rows);
+    const core::Problems problems =
+        for_each_lm_head_block(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
+            const core::Matrix logits = normed * W_U_rows.transpose();  // rows × count
+            for (Eigen::Index r = 0; r < rows; ++r) {
+                Eigen::Index j = 0;
+                const double top = logits.row(r).maxCoeff(&j);
+                if (top > best(r)) {
+                    sum(r) = sum(r) * std::exp(best(r) - top);
+                    best(r) = top;
+                    best_id(r) = static_cast<int>(first + j);
+                }
+                sum(r) += (logits.row(r).array() - best(r)).exp().sum();
+            }
+        });
+    if (!problems.empty()) return R::fail(problems);
+    LogitLens lens;
+    lens.ids.resize(streams, n);
+    lens.p.resize(streams, n);
+    for (Eigen::Index l = 0; l < streams; ++l)
+        for (Eigen::Index i = 0; i < n; ++i) {
+            lens.ids(l, i) = best_id(l * n + i);
+            lens.p(l, i) = 1 / sum(l * n + i);
+        }
+    return R::ok(std::move(lens));
+}
+
+template core::Matrix residual_norms<float>(const RunState<float>&);
+template core::Matrix residual_norms<double>(const RunState<double>&);
+template std::vector<core::Matrix> attention_rollout<float>(const RunState<float>&);
+template std::vector<core::Matrix> attention_rollout<double>(const RunState<double>&);
+template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&);
+template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&);
+
+}  // namespace attnviz::model

@@ -1,0 +1,58 @@
+// What the model view shows of a run besides each layer's attention: the next-token prediction at a
+// temperature, the logit lens, attention rollout and the residual stream's norms. Each is computed
+// from a RunState (runtime.hpp); the lens reads the final norm and the LM head from the folder.
+//
+//   top tokens   p = softmax(logits / T), the k largest, ties by id                       (k entries)
+//   residual     ‖x_l[i]‖ for the stream entering block l (l = 0: the embeddings) and the
+//   norms        last block's output (l = L)                                            ((L+1) × n)
+//   rollout      Ã_l = ½·mean_h A_l + ½·I, rows renormalised; R_l = Ã_l ⋯ Ã_1            (L of n × n)
+//                (Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers")
+//   logit lens   for the same L+1 streams, the top token of final_norm(x_l[i]) · W_Uᵀ and its
+//                probability (nostalgebraist 2020); row L is the model's own prediction ((L+1) × n)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/base/problem.hpp"
+#include "core/model/model_folder.hpp"
+#include "core/model/runtime.hpp"
+
+namespace attnviz::model {
+
+struct TopToken {
+    std::int32_t id = 0;
+    double p = 0;  // softmax(logits / temperature)[id]
+};
+
+// The k most likely tokens of `logits` at `temperature` (> 0; 1 is the model's own distribution),
+// most likely first, equal probabilities by id. Computed in double.
+std::vector<TopToken> top_tokens(const Eigen::Ref<const Eigen::RowVectorXd>& logits, int k, double temperature = 1);
+
+// The residual stream's norm per stream and position: (L+1) × n.
+template <class Scalar>
+core::Matrix residual_norms(const RunState<Scalar>& state);
+
+// Attention rollout after each block: R[l] (n × n) is Ã_l ⋯ Ã_0 for 0-based blocks, row i how much
+// of position i after block l comes from each input position; every row sums to 1.
+template <class Scalar>
+std::vector<core::Matrix> attention_rollout(const RunState<Scalar>& state);
+
+struct LogitLens {
+    Eigen::Matrix<std::int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> ids;  // (L+1) × n
+    core::Matrix p;                                                                    // (L+1) × n
+};
+
+// The logit lens of a whole run (every block run). Refused for a model without an LM head (BERT,
+// RoBERTa) or a run of only the first blocks, and when the folder's tensors cannot be read.
+template <class Scalar>
+core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scalar>& state);
+
+extern template core::Matrix residual_norms<float>(const RunState<float>&);
+extern template core::Matrix residual_norms<double>(const RunState<double>&);
+extern template std::vector<core::Matrix> attention_rollout<float>(const RunState<float>&);
+extern template std::vector<core::Matrix> attention_rollout<double>(const RunState<double>&);
+extern template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&);
+extern template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&);
+
+}  // namespace attnviz::model
