@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "cli_output.hpp"
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
@@ -24,71 +25,14 @@
 
 namespace attnviz::app {
 
-namespace {
-
-// Prints each problem as "error: <path>: <message>" (a problem about the whole document is given
-// the file's path), the first max_reported_problems of them and then how many more there are, with
-// the files' names and text escaped (core::printable).
-void report(const core::Problems& problems, const std::string& file) {
-    size_t shown = 0;
-    for (const core::Problem& p : problems) {
-        if (shown == core::max_reported_problems || core::more_problems_count(p)) break;
-        std::cerr << "error: " << core::printable(p.path.empty() ? file + ": " + p.message : p.str()) << "\n";
-        ++shown;
-    }
-    if (const size_t total = core::problem_count(problems); total > shown)
-        std::cerr << "error: " << core::printable(file) << ": " << core::more_problems_message(total - shown) << "\n";
-}
-
-// A note on stderr, escaped as report() escapes.
-void note(const std::string& text) { std::cerr << "note: " << core::printable(text) << "\n"; }
-
-// Writes produced text to out_path (atomically), or to stdout for "" and "-".
-int write_output(const core::TextProducer& produce, const std::string& out_path) {
-    if (out_path.empty() || out_path == "-") {
-        produce([](std::string_view piece) { return static_cast<bool>(std::cout.write(piece.data(), piece.size())); });
-        std::cout.flush();
-        if (std::cout) return exit_ok;
-        std::cerr << "error: cannot write to standard output\n";
-        return exit_io;
-    }
-    const core::Problems problems = core::write_file_atomic(out_path, produce);
-    report(problems, out_path);
-    return problems.empty() ? exit_ok : exit_io;
-}
-
-int write_output(const std::string& text, const std::string& out_path) {
-    return write_output([&text](const core::TextSink& sink) { sink(text); }, out_path);
-}
-
-}  // namespace
-
 int compute_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget,
                     const std::string& grad) {
-    if (session_path.empty()) {
-        std::cerr << "error: no session file given (the path is empty)\n";
-        return exit_invalid;
-    }
     // Running out of memory (a session near the size limits on a small machine, or under a
     // memory limit) is an error like any other, never an abort.
     const char* stage = "reading ";
     try {
-        core::Result<std::string> text = core::read_file(session_path);
-        if (!text) {
-            report(text.problems, session_path);
-            return exit_io;
-        }
-        const core::Result<core::Session> session = core::parse_session(*text.value);
-        text = {};  // the file's text is not needed past here
-        if (!session) {
-            report(session.problems, session_path);
-            return exit_invalid;
-        }
-        const core::Session& s = *session.value;
-        if (const auto problem = core::memory_problem(s.config, memory_budget)) {
-            report({*problem}, session_path);
-            return exit_invalid;
-        }
+        core::Session s;
+        if (const int code = read_session(session_path, memory_budget, s); code != exit_ok) return code;
         stage = "computing the trace of ";
         const core::Trace trace = core::forward<double>(s.config, s.params);
         if (const auto note = core::shape_note(s.config)) std::cerr << "note: " << *note << "\n";

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "analyze_command.hpp"
 #include "bench_command.hpp"
 #include "commands.hpp"
 #include "forward_command.hpp"
@@ -88,6 +89,19 @@ CLI::App* add_compute(CLI::App& cli, ComputeArgs& compute_args, const CLI::Valid
         ->check(not_empty);
     add_memory_budget(memory_budget, compute);
     return compute;
+}
+
+CLI::App* add_analyze(CLI::App& cli, ComputeArgs& analyze_args, const CLI::Validator& not_empty,
+                      std::string& memory_budget) {
+    CLI::App* analyze = cli.add_subcommand(
+        "analyze",
+        "What each head of a session does: norm-weighted attention, QK/OV circuits, ablation, sinks, RoPE "
+        "pairs, as JSON");
+    analyze->add_option("session", analyze_args.session, "The session file")->required();
+    analyze->add_option("-o,--output", analyze_args.out, "Where to write the analysis (default: stdout)")
+        ->check(not_empty);
+    add_memory_budget(memory_budget, analyze);
+    return analyze;
 }
 
 CLI::App* add_import(CLI::App& cli, ImportCommandOptions& import_options, const CLI::Validator& not_empty) {
@@ -245,6 +259,8 @@ int main(int argc, char** argv) {
     add_memory_budget(memory_budget, &cli);
     ComputeArgs compute_args;
     CLI::App* compute = add_compute(cli, compute_args, not_empty, memory_budget);
+    ComputeArgs analyze_args;
+    CLI::App* analyze = add_analyze(cli, analyze_args, not_empty, memory_budget);
     ImportCommandOptions import_options;
     CLI::App* import = add_import(cli, import_options, not_empty);
     ExampleOptions example;
@@ -281,6 +297,7 @@ int main(int argc, char** argv) {
     try {
         if (compute->parsed())
             return compute_command(compute_args.session, compute_args.out, budget, compute_args.grad);
+        if (analyze->parsed()) return analyze_command(analyze_args.session, analyze_args.out, budget);
         if (ex->parsed()) return example_command(example);
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);

@@ -1,0 +1,76 @@
+// `attnviz analyze`, run as a process on the random sessions of tests/reference/lab against the
+// analyses tests/reference/lab/generate.py computed with NumPy from the definitions; and its errors.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using attnviz::test::Outcome;
+using attnviz::test::run_attnviz;
+using attnviz::test::slurp;
+using nlohmann::json;
+
+const fs::path lab = fs::path(ATTNVIZ_TESTS_DIR) / "reference/lab";
+
+// The largest difference of two equally nested arrays of numbers (or two numbers); infinity when
+// their shapes differ.
+double max_difference(const json& a, const json& b) {
+    if (a.is_number() && b.is_number()) return std::abs(a.get<double>() - b.get<double>());
+    if (!a.is_array() || !b.is_array() || a.size() != b.size()) return INFINITY;
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, max_difference(a[i], b[i]));
+    return worst;
+}
+
+TEST(AnalyzeCli, EveryHeadsAnalysesAgreeWithNumPy) {
+    const json expected = json::parse(slurp(lab / "expected.json")).at("cases");
+    ASSERT_GE(expected.size(), 5u);
+    for (const auto& [name, want] : expected.items()) {
+        SCOPED_TRACE(name);
+        const Outcome r = run_attnviz({"analyze", (lab / name).string()});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const json got = json::parse(r.out);
+        EXPECT_EQ(got.at("format"), "attnviz-analysis");
+        ASSERT_EQ(got.at("heads").size(), want.at("heads").size());
+        for (size_t h = 0; h < want["heads"].size(); ++h) {
+            const json &g = got["heads"][h], &w = want["heads"][h];
+            for (const auto& [key, value] : w.items()) {
+                ASSERT_TRUE(g.contains(key)) << "head " << h << ": " << key;
+                if (key == "ov_eigenvalues") {  // equal magnitudes (conjugate pairs) may come in either order
+                    ASSERT_EQ(g[key].size(), value.size());
+                    for (const json& l : value) {
+                        const std::complex<double> want_l(l[0].get<double>(), l[1].get<double>());
+                        double nearest = INFINITY;
+                        for (const json& m : g[key])
+                            nearest = std::min(nearest, std::abs(std::complex<double>(m[0], m[1]) - want_l));
+                        EXPECT_LT(nearest, 1e-9) << "head " << h << " eigenvalue " << want_l;
+                    }
+                    continue;
+                }
+                EXPECT_LE(max_difference(g[key], value), 1e-9) << "head " << h << ": " << key;
+            }
+            EXPECT_EQ(g.size(), w.size()) << "head " << h << ": fields beyond NumPy's";
+        }
+    }
+}
+
+TEST(AnalyzeCli, ErrorsAndExitCodesAsCompute) {
+    const Outcome missing = run_attnviz({"analyze", "/nonexistent/session.json"});
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_NE(missing.err.find("error: /nonexistent/session.json"), std::string::npos) << missing.err;
+    const Outcome bad = run_attnviz({"analyze", (lab / "expected.json").string()});
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_NE(bad.err.find("error: "), std::string::npos) << bad.err;
+    EXPECT_TRUE(bad.out.empty());
+    const Outcome budget = run_attnviz({"analyze", (lab / "case-0.json").string(), "--memory-budget", "1K"});
+    EXPECT_EQ(budget.code, 2);
+    EXPECT_NE(budget.err.find("over the memory budget"), std::string::npos) << budget.err;
+}
+
+}  // namespace
