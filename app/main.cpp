@@ -21,7 +21,7 @@ struct ComputeArgs {
     std::string session, out, grad;
 };
 
-// --memory-budget for the explorer, compute, export, bench and forward: one value, parsed once.
+// --memory-budget for the explorer, compute, analyze, export, bench and forward: one value, parsed once.
 void add_memory_budget(std::string& memory_budget, CLI::App* app) {
     app->add_option("--memory-budget", memory_budget,
                     "Refuse dimensions whose inputs and trace need more memory than this, e.g. 16G "
