@@ -1,5 +1,7 @@
 #include "analyze_command.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 #include "core/attention/forward.hpp"
 #include "core/attention/head_analysis.hpp"
 #include "core/base/format.hpp"
+#include "core/model/analysis.hpp"
 
 namespace attnviz::app {
 
@@ -56,7 +59,73 @@ Json head_json(const core::Config& c, const core::Params& p, const core::Trace& 
     return out;
 }
 
+// The next-token distribution of logits (softmax, in double).
+Eigen::RowVectorXd distribution(const Eigen::RowVectorXd& logits) {
+    const Eigen::RowVectorXd e = (logits.array() - logits.maxCoeff()).exp();
+    return e / e.sum();
+}
+
+// KL(p ‖ q) in nats; q's zeros where p is not zero count as a very large divergence, not ∞.
+double kl_divergence(const Eigen::RowVectorXd& p, const Eigen::RowVectorXd& q) {
+    double kl = 0;
+    for (Eigen::Index i = 0; i < p.size(); ++i)
+        if (p(i) > 0) kl += p(i) * (std::log(p(i)) - std::log(std::max(q(i), 1e-300)));
+    return kl;
+}
+
+Json top_json(const Eigen::RowVectorXd& logits, const std::function<std::string(std::int32_t)>& token_text) {
+    Json out = Json::array();
+    for (const model::TopToken& t : model::top_tokens(logits, 5))
+        out.push_back({{"id", t.id}, {"token", token_text(t.id)}, {"p", t.p}});
+    return out;
+}
+
+// Head h of layer l zero-ablated (its d_v rows of W_O zeroed, the layers from l on recomputed):
+// the next-token distribution's change; the state is restored after.
+Json ablation_next_token(const model::ModelFolder& m, model::RunState<double>& state, int layer, int head,
+                         const std::function<std::string(std::int32_t)>& token_text) {
+    core::Session& s = state.layers[static_cast<size_t>(layer)].session;
+    const Eigen::RowVectorXd before = state.logits_last;
+    const core::Matrix rows = s.params.W_O.middleRows(head * s.config.d_v, s.config.d_v);
+    s.params.W_O.middleRows(head * s.config.d_v, s.config.d_v).setZero();
+    Json out;
+    if (const core::Problems p = model::rerun_from(m, state, layer); p.empty()) {
+        out["kl"] = kl_divergence(distribution(before), distribution(state.logits_last));
+        out["top"] = top_json(state.logits_last, token_text);
+    } else {
+        out["problem"] = p.front().str();
+    }
+    s.params.W_O.middleRows(head * s.config.d_v, s.config.d_v) = rows;
+    model::rerun_from(m, state, layer);  // back to the run as read: the same numbers again
+    return out;
+}
+
 }  // namespace
+
+int analyze_model_command(const ForwardOptions& options, const std::string& out_path) {
+    return with_model_run(options, [&](const model::ModelFolder& m, model::RunState<double>& state,
+                                       const std::function<std::string(std::int32_t)>& token_text) {
+        Json out;
+        out["format"] = "attnviz-analysis";
+        out["model_type"] = model::to_string(m.config().architecture);
+        out["tokens"] = state.tokens;
+        const bool causal = state.logits_last.size() > 0;
+        if (causal) out["top"] = top_json(state.logits_last, token_text);
+        out["layers"] = Json::array();
+        for (size_t l = 0; l < state.layers.size(); ++l) {
+            Json heads = Json::array();
+            for (int h = 0; h < state.layers[l].session.config.heads; ++h) {
+                const core::Session& s = state.layers[l].session;
+                Json head = head_json(s.config, s.params, state.layers[l].trace, h);
+                if (causal)
+                    head["ablation_next_token"] = ablation_next_token(m, state, static_cast<int>(l), h, token_text);
+                heads.push_back(std::move(head));
+            }
+            out["layers"].push_back({{"heads", std::move(heads)}});
+        }
+        return write_output(out.dump() + "\n", out_path);
+    });
+}
 
 int analyze_command(const std::string& session_path, const std::string& out_path, std::int64_t memory_budget) {
     try {

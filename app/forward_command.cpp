@@ -220,6 +220,22 @@ int forward_command(const ForwardOptions& o) {
     return o.dtype == "float" ? run<float>(o, m, std::move(input)) : run<double>(o, m, std::move(input));
 }
 
+int with_model_run(const ForwardOptions& o, const ModelRunUse& use) {
+    auto opened = open_and_read(o);
+    if (const int* code = std::get_if<int>(&opened)) return *code;
+    auto& [m, input] = std::get<0>(opened);
+    core::Result<model::RunState<double>> state = model::run_model<double>(
+        m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
+    if (!state) {
+        report(state.problems, "");
+        return exit_invalid;
+    }
+    const auto token_text = [&input](std::int32_t id) {
+        return input.tokenizer ? input.tokenizer->token_text(id) : "#" + std::to_string(id);
+    };
+    return use(m, *state.value, token_text);
+}
+
 int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::vector<int>& layers,
                    std::vector<core::Session>& sessions) {
     auto opened = open_and_read(o);

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/attention/session.hpp"
+#include "core/model/runtime.hpp"
 
 namespace attnviz::app {
 
@@ -36,5 +38,12 @@ int forward_command(const ForwardOptions& options);
 // and `sessions` one session per block run (index = block).
 int model_sessions(const ForwardOptions& options, const std::string& layer_spec, std::vector<int>& layers,
                    std::vector<core::Session>& sessions);
+
+// The whole forward pass (in double) of the options' model on their text or token ids, handed to
+// `use` with each token id's text (the tokenizer's piece, or "#id" without one); the exit code:
+// forward_command's for a failure (reported), else what `use` returns.
+using ModelRunUse = std::function<int(const model::ModelFolder& model, model::RunState<double>& state,
+                                      const std::function<std::string(std::int32_t)>& token_text)>;
+int with_model_run(const ForwardOptions& options, const ModelRunUse& use);
 
 }  // namespace attnviz::app

@@ -1,6 +1,7 @@
 // attnviz: the command line. With a command it runs headless; without one it opens the GUI.
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -91,17 +92,46 @@ CLI::App* add_compute(CLI::App& cli, ComputeArgs& compute_args, const CLI::Valid
     return compute;
 }
 
-CLI::App* add_analyze(CLI::App& cli, ComputeArgs& analyze_args, const CLI::Validator& not_empty,
+struct AnalyzeArgs {
+    std::string session, out, token_ids;
+    std::optional<std::string> text;
+};
+
+CLI::App* add_analyze(CLI::App& cli, AnalyzeArgs& analyze_args, const CLI::Validator& not_empty,
                       std::string& memory_budget) {
     CLI::App* analyze = cli.add_subcommand(
         "analyze",
         "What each head of a session does: norm-weighted attention, QK/OV circuits, ablation, sinks, RoPE "
         "pairs, as JSON");
-    analyze->add_option("session", analyze_args.session, "The session file")->required();
+    analyze
+        ->add_option("session", analyze_args.session,
+                     "The session file, or a model folder (with --text or --token-ids)")
+        ->required();
+    analyze->add_option("--text", analyze_args.text, "A model folder's input text (its tokenizer's ids)");
+    analyze->add_option("--token-ids", analyze_args.token_ids, "A model folder's input as token ids: 1,2,3")
+        ->check(not_empty);
     analyze->add_option("-o,--output", analyze_args.out, "Where to write the analysis (default: stdout)")
         ->check(not_empty);
     add_memory_budget(memory_budget, analyze);
     return analyze;
+}
+
+// `analyze` of a session file, or of a model folder on a text or token ids.
+int run_analyze(const AnalyzeArgs& a, std::int64_t budget) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(a.session, ec)) {
+        ForwardOptions f;
+        f.model = a.session;
+        f.text = a.text;
+        f.token_ids = a.token_ids;
+        f.memory_budget = budget;
+        return analyze_model_command(f, a.out);
+    }
+    if (a.text || !a.token_ids.empty()) {
+        std::cerr << "error: --text and --token-ids are a model folder's input; a session has its X\n";
+        return exit_invalid;
+    }
+    return analyze_command(a.session, a.out, budget);
 }
 
 CLI::App* add_import(CLI::App& cli, ImportCommandOptions& import_options, const CLI::Validator& not_empty) {
@@ -259,7 +289,7 @@ int main(int argc, char** argv) {
     add_memory_budget(memory_budget, &cli);
     ComputeArgs compute_args;
     CLI::App* compute = add_compute(cli, compute_args, not_empty, memory_budget);
-    ComputeArgs analyze_args;
+    AnalyzeArgs analyze_args;
     CLI::App* analyze = add_analyze(cli, analyze_args, not_empty, memory_budget);
     ImportCommandOptions import_options;
     CLI::App* import = add_import(cli, import_options, not_empty);
@@ -297,7 +327,7 @@ int main(int argc, char** argv) {
     try {
         if (compute->parsed())
             return compute_command(compute_args.session, compute_args.out, budget, compute_args.grad);
-        if (analyze->parsed()) return analyze_command(analyze_args.session, analyze_args.out, budget);
+        if (analyze->parsed()) return run_analyze(analyze_args, budget);
         if (ex->parsed()) return example_command(example);
         if (import->parsed()) return import_command(import_options);
         if (be->parsed()) return bench_command(bench);

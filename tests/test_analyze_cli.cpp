@@ -2,6 +2,7 @@
 // analyses tests/reference/lab/generate.py computed with NumPy from the definitions; and its errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -60,6 +61,53 @@ TEST(AnalyzeCli, EveryHeadsAnalysesAgreeWithNumPy) {
     }
 }
 
+// A model's analysis is, layer by layer, the analysis of the session `import` makes of that layer;
+// a causal LM's head ablations move the next-token distribution (KL ≥ 0, some > 0) and leave the
+// run as it was (the layers analysed after them agree with import's sessions).
+TEST(AnalyzeCli, AModelsLayersAreAnalysedAsTheirImportedSessions) {
+    const fs::path models = fs::path(ATTNVIZ_TESTS_DIR) / "reference/models";
+    char dir_name[] = "/tmp/attnviz-analyze-XXXXXX";
+    ASSERT_NE(mkdtemp(dir_name), nullptr);
+    const fs::path dir = dir_name;
+    for (const std::string name : {"gpt2", "bert"}) {
+        SCOPED_TRACE(name);
+        const Outcome r = run_attnviz({"analyze", (models / name).string(), "--text", "Hello world"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const json got = json::parse(r.out);
+        EXPECT_EQ(got.at("model_type"), name);
+        ASSERT_EQ(got.at("layers").size(), 2u);
+        double largest_kl = 0;
+        for (size_t l = 0; l < 2; ++l) {
+            const fs::path session = dir / (name + std::to_string(l) + ".json");
+            const Outcome imported = run_attnviz({"import", (models / name).string(), "--text", "Hello world",
+                                                  "--layer", std::to_string(l), "-o", session.string()});
+            ASSERT_EQ(imported.code, 0) << imported.err;
+            const Outcome one = run_attnviz({"analyze", session.string()});
+            ASSERT_EQ(one.code, 0) << one.err;
+            const json want = json::parse(one.out).at("heads");
+            const json& heads = got["layers"][l]["heads"];
+            ASSERT_EQ(heads.size(), want.size());
+            for (size_t h = 0; h < want.size(); ++h) {
+                for (const auto& [key, value] : want[h].items()) {
+                    if (key == "ov_eigenvalues") continue;  // compared by test EveryHeadsAnalysesAgreeWithNumPy
+                    EXPECT_LE(max_difference(heads[h].at(key), value), 1e-9) << l << h << key;
+                }
+                EXPECT_EQ(heads[h].contains("ablation_next_token"), name == "gpt2");
+                if (!heads[h].contains("ablation_next_token")) continue;
+                const json& a = heads[h]["ablation_next_token"];
+                EXPECT_GE(a.at("kl").get<double>(), 0);
+                largest_kl = std::max(largest_kl, a["kl"].get<double>());
+                EXPECT_EQ(a.at("top").size(), 5u);
+            }
+        }
+        if (name == "gpt2") {
+            EXPECT_GT(largest_kl, 1e-6);
+            EXPECT_EQ(got.at("top").size(), 5u);
+        }
+    }
+    fs::remove_all(dir);
+}
+
 TEST(AnalyzeCli, ErrorsAndExitCodesAsCompute) {
     const Outcome missing = run_attnviz({"analyze", "/nonexistent/session.json"});
     EXPECT_EQ(missing.code, 1);
@@ -71,6 +119,12 @@ TEST(AnalyzeCli, ErrorsAndExitCodesAsCompute) {
     const Outcome budget = run_attnviz({"analyze", (lab / "case-0.json").string(), "--memory-budget", "1K"});
     EXPECT_EQ(budget.code, 2);
     EXPECT_NE(budget.err.find("over the memory budget"), std::string::npos) << budget.err;
+    const Outcome text = run_attnviz({"analyze", (lab / "case-0.json").string(), "--text", "hi"});
+    EXPECT_EQ(text.code, 2);
+    EXPECT_NE(text.err.find("--text and --token-ids are a model folder's input"), std::string::npos) << text.err;
+    const Outcome no_input = run_attnviz({"analyze", (fs::path(ATTNVIZ_TESTS_DIR) / "reference/models/gpt2").string()});
+    EXPECT_EQ(no_input.code, 2);
+    EXPECT_NE(no_input.err.find("--text"), std::string::npos) << no_input.err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -162,6 +163,22 @@ TEST(Attentions, OpenedFromPathsWithATokensFile) {
     EXPECT_EQ(a.value->query_tokens, (std::vector<std::string>{"x", "y", "z"}));
     expect_refused(open_attentions(weights, (dir.path() / "none.json").string()), "none.json");
     expect_refused(open_attentions((dir.path() / "none.safetensors").string()), "none.safetensors");
+}
+
+// The file scripts/dump-attentions.py --torch-demo writes (ctest dump_attentions runs it and then
+// this test with the file's path; alone, the test is skipped): a 2-layer nn.TransformerEncoder of 4
+// heads on "the cat sat on the mat".
+TEST(Attentions, WhatDumpAttentionsWritesIsRead) {
+    const char* path = std::getenv("ATTNVIZ_DUMPED_ATTENTIONS");
+    if (!path) GTEST_SKIP() << "run by ctest dump_attentions, which writes the file first";
+    const Result<Attentions> a = open_attentions(path);
+    ASSERT_TRUE(a) << all_text(a.problems);
+    EXPECT_EQ(a.value->layers.size(), 2u);
+    EXPECT_EQ(a.value->heads(), 4);
+    EXPECT_EQ(a.value->query_tokens, (std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"}));
+    EXPECT_EQ(a.value->key_tokens, a.value->query_tokens);
+    // Heads that differ: the weights were caught per head, not averaged.
+    EXPECT_GT((a.value->layers[0][0] - a.value->layers[0][1]).cwiseAbs().maxCoeff(), 1e-3);
 }
 
 }  // namespace
