@@ -96,19 +96,19 @@ struct Grid {
     double height() const { return label_h + rows * cell; }
 };
 
-Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
+Grid plan_grid(const Drawn& d, const Heatmap& s, double cell) {
     Grid g;
     g.rows = d.rows();
     g.cols = d.cols();
-    g.step = std::max(block_step(g.rows, g.cols, s.max_cells),
+    g.step = std::max(block_step(g.rows, g.cols, s.style.max_cells),
                       static_cast<int>(std::ceil(min_block_side / cell - 1e-9)));
     g.cell = cell;
     g.gap = g.step == 1 && cell >= 12 ? 1 : 0;
     // Rows: every k-th, k so that labels 1.3 lines apart never touch. Columns: every k-th, k so that
     // a label has k cells (less 4 units): room for the widest label, up to four digits' width
     // (longer ones are cut).
-    const int row_labels = s.labels ? std::min(g.rows, static_cast<int>(s.row_labels.size())) : 0;
-    const int col_labels = s.labels ? std::min(g.cols, static_cast<int>(s.col_labels.size())) : 0;
+    const int row_labels = s.style.labels ? std::min(g.rows, static_cast<int>(s.row_labels.size())) : 0;
+    const int col_labels = s.style.labels ? std::min(g.cols, static_cast<int>(s.col_labels.size())) : 0;
     double col_widest = 0;
     for (int c = 0; c < col_labels; ++c) col_widest = std::max(col_widest, text_width(s.col_labels[c], label_size));
     int row_every = std::max(1, static_cast<int>(std::ceil(label_size * 1.3 / cell)));
@@ -141,10 +141,10 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
     }
     // Numbers: at one size for the whole matrix, each cell printing the most digits that fit it
     // (cell_number's levels), so one wide value never blanks the others.
-    if (s.numbers && g.step == 1) {
+    if (s.style.numbers && g.step == 1) {
         const double size = std::min(max_number_size, cell * 0.32);
         if (size >= min_number_size) {
-            g.digits = std::max(s.digits, 1);
+            g.digits = figure_digits(s.style);
             g.number_size = size;
         }
     }
@@ -156,7 +156,7 @@ Rgba cell_color(double v, Colormap map, const ColorRange& range) {
 }
 
 // The heatmap with its labels, its top left corner at (x, y).
-void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, const ColorRange& range, double x,
+void draw_grid(Figure& f, const Drawn& d, const Heatmap& s, const Grid& g, const ColorRange& range, double x,
                double y) {
     const Colormap map = colormap_for(s.colors);
     const Pooling pooling = pooling_for(s.colors);
@@ -184,10 +184,10 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                                           false, "col-label"));
         }
     const std::string name = s.tooltips ? s.cell_name : "";
-    const Symbols& sym = symbols(s.notation);
+    const Symbols& sym = symbols(s.style.notation);
     auto index = [&](int r, int c) {  // the matrix's own (storage) indices of a drawn cell
-        return s.transposed ? "[" + std::to_string(c) + "][" + std::to_string(r) + "]"
-                            : "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+        return s.style.column_vectors ? "[" + std::to_string(c) + "][" + std::to_string(r) + "]"
+                                      : "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
     };
     for (int r0 = 0; r0 < g.rows; r0 += g.step) {
         const int r1 = std::min(g.rows, r0 + g.step);
@@ -203,8 +203,8 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
             if (!name.empty() && g.step == 1) {
                 box.tooltip = name + index(r0, c0) + " = " + shown;
             } else if (!name.empty()) {
-                const int sr0 = s.transposed ? c0 : r0, sr1 = s.transposed ? c1 : r1;
-                const int sc0 = s.transposed ? r0 : c0, sc1 = s.transposed ? r1 : c1;
+                const int sr0 = s.style.column_vectors ? c0 : r0, sr1 = s.style.column_vectors ? c1 : r1;
+                const int sc0 = s.style.column_vectors ? r0 : c0, sc1 = s.style.column_vectors ? r1 : c1;
                 box.tooltip = name + "[" + std::to_string(sr0) + ".." + std::to_string(sr1 - 1) + "][" +
                               std::to_string(sc0) + ".." + std::to_string(sc1 - 1) +
                               (pooling == Pooling::mean ? "]: mean " : "]: largest |value| ") + shown;
@@ -215,7 +215,7 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                     return text_width(text, g.number_size) + 4 <= g.cell - g.gap;
                 };
                 // A masked score is −∞; a finite value prints the most digits that fit.
-                const Symbols& sym = symbols(s.notation);
+                const Symbols& sym = symbols(s.style.notation);
                 std::string text;
                 if (std::isfinite(value))
                     text = fitted_cell_number(value, g.digits, std::string(sym.about) + "0", fits);
@@ -358,12 +358,12 @@ void note(Figure& f, double x, double y, const std::string& text, double room) {
 
 }  // namespace
 
-Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
-    const Drawn d{m, s.transposed};
-    const int step = block_step(d.rows(), d.cols(), s.max_cells);
+Figure heatmap_figure(const Matrix& m, const Heatmap& s) {
+    const Drawn d{m, s.style.column_vectors};
+    const int step = block_step(d.rows(), d.cols(), s.style.max_cells);
     const double cell = s.cell > 0 ? s.cell : auto_cell(d.rows(), d.cols(), step, heatmap_extent);
     const Grid g = plan_grid(d, s, cell);
-    const Coloring colored = coloring(s.colors, s.scaling, {d}, g.step);
+    const Coloring colored = coloring(s.colors, s.style.scaling, {d}, g.step);
     const ColorRange range = s.range.value_or(colored.range);
 
     Figure f;
@@ -375,11 +375,11 @@ Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     draw_grid(f, d, s, g, range, margin, y);
     width = std::max(width, margin + g.width());
     y += g.height();
-    if (s.legend) {
+    if (s.style.legend) {
         y += 14;
         const double x = margin + g.label_w;
         const Point size = draw_legend(f, colormap_for(s.colors), range, s.range ? "" : colored.note, colored.masked,
-                                       s.notation, x, y, std::clamp(g.cols * g.cell, 160.0, 320.0));
+                                       s.style.notation, x, y, std::clamp(g.cols * g.cell, 160.0, 320.0));
         width = std::max(width, x + size.x);
         y += size.y;
     }
@@ -388,14 +388,14 @@ Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     return f;
 }
 
-Result<Figure> matrix_figure(const Session& session, const Trace& trace, const MatrixRef& ref, const FigureOptions& o) {
+Result<Figure> matrix_figure(const Session& session, const Trace& trace, const MatrixRef& ref, const FigureStyle& o) {
     const Config& c = session.config;
     const Matrix* m = exists(ref, c) ? find_matrix(session.params, trace, ref) : nullptr;
     if (!m)
         return Result<Figure>::fail({{"", label(ref, Notation::ascii) + " does not exist in this session (" +
                                               operation_text(ref.id, c, Notation::ascii, o.column_vectors) + ")"}});
     const bool t = o.column_vectors;
-    HeatmapStyle s;
+    Heatmap s;
     const std::string name = label(ref, o.notation);
     s.title = name + " (" + shape_of(*m, t) + ")";
     const std::string operation = equation_text(ref, c, static_cast<int>(trace.heads.size()), o.notation, t);
@@ -407,19 +407,12 @@ Result<Figure> matrix_figure(const Session& session, const Trace& trace, const M
     if (along_rows) s.row_labels = *along_rows;
     if (along_cols) s.col_labels = *along_cols;
     s.colors = info(ref.id).colors;
-    s.scaling = o.scaling;
-    s.numbers = o.numbers;
-    s.digits = o.digits;
-    s.labels = o.labels;
-    s.legend = o.legend;
-    s.max_cells = o.max_cells;
+    s.style = o;
     s.cell_name = name;
-    s.transposed = t;
-    s.notation = o.notation;
     return Result<Figure>::ok(heatmap_figure(*m, s));
 }
 
-Figure heads_figure(const Session& session, const Trace& trace, const FigureOptions& o) {
+Figure heads_figure(const Session& session, const Trace& trace, const FigureStyle& o) {
     const Config& c = trace.config;
     const MatrixId id = o.heads_matrix == MatrixId::scores || o.heads_matrix == MatrixId::scores_raw
                             ? o.heads_matrix
@@ -433,17 +426,12 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
     for (int h = 0; h < heads; ++h) drawn.push_back({*info(id).computed(trace, h), o.column_vectors});
     const Coloring colored = coloring(colors, o.scaling, drawn, step);
 
-    HeatmapStyle s;
+    Heatmap s;
     s.row_labels = o.column_vectors ? key_tokens(session) : session.tokens;
     s.col_labels = o.column_vectors ? session.tokens : key_tokens(session);
     s.colors = colors;
     s.range = colored.range;
-    s.numbers = o.numbers;
-    s.digits = o.digits;
-    s.labels = o.labels;
-    s.max_cells = o.max_cells;
-    s.transposed = o.column_vectors;
-    s.notation = o.notation;
+    s.style = o;
     const double head_title = 18, gap = 18;
     const std::string title = std::string(name(id)) + " of every head (" + format_shape(c.n, keys) + ", " +
                               std::to_string(heads) + (heads == 1 ? " head)" : " heads)");
@@ -553,7 +541,7 @@ struct PipelineDraw {
     Figure& f;
     const Session& session;
     const Trace& trace;
-    const FigureOptions& o;
+    const FigureStyle& o;
     const PipelineLayout& layout;
     static constexpr double row_gap = 30, sub_gap = 12, head_gap = 28, ellipsis_w = 110;
     double node_h = 0;
@@ -742,7 +730,7 @@ struct PipelineDraw {
 
 }  // namespace
 
-Figure pipeline_figure(const Session& session, const Trace& trace, const FigureOptions& o) {
+Figure pipeline_figure(const Session& session, const Trace& trace, const FigureStyle& o) {
     PipelineLayoutOptions lo;
     lo.notation = o.notation;
     lo.column_vectors = o.column_vectors;

@@ -564,7 +564,7 @@ TEST_F(Headless, ThePipelinePanelDrawsTheFiguresNodes) {
     const std::string prefix = "pipeline: ";
     for (const auto& item : report.items)
         if (item.name.starts_with(prefix)) panel.push_back(item.name.substr(prefix.size()));
-    const core::Figure f = core::pipeline_figure(state.shown().session, state.shown().trace, core::FigureOptions{});
+    const core::Figure f = core::pipeline_figure(state.shown().session, state.shown().trace, core::FigureStyle{});
     for (const core::Element& e : f.elements)
         if (const auto* g = std::get_if<core::Group>(&e); g && g->klass == "node" && !g->tooltip.starts_with("W_"))
             figure.push_back(g->tooltip);

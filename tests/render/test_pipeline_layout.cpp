@@ -175,7 +175,7 @@ TEST(PipelineLayout, TheFigureDrawsTheLayoutsNodes) {
     PipelineLayoutOptions lo;
     lo.heads = first_and_last_heads(c.heads, 4);
     const PipelineLayout layout = pipeline_layout(s, t, lo);
-    const Figure f = pipeline_figure(s, t, FigureOptions{});
+    const Figure f = pipeline_figure(s, t, FigureStyle{});
     std::vector<std::string> drawn, laid;
     for (const Element& e : f.elements)
         if (const auto* g = std::get_if<Group>(&e); g && g->klass == "node") drawn.push_back(g->tooltip);
