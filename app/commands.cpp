@@ -505,25 +505,26 @@ int export_unguarded(const ExportOptions& o) {
     if (!o.view.empty() && o.view != "heads" && o.view != "pipeline")
         return fail("--view: expected heads or pipeline, got \"" + o.view + "\"");
     if (!o.view.empty() && !core::is_figure(*format)) return fail("--view: a view is exported as png or svg");
-    if (o.precision < 0 || o.precision > core::max_precision)
-        return fail("--precision: expected 1 to " + std::to_string(core::max_precision) +
+    if (o.style.digits < 0 || o.style.digits > core::max_digits)
+        return fail("--precision: expected 1 to " + std::to_string(core::max_digits) +
                     " significant digits, or 0 for the format's default (exact for csv and tsv, 4 for latex, 3 in "
                     "figures), got " +
-                    std::to_string(o.precision));
+                    std::to_string(o.style.digits));
     // Options that would otherwise be ignored without a word.
-    if (o.scale && *format != core::ExportFormat::png)
+    if (o.scale_given && *format != core::ExportFormat::png)
         return fail("--scale applies to png only (pixels per figure unit), not " + o.format);
-    if (o.scale && !(*o.scale > 0 && *o.scale <= 16)) {
+    if (!(o.style.scale > 0 && o.style.scale <= 16)) {
         std::ostringstream got;
-        got << *o.scale;
+        got << o.style.scale;
         return fail("--scale: expected a number greater than 0 and at most 16, got " + got.str());
     }
     if (!o.size.empty() && o.view.empty())
         return fail("--size applies to --view (the view is fitted into WxH); a matrix's png takes --scale");
     if (!o.colors.empty() && !core::is_figure(*format))
         return fail("--colors applies to figures (png, svg), not " + o.format);
-    for (const auto& [set, flag] : {std::pair{o.no_numbers, "--no-numbers"}, std::pair{o.no_labels, "--no-labels"},
-                                    std::pair{o.no_legend, "--no-legend"}})
+    for (const auto& [set, flag] :
+         {std::pair{!o.style.numbers, "--no-numbers"}, std::pair{!o.style.labels, "--no-labels"},
+          std::pair{!o.style.legend, "--no-legend"}})
         if (set && !core::is_figure(*format))
             return fail(std::string(flag) + " applies to figures (png, svg), not " + o.format);
     std::optional<core::MatrixRef> ref;
@@ -555,11 +556,7 @@ int export_unguarded(const ExportOptions& o) {
                    : o.view == "pipeline" ? core::ExportRequest::View::pipeline
                                           : core::ExportRequest::View::none;
     request.format = *format;
-    request.precision = o.precision;
-    request.scale = o.scale.value_or(1.0);
-    request.numbers = !o.no_numbers;
-    request.labels = !o.no_labels;
-    request.legend = !o.no_legend;
+    request.style = o.style;
     if (!o.colors.empty()) {
         const std::optional<core::Scaling> scaling = core::scaling_from_name(o.colors);
         if (!scaling) return fail("--colors: expected fixed, auto, percentile or log, got \"" + o.colors + "\"");
@@ -568,7 +565,7 @@ int export_unguarded(const ExportOptions& o) {
         if (ref && !core::offers(core::info(ref->id).colors, *scaling))
             return fail("--colors " + o.colors + ": fixed and log are for weights only; " + core::name(ref->id) +
                         " takes auto or percentile");
-        request.scaling = *scaling;
+        request.style.scaling = *scaling;
     }
     if (!o.size.empty()) {
         char x = 0, rest = 0;
@@ -576,8 +573,8 @@ int export_unguarded(const ExportOptions& o) {
         if (std::sscanf(o.size.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || (x != 'x' && x != 'X') || w < 16 ||
             h < 16 || w > 16384 || h > 16384)
             return fail("--size: expected WxH between 16x16 and 16384x16384, got \"" + o.size + "\"");
-        request.fit_width = w;
-        request.fit_height = h;
+        request.style.fit_width = w;
+        request.style.fit_height = h;
     }
     const core::Trace trace = core::forward<double>(c, session.params);
     const core::Result<std::string> bytes = core::export_bytes(session, trace, request);

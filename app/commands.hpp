@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "core/render/figure_style.hpp"
+
 namespace attnviz::app {
 
 inline constexpr int exit_ok = 0;
@@ -69,16 +71,17 @@ struct ImportCommandOptions {
 int import_command(const ImportCommandOptions& options);
 
 struct ExportOptions {
-    std::string session;          // the session file
-    std::string matrix;           // NAME[:HEAD], or empty with `view`
-    std::string view;             // heads | pipeline
-    std::string format;           // csv | tsv | npy | latex | png | svg | json (the whole trace)
-    std::string out_path;         // required; written atomically
-    int precision = 0;            // significant digits (0: exact for csv/tsv, 4 for latex; figures: 3)
-    std::optional<double> scale;  // png: pixels per figure unit (default 1)
-    std::string colors;           // fixed | auto | percentile | log (default: the app's default for the matrix)
-    std::string size;             // --view: WxH the figure is fitted into
-    bool no_numbers = false, no_labels = false, no_legend = false;
+    std::string session;   // the session file
+    std::string matrix;    // NAME[:HEAD], or empty with `view`
+    std::string view;      // heads | pipeline
+    std::string format;    // csv | tsv | npy | latex | png | svg | json (the whole trace)
+    std::string out_path;  // required; written atomically
+    // --precision (digits), --scale, --no-numbers, --no-labels and --no-legend; --colors and --size
+    // are read into it from their text.
+    core::FigureStyle style;
+    bool scale_given = false;  // --scale was given (it applies to png only)
+    std::string colors;        // fixed | auto | percentile | log (default: the app's default for the matrix)
+    std::string size;          // --view: WxH the figure is fitted into
     std::int64_t memory_budget = 0;
 };
 

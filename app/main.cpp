@@ -191,14 +191,18 @@ CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Va
     exp->add_option("-o,--output", export_options.out_path, "Where to write (atomically)")
         ->required()
         ->check(not_empty);
-    exp->add_option("--precision", export_options.precision,
+    exp->add_option("--precision", export_options.style.digits,
                     "Significant digits, 1 to 17 (default, or 0: exact for csv/tsv, 4 for latex, 3 in figures)");
-    exp->add_option("--scale", export_options.scale, "png: pixels per figure unit (default 1; 2 for print)");
+    exp->add_option("--scale", export_options.style.scale, "png: pixels per figure unit (default 1; 2 for print)")
+        ->each([&export_options](const std::string&) { export_options.scale_given = true; });
     exp->add_option("--colors", export_options.colors, "fixed, auto, percentile or log (default as in the app)");
     exp->add_option("--size", export_options.size, "--view: WxH to fit the figure into (scaled up or down to fill it)");
-    exp->add_flag("--no-numbers", export_options.no_numbers, "Figures: colours only");
-    exp->add_flag("--no-labels", export_options.no_labels, "Figures: no token labels");
-    exp->add_flag("--no-legend", export_options.no_legend, "Figures: no colour legend");
+    exp->add_flag_callback(
+        "--no-numbers", [&export_options] { export_options.style.numbers = false; }, "Figures: colours only");
+    exp->add_flag_callback(
+        "--no-labels", [&export_options] { export_options.style.labels = false; }, "Figures: no token labels");
+    exp->add_flag_callback(
+        "--no-legend", [&export_options] { export_options.style.legend = false; }, "Figures: no colour legend");
     add_memory_budget(memory_budget, exp);
     return exp;
 }

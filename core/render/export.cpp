@@ -33,9 +33,9 @@ const FormatRow& row_of(ExportFormat format) {
 }
 
 // A value for LaTeX: "0.25", "-1.5", "3.2\times10^{-5}", "-\infty".
-std::string latex_number(double v, int precision) {
+std::string latex_number(double v, int digits) {
     if (std::isinf(v)) return v < 0 ? "-\\infty" : "\\infty";
-    const std::string text = format_number(v, precision);
+    const std::string text = format_number(v, digits);
     const size_t e = text.find('e');
     if (e == std::string::npos) return text;
     const int exponent = std::atoi(text.c_str() + e + 1);
@@ -53,8 +53,8 @@ std::optional<ExportFormat> export_format_from_name(const std::string& name) {
 const char* export_format_name(ExportFormat format) { return row_of(format).name; }
 const char* export_extension(ExportFormat format) { return row_of(format).extension; }
 
-std::string latex_bmatrix(const Matrix& m, int precision) {
-    if (precision <= 0) precision = default_latex_precision;
+std::string latex_bmatrix(const Matrix& m, int digits) {
+    if (digits <= 0) digits = default_latex_digits;
     std::string out;
     // amsmath's matrix environments hold 10 columns unless told otherwise.
     if (m.cols() > 10) out += "% needs \\setcounter{MaxMatrixCols}{" + std::to_string(m.cols()) + "}\n";
@@ -62,7 +62,7 @@ std::string latex_bmatrix(const Matrix& m, int precision) {
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
         for (Eigen::Index c = 0; c < m.cols(); ++c) {
             if (c) out += " & ";
-            out += latex_number(m(r, c), precision);
+            out += latex_number(m(r, c), digits);
         }
         out += r + 1 < m.rows() ? " \\\\\n" : "\n";
     }
@@ -79,17 +79,17 @@ std::string npy_matrix(const Matrix& m) {
     return npy_bytes({static_cast<std::uint64_t>(m.rows()), static_cast<std::uint64_t>(m.cols())}, values);
 }
 
-Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int precision) {
+Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int digits) {
     using R = Result<std::string>;
-    if (precision < 0 || precision > max_precision)
-        return R::fail({{"precision", "must be 1 to " + std::to_string(max_precision) +
+    if (digits < 0 || digits > max_digits)
+        return R::fail({{"precision", "must be 1 to " + std::to_string(max_digits) +
                                           " significant digits, or 0 "
                                           "for exact; got " +
-                                          std::to_string(precision)}});
+                                          std::to_string(digits)}});
     switch (format) {
-        case ExportFormat::csv: return R::ok(delimited_text(m, ",", precision));
-        case ExportFormat::tsv: return R::ok(delimited_text(m, "\t", precision));
-        case ExportFormat::latex: return R::ok(latex_bmatrix(m, precision));
+        case ExportFormat::csv: return R::ok(delimited_text(m, ",", digits));
+        case ExportFormat::tsv: return R::ok(delimited_text(m, "\t", digits));
+        case ExportFormat::latex: return R::ok(latex_bmatrix(m, digits));
         case ExportFormat::npy: return R::ok(npy_matrix(m));
         default: break;
     }
@@ -130,23 +130,14 @@ Result<std::string> export_bytes(const Session& session, const Trace& trace, con
             return R::fail({{"matrix", label(*r.matrix, Notation::ascii) + " does not exist in this session (" +
                                            std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads") + ")"}});
         if (!is_figure(r.format))
-            return export_matrix(*find_matrix(session.params, trace, *r.matrix), r.format, r.precision);
+            return export_matrix(*find_matrix(session.params, trace, *r.matrix), r.format, r.style.digits);
     } else if (!is_figure(r.format)) {
         return R::fail(
             {{"format", std::string("a view is a figure: png or svg, not ") + export_format_name(r.format)}});
     }
-    if (r.precision < 0 || r.precision > max_precision)
-        return R::fail({{"precision", "must be 1 to " + std::to_string(max_precision) + " significant digits"}});
-    FigureOptions o;
-    o.scaling = r.scaling;
-    o.numbers = r.numbers;
-    o.labels = r.labels;
-    o.legend = r.legend;
-    o.digits = r.precision > 0 ? r.precision : 3;
-    o.notation = r.notation;
-    o.column_vectors = r.column_vectors;
-    o.fit_width = r.fit_width;
-    o.fit_height = r.fit_height;
+    if (r.style.digits < 0 || r.style.digits > max_digits)
+        return R::fail({{"precision", "must be 1 to " + std::to_string(max_digits) + " significant digits"}});
+    const FigureStyle& o = r.style;
     Figure figure;
     if (r.matrix) {
         Result<Figure> f = matrix_figure(session, trace, *r.matrix, o);
@@ -157,17 +148,17 @@ Result<std::string> export_bytes(const Session& session, const Trace& trace, con
                                                       : pipeline_figure(session, trace, o);
     }
     if (r.format == ExportFormat::svg) return R::ok(to_svg(figure));
-    if (!(r.scale > 0 && r.scale <= 16)) return R::fail({{"scale", "must be above 0 and at most 16"}});
+    if (!(r.style.scale > 0 && r.style.scale <= 16)) return R::fail({{"scale", "must be above 0 and at most 16"}});
     // A scale that leaves the figure less than a pixel a side would give an image of nothing.
-    if (const double side = std::min(figure.width, figure.height); side * r.scale < 1) {
+    if (const double side = std::min(figure.width, figure.height); side * r.style.scale < 1) {
         const double least = 1 / side, step = std::pow(10.0, std::floor(std::log10(least)) - 2);
         return R::fail(
-            {{"scale", format_number(r.scale) + " leaves no pixel: the figure is " + format_number(figure.width) + "×" +
-                           format_number(figure.height) +
+            {{"scale", format_number(r.style.scale) + " leaves no pixel: the figure is " + format_number(figure.width) +
+                           "×" + format_number(figure.height) +
                            " units, so it would be smaller than one pixel a side; the scale must be at least " +
                            format_number(std::ceil(least / step) * step, 3)}});
     }
-    return figure_png(figure, r.scale, font_path);
+    return figure_png(figure, r.style.scale, font_path);
 }
 
 }  // namespace attnviz::core

@@ -17,7 +17,7 @@
 #include "core/attention/session.hpp"
 #include "core/base/problem.hpp"
 #include "core/io/csv.hpp"
-#include "core/render/color_scale.hpp"
+#include "core/render/figure_style.hpp"
 #include "core/render/picture.hpp"
 
 namespace attnviz::core {
@@ -32,20 +32,20 @@ const char* export_extension(ExportFormat format);
 // Whether the format is a figure (png, svg) rather than the numbers.
 inline bool is_figure(ExportFormat format) { return format == ExportFormat::png || format == ExportFormat::svg; }
 
-// The precision LaTeX uses unless one is chosen.
-inline constexpr int default_latex_precision = 4;
-// Precisions (significant digits) a user may choose; 0 means exact for CSV and TSV.
-inline constexpr int max_precision = 17;
+// The significant digits LaTeX writes unless others are chosen.
+inline constexpr int default_latex_digits = 4;
+// Significant digits a user may choose (FigureStyle::digits); 0 means the format's default.
+inline constexpr int max_digits = 17;
 
 // A matrix as a LaTeX bmatrix (amsmath). Past 10 columns a comment says to raise MaxMatrixCols.
-std::string latex_bmatrix(const Matrix& m, int precision = default_latex_precision);
+std::string latex_bmatrix(const Matrix& m, int digits = default_latex_digits);
 
 // A matrix as a .npy file's bytes (2-D, float64).
 std::string npy_matrix(const Matrix& m);
 
-// The text or bytes of a matrix in a numeric format (csv, tsv, latex, npy); precision as above
+// The text or bytes of a matrix in a numeric format (csv, tsv, latex, npy); digits as above
 // (0: the format's default). Refused for the figure formats and json.
-Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int precision = 0);
+Result<std::string> export_matrix(const Matrix& m, ExportFormat format, int digits = 0);
 
 // One export of a session's trace, as `attnviz export` and File > Export… describe it.
 struct ExportRequest {
@@ -53,14 +53,7 @@ struct ExportRequest {
     std::optional<MatrixRef> matrix;  // a matrix (numbers or heatmap); with View::none
     View view = View::none;           // a view's figure (png, svg)
     ExportFormat format = ExportFormat::csv;
-    int precision = 0;  // significant digits; 0: the format's default (exact, 4 for LaTeX, 3 in figures)
-    // Figures:
-    double scale = 1;                // png: pixels per unit
-    std::optional<Scaling> scaling;  // colours; unset: the matrix's default
-    bool numbers = true, labels = true, legend = true;
-    int fit_width = 0, fit_height = 0;  // views: fit into this many units (0: natural size)
-    Notation notation = Notation::unicode;
-    bool column_vectors = false;  // draw matrices transposed (tokens as columns)
+    FigureStyle style;  // how: digits (of the numbers too), colours, numbers, labels, legend, scale, fit
 };
 
 // The bytes of an export: a matrix's numbers or figure, a view's figure, or (json, with neither a

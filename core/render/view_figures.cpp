@@ -5,6 +5,7 @@
 
 #include "core/base/format.hpp"
 #include "core/base/notation.hpp"
+#include "core/render/pipeline_layout.hpp"
 
 namespace attnviz::core {
 
@@ -95,19 +96,19 @@ struct Grid {
     double height() const { return label_h + rows * cell; }
 };
 
-Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
+Grid plan_grid(const Drawn& d, const Heatmap& s, double cell) {
     Grid g;
     g.rows = d.rows();
     g.cols = d.cols();
-    g.step = std::max(block_step(g.rows, g.cols, s.max_cells),
+    g.step = std::max(block_step(g.rows, g.cols, s.style.max_cells),
                       static_cast<int>(std::ceil(min_block_side / cell - 1e-9)));
     g.cell = cell;
     g.gap = g.step == 1 && cell >= 12 ? 1 : 0;
     // Rows: every k-th, k so that labels 1.3 lines apart never touch. Columns: every k-th, k so that
     // a label has k cells (less 4 units): room for the widest label, up to four digits' width
     // (longer ones are cut).
-    const int row_labels = s.labels ? std::min(g.rows, static_cast<int>(s.row_labels.size())) : 0;
-    const int col_labels = s.labels ? std::min(g.cols, static_cast<int>(s.col_labels.size())) : 0;
+    const int row_labels = s.style.labels ? std::min(g.rows, static_cast<int>(s.row_labels.size())) : 0;
+    const int col_labels = s.style.labels ? std::min(g.cols, static_cast<int>(s.col_labels.size())) : 0;
     double col_widest = 0;
     for (int c = 0; c < col_labels; ++c) col_widest = std::max(col_widest, text_width(s.col_labels[c], label_size));
     int row_every = std::max(1, static_cast<int>(std::ceil(label_size * 1.3 / cell)));
@@ -140,10 +141,10 @@ Grid plan_grid(const Drawn& d, const HeatmapStyle& s, double cell) {
     }
     // Numbers: at one size for the whole matrix, each cell printing the most digits that fit it
     // (cell_number's levels), so one wide value never blanks the others.
-    if (s.numbers && g.step == 1) {
+    if (s.style.numbers && g.step == 1) {
         const double size = std::min(max_number_size, cell * 0.32);
         if (size >= min_number_size) {
-            g.digits = std::max(s.digits, 1);
+            g.digits = figure_digits(s.style);
             g.number_size = size;
         }
     }
@@ -155,7 +156,7 @@ Rgba cell_color(double v, Colormap map, const ColorRange& range) {
 }
 
 // The heatmap with its labels, its top left corner at (x, y).
-void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, const ColorRange& range, double x,
+void draw_grid(Figure& f, const Drawn& d, const Heatmap& s, const Grid& g, const ColorRange& range, double x,
                double y) {
     const Colormap map = colormap_for(s.colors);
     const Pooling pooling = pooling_for(s.colors);
@@ -183,10 +184,10 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                                           false, "col-label"));
         }
     const std::string name = s.tooltips ? s.cell_name : "";
-    const Symbols& sym = symbols(s.notation);
+    const Symbols& sym = symbols(s.style.notation);
     auto index = [&](int r, int c) {  // the matrix's own (storage) indices of a drawn cell
-        return s.transposed ? "[" + std::to_string(c) + "][" + std::to_string(r) + "]"
-                            : "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+        return s.style.column_vectors ? "[" + std::to_string(c) + "][" + std::to_string(r) + "]"
+                                      : "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
     };
     for (int r0 = 0; r0 < g.rows; r0 += g.step) {
         const int r1 = std::min(g.rows, r0 + g.step);
@@ -202,8 +203,8 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
             if (!name.empty() && g.step == 1) {
                 box.tooltip = name + index(r0, c0) + " = " + shown;
             } else if (!name.empty()) {
-                const int sr0 = s.transposed ? c0 : r0, sr1 = s.transposed ? c1 : r1;
-                const int sc0 = s.transposed ? r0 : c0, sc1 = s.transposed ? r1 : c1;
+                const int sr0 = s.style.column_vectors ? c0 : r0, sr1 = s.style.column_vectors ? c1 : r1;
+                const int sc0 = s.style.column_vectors ? r0 : c0, sc1 = s.style.column_vectors ? r1 : c1;
                 box.tooltip = name + "[" + std::to_string(sr0) + ".." + std::to_string(sr1 - 1) + "][" +
                               std::to_string(sc0) + ".." + std::to_string(sc1 - 1) +
                               (pooling == Pooling::mean ? "]: mean " : "]: largest |value| ") + shown;
@@ -214,7 +215,7 @@ void draw_grid(Figure& f, const Drawn& d, const HeatmapStyle& s, const Grid& g, 
                     return text_width(text, g.number_size) + 4 <= g.cell - g.gap;
                 };
                 // A masked score is −∞; a finite value prints the most digits that fit.
-                const Symbols& sym = symbols(s.notation);
+                const Symbols& sym = symbols(s.style.notation);
                 std::string text;
                 if (std::isfinite(value))
                     text = fitted_cell_number(value, g.digits, std::string(sym.about) + "0", fits);
@@ -327,32 +328,6 @@ std::string shape_of(const Matrix& m, bool transposed) {
     return format_shape(transposed ? m.cols() : m.rows(), transposed ? m.rows() : m.cols());
 }
 
-// What computes a matrix, as a whole right-hand side: operation_text, which the pipeline writes on
-// the arrow from the operand, with the operand written in ("scores_raw⁽¹⁾ ÷ √d_k",
-// "softmax(scores⁽¹⁾) by rows", "[Z⁽¹⁾ Z⁽²⁾] side by side").
-std::string equation_text(const MatrixRef& ref, const Config& c, int heads, Notation nt, bool column_vectors) {
-    const Symbols& sym = symbols(nt);
-    switch (ref.id) {
-        case MatrixId::scores: {
-            std::string op = operation_text(ref.id, c, nt, column_vectors);
-            if (const std::string mask = ", mask"; op.ends_with(mask))
-                op.replace(op.size() - mask.size(), mask.size(), std::string(", masked (") + sym.neg_inf + ")");
-            return label(MatrixRef{MatrixId::scores_raw, ref.head}, nt) + " " + op;
-        }
-        case MatrixId::weights:
-            return "softmax(" + label(MatrixRef{MatrixId::scores, ref.head}, nt) +
-                   (column_vectors ? ") by columns" : ") by rows");
-        case MatrixId::concat: {
-            if (heads <= 1) return label(MatrixRef{MatrixId::Z, 0}, nt);
-            std::string zs = "[" + label(MatrixRef{MatrixId::Z, 0}, nt) + " ";
-            if (heads > 2) zs += std::string(sym.ellipsis) + " ";
-            zs += label(MatrixRef{MatrixId::Z, heads - 1}, nt) + "]";
-            return zs + (column_vectors ? " stacked" : " side by side");
-        }
-        default: return operation_text(ref.id, c, nt, column_vectors);
-    }
-}
-
 // What the rows and columns of a matrix are, in the drawn frame: "rows: queries, columns: keys".
 std::string axes_note(MatrixId id, bool transposed) {
     const bool rows = rows_are_tokens(id), cols = cols_are_tokens(id);
@@ -383,12 +358,12 @@ void note(Figure& f, double x, double y, const std::string& text, double room) {
 
 }  // namespace
 
-Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
-    const Drawn d{m, s.transposed};
-    const int step = block_step(d.rows(), d.cols(), s.max_cells);
+Figure heatmap_figure(const Matrix& m, const Heatmap& s) {
+    const Drawn d{m, s.style.column_vectors};
+    const int step = block_step(d.rows(), d.cols(), s.style.max_cells);
     const double cell = s.cell > 0 ? s.cell : auto_cell(d.rows(), d.cols(), step, heatmap_extent);
     const Grid g = plan_grid(d, s, cell);
-    const Coloring colored = coloring(s.colors, s.scaling, {d}, g.step);
+    const Coloring colored = coloring(s.colors, s.style.scaling, {d}, g.step);
     const ColorRange range = s.range.value_or(colored.range);
 
     Figure f;
@@ -400,11 +375,11 @@ Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     draw_grid(f, d, s, g, range, margin, y);
     width = std::max(width, margin + g.width());
     y += g.height();
-    if (s.legend) {
+    if (s.style.legend) {
         y += 14;
         const double x = margin + g.label_w;
         const Point size = draw_legend(f, colormap_for(s.colors), range, s.range ? "" : colored.note, colored.masked,
-                                       s.notation, x, y, std::clamp(g.cols * g.cell, 160.0, 320.0));
+                                       s.style.notation, x, y, std::clamp(g.cols * g.cell, 160.0, 320.0));
         width = std::max(width, x + size.x);
         y += size.y;
     }
@@ -413,14 +388,14 @@ Figure heatmap_figure(const Matrix& m, const HeatmapStyle& s) {
     return f;
 }
 
-Result<Figure> matrix_figure(const Session& session, const Trace& trace, const MatrixRef& ref, const FigureOptions& o) {
+Result<Figure> matrix_figure(const Session& session, const Trace& trace, const MatrixRef& ref, const FigureStyle& o) {
     const Config& c = session.config;
     const Matrix* m = exists(ref, c) ? find_matrix(session.params, trace, ref) : nullptr;
     if (!m)
         return Result<Figure>::fail({{"", label(ref, Notation::ascii) + " does not exist in this session (" +
                                               operation_text(ref.id, c, Notation::ascii, o.column_vectors) + ")"}});
     const bool t = o.column_vectors;
-    HeatmapStyle s;
+    Heatmap s;
     const std::string name = label(ref, o.notation);
     s.title = name + " (" + shape_of(*m, t) + ")";
     const std::string operation = equation_text(ref, c, static_cast<int>(trace.heads.size()), o.notation, t);
@@ -432,19 +407,12 @@ Result<Figure> matrix_figure(const Session& session, const Trace& trace, const M
     if (along_rows) s.row_labels = *along_rows;
     if (along_cols) s.col_labels = *along_cols;
     s.colors = info(ref.id).colors;
-    s.scaling = o.scaling;
-    s.numbers = o.numbers;
-    s.digits = o.digits;
-    s.labels = o.labels;
-    s.legend = o.legend;
-    s.max_cells = o.max_cells;
+    s.style = o;
     s.cell_name = name;
-    s.transposed = t;
-    s.notation = o.notation;
     return Result<Figure>::ok(heatmap_figure(*m, s));
 }
 
-Figure heads_figure(const Session& session, const Trace& trace, const FigureOptions& o) {
+Figure heads_figure(const Session& session, const Trace& trace, const FigureStyle& o) {
     const Config& c = trace.config;
     const MatrixId id = o.heads_matrix == MatrixId::scores || o.heads_matrix == MatrixId::scores_raw
                             ? o.heads_matrix
@@ -458,17 +426,12 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
     for (int h = 0; h < heads; ++h) drawn.push_back({*info(id).computed(trace, h), o.column_vectors});
     const Coloring colored = coloring(colors, o.scaling, drawn, step);
 
-    HeatmapStyle s;
+    Heatmap s;
     s.row_labels = o.column_vectors ? key_tokens(session) : session.tokens;
     s.col_labels = o.column_vectors ? session.tokens : key_tokens(session);
     s.colors = colors;
     s.range = colored.range;
-    s.numbers = o.numbers;
-    s.digits = o.digits;
-    s.labels = o.labels;
-    s.max_cells = o.max_cells;
-    s.transposed = o.column_vectors;
-    s.notation = o.notation;
+    s.style = o;
     const double head_title = 18, gap = 18;
     const std::string title = std::string(name(id)) + " of every head (" + format_shape(c.n, keys) + ", " +
                               std::to_string(heads) + (heads == 1 ? " head)" : " heads)");
@@ -564,50 +527,179 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureOpti
 
 namespace {
 
-struct Node {
-    MatrixRef ref;
+// A node's box in figure units.
+struct Place {
     double x = 0, y = 0, w = 0, h = 0;
     Point top() const { return {x + w / 2, y}; }
     Point bottom() const { return {x + w / 2, y + h}; }
 };
 
-// The pipeline's drawing: nodes, their text and thumbnails.
+// The pipeline's layout in figure units: each head a column of three narrow nodes (W_Q, Q, …)
+// framed as a panel, the chain two of them wide, X (and Y) centred above the heads on lines over
+// them, concat and output under all heads, W_O right of them; then drawn, with thumbnails.
 struct PipelineDraw {
     Figure& f;
     const Session& session;
     const Trace& trace;
-    const FigureOptions& o;
+    const FigureStyle& o;
+    const PipelineLayout& layout;
+    static constexpr double row_gap = 30, sub_gap = 12, head_gap = 28, ellipsis_w = 110;
     double node_h = 0;
+    double nw = 84, chain_w = 0, head_w = 0;  // a narrow node, the chain, a head
+    std::vector<double> head_x = {};          // each laid-out head's left side
+    double ellipsis_x = 0, heads_right = 0;
+    double bus_y = 0, kv_bus_y = 0, panel_top = 0, panel_bottom = 0;
+    double row_y[pipeline_row::output + 1] = {};
+    std::vector<Place> at = {};  // each node's box
 
-    const Matrix* matrix(const MatrixRef& ref) const { return find_matrix(session.params, trace, ref); }
-    std::string text(const MatrixRef& ref) const {
-        const Matrix* m = matrix(ref);
-        return label(ref, o.notation) + (m ? " " + shape_of(*m, o.column_vectors) : "");
-    }
-    // The caption of a node: its name and shape; its name alone when that does not fit.
-    std::string caption(const MatrixRef& ref, double w) const {
-        const std::string full = text(ref);
-        return text_width(full, 12) + 12 <= w ? full : fit_text(label(ref, o.notation), w - 12, 12);
+    const PipelineNode& node(int k) const { return layout.nodes[static_cast<std::size_t>(k)]; }
+    bool elided() const { return !layout.left_out.empty(); }
+
+    // Node widths: a narrow node holds its caption and half of it a head's title; the chain spans
+    // two narrow ones. Then the heads' columns, an ellipsis column before the last when heads are left out.
+    void measure() {
+        double chain_text = 0;
+        for (const PipelineNode& n : layout.nodes) {
+            if (n.slot < 0) continue;
+            const double w = text_width(n.caption(), 12) + 14;
+            if (n.span == 1)
+                nw = std::max(nw, w);
+            else
+                chain_text = std::max(chain_text, w);
+        }
+        for (int h : layout.heads) nw = std::max(nw, 2 * text_width("head " + std::to_string(h + 1), 11, true) + 16);
+        nw = std::max(nw, (chain_text - sub_gap) / 2);
+        chain_w = 2 * nw + sub_gap, head_w = 3 * nw + 2 * sub_gap;
+        double x = margin + 8;
+        for (std::size_t k = 0; k < layout.heads.size(); ++k) {
+            if (elided() && k + 1 == layout.heads.size()) {
+                ellipsis_x = x;
+                x += ellipsis_w + head_gap;
+            }
+            head_x.push_back(x);
+            x += head_w + head_gap;
+        }
+        heads_right = x - head_gap;
     }
 
-    void draw(const Node& n) {
-        const bool input = is_input(n.ref.id);
-        const Matrix* m = matrix(n.ref);
-        const std::string operation = equation_text(n.ref, trace.config, static_cast<int>(trace.heads.size()),
-                                                    o.notation, o.column_vectors);
-        f.elements.push_back(Group{"node",
-                                   label(n.ref, o.notation) + (input ? ": " : " = ") + operation +
-                                       (m ? ", " + shape_of(*m, o.column_vectors) : ""),
-                                   false});
-        Box box = box_at(n.x, n.y, n.w, n.h, input ? input_fill : node_fill);
-        box.stroke = input ? input_border : node_border;
+    // Every node's box, the rows starting at `top`.
+    void place(double top) {
+        const bool cross = trace.config.cross();
+        const double centre = (margin + 8 + heads_right) / 2;
+        bus_y = top + node_h + 14;
+        kv_bus_y = cross ? bus_y + 16 : bus_y;  // the line W_K and W_V hang from
+        panel_top = kv_bus_y + 8;
+        row_y[pipeline_row::projections] = panel_top + 22;
+        row_y[pipeline_row::qkv] = row_y[pipeline_row::projections] + node_h + row_gap;
+        row_y[pipeline_row::rotated] = row_y[pipeline_row::qkv] + node_h + row_gap;
+        const double chain = trace.config.rope.on ? row_y[pipeline_row::rotated] + node_h + row_gap
+                                                  : row_y[pipeline_row::rotated];
+        for (int j = 0; j < 4; ++j) row_y[pipeline_row::scores_raw + j] = chain + j * (node_h + row_gap);
+        panel_bottom = row_y[pipeline_row::Z] + node_h + 10;
+        row_y[pipeline_row::concat] = panel_bottom + row_gap + 6;
+        row_y[pipeline_row::output] = row_y[pipeline_row::concat] + node_h + row_gap + 6;
+        for (const PipelineNode& n : layout.nodes) {
+            const double fitted = std::max(nw, text_width(n.caption(), 12) + 14);
+            if (n.slot >= 0)
+                at.push_back({head_x[static_cast<std::size_t>(n.slot)] + n.column * (nw + sub_gap), row_y[n.row],
+                              n.span == 2 ? chain_w : nw, node_h});
+            else if (n.ref.id == MatrixId::X)
+                at.push_back({cross ? centre - fitted - 20 : centre - fitted / 2, top, fitted, node_h});
+            else if (n.ref.id == MatrixId::Y)
+                at.push_back({centre + 20, top, fitted, node_h});
+            else if (n.ref.id == MatrixId::W_O)
+                at.push_back({heads_right + 28, row_y[n.row], fitted, node_h});
+            else  // concat, output: under all heads
+                at.push_back({head_x.front(), row_y[n.row], heads_right - head_x.front(), node_h});
+        }
+    }
+
+    // The lines X (and Y) run over the heads, for the heads' W_Q (W_K and W_V) to hang from.
+    void buses() {
+        const Place& X = at[static_cast<std::size_t>(layout.find({MatrixId::X, 0}))];
+        line(f, X.bottom(), {X.bottom().x, bus_y});
+        if (!trace.config.cross()) {
+            line(f, {head_x.front() + nw / 2, bus_y}, {head_x.back() + head_w - nw / 2, bus_y});
+            return;
+        }
+        // X's line over each head's W_Q, Y's over each head's W_K and W_V; which is which at their left ends.
+        const Place& Y = at[static_cast<std::size_t>(layout.find({MatrixId::Y, 0}))];
+        line(f, {std::min(head_x.front() + nw / 2, X.bottom().x), bus_y},
+             {std::max(head_x.back() + nw / 2, X.bottom().x), bus_y});
+        line(f, Y.bottom(), {Y.bottom().x, kv_bus_y});
+        const double kv_left = std::min(head_x.front() + nw * 1.5 + sub_gap, Y.bottom().x);
+        line(f, {kv_left, kv_bus_y}, {std::max(head_x.back() + head_w - nw / 2, Y.bottom().x), kv_bus_y});
+        note(f, std::min(head_x.front() + nw / 2, X.bottom().x) - 16, bus_y, "X", 14);
+        note(f, kv_left - 16, kv_bus_y, "Y", 14);
+    }
+
+    void draw(int k) {
+        const PipelineNode& n = node(k);
+        const Place& p = at[static_cast<std::size_t>(k)];
+        f.elements.push_back(Group{"node", n.title(), false});
+        Box box = box_at(p.x, p.y, p.w, p.h, n.input ? input_fill : node_fill);
+        box.stroke = n.input ? input_border : node_border;
         box.radius = 5;
         f.elements.push_back(box);
-        f.elements.push_back(label_at(n.x + n.w / 2, n.y + 12, caption(n.ref, n.w), 12, ink, Anchor::middle,
-                                      Baseline::middle, false, "node-label"));
+        // The caption: the name and shape; the name alone when that does not fit.
+        const std::string caption = text_width(n.caption(), 12) + 12 <= p.w ? n.caption()
+                                                                            : fit_text(n.label, p.w - 12, 12);
+        f.elements.push_back(
+            label_at(p.x + p.w / 2, p.y + 12, caption, 12, ink, Anchor::middle, Baseline::middle, false, "node-label"));
+        const Matrix* m = find_matrix(session.params, trace, n.ref);
         if (o.thumbnails && m && m->size() > 0)
-            thumbnail(*m, info(n.ref.id).colors, n.x + 6, n.y + 24, n.w - 12, n.h - 30);
+            thumbnail(*m, info(n.ref.id).colors, p.x + 6, p.y + 24, p.w - 12, p.h - 30);
         f.elements.push_back(GroupEnd{});
+    }
+
+    // An edge's arrow, and its note beside it.
+    void connect(const PipelineEdge& e) {
+        const Place &a = at[static_cast<std::size_t>(e.from)], &b = at[static_cast<std::size_t>(e.to)];
+        const PipelineNode &from = node(e.from), &to = node(e.to);
+        const double mid = b.y + node_h / 2;
+        switch (e.route) {
+            case PipelineRoute::bus:
+                arrow(f, {b.top().x, from.ref.id == MatrixId::Y ? kv_bus_y : bus_y}, b.top());
+                break;
+            case PipelineRoute::down: arrow(f, a.bottom(), {a.bottom().x, b.y}); break;
+            case PipelineRoute::side:
+                line(f, a.bottom(), {a.bottom().x, mid});
+                arrow(f, {a.bottom().x, mid}, {b.x + b.w, mid});
+                break;
+        }
+        if (e.note.empty()) return;
+        const double x = a.bottom().x + 6, y = a.bottom().y + row_gap / 2;
+        if (to.ref.id == MatrixId::scores_raw) {  // between the arrows from Q and K
+            f.elements.push_back(label_at(b.x + b.w / 2, y, fit_text(e.note, nw, note_size), note_size, grey,
+                                          Anchor::middle, Baseline::middle, false, "note"));
+        } else if (from.slot >= 0 && from.span == 1) {  // a bias, RoPE
+            note(f, x, y, e.note, nw / 2 + sub_gap - 8);
+        } else if (to.slot >= 0) {  // the chain, up to V's line
+            const double v_x = head_x[static_cast<std::size_t>(to.slot)] + 2 * (nw + sub_gap) + nw / 2;
+            note(f, x, y, e.note, v_x - a.bottom().x - 12);
+        } else if (to.ref.id == MatrixId::concat) {
+            note(f, x, (a.bottom().y + b.y) / 2 + 4, e.note, nw);
+        } else if (from.ref.id == MatrixId::concat) {
+            note(f, x, (a.bottom().y + b.y) / 2, e.note, b.w / 2 - 12);
+        } else {  // b_O, on W_O's line
+            note(f, x, (a.bottom().y + mid) / 2, e.note, 120);
+        }
+    }
+
+    // A head's panel: its frame and title, its nodes, the edges into them.
+    void head(int slot) {
+        const double hx = head_x[static_cast<std::size_t>(slot)];
+        Box panel = box_at(hx - 8, panel_top, head_w + 16, panel_bottom - panel_top, panel_fill);
+        panel.stroke = panel_border;
+        panel.radius = 6;
+        f.elements.push_back(panel);
+        f.elements.push_back(label_at(hx - 2, panel_top + 5,
+                                      "head " + std::to_string(layout.heads[static_cast<std::size_t>(slot)] + 1), 11,
+                                      grey, Anchor::start, Baseline::top, true, "head-title"));
+        for (std::size_t k = 0; k < layout.nodes.size(); ++k)
+            if (layout.nodes[k].slot == slot) draw(static_cast<int>(k));
+        for (const PipelineEdge& e : layout.edges)
+            if (node(e.to).slot == slot) connect(e);
     }
 
     // A small heatmap of the matrix, centred in the area: at most 24 blocks a side, each its cells
@@ -638,211 +730,51 @@ struct PipelineDraw {
 
 }  // namespace
 
-Figure pipeline_figure(const Session& session, const Trace& trace, const FigureOptions& o) {
-    const Config& c = trace.config;
-    const Notation nt = o.notation;
-    const bool cv = o.column_vectors, rope = c.rope.on;
+Figure pipeline_figure(const Session& session, const Trace& trace, const FigureStyle& o) {
+    PipelineLayoutOptions lo;
+    lo.notation = o.notation;
+    lo.column_vectors = o.column_vectors;
+    lo.heads = first_and_last_heads(static_cast<int>(trace.heads.size()), o.max_heads);
+    const PipelineLayout layout = pipeline_layout(session, trace, lo);
     Figure f;
-    PipelineDraw p{f, session, trace, o};
+    PipelineDraw p{f, session, trace, o, layout};
     p.node_h = o.thumbnails ? 70 : 24;
-    const double node_h = p.node_h, row_gap = 30, sub_gap = 12, head_gap = 28;
-
-    // The heads drawn in full: all of them, or the first max_heads − 1 and the last.
-    const int heads = static_cast<int>(trace.heads.size());
-    std::vector<int> shown;
-    const int max_heads = std::max(o.max_heads, 2);
-    for (int h = 0; h < heads; ++h)
-        if (heads <= max_heads || h < max_heads - 1 || h == heads - 1) shown.push_back(h);
-    const bool elided = static_cast<int>(shown.size()) < heads;
-
-    // Node widths: a narrow node (W_Q, Q, …) holds its caption and half of it a head's title; the
-    // chain (scores_raw … Z) spans two narrow ones.
-    const MatrixId narrow_ids[] = {MatrixId::W_Q, MatrixId::W_K, MatrixId::W_V,   MatrixId::Q,
-                                   MatrixId::K,   MatrixId::V,   MatrixId::Q_rot, MatrixId::K_rot};
-    const MatrixId chain_ids[] = {MatrixId::scores_raw, MatrixId::scores, MatrixId::weights, MatrixId::Z};
-    double nw = 84;
-    double chain_text = 0;
-    for (int h : shown) {
-        for (MatrixId id : narrow_ids)
-            if (exists(id, c)) nw = std::max(nw, text_width(p.text({id, h}), 12) + 14);
-        for (MatrixId id : chain_ids) chain_text = std::max(chain_text, text_width(p.text({id, h}), 12) + 14);
-        nw = std::max(nw, 2 * text_width("head " + std::to_string(h + 1), 11, true) + 16);
-    }
-    nw = std::max(nw, (chain_text - sub_gap) / 2);
-    const double chain_w = 2 * nw + sub_gap, head_w = 3 * nw + 2 * sub_gap;
-    const double ellipsis_w = 110;
-
-    // Heading.
+    p.measure();
     double width = 0;
-    const std::string convention = c.output_projection ? "output = " + operation_text(MatrixId::output, c, nt, cv) +
-                                                             " (with output projection W_O)"
-                                                       : std::string("output = concat (no output projection)");
-    std::vector<std::string> notes = {convention};
-    if (elided)
-        notes.push_back("heads " + std::to_string(max_heads) + "–" + std::to_string(heads - 1) +
-                        " are left out; every head has the same stages");
-    double y = draw_heading(f, "attention pipeline", notes, margin, width);
+    std::vector<std::string> notes = {layout.convention};
+    if (p.elided()) notes.push_back(layout.left_out + " are left out; every head has the same stages");
+    p.place(draw_heading(f, "attention pipeline", notes, margin, width));
 
-    // Columns: one per shown head, an ellipsis column before the last when heads are left out.
-    std::vector<double> head_x;
-    double x = margin + 8;
-    double ellipsis_x = 0;
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        if (elided && k + 1 == shown.size()) {
-            ellipsis_x = x;
-            x += ellipsis_w + head_gap;
-        }
-        head_x.push_back(x);
-        x += head_w + head_gap;
-    }
-    const double heads_right = x - head_gap;
-
-    // X, centred over the heads, and the line from it over every head's W_Q, W_K, W_V. Under
-    // cross-attention Y stands beside X, and its own line feeds W_K and W_V.
-    const bool cross = c.cross();
-    const double centre = (margin + 8 + heads_right) / 2;
-    Node X{{MatrixId::X, 0}};
-    X.w = std::max(nw, text_width(p.text(X.ref), 12) + 14);
-    X.h = node_h;
-    X.x = cross ? centre - X.w - 20 : centre - X.w / 2;
-    X.y = y;
-    p.draw(X);
-    Node Y{{MatrixId::Y, 0}};
-    if (cross) {
-        Y.w = std::max(nw, text_width(p.text(Y.ref), 12) + 14);
-        Y.h = node_h;
-        Y.x = centre + 20;
-        Y.y = y;
-        p.draw(Y);
-    }
-    const double bus_y = X.y + X.h + 14;
-    const double kv_bus_y = cross ? bus_y + 16 : bus_y;  // the line W_K and W_V hang from
-    const double panel_top = kv_bus_y + 8;
-    const double row_w = panel_top + 22;  // W_Q, W_K, W_V
-    const double row_qkv = row_w + node_h + row_gap;
-    const double row_rot = row_qkv + node_h + row_gap;
-    const double row_chain = rope ? row_rot + node_h + row_gap : row_rot;
-    const double row_z = row_chain + 3 * (node_h + row_gap);
-    const double panel_bottom = row_z + node_h + 10;
-    line(f, X.bottom(), {X.bottom().x, bus_y});
-    if (cross) {
-        // X's line over each head's W_Q, Y's over each head's W_K and W_V.
-        line(f, {std::min(head_x.front() + nw / 2, X.bottom().x), bus_y},
-             {std::max(head_x.back() + nw / 2, X.bottom().x), bus_y});
-        line(f, Y.bottom(), {Y.bottom().x, kv_bus_y});
-        const double kv_left = std::min(head_x.front() + nw * 1.5 + sub_gap, Y.bottom().x);
-        line(f, {kv_left, kv_bus_y}, {std::max(head_x.back() + head_w - nw / 2, Y.bottom().x), kv_bus_y});
-        // Which line is which, at their left ends.
-        note(f, std::min(head_x.front() + nw / 2, X.bottom().x) - 16, bus_y, "X", 14);
-        note(f, kv_left - 16, kv_bus_y, "Y", 14);
-    } else {
-        line(f, {head_x.front() + nw / 2, bus_y}, {head_x.back() + head_w - nw / 2, bus_y});
-    }
-
-    std::vector<Node> zs;
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        const int h = shown[k];
-        const double hx = head_x[k];
-        Box panel = box_at(hx - 8, panel_top, head_w + 16, panel_bottom - panel_top, panel_fill);
-        panel.stroke = panel_border;
-        panel.radius = 6;
-        f.elements.push_back(panel);
-        f.elements.push_back(label_at(hx - 2, panel_top + 5, "head " + std::to_string(h + 1), 11, grey, Anchor::start,
-                                      Baseline::top, true, "head-title"));
-        auto node_at = [&](MatrixId id, int column, double row_y, double w) {
-            Node n{{id, h}, hx + column * (nw + sub_gap), row_y, w, node_h};
-            p.draw(n);
-            return n;
-        };
-        const MatrixId weights_ids[] = {MatrixId::W_Q, MatrixId::W_K, MatrixId::W_V};
-        const MatrixId product_ids[] = {MatrixId::Q, MatrixId::K, MatrixId::V};
-        Node products[3];
-        for (int j = 0; j < 3; ++j) {
-            const Node w = node_at(weights_ids[j], j, row_w, nw);
-            arrow(f, {w.top().x, j == 0 ? bus_y : kv_bus_y}, w.top());
-            products[j] = node_at(product_ids[j], j, row_qkv, nw);
-            arrow(f, w.bottom(), products[j].top());
-            // The bias added, on the arrow.
-            const MatrixId bias = info(product_ids[j]).bias;
-            if (exists(bias, c))
-                note(f, w.bottom().x + 6, w.bottom().y + row_gap / 2, "+ " + label(MatrixRef{bias, h}, nt),
-                     nw / 2 + sub_gap - 8);
-        }
-        Node q_in = products[0], k_in = products[1];
-        if (rope) {
-            q_in = node_at(MatrixId::Q_rot, 0, row_rot, nw);
-            k_in = node_at(MatrixId::K_rot, 1, row_rot, nw);
-            arrow(f, products[0].bottom(), q_in.top());
-            arrow(f, products[1].bottom(), k_in.top());
-            note(f, products[0].bottom().x + 6, products[0].bottom().y + row_gap / 2,
-                 info(MatrixId::Q_rot).heading.in(nt, cv), nw / 2 + sub_gap - 8);
-            note(f, products[1].bottom().x + 6, products[1].bottom().y + row_gap / 2,
-                 info(MatrixId::K_rot).heading.in(nt, cv), nw / 2 + sub_gap - 8);
-        }
-        Node chain[4];
-        for (int j = 0; j < 4; ++j) chain[j] = node_at(chain_ids[j], 0, row_chain + j * (node_h + row_gap), chain_w);
-        arrow(f, q_in.bottom(), {q_in.bottom().x, chain[0].y});
-        arrow(f, k_in.bottom(), {k_in.bottom().x, chain[0].y});
-        // Q·Kᵀ between the two arrows.
-        {
-            const std::string text = fit_text(operation_text(MatrixId::scores_raw, c, nt, cv), nw, note_size);
-            f.elements.push_back(label_at(hx + chain_w / 2, q_in.bottom().y + row_gap / 2, text, note_size, grey,
-                                          Anchor::middle, Baseline::middle, false, "note"));
-        }
-        const Node& v = products[2];
-        for (int j = 0; j + 1 < 4; ++j) {
-            arrow(f, chain[j].bottom(), chain[j + 1].top());
-            note(f, chain[j].bottom().x + 6, chain[j].bottom().y + row_gap / 2,
-                 operation_text(chain_ids[j + 1], c, nt, cv), v.top().x - chain[j].bottom().x - 12);
-        }
-        // V joins at the weighted sum: down its column, then left into Z.
-        const double z_mid = chain[3].y + node_h / 2;
-        line(f, v.bottom(), {v.bottom().x, z_mid});
-        arrow(f, {v.bottom().x, z_mid}, {chain[3].x + chain[3].w, z_mid});
-        zs.push_back(chain[3]);
-    }
-    if (elided) {
-        const double mid_y = (row_qkv + panel_bottom) / 2;
+    // The layer's inputs and their lines, each head, the ellipsis, then concat, W_O and output.
+    for (std::size_t k = 0; k < layout.nodes.size(); ++k)
+        if (layout.nodes[k].row == pipeline_row::inputs) p.draw(static_cast<int>(k));
+    p.buses();
+    for (std::size_t slot = 0; slot < layout.heads.size(); ++slot) p.head(static_cast<int>(slot));
+    if (p.elided()) {
+        const double mid_y = (p.row_y[pipeline_row::qkv] + p.panel_bottom) / 2, x = p.ellipsis_x + p.ellipsis_w / 2;
+        f.elements.push_back(label_at(x, mid_y - 10, "⋯", 20, grey, Anchor::middle, Baseline::middle));
         f.elements.push_back(
-            label_at(ellipsis_x + ellipsis_w / 2, mid_y - 10, "⋯", 20, grey, Anchor::middle, Baseline::middle));
-        f.elements.push_back(label_at(ellipsis_x + ellipsis_w / 2, mid_y + 14,
-                                      "heads " + std::to_string(max_heads) + "–" + std::to_string(heads - 1), note_size,
-                                      grey, Anchor::middle, Baseline::middle, false, "note"));
+            label_at(x, mid_y + 14, layout.left_out, note_size, grey, Anchor::middle, Baseline::middle, false, "note"));
     }
+    for (std::size_t k = 0; k < layout.nodes.size(); ++k)
+        if (layout.nodes[k].row >= pipeline_row::concat) p.draw(static_cast<int>(k));
+    for (const PipelineEdge& e : layout.edges)
+        if (p.node(e.to).slot < 0) p.connect(e);
 
-    // concat, W_O and output.
-    const double row_concat = panel_bottom + row_gap + 6;
-    Node concat{{MatrixId::concat, 0}, head_x.front(), row_concat, heads_right - head_x.front(), node_h};
-    p.draw(concat);
-    for (std::size_t k = 0; k < zs.size(); ++k) {
-        arrow(f, zs[k].bottom(), {zs[k].bottom().x, concat.y});
-        if (k == 0)
-            note(f, zs[k].bottom().x + 6, (zs[k].bottom().y + concat.y) / 2 + 4,
-                 operation_text(MatrixId::concat, c, nt, cv), nw);
+    // The width: the last head's panel, W_O with room for b_O's note, X and Y.
+    double right = p.heads_right + 8;
+    for (std::size_t k = 0; k < layout.nodes.size(); ++k) {
+        const Place& at = p.at[k];
+        if (layout.nodes[k].ref.id == MatrixId::W_O) {
+            right = at.x + at.w;
+            width = std::max(width, right + (exists(MatrixId::b_O, trace.config) ? 50 : 0));
+        }
+        if (layout.nodes[k].row == pipeline_row::inputs) width = std::max(width, at.x + at.w);
     }
-    Node output{{MatrixId::output, 0}, head_x.front(), row_concat + node_h + row_gap + 6, concat.w, node_h};
-    p.draw(output);
-    arrow(f, concat.bottom(), output.top());
-    note(f, concat.bottom().x + 6, (concat.bottom().y + output.y) / 2, operation_text(MatrixId::output, c, nt, cv),
-         concat.w / 2 - 12);
-    double right = heads_right + 8;  // the last head's panel
-    if (exists(MatrixId::W_O, c)) {
-        Node wo{{MatrixId::W_O, 0}, heads_right + 28, row_concat, nw, node_h};
-        wo.w = std::max(nw, text_width(p.text(wo.ref), 12) + 14);
-        p.draw(wo);
-        const double out_mid = output.y + node_h / 2;
-        line(f, wo.bottom(), {wo.bottom().x, out_mid});
-        arrow(f, {wo.bottom().x, out_mid}, {output.x + output.w, out_mid});
-        if (exists(MatrixId::b_O, c))
-            note(f, wo.bottom().x + 6, (wo.bottom().y + out_mid) / 2, "+ " + label(MatrixRef{MatrixId::b_O, 0}, nt),
-                 120);
-        right = wo.x + wo.w;
-        width = std::max(width, right + (exists(MatrixId::b_O, c) ? 50 : 0));
-    }
-    width = std::max({width, right, X.x + X.w, cross ? Y.x + Y.w : 0.0});
-    f.title = "attention pipeline: " + convention;
+    width = std::max(width, right);
+    f.title = "attention pipeline: " + layout.convention;
     f.width = std::ceil(width + margin);
-    f.height = std::ceil(output.y + output.h + margin);
+    f.height = std::ceil(p.row_y[pipeline_row::output] + p.node_h + margin);
     // Fitted into the box asked for: scaled down, or up to fill it.
     if (o.fit_width > 0 || o.fit_height > 0) fit_figure(f, o.fit_width, o.fit_height);
     return f;

@@ -16,32 +16,27 @@
 #include "core/attention/registry.hpp"
 #include "core/attention/session.hpp"
 #include "core/render/color_scale.hpp"
+#include "core/render/figure_style.hpp"
 #include "core/render/picture.hpp"
 
 namespace attnviz::core {
 
-// A heatmap larger than this many cells a side is drawn in square blocks.
-inline constexpr int default_max_cells = 256;
 // Blocks are at least this many units a side (finer detail is not seen, and only makes the SVG large).
 inline constexpr double min_block_side = 2;
 
-struct HeatmapStyle {
+// What one heatmap figure shows, besides the matrix: its title, notes and labels, its colours; how
+// it is drawn is its style (style.column_vectors: draw mᵀ, the labels then naming the drawn rows
+// and columns).
+struct Heatmap {
     std::string title;                                // bold, above: "weights⁽¹⁾ (4×4)"; "" none
     std::vector<std::string> notes;                   // grey lines under the title
     std::vector<std::string> row_labels, col_labels;  // of the drawn rows and columns (tokens); may be empty
     ColorScale colors = ColorScale::diverging;
-    std::optional<Scaling> scaling;     // unset: default_scaling(colors, columns)
-    std::optional<ColorRange> range;    // set: this range instead (heads drawn on one scale)
-    bool numbers = true;                // each value in its cell, where every value fits
-    int digits = 3;                     // significant digits of the numbers (fewer when they do not fit)
-    bool labels = true;                 // row and column labels
-    bool legend = true;                 // the colour bar with its values and the scaling's name
-    double cell = 0;                    // side of a cell in units; 0: automatic (at most 44)
-    int max_cells = default_max_cells;  // at most this many cells a side; more: blocks
-    std::string cell_name;              // tooltips "weights(1)[2][3] = 0.25" ("" none)
-    bool tooltips = true;               // a tooltip (SVG <title>) on every cell, when cell_name is set
-    bool transposed = false;            // draw mᵀ (labels then name the drawn rows and columns)
-    Notation notation = Notation::unicode;
+    std::optional<ColorRange> range;  // set: this range instead of the style's scaling (heads drawn on one scale)
+    double cell = 0;                  // side of a cell in units; 0: automatic (at most 44)
+    std::string cell_name;            // tooltips "weights(1)[2][3] = 0.25" ("" none)
+    bool tooltips = true;             // a tooltip (SVG <title>) on every cell, when cell_name is set
+    FigureStyle style;                // numbers, digits, labels, legend, scaling (unset: default_scaling), max_cells
 };
 
 // The matrix as a figure. A matrix of more than max_cells rows or columns, or whose cells would be
@@ -51,37 +46,23 @@ struct HeatmapStyle {
 // block of the matrix: the mean of its weights"). Masked
 // (−∞) cells are grey; each cell writes the most digits that fit it (cell_number's levels), in black or white by
 // the cell's luminance. Class "cell" marks every cell rectangle.
-Figure heatmap_figure(const Matrix& m, const HeatmapStyle& style);
-
-// Options of the figures of a session's matrices and views.
-struct FigureOptions {
-    std::optional<Scaling> scaling;  // unset: each matrix's default
-    bool numbers = true, labels = true, legend = true;
-    int digits = 3;
-    Notation notation = Notation::unicode;
-    bool column_vectors = false;           // tokens as columns: every matrix drawn transposed
-    double fit_width = 0, fit_height = 0;  // views: fitted into this size (0: natural size)
-    int max_cells = default_max_cells;
-    MatrixId heads_matrix = MatrixId::weights;  // heads: weights or scores
-    bool thumbnails = true;                     // pipeline: a small heatmap in each node
-    int max_heads = 4;                          // pipeline: more heads show the first ones and the last
-};
+Figure heatmap_figure(const Matrix& m, const Heatmap& heatmap);
 
 // A matrix of the session or its trace, titled "weights⁽¹⁾ (4×4)" with what computes it, tokens
 // on the axes that are tokens. Refused when the matrix does not exist in the session.
 Result<Figure> matrix_figure(const Session& session, const Trace& trace, const MatrixRef& ref,
-                             const FigureOptions& options);
+                             const FigureStyle& style);
 
-// Every head's weights (or scores: options.heads_matrix) side by side, wrapping to rows, each
+// Every head's weights (or scores: style.heads_matrix) side by side, wrapping to rows, each
 // titled "head 1", …, tokens on both axes, all on one colour range (the heads' statistics
 // combined, as the heads panel does) with one legend. Each head is a group of class "heatmap".
-Figure heads_figure(const Session& session, const Trace& trace, const FigureOptions& options);
+Figure heads_figure(const Session& session, const Trace& trace, const FigureStyle& style);
 
-// The pipeline as boxes and arrows, one column per head (options.max_heads at most: then the first
+// The pipeline as boxes and arrows, one column per head (style.max_heads at most: then the first
 // ones, "⋯", and the last): X; each head's W_Q, W_K, W_V (with their biases), Q, K, V, Q_rot and
 // K_rot with RoPE, scores_raw, scores, weights and Z; concat; W_O (only while the output projection
 // is on) and output. Each node (a group of class "node") is named with its shape ("Q⁽¹⁾ 2×2") and,
 // with thumbnails, shows a small heatmap of its matrix; the arrows carry what computes each step.
-Figure pipeline_figure(const Session& session, const Trace& trace, const FigureOptions& options);
+Figure pipeline_figure(const Session& session, const Trace& trace, const FigureStyle& style);
 
 }  // namespace attnviz::core

@@ -11,6 +11,7 @@
 #include "core/base/file_io.hpp"
 #include "core/io/session_file.hpp"
 #include "core/io/tensors.hpp"
+#include "core/render/view_figures.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
 #include "panels/dimensions_panel.hpp"
@@ -543,6 +544,34 @@ TEST_F(Headless, ThePipelineShowsTheHeadOfANewlySelectedCell) {
     ASSERT_TRUE(state.select_checked({MatrixRef{MatrixId::output, 0}, 0, 0}));
     frames(state, panels, 1);
     EXPECT_EQ(panels.pipeline.head, 1);
+}
+
+// The panel draws the pipeline's layout: the figure's nodes of its head, every one but the weights
+// (which the panel writes on its arrows), with the same names, operations and shapes.
+TEST_F(Headless, ThePipelinePanelDrawsTheFiguresNodes) {
+    core::Config c;
+    c.n = 3, c.d_model = 4, c.heads = 1, c.d_k = 4, c.d_v = 4;
+    c.biases = true;
+    c.rope.on = true;
+    c.n_kv = 5;  // cross-attention: Y beside X
+    AppState state(core::random_session(c, 4));
+    app::Panels panels;
+    app::DrawReport report;
+    imgui_.ui.report = &report;
+    frames(state, panels, 2);
+    imgui_.ui.report = nullptr;
+    std::vector<std::string> panel, figure;
+    const std::string prefix = "pipeline: ";
+    for (const auto& item : report.items)
+        if (item.name.starts_with(prefix)) panel.push_back(item.name.substr(prefix.size()));
+    const core::Figure f = core::pipeline_figure(state.shown().session, state.shown().trace, core::FigureStyle{});
+    for (const core::Element& e : f.elements)
+        if (const auto* g = std::get_if<core::Group>(&e); g && g->klass == "node" && !g->tooltip.starts_with("W_"))
+            figure.push_back(g->tooltip);
+    EXPECT_EQ(panel.size(), 13u);  // X, Y, Q, K, V, Q_rot, K_rot, scores_raw, scores, weights, Z, concat, output
+    std::sort(panel.begin(), panel.end());
+    std::sort(figure.begin(), figure.end());
+    EXPECT_EQ(panel, figure);
 }
 
 namespace {

@@ -1,4 +1,5 @@
-// Tests of core/render/export.hpp: a matrix as CSV, TSV, LaTeX and .npy, and NAME[:HEAD] references.
+// Tests of core/render/export.hpp: a matrix as CSV, TSV, LaTeX and .npy, NAME[:HEAD] references, and the
+// request's style reaching the figure.
 #include "core/render/export.hpp"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "core/base/format.hpp"
 #include "core/io/csv.hpp"
 #include "core/io/tensors.hpp"
+#include "core/render/view_figures.hpp"
 #include "tests/test_support.hpp"
 
 namespace attnviz::core {
@@ -161,6 +163,46 @@ TEST(Export, MatrixReferences) {
         ASSERT_FALSE(r) << b.text;
         EXPECT_NE(r.problems[0].message.find(b.says), std::string::npos) << r.problems[0].message;
     }
+}
+
+}  // namespace
+}  // namespace attnviz::core
+
+namespace attnviz::core {
+namespace {
+
+// One style from the request to the figure: what export_bytes writes is the figure of exactly the
+// request's style, the pipeline's heads and thumbnails included, and digits 0 is the figures' 3.
+TEST(Export, TheRequestsStyleIsTheFiguresStyle) {
+    const Session s = random_session(test::make_config(3, 8, 4, 2, 2), 9);
+    const Trace t = forward<double>(s.config, s.params);
+    ExportRequest r;
+    r.view = ExportRequest::View::pipeline;
+    r.format = ExportFormat::svg;
+    r.style.max_heads = 2;
+    r.style.thumbnails = false;
+    r.style.notation = Notation::ascii;
+    r.style.fit_width = 500;
+    const Result<std::string> pipeline = export_bytes(s, t, r);
+    ASSERT_TRUE(pipeline);
+    EXPECT_EQ(*pipeline.value, to_svg(pipeline_figure(s, t, r.style)));
+    EXPECT_NE(pipeline.value->find("heads 2–3 are left out"), std::string::npos);
+    EXPECT_EQ(pipeline.value->find("class=\"thumb\""), std::string::npos);
+    EXPECT_NE(pipeline.value->find("width=\"500\""), std::string::npos);
+
+    r.view = ExportRequest::View::none;
+    r.matrix = MatrixRef{MatrixId::weights, 1};
+    r.style = FigureStyle{};
+    FigureStyle three;
+    three.digits = default_figure_digits;
+    const std::string by_default = *export_bytes(s, t, r).value;
+    EXPECT_EQ(by_default, to_svg(*matrix_figure(s, t, *r.matrix, three).value));
+    r.style.digits = 5;
+    EXPECT_NE(*export_bytes(s, t, r).value, by_default);
+    EXPECT_EQ(*export_bytes(s, t, r).value, to_svg(*matrix_figure(s, t, *r.matrix, r.style).value));
+    // The same digits write a matrix's numbers: 5 significant digits in LaTeX.
+    r.format = ExportFormat::latex;
+    EXPECT_EQ(*export_bytes(s, t, r).value, latex_bmatrix(t.heads[1].weights, 5));
 }
 
 }  // namespace

@@ -254,12 +254,12 @@ void expect_tidy(const Figure& f) {
         }
 }
 
-HeatmapStyle weights_style(const std::vector<std::string>& tokens) {
-    HeatmapStyle s;
+Heatmap weights_style(const std::vector<std::string>& tokens) {
+    Heatmap s;
     s.title = "weights⁽¹⁾";
     s.row_labels = s.col_labels = tokens;
     s.colors = ColorScale::unit_interval;
-    s.scaling = Scaling::fixed;
+    s.style.scaling = Scaling::fixed;
     s.cell_name = "w";
     return s;
 }
@@ -349,7 +349,7 @@ TEST(Figure, SvgHasOneRectPerCellInItsColour) {
 
 TEST(Figure, DivergingZeroIsNearWhiteAndMaskedCellsGrey) {
     const Matrix m{{-2, 0, 2}, {1, -inf, -inf}};
-    HeatmapStyle s;
+    Heatmap s;
     s.colors = ColorScale::diverging;
     s.cell_name = "scores";
     const auto root = parse_svg(heatmap_figure(m, s));
@@ -367,7 +367,7 @@ TEST(Figure, DivergingZeroIsNearWhiteAndMaskedCellsGrey) {
 
 TEST(Figure, LabelsAreEscaped) {
     const Matrix m{{0.5, 0.5}, {0.25, 0.75}};
-    HeatmapStyle s = weights_style({"<a&b>", "it's \"x\""});
+    Heatmap s = weights_style({"<a&b>", "it's \"x\""});
     s.title = "A & B < C";
     const Figure f = heatmap_figure(m, s);
     const std::string svg = to_svg(f);
@@ -388,7 +388,7 @@ TEST(Figure, LargeMatricesAreDrawnInBlocksOfTheirStrongestValue) {
     Matrix m = Matrix::Zero(600, 10);
     m(301, 7) = 5;
     m(0, 0) = -1;
-    HeatmapStyle s;
+    Heatmap s;
     s.cell_name = "m";
     s.row_labels = default_tokens(600);
     const Figure f = heatmap_figure(m, s);
@@ -410,13 +410,13 @@ TEST(Figure, LargeMatricesAreDrawnInBlocksOfTheirStrongestValue) {
     EXPECT_LT(rows.size(), 200u);
     expect_tidy(f);
     // With a smaller limit the blocks grow.
-    s.max_cells = 50;
+    s.style.max_cells = 50;
     EXPECT_EQ(with_class(*parse_svg(heatmap_figure(m, s)), "rect", "cell").size(), 50u * 1u);
 }
 
 TEST(Figure, EachCellPrintsTheMostThatFitsIt) {
     const Matrix m{{1.0 / 3, 2.0 / 3}, {123456.0, 0.5}};
-    HeatmapStyle s;
+    Heatmap s;
     s.cell = 44;
     auto root = parse_svg(heatmap_figure(m, s));
     // 123456 does not fit 44 units at 3 digits ("1.23e5"): that cell alone drops to 2, "1.2e5";
@@ -429,20 +429,20 @@ TEST(Figure, EachCellPrintsTheMostThatFitsIt) {
     root = parse_svg(heatmap_figure(m, s));
     EXPECT_TRUE(with_class(*root, "text", "number").empty());
     s.cell = 44;
-    s.numbers = false;
+    s.style.numbers = false;
     root = parse_svg(heatmap_figure(m, s));
     EXPECT_TRUE(with_class(*root, "text", "number").empty());
 }
 
 TEST(Figure, EmptyAndLogScaledMatrices) {
     // An empty matrix still makes a figure (no cells); a one-cell one has one.
-    const auto empty = parse_svg(heatmap_figure(Matrix(0, 0), HeatmapStyle{}));
+    const auto empty = parse_svg(heatmap_figure(Matrix(0, 0), Heatmap{}));
     ASSERT_TRUE(empty);
     EXPECT_TRUE(with_class(*empty, "rect", "cell").empty());
     // Log scaling: 0.01 … 1, the legend's middle the geometric one (0.1), not 0.505.
-    HeatmapStyle s;
+    Heatmap s;
     s.colors = ColorScale::unit_interval;
-    s.scaling = Scaling::log;
+    s.style.scaling = Scaling::log;
     s.cell_name = "w";
     const auto root = parse_svg(heatmap_figure(Matrix{{0.01, 1}, {0.1, 0.5}}, s));
     ASSERT_TRUE(root);
@@ -455,7 +455,7 @@ TEST(Figure, EmptyAndLogScaledMatrices) {
 TEST(Figure, RasterHasTheCellsColoursAndText) {
     if (!have_font()) GTEST_SKIP() << "no " << font << " (fonts-dejavu-core)";
     const Matrix m{{0, 1}, {0.5, 0.25}};
-    HeatmapStyle s = weights_style({"tok", "en"});
+    Heatmap s = weights_style({"tok", "en"});
     s.cell = 40;
     const Figure f = heatmap_figure(m, s);
     for (double scale : {1.0, 2.0, 1.5}) {
@@ -488,7 +488,7 @@ TEST(Figure, RasterHasTheCellsColoursAndText) {
 // and whole ("because", not "beca…"), in the SVG (rotated) and in the PNG (a tall run of ink above
 // the column); labels that fit stay level.
 TEST(Figure, ColumnLabelsWiderThanTheirColumnsStandUpright) {
-    HeatmapStyle s;
+    Heatmap s;
     s.colors = ColorScale::unit_interval;
     s.cell = 30;
     s.row_labels = {"a", "b", "c"};
@@ -528,7 +528,7 @@ TEST(Figure, ColumnLabelsWiderThanTheirColumnsStandUpright) {
 
 TEST(Figure, PngDecodesToTheSamePixels) {
     if (!have_font()) GTEST_SKIP() << "no " << font;
-    HeatmapStyle s;
+    Heatmap s;
     s.title = "scores";
     const Figure f = heatmap_figure(Matrix{{-1, 0.5}, {0.25, -inf}}, s);
     const Result<Image> image = rasterize(f, 1.25, font);
@@ -589,7 +589,7 @@ TEST(Figure, LinesPolygonsAndGradientsAreDrawn) {
 }
 
 TEST(Figure, AMissingFontIsAProblemNamingIt) {
-    const Figure f = heatmap_figure(Matrix{{1}}, HeatmapStyle{});
+    const Figure f = heatmap_figure(Matrix{{1}}, Heatmap{});
     const Result<Image> image = rasterize(f, 1, "/nonexistent/DejaVuSans.ttf");
     ASSERT_FALSE(image);
     ASSERT_EQ(image.problems.size(), 1u);
@@ -626,7 +626,7 @@ TEST(Figure, AbsurdSizesAreRefused) {
 TEST(Figure, MatrixFigureFromTheRegistry) {
     const Session s = worked_example();
     const Trace t = forward<double>(s.config, s.params);
-    FigureOptions o;
+    FigureStyle o;
     Result<Figure> f = matrix_figure(s, t, {MatrixId::weights, 0}, o);
     ASSERT_TRUE(f);
     auto root = parse_svg(*f.value);
@@ -658,7 +658,7 @@ TEST(Figure, MatrixFigureFromTheRegistry) {
 TEST(Figure, HeadsFigureHasOneHeatmapPerHeadOnOneScale) {
     const Session s = random(5, 8, 3, 7);
     const Trace t = forward<double>(s.config, s.params);
-    FigureOptions o;
+    FigureStyle o;
     o.heads_matrix = MatrixId::scores;
     const Figure f = heads_figure(s, t, o);
     const auto root = parse_svg(f);
@@ -690,7 +690,7 @@ TEST(Figure, HeadsFigureHasOneHeatmapPerHeadOnOneScale) {
     // Twelve heads wrap to rows; a size to fit is kept.
     const Session big = random(6, 24, 12, 3);
     const Trace tb = forward<double>(big.config, big.params);
-    o = FigureOptions{};
+    o = FigureStyle{};
     Figure twelve = heads_figure(big, tb, o);
     EXPECT_EQ(with_class(*parse_svg(twelve), "g", "heatmap").size(), 12u);
     EXPECT_LT(twelve.width, 2 * twelve.height + 400);  // four columns, three rows
@@ -706,7 +706,7 @@ TEST(Figure, HeadsFigureHasOneHeatmapPerHeadOnOneScale) {
 TEST(Figure, PipelineFigureNamesEveryStage) {
     const Session s = worked_example();
     const Trace t = forward<double>(s.config, s.params);
-    FigureOptions o;
+    FigureStyle o;
     Figure f = pipeline_figure(s, t, o);
     auto root = parse_svg(f);
     ASSERT_TRUE(root);
@@ -744,7 +744,7 @@ TEST(Figure, PipelineFigureNamesEveryStage) {
     // Six heads: the first three, the last, and a note for the rest.
     const Session six = random(4, 12, 6, 5);
     const Trace t6 = forward<double>(six.config, six.params);
-    o = FigureOptions{};
+    o = FigureStyle{};
     o.notation = Notation::ascii;
     f = pipeline_figure(six, t6, o);
     root = parse_svg(f);
@@ -795,7 +795,7 @@ TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
     const Trace t = forward<double>(s.config, s.params);
     const Matrix& w = t.heads[0].weights;
     ASSERT_DOUBLE_EQ(w(0, 0), 1.0);
-    FigureOptions o;
+    FigureStyle o;
     Result<Figure> f = matrix_figure(s, t, {MatrixId::weights, 0}, o);
     ASSERT_TRUE(f);
     LegendRead legend = legend_of(*f.value);
@@ -834,7 +834,7 @@ TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
     EXPECT_EQ(legend.hi, 1);
 
     // The heads view: one clipped range for both heads, below 1.
-    o = FigureOptions{};
+    o = FigureStyle{};
     const Figure heads = heads_figure(s, t, o);
     legend = legend_of(heads);
     EXPECT_LT(legend.hi, 0.2);
@@ -855,7 +855,7 @@ TEST(Figure, CausalWeightsOfALongSequenceAreNotOneFlatColour) {
     // The worked example's weights (0.944 and 0.0558) stay on fixed 0..1.
     const Session ex = worked_example();
     const Trace te = forward<double>(ex.config, ex.params);
-    legend = legend_of(*matrix_figure(ex, te, {MatrixId::weights, 0}, FigureOptions{}).value);
+    legend = legend_of(*matrix_figure(ex, te, {MatrixId::weights, 0}, FigureStyle{}).value);
     EXPECT_EQ(legend.lo, 0);
     EXPECT_EQ(legend.hi, 1);
     EXPECT_EQ(legend.note, "fixed 0..1");
@@ -874,10 +874,10 @@ TEST(Figure, LargeWeightsAreDrawnInBlocksOfTheirMean) {
     }
     w.row(100).setZero();
     w(100, 300) = 1;  // one query attends to one key
-    HeatmapStyle s;
+    Heatmap s;
     s.colors = ColorScale::unit_interval;
     s.cell_name = "w";
-    s.max_cells = 128;  // 4×4 blocks
+    s.style.max_cells = 128;  // 4×4 blocks
     const Figure f = heatmap_figure(w, s);
     const auto root = parse_svg(f);
     ASSERT_TRUE(root);
@@ -901,7 +901,7 @@ TEST(Figure, WeightsWhoseLargestValueIsNotAnOutlierKeepMinToMax) {
     // percentile is that weight and nothing is clipped.
     Matrix w = Matrix::Constant(40, 40, 0.4 / 39);
     for (int k = 0; k < 40; ++k) w(k, k) = 0.6;
-    HeatmapStyle st;
+    Heatmap st;
     st.colors = ColorScale::unit_interval;
     LegendRead legend = legend_of(heatmap_figure(w, st));
     EXPECT_DOUBLE_EQ(legend.lo, std::stod(format_number(0.4 / 39, 3)));
@@ -938,7 +938,7 @@ TEST(Figure, AHeadsFigureFillsItsBoxAndALargerBoxNeverShrinksIt) {
         for (const auto& chain : chains) {
             double last_cell = 0, last_area = 0;
             for (const auto& [w, h] : chain) {
-                FigureOptions o;
+                FigureStyle o;
                 o.fit_width = w;
                 o.fit_height = h;
                 const Figure f = heads_figure(s, t, o);
@@ -963,7 +963,7 @@ TEST(Figure, AHeadsFigureFillsItsBoxAndALargerBoxNeverShrinksIt) {
     // The reported case: eight tokens, four heads, 3000×2000 is larger than 1600×900's figure.
     const Session s = causal(8, 32, 4, 1);
     const Trace t = forward<double>(s.config, s.params);
-    FigureOptions o;
+    FigureStyle o;
     o.fit_width = 1600, o.fit_height = 900;
     const Figure medium = heads_figure(s, t, o);
     o.fit_width = 3000, o.fit_height = 2000;
@@ -983,7 +983,7 @@ TEST(Figure, AHeadsFigureFillsItsBoxAndALargerBoxNeverShrinksIt) {
 TEST(Figure, FormulasNameTheirOperandsAndSquareMatricesOneLabelInterval) {
     Session s = causal(4, 8, 2, 2);
     const Trace t = forward<double>(s.config, s.params);
-    FigureOptions o;
+    FigureStyle o;
     auto notes = [&](MatrixRef ref) {
         std::vector<std::string> out;
         for (const Label& l : labels(*matrix_figure(s, t, ref, o).value, {"note"})) out.push_back(l.text);
@@ -1001,7 +1001,7 @@ TEST(Figure, FormulasNameTheirOperandsAndSquareMatricesOneLabelInterval) {
     // RoPE on both arrows that rotate, Q → Q_rot and K → K_rot.
     s.config.rope.on = true;
     const Trace tr = forward<double>(s.config, s.params);
-    const Figure p = pipeline_figure(s, tr, FigureOptions{});
+    const Figure p = pipeline_figure(s, tr, FigureStyle{});
     int q = 0, k = 0;
     for (const Label& l : labels(p, {"note"})) q += l.text == "RoPE(Q)", k += l.text == "RoPE(K)";
     EXPECT_EQ(q, 2);
@@ -1010,7 +1010,7 @@ TEST(Figure, FormulasNameTheirOperandsAndSquareMatricesOneLabelInterval) {
     // 300 tokens: rows and columns labelled at the same tokens.
     const Session big = causal(300, 32, 2, 1);
     const Trace tb = forward<double>(big.config, big.params);
-    const Figure heads = heads_figure(big, tb, FigureOptions{});
+    const Figure heads = heads_figure(big, tb, FigureStyle{});
     std::vector<std::string> rows, cols;
     for (const Element& e : heads.elements) {
         if (std::holds_alternative<GroupEnd>(e)) break;  // the first head
@@ -1030,7 +1030,7 @@ TEST(Figure, SvgParsesWithPythonsXmlReader) {
     ASSERT_TRUE(dir.created());
     const Session s = worked_example();
     const Trace t = forward<double>(s.config, s.params);
-    HeatmapStyle style = weights_style({"<a&b>", "b"});
+    Heatmap style = weights_style({"<a&b>", "b"});
     const std::vector<std::pair<std::string, Figure>> figures = {{"heatmap",
                                                                   heatmap_figure(Matrix{{0, 1}, {0.5, 0.5}}, style)},
                                                                  {"heads", heads_figure(s, t, {})},

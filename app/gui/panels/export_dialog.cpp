@@ -74,20 +74,17 @@ std::string suggested_name(const AppState& state, const ExportDialog& d) {
 core::ExportRequest export_request(const AppState& state, const UiContext& ui, const ExportDialog& d) {
     core::ExportRequest r;
     r.format = d.format;
-    r.precision = d.precision;
-    r.scale = d.scale;
-    r.numbers = d.numbers;
-    r.labels = d.labels;
-    r.legend = d.legend;
-    r.notation = ui.notation();
-    r.column_vectors = state.column_vectors();
+    r.style = d.style;
+    r.style.notation = ui.notation();
+    r.style.column_vectors = state.column_vectors();
     if (d.target.kind == Kind::matrix) {
         r.matrix = d.target.ref;
-        if (const core::Matrix* m = state.matrix(d.target.ref)) r.scaling = ui.scaling(d.target.ref.id, m->cols());
+        if (const core::Matrix* m = state.matrix(d.target.ref))
+            r.style.scaling = ui.scaling(d.target.ref.id, m->cols());
     } else if (d.target.kind == Kind::heads || d.target.kind == Kind::pipeline) {
         r.view = d.target.kind == Kind::heads ? core::ExportRequest::View::heads : core::ExportRequest::View::pipeline;
         const core::Matrix* w = state.matrix({core::MatrixId::weights, 0});
-        r.scaling = ui.scaling(core::MatrixId::weights, w ? w->cols() : 0);
+        r.style.scaling = ui.scaling(core::MatrixId::weights, w ? w->cols() : 0);
     }
     return r;
 }
@@ -158,21 +155,22 @@ void draw_export_dialog(AppState& state, UiContext& ui, ExportDialog& d) {
         }
         if (is_text(d.format) || core::is_figure(d.format)) {
             ImGui::SetNextItemWidth(font * 6);
-            ImGui::SliderInt("significant digits", &d.precision, 0, core::max_precision,
-                             d.precision == 0 ? (d.format == ExportFormat::latex ? "default (4)"
-                                                 : core::is_figure(d.format)     ? "default (3)"
-                                                                                 : "exact")
-                                              : "%d");
+            ImGui::SliderInt("significant digits", &d.style.digits, 0, core::max_digits,
+                             d.style.digits == 0 ? (d.format == ExportFormat::latex ? "default (4)"
+                                                    : core::is_figure(d.format)     ? "default (3)"
+                                                                                    : "exact")
+                                                 : "%d");
         }
         if (core::is_figure(d.format)) {
-            ImGui::Checkbox("numbers", &d.numbers);
+            ImGui::Checkbox("numbers", &d.style.numbers);
             ImGui::SameLine();
-            ImGui::Checkbox("labels", &d.labels);
+            ImGui::Checkbox("labels", &d.style.labels);
             ImGui::SameLine();
-            ImGui::Checkbox("legend", &d.legend);
+            ImGui::Checkbox("legend", &d.style.legend);
             if (d.format == ExportFormat::png) {
                 ImGui::SetNextItemWidth(font * 6);
-                ImGui::SliderFloat("scale", &d.scale, 0.5f, 8, "%.1f×");
+                float scale = static_cast<float>(d.style.scale);
+                if (ImGui::SliderFloat("scale", &scale, 0.5f, 8, "%.1f×")) d.style.scale = scale;
             }
             ImGui::TextDisabled("Colours as the heatmaps show them (right-click a heatmap to change).");
         }

@@ -14,13 +14,20 @@
 
 namespace attnviz::app {
 
+// The style the dialog starts with: PNG at 2 pixels a figure unit.
+inline core::FigureStyle initial_export_style() {
+    core::FigureStyle style;
+    style.scale = 2;
+    return style;
+}
+
 struct ExportDialog {
     bool open = false;  // set by Command::export_file, consumed when the dialog opens
     ExportTarget target;
     core::ExportFormat format = core::ExportFormat::csv;
-    int precision = 0;  // 0: the format's default
-    float scale = 2;    // png
-    bool numbers = true, labels = true, legend = true;
+    // Digits, numbers, labels, legend and scale as chosen (png at 2 pixels a unit until another
+    // is); the notation, orientation and colours are the view's, taken when exporting.
+    core::FigureStyle style = initial_export_style();
     FileChooser files;
     // The whole window as PNG is read back from the framebuffer after the next frame is drawn
     // (gui.cpp); this is where, until then.
@@ -36,7 +43,7 @@ core::ExportRequest export_request(const AppState& state, const UiContext& ui, c
 // Writes the export to `path` (atomically); the window PNG is only scheduled. Reports in the status bar.
 bool export_to(AppState& state, UiContext& ui, ExportDialog& dialog, const std::string& path);
 
-// Opens the dialog on a target (keeping the last format where the target offers it).
+// Opens the dialog's popup on a target (keeping the last format where the target offers it).
 void open_export_dialog(ExportDialog& dialog, ExportTarget target);
 void draw_export_dialog(AppState& state, UiContext& ui, ExportDialog& dialog);
 
