@@ -25,8 +25,8 @@ LAYERS = [
     ("core/model/", "core/model"),
     ("app/gui/widgets/", "app/gui/widgets"),
     ("app/gui/panels/", "app/gui/panels"),
-    # The frame driver and the window: they lay the panels out.
-    ("app/gui/frame.", "app/gui/frame"),
+    # The frame driver (frame, frame_layout, frame_commands) and the window: they lay the panels out.
+    ("app/gui/frame", "app/gui/frame"),
     ("app/gui/gui.", "app/gui/frame"),
     # The rest of app/gui (the UI context, app state, workers, fonts, palette …): what widgets and
     # panels are built on.

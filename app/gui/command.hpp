@@ -1,10 +1,32 @@
-// What the menu, the shortcuts and the window ask the app to do. Panels request a command through
-// UiContext::request(); run_commands() (frame.cpp) carries every one out in one place.
+// What the menu, the shortcuts and the window ask the app to do, each command with what it is about
+// (the export's target, the panel, the matrix to compare), so two requests in one frame never share
+// a payload. Panels request a command through UiContext::request(); run_commands()
+// (frame_commands.cpp) carries every one out in one place, in order.
 #pragma once
+
+#include <variant>
 
 #include "core/attention/registry.hpp"
 
 namespace attnviz::app {
+
+// The explorer's panels, in the order of the panel table (frame.cpp), which gives each its place
+// and its title (the window's, for ImGui and the layout file; --panel names panels by it).
+enum class PanelId {
+    dimensions,
+    inputs,
+    mask,
+    pipeline,
+    heads,
+    head_view,
+    model,
+    trace,
+    saturation,
+    compare,
+    viewer,
+    gradients,
+    count
+};
 
 // What an export is of: one matrix (numbers or heatmap), a view as a figure, the whole window as
 // PNG, or the whole trace as JSON.
@@ -13,23 +35,70 @@ struct ExportTarget {
     core::MatrixRef ref;  // for a matrix; the heads view shows ref.id of every head (weights)
 };
 
-enum class Command {
-    open,               // ask for a session file to open
-    new_sentence,       // the dialog that makes a session of a typed sentence
-    import_layer,       // ask for a checkpoint and the options of its import
-    open_beside,        // ask for a session to show beside this one in the model view
-    import_all_layers,  // ask for a checkpoint whose layers open beside this session in the model view
-    save,               // save to the session's file, or ask where when it has none
-    save_as,            // ask where to save
-    export_file,        // the export dialog, for UiContext::export_target
-    quit,               // quit, asking first when there are unsaved changes
-    undo,
-    redo,
-    toggle_teach,  // the lesson instead of the explorer, or back
-    reset_layout,  // every window back to its default place and size
-    show_panel,    // UiContext::panel_to_show, its tab chosen
-    compare,       // B − A of UiContext::compare_ref in the Compare panel (pinning A first when there is no pin)
-    count
+// The commands. `opens_dialog`: the command opens a dialog (or may: Save without a file); one
+// dialog is open at a time, so such a command is dropped while another is open. Quit is not one: it
+// closes what is open and asks, so the window's close button always answers.
+namespace command {
+
+struct Open {  // ask for a session file to open
+    static constexpr bool opens_dialog = true;
 };
+struct NewSentence {  // the dialog that makes a session of a typed sentence
+    static constexpr bool opens_dialog = true;
+};
+struct ImportLayer {  // ask for a checkpoint and the options of its import
+    static constexpr bool opens_dialog = true;
+};
+struct OpenBeside {  // ask for a session to show beside this one in the model view
+    static constexpr bool opens_dialog = true;
+};
+struct ImportAllLayers {  // ask for a checkpoint whose layers open beside this session in the model view
+    static constexpr bool opens_dialog = true;
+};
+struct Save {  // save to the session's file, or ask where when it has none
+    static constexpr bool opens_dialog = true;
+};
+struct SaveAs {  // ask where to save
+    static constexpr bool opens_dialog = true;
+};
+struct Export {  // the export dialog, on a target
+    ExportTarget target;
+    static constexpr bool opens_dialog = true;
+};
+struct Quit {  // quit, asking first when there are unsaved changes
+    static constexpr bool opens_dialog = false;
+};
+struct Undo {
+    static constexpr bool opens_dialog = false;
+};
+struct Redo {
+    static constexpr bool opens_dialog = false;
+};
+struct ToggleTeach {  // the lesson instead of the explorer, or back
+    static constexpr bool opens_dialog = false;
+};
+struct ResetLayout {  // every window back to its default place and size
+    static constexpr bool opens_dialog = false;
+};
+struct ShowPanel {  // a panel of the explorer: its tab chosen, its place shown, the layout restored
+    PanelId panel;
+    static constexpr bool opens_dialog = false;
+};
+struct Compare {  // B − A of a matrix in the Compare panel (pinning A first when there is no pin)
+    core::MatrixRef ref;
+    static constexpr bool opens_dialog = false;
+};
+
+}  // namespace command
+
+using Command = std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside,
+                             command::ImportAllLayers, command::Save, command::SaveAs, command::Export, command::Quit,
+                             command::Undo, command::Redo, command::ToggleTeach, command::ResetLayout,
+                             command::ShowPanel, command::Compare>;
+
+// Whether a command opens a dialog (its type's opens_dialog).
+inline bool opens_dialog(const Command& c) {
+    return std::visit([](const auto& each) { return each.opens_dialog; }, c);
+}
 
 }  // namespace attnviz::app

@@ -270,7 +270,7 @@ void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait)
     if (o.session_path.empty() && !model.empty()) layers.open_first = true;  // the model's first layer
     layers.open_files(model);
     layers.open_files(o.beside);
-    show_panel(panels, "Model view");
+    show_panel(panels, PanelId::model);
     if (wait) {
         const size_t logged = state.message_log().size();
         layers.wait();
@@ -280,7 +280,7 @@ void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait)
         for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
             if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
     }
-    panels.show_at_start.push_back("Model view");  // again after the saved layout is read
+    panels.show_at_start.push_back(PanelId::model);  // again after the saved layout is read
 }
 
 // The GUI benchmarks draw a few frames to settle, then the measured ones.
@@ -372,9 +372,10 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
                          const std::optional<CellRef>& selected, bool opened, int frames, AppState& state,
                          UiContext& ui, Panels& panels) {
     for (const std::string& title : o.panels) {
-        if (show_panel(panels, title)) {
-            panels.show_at_start.push_back(title);  // again after the saved layout is read
-            if (o.maximize) panels.maximize_at_start = title;
+        if (const std::optional<PanelId> panel = panel_titled(title)) {
+            show_panel(panels, *panel);
+            panels.show_at_start.push_back(*panel);  // again after the saved layout is read
+            if (o.maximize) panels.maximize_at_start = *panel;
         } else {
             std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
         }
@@ -389,13 +390,13 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
         panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
     if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
     if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
-    if (o.dialog == "open") ui.request(Command::open);
-    if (o.dialog == "save") ui.request(Command::save_as);
-    if (o.dialog == "import") ui.request(Command::import_layer);
-    if (o.dialog == "beside") ui.request(Command::open_beside);
-    if (o.dialog == "import-all") ui.request(Command::import_all_layers);
+    if (o.dialog == "open") ui.request(command::Open{});
+    if (o.dialog == "save") ui.request(command::SaveAs{});
+    if (o.dialog == "import") ui.request(command::ImportLayer{});
+    if (o.dialog == "beside") ui.request(command::OpenBeside{});
+    if (o.dialog == "import-all") ui.request(command::ImportAllLayers{});
     if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
-    if (o.dialog == "sentence") ui.request(Command::new_sentence);
+    if (o.dialog == "sentence") ui.request(command::NewSentence{});
     for (const auto& [cell, value] : edits)
         if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
     if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
@@ -419,7 +420,7 @@ void new_frame(GLFWwindow* window, WindowLink& link, UiContext& ui, bool screens
     if (link.wake_frames > 0) --link.wake_frames;
     if (glfwWindowShouldClose(window)) {  // the close button asks like File > Quit
         glfwSetWindowShouldClose(window, GLFW_FALSE);
-        ui.request(Command::quit);
+        ui.request(command::Quit{});
     }
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();

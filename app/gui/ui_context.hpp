@@ -82,32 +82,19 @@ public:
     // Chooses a scaling for a matrix; nullopt goes back to the default.
     void set_scaling(core::MatrixId id, std::optional<core::Scaling> s) { scalings[static_cast<std::size_t>(id)] = s; }
 
-    // A command for the frame to run (menu items, shortcuts, buttons); run in order, once.
-    void request(Command c) { commands.push_back(c); }
-    // Shows a panel of the explorer by its title (its tab chosen, its place shown).
-    void request_panel(std::string title) {
-        panel_to_show = std::move(title);
-        request(Command::show_panel);
-    }
+    // A command for the frame to run (menu items, shortcuts, buttons), with what it is about; run
+    // in order, once.
+    void request(Command c) { commands.push_back(std::move(c)); }
     // Shows B − A of a matrix in the Compare panel, pinning the session as A when it has no pin.
-    void request_compare(core::MatrixRef ref) {
-        compare_ref = ref;
-        request(Command::compare);
-    }
+    void request_compare(core::MatrixRef ref) { request(command::Compare{ref}); }
     // Opens the export dialog on a matrix or a view.
-    void request_export(ExportTarget target) {
-        export_target = target;
-        request(Command::export_file);
-    }
+    void request_export(ExportTarget target) { request(command::Export{target}); }
 
     Fonts fonts;
     Palette palette;
     HeatmapCache heatmaps;
     std::array<std::optional<core::Scaling>, core::matrix_count> scalings{};  // per matrix; unset: default
-    std::vector<Command> commands;
-    ExportTarget export_target;              // what Command::export_file exports
-    std::string panel_to_show;               // what Command::show_panel shows
-    core::MatrixRef compare_ref;             // what Command::compare compares
+    std::vector<Command> commands;           // requested in this frame, each with its payload
     std::vector<std::string> dropped_files;  // by the window's drop callback, opened by the frame
     // A dialog is open (set by the frame before anything draws): it has the keyboard, so the
     // shortcuts wait, and a command that would open another dialog is dropped.

@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         panels.teach.exercising = true;  // the step again with its result hidden (the exercise's grid)
         frame(imgui, state, panels);
     }
-    imgui.ui.request(app::Command::toggle_teach);  // the explorer with the same labels
+    imgui.ui.request(app::command::ToggleTeach{});  // the explorer with the same labels
     frame(imgui, state, panels);
     frame(imgui, state, panels);
     attnviz::fuzz::check(!panels.teach_mode, "teach mode did not end");

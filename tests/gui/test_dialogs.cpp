@@ -12,11 +12,11 @@
 #include <functional>
 
 #include "core/attention/presets.hpp"
+#include "frame_commands.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;
 using app::AppState;
-using app::Command;
 
 namespace {
 
@@ -31,18 +31,18 @@ struct MenuCase {
 };
 
 const MenuCase menu_cases[] = {
-    {"NewFromASentence", [](app::UiContext& ui) { ui.request(Command::new_sentence); }, "sentence: create"},
-    {"Open", [](app::UiContext& ui) { ui.request(Command::open); }, "files: Open"},
-    {"ImportLayer", [](app::UiContext& ui) { ui.request(Command::import_layer); }, "import: import"},
-    {"OpenBeside", [](app::UiContext& ui) { ui.request(Command::open_beside); }, "files: Open"},
-    {"ImportAllLayers", [](app::UiContext& ui) { ui.request(Command::import_all_layers); }, "import: import"},
-    {"SaveAs", [](app::UiContext& ui) { ui.request(Command::save_as); }, "files: Save"},
+    {"NewFromASentence", [](app::UiContext& ui) { ui.request(app::command::NewSentence{}); }, "sentence: create"},
+    {"Open", [](app::UiContext& ui) { ui.request(app::command::Open{}); }, "files: Open"},
+    {"ImportLayer", [](app::UiContext& ui) { ui.request(app::command::ImportLayer{}); }, "import: import"},
+    {"OpenBeside", [](app::UiContext& ui) { ui.request(app::command::OpenBeside{}); }, "files: Open"},
+    {"ImportAllLayers", [](app::UiContext& ui) { ui.request(app::command::ImportAllLayers{}); }, "import: import"},
+    {"SaveAs", [](app::UiContext& ui) { ui.request(app::command::SaveAs{}); }, "files: Save"},
     {"Export",
      [](app::UiContext& ui) {
          ui.request_export({app::ExportTarget::Kind::matrix, {core::MatrixId::weights, 0}});
      },
      "export: save as"},
-    {"QuitWithUnsavedChanges", [](app::UiContext& ui) { ui.request(Command::quit); }, "quit: cancel"},
+    {"QuitWithUnsavedChanges", [](app::UiContext& ui) { ui.request(app::command::Quit{}); }, "quit: cancel"},
 };
 
 class Dialogs : public test::WindowTest {
@@ -114,12 +114,12 @@ INSTANTIATE_TEST_SUITE_P(DefaultLayoutAndTeachMode, EveryMenuDialog,
 TEST_F(Dialogs, OneFileDialogAtATimeAndACancelledOneIsGone) {
     AppState state(core::worked_example());
     frames(state, 2);
-    imgui_.ui.request(Command::save_as);
+    imgui_.ui.request(app::command::SaveAs{});
     frames(state, 3);
     ASSERT_EQ(count("files: Save"), 1);
     // Ctrl+O, and the command itself (as --dialog open would ask), while Save is open: nothing.
     press(state, key_o, true);
-    imgui_.ui.request(Command::open);
+    imgui_.ui.request(app::command::Open{});
     frames(state, 3);
     EXPECT_EQ(count("files: up"), 1) << "one browser";
     EXPECT_EQ(item("files: Open"), nullptr);
@@ -150,7 +150,7 @@ TEST_F(Dialogs, ShortcutsDoNothingWhileADialogIsOpen) {
     state.set_cell({{core::MatrixId::X, 0}, 0, 0}, 3.0);
     constexpr int key_f2 = 291, key_z = 'Z';
     frames(state, 2);
-    imgui_.ui.request(Command::new_sentence);
+    imgui_.ui.request(app::command::NewSentence{});
     frames(state, 3);
     ASSERT_NE(item("sentence: create"), nullptr);
     ImGui::ClearActiveID();  // the sentence field would take Ctrl+Z for itself
@@ -249,7 +249,7 @@ int occurrences(const std::string& text, const std::string& part) {
 TEST_F(Dialogs, ARefusedImportKeepsTheDialogOpenWithTheReason) {
     AppState state(core::worked_example());
     frames(state, 2);
-    imgui_.ui.request(Command::import_layer);
+    imgui_.ui.request(app::command::ImportLayer{});
     frames(state, 3);
     app::ImportDialog& d = panels.menu.import;
     ImGui::ClearActiveID();  // the path field has the keyboard (and its own copy of the path) at first
@@ -277,7 +277,7 @@ TEST_F(Dialogs, ARefusedImportKeepsTheDialogOpenWithTheReason) {
 TEST_F(Dialogs, TheImportDialogSaysWhatItWillMakeBeforeImporting) {
     AppState state(core::worked_example());
     frames(state, 2);
-    imgui_.ui.request(Command::import_layer);
+    imgui_.ui.request(app::command::ImportLayer{});
     frames(state, 2);
     app::ImportDialog& d = panels.menu.import;
     ImGui::ClearActiveID();  // the path field has the keyboard (and its own copy of the path) at first
@@ -310,7 +310,7 @@ TEST_F(Dialogs, TheImportDialogSaysWhatItWillMakeBeforeImporting) {
 TEST_F(Dialogs, BrowsingForXStartsInTheCheckpointsFolder) {
     AppState state(core::worked_example());
     frames(state, 2);
-    imgui_.ui.request(Command::import_layer);
+    imgui_.ui.request(app::command::ImportLayer{});
     frames(state, 2);
     app::ImportDialog& d = panels.menu.import;
     ImGui::ClearActiveID();  // the path field has the keyboard (and its own copy of the path) at first
@@ -351,4 +351,26 @@ TEST_F(Dialogs, EscClosesTheMessagesWindow) {
     press(state, escape_key);
     EXPECT_FALSE(panels.status.show_log);
     EXPECT_FALSE(window("Messages"));
+}
+
+// Two requests of one kind in one frame are each carried out with its own payload, in order: the
+// Mask's tab and the Compare panel's (another place) are both shown. A payload kept beside the
+// queue held the last one only, so both showed Compare and the Mask stayed behind its tab.
+TEST_F(Dialogs, TwoShowPanelRequestsInOneFrameShowBothPanels) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    ASSERT_FALSE(window("Mask"));
+    ASSERT_FALSE(window("Compare"));
+    imgui_.ui.request(app::command::ShowPanel{app::PanelId::mask});
+    imgui_.ui.request(app::command::ShowPanel{app::PanelId::compare});
+    frames(state, 2);
+    EXPECT_TRUE(window("Mask"));
+    EXPECT_TRUE(window("Compare"));
+    // In order: of two panels of one place, the later is in front.
+    imgui_.ui.request(app::command::ShowPanel{app::PanelId::saturation});
+    imgui_.ui.request(app::command::ShowPanel{app::PanelId::trace});
+    frames(state, 2);
+    EXPECT_TRUE(window("Every intermediate"));
+    EXPECT_FALSE(window("Saturation lab"));
+    EXPECT_FALSE(window("Compare"));
 }

@@ -337,7 +337,7 @@ TEST_F(GradientView, HoveringACellExplainsIt) {
 
 TEST_F(GradientView, MaximizedAtStartItFillsTheWorkArea) {
     AppState state(core::worked_example());
-    panels.maximize_at_start = "Gradients";
+    panels.maximize_at_start = app::PanelId::gradients;
     frames(state, 2);
     EXPECT_EQ(panels.maximized, [] {
         const auto rows = app::explorer_panels();

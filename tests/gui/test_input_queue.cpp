@@ -127,7 +127,7 @@ TEST_F(InputQueueTest, UndoWhileTypingTakesBackTheTypedValueNotAnOlderStep) {
     fed_frames(state, 8);
     ASSERT_NE(ImGui::GetActiveID(), 0u) << "the value is being typed";
     EXPECT_EQ(state.session().params.X(0, 1), 0.0);
-    imgui_.ui.request(app::Command::undo);
+    imgui_.ui.request(app::command::Undo{});
     fed_frames(state, 3);
     EXPECT_EQ(ImGui::GetActiveID(), 0u);
     EXPECT_EQ(state.session().params.X(0, 1), 0.0);

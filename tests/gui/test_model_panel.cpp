@@ -357,11 +357,11 @@ TEST_F(ModelPanel, TheMenusOpenTheirDialogsAndImportAllLayersHandsItsRequestOver
         << test::stacked_gpt2(ATTNVIZ_REFERENCE_DIR "/checkpoints/gpt2.safetensors", 3);
     AppState state(core::worked_example());
     panels_.model.beside_files.use_native = false;
-    imgui_.ui.request(app::Command::open_beside);
+    imgui_.ui.request(app::command::OpenBeside{});
     frames(state);
     EXPECT_TRUE(panels_.model.beside_files.is_open());
     // File > Import all layers…: the dialog's options and its layer selection reach the layers.
-    imgui_.ui.request(app::Command::import_all_layers);
+    imgui_.ui.request(app::command::ImportAllLayers{});
     frames(state);
     app::ImportDialog& d = panels_.model.import_all;
     d.path = path;

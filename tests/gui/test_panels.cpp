@@ -189,7 +189,7 @@ TEST_F(Headless, MatrixLoadsFromANpyFileOfItsShapeOnly) {
 TEST_F(Headless, ImportLayerDialogListsTensorsAndImportsWithItsOptions) {
     AppState state(core::worked_example());
     app::Panels panels;
-    imgui_.ui.request(app::Command::import_layer);
+    imgui_.ui.request(app::command::ImportLayer{});
     frames(state, panels, 2);  // the dialog opens and draws
     app::ImportDialog& d = panels.menu.import;
     d.path = ATTNVIZ_REFERENCE_DIR "/checkpoints/llama/model.safetensors";
@@ -354,13 +354,13 @@ TEST_F(Headless, ColumnVectorViewDrawsEveryMatrixTransposed) {
 TEST_F(Headless, QuitAsksFirstWhenTheSessionIsModified) {
     AppState state(core::worked_example());
     app::Panels panels;
-    imgui_.ui.request(app::Command::quit);
+    imgui_.ui.request(app::command::Quit{});
     frames(state, panels, 1);
     EXPECT_TRUE(panels.quit);  // nothing to lose: quits at once
 
     app::Panels edited;
     state.set_cell({{MatrixId::X, 0}, 0, 0}, 4.0);
-    imgui_.ui.request(app::Command::quit);
+    imgui_.ui.request(app::command::Quit{});
     frames(state, edited, 3);
     EXPECT_FALSE(edited.quit);  // the "Unsaved changes" dialog is waiting for an answer
     EXPECT_TRUE(ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel));

@@ -53,7 +53,7 @@ TEST_F(SentenceDialogs, TypingASentenceAndPressingCreateMakesItsSession) {
 TEST_F(SentenceDialogs, TheFileMenusCommandOpensItAndEnterCreatesOneHotRows) {
     const core::Session before = eight_wide();
     AppState state(before);
-    imgui_.ui.request(app::Command::new_sentence);  // what File > New from a sentence... asks
+    imgui_.ui.request(app::command::NewSentence{});  // what File > New from a sentence... asks
     frames(state, 4);
     ASSERT_NE(item("sentence: text"), nullptr);
     panels.sentence.rows = 1;  // one-hot
@@ -85,7 +85,7 @@ TEST_F(SentenceDialogs, ARefusedSentenceChangesNothing) {
     EXPECT_FALSE(state.can_undo());
     // In the dialog the same sentence leaves Create disabled: pressing it does nothing.
     panels.sentence = d;
-    panels.sentence.open = true;
+    imgui_.ui.request(app::command::NewSentence{});  // as File > New from a sentence... asks
     frames(state, 2);
     click(state, "sentence: create", 2);
     EXPECT_EQ(state.session(), before);

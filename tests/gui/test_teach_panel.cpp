@@ -255,7 +255,7 @@ TEST_F(Teach, UserTextIsNeverAnId) {
         frame();
         EXPECT_EQ(panels.teach.step, k);
     }
-    imgui_.ui.request(app::Command::toggle_teach);  // and the explorer with the same labels
+    imgui_.ui.request(app::command::ToggleTeach{});  // and the explorer with the same labels
     frame();
     frame();
     EXPECT_FALSE(panels.teach_mode);
@@ -304,7 +304,7 @@ TEST_F(Teach, LongTokensAndLongLessonTextsAreDrawnCut) {
     const std::string filled = core::fill_template("{token:0}",
                                                    {&state.session(), &state.trace(), false, std::nullopt, false});
     EXPECT_EQ(filled, std::string(core::max_label_characters, 'a') + "…");
-    imgui_.ui.request(app::Command::toggle_teach);  // and the explorer with the same label
+    imgui_.ui.request(app::command::ToggleTeach{});  // and the explorer with the same label
     frame();
     frame();
     imgui_.ui.report = nullptr;

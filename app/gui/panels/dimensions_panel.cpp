@@ -189,10 +189,10 @@ void draw_mask_options(AppState& state, UiContext& ui, DimensionsPanel& panel, c
             "segments. Edit it in the Mask panel.");
     if (changed) {
         now.mask = static_cast<core::Mask>(mask);
-        if (state.set_config(now) && now.mask == core::Mask::custom) ui.request_panel("Mask");
+        if (state.set_config(now) && now.mask == core::Mask::custom) ui.request(command::ShowPanel{PanelId::mask});
     }
     if (now.mask == core::Mask::custom) {
-        if (ImGui::SmallButton("edit the mask")) ui.request_panel("Mask");
+        if (ImGui::SmallButton("edit the mask")) ui.request(command::ShowPanel{PanelId::mask});
     }
 
     core::Config& c = panel.editing;
@@ -226,7 +226,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Random X and weights from the seed, same dimensions and token labels");
     same_line_if_fits(ImGui::CalcTextSize("Sentence...").x + ImGui::GetStyle().FramePadding.x * 2);
-    if (ImGui::Button("Sentence...")) ui.request(Command::new_sentence);
+    if (ImGui::Button("Sentence...")) ui.request(command::NewSentence{});
     ui.report_item("dimensions: sentence");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("A new session from a sentence you type: its words become the tokens, X a row per word");

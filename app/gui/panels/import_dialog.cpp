@@ -226,14 +226,19 @@ bool checkpoint_x_is_random(const std::string& path) {
     return p && p.value->x_random;
 }
 
+namespace {
+
+const char* dialog_title(const ImportDialog& d) { return d.all_layers ? "Import all layers" : "Import layer"; }
+
+}  // namespace
+
+void open_import_dialog(ImportDialog& d) {
+    ImGui::OpenPopup(dialog_title(d));
+    d.error.clear();
+}
+
 void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& d) {
-    const char* title = d.all_layers ? "Import all layers" : "Import layer";
-    if (d.open) {
-        ImGui::OpenPopup(title);
-        d.open = false;
-        d.error.clear();
-    }
-    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    if (!ImGui::BeginPopupModal(dialog_title(d), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
     if (d.all_layers)
         ImGui::TextDisabled("Each layer opens beside this session in the Model view (one row per layer).");
     const float font = ImGui::GetFontSize();

@@ -19,7 +19,6 @@
 namespace attnviz::app {
 
 struct ImportDialog {
-    bool open = false;  // set by Command::import_layer, consumed when the dialog opens
     std::string path, x_path, token_ids, tokens;
     int convention = 0;                      // 0 auto, then torch, bert, gpt2, llama
     int layer = 0, heads = 0, kv_heads = 0;  // heads, kv_heads 0: from config.json or the file
@@ -46,6 +45,8 @@ void update_preview(ImportDialog& dialog);
 // Whether opening this checkpoint as it is (no options) gives a random X: the file holds none.
 bool checkpoint_x_is_random(const std::string& path);
 
+// Opens the dialog (called outside every window, as run_commands is: where it is drawn).
+void open_import_dialog(ImportDialog& dialog);
 void draw_import_dialog(AppState& state, UiContext& ui, ImportDialog& dialog);
 
 }  // namespace attnviz::app

@@ -9,20 +9,23 @@ namespace attnviz::app {
 
 namespace {
 
+// The dialog Quit opens when the session has unsaved changes.
+constexpr const char* quit_title = "Unsaved changes";
+
 // The shortcuts, as commands; none while a dialog is open (it has the keyboard). ImGui 1.86 indexes
 // keys by the platform key code; GLFW codes letters by their ASCII capital.
 void shortcuts(const AppState& state, UiContext& ui) {
     if (ui.dialog_open) return;
     const ImGuiIO& io = ImGui::GetIO();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(Command::open);
-    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(Command::save);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(command::Open{});
+    if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(command::Save{});
     if (io.KeyCtrl && ImGui::IsKeyPressed('E')) ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
     // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
     if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z'))
-        ui.request(io.KeyShift ? Command::redo : Command::undo);
-    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Y')) ui.request(Command::redo);
+        ui.request(io.KeyShift ? Command{command::Redo{}} : Command{command::Undo{}});
+    if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Y')) ui.request(command::Redo{});
     constexpr int key_f2 = 291;  // GLFW_KEY_F2
-    if (ImGui::IsKeyPressed(key_f2)) ui.request(Command::toggle_teach);
+    if (ImGui::IsKeyPressed(key_f2)) ui.request(command::ToggleTeach{});
 }
 
 // A checkpoint opened without an X: its X is random, which its attention cannot show. Said in the
@@ -48,7 +51,7 @@ void draw_random_x_notice(MenuBar& menu, UiContext& ui) {
     if (again) {
         menu.import.path = menu.random_x;
         list_tensors(menu.import);
-        menu.import.open = true;
+        ui.request(command::ImportLayer{});  // once this notice has closed: one dialog at a time
     }
     ImGui::SameLine();
     if (again || ImGui::Button("Keep the random X")) {
@@ -75,7 +78,7 @@ bool open_and_note(AppState& state, MenuBar& menu, const std::string& path) {
 
 bool save_or_ask(AppState& state, MenuBar& menu) {
     if (state.file_path().empty()) {
-        menu.save_dialog = true;
+        open_save_dialog(state, menu);
         return false;
     }
     return state.save_file(state.file_path());
@@ -92,8 +95,8 @@ std::string session_title(const AppState& state, bool whole_path) {
 void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
-            if (ImGui::MenuItem("New from a sentence...")) ui.request(Command::new_sentence);
-            if (ImGui::MenuItem("Open...", "Ctrl+O")) ui.request(Command::open);
+            if (ImGui::MenuItem("New from a sentence...")) ui.request(command::NewSentence{});
+            if (ImGui::MenuItem("Open...", "Ctrl+O")) ui.request(command::Open{});
             if (ImGui::BeginMenu("Open Recent", !menu.recent.paths().empty())) {
                 std::string chosen;
                 for (const std::string& path : menu.recent.paths()) {
@@ -106,29 +109,29 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
                 ImGui::EndMenu();
                 if (!chosen.empty()) open_and_note(state, menu, chosen);
             }
-            if (ImGui::MenuItem("Import layer...")) ui.request(Command::import_layer);
-            if (ImGui::MenuItem("Open beside...")) ui.request(Command::open_beside);
+            if (ImGui::MenuItem("Import layer...")) ui.request(command::ImportLayer{});
+            if (ImGui::MenuItem("Open beside...")) ui.request(command::OpenBeside{});
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session to show beside this one in the Model view");
-            if (ImGui::MenuItem("Import all layers...")) ui.request(Command::import_all_layers);
+            if (ImGui::MenuItem("Import all layers...")) ui.request(command::ImportAllLayers{});
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip("Every layer of a checkpoint, beside this session in the Model view");
-            if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(Command::save);
-            if (ImGui::MenuItem("Save as...")) ui.request(Command::save_as);
+            if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(command::Save{});
+            if (ImGui::MenuItem("Save as...")) ui.request(command::SaveAs{});
             ImGui::Separator();
             if (ImGui::MenuItem("Export...", "Ctrl+E")) ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
             ImGui::Separator();
-            if (ImGui::MenuItem("Quit")) ui.request(Command::quit);
+            if (ImGui::MenuItem("Quit")) ui.request(command::Quit{});
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("Edit")) {
             const std::string undo = "Undo " + state.undo_label(), redo = "Redo " + state.redo_label();
-            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) ui.request(Command::undo);
-            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) ui.request(Command::redo);
+            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) ui.request(command::Undo{});
+            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) ui.request(command::Redo{});
             ImGui::Separator();
             // Compare: the session as it is now becomes A; later edits are B, shown as B − A.
             if (ImGui::MenuItem("Pin as A for Compare")) {
                 state.pin();
-                ui.request_panel("Compare");
+                ui.request(command::ShowPanel{PanelId::compare});
             }
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip("Keep the session as it is now (saved with it); the Compare panel shows B - A");
@@ -146,17 +149,19 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
     shortcuts(state, ui);
 }
 
+void open_session_dialog(const AppState& state, MenuBar& menu) {
+    menu.open_files.open(FileChooser::Mode::open, "Open a session, or a checkpoint to import", session_filters(),
+                         state.file_path());
+}
+
+void open_save_dialog(const AppState& state, MenuBar& menu) {
+    menu.save_files.open(FileChooser::Mode::save, "Save the session", {{"Sessions (*.json)", {".json"}}},
+                         state.file_path().empty() ? "session.json" : state.file_path());
+}
+
+void open_quit_dialog() { ImGui::OpenPopup(quit_title); }
+
 void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
-    if (menu.open_dialog) {
-        menu.open_dialog = false;
-        menu.open_files.open(FileChooser::Mode::open, "Open a session, or a checkpoint to import", session_filters(),
-                             state.file_path());
-    }
-    if (menu.save_dialog) {
-        menu.save_dialog = false;
-        menu.save_files.open(FileChooser::Mode::save, "Save the session", {{"Sessions (*.json)", {".json"}}},
-                             state.file_path().empty() ? "session.json" : state.file_path());
-    }
     if (const std::optional<std::string> path = menu.open_files.draw(ui)) open_and_note(state, menu, *path);
     if (const std::optional<std::string> path = menu.save_files.draw(ui))
         if (state.save_file(*path)) menu.recent.add(*path);
@@ -165,11 +170,7 @@ void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit
     draw_random_x_notice(menu, ui);
 
     // Quitting with unsaved changes asks first: nothing is lost by a stray click.
-    if (menu.ask_quit) {
-        menu.ask_quit = false;
-        ImGui::OpenPopup("Unsaved changes");
-    }
-    if (ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    if (ImGui::BeginPopupModal(quit_title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::TextUnformatted("The session has changes that are not saved.");
         if (ImGui::Button("Save and quit")) {
             // Without a file this asks where first; quitting then waits for another Quit.

@@ -1,6 +1,7 @@
 // The main menu and the keyboard shortcuts: each item requests a Command (command.hpp), which
 // run_commands() carries out; plus the dialogs the commands open (a path to open or save, and
-// "Unsaved changes" before quitting), drawn after every window of the frame (draw_menu_dialogs).
+// "Unsaved changes" before quitting), each opened by its open_… function and drawn after every
+// window of the frame (draw_menu_dialogs).
 #pragma once
 
 #include <string>
@@ -13,12 +14,9 @@
 namespace attnviz::app {
 
 struct MenuBar {
-    bool open_dialog = false;  // set by Command::open, consumed when the dialog opens
-    bool save_dialog = false;
     FileChooser open_files, save_files;
-    RecentFiles recent;     // File > Open Recent
-    bool ask_quit = false;  // set by Command::quit with unsaved changes
-    ImportDialog import;    // File > Import layer…
+    RecentFiles recent;   // File > Open Recent
+    ImportDialog import;  // File > Import layer…
     // A checkpoint just opened without an X (File > Open, a dropped file, the command line): the
     // window says plainly that X is random, with a way to import it with one.
     std::string random_x;
@@ -37,6 +35,13 @@ bool save_or_ask(AppState& state, MenuBar& menu);
 // The session's name as the menu bar and the window's title show it: its file (the whole path, or
 // only the file's name), or "unsaved session", with "*" when it has unsaved changes.
 std::string session_title(const AppState& state, bool whole_path);
+
+// The menu's dialogs, opened (drawn from the next draw_menu_dialogs): File > Open…, File > Save
+// as…, and "Unsaved changes" (Quit with unsaved changes; called outside every window, as
+// run_commands is).
+void open_session_dialog(const AppState& state, MenuBar& menu);
+void open_save_dialog(const AppState& state, MenuBar& menu);
+void open_quit_dialog();
 
 // Draws the menu bar (its File and Edit menus) and takes the shortcuts, unless a dialog is open.
 void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu);

@@ -140,12 +140,12 @@ void update_model_panel(AppState& state, ModelPanel& p) {
     p.layers.poll(state);
 }
 
+void open_beside_dialog(const AppState& state, ModelPanel& p) {
+    p.beside_files.open(FileChooser::Mode::open_several, "Open sessions beside this one (Model view)",
+                        session_filters(), state.file_path());
+}
+
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
-    if (p.open_beside) {
-        p.open_beside = false;
-        p.beside_files.open(FileChooser::Mode::open_several, "Open sessions beside this one (Model view)",
-                            session_filters(), state.file_path());
-    }
     if (const std::optional<std::string> path = p.beside_files.draw(ui)) {
         std::vector<std::string> paths{*path};
         for (std::string& more : p.beside_files.take_more()) paths.push_back(std::move(more));
@@ -207,9 +207,9 @@ void draw_model_controls(UiContext& ui, ModelPanel& p) {
     if (ImGui::Button(layers_label)) ImGui::OpenPopup("layers menu");
     ui.report_item("model: layers");
     if (ImGui::BeginPopup("layers menu")) {
-        if (ImGui::MenuItem("Open beside...", nullptr, false)) ui.request(Command::open_beside);
+        if (ImGui::MenuItem("Open beside...", nullptr, false)) ui.request(command::OpenBeside{});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session file (or a checkpoint's layers) as rows below");
-        if (ImGui::MenuItem("Import all layers...")) ui.request(Command::import_all_layers);
+        if (ImGui::MenuItem("Import all layers...")) ui.request(command::ImportAllLayers{});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layers of a checkpoint, with the import's options");
         ImGui::Separator();
         if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, p.layers.size() > 1))

@@ -31,7 +31,6 @@ struct ModelPanel {
     bool ascending = false;                    // smallest first (else largest first)
     int highlight = 3;                         // outline the first N heads of the model in that order (0: none)
     bool one_scale = false;                    // every head on 0..1 instead of each on its own range
-    bool open_beside = false;                  // set by Command::open_beside: the file chooser opens
     FileChooser beside_files;                  // File > Open beside…
     ImportDialog import_all;                   // File > Import all layers…
     ModelPanel() { import_all.all_layers = true; }
@@ -50,6 +49,8 @@ void update_model_panel(AppState& state, ModelPanel& panel);
 // Every frame, after every window (a dialog opens whatever panel or tab is shown): the panel's
 // dialogs (Open beside…, Import all layers…).
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& panel);
+// Opens File > Open beside…'s file chooser.
+void open_beside_dialog(const AppState& state, ModelPanel& panel);
 
 void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& panel);
 

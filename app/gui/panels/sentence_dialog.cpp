@@ -12,6 +12,8 @@ namespace attnviz::app {
 
 namespace {
 
+constexpr const char* sentence_dialog_title = "New from a sentence";
+
 // "The cat sat on ...": the first tokens of a sentence, for the status message.
 std::string opening(const std::vector<std::string>& tokens) {
     std::string text;
@@ -91,13 +93,13 @@ bool create_from_sentence(AppState& state, const SentenceDialog& d) {
     return !state.message().error;  // set_session refuses a session over the memory budget
 }
 
+void open_sentence_dialog(SentenceDialog& d) {
+    ImGui::OpenPopup(sentence_dialog_title);
+    d.focus_frames = 2;
+}
+
 void draw_sentence_dialog(AppState& state, UiContext& ui, SentenceDialog& d) {
-    if (d.open) {
-        ImGui::OpenPopup("New from a sentence");
-        d.open = false;
-        d.focus_frames = 2;
-    }
-    if (!ImGui::BeginPopupModal("New from a sentence", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    if (!ImGui::BeginPopupModal(sentence_dialog_title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
     const float font = ImGui::GetFontSize();
     const float wide = std::min(font * 30, ImGui::GetIO().DisplaySize.x - font * 4);
     ImGui::TextUnformatted("A sentence: its words (and punctuation) become the tokens.");

@@ -13,7 +13,6 @@
 namespace attnviz::app {
 
 struct SentenceDialog {
-    bool open = false;  // set by Command::new_sentence, consumed when the dialog opens
     // The text field asks for the keyboard this many frames more (an auto-resizing popup is
     // hidden in its first frame, which drops a request).
     int focus_frames = 0;
@@ -27,6 +26,8 @@ struct SentenceDialog {
 // changes. Returns whether the session was replaced.
 bool create_from_sentence(AppState& state, const SentenceDialog& dialog);
 
+// Opens the dialog (called outside every window, as run_commands is: where it is drawn).
+void open_sentence_dialog(SentenceDialog& dialog);
 void draw_sentence_dialog(AppState& state, UiContext& ui, SentenceDialog& dialog);
 
 }  // namespace attnviz::app

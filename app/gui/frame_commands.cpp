@@ -1,0 +1,132 @@
+#include "frame_commands.hpp"
+
+#include <imgui_internal.h>
+
+#include <string_view>
+#include <vector>
+
+namespace attnviz::app {
+
+bool dialog_open(const Panels& p) {
+    // The built-in dialogs are ImGui modals; a desktop file dialog is a process of its own, seen
+    // through the top-level choosers (those inside a dialog are under its modal).
+    return ImGui::GetTopMostPopupModal() != nullptr || p.menu.open_files.is_open() || p.menu.save_files.is_open() ||
+           p.model.beside_files.is_open();
+}
+
+void close_on_escape(Panels& p) {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) return;
+    if (g.OpenPopupStack.Size > 0) {
+        ImGui::ClosePopupToLevel(g.OpenPopupStack.Size - 1, true);
+        return;
+    }
+    const std::string_view focused = g.NavWindow ? g.NavWindow->RootWindow->Name : "";
+    if (focused == message_log_title) p.status.show_log = false;
+    if (focused == recovery_window_title) p.recovery.offers.clear();  // kept on disk, offered at the next start
+}
+
+void draw_dialogs(AppState& state, UiContext& ui, Panels& p) {
+    draw_menu_dialogs(state, ui, p.menu, p.quit);
+    draw_model_dialogs(state, ui, p.model);
+    draw_export_dialog(state, ui, p.export_dialog);
+    draw_sentence_dialog(state, ui, p.sentence);
+}
+
+namespace {
+
+// Whether a text field is being edited (a value typed into a cell, a dimension, a label).
+bool editing_text() {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    return g.ActiveId != 0 && g.InputTextState.ID == g.ActiveId;
+}
+
+// Carries out one command (std::visit calls the overload of its type).
+struct Dispatch {
+    AppState& state;
+    Panels& p;
+    std::vector<Command>& later;  // for the next frame
+
+    void operator()(command::Open) { open_session_dialog(state, p.menu); }
+    void operator()(command::NewSentence) { open_sentence_dialog(p.sentence); }
+    void operator()(command::ImportLayer) { open_import_dialog(p.menu.import); }
+    void operator()(command::OpenBeside) {
+        open_beside_dialog(state, p.model);
+        show_panel(p, PanelId::model);
+    }
+    void operator()(command::ImportAllLayers) {
+        open_import_dialog(p.model.import_all);
+        show_panel(p, PanelId::model);
+    }
+    void operator()(command::Save) { save_or_ask(state, p.menu); }
+    void operator()(command::SaveAs) { open_save_dialog(state, p.menu); }
+    void operator()(const command::Export& c) { open_export_dialog(p.export_dialog, c.target); }
+    void operator()(command::Quit) {
+        if (!state.modified()) {
+            p.quit = true;
+            return;
+        }
+        if (ImGui::GetCurrentContext()->OpenPopupStack.Size > 0)
+            ImGui::ClosePopupToLevel(0, false);  // any open dialog is cancelled
+        open_quit_dialog();                      // the "Unsaved changes" dialog decides
+    }
+    // A value being typed is committed first: its field is let go, its panel applies it in the
+    // next frame, and the undo runs after that. Undo then takes back what the field shows, never
+    // an older step beside a field still showing the typed value.
+    void operator()(command::Undo c) {
+        if (!let_go_of_text(c)) state.undo();
+    }
+    void operator()(command::Redo c) {
+        if (!let_go_of_text(c)) state.redo();
+    }
+    void operator()(command::ToggleTeach) {
+        if (p.teach_mode)
+            p.teach_mode = false;
+        else
+            enter_teach_mode(state, p, p.teach.step);
+    }
+    void operator()(command::ResetLayout) {
+        p.reset_layout = true;
+        ImGui::MarkIniSettingsDirty();
+    }
+    void operator()(const command::ShowPanel& c) {
+        show_panel(p, c.panel);
+        p.maximized = -1;
+    }
+    void operator()(const command::Compare& c) {
+        if (!state.session().pin) state.pin();
+        p.compare.chosen = c.ref;
+        show_panel(p, PanelId::compare);
+        p.maximized = -1;
+    }
+
+    // Whether a text field was being edited: it is let go, and the command waits for the next frame.
+    bool let_go_of_text(Command c) {
+        if (!editing_text()) return false;
+        ImGui::ClearActiveID();
+        later.push_back(c);
+        return true;
+    }
+};
+
+}  // namespace
+
+void run_commands(AppState& state, UiContext& ui, Panels& p) {
+    for (const std::string& path : ui.dropped_files) open_and_note(state, p.menu, path);  // like File > Open
+    ui.dropped_files.clear();
+    const std::vector<Command> commands = std::move(ui.commands);
+    ui.commands.clear();
+    bool dialog = dialog_open(p);
+    std::vector<Command> later;
+    for (const Command& c : commands) {
+        // One dialog at a time: a command for another is dropped (the user asks again once it is closed).
+        if (opens_dialog(c)) {
+            if (dialog) continue;
+            dialog = !std::holds_alternative<command::Save>(c) || state.file_path().empty();
+        }
+        std::visit(Dispatch{state, p, later}, c);
+    }
+    for (Command& c : later) ui.request(std::move(c));
+}
+
+}  // namespace attnviz::app
