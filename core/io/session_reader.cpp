@@ -189,65 +189,59 @@ private:
 
     // -- config
 
-    void read_config() {
-        config_seen_ = true;
+    // An object of scalars, each kept at its key's index in `keys`: config and config.rope. What was
+    // there goes to `seen`, `object` and `desc`; unknown keys are skipped, a key given twice is
+    // refused (at `path` + key). The field `nested_key` is an object of its own, read by
+    // `read_nested` (-1: none). Whether it was an object.
+    template <std::size_t N, class ReadNested>
+    bool read_scalars(const char* const (&keys)[N], std::optional<JsonScalar> (&values)[N], const std::string& path,
+                      bool& seen, bool& object, std::string& desc, int nested_key, ReadNested read_nested) {
+        seen = true;
         if (in_.peek() != JsonReader::Kind::object) {
-            config_desc_ = in_.describe_next();
-            return;
+            desc = in_.describe_next();
+            return false;
         }
-        config_object_ = true;
+        object = true;
         in_.begin_object();
         std::string key;
         while (in_.next_key(key)) {
-            const int k = key_index(config_keys, key);
+            const int k = key_index(keys, key);
             if (k < 0) {
                 in_.skip_value();
                 continue;
             }
-            if (config_values_[k] || (k == rope_key && rope_seen_)) {
-                structure_.add("config." + key, duplicate_message);
+            if (values[k] || (k == nested_key && !read_nested(false))) {
+                structure_.add(path + key, duplicate_message);
                 in_.skip_value();
                 continue;
             }
-            if (k == rope_key) {
-                read_rope();
+            if (k == nested_key) {
+                read_nested(true);
                 continue;
             }
-            config_values_[k].emplace();
-            in_.read_scalar(*config_values_[k]);
+            values[k].emplace();
+            in_.read_scalar(*values[k]);
         }
+        return true;
+    }
+
+    void read_config() {
+        // config.rope: read unless given twice.
+        const auto rope = [&](bool read) {
+            if (!read) return !rope_seen_;
+            read_scalars(rope_keys, rope_values_, "config.rope.", rope_seen_, rope_object_, rope_desc_, -1,
+                         [](bool) { return true; });
+            return true;
+        };
+        if (!read_scalars(config_keys, config_values_, "config.", config_seen_, config_object_, config_desc_, rope_key,
+                          rope))
+            return;
         if (!in_.ok()) return;
         // Judged now, so the matrices that follow are checked against it as their values arrive.
         config_ = evaluate_config();
         if (config_problems_.empty())
             for (Problem& p : validate(config_)) config_problems_.push_back(std::move(p));
         if (config_problems_.empty()) known_ = config_;
-    }
-
-    // config.rope: an object of scalars, judged in evaluate_config.
-    void read_rope() {
-        rope_seen_ = true;
-        if (in_.peek() != JsonReader::Kind::object) {
-            rope_desc_ = in_.describe_next();
-            return;
-        }
-        rope_object_ = true;
-        in_.begin_object();
-        std::string key;
-        while (in_.next_key(key)) {
-            const int k = key_index(rope_keys, key);
-            if (k < 0) {
-                in_.skip_value();
-                continue;
-            }
-            if (rope_values_[k]) {
-                structure_.add("config.rope." + key, duplicate_message);
-                in_.skip_value();
-                continue;
-            }
-            rope_values_[k].emplace();
-            in_.read_scalar(*rope_values_[k]);
-        }
     }
 
     // The config's field, or nullptr after reporting it missing or too large to represent.
