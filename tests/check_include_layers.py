@@ -7,7 +7,9 @@ include only the layers ALLOWED lists for it (and itself). Reported, each as fil
     including app);
   - an #include in core/ of ImGui, OpenGL or GLFW (FORBIDDEN_IN_CORE);
   - a cycle between layers (also checked on its own, so that a rules table that allowed one would
-    not hide it).
+    not hide it);
+  - a cycle between the files of one layer of FILES_ACYCLIC, a .cpp and its .hpp counted as one
+    unit (registry.cpp including params.hpp while params.cpp includes registry.hpp is one).
 Usage: check_include_layers.py [REPOSITORY_ROOT]   (default: the parent of this script's folder)
 Exit 0 when layered, 1 with the problems listed otherwise.
 """
@@ -50,6 +52,9 @@ ALLOWED = {
     "app/gui/frame": CORE + ["app/gui/context", "app/gui/widgets", "app/gui/panels"],
     "app": CORE + ["app/gui/frame"],
 }
+
+# The layers whose files include each other one way too (no cycle between two of their files).
+FILES_ACYCLIC = ["core/base", "core/attention", "core/io", "core/render", "core/teach"]
 
 # Headers core/ never includes, quoted or angled: the window and the GPU belong to app/.
 FORBIDDEN_IN_CORE = re.compile(r"^(imgui|implot|GL/|GLFW/|glad|backends/imgui)")
@@ -107,6 +112,7 @@ def find_cycle(edges):
 def check(root):
     problems = []
     edges = {}  # layer → {included layer: (file, line)} (the first include that makes the edge)
+    units = {}  # within a layer: unit (path without extension) → {included unit: (file, line)}
     for top in ("core", "app"):
         for folder, _, names in os.walk(os.path.join(root, top)):
             for name in sorted(names):
@@ -131,6 +137,10 @@ def check(root):
                     if resolved is None:
                         continue  # a system or third-party header
                     target_layer = layer_of(resolved)
+                    if target_layer == layer and layer in FILES_ACYCLIC:
+                        unit, target_unit = os.path.splitext(path)[0], os.path.splitext(resolved)[0]
+                        if unit != target_unit:
+                            units.setdefault(unit, {}).setdefault(target_unit, (where, resolved))
                     if target_layer is None or target_layer == layer:
                         continue
                     edges.setdefault(layer, {}).setdefault(target_layer, (where, resolved))
@@ -142,6 +152,11 @@ def check(root):
     if cycle:
         steps = ["%s → %s (%s includes %s)" % (a, b, edges[a][b][0], edges[a][b][1]) for a, b in zip(cycle, cycle[1:])]
         problems.append("a cycle between layers: " + "; ".join(steps))
+    unit_cycle = find_cycle(units)
+    if unit_cycle:
+        steps = ["%s → %s (%s includes %s)" % (a, b, units[a][b][0], units[a][b][1])
+                 for a, b in zip(unit_cycle, unit_cycle[1:])]
+        problems.append("a cycle between files of one layer: " + "; ".join(steps))
     rules = {layer: {other: None for other in allowed} for layer, allowed in ALLOWED.items()}
     rules_cycle = find_cycle(rules)
     if rules_cycle:

@@ -24,9 +24,7 @@ const core::Matrix* AppState::matrix(MatrixRef ref) const {
     return core::find_matrix(shown_->session.params, shown_->trace, ref);
 }
 
-const core::Matrix* AppState::input(MatrixRef ref) const {
-    return core::find_input(const_cast<core::Params&>(session_.params), ref);
-}
+const core::Matrix* AppState::input(MatrixRef ref) const { return core::find_input(session_.params, ref); }
 
 core::Matrix* AppState::mutable_matrix(MatrixRef ref) { return core::find_input(session_.params, ref); }
 

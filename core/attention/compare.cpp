@@ -84,9 +84,8 @@ std::vector<InputChange> changed_inputs(const Session& a, const Session& b) {
                 out.push_back({ref, InputChange::Kind::shape});
                 continue;
             }
-            // find_input only hands out the address; neither session is changed.
-            const Matrix* ma = find_input(const_cast<Params&>(a.params), ref);
-            const Matrix* mb = find_input(const_cast<Params&>(b.params), ref);
+            const Matrix* ma = find_input(a.params, ref);
+            const Matrix* mb = find_input(b.params, ref);
             if (ma && mb && !same(*ma, *mb)) out.push_back({ref, InputChange::Kind::values});
         }
     }

@@ -289,13 +289,7 @@ Result<Explanation> explain(const Params& params, const Trace& trace, const Cell
     const MatrixRef& ref = at.matrix;
     const Matrix* m = find_matrix(params, trace, ref);
     if (!m) {
-        if (!exists(ref.id, trace.config))
-            return Result<Explanation>::fail(
-                {{name(ref.id), ref.id == MatrixId::W_O ? "the output projection is off"
-                                : ref.id == MatrixId::Q_rot || ref.id == MatrixId::K_rot ? "RoPE is off"
-                                : ref.id == MatrixId::Y    ? "this layer has no cross-attention input"
-                                : ref.id == MatrixId::mask ? "this layer has no custom mask"
-                                                           : "this layer has no biases"}});
+        if (const char* why = absence(ref.id, trace.config)) return Result<Explanation>::fail({{name(ref.id), why}});
         return Result<Explanation>::fail(
             {{label(ref, Notation::ascii), "there is no head " + std::to_string(ref.head + 1)}});
     }

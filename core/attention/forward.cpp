@@ -5,6 +5,8 @@
 #include <exception>
 #include <limits>
 
+#include "core/attention/registry.hpp"
+
 namespace attnviz::core {
 
 namespace {
@@ -252,5 +254,44 @@ template TraceT<double> forward<double>(const Config&, const Params&);
 template TraceT<float> forward<float>(const Config&, const Params&);
 template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
 template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
+
+const Matrix* find_computed(const Trace& t, const MatrixRef& ref) {
+    if (is_per_head(ref.id) && (ref.head < 0 || ref.head >= static_cast<int>(t.heads.size()))) return nullptr;
+    const auto head = [&]() -> const HeadTrace& { return t.heads[static_cast<size_t>(ref.head)]; };
+    // Where each computed matrix lives in the trace; every id is named, so a new one is a compile
+    // error here until it has its place.
+    switch (ref.id) {
+        case MatrixId::Q: return &head().Q;
+        case MatrixId::K: return &head().K;
+        case MatrixId::V: return &head().V;
+        case MatrixId::Q_rot: return &head().Q_rot;
+        case MatrixId::K_rot: return &head().K_rot;
+        case MatrixId::scores_raw: return &head().scores_raw;
+        case MatrixId::scores: return &head().scores;
+        case MatrixId::weights: return &head().weights;
+        case MatrixId::Z: return &head().Z;
+        case MatrixId::concat: return &t.concat;
+        case MatrixId::output: return &t.output;
+        case MatrixId::X:
+        case MatrixId::Y:
+        case MatrixId::mask:
+        case MatrixId::W_Q:
+        case MatrixId::W_K:
+        case MatrixId::W_V:
+        case MatrixId::b_Q:
+        case MatrixId::b_K:
+        case MatrixId::b_V:
+        case MatrixId::W_O:
+        case MatrixId::b_O:
+        case MatrixId::count: return nullptr;  // inputs live in the params
+    }
+    return nullptr;
+}
+
+const Matrix* find_matrix(const Params& params, const Trace& trace, const MatrixRef& ref) {
+    if (is_per_head(ref.id) && (ref.head < 0 || ref.head >= static_cast<int>(params.heads.size()))) return nullptr;
+    if (!exists(ref.id, trace.config)) return nullptr;
+    return is_input(ref.id) ? find_input(params, ref) : find_computed(trace, ref);
+}
 
 }  // namespace attnviz::core

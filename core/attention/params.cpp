@@ -73,19 +73,79 @@ std::optional<std::string> value_problem(double v) {
 
 namespace {
 
+// Where each input lives in the params, for Params and const Params: head h's own matrices in
+// heads[h], the K/V ones (W_K, W_V, b_K, b_V) in heads[kv_h]. Every id is named, so a new one is a
+// compile error here until it has its place.
+template <class P>
+auto input_in(P& p, MatrixId id, int h, int kv_h) -> decltype(&p.X) {
+    const auto head = [&]() -> auto& { return p.heads[static_cast<size_t>(h)]; };
+    const auto group = [&]() -> auto& { return p.heads[static_cast<size_t>(kv_h)]; };
+    switch (id) {
+        case MatrixId::X: return &p.X;
+        case MatrixId::Y: return &p.Y;
+        case MatrixId::mask: return &p.mask;
+        case MatrixId::W_Q: return &head().W_Q;
+        case MatrixId::W_K: return &group().W_K;
+        case MatrixId::W_V: return &group().W_V;
+        case MatrixId::b_Q: return &head().b_Q;
+        case MatrixId::b_K: return &group().b_K;
+        case MatrixId::b_V: return &group().b_V;
+        case MatrixId::W_O: return &p.W_O;
+        case MatrixId::b_O: return &p.b_O;
+        case MatrixId::Q:
+        case MatrixId::K:
+        case MatrixId::V:
+        case MatrixId::Q_rot:
+        case MatrixId::K_rot:
+        case MatrixId::scores_raw:
+        case MatrixId::scores:
+        case MatrixId::weights:
+        case MatrixId::Z:
+        case MatrixId::concat:
+        case MatrixId::output:
+        case MatrixId::count: return nullptr;  // computed: in the trace
+    }
+    return nullptr;
+}
+
+template <class P>
+bool head_in_range(const P& params, MatrixId id, int head) {
+    return !is_per_head(id) || (head >= 0 && head < static_cast<int>(params.heads.size()));
+}
+
+template <class P>
+auto find_input_in(P& params, const MatrixRef& ref) -> decltype(&params.X) {
+    if (!is_input(ref.id) || !head_in_range(params, ref.id, ref.head)) return nullptr;
+    return input_in(params, ref.id, ref.head, params.kv_owner(ref.head));
+}
+
+template <class P>
+auto held_input_in(P& params, MatrixId id, int head) -> decltype(&params.X) {
+    if (!is_input(id) || !head_in_range(params, id, head)) return nullptr;
+    return input_in(params, id, head, head);
+}
+
+}  // namespace
+
+Matrix* find_input(Params& params, const MatrixRef& ref) { return find_input_in(params, ref); }
+const Matrix* find_input(const Params& params, const MatrixRef& ref) { return find_input_in(params, ref); }
+Matrix* held_input(Params& params, MatrixId id, int head) { return held_input_in(params, id, head); }
+const Matrix* held_input(const Params& params, MatrixId id, int head) { return held_input_in(params, id, head); }
+
+namespace {
+
 // Visits every input matrix of the registry that the config has, with its path and expected shape,
 // in file order: the layer's inputs listed before the per-head ones (X), then each head's
 // ("heads[i].W_Q" …), then the layer's inputs listed after them (W_O). A head count that differs
 // is visited once as ("heads", nullptr, expected, got).
 template <class Visit>
 void visit_inputs(const Config& config, const Params& p, Visit visit) {
-    Params& params = const_cast<Params&>(p);  // find_input only hands out addresses; nothing is changed
     auto layer = [&](bool after_heads) {
         bool seen_head = false;
         for (MatrixId id : all_matrix_ids) {
             seen_head = seen_head || (is_input(id) && is_per_head(id));
             if (!is_input(id) || is_per_head(id) || seen_head != after_heads || !exists(id, config)) continue;
-            visit(std::string(name(id)), find_input(params, {id, 0}), rows_of(id, config), cols_of(id, config));
+            visit(std::string(name(id)), find_input(p, {id, 0}), rows_of(id, config), cols_of(id, config));
         }
     };
     layer(false);
@@ -97,8 +157,8 @@ void visit_inputs(const Config& config, const Params& p, Visit visit) {
             for (MatrixId id : all_matrix_ids)
                 if (is_input(id) && is_per_head(id) && exists(id, config) &&
                     (!is_kv_shared(id) || i % config.group_size() == 0))
-                    visit("heads[" + std::to_string(i) + "]." + name(id), find_input(params, {id, i}),
-                          rows_of(id, config), cols_of(id, config));
+                    visit("heads[" + std::to_string(i) + "]." + name(id), find_input(p, {id, i}), rows_of(id, config),
+                          cols_of(id, config));
     }
     layer(true);
 }
@@ -179,24 +239,13 @@ Params resize(const Params& from, const Config& to) { return resize(from, to, Pa
 
 Params remembered(const Params& memory, const Params& current) {
     Params p;
-    p.X = union_of(memory.X, current.X);
-    p.Y = union_of(memory.Y, current.Y);
-    p.mask = union_of(memory.mask, current.mask);
     p.heads.resize(std::max(memory.heads.size(), current.heads.size()));
-    for (size_t i = 0; i < p.heads.size(); ++i) {
-        const HeadParams none;
-        const HeadParams& m = i < memory.heads.size() ? memory.heads[i] : none;
-        const HeadParams& c = i < current.heads.size() ? current.heads[i] : none;
-        HeadParams& h = p.heads[i];
-        h.W_Q = union_of(m.W_Q, c.W_Q);
-        h.W_K = union_of(m.W_K, c.W_K);
-        h.W_V = union_of(m.W_V, c.W_V);
-        h.b_Q = union_of(m.b_Q, c.b_Q);
-        h.b_K = union_of(m.b_K, c.b_K);
-        h.b_V = union_of(m.b_V, c.b_V);
-    }
-    p.W_O = union_of(memory.W_O, current.W_O);
-    p.b_O = union_of(memory.b_O, current.b_O);
+    const Matrix none;
+    for (MatrixId id : all_matrix_ids)
+        for (int h = 0; is_input(id) && h < (is_per_head(id) ? static_cast<int>(p.heads.size()) : 1); ++h) {
+            const Matrix *m = held_input(memory, id, h), *c = held_input(current, id, h);
+            *held_input(p, id, h) = union_of(m ? *m : none, c ? *c : none);
+        }
     p.kv_group_size = current.kv_group_size;
     return p;
 }

@@ -11,6 +11,8 @@
 
 namespace attnviz::core {
 
+enum class MatrixId;  // registry.hpp
+
 struct HeadParams {
     Matrix W_Q;  // d_model×d_k
     Matrix W_K;  // d_model×d_k  } under grouped-query attention only the first head of each group
@@ -44,6 +46,13 @@ struct Params {
 // What is wrong with a value for an input cell, or nullopt when it is fine: it must be finite and
 // within ±Limits::max_abs_value, which keeps every intermediate finite (no overflow to ∞ in Q·Kᵀ).
 std::optional<std::string> value_problem(double value);
+
+// The input matrix the params hold at this place: the layer's, or head `head`'s own, where a K/V
+// group's W_K, W_V, b_K, b_V are held by its first head only (the other heads' are empty; see
+// find_input in registry.hpp, which follows the group). nullptr for a computed matrix or a head
+// out of range. What loops over every matrix the params hold (memory, union, size) uses this.
+Matrix* held_input(Params& params, MatrixId id, int head);
+const Matrix* held_input(const Params& params, MatrixId id, int head);
 
 // Which weight matrix of a head; used by the fill rule and by explain().
 enum class Weight { W_Q, W_K, W_V };

@@ -3,8 +3,6 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/attention/forward.hpp"
-#include "core/attention/params.hpp"
 #include "core/base/format.hpp"
 
 namespace attnviz::core {
@@ -12,30 +10,6 @@ namespace attnviz::core {
 namespace {
 
 constexpr MatrixId none = MatrixId::count;
-
-// Accessors for the table: where each matrix lives. A K/V group's matrices live in its first head.
-Matrix* stored_X(Params& p, int) { return &p.X; }
-Matrix* stored_Y(Params& p, int) { return &p.Y; }
-Matrix* stored_mask(Params& p, int) { return &p.mask; }
-Matrix* stored_W_Q(Params& p, int h) { return &p.heads[h].W_Q; }
-Matrix* stored_W_K(Params& p, int h) { return &p.heads[p.kv_owner(h)].W_K; }
-Matrix* stored_W_V(Params& p, int h) { return &p.heads[p.kv_owner(h)].W_V; }
-Matrix* stored_b_Q(Params& p, int h) { return &p.heads[h].b_Q; }
-Matrix* stored_b_K(Params& p, int h) { return &p.heads[p.kv_owner(h)].b_K; }
-Matrix* stored_b_V(Params& p, int h) { return &p.heads[p.kv_owner(h)].b_V; }
-Matrix* stored_W_O(Params& p, int) { return &p.W_O; }
-Matrix* stored_b_O(Params& p, int) { return &p.b_O; }
-const Matrix* trace_Q(const Trace& t, int h) { return &t.heads[h].Q; }
-const Matrix* trace_K(const Trace& t, int h) { return &t.heads[h].K; }
-const Matrix* trace_V(const Trace& t, int h) { return &t.heads[h].V; }
-const Matrix* trace_Q_rot(const Trace& t, int h) { return &t.heads[h].Q_rot; }
-const Matrix* trace_K_rot(const Trace& t, int h) { return &t.heads[h].K_rot; }
-const Matrix* trace_scores_raw(const Trace& t, int h) { return &t.heads[h].scores_raw; }
-const Matrix* trace_scores(const Trace& t, int h) { return &t.heads[h].scores; }
-const Matrix* trace_weights(const Trace& t, int h) { return &t.heads[h].weights; }
-const Matrix* trace_Z(const Trace& t, int h) { return &t.heads[h].Z; }
-const Matrix* trace_concat(const Trace& t, int) { return &t.concat; }
-const Matrix* trace_output(const Trace& t, int) { return &t.output; }
 
 constexpr Oriented same(const char* unicode, const char* ascii) { return {{unicode, ascii}, {unicode, ascii}}; }
 
@@ -45,61 +19,60 @@ using Op = Operation;
 using C = ColorScale;
 
 // One row per matrix, in enum order: id, name, per head, shared by a K/V group, input, rows, cols,
-// operands, bias, operation, colours, formula, heading, where it is stored.
+// operands, bias, operation, colours, formula, heading, what of the config it needs.
 // clang-format off
 constexpr MatrixInfo table[] = {
     {M::X, "X", false, false, true, D::n, D::d_model, {none, none}, none, Op::input, C::diverging,
-     same("the input", "the input"), same("X", "X"), stored_X, nullptr},
+     same("the input", "the input"), same("X", "X"), 0},
     {M::Y, "Y", false, false, true, D::n_kv, D::d_model, {none, none}, none, Op::input, C::diverging,
-     same("the keys' and values' input", "the keys' and values' input"), same("Y", "Y"), stored_Y, nullptr},
+     same("the keys' and values' input", "the keys' and values' input"), same("Y", "Y"), needs_cross},
     {M::mask, "mask", false, false, true, D::n, D::n_kv, {none, none}, none, Op::input, C::unit_interval,
      same("1 where query i may attend to key j", "1 where query i may attend to key j"), same("mask", "mask"),
-     stored_mask, nullptr},
+     needs_custom_mask},
     {M::W_Q, "W_Q", true, false, true, D::d_model, D::d_k, {none, none}, none, Op::input, C::diverging,
-     same("a weight", "a weight"), same("W_Q", "W_Q"), stored_W_Q, nullptr},
+     same("a weight", "a weight"), same("W_Q", "W_Q"), 0},
     {M::W_K, "W_K", true, true, true, D::d_model, D::d_k, {none, none}, none, Op::input, C::diverging,
-     same("a weight", "a weight"), same("W_K", "W_K"), stored_W_K, nullptr},
+     same("a weight", "a weight"), same("W_K", "W_K"), 0},
     {M::W_V, "W_V", true, true, true, D::d_model, D::d_v, {none, none}, none, Op::input, C::diverging,
-     same("a weight", "a weight"), same("W_V", "W_V"), stored_W_V, nullptr},
+     same("a weight", "a weight"), same("W_V", "W_V"), 0},
     {M::b_Q, "b_Q", true, false, true, D::one, D::d_k, {none, none}, none, Op::input, C::diverging,
-     same("a bias", "a bias"), same("b_Q", "b_Q"), stored_b_Q, nullptr},
+     same("a bias", "a bias"), same("b_Q", "b_Q"), needs_biases},
     {M::b_K, "b_K", true, true, true, D::one, D::d_k, {none, none}, none, Op::input, C::diverging,
-     same("a bias", "a bias"), same("b_K", "b_K"), stored_b_K, nullptr},
+     same("a bias", "a bias"), same("b_K", "b_K"), needs_biases},
     {M::b_V, "b_V", true, true, true, D::one, D::d_v, {none, none}, none, Op::input, C::diverging,
-     same("a bias", "a bias"), same("b_V", "b_V"), stored_b_V, nullptr},
+     same("a bias", "a bias"), same("b_V", "b_V"), needs_biases},
     {M::W_O, "W_O", false, false, true, D::concat_width, D::d_model, {none, none}, none, Op::input, C::diverging,
-     same("a weight", "a weight"), same("W_O", "W_O"), stored_W_O, nullptr},
+     same("a weight", "a weight"), same("W_O", "W_O"), needs_W_O},
     {M::b_O, "b_O", false, false, true, D::one, D::d_model, {none, none}, none, Op::input, C::diverging,
-     same("a bias", "a bias"), same("b_O", "b_O"), stored_b_O, nullptr},
+     same("a bias", "a bias"), same("b_O", "b_O"), needs_biases | needs_W_O},
     {M::Q, "Q", true, false, false, D::n, D::d_k, {M::X, M::W_Q}, M::b_Q, Op::product, C::diverging,
      {{"X·W_Q", "X*W_Q"}, {"W_Qᵀ·X", "W_Q^T*X"}},
-     {{"Q = X·W_Q", "Q = X*W_Q"}, {"Q = W_Qᵀ·X", "Q = W_Q^T*X"}}, nullptr, trace_Q},
+     {{"Q = X·W_Q", "Q = X*W_Q"}, {"Q = W_Qᵀ·X", "Q = W_Q^T*X"}}, 0},
     {M::K, "K", true, false, false, D::n_kv, D::d_k, {M::X, M::W_K}, M::b_K, Op::product, C::diverging,
      {{"X·W_K", "X*W_K"}, {"W_Kᵀ·X", "W_K^T*X"}},
-     {{"K = X·W_K", "K = X*W_K"}, {"K = W_Kᵀ·X", "K = W_K^T*X"}}, nullptr, trace_K},
+     {{"K = X·W_K", "K = X*W_K"}, {"K = W_Kᵀ·X", "K = W_K^T*X"}}, 0},
     {M::V, "V", true, false, false, D::n_kv, D::d_v, {M::X, M::W_V}, M::b_V, Op::product, C::diverging,
      {{"X·W_V", "X*W_V"}, {"W_Vᵀ·X", "W_V^T*X"}},
-     {{"V = X·W_V", "V = X*W_V"}, {"V = W_Vᵀ·X", "V = W_V^T*X"}}, nullptr, trace_V},
+     {{"V = X·W_V", "V = X*W_V"}, {"V = W_Vᵀ·X", "V = W_V^T*X"}}, 0},
     {M::Q_rot, "Q_rot", true, false, false, D::n, D::d_k, {M::Q, none}, none, Op::rotation, C::diverging,
-     same("RoPE(Q)", "RoPE(Q)"), same("RoPE(Q)", "RoPE(Q)"), nullptr, trace_Q_rot},
+     same("RoPE(Q)", "RoPE(Q)"), same("RoPE(Q)", "RoPE(Q)"), needs_rope},
     {M::K_rot, "K_rot", true, false, false, D::n_kv, D::d_k, {M::K, none}, none, Op::rotation, C::diverging,
-     same("RoPE(K)", "RoPE(K)"), same("RoPE(K)", "RoPE(K)"), nullptr, trace_K_rot},
+     same("RoPE(K)", "RoPE(K)"), same("RoPE(K)", "RoPE(K)"), needs_rope},
     {M::scores_raw, "scores_raw", true, false, false, D::n, D::n_kv, {M::Q, M::K}, none, Op::dot_products, C::diverging,
-     {{"Q·Kᵀ", "Q*K^T"}, {"Kᵀ·Q", "K^T*Q"}}, {{"QKᵀ", "QK^T"}, {"KᵀQ", "K^T Q"}}, nullptr, trace_scores_raw},
+     {{"Q·Kᵀ", "Q*K^T"}, {"Kᵀ·Q", "K^T*Q"}}, {{"QKᵀ", "QK^T"}, {"KᵀQ", "K^T Q"}}, 0},
     {M::scores, "scores", true, false, false, D::n, D::n_kv, {M::scores_raw, none}, none, Op::scale, C::diverging,
-     same("÷ s", "/ s"), same("÷ s", "/ s"), nullptr, trace_scores},
+     same("÷ s", "/ s"), same("÷ s", "/ s"), 0},
     {M::weights, "weights", true, false, false, D::n, D::n_kv, {M::scores, none}, none, Op::softmax, C::unit_interval,
      {{"softmax (rows)", "softmax (rows)"}, {"softmax (columns)", "softmax (columns)"}},
-     {{"softmax →", "softmax ->"}, {"softmax ↓", "softmax (col)"}}, nullptr, trace_weights},
+     {{"softmax →", "softmax ->"}, {"softmax ↓", "softmax (col)"}}, 0},
     {M::Z, "Z", true, false, false, D::n, D::d_v, {M::weights, M::V}, none, Op::weighted_sum, C::diverging,
      {{"weights·V", "weights*V"}, {"V·weights", "V*weights"}},
-     {{"Z = A·V", "Z = A*V"}, {"Z = V·A", "Z = V*A"}}, nullptr, trace_Z},
+     {{"Z = A·V", "Z = A*V"}, {"Z = V·A", "Z = V*A"}}, 0},
     {M::concat, "concat", false, false, false, D::n, D::concat_width, {M::Z, none}, none, Op::concatenation,
-     C::diverging, same("concat heads", "concat heads"), same("concat", "concat"), nullptr, trace_concat},
+     C::diverging, same("concat heads", "concat heads"), same("concat", "concat"), 0},
     {M::output, "output", false, false, false, D::n, D::output_width, {M::concat, M::W_O}, M::b_O, Op::product,
      C::diverging, {{"concat·W_O", "concat*W_O"}, {"W_Oᵀ·concat", "W_O^T*concat"}},
-     {{"output = concat·W_O", "output = concat*W_O"}, {"output = W_Oᵀ·concat", "output = W_O^T*concat"}}, nullptr,
-     trace_output},
+     {{"output = concat·W_O", "output = concat*W_O"}, {"output = W_Oᵀ·concat", "output = W_O^T*concat"}}, 0},
 };
 // clang-format on
 
@@ -111,12 +84,20 @@ constexpr bool rows_in_enum_order() {
 static_assert(std::size(table) == matrix_count, "the matrix table has one row per MatrixId");
 static_assert(rows_in_enum_order(), "the matrix table's rows are in MatrixId order");
 
-constexpr bool inputs_and_computed_consistent() {
-    for (const MatrixInfo& m : table)
-        if ((m.stored != nullptr) != m.input || (m.computed != nullptr) == m.input) return false;
-    return true;
-}
-static_assert(inputs_and_computed_consistent(), "an input lives in the params, a computed matrix in the trace");
+// What each feature a matrix can need is, and what its absence is called (in the order a missing
+// one is named: b_O without biases and W_O is "no biases").
+struct Feature {
+    Need need;
+    bool (*on)(const Config& config);
+    const char* absent;  // why a matrix that needs it is not in the layer
+};
+constexpr Feature features[] = {
+    {needs_biases, [](const Config& c) { return c.biases; }, "this layer has no biases"},
+    {needs_W_O, [](const Config& c) { return c.output_projection; }, "the output projection is off"},
+    {needs_rope, [](const Config& c) { return c.rope.on; }, "RoPE is off"},
+    {needs_cross, [](const Config& c) { return c.cross(); }, "this layer has no cross-attention input"},
+    {needs_custom_mask, [](const Config& c) { return c.mask == Mask::custom; }, "this layer has no custom mask"},
+};
 
 }  // namespace
 
@@ -148,20 +129,13 @@ std::string matrix_names() {
     return out;
 }
 
-bool exists(MatrixId id, const Config& c) {
-    switch (id) {
-        case MatrixId::W_O: return c.output_projection;
-        case MatrixId::b_Q:
-        case MatrixId::b_K:
-        case MatrixId::b_V: return c.biases;
-        case MatrixId::b_O: return c.biases && c.output_projection;
-        case MatrixId::Q_rot:
-        case MatrixId::K_rot: return c.rope.on;
-        case MatrixId::Y: return c.cross();
-        case MatrixId::mask: return c.mask == Mask::custom;
-        default: return true;
-    }
+const char* absence(MatrixId id, const Config& c) {
+    for (const Feature& f : features)
+        if ((info(id).needs & f.need) && !f.on(c)) return f.absent;
+    return nullptr;
 }
+
+bool exists(MatrixId id, const Config& c) { return absence(id, c) == nullptr; }
 
 MatrixId operand_of(MatrixId id, int k, const Config& c) {
     if (id == MatrixId::scores_raw && c.rope.on) return k == 0 ? MatrixId::Q_rot : MatrixId::K_rot;
@@ -184,23 +158,6 @@ std::string label(const MatrixRef& ref, Notation notation) {
 
 std::string label(const CellRef& cell, Notation notation) {
     return label(cell.matrix, notation) + "[" + std::to_string(cell.row) + "][" + std::to_string(cell.col) + "]";
-}
-
-const Matrix* find_matrix(const Params& params, const Trace& trace, const MatrixRef& ref) {
-    const MatrixInfo& m = info(ref.id);
-    const bool head_ok = ref.head >= 0 && ref.head < static_cast<int>(trace.heads.size()) &&
-                         ref.head < static_cast<int>(params.heads.size());
-    if (m.per_head && !head_ok) return nullptr;
-    if (!exists(ref.id, trace.config)) return nullptr;
-    // stored() only hands out the address; the const params stay unchanged.
-    return m.input ? m.stored(const_cast<Params&>(params), ref.head) : m.computed(trace, ref.head);
-}
-
-Matrix* find_input(Params& params, const MatrixRef& ref) {
-    const MatrixInfo& m = info(ref.id);
-    if (!m.input) return nullptr;
-    if (m.per_head && (ref.head < 0 || ref.head >= static_cast<int>(params.heads.size()))) return nullptr;
-    return m.stored(params, ref.head);
 }
 
 std::string operation_text(MatrixId id, const Config& c, Notation notation, bool column_vectors) {

@@ -97,6 +97,16 @@ struct Oriented {
     const char* in(Notation n, bool column_vectors) const { return (column_vectors ? columns : rows).in(n); }
 };
 
+// What of the config a matrix can need to exist in a layer; each has a reason for its absence
+// ("the output projection is off", see absence()).
+enum Need : unsigned {
+    needs_biases = 1,       // config.biases
+    needs_W_O = 2,          // config.output_projection
+    needs_rope = 4,         // config.rope.on
+    needs_cross = 8,        // cross-attention (config.n_kv > 0)
+    needs_custom_mask = 16  // config.mask == Mask::custom
+};
+
 struct MatrixInfo {
     MatrixId id;
     const char* name;      // as in files, `--select` and lessons: "scores_raw"
@@ -110,10 +120,7 @@ struct MatrixInfo {
     ColorScale colors;
     Oriented formula;  // how it is computed: "X·W_Q" / "W_Qᵀ·X"
     Oriented heading;  // a short column heading: "Q = X·W_Q", "÷ s", "softmax →"
-    // Where it lives (heads are checked by the callers): an input in the params, or a matrix of
-    // the trace; the other one is nullptr.
-    Matrix* (*stored)(Params& params, int head);
-    const Matrix* (*computed)(const Trace& trace, int head);
+    unsigned needs;    // what of the config it needs to exist (Need flags, every one; 0: every layer has it)
 };
 
 // The table, one row per MatrixId in enum order (checked at compile time in registry.cpp).
@@ -135,10 +142,12 @@ std::optional<MatrixId> matrix_id_from_name(const std::string& name);
 // "X, W_Q, W_K, …, output": every name, for messages.
 std::string matrix_names();
 
-// Whether the matrix exists in a layer of this config: W_O only while the projection is on, the
-// biases only with biases (b_O with both), Q_rot and K_rot only with RoPE, Y under
-// cross-attention, mask with a custom mask.
+// Whether the matrix exists in a layer of this config: whether the config has everything its row
+// needs (W_O only while the projection is on, the biases only with biases (b_O with both), Q_rot
+// and K_rot only with RoPE, Y under cross-attention, mask with a custom mask).
 bool exists(MatrixId id, const Config& config);
+// Why it does not ("RoPE is off"), or nullptr when it exists.
+const char* absence(MatrixId id, const Config& config);
 // Operand k (0 or 1) of a matrix under this config: scores_raw is Q_rot·K_rotᵀ with RoPE; K and V
 // are Y·W_K and Y·W_V under cross-attention.
 MatrixId operand_of(MatrixId id, int k, const Config& config);
@@ -179,11 +188,20 @@ std::string label(const MatrixRef& ref, Notation notation = Notation::unicode);
 // "Q⁽¹⁾[0][1]", "Q(1)[0][1]".
 std::string label(const CellRef& cell, Notation notation = Notation::unicode);
 
+// Where the matrices live. The table knows neither Params nor Trace: these are defined beside them
+// (find_input in params.cpp, find_computed and find_matrix in forward.cpp), so the dependencies
+// run one way, from params and forward to the registry.
+//
 // The matrix itself: from params for inputs, from the trace otherwise; nullptr when the head is
 // out of range, or for W_O while the trace's config has the projection off.
 const Matrix* find_matrix(const Params& params, const Trace& trace, const MatrixRef& ref);
-// An input matrix to edit; nullptr for computed matrices or a head out of range.
+// An input matrix, to read or to edit; nullptr for computed matrices or a head out of range. A K/V
+// group's W_K, W_V, b_K, b_V are its first head's (under grouped-query attention).
 Matrix* find_input(Params& params, const MatrixRef& ref);
+const Matrix* find_input(const Params& params, const MatrixRef& ref);
+// A computed matrix of the trace (empty where the config has none, Q_rot without RoPE); nullptr
+// for inputs or a head out of range.
+const Matrix* find_computed(const Trace& trace, const MatrixRef& ref);
 // What a matrix is computed as, for this config, notation and orientation: "X·W_Q", "÷ √d_k, mask",
 // "concat (no W_O)", "the input".
 std::string operation_text(MatrixId id, const Config& config, Notation notation, bool column_vectors);

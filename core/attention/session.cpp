@@ -29,9 +29,10 @@ std::vector<std::string> labels(const std::vector<std::string>& have, const std:
 
 std::int64_t session_bytes(const Session& s) {
     const Params& p = s.params;
-    std::int64_t numbers = p.X.size() + p.Y.size() + p.mask.size() + p.W_O.size() + p.b_O.size();
-    for (const HeadParams& h : p.heads)
-        numbers += h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.b_Q.size() + h.b_K.size() + h.b_V.size();
+    std::int64_t numbers = 0;  // every matrix the params hold
+    for (MatrixId id : all_matrix_ids)
+        for (int h = 0; is_input(id) && h < (is_per_head(id) ? static_cast<int>(p.heads.size()) : 1); ++h)
+            numbers += held_input(p, id, h)->size();
     std::int64_t text = 0;
     for (const auto* labels : {&s.tokens, &s.kv_tokens})
         for (const std::string& t : *labels) text += static_cast<std::int64_t>(t.size());

@@ -5,9 +5,9 @@
 
 namespace attnviz::core {
 
-// A head's matrices, in the registry's order: W_Q, W_K, W_V, b_Q, b_K, b_V.
-inline constexpr MatrixId head_ids[] = {MatrixId::W_Q, MatrixId::W_K, MatrixId::W_V,
-                                        MatrixId::b_Q, MatrixId::b_K, MatrixId::b_V};
-inline constexpr const char* head_keys[] = {"W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"};
+// Whether a matrix is a field of each head in the file ("heads": [{"W_Q": …, "b_V": …}]): every
+// per-head input of the registry, under its name, in the registry's order (W_Q, W_K, W_V, b_Q,
+// b_K, b_V).
+inline bool is_head_field(MatrixId id) { return is_input(id) && is_per_head(id); }
 
 }  // namespace attnviz::core

@@ -65,7 +65,7 @@ struct LabelsBuild {
 
 struct HeadBuild {
     bool object = false;
-    MatrixBuild w[std::size(head_keys)];
+    MatrixBuild w[matrix_count];  // by MatrixId: the head fields (is_head_field)
 };
 
 template <std::size_t N>
@@ -84,16 +84,10 @@ std::string shape_text(std::int64_t rows, std::int64_t cols) {
     return std::to_string(rows) + "×" + std::to_string(cols);
 }
 
-// A head's matrix by id (W_Q … b_V).
-Matrix& head_slot(HeadParams& h, MatrixId id) {
-    switch (id) {
-        case MatrixId::W_K: return h.W_K;
-        case MatrixId::W_V: return h.W_V;
-        case MatrixId::b_Q: return h.b_Q;
-        case MatrixId::b_K: return h.b_K;
-        case MatrixId::b_V: return h.b_V;
-        default: return h.W_Q;
-    }
+// A head's field by its key, or nullopt for a key that is not one.
+std::optional<MatrixId> head_field(const std::string& key) {
+    const std::optional<MatrixId> id = matrix_id_from_name(key);
+    return id && is_head_field(*id) ? id : std::nullopt;
 }
 
 class SessionReader {
@@ -195,65 +189,59 @@ private:
 
     // -- config
 
-    void read_config() {
-        config_seen_ = true;
+    // An object of scalars, each kept at its key's index in `keys`: config and config.rope. What was
+    // there goes to `seen`, `object` and `desc`; unknown keys are skipped, a key given twice is
+    // refused (at `path` + key). The field `nested_key` is an object of its own, read by
+    // `read_nested` (-1: none). Whether it was an object.
+    template <std::size_t N, class ReadNested>
+    bool read_scalars(const char* const (&keys)[N], std::optional<JsonScalar> (&values)[N], const std::string& path,
+                      bool& seen, bool& object, std::string& desc, int nested_key, ReadNested read_nested) {
+        seen = true;
         if (in_.peek() != JsonReader::Kind::object) {
-            config_desc_ = in_.describe_next();
-            return;
+            desc = in_.describe_next();
+            return false;
         }
-        config_object_ = true;
+        object = true;
         in_.begin_object();
         std::string key;
         while (in_.next_key(key)) {
-            const int k = key_index(config_keys, key);
+            const int k = key_index(keys, key);
             if (k < 0) {
                 in_.skip_value();
                 continue;
             }
-            if (config_values_[k] || (k == rope_key && rope_seen_)) {
-                structure_.add("config." + key, duplicate_message);
+            if (values[k] || (k == nested_key && !read_nested(false))) {
+                structure_.add(path + key, duplicate_message);
                 in_.skip_value();
                 continue;
             }
-            if (k == rope_key) {
-                read_rope();
+            if (k == nested_key) {
+                read_nested(true);
                 continue;
             }
-            config_values_[k].emplace();
-            in_.read_scalar(*config_values_[k]);
+            values[k].emplace();
+            in_.read_scalar(*values[k]);
         }
+        return true;
+    }
+
+    void read_config() {
+        // config.rope: read unless given twice.
+        const auto rope = [&](bool read) {
+            if (!read) return !rope_seen_;
+            read_scalars(rope_keys, rope_values_, "config.rope.", rope_seen_, rope_object_, rope_desc_, -1,
+                         [](bool) { return true; });
+            return true;
+        };
+        if (!read_scalars(config_keys, config_values_, "config.", config_seen_, config_object_, config_desc_, rope_key,
+                          rope))
+            return;
         if (!in_.ok()) return;
         // Judged now, so the matrices that follow are checked against it as their values arrive.
         config_ = evaluate_config();
         if (config_problems_.empty())
             for (Problem& p : validate(config_)) config_problems_.push_back(std::move(p));
         if (config_problems_.empty()) known_ = config_;
-    }
-
-    // config.rope: an object of scalars, judged in evaluate_config.
-    void read_rope() {
-        rope_seen_ = true;
-        if (in_.peek() != JsonReader::Kind::object) {
-            rope_desc_ = in_.describe_next();
-            return;
-        }
-        rope_object_ = true;
-        in_.begin_object();
-        std::string key;
-        while (in_.next_key(key)) {
-            const int k = key_index(rope_keys, key);
-            if (k < 0) {
-                in_.skip_value();
-                continue;
-            }
-            if (rope_values_[k]) {
-                structure_.add("config.rope." + key, duplicate_message);
-                in_.skip_value();
-                continue;
-            }
-            rope_values_[k].emplace();
-            in_.read_scalar(*rope_values_[k]);
-        }
     }
 
     // The config's field, or nullptr after reporting it missing or too large to represent.
@@ -590,14 +578,17 @@ private:
                 continue;
             }
             h.object = true;
-            for (std::size_t k = 0; k < std::size(head_keys); ++k) {
-                h.w[k].path = path + "." + head_keys[k];
-                if (known_) want(h.w[k], rows_of(head_ids[k], *known_), cols_of(head_ids[k], *known_));
+            for (MatrixId id : all_matrix_ids) {
+                if (!is_head_field(id)) continue;
+                MatrixBuild& w = h.w[static_cast<std::size_t>(id)];
+                w.path = path + "." + name(id);
+                if (known_) want(w, rows_of(id, *known_), cols_of(id, *known_));
             }
             in_.begin_object();
             while (in_.next_key(key)) {
-                const int k = key_index(head_keys, key);
-                if (k < 0) {
+                const std::optional<MatrixId> id = head_field(key);
+                const std::size_t k = id ? static_cast<std::size_t>(*id) : 0;
+                if (!id) {
                     in_.skip_value();
                 } else if (h.w[k].seen) {
                     structure_.add(path_key(path, key), duplicate_message);
@@ -611,10 +602,8 @@ private:
 
     // -- the result
 
-    Result<Session> assemble() {
-        ProblemList out;
-        out.append(std::move(structure_));
-
+    // The file's format and version; false when they are not this reader's (nothing else is read).
+    bool check_header(ProblemList& out) {
         if (!format_) {
             header_.add("format", "missing");
         } else if (!format_->overflow.empty()) {
@@ -630,11 +619,13 @@ private:
         } else if (version_->value != 1 && version_->value != 2 && version_->value != 3) {
             header_.add("version", "this attnviz reads versions 1 to 3, got " + describe_json(version_->value));
         }
-        if (!header_.empty()) {
-            out.append(std::move(header_));
-            return Result<Session>::fail(std::move(out).take());
-        }
+        if (header_.empty()) return true;
+        out.append(std::move(header_));
+        return false;
+    }
 
+    // The config, valid and within the file's version; false when not (shapes need a valid config).
+    bool check_config(ProblemList& out) {
         if (!config_seen_)
             config_problems_.add("config", "missing");
         else if (!config_object_)
@@ -645,13 +636,13 @@ private:
                                                   "says " +
                                                       version_->value.dump()
                                                 : "biases, kv_heads and rope need version 2, the file says 1");
-        if (!config_problems_.empty()) {  // shapes need a valid config
-            out.append(std::move(config_problems_));
-            return Result<Session>::fail(std::move(out).take());
-        }
+        if (config_problems_.empty()) return true;
+        out.append(std::move(config_problems_));
+        return false;
+    }
 
-        Session s;
-        s.config = config_;
+    // The tokens and the inputs before the heads: X, Y under cross-attention, the custom mask.
+    void finish_inputs(Session& s, ProblemList& out) {
         const Config& c = config_;
         s.tokens = finish_labels(tokens_, "tokens", c.n, "config.n", default_tokens(c.n), out);
         if (c.cross())
@@ -675,7 +666,40 @@ private:
             out.add("mask", std::string("given, but config.mask is \"") + to_string(c.mask) +
                                 "\" (a mask is read only with \"custom\")");
         }
+    }
 
+    // Head i's fields into s.params.heads[i]: a K/V group's only from its first head; a bias
+    // without biases is kept at its shape as zeros.
+    void finish_head(Session& s, std::size_t i, ProblemList& out) {
+        const Config& c = config_;
+        HeadBuild& h = heads_[i];
+        const int head = static_cast<int>(i);
+        const bool owner = s.params.kv_owner(head) == head;
+        for (MatrixId id : all_matrix_ids) {
+            if (!is_head_field(id)) continue;
+            MatrixBuild& w = h.w[static_cast<std::size_t>(id)];
+            const int rows = rows_of(id, c), cols = cols_of(id, c);
+            if (is_kv_shared(id) && !owner) {
+                if (w.seen)
+                    out.add(w.path,
+                            "shared by the heads of a K/V group (config.kv_heads = " + std::to_string(c.kv_count()) +
+                                "): give it only in the group's first head, heads[" +
+                                std::to_string(s.params.kv_owner(head)) + "]");
+                continue;
+            }
+            Matrix value;
+            if (exists(id, c))
+                value = finish_matrix(w, rows, cols, out);
+            else if (w.seen)
+                out.add(w.path, "given, but config.biases is false (remove it or turn biases on)");
+            else
+                value = Matrix::Zero(rows, cols);  // kept at its shape while biases are off
+            *find_input(s.params, {id, head}) = std::move(value);
+        }
+    }
+
+    void finish_heads(Session& s, ProblemList& out) {
+        const Config& c = config_;
         if (!heads_seen_) {
             out.add("heads", "missing");
         } else if (!heads_array_) {
@@ -686,35 +710,16 @@ private:
         } else {
             out.append(std::move(heads_problems_));
             s.params.kv_group_size = c.group_size();
-            for (std::size_t i = 0; i < heads_.size(); ++i) {
-                HeadBuild& h = heads_[i];
-                if (!h.object) continue;
-                HeadParams hp;
-                const bool owner = s.params.kv_owner(static_cast<int>(i)) == static_cast<int>(i);
-                for (std::size_t k = 0; k < std::size(head_ids); ++k) {
-                    const MatrixId id = head_ids[k];
-                    const int rows = rows_of(id, c), cols = cols_of(id, c);
-                    Matrix value;
-                    if (is_kv_shared(id) && !owner) {
-                        if (h.w[k].seen)
-                            out.add(h.w[k].path, "shared by the heads of a K/V group (config.kv_heads = " +
-                                                     std::to_string(c.kv_count()) +
-                                                     "): give it only in the group's first head, heads[" +
-                                                     std::to_string(s.params.kv_owner(static_cast<int>(i))) + "]");
-                        continue;
-                    }
-                    if (exists(id, c))
-                        value = finish_matrix(h.w[k], rows, cols, out);
-                    else if (h.w[k].seen)
-                        out.add(h.w[k].path, "given, but config.biases is false (remove it or turn biases on)");
-                    else
-                        value = Matrix::Zero(rows, cols);  // kept at its shape while biases are off
-                    head_slot(hp, id) = std::move(value);
-                }
-                s.params.heads.push_back(std::move(hp));
-            }
+            // A head that is not an object stays empty; its problem is in heads_problems_.
+            s.params.heads.resize(heads_.size());
+            for (std::size_t i = 0; i < heads_.size(); ++i)
+                if (heads_[i].object) finish_head(s, i, out);
         }
+    }
 
+    // The inputs after the heads: W_O while the projection is on, b_O (zeros without biases).
+    void finish_output(Session& s, ProblemList& out) {
+        const Config& c = config_;
         if (c.output_projection) {
             out.append(std::move(wo_problems_));
             wo_.path = "W_O";
@@ -731,17 +736,32 @@ private:
         } else {
             s.params.b_O = Matrix::Zero(1, c.d_model);
         }
-        if (pin_seen_) {
-            if (pinned_) {
-                out.add("pin", "a pinned session cannot hold a pin of its own");
-            } else {
-                Result<Session> pin = SessionReader(pin_text_, true).run();
-                if (pin.value)
-                    s.pin = std::make_shared<const Session>(std::move(*pin.value));
-                else
-                    for (Problem& p : pin.problems) out.add(p.path.empty() ? "pin" : "pin." + p.path, p.message);
-            }
+    }
+
+    // The pin, read as a session of its own.
+    void finish_pin(Session& s, ProblemList& out) {
+        if (!pin_seen_) return;
+        if (pinned_) {
+            out.add("pin", "a pinned session cannot hold a pin of its own");
+            return;
         }
+        Result<Session> pin = SessionReader(pin_text_, true).run();
+        if (pin.value)
+            s.pin = std::make_shared<const Session>(std::move(*pin.value));
+        else
+            for (Problem& p : pin.problems) out.add(p.path.empty() ? "pin" : "pin." + p.path, p.message);
+    }
+
+    Result<Session> assemble() {
+        ProblemList out;
+        out.append(std::move(structure_));
+        if (!check_header(out) || !check_config(out)) return Result<Session>::fail(std::move(out).take());
+        Session s;
+        s.config = config_;
+        finish_inputs(s, out);
+        finish_heads(s, out);
+        finish_output(s, out);
+        finish_pin(s, out);
         if (!out.empty()) return Result<Session>::fail(std::move(out).take());
         return Result<Session>::ok(std::move(s));
     }

@@ -102,16 +102,14 @@ public:
         }
         key(indent, "heads");
         out += "[";
-        Params& params = const_cast<Params&>(p);  // find_input only hands out addresses
         const std::string inner = indent + "  ";
         for (int i = 0; i < static_cast<int>(p.heads.size()); ++i) {
             out += i ? ", {" : "{";
             bool first = true;
-            for (std::size_t k = 0; k < std::size(head_ids); ++k) {
-                const MatrixId id = head_ids[k];
-                if (!exists(id, c) || (is_kv_shared(id) && p.kv_owner(i) != i)) continue;
-                key(inner, head_keys[k], first);
-                matrix(*find_input(params, {id, i}), inner);
+            for (MatrixId id : all_matrix_ids) {
+                if (!is_head_field(id) || !exists(id, c) || (is_kv_shared(id) && p.kv_owner(i) != i)) continue;
+                key(inner, name(id), first);
+                matrix(*find_input(p, {id, i}), inner);
                 first = false;
             }
             out += "\n" + indent + "}";
@@ -194,7 +192,7 @@ void write_trace(const Trace& t, const TextSink& sink, const Gradients* grad) {
         for (MatrixId id : all_matrix_ids) {  // Q, K, V, (Q_rot, K_rot,) scores_raw, scores, weights, Z
             if (!is_per_head(id) || is_input(id) || !exists(id, t.config)) continue;
             w.key("    ", name(id), first);
-            w.matrix(*info(id).computed(t, static_cast<int>(i)), "    ");
+            w.matrix(*find_computed(t, {id, static_cast<int>(i)}), "    ");
             first = false;
         }
         w.key("    ", "weights_rows");
@@ -216,7 +214,7 @@ void write_trace(const Trace& t, const TextSink& sink, const Gradients* grad) {
     for (MatrixId id : all_matrix_ids) {  // concat, output
         if (is_per_head(id) || is_input(id)) continue;
         w.key("  ", name(id));
-        w.matrix(*info(id).computed(t, 0), "  ");
+        w.matrix(*find_computed(t, {id, 0}), "  ");
     }
     if (grad) {
         w.key("  ", "grad");

@@ -423,7 +423,7 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureStyl
     const int step = block_step(c.n, keys, o.max_cells);
     // One range for all heads, so they can be compared: every head's values combined.
     std::vector<Drawn> drawn;
-    for (int h = 0; h < heads; ++h) drawn.push_back({*info(id).computed(trace, h), o.column_vectors});
+    for (int h = 0; h < heads; ++h) drawn.push_back({*find_computed(trace, {id, h}), o.column_vectors});
     const Coloring colored = coloring(colors, o.scaling, drawn, step);
 
     Heatmap s;
@@ -463,7 +463,7 @@ Figure heads_figure(const Session& session, const Trace& trace, const FigureStyl
     // layout whose cells end up largest. For each number of columns: the largest cell (up to
     // max_auto_cell, whole units, or whole units a block) with which the figure fits the box, then
     // the whole figure scaled to fill it. A larger box thus never gives smaller cells.
-    const Matrix& first = heads > 0 ? *info(id).computed(trace, 0) : trace.concat;
+    const Matrix& first = heads > 0 ? *find_computed(trace, {id, 0}) : trace.concat;
     const Drawn first_drawn{first, o.column_vectors};
     Grid g = plan_grid(first_drawn, s, auto_cell(c.n, keys, step, head_extent));
     int columns = std::clamp(heads, 1, 4);

@@ -286,7 +286,7 @@ std::string fill_template(const std::string& text, const LessonContext& ctx) {
                         ? bounded_text(ctx.session->tokens[i], max_label_characters)
                         : "–";
         } else if (const std::optional<MatrixRef> w = stiefel_field(b, nullptr)) {
-            const Matrix* m = find_input(const_cast<Params&>(ctx.session->params), *w);
+            const Matrix* m = find_input(ctx.session->params, *w);
             value = m && m->size() > 0 ? format_number(stiefel_distance(*m), 3) : "–";
         } else if (const std::optional<CellField> cell = cell_field(b, nullptr)) {
             value = cell_value_text(*cell, ctx);

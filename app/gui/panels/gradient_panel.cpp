@@ -125,24 +125,10 @@ void entry_tooltip(const GradientResult& r, const GradientEntry& e, core::Notati
 }  // namespace
 
 const core::Matrix* gradient_matrix(const core::Params& d, MatrixRef ref) {
-    const core::Matrix* m = nullptr;
-    const bool head = ref.head >= 0 && ref.head < static_cast<int>(d.heads.size());
-    const auto of_head = [&](core::Matrix core::HeadParams::*field) {
-        return head ? &(d.heads[static_cast<size_t>(ref.head)].*field) : nullptr;
-    };
-    switch (ref.id) {
-        case MatrixId::X: m = &d.X; break;
-        case MatrixId::Y: m = &d.Y; break;
-        case MatrixId::W_Q: m = of_head(&core::HeadParams::W_Q); break;
-        case MatrixId::W_K: m = of_head(&core::HeadParams::W_K); break;
-        case MatrixId::W_V: m = of_head(&core::HeadParams::W_V); break;
-        case MatrixId::b_Q: m = of_head(&core::HeadParams::b_Q); break;
-        case MatrixId::b_K: m = of_head(&core::HeadParams::b_K); break;
-        case MatrixId::b_V: m = of_head(&core::HeadParams::b_V); break;
-        case MatrixId::W_O: m = &d.W_O; break;
-        case MatrixId::b_O: m = &d.b_O; break;
-        default: break;  // the mask and the computed matrices have no gradient
-    }
+    // A K/V group's gradient is shown once, at its first head (where the params hold it).
+    if (core::is_kv_shared(ref.id) && ref.head >= 0 && d.kv_owner(ref.head) != ref.head) return nullptr;
+    // The mask (left empty) and the computed matrices have no gradient.
+    const core::Matrix* m = core::find_input(d, ref);
     return m && m->size() > 0 ? m : nullptr;
 }
 
@@ -157,13 +143,21 @@ core::Result<GradientResult> compute_gradient(const Snapshot& s, int row, int co
     r.kv_tokens = s.session.kv_tokens;
     r.value = s.trace.output(row, col);
     r.gradients = std::move(*g.value);
-    // What the layer has a gradient of, in the panel's order.
-    std::vector<MatrixRef> candidates{{MatrixId::X, 0}, {MatrixId::Y, 0}};
-    for (int h = 0; h < r.config.heads; ++h)
-        for (MatrixId id : {MatrixId::W_Q, MatrixId::W_K, MatrixId::W_V, MatrixId::b_Q, MatrixId::b_K, MatrixId::b_V})
-            candidates.push_back({id, h});
-    candidates.push_back({MatrixId::W_O, 0});
-    candidates.push_back({MatrixId::b_O, 0});
+    // What the layer has a gradient of, in the panel's order: the registry's inputs, a head's
+    // together (X, Y, mask, then each head's W_Q … b_V, then W_O, b_O).
+    std::vector<MatrixRef> candidates;
+    bool heads_done = false;
+    for (MatrixId id : core::all_matrix_ids) {
+        if (!core::is_input(id)) continue;
+        if (!core::is_per_head(id)) {
+            candidates.push_back({id, 0});
+        } else if (!heads_done) {
+            heads_done = true;
+            for (int h = 0; h < r.config.heads; ++h)
+                for (MatrixId head_id : core::all_matrix_ids)
+                    if (core::is_input(head_id) && core::is_per_head(head_id)) candidates.push_back({head_id, h});
+        }
+    }
     for (const MatrixRef& ref : candidates)
         if (const core::Matrix* m = gradient_matrix(r.gradients.d, ref)) {
             r.shown.push_back(ref);

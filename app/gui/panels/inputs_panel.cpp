@@ -273,9 +273,8 @@ void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
             ImGui::BeginChild("weights");
             const core::Config& c = state.config();
             const int group = c.group_size(), first = h - h % group;
-            for (core::MatrixId id : {core::MatrixId::W_Q, core::MatrixId::W_K, core::MatrixId::W_V,
-                                      core::MatrixId::b_Q, core::MatrixId::b_K, core::MatrixId::b_V}) {
-                if (!core::exists(id, c)) continue;
+            for (core::MatrixId id : core::all_matrix_ids) {  // the head's inputs: W_Q … b_V
+                if (!core::is_input(id) || !core::is_per_head(id) || !core::exists(id, c)) continue;
                 // A K/V group's matrices are one matrix: the same editor in each of its heads.
                 if (core::is_kv_shared(id) && group > 1 && (id == core::MatrixId::W_K || id == core::MatrixId::b_K))
                     ImGui::TextDisabled(
