@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_output.hpp"
-#include "commands.hpp"
 #include "core/attention/forward.hpp"
 #include "core/attention/head_analysis.hpp"
 #include "core/base/format.hpp"

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "commands.hpp"
+#include "cli_output.hpp"
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/format.hpp"

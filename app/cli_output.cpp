@@ -2,7 +2,6 @@
 
 #include <iostream>
 
-#include "commands.hpp"
 #include "core/base/format.hpp"
 #include "core/io/session_file.hpp"
 

@@ -11,6 +11,11 @@
 
 namespace attnviz::app {
 
+// The exit codes of every headless command: success, an I/O error, invalid input.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_io = 1;
+inline constexpr int exit_invalid = 2;
+
 // Prints each problem as "error: <path>: <message>" (a problem about the whole document is given
 // the file's path), the first max_reported_problems of them and then how many more there are, with
 // the files' names and text escaped (core::printable).

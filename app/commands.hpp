@@ -6,13 +6,11 @@
 #include <optional>
 #include <string>
 
+#include "cli_output.hpp"
+
 #include "core/render/figure_style.hpp"
 
 namespace attnviz::app {
-
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_io = 1;
-inline constexpr int exit_invalid = 2;
 
 // attnviz compute SESSION.json [-o TRACE.json]: the full trace as JSON, to stdout without -o.
 // A session whose trace needs more than memory_budget bytes is refused (exit 2) with the figure.

@@ -9,7 +9,7 @@
 #include <optional>
 #include <variant>
 
-#include "commands.hpp"
+#include "cli_output.hpp"
 #include "core/base/file_io.hpp"
 #include "core/io/import.hpp"
 #include "core/model/analysis.hpp"
@@ -20,7 +20,8 @@ namespace attnviz::app {
 
 namespace {
 
-void report(const core::Problems& problems, const std::string& what) {
+// Each problem as "error: WHAT: problem" ("error: problem" for WHAT "").
+void report_under(const core::Problems& problems, const std::string& what) {
     for (const core::Problem& p : problems)
         std::cerr << "error: " << (what.empty() ? "" : what + ": ") << p.str() << "\n";
 }
@@ -63,12 +64,12 @@ std::variant<Input, int> read_input(const ForwardOptions& o) {
     if (o.text) {
         in.source = "--text";
         if (!tokenizer) {
-            report(tokenizer.problems, "");
+            report_under(tokenizer.problems, "");
             return unreadable ? exit_io : exit_invalid;
         }
         core::Result<model::Encoding> e = in.tokenizer->encode(*o.text);
         if (!e) {
-            report(e.problems, in.source);
+            report_under(e.problems, in.source);
             return exit_invalid;
         }
         in.ids = std::move(e.value->ids);
@@ -78,7 +79,7 @@ std::variant<Input, int> read_input(const ForwardOptions& o) {
     in.source = "--token-ids";
     core::Result<std::vector<std::int32_t>> ids = parse_ids(o.token_ids);
     if (!ids) {
-        report(ids.problems, in.source);
+        report_under(ids.problems, in.source);
         return exit_invalid;
     }
     in.ids = std::move(*ids.value);
@@ -175,13 +176,13 @@ int run(const ForwardOptions& o, const model::ModelFolder& m, Input in) {
     core::Result<model::RunState<Scalar>> state = model::run_model<Scalar>(
         m, in.ids, in.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
     if (!state) {
-        report(state.problems, "");
+        report_under(state.problems, "");
         return exit_invalid;
     }
     const core::Problems written = core::write_file_atomic(o.out_path, [&](const core::TextSink& sink) {
         write_json(sink, *state.value, m.config(), in, o.top);
     });
-    report(written, "");
+    report_under(written, "");
     return written.empty() ? exit_ok : exit_io;
 }
 
@@ -194,14 +195,14 @@ std::variant<std::pair<model::ModelFolder, Input>, int> open_and_read(const Forw
     bool unreadable = false;
     core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable);
     if (!m) {
-        report(m.problems, "");
+        report_under(m.problems, "");
         return unreadable ? exit_io : exit_invalid;
     }
     std::variant<Input, int> in = read_input(o);
     if (const int* code = std::get_if<int>(&in)) return *code;
     Input& input = std::get<Input>(in);
     if (const core::Problems p = model::token_problems(m.value->config(), input.ids); !p.empty()) {
-        report(p, input.source);
+        report_under(p, input.source);
         return exit_invalid;
     }
     return std::pair{std::move(*m.value), std::move(input)};
@@ -227,7 +228,7 @@ int with_model_run(const ForwardOptions& o, const ModelRunUse& use) {
     core::Result<model::RunState<double>> state = model::run_model<double>(
         m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
     if (!state) {
-        report(state.problems, "");
+        report_under(state.problems, "");
         return exit_invalid;
     }
     const auto token_text = [&input](std::int32_t id) {
@@ -245,14 +246,14 @@ int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::
     std::iota(available.begin(), available.end(), 0);
     core::Result<std::vector<int>> chosen = core::select_layers(layer_spec, available);
     if (!chosen) {
-        report(chosen.problems, o.model);
+        report_under(chosen.problems, o.model);
         return exit_invalid;
     }
     const int blocks = *std::max_element(chosen.value->begin(), chosen.value->end()) + 1;
     core::Result<model::RunState<double>> state = model::run_model<double>(
         m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget, blocks);
     if (!state) {
-        report(state.problems, "");
+        report_under(state.problems, "");
         return exit_invalid;
     }
     layers = std::move(*chosen.value);

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "cli_output.hpp"
 #include "core/model/tokenizer.hpp"
 
 namespace attnviz::app {

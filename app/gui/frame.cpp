@@ -3,9 +3,8 @@
 #include <imgui_internal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string_view>
-
-#include "frame_commands.hpp"
 
 namespace attnviz::app {
 
@@ -117,6 +116,8 @@ void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, 
     ImGui::End();
 }
 
+}  // namespace
+
 // The lesson fills the window between the menu and the status bar.
 void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, float status_h) {
     const ImGuiIO& io = ImGui::GetIO();
@@ -150,8 +151,10 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
         if (stage == Stage::edits) state.update();  // edits are in the trace before any view draws
     }
     state.hold_snapshot(false);
-    if (p.maximized < 0) handle_splitters(p, display, menu_h, status_h);
+    if (p.maximized < 0) handle_splitters(p.shares, p.splitters, display, menu_h, status_h);
 }
+
+namespace {
 
 // Whether panel `index` is on screen: drawn in its place (its place shown, its tab the chosen one),
 // or maximised; none is in teach mode. What a check mark in View > Panels means.
@@ -159,6 +162,8 @@ bool panel_on_screen(const Panels& p, int index) {
     if (p.teach_mode) return false;
     return p.maximized < 0 ? panel_shown(p, index) : p.maximized == index;
 }
+
+}  // namespace
 
 // The View menu (appended to the menu bar's): teach mode, the layout, and each panel (checked while
 // on screen). Clicking a checked panel hides it with its place (its room goes to its neighbours; at
@@ -193,8 +198,6 @@ void draw_view_menu(Panels& p, UiContext& ui) {
     }
     ImGui::EndMainMenuBar();
 }
-
-}  // namespace
 
 std::span<const PanelRow> explorer_panels() { return panel_table; }
 
@@ -255,49 +258,61 @@ void enter_teach_mode(AppState& state, Panels& p, int step) {
     teach_go_to(state, p.teach, step);
 }
 
-std::string window_title(const AppState& state) { return session_title(state, false) + " — attnviz"; }
+namespace {
 
-void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
-    const ImGuiIO& io = ImGui::GetIO();
-    if (ui.report) ui.report->clear();
-    close_on_escape(p);
-    ui.dialog_open = dialog_open(p);
-    ui.desktop_dialog = false;  // until a file chooser waits for one
-    draw_menu_bar(state, ui, p.menu);
-    update_model_panel(state, p.model);  // its layers' results, shown or not
-    draw_view_menu(p, ui);
-    const float menu_h = ImGui::GetFrameHeight();
-    const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
-    for (PanelId panel : p.show_at_start) show_panel(p, panel);
-    p.show_at_start.clear();
-    if (p.reset_layout || !p.shares_set) {
-        p.shares = default_shares(io.DisplaySize);
-        p.shares_set = true;
-        p.maximized = -1;
-        p.reset_layout = false;
+// The chosen tab of each place, as titles ("tabs=Head view|Gradients|…", one per place, empty for
+// the default): titles survive a new version's panel table, indices would not.
+std::string tabs_text(const Panels& p) {
+    std::string text = "tabs=";
+    for (size_t place = 0; place < p.active.size(); ++place) {
+        if (place > 0) text += '|';
+        if (p.active[place] >= 0) text += explorer_panels()[static_cast<size_t>(p.active[place])].title;
     }
-    if (p.maximize_at_start) p.maximized = static_cast<int>(*p.maximize_at_start);
-    p.maximize_at_start.reset();
-
-    if (p.teach_mode)
-        draw_teach_window(state, ui, p, menu_h, status_h);
-    else
-        draw_explorer_windows(state, ui, p, menu_h, status_h);
-
-    // The status bar is pinned to the bottom edge.
-    const Rect status = status_rect(io.DisplaySize, status_h);
-    ImGui::SetNextWindowPos(status.pos);
-    ImGui::SetNextWindowSize(status.size);
-    const ImGuiWindowFlags bar = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
-    if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, frame_ms);
-    ImGui::End();
-    draw_message_log(state, ui, p.status);
-    draw_recovery_window(state, ui, p.recovery);
-    draw_dialogs(state, ui, p);
-
-    ui.heatmaps.end_frame();
-    run_commands(state, ui, p);
+    return text;
 }
+
+// A title that is no panel, or a panel of another place, leaves that place's tab as it was.
+void read_tabs(const char* line, Panels& p) {
+    std::string rest = line + 5;
+    for (size_t place = 0; place < p.active.size(); ++place) {
+        const size_t bar = rest.find('|');
+        const std::string title = rest.substr(0, bar);
+        const std::span<const PanelRow> rows = explorer_panels();
+        for (size_t k = 0; k < rows.size(); ++k)
+            if (title == rows[k].title && static_cast<size_t>(rows[k].place) == place)
+                p.active[place] = static_cast<int>(k);
+        if (bar == std::string::npos) break;
+        rest = rest.substr(bar + 1);
+    }
+}
+
+}  // namespace
+
+void install_layout_settings(Panels& panels) {
+    ImGuiSettingsHandler h;
+    h.TypeName = "attnviz";
+    h.TypeHash = ImHashStr("attnviz");
+    h.UserData = &panels;
+    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler*, const char* name) -> void* {
+        return std::strcmp(name, "Layout") == 0 ? reinterpret_cast<void*>(1) : nullptr;
+    };
+    h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, void*, const char* line) {
+        Panels& p = *static_cast<Panels*>(handler->UserData);
+        if (std::strncmp(line, "tabs=", 5) == 0) {
+            read_tabs(line, p);
+            return;
+        }
+        const LayoutShares before = p.shares;
+        read_shares(line, p.shares);
+        if (!(p.shares == before)) p.shares_set = true;
+    };
+    h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
+        const Panels& p = *static_cast<const Panels*>(handler->UserData);
+        out->appendf("[attnviz][Layout]\n%s\n%s\n\n", shares_text(p.shares).c_str(), tabs_text(p).c_str());
+    };
+    ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
+}
+
+std::string window_title(const AppState& state) { return session_title(state, false) + " — attnviz"; }
 
 }  // namespace attnviz::app

@@ -108,11 +108,22 @@ bool animating(const Panels& panels, const AppState& state);
 // Enters teach mode at a step (0-based), loading the lesson first if needed.
 void enter_teach_mode(AppState& state, Panels& panels, int step);
 
+// Keeps the shares and the chosen tabs in ImGui's settings (the layout file) under
+// [attnviz][Layout], so they are saved and loaded with the window layout. Call once after creating
+// the ImGui context, before loading.
+void install_layout_settings(Panels& panels);
+
 // The window's title: the session's file name (or "unsaved session"), "*" when it has unsaved
 // changes, and the app's name: "example.json* — attnviz".
 std::string window_title(const AppState& state);
 
-// Draws the whole UI between ImGui::NewFrame() and ImGui::Render(), then runs the commands.
-void draw_frame(AppState& state, UiContext& ui, Panels& panels, float frame_ms);
+// The windows between the menu bar (menu_h high) and the status bar (status_h): the lesson's in
+// teach mode, else every shown place with its chosen panel (or the maximised one), with the
+// splitters between them. The frame driver (frame_driver.hpp) draws one or the other.
+void draw_teach_window(AppState& state, UiContext& ui, Panels& panels, float menu_h, float status_h);
+void draw_explorer_windows(AppState& state, UiContext& ui, Panels& panels, float menu_h, float status_h);
+// The View menu, appended to the menu bar's: teach mode, the layout, and each panel (checked while
+// on screen).
+void draw_view_menu(Panels& panels, UiContext& ui);
 
 }  // namespace attnviz::app

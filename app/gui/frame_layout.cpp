@@ -8,8 +8,6 @@
 #include <cstring>
 #include <span>
 
-#include "frame.hpp"
-
 namespace attnviz::app {
 
 namespace {
@@ -139,73 +137,17 @@ void read_shares(const std::string& text, LayoutShares& shares) {
     shares = s;
 }
 
-namespace {
-
-// The chosen tab of each place, as titles ("tabs=Head view|Gradients|…", one per place, empty for
-// the default): titles survive a new version's panel table, indices would not.
-std::string tabs_text(const Panels& p) {
-    std::string text = "tabs=";
-    for (size_t place = 0; place < p.active.size(); ++place) {
-        if (place > 0) text += '|';
-        if (p.active[place] >= 0) text += explorer_panels()[static_cast<size_t>(p.active[place])].title;
-    }
-    return text;
-}
-
-// A title that is no panel, or a panel of another place, leaves that place's tab as it was.
-void read_tabs(const char* line, Panels& p) {
-    std::string rest = line + 5;
-    for (size_t place = 0; place < p.active.size(); ++place) {
-        const size_t bar = rest.find('|');
-        const std::string title = rest.substr(0, bar);
-        const std::span<const PanelRow> rows = explorer_panels();
-        for (size_t k = 0; k < rows.size(); ++k)
-            if (title == rows[k].title && static_cast<size_t>(rows[k].place) == place)
-                p.active[place] = static_cast<int>(k);
-        if (bar == std::string::npos) break;
-        rest = rest.substr(bar + 1);
-    }
-}
-
-}  // namespace
-
-void install_layout_settings(Panels& panels) {
-    ImGuiSettingsHandler h;
-    h.TypeName = "attnviz";
-    h.TypeHash = ImHashStr("attnviz");
-    h.UserData = &panels;
-    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler*, const char* name) -> void* {
-        return std::strcmp(name, "Layout") == 0 ? reinterpret_cast<void*>(1) : nullptr;
-    };
-    h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, void*, const char* line) {
-        Panels& p = *static_cast<Panels*>(handler->UserData);
-        if (std::strncmp(line, "tabs=", 5) == 0) {
-            read_tabs(line, p);
-            return;
-        }
-        const LayoutShares before = p.shares;
-        read_shares(line, p.shares);
-        if (!(p.shares == before)) p.shares_set = true;
-    };
-    h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
-        const Panels& p = *static_cast<const Panels*>(handler->UserData);
-        out->appendf("[attnviz][Layout]\n%s\n%s\n\n", shares_text(p.shares).c_str(), tabs_text(p).c_str());
-    };
-    ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
-}
-
 Rect status_rect(ImVec2 d, float status_h) { return {{0, d.y - status_h}, {d.x, status_h}}; }
 
-void handle_splitters(Panels& p, ImVec2 display, float menu_h, float status_h) {
+void handle_splitters(LayoutShares& shares, Splitters& s, ImVec2 display, float menu_h, float status_h) {
     const ImGuiIO& io = ImGui::GetIO();
-    const Tiles t = tiles(display, menu_h, status_h, p.shares);
+    const Tiles t = tiles(display, menu_h, status_h, shares);
     const std::array<Splitter, 5> all = splitters_of(t);
-    Splitters& s = p.splitters;
     if (s.dragging >= 0) {
         const Splitter& sp = all[static_cast<size_t>(s.dragging)];
         if (io.MouseDown[0] && sp.extent > 0) {
             const float at = sp.vertical ? io.MousePos.x : io.MousePos.y;
-            p.shares.*sp.share = std::clamp((at - sp.origin) / sp.extent, 0.03f, 0.97f);
+            shares.*sp.share = std::clamp((at - sp.origin) / sp.extent, 0.03f, 0.97f);
             ImGui::SetMouseCursor(sp.vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
         } else {
             s.dragging = -1;

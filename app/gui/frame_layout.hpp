@@ -10,8 +10,6 @@
 
 namespace attnviz::app {
 
-struct Panels;
-
 // The places of the layout: a left column (two places) and a right area of two rows of two.
 enum class Place { left_top, left_bottom, upper_left, upper_right, lower_left, lower_right, count };
 
@@ -50,17 +48,14 @@ Rect status_rect(ImVec2 display, float status_height);
 struct Splitters {
     int dragging = -1;
 };
-// The splitters on the borders between the places of panels.shares: hovering one shows a resize
+// The splitters on the borders between the places of `shares`: hovering one shows a resize
 // cursor, dragging it moves the border (and the shares); the shares are saved with the layout.
-void handle_splitters(Panels& panels, ImVec2 display, float menu_height, float status_height);
+void handle_splitters(LayoutShares& shares, Splitters& splitters, ImVec2 display, float menu_height,
+                      float status_height);
 
 // The shares as a line of the layout file ("left=0.22 left_top=0.5 …") and back; a line that does
 // not parse leaves the shares as they were (an older or foreign layout is adapted, not trusted).
 std::string shares_text(const LayoutShares& shares);
 void read_shares(const std::string& text, LayoutShares& shares);
-// Keeps the shares and the chosen tabs in ImGui's settings (the layout file) under
-// [attnviz][Layout], so they are saved and loaded with the window layout. Call once after creating
-// the ImGui context, before loading.
-void install_layout_settings(Panels& panels);
 
 }  // namespace attnviz::app

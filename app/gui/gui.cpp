@@ -28,6 +28,7 @@
 #include "core/base/file_io.hpp"
 #include "fonts.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "input_queue.hpp"
 #include "layout_file.hpp"
 

@@ -15,6 +15,7 @@
 #include "core/attention/presets.hpp"
 #include "core/teach/lesson.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "fuzz_check.hpp"
 #include "headless.hpp"
 

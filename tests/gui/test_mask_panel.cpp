@@ -11,6 +11,7 @@
 #include "core/attention/masks.hpp"
 #include "core/attention/presets.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "headless.hpp"
 #include "panels/mask_panel.hpp"
 

@@ -16,6 +16,7 @@
 #include "core/io/import.hpp"
 #include "core/io/session_file.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "headless.hpp"
 #include "layers.hpp"
 #include "panels/model_panel.hpp"

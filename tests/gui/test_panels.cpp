@@ -13,6 +13,7 @@
 #include "core/io/tensors.hpp"
 #include "core/render/view_figures.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "headless.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/inputs_panel.hpp"

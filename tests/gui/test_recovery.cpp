@@ -10,6 +10,7 @@
 #include "autosave.hpp"
 #include "core/attention/presets.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "headless.hpp"
 #include "panels/recovery_window.hpp"
 

@@ -11,6 +11,7 @@
 #include "core/attention/presets.hpp"
 #include "core/base/text.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "headless.hpp"
 
 using namespace attnviz;

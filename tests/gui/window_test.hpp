@@ -11,6 +11,7 @@
 
 #include "app_state.hpp"
 #include "frame.hpp"
+#include "frame_driver.hpp"
 #include "headless.hpp"
 
 namespace attnviz::test {

@@ -1,0 +1,50 @@
+#include "frame_driver.hpp"
+
+#include "frame_commands.hpp"
+
+namespace attnviz::app {
+
+void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (ui.report) ui.report->clear();
+    close_on_escape(p);
+    ui.dialog_open = dialog_open(p);
+    ui.desktop_dialog = false;  // until a file chooser waits for one
+    draw_menu_bar(state, ui, p.menu);
+    update_model_panel(state, p.model);  // its layers' results, shown or not
+    draw_view_menu(p, ui);
+    const float menu_h = ImGui::GetFrameHeight();
+    const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+    for (PanelId panel : p.show_at_start) show_panel(p, panel);
+    p.show_at_start.clear();
+    if (p.reset_layout || !p.shares_set) {
+        p.shares = default_shares(io.DisplaySize);
+        p.shares_set = true;
+        p.maximized = -1;
+        p.reset_layout = false;
+    }
+    if (p.maximize_at_start) p.maximized = static_cast<int>(*p.maximize_at_start);
+    p.maximize_at_start.reset();
+
+    if (p.teach_mode)
+        draw_teach_window(state, ui, p, menu_h, status_h);
+    else
+        draw_explorer_windows(state, ui, p, menu_h, status_h);
+
+    // The status bar is pinned to the bottom edge.
+    const Rect status = status_rect(io.DisplaySize, status_h);
+    ImGui::SetNextWindowPos(status.pos);
+    ImGui::SetNextWindowSize(status.size);
+    const ImGuiWindowFlags bar = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, frame_ms);
+    ImGui::End();
+    draw_message_log(state, ui, p.status);
+    draw_recovery_window(state, ui, p.recovery);
+    draw_dialogs(state, ui, p);
+
+    ui.heatmaps.end_frame();
+    run_commands(state, ui, p);
+}
+
+}  // namespace attnviz::app

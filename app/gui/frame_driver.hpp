@@ -1,0 +1,16 @@
+// The frame driver: one frame of the whole window, in order — the menu bar and the View menu, the
+// explorer's panels or the lesson (frame.hpp), the status bar, the message log and recovery
+// windows, every dialog after every window, then the commands the frame asked for
+// (frame_commands.hpp).
+#pragma once
+
+#include "app_state.hpp"
+#include "frame.hpp"
+#include "ui_context.hpp"
+
+namespace attnviz::app {
+
+// Draws the whole UI between ImGui::NewFrame() and ImGui::Render(), then runs the commands.
+void draw_frame(AppState& state, UiContext& ui, Panels& panels, float frame_ms);
+
+}  // namespace attnviz::app
