@@ -17,7 +17,7 @@
 #include "core/io/session_file.hpp"
 #include "frame.hpp"
 #include "headless.hpp"
-#include "layers.hpp"
+#include "panels/model_layers.hpp"
 #include "panels/model_panel.hpp"
 
 using namespace attnviz;
