@@ -356,10 +356,13 @@ bool Layers::poll(AppState& state) {
     }
     for (size_t k = 0; k < rows_.size(); ++k) {
         if (!slots_[k]) continue;
-        std::lock_guard<std::mutex> lock(slots_[k]->m);
-        if (!slots_[k]->done) continue;
-        rows_[k].summary = std::move(slots_[k]->summary);
-        rows_[k].error = std::move(slots_[k]->error);
+        // Held here until its lock is released: the row lets go of it below, and the worker may
+        // have let go already (its mutex must not go with it while locked).
+        const std::shared_ptr<Slot> slot = slots_[k];
+        std::lock_guard<std::mutex> lock(slot->m);
+        if (!slot->done) continue;
+        rows_[k].summary = std::move(slot->summary);
+        rows_[k].error = std::move(slot->error);
         rows_[k].serial = ++serial_;
         slots_[k].reset();
         changed = true;
