@@ -2,6 +2,13 @@
 
 namespace attnviz::app {
 
+bool AutosaveWriter::save_async(core::Session session, std::string file) {
+    if (!enabled() || busy()) return false;
+    write_ = worker_.submit(
+        [this, session = std::move(session), file = std::move(file)](const Worker::Stop&) { save(session, file); });
+    return true;
+}
+
 Autosaver::Autosaver(const std::string& dir, double interval_seconds)
     : store_(interval_seconds > 0 ? dir : std::string()), interval_(interval_seconds) {
     store_.remove_stale_locks();

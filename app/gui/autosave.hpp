@@ -1,4 +1,4 @@
-// When the explorer autosaves (core/io/autosave_store.hpp does the writing): while the session has unsaved
+// When the explorer autosaves (core/io/autosave_store.hpp writes the files): while the session has unsaved
 // changes, at most every `interval` seconds and only when it changed since the last autosave; once
 // it is saved (or back to unmodified), the autosave is removed. An autosave that fails (a full
 // disk, a folder that cannot be written, autosave off because the state folder was refused) is
@@ -11,10 +11,37 @@
 
 #include "app_state.hpp"
 #include "core/io/autosave_store.hpp"
+#include "worker.hpp"
 
 namespace attnviz::app {
 
 inline constexpr double default_autosave_seconds = 5;
+
+// This instance's autosave store, its background writes run by a Worker (a large session takes
+// seconds to write as text). It is the store: the recovery window writes a restored session
+// through it at once (save()). busy(), wait() and clear() stand for the store's own: they see the
+// Worker's write.
+class AutosaveWriter : public core::AutosaveStore {
+public:
+    using core::AutosaveStore::AutosaveStore;
+    ~AutosaveWriter() { worker_.wait(); }  // a write in progress ends before the store does
+
+    // Starts writing the session; false, writing nothing, while the previous write still runs (or
+    // the store is off).
+    bool save_async(core::Session session, std::string file);
+    bool busy() const { return write_.valid() && !write_.ready(); }
+    // Waits for a write in progress.
+    void wait() { write_.wait(); }
+    // Removes this instance's autosave; waits for a write first.
+    void clear() {
+        wait();
+        core::AutosaveStore::clear();
+    }
+
+private:
+    Worker::Job<void> write_;  // the last write (its outcome is read through last_problems())
+    Worker worker_;            // last: joined before the store it writes through goes
+};
 
 class Autosaver {
 public:
@@ -28,11 +55,11 @@ public:
     // At a clean exit: the autosave is no longer needed (the user saved or chose not to).
     void finish() { store_.clear(); }
 
-    core::AutosaveStore& store() { return store_; }
+    AutosaveWriter& store() { return store_; }
     bool on() const { return interval_ > 0 && store_.enabled(); }
 
 private:
-    core::AutosaveStore store_;
+    AutosaveWriter store_;
     double interval_;
     std::uint64_t written_revision_ = ~std::uint64_t{0};
     std::chrono::steady_clock::time_point last_write_{};

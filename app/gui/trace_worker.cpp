@@ -1,13 +1,5 @@
 #include "trace_worker.hpp"
 
-#include <omp.h>
-#if defined(__linux__)
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
-#include <algorithm>
 #include <chrono>
 #include <new>
 
@@ -29,26 +21,17 @@ std::shared_ptr<Snapshot> compute_snapshot(core::Session session, std::uint64_t 
     return s;
 }
 
-TraceWorker::TraceWorker() : thread_([this] { run(); }) {}
-
-TraceWorker::~TraceWorker() {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stop_ = true;
-        pending_.reset();
-    }
-    changed_.notify_all();
-    thread_.join();
-}
-
 void TraceWorker::request(core::Session session, std::uint64_t generation, core::Trace reuse) {
+    bool waiting;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         // The newest request wins; it keeps the buffers the dropped one was lent.
-        if (pending_ && reuse.heads.empty()) reuse = std::move(pending_->reuse);
+        waiting = pending_.has_value();
+        if (waiting && reuse.heads.empty()) reuse = std::move(pending_->reuse);
         pending_ = Request{std::move(session), generation, std::move(reuse)};
     }
-    changed_.notify_all();
+    // A job is queued per request that found none waiting: it computes whichever is newest then.
+    if (!waiting) worker_.post([this](const Worker::Stop&) { compute_pending(); });
 }
 
 std::shared_ptr<Snapshot> TraceWorker::take() {
@@ -56,43 +39,25 @@ std::shared_ptr<Snapshot> TraceWorker::take() {
     return std::move(finished_);
 }
 
-void TraceWorker::wait() const {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !running_ && !pending_; });
-}
+void TraceWorker::wait() const { worker_.wait(); }
 
 bool TraceWorker::idle() const {
+    if (worker_.busy()) return false;
     std::lock_guard<std::mutex> lock(mutex_);
-    return !running_ && !pending_ && !finished_;
+    return !pending_ && !finished_;
 }
 
-void lower_thread_priority() {
-    // A core left to the UI thread, so frames keep their pace while the worker computes.
-    if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));
-#if defined(__linux__)
-    // On Linux a nice value belongs to one thread: the worker yields the CPU to the window (and to a
-    // software renderer's threads) when they compete, so a long trace does not stretch frames.
-    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-#endif
-}
-
-void TraceWorker::run() {
-    lower_thread_priority();
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (true) {
-        changed_.wait(lock, [this] { return stop_ || pending_.has_value(); });
-        if (stop_) return;
-        Request request = std::move(*pending_);
-        pending_.reset();
-        running_ = true;
-        lock.unlock();
-        std::shared_ptr<Snapshot> done = compute_snapshot(std::move(request.session), request.generation,
-                                                          &request.reuse);
-        lock.lock();
-        running_ = false;
-        if (!finished_ || finished_->generation < done->generation) finished_ = std::move(done);
-        changed_.notify_all();
+void TraceWorker::compute_pending() {
+    std::optional<Request> request;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        request.swap(pending_);
     }
+    if (!request) return;
+    std::shared_ptr<Snapshot> done = compute_snapshot(std::move(request->session), request->generation,
+                                                      &request->reuse);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!finished_ || finished_->generation < done->generation) finished_ = std::move(done);
 }
 
 }  // namespace attnviz::app

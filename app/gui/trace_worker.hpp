@@ -1,17 +1,18 @@
 // Recompute off the UI thread. A Snapshot is an immutable pair of a session and its trace; the UI
 // draws the newest snapshot while the worker computes the next one. The newest request wins: a
-// request not yet started is replaced by a newer one, so a drag at n = 1024 never queues work.
+// request not yet started is replaced by a newer one, so a drag at n = 1024 never queues work. A
+// request that has started runs to its end (the forward pass has no point to stop at) and is
+// shown while the newer one computes, unless that one finished first.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "core/attention/forward.hpp"
 #include "core/attention/session.hpp"
+#include "worker.hpp"
 
 namespace attnviz::app {
 
@@ -28,15 +29,10 @@ struct Snapshot {
 std::shared_ptr<Snapshot> compute_snapshot(core::Session session, std::uint64_t generation,
                                            core::Trace* reuse = nullptr);
 
-// Makes the calling thread a background worker: it leaves a core to the UI thread (OpenMP) and, on
-// Linux, yields the CPU to the window when they compete (nice 10), so long work does not stretch
-// frames. The trace worker, the model view's and the gradient view's threads call it first.
-void lower_thread_priority();
-
 class TraceWorker {
 public:
-    TraceWorker();
-    ~TraceWorker();  // stops and joins (a running computation finishes first)
+    TraceWorker() = default;
+    ~TraceWorker() = default;  // the worker goes first: drops the request waiting, joins a running one
     TraceWorker(const TraceWorker&) = delete;
     TraceWorker& operator=(const TraceWorker&) = delete;
 
@@ -51,20 +47,17 @@ public:
     bool idle() const;
 
 private:
-    void run();
+    void compute_pending();  // on the worker: the newest request, if still waiting
 
     struct Request {
         core::Session session;
         std::uint64_t generation;
         core::Trace reuse;
     };
-    mutable std::mutex mutex_;
-    mutable std::condition_variable changed_;
+    mutable std::mutex mutex_;  // guards pending_ and finished_
     std::optional<Request> pending_;
     std::shared_ptr<Snapshot> finished_;
-    bool running_ = false;
-    bool stop_ = false;
-    std::thread thread_;  // last: starts after every member it reads
+    Worker worker_;  // last: destroyed (joined) before the members its jobs read
 };
 
 }  // namespace attnviz::app

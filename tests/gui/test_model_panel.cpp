@@ -18,7 +18,7 @@
 #include "frame.hpp"
 #include "frame_driver.hpp"
 #include "headless.hpp"
-#include "layers.hpp"
+#include "panels/model_layers.hpp"
 #include "panels/model_panel.hpp"
 
 using namespace attnviz;

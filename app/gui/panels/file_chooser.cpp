@@ -153,10 +153,6 @@ std::string native_dialog_tool() {
 
 FileChooser::FileChooser() : dir_(working_dir()) {}
 
-FileChooser::~FileChooser() {
-    if (native_.joinable()) native_.join();  // the user closes the native dialog; it is not killed
-}
-
 const FileFilter& FileChooser::filter() const {
     static const FileFilter all{"All files", {}};
     return filters_.empty() ? all : filters_[static_cast<size_t>(std::clamp<int>(filter_, 0, filters_.size() - 1))];
@@ -186,7 +182,6 @@ void FileChooser::open(Mode mode, std::string title, std::vector<FileFilter> fil
 }
 
 void FileChooser::start_native(const std::string& tool) {
-    if (native_.joinable()) native_.join();
     std::vector<std::string> args{tool};
     const std::string start = (fs::path(dir_) / name).string();
     const FileFilter& f = filter();
@@ -206,13 +201,11 @@ void FileChooser::start_native(const std::string& tool) {
                                  start, patterns.empty() ? "*" : patterns + "|" + f.name});
         if (mode_ == Mode::open_several) args.insert(args.end(), {"--multiple", "--separate-output"});
     }
-    native_done_ = false;
-    native_output_.clear();
-    native_status_ = -1;
     state_ = State::native;
-    native_ = std::thread([this, args] {
-        native_status_ = run_capture(args, native_output_);
-        native_done_ = true;
+    native_ = worker_.submit([args](const Worker::Stop&) {
+        NativeAnswer answer;
+        answer.status = run_capture(args, answer.output);
+        return answer;
     });
 }
 
@@ -313,14 +306,14 @@ void FileChooser::confirm() {
 
 std::optional<std::string> FileChooser::draw(UiContext& ui) {
     if (state_ == State::native) {
-        if (!native_done_) {
+        if (!native_.ready()) {
             ui.desktop_dialog = true;
             return std::nullopt;
         }
-        native_.join();
-        std::string out = native_output_;
+        const NativeAnswer answer = native_.take().value_or(NativeAnswer{});
+        std::string out = answer.output;
         while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-        if (native_status_ == 0 && !out.empty()) {
+        if (answer.status == 0 && !out.empty()) {
             state_ = State::closed;
             // Several files (open_several): one a line.
             std::vector<std::string> lines;
@@ -333,7 +326,7 @@ std::optional<std::string> FileChooser::draw(UiContext& ui) {
             more_.assign(lines.begin() + 1, lines.end());
             return lines.front();
         }
-        if (native_status_ == 1) {  // cancelled
+        if (answer.status == 1) {  // cancelled
             state_ = State::closed;
             return std::nullopt;
         }

@@ -4,8 +4,8 @@
 // Native: zenity (GNOME and most desktops) or kdialog (KDE), when either is installed, a display is
 // set and $ATTNVIZ_NATIVE_DIALOGS is not "0". They are what portable-file-dialogs uses on Linux;
 // the XDG desktop portal would need a D-Bus library attnviz does not link. The tool runs as a child
-// process (argv, never a shell) on a thread, so the window keeps drawing; its answer is picked up by
-// draw(). If it cannot run or fails, the built-in browser opens instead.
+// process (argv, never a shell) on the chooser's Worker, so the window keeps drawing; its answer is
+// picked up by draw(). If it cannot run or fails, the built-in browser opens instead.
 //
 // Built-in: the directory shown (that of the suggested path, else the last one used, else the
 // working directory), parent and home buttons, folders then files matching the filter with their
@@ -13,15 +13,14 @@
 // Enter to move and open, Backspace for the parent. Saving to an existing file asks first.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../ui_context.hpp"
+#include "../worker.hpp"
 
 namespace attnviz::app {
 
@@ -62,7 +61,7 @@ public:
     enum class Mode { open, save, open_several };
 
     FileChooser();
-    ~FileChooser();
+    ~FileChooser() = default;  // waits for a native dialog still open: the user closes it, it is not killed
     FileChooser(const FileChooser&) = delete;
     FileChooser& operator=(const FileChooser&) = delete;
 
@@ -114,11 +113,15 @@ private:
     std::optional<std::string> chosen_;  // returned by the next draw()
     std::vector<std::string> more_;      // chosen with it (open_several)
     bool appearing_ = false;
-    // The native dialog's thread and its answer.
-    std::thread native_;
-    std::atomic<bool> native_done_ = false;
-    int native_status_ = -1;
-    std::string native_output_;
+    // The native dialog's answer: the tool's exit status (−1: it could not run) and what it printed.
+    struct NativeAnswer {
+        int status = -1;
+        std::string output;
+    };
+    Worker::Job<NativeAnswer> native_;
+    // Runs the native dialog (a thread that only waits for the tool: not lowered). Last: destroyed,
+    // and so joined, first.
+    Worker worker_{false};
 };
 
 // Recent files (File > Open Recent): at most `max` absolute canonical paths (links resolved), newest

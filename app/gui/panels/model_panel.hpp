@@ -17,11 +17,11 @@
 #include <string>
 
 #include "../app_state.hpp"
-#include "../layers.hpp"
 #include "../ui_context.hpp"
 #include "core/attention/layer_summary.hpp"
 #include "file_chooser.hpp"
 #include "import_dialog.hpp"
+#include "model_layers.hpp"
 
 namespace attnviz::app {
 

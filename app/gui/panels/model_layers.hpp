@@ -5,23 +5,21 @@
 //
 // Per row the model view needs, per head, the four summary numbers and a thumbnail of the weights
 // (core/attention/layer_summary.hpp), never the full n × n weights: a row's trace is computed, summarized and
-// dropped. Reading files, importing a checkpoint's layers and tracing them run on one worker thread
-// (at a lower priority, as the trace worker), so the window never waits: a row appears once its
-// session is read and shows "computing…" until its numbers arrive. Row 0's numbers are computed at
-// once while they are cheap, else on the same worker ahead of everything queued.
+// dropped. Reading files, importing a checkpoint's layers and tracing them run on one Worker (at a
+// lower priority, as the trace worker), so the window never waits: a row appears once its session
+// is read and shows "computing…" until its numbers arrive. Row 0's numbers are computed at once
+// while they are cheap, else on the same worker ahead of everything queued; a checkpoint's layers
+// come next, in order, then the rest as asked.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "app_state.hpp"
+#include "../app_state.hpp"
+#include "../worker.hpp"
 #include "core/attention/layer_summary.hpp"
 #include "core/io/import.hpp"
 
@@ -43,7 +41,7 @@ public:
     };
 
     Layers();
-    ~Layers();  // drops what is queued, waits for the step running
+    ~Layers() = default;  // the worker goes first: drops what is queued, waits for the step running
     Layers(const Layers&) = delete;
     Layers& operator=(const Layers&) = delete;
 
@@ -90,17 +88,19 @@ private:
     struct Shared;  // the worker's queue and results, shared with its tasks
     struct Slot;    // a summary being computed for one row
     bool open_row(AppState& state, int k);
-    void enqueue(std::function<void()> task, bool first = false);
+    // Queues a task that belongs to this set of rows (dropped once clear() moved on); an urgent one
+    // (row 0's numbers) runs whatever happens.
+    void enqueue(std::function<void()> task, Worker::Priority priority = Worker::Priority::normal);
     void start_summary(Row& row, std::shared_ptr<Slot>& slot, std::shared_ptr<const core::Session> session);
 
     std::vector<Row> rows_;
     std::vector<std::shared_ptr<Slot>> slots_;  // per row: its summary in progress (null: none)
     std::shared_ptr<Shared> shared_;
-    std::thread worker_;
     std::uint64_t row0_generation_ = ~std::uint64_t{0};
     std::uint64_t serial_ = 0;
     int editing_row_ = -1;
     std::uint64_t editing_revision_ = 0;
+    Worker worker_;  // last: destroyed (joined) before the members its tasks read
 };
 
 }  // namespace attnviz::app

@@ -1,9 +1,10 @@
-#include "layers.hpp"
+#include "model_layers.hpp"
 
 #include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <new>
 
 #include "core/base/file_io.hpp"
@@ -70,15 +71,8 @@ struct Layers::Slot {
     }
 };
 
-struct Layers::Shared {
+struct Layers::Shared : std::enable_shared_from_this<Layers::Shared> {
     std::mutex m;
-    std::condition_variable cv;  // a task queued, or one finished
-    struct Task {
-        std::uint64_t epoch;  // 0: runs whatever happens (row 0); else dropped when clear() moved on
-        std::function<void()> run;
-    };
-    std::deque<Task> tasks;
-    bool running = false, stop = false;
     std::uint64_t epoch = 1;  // clear() starts a new one: what earlier requests still bring is dropped
     std::int64_t budget = core::default_memory_budget;
     std::int64_t held = 0;  // bytes of the sessions read (taken by poll() or not)
@@ -98,15 +92,22 @@ struct Layers::Shared {
         std::lock_guard<std::mutex> lock(m);
         notes.push_back({std::move(text), error});
     }
-    void push(Task task, bool first) {
-        {
-            std::lock_guard<std::mutex> lock(m);
-            if (first)
-                tasks.push_front(std::move(task));
-            else
-                tasks.push_back(std::move(task));
-        }
-        cv.notify_all();
+    // Queues `task` on `worker`: it runs unless clear() moved past `task_epoch` (0: runs whatever
+    // happens); what it throws becomes an error message.
+    void post(Worker& worker, std::uint64_t task_epoch, std::function<void()> task, Worker::Priority priority) {
+        worker.post(
+            [self = shared_from_this(), task_epoch, task = std::move(task)](const Worker::Stop&) {
+                {
+                    std::lock_guard<std::mutex> lock(self->m);
+                    if (task_epoch != 0 && task_epoch != self->epoch) return;  // cleared meanwhile
+                }
+                try {
+                    task();
+                } catch (const std::exception& e) {
+                    self->note(std::string("The model view could not load a layer: ") + e.what(), true);
+                }
+            },
+            priority);
     }
     // Keeps room for a session within the budget; false (with a message) when there is none.
     bool reserve(std::int64_t bytes, const std::string& what) {
@@ -132,46 +133,13 @@ Layers::Layers() : shared_(std::make_shared<Shared>()) {
     slots_.push_back(nullptr);
 }
 
-Layers::~Layers() {
-    if (!worker_.joinable()) return;
-    {
-        std::lock_guard<std::mutex> lock(shared_->m);
-        shared_->stop = true;
-        shared_->tasks.clear();
-    }
-    shared_->cv.notify_all();
-    worker_.join();
-}
-
-void Layers::enqueue(std::function<void()> task, bool first) {
+void Layers::enqueue(std::function<void()> task, Worker::Priority priority) {
     std::uint64_t epoch = 0;
-    if (!first) {
+    if (priority != Worker::Priority::urgent) {
         std::lock_guard<std::mutex> lock(shared_->m);
         epoch = shared_->epoch;
     }
-    shared_->push({epoch, std::move(task)}, first);
-    if (worker_.joinable()) return;
-    worker_ = std::thread([shared = shared_] {
-        lower_thread_priority();  // as the trace worker: a core left to the window
-        std::unique_lock<std::mutex> lock(shared->m);
-        while (true) {
-            shared->cv.wait(lock, [&] { return shared->stop || !shared->tasks.empty(); });
-            if (shared->stop) return;
-            Shared::Task task = std::move(shared->tasks.front());
-            shared->tasks.pop_front();
-            if (task.epoch != 0 && task.epoch != shared->epoch) continue;  // cleared meanwhile
-            shared->running = true;
-            lock.unlock();
-            try {
-                task.run();
-            } catch (const std::exception& e) {
-                shared->note(std::string("The model view could not load a layer: ") + e.what(), true);
-            }
-            lock.lock();
-            shared->running = false;
-            shared->cv.notify_all();
-        }
-    });
+    shared_->post(worker_, epoch, std::move(task), priority);
 }
 
 void Layers::start_summary(Row& row, std::shared_ptr<Slot>& slot, std::shared_ptr<const core::Session> session) {
@@ -242,7 +210,8 @@ void Layers::open_files(const std::vector<std::string>& paths) {
 
 void Layers::import_checkpoint(const std::string& path, core::ImportOptions options, const std::string& spec) {
     std::shared_ptr<Shared> shared = shared_;
-    enqueue([shared, path, options, spec]() mutable {
+    Worker* worker = &worker_;  // the task runs on it, so it is there
+    enqueue([shared, worker, path, options, spec]() mutable {
         const std::string failed = "Could not import the layers of " + path + " beside this session: ";
         std::shared_ptr<const core::TensorFile> file;
         std::vector<int> layers;
@@ -278,48 +247,49 @@ void Layers::import_checkpoint(const std::string& path, core::ImportOptions opti
         shared->note("Importing " + std::to_string(layers.size()) + " layer" + (layers.size() == 1 ? "" : "s") +
                          " of " + path + " (" + core::to_string(*options.convention) + ") beside this session",
                      false);
-        // One task per layer, so that row 0 (queued first) never waits for a whole model. They go to
-        // the front of the queue (last layer pushed first), so that the layers come in order and
-        // before whatever was asked for after this checkpoint.
+        // One task per layer, so that row 0 (urgent) never waits for a whole model. They go ahead
+        // of the tasks of normal priority, in order, so that the layers come in order and before
+        // whatever was asked for after this checkpoint.
         std::uint64_t epoch;
         {
             std::lock_guard<std::mutex> lock(shared->m);
             epoch = shared->epoch;
         }
-        for (auto it = layers.rbegin(); it != layers.rend(); ++it)
-            shared->push({epoch,
-                          [shared, file, options, layer = *it, path, epoch] {
-                              std::int64_t budget;
-                              {
-                                  std::lock_guard<std::mutex> lock(shared->m);
-                                  budget = shared->budget;
-                              }
-                              const std::string what = "layer " + std::to_string(layer);
-                              std::shared_ptr<const core::Session> session;
-                              std::vector<std::string> notes;
-                              try {
-                                  core::Result<core::ImportedLayer> imported =
-                                      core::import_layer_of_several(*file, options, layer);
-                                  if (!imported) {
-                                      shared->note("Could not import " + what + " of " + path + ": " +
-                                                       problems_text(imported.problems),
-                                                   true);
-                                      return;
-                                  }
-                                  notes = std::move(imported.value->notes);
-                                  session = std::make_shared<const core::Session>(std::move(imported.value->session));
-                              } catch (const std::bad_alloc&) {
-                                  shared->note("Could not import " + what + " of " + path + ": out of memory", true);
-                                  return;
-                              }
-                              if (!shared->reserve(core::session_bytes(*session), what + " of " + path)) return;
-                              Row row = row_of(session, what, file_name(path) + ", " + what, "");
-                              row.notes = std::move(notes);
-                              auto slot = std::make_shared<Slot>();
-                              shared->add(epoch, std::move(row), slot);
-                              slot->fill(*session, budget);
-                          }},
-                         true);
+        for (const int layer : layers)
+            shared->post(
+                *worker, epoch,
+                [shared, file, options, layer, path, epoch] {
+                    std::int64_t budget;
+                    {
+                        std::lock_guard<std::mutex> lock(shared->m);
+                        budget = shared->budget;
+                    }
+                    const std::string what = "layer " + std::to_string(layer);
+                    std::shared_ptr<const core::Session> session;
+                    std::vector<std::string> notes;
+                    try {
+                        core::Result<core::ImportedLayer> imported = core::import_layer_of_several(*file, options,
+                                                                                                   layer);
+                        if (!imported) {
+                            shared->note("Could not import " + what + " of " + path + ": " +
+                                             problems_text(imported.problems),
+                                         true);
+                            return;
+                        }
+                        notes = std::move(imported.value->notes);
+                        session = std::make_shared<const core::Session>(std::move(imported.value->session));
+                    } catch (const std::bad_alloc&) {
+                        shared->note("Could not import " + what + " of " + path + ": out of memory", true);
+                        return;
+                    }
+                    if (!shared->reserve(core::session_bytes(*session), what + " of " + path)) return;
+                    Row row = row_of(session, what, file_name(path) + ", " + what, "");
+                    row.notes = std::move(notes);
+                    auto slot = std::make_shared<Slot>();
+                    shared->add(epoch, std::move(row), slot);
+                    slot->fill(*session, budget);
+                },
+                Worker::Priority::high);
     });
 }
 
@@ -359,7 +329,7 @@ void Layers::sync(const AppState& state) {
                 slot->set(nullptr, "out of memory while summarizing it");
             }
         },
-        true);
+        Worker::Priority::urgent);
 }
 
 bool Layers::poll(AppState& state) {
@@ -386,10 +356,13 @@ bool Layers::poll(AppState& state) {
     }
     for (size_t k = 0; k < rows_.size(); ++k) {
         if (!slots_[k]) continue;
-        std::lock_guard<std::mutex> lock(slots_[k]->m);
-        if (!slots_[k]->done) continue;
-        rows_[k].summary = std::move(slots_[k]->summary);
-        rows_[k].error = std::move(slots_[k]->error);
+        // Held here until its lock is released: the row lets go of it below, and the worker may
+        // have let go already (its mutex must not go with it while locked).
+        const std::shared_ptr<Slot> slot = slots_[k];
+        std::lock_guard<std::mutex> lock(slot->m);
+        if (!slot->done) continue;
+        rows_[k].summary = std::move(slot->summary);
+        rows_[k].error = std::move(slot->error);
         rows_[k].serial = ++serial_;
         slots_[k].reset();
         changed = true;
@@ -404,14 +377,12 @@ bool Layers::poll(AppState& state) {
 bool Layers::busy() const {
     for (const std::shared_ptr<Slot>& s : slots_)
         if (s) return true;
+    if (worker_.busy()) return true;
     std::lock_guard<std::mutex> lock(shared_->m);
-    return shared_->running || !shared_->tasks.empty() || !shared_->loaded.empty() || !shared_->notes.empty();
+    return !shared_->loaded.empty() || !shared_->notes.empty();
 }
 
-void Layers::wait() {
-    std::unique_lock<std::mutex> lock(shared_->m);
-    shared_->cv.wait(lock, [&] { return !shared_->running && shared_->tasks.empty(); });
-}
+void Layers::wait() { worker_.wait(); }
 
 void Layers::remove(int k) {
     if (k < 1 || k >= size()) return;
