@@ -221,8 +221,7 @@ bool update_gradient(const AppState& state, GradientPanel& p) {
         p.row = p.field_row = row;
         p.col = p.field_col = col;
     }
-    if (p.job.valid() && p.job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-        adopt(p, p.job.get(), p.job_generation, p.job_row, p.job_col);
+    if (p.job.ready()) adopt(p, std::move(*p.job.take()), p.job_generation, p.job_row, p.job_col);
     const std::uint64_t generation = state.generation();
     if (shows(p, generation)) return true;
     // One computation at a time: the newest trace and cell go once the running one is done.
@@ -235,8 +234,7 @@ bool update_gradient(const AppState& state, GradientPanel& p) {
         adopt(p, compute_or_refuse(state.shown(), p.row, p.col), generation, p.row, p.col);
         return shows(p, generation);
     }
-    p.job = std::async(std::launch::async, [snapshot = state.shown_snapshot(), row = p.row, col = p.col] {
-        lower_thread_priority();
+    p.job = p.worker.submit([snapshot = state.shown_snapshot(), row = p.row, col = p.col](const Worker::Stop&) {
         return compute_or_refuse(*snapshot, row, col);
     });
     p.job_generation = generation;

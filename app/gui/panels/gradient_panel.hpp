@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +19,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "../worker.hpp"
 #include "core/attention/gradient.hpp"
 
 namespace attnviz::app {
@@ -82,13 +82,14 @@ struct GradientPanel {
     double sync_limit_flops = 5e7;
 
     std::shared_ptr<const GradientResult> result;  // the gradient on screen (null: none yet)
-    // A gradient being computed off the UI thread, and what it is of.
-    std::future<core::Result<GradientResult>> job;
+    // A gradient being computed off the UI thread (on `worker`), and what it is of.
+    Worker::Job<core::Result<GradientResult>> job;
     std::uint64_t job_generation = 0;
     int job_row = -1, job_col = -1;
     std::uint64_t serial = 0;  // the last result's
     int computed = 0;          // gradients computed so far (at once or on the thread)
     int highlighted = -1;      // an entry of the largest list hovered: outlined in its heatmap
+    Worker worker;             // computes `job`; last: joined before the members above go
 };
 
 // Shows the gradient of output[row][col]: refused with an error message (and nothing changes)
