@@ -469,30 +469,6 @@ int import_command(const ImportCommandOptions& o) {
 
 namespace {
 
-// The session of an export, or the exit code of its failure (reported).
-int load_session(const std::string& path, std::int64_t budget, core::Session& out) {
-    if (path.empty()) {
-        std::cerr << "error: no session file given (the path is empty)\n";
-        return exit_invalid;
-    }
-    core::Result<std::string> text = core::read_file(path);
-    if (!text) {
-        report(text.problems, path);
-        return exit_io;
-    }
-    core::Result<core::Session> session = core::parse_session(*text.value);
-    if (!session) {
-        report(session.problems, path);
-        return exit_invalid;
-    }
-    if (const auto problem = core::memory_problem(session.value->config, budget)) {
-        report({*problem}, path);
-        return exit_invalid;
-    }
-    out = std::move(*session.value);
-    return exit_ok;
-}
-
 int export_unguarded(const ExportOptions& o) {
     const auto fail = [](const std::string& message) {
         std::cerr << "error: " << core::printable(message) << "\n";
@@ -534,7 +510,7 @@ int export_unguarded(const ExportOptions& o) {
         ref = *parsed.value;
     }
     core::Session session;
-    if (const int code = load_session(o.session, o.memory_budget, session); code != exit_ok) return code;
+    if (const int code = read_session(o.session, o.memory_budget, session); code != exit_ok) return code;
     const core::Config& c = session.config;
     if (ref) {
         if (ref->head < 0) {
