@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/model/analysis.hpp"
-#include "model_test_support.hpp"
+#include "model_runs.hpp"
 
 namespace {
 
@@ -18,29 +18,18 @@ using attnviz::model::RunState;
 using attnviz::test::expected_of;
 using attnviz::test::max_error;
 using attnviz::test::models_dir;
+using attnviz::test::open_model;
+using attnviz::test::run_expected;
 using nlohmann::json;
 
 const std::vector<std::string> models = {"gpt2", "bert", "roberta", "llama", "qwen2"};
-
-ModelFolder open(const std::string& name) {
-    attnviz::core::Result<ModelFolder> m = ModelFolder::open((models_dir / name).string());
-    if (!m) ADD_FAILURE() << name << ": " << m.problems.front().str();
-    return std::move(*m.value);
-}
-
-RunState<double> run(const ModelFolder& m, const json& expected) {
-    attnviz::core::Result<RunState<double>> s =
-        attnviz::model::run_model<double>(m, expected.at("token_ids").get<std::vector<std::int32_t>>(), {});
-    if (!s) ADD_FAILURE() << s.problems.front().str();
-    return std::move(*s.value);
-}
 
 TEST(ModelAnalysis, ResidualNormsAndRolloutAgreeWithTheDefinitions) {
     for (const std::string& name : models) {
         SCOPED_TRACE(name);
         const json e = expected_of(name);
-        const ModelFolder m = open(name);
-        const RunState<double> s = run(m, e);
+        const ModelFolder m = open_model(name);
+        const RunState<double> s = run_expected<double>(m, e);
         const attnviz::core::Matrix norms = attnviz::model::residual_norms(s);
         EXPECT_EQ(norms.rows(), static_cast<Eigen::Index>(s.layers.size()) + 1);
         EXPECT_LE(max_error(norms, e.at("residual_norms")), 1e-9);
@@ -60,8 +49,8 @@ TEST(ModelAnalysis, TheLogitLensAgreesWithTheDefinitionAndEndsInThePrediction) {
     for (const std::string name : {"gpt2", "llama", "qwen2"}) {
         SCOPED_TRACE(name);
         const json e = expected_of(name);
-        const ModelFolder m = open(name);
-        const RunState<double> s = run(m, e);
+        const ModelFolder m = open_model(name);
+        const RunState<double> s = run_expected<double>(m, e);
         const attnviz::core::Result<attnviz::model::LogitLens> lens = attnviz::model::logit_lens(m, s);
         ASSERT_TRUE(lens) << lens.problems.front().str();
         const json& ids = e.at("lens_ids");
@@ -79,12 +68,12 @@ TEST(ModelAnalysis, TheLogitLensAgreesWithTheDefinitionAndEndsInThePrediction) {
 }
 
 TEST(ModelAnalysis, TheLogitLensIsRefusedWithoutAnLmHeadOrAWholeRun) {
-    const ModelFolder bert = open("bert");
+    const ModelFolder bert = open_model("bert");
     const attnviz::core::Result<attnviz::model::LogitLens> none =
-        attnviz::model::logit_lens(bert, run(bert, expected_of("bert")));
+        attnviz::model::logit_lens(bert, run_expected<double>(bert, expected_of("bert")));
     ASSERT_FALSE(none);
     EXPECT_NE(none.problems.front().message.find("no LM head"), std::string::npos);
-    const ModelFolder gpt2 = open("gpt2");
+    const ModelFolder gpt2 = open_model("gpt2");
     const attnviz::core::Result<RunState<double>> part = attnviz::model::run_model<double>(
         gpt2, expected_of("gpt2").at("token_ids").get<std::vector<std::int32_t>>(), {}, 1 << 30, 1);
     ASSERT_TRUE(part);

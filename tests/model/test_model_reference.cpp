@@ -9,7 +9,7 @@
 
 #include "core/io/import.hpp"
 #include "core/model/runtime.hpp"
-#include "model_test_support.hpp"
+#include "model_runs.hpp"
 
 namespace {
 
@@ -18,31 +18,19 @@ using attnviz::model::RunState;
 using attnviz::test::expected_of;
 using attnviz::test::max_error;
 using attnviz::test::models_dir;
+using attnviz::test::open_model;
+using attnviz::test::run_expected;
 using nlohmann::json;
 
 const std::vector<std::string> models = {"gpt2", "bert", "roberta", "llama", "qwen2"};
-
-ModelFolder open(const std::string& name) {
-    attnviz::core::Result<ModelFolder> m = ModelFolder::open((models_dir / name).string());
-    if (!m) ADD_FAILURE() << name << ": " << m.problems.front().str();
-    return std::move(*m.value);
-}
-
-template <class Scalar>
-RunState<Scalar> run(const ModelFolder& m, const json& expected) {
-    attnviz::core::Result<RunState<Scalar>> s =
-        attnviz::model::run_model<Scalar>(m, expected.at("token_ids").get<std::vector<std::int32_t>>(), {});
-    if (!s) ADD_FAILURE() << s.problems.front().str();
-    return std::move(*s.value);
-}
 
 // Every compared matrix of one model within `tolerance` (relative above 1, absolute below).
 template <class Scalar>
 void compare(const std::string& name, double tolerance) {
     SCOPED_TRACE(name);
-    const ModelFolder m = open(name);
+    const ModelFolder m = open_model(name);
     const json e = expected_of(name);
-    const RunState<Scalar> s = run<Scalar>(m, e);
+    const RunState<Scalar> s = run_expected<Scalar>(m, e);
     ASSERT_EQ(s.layers.size(), e.at("layers").size());
     for (size_t L = 0; L < s.layers.size(); ++L) {
         SCOPED_TRACE("layer " + std::to_string(L));
@@ -80,8 +68,8 @@ TEST(ModelReference, EachLayerIsTheSessionImportGives) {
         {"llama", "model-00001-of-00002.safetensors", Convention::llama, 1}};
     for (const auto& [name, file, convention, layers] : cases) {
         SCOPED_TRACE(name);
-        const ModelFolder m = open(name);
-        const RunState<double> s = run<double>(m, expected_of(name));
+        const ModelFolder m = open_model(name);
+        const RunState<double> s = run_expected<double>(m, expected_of(name));
         const auto f = attnviz::core::TensorFile::open((models_dir / name / file).string());
         ASSERT_TRUE(f) << f.problems.front().str();
         for (int L = 0; L < layers; ++L) {
@@ -104,7 +92,7 @@ TEST(ModelReference, EachLayerIsTheSessionImportGives) {
 }
 
 TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
-    const RunState<double> llama = run<double>(open("llama"), expected_of("llama"));
+    const RunState<double> llama = run_expected<double>(open_model("llama"), expected_of("llama"));
     const attnviz::core::Config& c = llama.layers[1].session.config;
     EXPECT_EQ(c.mask, attnviz::core::Mask::causal);
     EXPECT_TRUE(c.rope.on);
@@ -113,12 +101,12 @@ TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
     EXPECT_EQ(c.kv_heads, 2);
     EXPECT_FALSE(c.biases);
     EXPECT_EQ(llama.tokens.front(), "#1");  // no labels given: the ids
-    const RunState<double> qwen2 = run<double>(open("qwen2"), expected_of("qwen2"));
+    const RunState<double> qwen2 = run_expected<double>(open_model("qwen2"), expected_of("qwen2"));
     EXPECT_TRUE(qwen2.layers[0].session.config.biases);
     EXPECT_EQ(qwen2.layers[0].session.config.kv_heads, 1);
     EXPECT_EQ(qwen2.layers[0].session.config.rope.base, 1e6);
     EXPECT_TRUE(qwen2.layers[0].session.params.b_O.isZero());  // Qwen2 has no output bias
-    const RunState<double> bert = run<double>(open("bert"), expected_of("bert"));
+    const RunState<double> bert = run_expected<double>(open_model("bert"), expected_of("bert"));
     EXPECT_EQ(bert.layers[0].session.config.mask, attnviz::core::Mask::none);
     EXPECT_FALSE(bert.layers[0].session.config.rope.on);
 }
