@@ -250,44 +250,65 @@ Params remembered(const Params& memory, const Params& current) {
     return p;
 }
 
+namespace {
+
+// The fill rule of an input (resize(), params.hpp): the value of a new cell (r, c) of head `head`'s
+// matrix with `cols` columns. A switch over every id, so a new input does not compile without one.
+double fill_value(MatrixId id, int head, int r, int c, int cols) {
+    switch (id) {
+        case MatrixId::X: return fill_input(r, c);
+        case MatrixId::Y: return fill_random(4, 0, r, c);
+        case MatrixId::mask: return 1.0;
+        case MatrixId::W_Q: return fill_weight(Weight::W_Q, head, r, c, cols);
+        case MatrixId::W_K: return fill_weight(Weight::W_K, head, r, c, cols);
+        case MatrixId::W_V: return fill_weight(Weight::W_V, head, r, c, cols);
+        case MatrixId::W_O: return fill_output(r, c);
+        case MatrixId::b_Q:
+        case MatrixId::b_K:
+        case MatrixId::b_V:
+        case MatrixId::b_O: return 0.0;
+        case MatrixId::Q:
+        case MatrixId::K:
+        case MatrixId::V:
+        case MatrixId::Q_rot:
+        case MatrixId::K_rot:
+        case MatrixId::scores_raw:
+        case MatrixId::scores:
+        case MatrixId::weights:
+        case MatrixId::Z:
+        case MatrixId::concat:
+        case MatrixId::output:
+        case MatrixId::count: break;  // computed: never in the params
+    }
+    return 0.0;
+}
+
+// Whether an input the config does not use is still held: W_O and the biases keep their values
+// while switched off (turned on again, they come back); Y and the mask are dropped (while the
+// session is open they come back from the memory of resize()).
+bool held_while_unused(MatrixId id) { return id != MatrixId::Y && id != MatrixId::mask; }
+
+}  // namespace
+
 Params resize(const Params& from, const Config& to, const Params& memory) {
     Params p;
-    const auto recalled = [&](int head, Matrix HeadParams::*field) -> const Matrix* {
-        return head < static_cast<int>(memory.heads.size()) ? &(memory.heads[head].*field) : nullptr;
-    };
-    const auto zero = [](int, int) { return 0.0; };
-    p.X = keep_and_fill(from.X, to.n, to.d_model, fill_input, &memory.X);
-    // Y and the mask are held only while the config uses them; turned off and on again (while the
-    // session is open) they come back from memory.
-    if (to.cross())
-        p.Y = keep_and_fill(
-            from.Y, to.n_kv, to.d_model, [](int r, int c) { return fill_random(4, 0, r, c); }, &memory.Y);
-    if (to.mask == Mask::custom)
-        p.mask = keep_and_fill(
-            from.mask, to.n, to.kv_len(), [](int, int) { return 1.0; }, &memory.mask);
     p.kv_group_size = to.group_size();
-    p.heads.resize(to.heads);
+    p.heads.resize(static_cast<size_t>(to.heads));
+    const Matrix none;
     const int from_heads = static_cast<int>(from.heads.size());
-    for (int i = 0; i < to.heads; ++i) {
-        const HeadParams none;
-        const HeadParams& old = i < from_heads ? from.heads[i] : none;
-        // The K/V this head used before (its group's, under grouped-query attention).
-        const int kv_from = i < from_heads && from.kv_group_size > 0 ? from.kv_owner(i) : i;
-        const HeadParams& old_kv = kv_from < from_heads ? from.heads[kv_from] : none;
-        const auto fill = [&](Weight w, int cols) {
-            return [=](int r, int c) { return fill_weight(w, i, r, c, cols); };
-        };
-        HeadParams& h = p.heads[i];
-        h.W_Q = keep_and_fill(old.W_Q, to.d_model, to.d_k, fill(Weight::W_Q, to.d_k), recalled(i, &HeadParams::W_Q));
-        h.b_Q = keep_and_fill(old.b_Q, 1, to.d_k, zero, recalled(i, &HeadParams::b_Q));
-        if (p.kv_owner(i) != i) continue;  // this head uses its group's K/V
-        h.W_K = keep_and_fill(old_kv.W_K, to.d_model, to.d_k, fill(Weight::W_K, to.d_k), recalled(i, &HeadParams::W_K));
-        h.W_V = keep_and_fill(old_kv.W_V, to.d_model, to.d_v, fill(Weight::W_V, to.d_v), recalled(i, &HeadParams::W_V));
-        h.b_K = keep_and_fill(old_kv.b_K, 1, to.d_k, zero, recalled(i, &HeadParams::b_K));
-        h.b_V = keep_and_fill(old_kv.b_V, 1, to.d_v, zero, recalled(i, &HeadParams::b_V));
+    for (MatrixId id : all_matrix_ids) {
+        if (!is_input(id) || (!held_while_unused(id) && !exists(id, to))) continue;
+        const int rows = rows_of(id, to), cols = cols_of(id, to);
+        for (int i = 0; i < (is_per_head(id) ? to.heads : 1); ++i) {
+            if (is_kv_shared(id) && p.kv_owner(i) != i) continue;  // this head uses its group's K/V
+            // A K/V group's matrix comes from the head whose K/V head i used before.
+            const int source = is_kv_shared(id) && i < from_heads && from.kv_group_size > 0 ? from.kv_owner(i) : i;
+            const Matrix* old = held_input(from, id, source);
+            *held_input(p, id, i) = keep_and_fill(
+                old ? *old : none, rows, cols, [&](int r, int c) { return fill_value(id, i, r, c, cols); },
+                held_input(memory, id, i));
+        }
     }
-    p.W_O = keep_and_fill(from.W_O, to.concat_width(), to.d_model, fill_output, &memory.W_O);
-    p.b_O = keep_and_fill(from.b_O, 1, to.d_model, zero, &memory.b_O);
     return p;
 }
 
