@@ -90,16 +90,7 @@ public:
     // K/V group's only in its first head), "W_O" while the projection is on, "b_O" with biases: a
     // session's fields, and the gradient's (which has the same keys and shapes).
     void inputs(const Config& c, const Params& p, const std::string& indent, bool with_mask) {
-        key(indent, "X");
-        matrix(p.X, indent);
-        if (c.cross()) {
-            key(indent, "Y");
-            matrix(p.Y, indent);
-        }
-        if (with_mask && c.mask == Mask::custom) {
-            key(indent, "mask");
-            matrix(p.mask, indent);
-        }
+        layer_inputs(c, p, indent, with_mask, false);
         key(indent, "heads");
         out += "[";
         const std::string inner = indent + "  ";
@@ -115,13 +106,20 @@ public:
             out += "\n" + indent + "}";
         }
         out += "]";
-        if (c.output_projection) {
-            key(indent, "W_O");
-            matrix(p.W_O, indent);
-        }
-        if (exists(MatrixId::b_O, c)) {
-            key(indent, "b_O");
-            matrix(p.b_O, indent);
+        layer_inputs(c, p, indent, with_mask, true);
+    }
+
+    // The layer's inputs the config has (not per head), in the registry's order: those listed before
+    // the heads' (X, Y, mask) or after them (W_O, b_O). The mask has no gradient: with_mask false
+    // leaves it out.
+    void layer_inputs(const Config& c, const Params& p, const std::string& indent, bool with_mask, bool after_heads) {
+        bool seen_head = false;
+        for (MatrixId id : all_matrix_ids) {
+            seen_head = seen_head || is_head_field(id);
+            if (!is_input(id) || is_per_head(id) || seen_head != after_heads || !exists(id, c)) continue;
+            if (id == MatrixId::mask && !with_mask) continue;
+            key(indent, name(id));
+            matrix(*find_input(p, {id, 0}), indent);
         }
     }
 
