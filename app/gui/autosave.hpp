@@ -19,8 +19,8 @@ inline constexpr double default_autosave_seconds = 5;
 
 // This instance's autosave store, its background writes run by a Worker (a large session takes
 // seconds to write as text). It is the store: the recovery window writes a restored session
-// through it at once (save()). busy(), wait() and clear() stand for the store's own: they see the
-// Worker's write.
+// through it at once (save()). clear() stands for the store's own: it waits for the Worker's write
+// first.
 class AutosaveWriter : public core::AutosaveStore {
 public:
     using core::AutosaveStore::AutosaveStore;

@@ -126,7 +126,6 @@ AutosaveStore::AutosaveStore(std::string dir) : dir_(std::move(dir)) {
 }
 
 AutosaveStore::~AutosaveStore() {
-    wait();
     if (lock_fd_ >= 0) {
         // The lock file goes with the instance; its autosave (if any is left) is then an orphan.
         std::error_code ec;
@@ -162,28 +161,12 @@ Problems AutosaveStore::save(const Session& session, const std::string& file) {
     return problems;
 }
 
-bool AutosaveStore::save_async(Session session, std::string file) {
-    if (!enabled() || busy_) return false;
-    if (writer_.joinable()) writer_.join();
-    busy_ = true;
-    writer_ = std::thread([this, session = std::move(session), file = std::move(file)] {
-        save(session, file);
-        busy_ = false;
-    });
-    return true;
-}
-
-void AutosaveStore::wait() {
-    if (writer_.joinable()) writer_.join();
-}
-
 Problems AutosaveStore::last_problems() const {
     std::lock_guard<std::mutex> hold(mutex_);
     return problems_;
 }
 
 void AutosaveStore::clear() {
-    wait();
     if (!enabled()) return;
     std::error_code ec;
     fs::remove(path(meta_suffix), ec);  // the meta first: a session file alone is never offered

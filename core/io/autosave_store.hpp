@@ -16,7 +16,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/attention/session.hpp"
@@ -47,7 +46,7 @@ public:
     // A `dir` that is a symbolic link or belongs to another user is refused the same way (its mode
     // is set through a descriptor that never follows a link). Autosave files are 0600.
     explicit AutosaveStore(std::string dir);
-    ~AutosaveStore();  // waits for a write in progress; keeps the files (clear() removes them)
+    ~AutosaveStore();  // keeps the files (clear() removes them)
     AutosaveStore(const AutosaveStore&) = delete;
     AutosaveStore& operator=(const AutosaveStore&) = delete;
 
@@ -56,20 +55,15 @@ public:
     const std::string& id() const { return id_; }
     const std::string& dir() const { return dir_; }
 
-    // Writes the session on a background thread (a large session takes seconds to write as
-    // text). Returns false, writing nothing, while the previous write is still running.
-    bool save_async(Session session, std::string file);
-    // Writes at once (tests, and the last write before a planned exit). `file` is recorded as an
-    // absolute path (relative to the current folder when it is not one).
+    // Writes the session (the app runs this on its Worker: app/gui/autosave.hpp). `file` is
+    // recorded as an absolute path (relative to the current folder when it is not one). May run on
+    // another thread than the other functions, one write at a time.
     Problems save(const Session& session, const std::string& file);
-    bool busy() const { return busy_; }
-    // Waits for a write in progress.
-    void wait();
     // The problems of the last finished write (empty when it succeeded).
     Problems last_problems() const;
     // Whether this instance's files exist (written and not cleared since).
     bool has_files() const { return has_files_; }
-    // Removes this instance's autosave (after a save, or at a clean exit); waits for a write first.
+    // Removes this instance's autosave (after a save, or at a clean exit); no write may be running.
     void clear();
 
     // Autosaves of instances that are no longer running (their lock is free), newest first.
@@ -88,8 +82,6 @@ private:
 
     std::string dir_, id_, problem_;
     int lock_fd_ = -1;
-    std::thread writer_;
-    std::atomic<bool> busy_ = false;
     std::atomic<bool> has_files_ = false;
     mutable std::mutex mutex_;  // guards problems_
     Problems problems_;

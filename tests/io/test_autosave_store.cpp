@@ -50,8 +50,8 @@ TEST(Autosave, AnAutosaveLeftByAnEndedInstanceIsOfferedAndRestoresTheSession) {
     std::string gone_id;
     {
         AutosaveStore gone(dir.path().string());
-        ASSERT_TRUE(gone.save_async(edited(), "/home/u/example.json"));
-        gone.wait();
+        const Problems saved = gone.save(edited(), "/home/u/example.json");
+        ASSERT_TRUE(saved.empty()) << all_text(saved);
         ASSERT_TRUE(gone.last_problems().empty()) << all_text(gone.last_problems());
         gone_id = gone.id();
     }  // ends without clear(): as a crash would leave it (its lock is released)
@@ -118,7 +118,6 @@ TEST(Autosave, AnUnusableDirectoryDisablesTheStoreWithAReason) {
     EXPECT_FALSE(store.enabled());
     EXPECT_NE(store.problem().find("cannot create"), std::string::npos) << store.problem();
     EXPECT_FALSE(store.save(edited(), "").empty());
-    EXPECT_FALSE(store.save_async(edited(), ""));
     AutosaveStore none("");
     EXPECT_FALSE(none.enabled());
     EXPECT_NE(none.problem().find("XDG_STATE_HOME"), std::string::npos);
