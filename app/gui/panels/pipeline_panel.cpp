@@ -106,8 +106,10 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     // for V's line into Z and for the notes beside the arrows.
     const ImU32 line_color = ui.color(Color::arrow), note_color = ui.color(Color::note);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float avail = ImGui::GetContentRegionAvail().x;
     const float font = ImGui::GetFontSize();
+    // A maximised panel on a wide screen keeps the diagram's proportions: its columns stop growing
+    // at about 40 characters across, so Q, K and V stay boxes and the lines stay short.
+    const float avail = std::min(ImGui::GetContentRegionAvail().x, font * 40);
     const float gap = ImGui::GetTextLineHeight() - 2;
     const float node_h = ImGui::GetTextLineHeight() + 6;
     float widest = 0;
