@@ -129,10 +129,24 @@ std::string matrix_names() {
     return out;
 }
 
-const char* absence(MatrixId id, const Config& c) {
+namespace {
+
+const Feature* missing_feature(MatrixId id, const Config& c) {
     for (const Feature& f : features)
-        if ((info(id).needs & f.need) && !f.on(c)) return f.absent;
+        if ((info(id).needs & f.need) && !f.on(c)) return &f;
     return nullptr;
+}
+
+}  // namespace
+
+const char* absence(MatrixId id, const Config& c) {
+    const Feature* f = missing_feature(id, c);
+    return f ? f->absent : nullptr;
+}
+
+unsigned missing_need(MatrixId id, const Config& c) {
+    const Feature* f = missing_feature(id, c);
+    return f ? f->need : 0u;
 }
 
 bool exists(MatrixId id, const Config& c) { return absence(id, c) == nullptr; }

@@ -148,6 +148,8 @@ std::string matrix_names();
 bool exists(MatrixId id, const Config& config);
 // Why it does not ("RoPE is off"), or nullptr when it exists.
 const char* absence(MatrixId id, const Config& config);
+// The first of its needs the config does not meet (in the order absence() names them), or 0.
+unsigned missing_need(MatrixId id, const Config& config);
 // Operand k (0 or 1) of a matrix under this config: scores_raw is Q_rot·K_rotᵀ with RoPE; K and V
 // are Y·W_K and Y·W_V under cross-attention.
 MatrixId operand_of(MatrixId id, int k, const Config& config);

@@ -10,4 +10,8 @@ namespace attnviz::core {
 // b_K, b_V).
 inline bool is_head_field(MatrixId id) { return is_input(id) && is_per_head(id); }
 
+// Whether a matrix is a field of the file's root, the layer's ("X": …, "W_O": …): every input of
+// the registry that is not per head, under its name (X, Y, mask, W_O, b_O).
+inline bool is_layer_field(MatrixId id) { return is_input(id) && !is_per_head(id); }
+
 }  // namespace attnviz::core

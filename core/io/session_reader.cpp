@@ -90,6 +90,35 @@ std::optional<MatrixId> head_field(const std::string& key) {
     return id && is_head_field(*id) ? id : std::nullopt;
 }
 
+// A layer's field (a key of the root) by its key, or nullopt for a key that is not one.
+std::optional<MatrixId> layer_field(const std::string& key) {
+    const std::optional<MatrixId> id = matrix_id_from_name(key);
+    return id && is_layer_field(*id) ? id : std::nullopt;
+}
+
+// Why a matrix the file gives is not read: the config's field that leaves it out of the layer.
+std::string unused_message(MatrixId id, const Config& c) {
+    switch (missing_need(id, c)) {
+        case needs_biases: return "given, but config.biases is false (remove it or turn biases on)";
+        case needs_W_O: return "given, but config.output_projection is false (remove it or turn the projection on)";
+        case needs_rope: return "given, but config.rope is not set";
+        case needs_cross:
+            return "given, but config.n_kv is not set (it is read only under cross-attention, as the keys' and "
+                   "values' input)";
+        case needs_custom_mask:
+            return std::string("given, but config.mask is \"") + to_string(c.mask) +
+                   "\" (a mask is read only with \"custom\")";
+        default: return "given, but this layer does not use it";
+    }
+}
+
+// What a matrix the layer does not use and the file does not give holds: a bias keeps its shape
+// as zeros (turned on, it adds nothing); the others stay empty.
+Matrix unused_value(MatrixId id, const Config& c) {
+    if (!(info(id).needs & needs_biases)) return {};
+    return Matrix::Zero(rows_of(id, c), cols_of(id, c));
+}
+
 class SessionReader {
 public:
     // `pinned`: the text is a session's "pin", which may not hold a pin of its own.
@@ -129,55 +158,20 @@ public:
                     break;
                 case 2: read_config(); break;
                 case 3: read_labels(tokens_, "tokens", known_ ? known_->n : Limits::max_n); break;
-                case 4:
-                    x_.path = "X";
-                    if (known_) want(x_, known_->n, known_->d_model);
-                    read_matrix(x_, x_problems_);
-                    break;
                 case 5: read_heads(); break;
-                case 6:
-                    wo_.path = "W_O";
-                    if (known_ && !known_->output_projection) {
-                        wo_.seen = true;  // refused at the end; its values are not needed
-                        in_.skip_value();
-                        break;
-                    }
-                    if (known_) want(wo_, known_->concat_width(), known_->d_model);
-                    read_matrix(wo_, wo_problems_);
-                    break;
-                case 7:
-                    bo_.path = "b_O";
-                    if (known_) want(bo_, 1, known_->d_model);
-                    read_matrix(bo_, wo_problems_);
-                    break;
-                case 8:
-                    y_.path = "Y";
-                    if (known_ && !known_->cross()) {
-                        y_.seen = true;  // refused at the end; its values are not needed
-                        in_.skip_value();
-                        break;
-                    }
-                    if (known_) want(y_, known_->n_kv, known_->d_model);
-                    read_matrix(y_, x_problems_);
-                    break;
                 case 9:
                     read_labels(kv_tokens_, "kv_tokens", known_ && known_->cross() ? known_->n_kv : Limits::max_n);
-                    break;
-                case 10:
-                    mask_.path = "mask";
-                    if (known_ && known_->mask != Mask::custom) {
-                        mask_.seen = true;
-                        in_.skip_value();
-                        break;
-                    }
-                    if (known_) want(mask_, known_->n, known_->kv_len());
-                    read_matrix(mask_, x_problems_);
                     break;
                 case 11:
                     pin_seen_ = true;
                     in_.skip_value(pin_text_);  // read whole at the end, as a session of its own
                     break;
-                default: break;
+                default:  // X, W_O, b_O, Y, mask
+                    if (const std::optional<MatrixId> id = layer_field(key))
+                        read_layer_field(*id);
+                    else
+                        in_.skip_value();
+                    break;
             }
         }
         if (!in_.ok() || !in_.finish()) return syntax();
@@ -600,6 +594,21 @@ private:
         }
     }
 
+    // A field of the layer (X, Y, mask, W_O, b_O) at the config's shape once it is known. One the
+    // config leaves out is only marked seen: it is refused at the end and its values are not needed.
+    void read_layer_field(MatrixId id) {
+        const std::size_t k = static_cast<std::size_t>(id);
+        MatrixBuild& m = layer_[k];
+        m.path = name(id);
+        if (known_ && !exists(id, *known_)) {
+            m.seen = true;
+            in_.skip_value();
+            return;
+        }
+        if (known_) want(m, rows_of(id, *known_), cols_of(id, *known_));
+        read_matrix(m, layer_problems_[k]);
+    }
+
     // -- the result
 
     // The file's format and version; false when they are not this reader's (nothing else is read).
@@ -641,30 +650,46 @@ private:
         return false;
     }
 
-    // The tokens and the inputs before the heads: X, Y under cross-attention, the custom mask.
-    void finish_inputs(Session& s, ProblemList& out) {
+    // The tokens, and the kv_tokens under cross-attention.
+    void finish_tokens(Session& s, ProblemList& out) {
         const Config& c = config_;
         s.tokens = finish_labels(tokens_, "tokens", c.n, "config.n", default_tokens(c.n), out);
         if (c.cross())
             s.kv_tokens = finish_labels(kv_tokens_, "kv_tokens", c.n_kv, "config.n_kv", default_kv_tokens(c.n_kv), out);
         else if (kv_tokens_.seen)
             out.add("kv_tokens", "given, but config.n_kv is not set (they label Y's rows under cross-attention)");
+    }
 
-        out.append(std::move(x_problems_));
-        x_.path = "X";
-        s.params.X = finish_matrix(x_, c.n, c.d_model, out);
-        y_.path = "Y";
-        mask_.path = "mask";
-        if (c.cross())
-            s.params.Y = finish_matrix(y_, c.n_kv, c.d_model, out);
-        else if (y_.seen)
-            out.add("Y", "given, but config.n_kv is not set (Y is the keys' and values' input of cross-attention)");
-        if (c.mask == Mask::custom) {
-            s.params.mask = finish_matrix(mask_, c.n, c.kv_len(), out);
-            for (Problem& p : mask_problems(s.params.mask)) out.add(p.path, p.message);
-        } else if (mask_.seen) {
-            out.add("mask", std::string("given, but config.mask is \"") + to_string(c.mask) +
-                                "\" (a mask is read only with \"custom\")");
+    // A matrix of the file into `value`: at its shape where the layer uses it (with the problems met
+    // while reading it), refused where the file gives one the layer does not use, else unused_value.
+    void finish_field(MatrixId id, MatrixBuild& m, ProblemList* read_problems, Matrix& value, ProblemList& out) {
+        const Config& c = config_;
+        if (exists(id, c)) {
+            if (read_problems) out.append(std::move(*read_problems));
+            value = finish_matrix(m, rows_of(id, c), cols_of(id, c), out);
+        } else if (m.seen) {
+            out.add(m.path, unused_message(id, c));
+        } else {
+            value = unused_value(id, c);
+        }
+    }
+
+    // The layer's inputs and the heads, in the registry's order, which is the file's: X, Y, mask,
+    // the heads, W_O, b_O.
+    void finish_inputs(Session& s, ProblemList& out) {
+        bool heads_done = false;
+        for (MatrixId id : all_matrix_ids) {
+            if (!is_input(id)) continue;
+            if (is_head_field(id)) {
+                if (!heads_done) finish_heads(s, out);
+                heads_done = true;
+                continue;
+            }
+            const std::size_t k = static_cast<std::size_t>(id);
+            layer_[k].path = name(id);
+            finish_field(id, layer_[k], &layer_problems_[k], *find_input(s.params, {id, 0}), out);
+            if (id == MatrixId::mask && exists(id, config_))
+                for (Problem& p : mask_problems(s.params.mask)) out.add(p.path, p.message);
         }
     }
 
@@ -678,7 +703,6 @@ private:
         for (MatrixId id : all_matrix_ids) {
             if (!is_head_field(id)) continue;
             MatrixBuild& w = h.w[static_cast<std::size_t>(id)];
-            const int rows = rows_of(id, c), cols = cols_of(id, c);
             if (is_kv_shared(id) && !owner) {
                 if (w.seen)
                     out.add(w.path,
@@ -687,14 +711,7 @@ private:
                                 std::to_string(s.params.kv_owner(head)) + "]");
                 continue;
             }
-            Matrix value;
-            if (exists(id, c))
-                value = finish_matrix(w, rows, cols, out);
-            else if (w.seen)
-                out.add(w.path, "given, but config.biases is false (remove it or turn biases on)");
-            else
-                value = Matrix::Zero(rows, cols);  // kept at its shape while biases are off
-            *find_input(s.params, {id, head}) = std::move(value);
+            finish_field(id, w, nullptr, *find_input(s.params, {id, head}), out);
         }
     }
 
@@ -714,27 +731,6 @@ private:
             s.params.heads.resize(heads_.size());
             for (std::size_t i = 0; i < heads_.size(); ++i)
                 if (heads_[i].object) finish_head(s, i, out);
-        }
-    }
-
-    // The inputs after the heads: W_O while the projection is on, b_O (zeros without biases).
-    void finish_output(Session& s, ProblemList& out) {
-        const Config& c = config_;
-        if (c.output_projection) {
-            out.append(std::move(wo_problems_));
-            wo_.path = "W_O";
-            s.params.W_O = finish_matrix(wo_, c.concat_width(), c.d_model, out);
-        } else if (wo_.seen) {
-            out.add("W_O", "given, but config.output_projection is false (remove W_O or turn the projection on)");
-        }
-        if (exists(MatrixId::b_O, c)) {
-            bo_.path = "b_O";
-            s.params.b_O = finish_matrix(bo_, 1, c.d_model, out);
-        } else if (bo_.seen) {
-            out.add("b_O", c.biases ? "given, but config.output_projection is false"
-                                    : "given, but config.biases is false (remove it or turn biases on)");
-        } else {
-            s.params.b_O = Matrix::Zero(1, c.d_model);
         }
     }
 
@@ -758,9 +754,8 @@ private:
         if (!check_header(out) || !check_config(out)) return Result<Session>::fail(std::move(out).take());
         Session s;
         s.config = config_;
+        finish_tokens(s, out);
         finish_inputs(s, out);
-        finish_heads(s, out);
-        finish_output(s, out);
         finish_pin(s, out);
         if (!out.empty()) return Result<Session>::fail(std::move(out).take());
         return Result<Session>::ok(std::move(s));
@@ -769,7 +764,8 @@ private:
     JsonReader in_;
     // Problems by part of the file, put in the format's order at the end.
     ProblemList structure_;  // keys given twice, the numbers' budget
-    ProblemList header_, config_problems_, x_problems_, heads_problems_, wo_problems_;
+    ProblemList header_, config_problems_, heads_problems_;
+    ProblemList layer_problems_[matrix_count];  // by MatrixId: met while reading a layer's field
     bool pinned_ = false;
 
     std::optional<JsonScalar> format_, version_;
@@ -781,7 +777,7 @@ private:
 
     LabelsBuild tokens_, kv_tokens_;  // at most config.n (n_kv, or Limits::max_n) labels
 
-    MatrixBuild x_, wo_, bo_, y_, mask_;
+    MatrixBuild layer_[matrix_count];  // by MatrixId: the layer's fields (is_layer_field)
     bool pin_seen_ = false;
     std::string_view pin_text_;  // the pin's value, read once the outer session is
     bool rope_seen_ = false, rope_object_ = false;

@@ -849,6 +849,9 @@ TEST(SessionVersion2, EveryNewFieldIsCheckedAtItsPath) {
         {"heads[0].b_V", [](json& d) { d["heads"][0]["b_V"] = json::parse("[[1, 2, 3]]"); }, "expected 1×2"},
         {"b_O", [](json& d) { d.erase("b_O"); }, "missing"},
         {"heads[3].b_Q", [](json& d) { d["config"].erase("biases"); }, "config.biases is false"},
+        {"b_O", [](json& d) { d["config"].erase("biases"); }, "config.biases is false"},
+        {"W_O", [](json& d) { d["config"]["output_projection"] = false; }, "config.output_projection is false"},
+        {"b_O", [](json& d) { d["config"]["output_projection"] = false; }, "config.output_projection is false"},
     };
     for (const auto& [path, mutate, part] : cases) {
         SCOPED_TRACE(path + " " + part);
