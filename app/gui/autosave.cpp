@@ -4,9 +4,15 @@ namespace attnviz::app {
 
 bool AutosaveWriter::save_async(core::Session session, std::string file) {
     if (!enabled() || busy()) return false;
-    write_ = worker_.submit(
-        [this, session = std::move(session), file = std::move(file)](const Worker::Stop&) { save(session, file); });
+    write_ = worker_.submit([this, session = std::move(session), file = std::move(file)](const Worker::Stop&) {
+        store_.save(session, file);
+    });
     return true;
+}
+
+core::Problems AutosaveWriter::save(const core::Session& session, const std::string& file) {
+    wait();
+    return store_.save(session, file);
 }
 
 Autosaver::Autosaver(const std::string& dir, double interval_seconds)

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app_state.hpp"
 #include "core/io/autosave_store.hpp"
@@ -17,28 +19,38 @@ namespace attnviz::app {
 
 inline constexpr double default_autosave_seconds = 5;
 
-// This instance's autosave store, its background writes run by a Worker (a large session takes
-// seconds to write as text). It is the store: the recovery window writes a restored session
-// through it at once (save()). clear() stands for the store's own: it waits for the Worker's write
-// first.
-class AutosaveWriter : public core::AutosaveStore {
+// This instance's autosave store (core::AutosaveStore), every write to it run by a Worker (a large
+// session takes seconds to write as text), one at a time: the recovery window writes a restored
+// session through it at once (save()), after the write in progress; clear() waits for it too.
+class AutosaveWriter {
 public:
-    using core::AutosaveStore::AutosaveStore;
+    explicit AutosaveWriter(std::string dir) : store_(std::move(dir)) {}
     ~AutosaveWriter() { worker_.wait(); }  // a write in progress ends before the store does
 
     // Starts writing the session; false, writing nothing, while the previous write still runs (or
     // the store is off).
     bool save_async(core::Session session, std::string file);
+    // Writes the session now, after the write in progress; its problems.
+    core::Problems save(const core::Session& session, const std::string& file);
     bool busy() const { return write_.valid() && !write_.ready(); }
     // Waits for a write in progress.
     void wait() { write_.wait(); }
     // Removes this instance's autosave; waits for a write first.
     void clear() {
         wait();
-        core::AutosaveStore::clear();
+        store_.clear();
     }
 
+    bool enabled() const { return store_.enabled(); }
+    const std::string& problem() const { return store_.problem(); }
+    const std::string& id() const { return store_.id(); }
+    core::Problems last_problems() const { return store_.last_problems(); }
+    bool has_files() const { return store_.has_files(); }
+    std::vector<core::AutosaveInfo> orphans() const { return store_.orphans(); }
+    void remove_stale_locks() const { store_.remove_stale_locks(); }
+
 private:
+    core::AutosaveStore store_;
     Worker::Job<void> write_;  // the last write (its outcome is read through last_problems())
     Worker worker_;            // last: joined before the store it writes through goes
 };

@@ -267,3 +267,28 @@ TEST_F(Recovery, EveryMessageIsKeptInTheLogAndTheStatusBarOpensIt) {
     EXPECT_TRUE(shown);
     imgui_.ui.report = nullptr;
 }
+
+// A restored session is written through the store at once (save), while an autosave of a large
+// session may still be being written on the worker: the immediate write waits for it, so the
+// file ends up holding the restored session, never the older one written last.
+TEST_F(Recovery, AnImmediateWriteWaitsForTheAutosaveInProgress) {
+    StateDir dir;
+    ASSERT_FALSE(dir.path.empty());
+    app::AutosaveWriter store((dir.path / "state").string());
+    ASSERT_TRUE(store.enabled());
+    core::Config big = core::worked_example().config;
+    big.n = 256;
+    big.d_model = 256;
+    big.heads = 4;
+    big.d_k = big.d_v = 64;
+    ASSERT_TRUE(store.save_async(core::random_session(big, 3), "big.json"));
+    const core::Session restored = edited();
+    EXPECT_TRUE(store.save(restored, "restored.json").empty());
+    EXPECT_FALSE(store.busy());
+    core::AutosaveInfo info;
+    info.session_path = (dir.path / "state" / (store.id() + ".json")).string();
+    const core::Result<core::Session> written = core::AutosaveStore::load(info);
+    ASSERT_TRUE(written);
+    EXPECT_EQ(written.value->config.n, restored.config.n);
+    EXPECT_EQ(written.value->params.X(1, 3), -7.25);
+}

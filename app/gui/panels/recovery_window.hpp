@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../app_state.hpp"
+#include "../autosave.hpp"
 #include "../ui_context.hpp"
 #include "core/io/autosave_store.hpp"
 
@@ -16,7 +17,7 @@ inline constexpr const char* recovery_window_title = "Recover unsaved work";
 
 struct RecoveryWindow {
     std::vector<core::AutosaveInfo> offers;  // empty: nothing to show
-    core::AutosaveStore* store = nullptr;    // this instance's, written once work is restored
+    AutosaveWriter* store = nullptr;         // this instance's, written once work is restored
     bool focused = false;                    // brought to the front once, when it first appears
 };
 
