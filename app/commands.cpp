@@ -16,9 +16,11 @@
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/base/format.hpp"
+#include "core/io/attentions.hpp"
 #include "core/io/autosave_store.hpp"
 #include "core/io/import.hpp"
 #include "core/io/session_file.hpp"
+#include "core/render/attention_page.hpp"
 #include "core/render/export.hpp"
 #include "core/teach/sentence.hpp"
 #include "forward_command.hpp"
@@ -469,13 +471,49 @@ int import_command(const ImportCommandOptions& o) {
 
 namespace {
 
+int export_failure(const std::string& message) {
+    std::cerr << "error: " << core::printable(message) << "\n";
+    return exit_invalid;
+}
+
+// --format html: the interactive page of a session's weights or of a tensor file's.
+int export_page(const ExportOptions& o) {
+    if (o.session.empty() == o.attentions.empty())
+        return export_failure("--format html: give either a session file or --attentions FILE");
+    if (o.view != "head" && o.view != "model")
+        return export_failure("--format html: expected --view head or --view model, got \"" + o.view + "\"");
+    if (!o.matrix.empty()) return export_failure("--matrix: the page shows the weights of every head; leave it out");
+    if (!o.tokens_file.empty() && o.attentions.empty())
+        return export_failure("--tokens-file applies to --attentions (a session has its tokens)");
+    core::AttentionPage page;
+    if (!o.attentions.empty()) {
+        core::Result<core::Attentions> read = core::open_attentions(o.attentions, o.tokens_file);
+        if (!read) return export_failure(read.problems.front().str());
+        page.title = "attention weights, " + std::to_string(read.value->layers.size()) + " layers × " +
+                     std::to_string(read.value->heads()) + " heads";
+        page.notes.push_back("From " + std::filesystem::path(o.attentions).filename().string() + ".");
+        page.weights = std::move(*read.value);
+    } else {
+        core::Session session;
+        if (const int code = read_session(o.session, o.memory_budget, session); code != exit_ok) return code;
+        page = core::session_page(session, core::forward<double>(session.config, session.params));
+        page.notes.push_back("From " + std::filesystem::path(o.session).filename().string() + ".");
+    }
+    page.view = o.view == "head" ? core::PageView::head : core::PageView::model;
+    const core::Result<std::string> html = core::attention_page_html(page);
+    if (!html) return export_failure(html.problems.front().str());
+    return write_output(*html.value, o.out_path);
+}
+
 int export_unguarded(const ExportOptions& o) {
-    const auto fail = [](const std::string& message) {
-        std::cerr << "error: " << core::printable(message) << "\n";
-        return exit_invalid;
-    };
+    const auto fail = export_failure;
+    if (o.format == "html") return export_page(o);
+    if (!o.attentions.empty() || !o.tokens_file.empty())
+        return fail("--attentions and --tokens-file are read for --format html only");
+    if (o.session.empty()) return fail("the session file is missing (attnviz export SESSION.json …)");
     const std::optional<core::ExportFormat> format = core::export_format_from_name(o.format);
-    if (!format) return fail("--format: expected csv, tsv, npy, latex, png, svg or json, got \"" + o.format + "\"");
+    if (!format)
+        return fail("--format: expected csv, tsv, npy, latex, png, svg, json or html, got \"" + o.format + "\"");
     if (o.matrix.empty() == o.view.empty() && *format != core::ExportFormat::json)
         return fail("give either --matrix NAME[:HEAD] or --view heads|pipeline");
     if (!o.view.empty() && o.view != "heads" && o.view != "pipeline")
@@ -570,7 +608,8 @@ int export_command(const ExportOptions& o) {
     try {
         return export_unguarded(o);
     } catch (const std::bad_alloc&) {
-        std::cerr << "error: out of memory while exporting from " << core::printable(o.session) << "\n";
+        std::cerr << "error: out of memory while exporting from "
+                  << core::printable(o.session.empty() ? o.attentions : o.session) << "\n";
         return exit_io;
     }
 }

@@ -69,11 +69,13 @@ struct ImportCommandOptions {
 int import_command(const ImportCommandOptions& options);
 
 struct ExportOptions {
-    std::string session;   // the session file
-    std::string matrix;    // NAME[:HEAD], or empty with `view`
-    std::string view;      // heads | pipeline
-    std::string format;    // csv | tsv | npy | latex | png | svg | json (the whole trace)
-    std::string out_path;  // required; written atomically
+    std::string session;      // the session file, or empty with `attentions`
+    std::string attentions;   // --attentions: a tensor file of weights (core/io/attentions.hpp), for html
+    std::string tokens_file;  // --tokens-file: its tokens (a JSON list, or {"queries", "keys"})
+    std::string matrix;       // NAME[:HEAD], or empty with `view`
+    std::string view;         // heads | pipeline (png, svg); head | model (html)
+    std::string format;       // csv | tsv | npy | latex | png | svg | json (the whole trace) | html
+    std::string out_path;     // required; written atomically
     // --precision (digits), --scale, --no-numbers, --no-labels and --no-legend; --colors and --size
     // are read into it from their text.
     core::FigureStyle style;
@@ -84,7 +86,9 @@ struct ExportOptions {
 };
 
 // attnviz export SESSION.json (--matrix NAME[:HEAD] | --view heads|pipeline) --format F -o FILE:
-// one matrix's numbers or figure, a view's figure, or the whole trace. Exit 2 with "error: …" for
+// one matrix's numbers or figure, a view's figure, or the whole trace. With --format html and
+// --view head|model: the interactive page (core/render/attention_page.hpp) of the session's weights,
+// or of a tensor file's (--attentions FILE [--tokens-file T.json], no session). Exit 2 with "error: …" for
 // an unknown matrix, a head out of range, a format that does not fit or a bad session; 1 for I/O.
 // Nothing is written on an error.
 int export_command(const ExportOptions& options);

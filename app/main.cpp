@@ -183,10 +183,17 @@ CLI::App* add_example(CLI::App& cli, ExampleOptions& example, const CLI::Validat
 CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Validator& not_empty,
                      std::string& memory_budget) {
     CLI::App* exp = cli.add_subcommand("export", "A matrix (numbers or heatmap), a view or the trace, as a file");
-    exp->add_option("session", export_options.session, "The session file")->required();
+    exp->add_option("session", export_options.session, "The session file (or --attentions FILE for html)");
+    exp->add_option("--attentions", export_options.attentions,
+                    "html: attention weights from a tensor file (.npz, .safetensors, .npy) instead of a session")
+        ->check(not_empty);
+    exp->add_option("--tokens-file", export_options.tokens_file,
+                    "With --attentions: the tokens, a JSON list or {\"queries\": [...], \"keys\": [...]}")
+        ->check(not_empty);
     exp->add_option("--matrix", export_options.matrix, "NAME[:HEAD], e.g. weights:1, X, output (head from 1)");
-    exp->add_option("--view", export_options.view, "heads or pipeline (png or svg)");
-    exp->add_option("--format", export_options.format, "csv, tsv, npy, latex, png, svg, or json (the whole trace)")
+    exp->add_option("--view", export_options.view, "heads or pipeline (png or svg); head or model (html)");
+    exp->add_option("--format", export_options.format,
+                    "csv, tsv, npy, latex, png, svg, json (the whole trace) or html (the interactive page)")
         ->required();
     exp->add_option("-o,--output", export_options.out_path, "Where to write (atomically)")
         ->required()

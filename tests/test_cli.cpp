@@ -1379,6 +1379,63 @@ TEST_F(Cli, ExportFiguresAreSvgAndPngOfTheRequestedSize) {
     EXPECT_NE(slurp(pipeline).find("scores_raw"), std::string::npos);
 }
 
+// The interactive page: from a session or a tensor file of weights; what does not fit is refused
+// by what is wrong, and nothing is written. (The page itself: tests/render/test_attention_page.cpp
+// and tests/page/check_page.py in a browser.)
+TEST_F(Cli, ExportInteractivePageFromASessionOrATensorFile) {
+    const std::string s = worked_file().string();
+    const fs::path page = work / "page.html";
+    Outcome r = run({"export", s, "--view", "head", "--format", "html", "-o", page.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const std::string html = slurp(page);
+    EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_NE(html.find("\"view\":\"head\""), std::string::npos);
+    EXPECT_NE(html.find("\"heads\":2"), std::string::npos);
+    // A stacked .npy of 2 layers × 1 head × 2 × 2 whose rows sum to 1, its tokens beside it.
+    const fs::path npy = work / "att.npy", tokens = work / "tokens.json";
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 1, 2, 2), }";
+    header += std::string(63 - (header.size() + 10) % 64, ' ') + "\n";
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() & 0xff) +
+                        static_cast<char>(header.size() >> 8) + header;
+    for (double v : {0.25, 0.75, 1.0, 0.0, 0.5, 0.5, 0.125, 0.875})
+        bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
+    spit(npy, bytes);
+    spit(tokens, R"(["alpha", "beta"])");
+    const fs::path model = work / "model.html";
+    r = run({"export", "--attentions", npy.string(), "--tokens-file", tokens.string(), "--view", "model", "--format",
+             "html", "-o", model.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const std::string model_html = slurp(model);
+    EXPECT_NE(model_html.find("\"layers\":2"), std::string::npos);
+    EXPECT_NE(model_html.find("[\"alpha\",\"beta\"]"), std::string::npos);
+
+    const fs::path never = work / "never.html";
+    struct Case {
+        std::vector<std::string> args;
+        const char* says;
+    };
+    const Case cases[] = {
+        {{"export", s, "--format", "html"}, "--view head or --view model"},
+        {{"export", s, "--view", "heads", "--format", "html"}, "--view head or --view model"},
+        {{"export", s, "--attentions", npy.string(), "--view", "head", "--format", "html"}, "either a session"},
+        {{"export", "--view", "head", "--format", "html"}, "either a session"},
+        {{"export", s, "--matrix", "X", "--view", "head", "--format", "html"}, "--matrix"},
+        {{"export", s, "--tokens-file", tokens.string(), "--view", "head", "--format", "html"}, "--tokens-file"},
+        {{"export", s, "--attentions", npy.string(), "--view", "heads", "--format", "svg"}, "html only"},
+        {{"export", "--attentions", npy.string(), "--view", "head", "--format", "svg"}, "html only"},
+        {{"export", "--view", "heads", "--format", "svg"}, "the session file is missing"},
+        {{"export", "--attentions", tokens.string(), "--view", "head", "--format", "html"}, "tokens.json"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args = c.args;
+        args.insert(args.end(), {"-o", never.string()});
+        r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << describe(r);
+        EXPECT_FALSE(fs::exists(never)) << c.says;
+    }
+}
+
 TEST_F(Cli, ExportErrorsExitTwoAndWriteNothing) {
     const fs::path session = worked_file();
     const fs::path out = work / "never.csv";

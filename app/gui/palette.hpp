@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <imgui.h>
 
+#include "core/render/colormaps.hpp"
+
 namespace attnviz::app {
 
 enum class Color {
@@ -87,23 +89,10 @@ static_assert(std::size(default_palette) == static_cast<std::size_t>(Color::coun
 
 using Palette = std::array<ImU32, static_cast<std::size_t>(Color::count)>;
 
-// One colour per head, where heads are told apart by colour (the head view's lines and legend, the
-// saturation lab's curves):
-// Tableau's ten categorical colours; with more than ten heads, hues spread around the wheel by the
-// golden ratio (neighbouring heads far apart).
+// One colour per head (core::head_rgba: the same colours in figures and the interactive page).
 inline ImU32 head_color(int head, int heads) {
-    static constexpr ImU32 tab10[] = {
-        IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),  IM_COL32(44, 160, 44, 255),
-        IM_COL32(214, 39, 40, 255),   IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
-        IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255), IM_COL32(188, 189, 34, 255),
-        IM_COL32(23, 190, 207, 255),
-    };
-    if (heads <= static_cast<int>(std::size(tab10)) && head >= 0 && head < heads) return tab10[head];
-    float hue = static_cast<float>(head) * 0.618034f;
-    hue -= static_cast<float>(static_cast<int>(hue));
-    float r = 0, g = 0, b = 0;
-    ImGui::ColorConvertHSVtoRGB(hue, 0.65f, 0.95f, r, g, b);
-    return ImGui::ColorConvertFloat4ToU32({r, g, b, 1});
+    const core::Rgba c = core::head_rgba(head, heads);
+    return IM_COL32(c.r, c.g, c.b, c.a);
 }
 
 inline Palette make_palette() {

@@ -1,8 +1,10 @@
 #include "core/render/colormaps.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 
 namespace attnviz::core {
 
@@ -72,6 +74,31 @@ Rgba text_color_on(Rgba bg) {
     };
     const float luminance = 0.2126f * linear(bg.r) + 0.7152f * linear(bg.g) + 0.0722f * linear(bg.b);
     return luminance > 0.18f ? Rgba{0, 0, 0, 255} : Rgba{255, 255, 255, 255};
+}
+
+Rgba head_rgba(int head, int heads) {
+    static constexpr Rgba tab10[] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
+                                     {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+    if (heads <= static_cast<int>(std::size(tab10)) && head >= 0 && head < heads) return tab10[head];
+    float hue = static_cast<float>(head) * 0.618034f;
+    hue -= static_cast<float>(static_cast<int>(hue));
+    // HSV (saturation 0.65, value 0.95) to RGB, rounded to 8 bits as ImGui converts colours.
+    constexpr float s = 0.65f, v = 0.95f;
+    const float h6 = std::fmod(hue, 1.0f) / (60.0f / 360.0f);
+    const int sector = static_cast<int>(h6);
+    const float f = h6 - static_cast<float>(sector);
+    const float p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
+    float r = v, g = p, b = q;  // sector 5
+    switch (sector) {
+        case 0: r = v, g = t, b = p; break;
+        case 1: r = q, g = v, b = p; break;
+        case 2: r = p, g = v, b = t; break;
+        case 3: r = p, g = q, b = v; break;
+        case 4: r = t, g = p, b = v; break;
+        default: break;
+    }
+    const auto byte = [](float x) { return static_cast<std::uint8_t>(std::clamp(x, 0.0f, 1.0f) * 255.0f + 0.5f); };
+    return {byte(r), byte(g), byte(b), 255};
 }
 
 std::string hex(Rgba c) {

@@ -40,4 +40,9 @@ Rgba text_color_on(Rgba background);
 // "#440154" (the alpha is left out).
 std::string hex(Rgba color);
 
+// One colour per head, where heads are told apart by colour (the head view's lines and legend, the
+// saturation lab's curves, the interactive page): Tableau's ten categorical colours; with more
+// than ten heads, hues spread around the wheel by the golden ratio (neighbouring heads far apart).
+Rgba head_rgba(int head, int heads);
+
 }  // namespace attnviz::core

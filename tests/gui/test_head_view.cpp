@@ -13,6 +13,7 @@
 #include "frame.hpp"
 #include "frame_driver.hpp"
 #include "headless.hpp"
+#include "palette.hpp"
 #include "panels/head_view_panel.hpp"
 
 using namespace attnviz;
@@ -326,3 +327,18 @@ TEST_F(HeadViewTab, ThePanelAskedForAtStartIsShown) {
 }
 
 }  // namespace
+
+// The heads' colours live in core (figures and the interactive page use them too); beyond ten heads
+// they are the hues ImGui turns into colours, as the app always drew them.
+TEST(HeadColors, BeyondTenHeadsAreImGuisColoursOfTheGoldenRatioHues) {
+    for (int heads : {11, 16, 40})
+        for (int h = 0; h < heads; ++h) {
+            float hue = static_cast<float>(h) * 0.618034f;
+            hue -= static_cast<float>(static_cast<int>(hue));
+            float r = 0, g = 0, b = 0;
+            ImGui::ColorConvertHSVtoRGB(hue, 0.65f, 0.95f, r, g, b);
+            EXPECT_EQ(attnviz::app::head_color(h, heads), ImGui::ColorConvertFloat4ToU32({r, g, b, 1}))
+                << h << " of " << heads;
+        }
+    EXPECT_EQ(attnviz::app::head_color(2, 10), IM_COL32(44, 160, 44, 255));  // Tableau's third, up to ten heads
+}
