@@ -267,4 +267,49 @@ std::vector<Ranked> top_queries(const Matrix& w, int key, int k) {
     return strongest({column.data(), static_cast<std::size_t>(column.size())}, k);
 }
 
+double default_min_weight(int n_keys) {
+    return std::min(0.02f, 1.0f / static_cast<float>(std::max(n_keys, 1)));  // in float, as the panel's slider holds it
+}
+
+int default_top_k(int n_keys) { return n_keys >= 64 ? 3 : 0; }
+
+bool default_scaled_opacity(int n_keys) { return n_keys >= 16; }
+
+double opaque_weight(const HeadLines& lines, bool scaled) {
+    if (!scaled || lines.lines.empty()) return 1;
+    const double at = lines.lines[(lines.lines.size() - 1) * 99 / 100].weight;
+    return at > 0 ? at : 1;
+}
+
+TokenChoice parse_token_choice(const std::string& text, int n, int n_keys) {
+    TokenChoice out;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string item = text.substr(at, comma - at);
+        at = comma + 1;
+        const bool key = !item.empty() && (item[0] == 'k' || item[0] == 'K');
+        const std::string digits = key ? item.substr(1) : item;
+        const int count = key ? n_keys : n;
+        int t = -1;
+        if (!digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos)
+            t = std::stoi(digits);
+        if (t < 0) {
+            if (out.problem.empty())
+                out.problem = "'" + item + "' is no token: a query row from 0 (2) or k and a key column (k2)";
+            continue;
+        }
+        if (t >= count) {
+            if (out.problem.empty())
+                out.problem = std::string(key ? "key " : "query ") + std::to_string(t) + " does not exist: there are " +
+                              std::to_string(count);
+            continue;
+        }
+        std::vector<int>& own = key ? out.keys : out.queries;
+        const auto place = std::lower_bound(own.begin(), own.end(), t);
+        if (place == own.end() || *place != t) own.insert(place, t);
+    }
+    return out;
+}
+
 }  // namespace attnviz::core

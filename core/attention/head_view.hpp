@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/attention/matrix_types.hpp"
@@ -91,5 +92,28 @@ std::vector<Ranked> strongest(std::span<const double> values, int k);
 // (a column); none for a token out of range.
 std::vector<Ranked> top_keys(const Matrix& weights, int query, int k);
 std::vector<Ranked> top_queries(const Matrix& weights, int key, int k);
+
+// The view's defaults for a head of n_keys keys (the panel's and the figure's):
+//   min_weight   min(0.02, 1/n_keys): at 2 % opacity a line is hardly seen, and at large n every
+//                weight is small (the uniform weight then is the threshold)
+//   top_k        3 from 64 keys on (more lines only blur in a column of hundreds), else 0 (all)
+//   scaled       from 16 keys on, a weight at the 99th percentile of the lines drawn is opaque (as the
+//                heatmaps' percentile scaling), else opacity = weight
+double default_min_weight(int n_keys);
+int default_top_k(int n_keys);
+bool default_scaled_opacity(int n_keys);
+// The weight drawn opaque: with `scaled`, the 99th percentile of the lines' weights (they are
+// weakest first), so one outlier (query 0's weight of 1 under a causal mask) cannot wash out the
+// rest; else (or with no line above 0) 1.
+double opaque_weight(const HeadLines& lines, bool scaled);
+
+// Tokens chosen by text, as --head-select takes them: "0,2,k5" (query rows from 0; k and a key
+// column). The valid ones, ascending and once each, and the first problem ("" none): an item that
+// is no token, or one out of range.
+struct TokenChoice {
+    std::vector<int> queries, keys;
+    std::string problem;
+};
+TokenChoice parse_token_choice(const std::string& text, int n, int n_keys);
 
 }  // namespace attnviz::core

@@ -1,5 +1,7 @@
 #include "core/attention/layer_summary.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -104,6 +106,36 @@ std::vector<HeadRef> top_heads(const std::vector<const LayerSummary*>& layers, H
     });
     if (all.size() > static_cast<size_t>(count)) all.resize(static_cast<size_t>(count));
     return all;
+}
+
+const char* head_key_name(HeadKey key) {
+    switch (key) {
+        case HeadKey::none: return "none";
+        case HeadKey::entropy: return "entropy H";
+        case HeadKey::distance: return "distance |i-j|";
+        case HeadKey::first_share: return "first-token share";
+        case HeadKey::diagonal_share: return "diagonal share";
+    }
+    return "none";
+}
+
+std::optional<HeadKey> head_key_from_name(const std::string& name) {
+    constexpr const char* names[] = {"none", "entropy", "distance", "first", "diagonal"};
+    for (size_t k = 0; k < std::size(all_head_keys); ++k)
+        if (name == names[k]) return all_head_keys[k];
+    return std::nullopt;
+}
+
+std::string head_key_text(const HeadSummary& s, HeadKey key) {
+    char buf[32];
+    switch (key) {
+        case HeadKey::none:
+        case HeadKey::entropy: std::snprintf(buf, sizeof buf, "%.2g", s.mean_entropy); break;
+        case HeadKey::distance: std::snprintf(buf, sizeof buf, "%.2g", s.mean_distance); break;
+        case HeadKey::first_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.first_share * 100); break;
+        case HeadKey::diagonal_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.diagonal_share * 100); break;
+    }
+    return buf;
 }
 
 }  // namespace attnviz::core

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/attention/forward.hpp"
@@ -58,7 +60,16 @@ LayerSummary summarize_session(const Session& session, int side = thumbnail_side
 
 // What the model view sorts and highlights heads by.
 enum class HeadKey { none, entropy, distance, first_share, diagonal_share };
+inline constexpr HeadKey all_head_keys[] = {HeadKey::none, HeadKey::entropy, HeadKey::distance, HeadKey::first_share,
+                                            HeadKey::diagonal_share};
 double key_value(const HeadSummary& s, HeadKey key);
+
+// Its name in the app's menu ("diagonal share"), on the command line ("diagonal": none, entropy,
+// distance, first, diagonal; nullopt for another), and a head's value as the view prints it
+// ("0.83", "42%").
+const char* head_key_name(HeadKey key);
+std::optional<HeadKey> head_key_from_name(const std::string& name);
+std::string head_key_text(const HeadSummary& summary, HeadKey key);
 
 // The order to show a layer's heads in: head indices by the key's value, largest first (smallest
 // first with `ascending`); ties, and HeadKey::none, keep the heads' own order.

@@ -373,33 +373,11 @@ void clear_selection(HeadViewPanel& p) {
 }
 
 std::string select_tokens(HeadViewPanel& p, const std::string& text, int n, int n_keys) {
-    std::string problem;
-    std::size_t at = 0;
-    while (at <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', at), text.size());
-        const std::string item = text.substr(at, comma - at);
-        at = comma + 1;
-        const bool key = !item.empty() && (item[0] == 'k' || item[0] == 'K');
-        const std::string digits = key ? item.substr(1) : item;
-        const int count = key ? n_keys : n;
-        int t = -1;
-        if (!digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos)
-            t = std::stoi(digits);
-        if (t < 0) {
-            if (problem.empty())
-                problem = "'" + item + "' is no token: a query row from 0 (2) or k and a key column (k2)";
-            continue;
-        }
-        if (t >= count) {
-            if (problem.empty())
-                problem = std::string(key ? "key " : "query ") + std::to_string(t) + " does not exist: there are " +
-                          std::to_string(count);
-            continue;
-        }
-        std::vector<int>& own = key ? p.keys : p.queries;
-        if (!contains(own, t)) own.insert(std::lower_bound(own.begin(), own.end(), t), t);
-    }
-    return problem;
+    core::TokenChoice chosen = core::parse_token_choice(text, n, n_keys);
+    for (auto [from, own] : {std::pair{&chosen.queries, &p.queries}, std::pair{&chosen.keys, &p.keys}})
+        for (int t : *from)
+            if (!contains(*own, t)) own->insert(std::lower_bound(own->begin(), own->end(), t), t);
+    return chosen.problem;
 }
 
 int label_step(int count, float pitch, float line_height) {
@@ -584,14 +562,7 @@ void update_lines(const AppState& state, HeadViewPanel& p, const HeadViewFrame& 
         }
         p.lines_of = std::move(key);
     }
-    // Scaled, a weight at the 99th percentile of those drawn is opaque (the lines are weakest
-    // first), as the heatmaps' percentile scaling ends there: one outlier (the first query's weight
-    // of 1 under a causal mask) cannot wash out the rest.
-    p.opacity_of_1 = 1;
-    if (f.scaled && !p.lines.lines.empty()) {
-        const double at = p.lines.lines[(p.lines.lines.size() - 1) * 99 / 100].weight;
-        if (at > 0) p.opacity_of_1 = at;
-    }
+    p.opacity_of_1 = core::opaque_weight(p.lines, f.scaled);  // the 99th percentile, when scaled
 }
 
 // The lines, each in its head's colour at an opacity of its weight. Many lines are painted into a
@@ -767,9 +738,9 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
         ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
         clear_selection(p);
 
-    const float min_weight = p.min_weight.value_or(std::min(0.02f, 1.0f / static_cast<float>(n_keys)));
-    const int top_k = p.top_k.value_or(n_keys >= 64 ? 3 : 0);
-    const bool scaled = p.scaled_opacity.value_or(n_keys >= 16);
+    const float min_weight = p.min_weight.value_or(static_cast<float>(core::default_min_weight(n_keys)));
+    const int top_k = p.top_k.value_or(core::default_top_k(n_keys));
+    const bool scaled = p.scaled_opacity.value_or(core::default_scaled_opacity(n_keys));
     draw_controls(ui, p, heads, min_weight, top_k, scaled);
     HeadViewFrame f{shown.session.tokens,
                     core::key_tokens(shown.session),

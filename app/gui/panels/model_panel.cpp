@@ -18,9 +18,6 @@ namespace attnviz::app {
 
 namespace {
 
-constexpr core::HeadKey all_keys[] = {core::HeadKey::none, core::HeadKey::entropy, core::HeadKey::distance,
-                                      core::HeadKey::first_share, core::HeadKey::diagonal_share};
-
 // Without textures (headless tests), a thumbnail is drawn as at most this many blocks a side.
 constexpr int fallback_blocks = 16;
 
@@ -105,36 +102,6 @@ void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, 
 
 }  // namespace
 
-const char* head_key_name(core::HeadKey key) {
-    switch (key) {
-        case core::HeadKey::none: return "none";
-        case core::HeadKey::entropy: return "entropy H";
-        case core::HeadKey::distance: return "distance |i-j|";
-        case core::HeadKey::first_share: return "first-token share";
-        case core::HeadKey::diagonal_share: return "diagonal share";
-    }
-    return "none";
-}
-
-std::optional<core::HeadKey> head_key_from_name(const std::string& name) {
-    constexpr const char* names[] = {"none", "entropy", "distance", "first", "diagonal"};
-    for (size_t k = 0; k < std::size(all_keys); ++k)
-        if (name == names[k]) return all_keys[k];
-    return std::nullopt;
-}
-
-std::string head_key_text(const core::HeadSummary& s, core::HeadKey key) {
-    char buf[32];
-    switch (key) {
-        case core::HeadKey::none:
-        case core::HeadKey::entropy: std::snprintf(buf, sizeof buf, "%.2g", s.mean_entropy); break;
-        case core::HeadKey::distance: std::snprintf(buf, sizeof buf, "%.2g", s.mean_distance); break;
-        case core::HeadKey::first_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.first_share * 100); break;
-        case core::HeadKey::diagonal_share: std::snprintf(buf, sizeof buf, "%.0f%%", s.diagonal_share * 100); break;
-    }
-    return buf;
-}
-
 void update_model_panel(AppState& state, ModelPanel& p) {
     p.layers.set_memory_budget(state.memory_budget());
     p.layers.poll(state);
@@ -173,7 +140,7 @@ void draw_model_controls(UiContext& ui, ModelPanel& p) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(font * 9);
     if (ImGui::BeginCombo("##sort", head_key_name(p.sort))) {
-        for (core::HeadKey k : all_keys)
+        for (core::HeadKey k : core::all_head_keys)
             if (ImGui::Selectable(head_key_name(k), k == p.sort)) p.sort = k;
         ImGui::EndCombo();
     }

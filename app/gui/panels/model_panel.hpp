@@ -36,12 +36,10 @@ struct ModelPanel {
     ModelPanel() { import_all.all_layers = true; }
 };
 
-// The name of a sort key as the combo box shows it: "none", "entropy H", …
-const char* head_key_name(core::HeadKey key);
-// The key `attnviz --sort-heads` names: none, entropy, distance, first or diagonal.
-std::optional<core::HeadKey> head_key_from_name(const std::string& name);
-// A head's value of a sort key (entropy when unsorted) as under its thumbnail: "2.1", "97%".
-std::string head_key_text(const core::HeadSummary& summary, core::HeadKey key);
+// The sort keys' names and values (core/attention/layer_summary.hpp).
+using core::head_key_from_name;
+using core::head_key_name;
+using core::head_key_text;
 
 // Every frame, whether the panel is shown or not: the layers' finished work (new rows, numbers,
 // failures as messages).
