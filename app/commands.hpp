@@ -82,13 +82,17 @@ struct ExportOptions {
     bool scale_given = false;  // --scale was given (it applies to png only)
     std::string colors;        // fixed | auto | percentile | log (default: the app's default for the matrix)
     std::string size;          // --view: WxH the figure is fitted into
+    std::string head_select;   // --view head: the selected tokens, "0,2,k5"
+    int layer = 0;             // --view head: the layer of --attentions
+    std::string sort_heads;    // --view model: none | entropy | distance | first | diagonal
     std::int64_t memory_budget = 0;
 };
 
 // attnviz export SESSION.json (--matrix NAME[:HEAD] | --view heads|pipeline) --format F -o FILE:
-// one matrix's numbers or figure, a view's figure, or the whole trace. With --format html and
-// --view head|model: the interactive page (core/render/attention_page.hpp) of the session's weights,
-// or of a tensor file's (--attentions FILE [--tokens-file T.json], no session). Exit 2 with "error: …" for
+// one matrix's numbers or figure, a view's figure, or the whole trace. --view head|model: the head
+// or model view of the session's weights, or of a tensor file's (--attentions FILE [--tokens-file
+// T.json], no session), as a figure (svg, png: core/render/attention_figures.hpp) or as the
+// interactive page (html: core/render/attention_page.hpp). Exit 2 with "error: …" for
 // an unknown matrix, a head out of range, a format that does not fit or a bad session; 1 for I/O.
 // Nothing is written on an error.
 int export_command(const ExportOptions& options);

@@ -191,7 +191,13 @@ CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Va
                     "With --attentions: the tokens, a JSON list or {\"queries\": [...], \"keys\": [...]}")
         ->check(not_empty);
     exp->add_option("--matrix", export_options.matrix, "NAME[:HEAD], e.g. weights:1, X, output (head from 1)");
-    exp->add_option("--view", export_options.view, "heads or pipeline (png or svg); head or model (html)");
+    exp->add_option("--view", export_options.view, "heads or pipeline (png, svg); head or model (png, svg, html)");
+    exp->add_option("--head-select", export_options.head_select,
+                    "--view head (png, svg): selected tokens, query rows from 0, k and a column for keys: 0,2,k5");
+    exp->add_option("--layer", export_options.layer, "--view head with --attentions: the layer (from 0)")
+        ->check(CLI::NonNegativeNumber);
+    exp->add_option("--sort-heads", export_options.sort_heads,
+                    "--view model (png, svg): each layer's heads by entropy, distance, first or diagonal");
     exp->add_option("--format", export_options.format,
                     "csv, tsv, npy, latex, png, svg, json (the whole trace) or html (the interactive page)")
         ->required();

@@ -1379,10 +1379,10 @@ TEST_F(Cli, ExportFiguresAreSvgAndPngOfTheRequestedSize) {
     EXPECT_NE(slurp(pipeline).find("scores_raw"), std::string::npos);
 }
 
-// The interactive page: from a session or a tensor file of weights; what does not fit is refused
-// by what is wrong, and nothing is written. (The page itself: tests/render/test_attention_page.cpp
-// and tests/page/check_page.py in a browser.)
-TEST_F(Cli, ExportInteractivePageFromASessionOrATensorFile) {
+// The head and model views, as the interactive page or as figures, from a session or a tensor file
+// of weights; what does not fit is refused by what is wrong, and nothing is written. (The page itself:
+// tests/render/test_attention_page.cpp and tests/page/check_page.py in a browser.)
+TEST_F(Cli, ExportHeadAndModelViewsAsPagesAndFigures) {
     const std::string s = worked_file().string();
     const fs::path page = work / "page.html";
     Outcome r = run({"export", s, "--view", "head", "--format", "html", "-o", page.string()});
@@ -1409,6 +1409,18 @@ TEST_F(Cli, ExportInteractivePageFromASessionOrATensorFile) {
     EXPECT_NE(model_html.find("\"layers\":2"), std::string::npos);
     EXPECT_NE(model_html.find("[\"alpha\",\"beta\"]"), std::string::npos);
 
+    // The views as figures: a selection's lines and bars (svg), a tensor file's layers (png).
+    const fs::path head_svg = work / "head.svg", model_png = work / "model.png";
+    r = run({"export", s, "--view", "head", "--format", "svg", "--head-select", "1", "-o", head_svg.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const std::string svg = slurp(head_svg);
+    EXPECT_NE(svg.find("Head view, layer 0 (2 heads)"), std::string::npos);
+    EXPECT_NE(svg.find("<line"), std::string::npos);
+    r = run({"export", "--attentions", npy.string(), "--view", "model", "--format", "png", "--sort-heads", "first",
+             "-o", model_png.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_EQ(slurp(model_png).substr(1, 3), "PNG");
+
     const fs::path never = work / "never.html";
     struct Case {
         std::vector<std::string> args;
@@ -1421,8 +1433,15 @@ TEST_F(Cli, ExportInteractivePageFromASessionOrATensorFile) {
         {{"export", "--view", "head", "--format", "html"}, "either a session"},
         {{"export", s, "--matrix", "X", "--view", "head", "--format", "html"}, "--matrix"},
         {{"export", s, "--tokens-file", tokens.string(), "--view", "head", "--format", "html"}, "--tokens-file"},
-        {{"export", s, "--attentions", npy.string(), "--view", "heads", "--format", "svg"}, "html only"},
-        {{"export", "--attentions", npy.string(), "--view", "head", "--format", "svg"}, "html only"},
+        {{"export", s, "--attentions", npy.string(), "--view", "heads", "--format", "svg"}, "--view head and"},
+        {{"export", "--attentions", npy.string(), "--view", "head", "--format", "csv"}, "html, svg or png"},
+        {{"export", s, "--view", "head", "--format", "svg", "--head-select", "0,k9"}, "--head-select: key 9"},
+        {{"export", s, "--view", "head", "--format", "html", "--head-select", "0"}, "#select="},
+        {{"export", s, "--view", "model", "--format", "svg", "--sort-heads", "size"}, "--sort-heads"},
+        {{"export", "--attentions", npy.string(), "--view", "head", "--format", "svg", "--layer", "2"},
+         "--layer: layer 2 does not exist"},
+        {{"export", s, "--view", "heads", "--format", "svg", "--sort-heads", "entropy"}, "--sort-heads apply"},
+        {{"export", s, "--view", "model", "--format", "svg", "--colors", "log"}, "--colors applies to heatmaps"},
         {{"export", "--view", "heads", "--format", "svg"}, "the session file is missing"},
         {{"export", "--attentions", tokens.string(), "--view", "head", "--format", "html"}, "tokens.json"},
     };

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/attention/config.hpp"
+#include "core/attention/registry.hpp"
 #include "core/base/file_io.hpp"
 #include "core/base/format.hpp"
 #include "core/io/json_read.hpp"
@@ -203,6 +204,16 @@ Result<Attentions> open_attentions(const std::string& path, const std::string& t
         tokens = std::move(*text.value);
     }
     return read_attentions(*file.value, tokens, tokens_path);
+}
+
+Attentions attentions_of(const Session& session, const Trace& trace) {
+    const Config& c = session.config;
+    Attentions a;
+    a.query_tokens = session.tokens;
+    a.key_tokens = c.cross() ? session.kv_tokens : session.tokens;
+    a.layers.emplace_back();
+    for (int h = 0; h < c.heads; ++h) a.layers.back().push_back(*find_computed(trace, {MatrixId::weights, h}));
+    return a;
 }
 
 }  // namespace attnviz::core

@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/forward.hpp"
 #include "core/attention/matrix_types.hpp"
+#include "core/attention/session.hpp"
 #include "core/base/problem.hpp"
 #include "core/io/tensors.hpp"
 
@@ -40,6 +42,10 @@ inline constexpr int max_attention_layers = 1024;
 // k), more than max_attention_layers layers or Limits::max_n tokens.
 Result<Attentions> read_attentions(const TensorFile& file, const std::string& tokens_json,
                                    const std::string& tokens_label);
+
+// A session's one layer as attentions: its heads' weights (n × kv_len) from the trace, its tokens
+// (the kv_tokens as keys under cross-attention).
+Attentions attentions_of(const Session& session, const Trace& trace);
 
 // The same from paths; tokens_path "" for none.
 Result<Attentions> open_attentions(const std::string& path, const std::string& tokens_path = "");

@@ -123,11 +123,7 @@ AttentionPage session_page(const Session& session, const Trace& trace) {
     page.title = "attention weights, " + std::to_string(c.heads) + (c.heads == 1 ? " head" : " heads");
     page.notes.push_back("One layer: " + std::to_string(c.n) + " queries × " + std::to_string(c.kv_len()) +
                          " keys, d_model " + std::to_string(c.d_model) + ", d_k " + std::to_string(c.d_k) + ".");
-    page.weights.query_tokens = session.tokens;
-    page.weights.key_tokens = c.cross() ? session.kv_tokens : session.tokens;
-    page.weights.layers.emplace_back();
-    for (int h = 0; h < c.heads; ++h)
-        page.weights.layers.back().push_back(*find_computed(trace, {MatrixId::weights, h}));
+    page.weights = attentions_of(session, trace);
     return page;
 }
 

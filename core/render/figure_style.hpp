@@ -8,6 +8,7 @@
 #include "core/attention/registry.hpp"
 #include "core/base/notation.hpp"
 #include "core/render/color_scale.hpp"
+#include "core/render/colormaps.hpp"
 
 namespace attnviz::core {
 
@@ -33,6 +34,9 @@ struct FigureStyle {
     bool thumbnails = true;                     // pipeline: a small heatmap in each node
     int max_heads = 4;                          // pipeline: more heads show the first ones and the last
 };
+
+// The figures' text: ink, and grey for notes and secondary labels.
+inline constexpr Rgba figure_ink{26, 26, 26, 255}, figure_grey{90, 96, 108, 255};
 
 // The digits a figure prints with this style.
 inline int figure_digits(const FigureStyle& style) { return style.digits > 0 ? style.digits : default_figure_digits; }

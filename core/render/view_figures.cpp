@@ -22,7 +22,7 @@ constexpr double heatmap_extent = 640, head_extent = 320;  // automatic cells: t
 constexpr double max_row_label = 120;                      // row labels are cut to this width
 constexpr double legend_bar_h = 10;
 
-constexpr Rgba ink{26, 26, 26, 255}, grey{90, 96, 108, 255}, masked_color{110, 110, 110, 255};
+constexpr Rgba ink = figure_ink, grey = figure_grey, masked_color{110, 110, 110, 255};
 constexpr Rgba node_fill{234, 240, 249, 255}, node_border{110, 135, 170, 255};
 constexpr Rgba input_fill{252, 244, 222, 255}, input_border{190, 155, 70, 255};
 constexpr Rgba panel_fill{246, 247, 249, 255}, panel_border{218, 222, 228, 255};

@@ -1,0 +1,260 @@
+#include "core/render/attention_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/render/colormaps.hpp"
+
+namespace attnviz::core {
+
+namespace {
+
+constexpr double margin = 12, label_size = 12, row_pitch = 18, title_size = 15, note_size = 11;
+constexpr double max_token_width = 160, lines_width = 260, bar_width = 90;
+constexpr Rgba selected_fill{66, 110, 170, 255}, bar_fill{90, 130, 190, 200};
+
+Label text_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor = Anchor::start,
+              bool bold = false) {
+    Label l;
+    l.x = x, l.y = y, l.text = std::move(text), l.size = size, l.color = color, l.anchor = anchor, l.bold = bold;
+    l.baseline = Baseline::middle;
+    return l;
+}
+
+Box box(double x, double y, double w, double h, Rgba fill) {
+    Box b;
+    b.x = x, b.y = y, b.w = w, b.h = h, b.fill = fill;
+    return b;
+}
+
+std::string number(double v, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+bool contains(const std::vector<int>& list, int v) { return std::find(list.begin(), list.end(), v) != list.end(); }
+
+// The title and notes from the top; the y below them.
+double heading(Figure& f, const std::string& title, const std::vector<std::string>& notes) {
+    double y = margin + title_size / 2;
+    f.elements.push_back(text_at(margin, y, title, title_size, figure_ink, Anchor::start, true));
+    y += title_size;
+    for (const std::string& note : notes) {
+        f.elements.push_back(text_at(margin, y, note, note_size, figure_grey));
+        y += note_size + 4;
+    }
+    return y + 6;
+}
+
+// A column of tokens; the selected ones on a filled box in white. `anchor`: end (right-aligned at x)
+// or start.
+void token_column(Figure& f, const std::vector<std::string>& tokens, const std::vector<int>& selected, double x,
+                  double top, double width, Anchor anchor) {
+    for (int t = 0; t < static_cast<int>(tokens.size()); ++t) {
+        const double y = top + (t + 0.5) * row_pitch;
+        const std::string text = fit_text(tokens[static_cast<std::size_t>(t)], width, label_size);
+        const bool on = contains(selected, t);
+        if (on) {
+            const double w = text_width(text, label_size) + 6;
+            f.elements.push_back(
+                box(anchor == Anchor::end ? x - w + 3 : x - 3, y - row_pitch / 2 + 1, w, row_pitch - 2, selected_fill));
+        }
+        f.elements.push_back(text_at(x, y, text, label_size, on ? Rgba{255, 255, 255, 255} : figure_ink, anchor, on));
+    }
+}
+
+// Bars of `values` beside a column, from x (to the right, or to the left with `leftward`), the
+// longest bar_width for `top_value`, each value printed at its end.
+void bars(Figure& f, const Eigen::VectorXd& values, double x, double top, bool leftward, int digits) {
+    const double top_value = std::max(values.maxCoeff(), 1e-12);
+    for (Eigen::Index t = 0; t < values.size(); ++t) {
+        const double w = bar_width * std::clamp(values(t) / top_value, 0.0, 1.0);
+        const double y = top + static_cast<double>(t) * row_pitch + 3;
+        f.elements.push_back(box(leftward ? x - w : x, y, w, row_pitch - 6, bar_fill));
+        f.elements.push_back(text_at(leftward ? x - w - 3 : x + w + 3, y + (row_pitch - 6) / 2,
+                                     number(values(t), digits), note_size, figure_grey,
+                                     leftward ? Anchor::end : Anchor::start));
+    }
+}
+
+double widest(const std::vector<std::string>& tokens) {
+    double w = 20;
+    for (const std::string& t : tokens)
+        w = std::max(w, text_width(fit_text(t, max_token_width, label_size), label_size));
+    return w;
+}
+
+// The heads' legend in one row from (x, y): a swatch and "head h" each, hidden ones in grey.
+void head_legend(Figure& f, int heads, const std::vector<char>& hidden, double x, double y) {
+    for (int h = 0; h < heads; ++h) {
+        const bool off = static_cast<std::size_t>(h) < hidden.size() && hidden[static_cast<std::size_t>(h)];
+        const std::string name = "head " + std::to_string(h + 1) + (off ? " (hidden)" : "");
+        Box swatch = box(x, y - 5, 10, 10, off ? Rgba{200, 200, 200, 255} : head_rgba(h, heads));
+        f.elements.push_back(swatch);
+        f.elements.push_back(text_at(x + 14, y, name, note_size, off ? figure_grey : figure_ink));
+        x += 14 + text_width(name, note_size) + 14;
+    }
+}
+
+std::string selection_note(const HeadViewChoice& c, const Attentions& a) {
+    const auto names = [](const std::vector<int>& list, const std::vector<std::string>& tokens) {
+        std::string s;
+        for (int t : list) s += (s.empty() ? "" : ", ") + fit_text(tokens[static_cast<std::size_t>(t)], 80, note_size);
+        return s;
+    };
+    const char* how = c.aggregate == Aggregate::sum ? "summed" : "mean";
+    std::string note;
+    if (!c.queries.empty())
+        note += "Queries " + names(c.queries, a.query_tokens) + ": their " + how + " attention beside the keys. ";
+    if (!c.keys.empty())
+        note += "Keys " + names(c.keys, a.key_tokens) + ": the " + how + " share of each query's attention on them.";
+    return note;
+}
+
+}  // namespace
+
+Result<Figure> head_view_figure(const Attentions& a, const HeadViewChoice& c, const FigureStyle& style) {
+    if (c.layer < 0 || c.layer >= static_cast<int>(a.layers.size()))
+        return Result<Figure>::fail({{"layer", "layer " + std::to_string(c.layer) + " does not exist: there are " +
+                                                   std::to_string(a.layers.size())}});
+    const std::vector<Matrix>& layer = a.layers[static_cast<std::size_t>(c.layer)];
+    const int heads = static_cast<int>(layer.size());
+    std::vector<const Matrix*> given(layer.size());
+    bool any = false;
+    for (int h = 0; h < heads; ++h) {
+        const bool off = static_cast<std::size_t>(h) < c.hidden.size() && c.hidden[static_cast<std::size_t>(h)];
+        if (!off) given[static_cast<std::size_t>(h)] = &layer[static_cast<std::size_t>(h)], any = true;
+    }
+    if (!any) return Result<Figure>::fail({{"heads", "every head is hidden"}});
+    for (int q : c.queries)
+        if (q < 0 || q >= static_cast<int>(a.query_tokens.size()))
+            return Result<Figure>::fail({{"select", "query " + std::to_string(q) + " does not exist"}});
+    for (int k : c.keys)
+        if (k < 0 || k >= static_cast<int>(a.key_tokens.size()))
+            return Result<Figure>::fail({{"select", "key " + std::to_string(k) + " does not exist"}});
+
+    const int n_keys = static_cast<int>(a.key_tokens.size());
+    LineOptions o;
+    o.min_weight = default_min_weight(n_keys);
+    o.top_k = default_top_k(n_keys);
+    o.queries = c.queries;
+    o.keys = c.keys;
+    const HeadLines lines = head_lines(given, o);
+    const double opaque = opaque_weight(lines, default_scaled_opacity(n_keys));
+    const int digits = figure_digits(style);
+
+    Figure f;
+    f.title = "head view";
+    std::vector<std::string> notes{
+        "Lines: weight ≥ " + number(o.min_weight, 2) +
+        (o.top_k > 0 ? ", the " + std::to_string(o.top_k) + " strongest per query" : "") + "; " +
+        (opaque < 1 ? "opaque at " + number(opaque, 2) + " (the 99th percentile)" : "opacity = weight") + "."};
+    if (const std::string s = selection_note(c, a); !s.empty()) notes.push_back(s);
+    double y = heading(f, "Head view, layer " + std::to_string(c.layer) + " (" + std::to_string(heads) + " heads)",
+                       notes);
+    head_legend(f, heads, c.hidden, margin, y);
+    y += 18;
+    const Eigen::VectorXd of_queries = c.queries.empty() ? Eigen::VectorXd()
+                                                         : *attention_of_queries(given, c.queries, c.aggregate).value;
+    const Eigen::VectorXd to_keys = c.keys.empty() ? Eigen::VectorXd()
+                                                   : *attention_to_keys(given, c.keys, c.aggregate).value;
+    const double left_bars = to_keys.size() ? bar_width + 40 : 0;
+    const double x_q = margin + left_bars + widest(a.query_tokens);  // the queries end here
+    const double x0 = x_q + 8, x1 = x0 + lines_width, x_k = x1 + 8;
+    for (const HeadLine& line : lines.lines) {
+        Rgba color = head_rgba(line.head, heads);
+        color.a = static_cast<std::uint8_t>(std::lround(std::clamp(line.weight / opaque, 0.0, 1.0) * 255));
+        f.elements.push_back(Line{x0, y + (line.query + 0.5) * row_pitch, x1, y + (line.key + 0.5) * row_pitch, color,
+                                  o.queries.empty() && o.keys.empty() ? 1.2 : 2.0});
+    }
+    token_column(f, a.query_tokens, c.queries, x_q, y, max_token_width, Anchor::end);
+    token_column(f, a.key_tokens, c.keys, x_k, y, max_token_width, Anchor::start);
+    double right = x_k + widest(a.key_tokens);
+    if (of_queries.size()) {
+        bars(f, of_queries, right + 10, y, false, digits);
+        right += 10 + bar_width + 40;
+    }
+    if (to_keys.size()) bars(f, to_keys, x_q - widest(a.query_tokens) - 10, y, true, digits);
+    const double rows = static_cast<double>(std::max(a.query_tokens.size(), a.key_tokens.size()));
+    f.width = right + margin;
+    for (const std::string& note : notes) f.width = std::max(f.width, 2 * margin + text_width(note, note_size));
+    f.height = y + rows * row_pitch + margin;
+    if (style.fit_width > 0 || style.fit_height > 0) fit_figure(f, style.fit_width, style.fit_height);
+    return Result<Figure>::ok(std::move(f));
+}
+
+Figure model_view_figure(const Attentions& a, const ModelViewChoice& c, const FigureStyle& style) {
+    const int layers = static_cast<int>(a.layers.size()), heads = a.heads();
+    const int total = layers * heads;
+    const int side = total <= 16 ? 48 : total <= 64 ? 32 : 16;  // thumbnail cells a side: the SVG stays small
+    const double thumb = 64, gap = 10, under = 14;
+    std::vector<LayerSummary> summaries;
+    for (const std::vector<Matrix>& layer : a.layers) {
+        std::vector<const Matrix*> given;
+        for (const Matrix& w : layer) given.push_back(&w);
+        summaries.push_back(summarize_layer(given, side));
+    }
+    std::vector<const LayerSummary*> all;
+    for (const LayerSummary& s : summaries) all.push_back(&s);
+    const std::vector<HeadRef> outlined = c.sort == HeadKey::none ? std::vector<HeadRef>{}
+                                                                  : top_heads(all, c.sort, c.outline, c.ascending);
+
+    Figure f;
+    f.title = "model view";
+    std::string order = c.sort == HeadKey::none ? "Heads in their own order"
+                                                : std::string("Each layer's heads by ") + head_key_name(c.sort) + ", " +
+                                                      (c.ascending ? "smallest" : "largest") + " first";
+    if (!outlined.empty()) order += "; the first " + std::to_string(outlined.size()) + " of the model outlined";
+    const std::vector<std::string> notes{
+        order + ".", std::string("Each head on its own colour range from 0; under it, its number and ") +
+                         head_key_name(c.sort == HeadKey::none ? HeadKey::entropy : c.sort) + "."};
+    const double top = heading(f,
+                               "Model view (" + std::to_string(layers) + (layers == 1 ? " layer" : " layers") + " × " +
+                                   std::to_string(heads) + " heads)",
+                               notes);
+    const double label_w = text_width("layer " + std::to_string(std::max(layers - 1, 0)), label_size) + 10;
+    for (int l = 0; l < layers; ++l) {
+        const LayerSummary& s = summaries[static_cast<std::size_t>(l)];
+        const double y = top + l * (thumb + under + gap);
+        f.elements.push_back(text_at(margin, y + thumb / 2, "layer " + std::to_string(l), label_size, figure_ink));
+        const std::vector<int> order_of = head_order(s.heads, c.sort, c.ascending);
+        for (std::size_t slot = 0; slot < order_of.size(); ++slot) {
+            const int h = order_of[slot];
+            const HeadThumbnail& t = s.thumbnails[static_cast<std::size_t>(h)];
+            const double x = margin + label_w + static_cast<double>(slot) * (thumb + gap);
+            const double cw = thumb / static_cast<double>(t.cells.cols()),
+                         ch = thumb / static_cast<double>(t.cells.rows());
+            f.elements.push_back(
+                Group{"thumbnail", "layer " + std::to_string(l) + ", head " + std::to_string(h + 1), true});
+            for (Eigen::Index i = 0; i < t.cells.rows(); ++i)
+                for (Eigen::Index j = 0; j < t.cells.cols(); ++j) {
+                    const double v = t.high > 0 ? t.cells(i, j) / t.high : 0;
+                    Box cell = box(x + j * cw, y + i * ch, cw, ch,
+                                   colormap_rgba(Colormap::sequential, static_cast<float>(v)));
+                    cell.crisp = true;
+                    f.elements.push_back(cell);
+                }
+            f.elements.push_back(GroupEnd{});
+            if (std::find(outlined.begin(), outlined.end(), HeadRef{l, h}) != outlined.end()) {
+                Box frame = box(x - 2.5, y - 2.5, thumb + 5, thumb + 5, Rgba{0, 0, 0, 0});
+                frame.stroke = outline_color;
+                frame.stroke_width = 2;
+                f.elements.push_back(frame);
+            }
+            const HeadSummary& hs = s.heads[static_cast<std::size_t>(h)];
+            f.elements.push_back(text_at(x, y + thumb + under / 2 + 1, std::to_string(h + 1), note_size, figure_grey));
+            f.elements.push_back(text_at(x + thumb, y + thumb + under / 2 + 1, head_key_text(hs, c.sort), note_size,
+                                         figure_ink, Anchor::end));
+        }
+    }
+    f.width = margin + label_w + heads * (thumb + gap) + margin;
+    for (const std::string& note : notes) f.width = std::max(f.width, 2 * margin + text_width(note, note_size));
+    f.height = top + layers * (thumb + under + gap) + margin;
+    if (style.fit_width > 0 || style.fit_height > 0) fit_figure(f, style.fit_width, style.fit_height);
+    return f;
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,45 @@
+// The head view and the model view as figures (picture.hpp writes them as SVG or PNG), drawn as
+// the app draws them, from a session's layer or from any model's attentions (core/io/attentions.hpp):
+//   head_view_figure   the queries on the left, the keys on the right, a line per head from each
+//                      query to each key, its opacity the weight (core/attention/head_view.hpp's
+//                      threshold, top-k and opacity defaults), the head's colour; a selection of
+//                      tokens isolates their lines and puts their summed (or mean) attention in
+//                      bars beside the other column
+//   model_view_figure  layers × heads thumbnails of the weights (core/attention/layer_summary.hpp),
+//                      each head on its own range, its number and its value of the sort key under
+//                      it, each layer's heads in that order and the first of the model outlined
+#pragma once
+
+#include <vector>
+
+#include "core/attention/head_view.hpp"
+#include "core/attention/layer_summary.hpp"
+#include "core/base/problem.hpp"
+#include "core/io/attentions.hpp"
+#include "core/render/figure_style.hpp"
+#include "core/render/picture.hpp"
+
+namespace attnviz::core {
+
+struct HeadViewChoice {
+    int layer = 0;                         // of the attentions
+    std::vector<int> queries, keys;        // the selected tokens (from 0)
+    std::vector<char> hidden;              // per head: left out (heads beyond it are shown)
+    Aggregate aggregate = Aggregate::sum;  // the bars: the selection's sum or mean
+};
+
+// Refused: a layer out of range, a token out of range, every head hidden.
+Result<Figure> head_view_figure(const Attentions& attentions, const HeadViewChoice& choice, const FigureStyle& style);
+
+struct ModelViewChoice {
+    HeadKey sort = HeadKey::none;  // each layer's heads in this order (none: their own)
+    bool ascending = false;        // smallest first
+    int outline = 3;               // the first this many heads of the whole model in that order (needs a sort)
+};
+
+Figure model_view_figure(const Attentions& attentions, const ModelViewChoice& choice, const FigureStyle& style);
+
+// The colour of the model view's outlines (the app's highlighted_head: a pink no viridis cell has).
+inline constexpr Rgba outline_color{255, 90, 200, 255};
+
+}  // namespace attnviz::core
