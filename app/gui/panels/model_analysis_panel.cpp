@@ -129,8 +129,10 @@ void draw_rollout(ModelAnalysisPanel& p, const ModelResults& r) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::SliderInt("##rollout layer", &layer, 0, blocks - 1);
     layer = std::clamp(layer, 0, blocks - 1);
-    ImGui::SameLine();
-    ImGui::TextDisabled("row i: how much of position i comes from each input position (rows sum to 1)");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Attention rollout after this layer (Abnar & Zuidema 2020): row i, how much of position i "
+            "comes from each input position; rows sum to 1");
     std::vector<std::string> rows;
     for (const std::string& t : r.texts) rows.push_back(quoted_label(t));
     draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, r.texts, rows, "Attention rollout");
@@ -140,7 +142,9 @@ void draw_norms(const ModelResults& r) {
     std::vector<std::string> rows;
     for (Eigen::Index l = 0; l < r.norms.rows(); ++l) rows.push_back(stream_name(static_cast<int>(l)));
     const double hi = r.norms.size() ? r.norms.maxCoeff() : 1.0;
-    ImGui::TextDisabled("||x|| of the residual stream per position; colours 0 to %.3g (the largest)", hi);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("||x|| per stream and position; colours 0 to %.3g", hi);
+    ImGui::PopTextWrapPos();
     draw_heatmap(r.norms, hi > 0 ? hi : 1.0, r.texts, rows, "Residual stream norm");
 }
 
@@ -177,8 +181,16 @@ void draw_model_analysis_panel(AppState&, UiContext& ui, ModelAnalysisPanel& p, 
         ImGui::PopTextWrapPos();
         return;
     }
+    if (!r->lens && p.view == ModelAnalysisPanel::lens) p.view = ModelAnalysisPanel::rollout;
+    ImGui::BeginDisabled(!r->lens);
     ImGui::RadioButton("Logit lens", &p.view, ModelAnalysisPanel::lens);
+    ImGui::EndDisabled();
     ui.report_item("analysis: lens");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", r->lens ? "The top token of each layer's residual stream through the final norm and "
+                                          "the LM head (rows: the stream after each layer; columns: positions); "
+                                          "shade: its p"
+                                        : ("No logit lens: " + r->lens_problem).c_str());
     ImGui::SameLine();
     ImGui::RadioButton("Attention rollout", &p.view, ModelAnalysisPanel::rollout);
     ui.report_item("analysis: rollout");
@@ -193,9 +205,7 @@ void draw_model_analysis_panel(AppState&, UiContext& ui, ModelAnalysisPanel& p, 
     switch (p.view) {
         default:
         case ModelAnalysisPanel::lens:
-            ImGui::TextDisabled(
-                "Top token of each layer's residual stream through the final norm and the LM head; "
-                "shade: its p");
+            ImGui::TextDisabled("Each stream's top next token (hover: token and p); shade: its p");
             draw_lens(ui, *r, run);
             break;
         case ModelAnalysisPanel::rollout: draw_rollout(p, *r); break;

@@ -440,7 +440,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
         ImGui::TextDisabled("Opening the model %s...", fitted_text(p.run.opening(), ImGui::GetFontSize() * 30).c_str());
     if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence);
     draw_model_controls(ui, p);
-    draw_order_line(p);
+    if (!p.run.is_open()) draw_order_line(p);  // a model's rows need the room (the sort's tooltip says it)
 
     // The grid, a row per layer.
     ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "core/base/text.hpp"
+
 namespace attnviz::app {
 
 namespace {
@@ -62,7 +64,7 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
         return out;
     }
     if (const core::Problems p = model::token_problems(folder.config(), ids); !p.empty()) {
-        out.problem = std::to_string(ids.size()) + " tokens: " + problems_text(p);
+        out.problem = problems_text(p);
         return out;
     }
     core::Result<model::RunState<float>> run = model::run_model<float>(folder, ids, encoded.value->tokens, budget);
@@ -110,7 +112,8 @@ Outcome open_folder(const std::string& path, const std::string& text, std::int64
     }
     out = run_text(*folder.value, *tokenizer.value, text, budget);
     if (!out.results) {
-        out.problem = "Could not run the model " + path + " on \"" + text + "\": " + out.problem;
+        out.problem = "Could not run the model " + path + " on \"" + core::bounded_text(text, 40) +
+                      "\": " + out.problem;
         out.text_problem = false;
         return out;
     }

@@ -57,7 +57,9 @@ void draw_chips(UiContext& ui, const ModelRun& run, const ModelResults& r) {
         }
         x += w + gap;
     }
-    const float area_h = static_cast<float>(std::min(rows, chip_rows_shown)) * (chip_h + gap);
+    // A short panel keeps its room for the layers: one row of chips, scrolling.
+    const int shown = ImGui::GetContentRegionAvail().y > font * 24 ? chip_rows_shown : 1;
+    const float area_h = static_cast<float>(std::min(rows, shown)) * (chip_h + gap);
     ImGui::BeginChild("chips", {0, area_h}, false);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -59,7 +59,7 @@ void draw_controls(NextTokenPanel& p) {
         ImGui::SetTooltip(
             "p = softmax(logits / T): T < 1 sharpens the distribution, T > 1 flattens it; T = 1 is the "
             "model's own");
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("top").x + font * 6.5f);
     ImGui::TextUnformatted("top");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(font * 5.5f);
@@ -70,27 +70,29 @@ void draw_table(UiContext& ui, const NextTokenPanel& p, const ModelRun& run) {
     const float font = ImGui::GetFontSize();
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                                   ImGuiTableFlags_SizingFixedFit;
-    if (!ImGui::BeginTable("next tokens", 5, flags)) return;
+    if (!ImGui::BeginTable("next tokens", p.compared ? 3 : 2, flags)) return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, font * 1.5f);
-    ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("id", ImGuiTableColumnFlags_WidthFixed, font * 3.5f);
-    ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, font * 8);
-    ImGui::TableSetupColumn(p.compared ? "change" : "", ImGuiTableColumnFlags_WidthFixed, font * 5);
+    ImGui::TableSetupColumn("token (id)", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, font * 4);
+    if (p.compared) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, font * 4);
     ImGui::TableHeadersRow();
     for (size_t k = 0; k < p.entries.size(); ++k) {
         const NextTokenPanel::Entry& e = p.entries[k];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::Text("%zu", k + 1);
-        ImGui::TableNextColumn();
-        const std::string text = quoted_label(run.token_text(e.top.id));
-        ImGui::TextUnformatted(fitted_text(text, ImGui::GetContentRegionAvail().x).c_str());
+        // The token's text, then its id dimmed (the id is dropped first where the column is narrow).
+        const std::string text = quoted_label(run.token_text(e.top.id)), id = std::to_string(e.top.id);
+        const float room = ImGui::GetContentRegionAvail().x;
+        const float id_w = ImGui::CalcTextSize(id.c_str()).x + font * 0.4f;
+        const bool with_id = ImGui::CalcTextSize(text.c_str()).x + id_w <= room;
+        ImGui::TextUnformatted(fitted_text(text, with_id ? room - id_w : room).c_str());
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("id %d, piece %s, text %s", e.top.id, quoted_label(run.token_piece(e.top.id)).c_str(),
-                              text.c_str());
-        ImGui::TableNextColumn();
-        ImGui::Text("%d", e.top.id);
+            ImGui::SetTooltip("#%zu: id %d, piece %s, text %s", k + 1, e.top.id,
+                              quoted_label(run.token_piece(e.top.id)).c_str(), text.c_str());
+        if (with_id) {
+            ImGui::SameLine(0, font * 0.4f);
+            ImGui::TextDisabled("%s", id.c_str());
+        }
         ImGui::TableNextColumn();
         // A bar of its probability behind the number.
         const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -99,11 +101,14 @@ void draw_table(UiContext& ui, const NextTokenPanel& p, const ModelRun& run) {
             at, {at.x + w * static_cast<float>(e.top.p), at.y + ImGui::GetTextLineHeight()},
             ui.color(Color::selection_bar));
         ImGui::Text("%.4f", e.top.p);
-        ImGui::TableNextColumn();
+        if (p.compared) ImGui::TableNextColumn();
         if (e.new_entry)
-            ImGui::TextColored(ui.color_vec(Color::ok_text), "new %+.3f", e.top.p - e.p_before);
+            ImGui::TextColored(ui.color_vec(Color::ok_text), "new");
         else if (p.compared)
             ImGui::Text("%+.4f", e.top.p - e.p_before);
+        if (p.compared && ImGui::IsItemHovered())
+            ImGui::SetTooltip("p %.4f now, %.4f before the edit%s", e.top.p, e.p_before,
+                              e.new_entry ? " (not among the top before)" : "");
         const std::string name = std::to_string(k);
         ui.report_value("next id " + name, e.top.id);
         ui.report_value("next p " + name, e.top.p);
@@ -139,7 +144,12 @@ void draw_next_token_panel(AppState&, UiContext& ui, NextTokenPanel& p, const Mo
     ImGui::PopTextWrapPos();
     draw_controls(p);
     refresh(p, run);
-    if (p.compared) ImGui::TextDisabled("change: p now minus p before the last edit of layer %d", r->edited_layer);
+    if (p.compared) {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled("change: p now minus p before the last edit of layer %d (new: not in the top before)",
+                            r->edited_layer);
+        ImGui::PopTextWrapPos();
+    }
     draw_table(ui, p, run);
 }
 
