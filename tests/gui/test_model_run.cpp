@@ -1,0 +1,142 @@
+// The model mode's run (panels/model_run.hpp) on the tiny test models of tests/reference/models,
+// without a window: opening a folder (and refusing one that is no model, or over the memory budget,
+// keeping the session), the sentence box's text (empty, too long: a message, the previous run
+// stays), and an edit of the block being edited running through the later blocks only.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/attention/presets.hpp"
+#include "panels/model_layers.hpp"
+#include "panels/model_run.hpp"
+
+using namespace attnviz;
+using app::AppState;
+
+namespace {
+
+const std::string models = std::string(ATTNVIZ_REFERENCE_DIR) + "/models";
+
+nlohmann::json expected(const std::string& model) {
+    std::ifstream in(models + "/" + model + "/expected.json");
+    return nlohmann::json::parse(in);
+}
+
+class ModelRun : public ::testing::Test {
+protected:
+    // Lets the worker finish and takes what it brought (`now` past any debounce).
+    void settle(double now = 100) {
+        for (int k = 0; k < 3; ++k) {
+            run.wait();
+            run.update(state, layers, now);
+        }
+        EXPECT_FALSE(run.computing());
+    }
+    AppState state{core::worked_example()};
+    app::Layers layers;
+    app::ModelRun run;
+};
+
+TEST_F(ModelRun, OpensAModelFolderAndRunsTheSentence) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_TRUE(run.is_open());
+    ASSERT_NE(run.results(), nullptr);
+    const nlohmann::json e = expected("gpt2");
+    EXPECT_EQ(run.results()->run->token_ids, e["token_ids"].get<std::vector<std::int32_t>>());
+    EXPECT_EQ(run.text(), "Hello world");
+    EXPECT_TRUE(layers.model());
+    EXPECT_EQ(layers.size(), 1 + static_cast<int>(e["rollout"].size()));  // this session, then a row per block
+    for (int r = 1; r < layers.size(); ++r) EXPECT_NE(layers.row(r).summary, nullptr);
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());  // no block edited: the session stays
+}
+
+TEST_F(ModelRun, AFolderWithoutConfigIsRefusedAndTheSessionStays) {
+    const std::filesystem::path empty = std::filesystem::temp_directory_path() / "attnviz-not-a-model";
+    std::filesystem::create_directories(empty);
+    run.open(empty.string(), "Hello world", core::default_memory_budget);
+    settle();
+    EXPECT_FALSE(run.is_open());
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("config.json"), std::string::npos) << state.message().text;
+    EXPECT_EQ(layers.size(), 1);
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());
+}
+
+TEST_F(ModelRun, AModelOverTheMemoryBudgetIsRefused) {
+    run.open(models + "/gpt2", "Hello world", 1000);
+    settle();
+    EXPECT_FALSE(run.is_open());
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("memory budget"), std::string::npos) << state.message().text;
+}
+
+TEST_F(ModelRun, ATextThatCannotRunKeepsThePreviousRun) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_TRUE(run.results());
+    const std::uint64_t serial = run.results()->serial;
+    run.set_text("", 1);
+    run.update(state, layers, 1);  // typed: not run before the debounce
+    EXPECT_EQ(run.results()->serial, serial);
+    settle(1 + app::ModelRun::debounce_seconds);
+    EXPECT_NE(run.text_problem().find("No tokens"), std::string::npos) << run.text_problem();
+    EXPECT_EQ(run.results()->serial, serial);
+    std::string long_text;
+    for (int k = 0; k < 2000; ++k) long_text += "word ";
+    run.set_text(long_text, 2);
+    settle(3);
+    EXPECT_NE(run.text_problem().find("position table"), std::string::npos) << run.text_problem();
+    EXPECT_EQ(run.results()->serial, serial);
+    EXPECT_EQ(run.results()->run->token_ids.size(), expected("gpt2")["token_ids"].size());
+    run.set_text("Hello", 4);  // a text that runs: the problem goes, a new run is shown
+    settle(5);
+    EXPECT_TRUE(run.text_problem().empty());
+    EXPECT_NE(run.results()->serial, serial);
+    EXPECT_EQ(run.results()->edited_layer, -1);
+}
+
+// An edit of block 1's W_Q reruns blocks 1 and later: block 0's weights are those of the run before,
+// block 1's and the prediction changed; the run before is kept for Δp.
+TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 1);
+    settle();
+    ASSERT_EQ(run.editing_layer(), 1);
+    ASSERT_TRUE(layers.editing(state, 2));
+    const std::shared_ptr<const model::RunState<float>> before = run.results()->run;
+    EXPECT_EQ(state.session(), before->layers[1].session);
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
+    settle();
+    const app::ModelResults& after = *run.results();
+    EXPECT_EQ(after.edited_layer, 1);
+    ASSERT_NE(run.before_edit(), nullptr);
+    EXPECT_EQ(run.before_edit()->run, before);
+    EXPECT_TRUE(after.run->layers[0].trace.heads[0].weights == before->layers[0].trace.heads[0].weights);
+    EXPECT_FALSE(after.run->layers[1].trace.heads[0].weights == before->layers[1].trace.heads[0].weights);
+    EXPECT_FALSE(after.logits == before->logits_last.cast<double>());
+    EXPECT_EQ(after.summaries[0], run.before_edit()->summaries[0]);  // reused, not recomputed
+    EXPECT_TRUE(layers.editing(state, 2));
+    // Another session (other dimensions) in the editor: its edits no longer run through the model.
+    ASSERT_TRUE(state.restore_unsaved(core::worked_example(), "", "back"));
+    run.update(state, layers, 200);
+    EXPECT_EQ(run.editing_layer(), -1);
+    EXPECT_FALSE(layers.editing(state, 2));
+    EXPECT_FALSE(run.computing());
+}
+
+TEST_F(ModelRun, AnEncoderHasNoPredictionAndNoLens) {
+    run.open(models + "/bert", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_TRUE(run.results());
+    EXPECT_EQ(run.results()->run->token_ids, expected("bert")["token_ids"].get<std::vector<std::int32_t>>());
+    EXPECT_EQ(run.results()->logits.size(), 0);
+    EXPECT_FALSE(run.results()->lens);
+    EXPECT_FALSE(run.results()->lens_problem.empty());
+    EXPECT_EQ(run.results()->rollout.size(), expected("bert")["rollout"].size());
+}
+
+}  // namespace
