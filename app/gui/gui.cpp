@@ -259,7 +259,7 @@ AppState initial_state(const GuiOptions& o, bool& opened) {
 void open_model_folder(const GuiOptions& o, AppState& state, Panels& panels, bool wait) {
     ModelRun& run = panels.model.run;
     if (o.model_text && o.model_text->empty()) std::cerr << "warning: --text: the sentence is empty\n";
-    run.open(core::canonical_path(o.model), o.model_text.value_or(default_model_text), state.memory_budget(),
+    run.open(o.model, o.model_text.value_or(default_model_text), state.memory_budget(),
              o.session_path.empty() ? o.model_layer : -1);
     panels.show_at_start.push_back(PanelId::next_token);
     panels.show_at_start.push_back(PanelId::model_analysis);

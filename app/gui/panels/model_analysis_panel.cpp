@@ -16,6 +16,13 @@ namespace {
 // A stream's name: row 0 the embeddings, row l the output of block l − 1.
 std::string stream_name(int l) { return l == 0 ? "embeddings" : "layer " + std::to_string(l - 1); }
 
+// The tokens as the grids' columns show them.
+std::vector<std::string> visible_tokens(const ModelResults& r) {
+    std::vector<std::string> out;
+    for (const std::string& t : r.texts) out.push_back(visible_token(t));
+    return out;
+}
+
 // A grid's measures: a label column, a header row, cells at least `min_cell` wide (else it scrolls).
 struct Grid {
     ImVec2 origin;
@@ -73,7 +80,7 @@ void draw_lens(UiContext& ui, const ModelResults& r, const ModelRun& run) {
     const float font = ImGui::GetFontSize();
     ImGui::BeginChild("lens", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
     const Grid g = grid_for(rows, cols, font * 3.5f, ImGui::GetTextLineHeightWithSpacing(), font * 6);
-    draw_labels(g, r.texts, names);
+    draw_labels(g, visible_tokens(r), names);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     for (int l = 0; l < rows; ++l)
         for (int i = 0; i < cols; ++i) {
@@ -86,7 +93,8 @@ void draw_lens(UiContext& ui, const ModelResults& r, const ModelRun& run) {
             const ImU32 ink = 0.299f * f.x + 0.587f * f.y + 0.114f * f.z > 0.5f ? IM_COL32(0, 0, 0, 255)
                                                                                 : IM_COL32(255, 255, 255, 255);
             const std::string text = run.token_text(lens.ids(l, i));
-            draw->AddText({a.x + 2, a.y + (g.cell_h - font) / 2}, ink, fitted_text(text, g.cell_w - 5).c_str());
+            draw->AddText({a.x + 2, a.y + (g.cell_h - font) / 2}, ink,
+                          fitted_text(visible_token(text), g.cell_w - 5).c_str());
             if (hovered)
                 ImGui::SetTooltip("%s, position %d (%s):\ntop token %s (id %d), p = %.4f", stream_name(l).c_str(), i,
                                   quoted_label(r.texts[static_cast<size_t>(i)]).c_str(), quoted_label(text).c_str(),
@@ -135,7 +143,7 @@ void draw_rollout(ModelAnalysisPanel& p, const ModelResults& r) {
             "comes from each input position; rows sum to 1");
     std::vector<std::string> rows;
     for (const std::string& t : r.texts) rows.push_back(quoted_label(t));
-    draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, r.texts, rows, "Attention rollout");
+    draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, visible_tokens(r), rows, "Attention rollout");
 }
 
 void draw_norms(const ModelResults& r) {
@@ -145,7 +153,7 @@ void draw_norms(const ModelResults& r) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("||x|| per stream and position; colours 0 to %.3g", hi);
     ImGui::PopTextWrapPos();
-    draw_heatmap(r.norms, hi > 0 ? hi : 1.0, r.texts, rows, "Residual stream norm");
+    draw_heatmap(r.norms, hi > 0 ? hi : 1.0, visible_tokens(r), rows, "Residual stream norm");
 }
 
 // The numbers of every view in the draw report (tests compare them with a reference).

@@ -124,6 +124,21 @@ Outcome open_folder(const std::string& path, const std::string& text, std::int64
 
 }  // namespace
 
+std::string visible_token(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (c == ' ')
+            out += "\xC2\xB7";  // ·
+        else if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else
+            out += c;
+    }
+    return out.empty() ? "\xE2\x88\x85" : out;  // ∅
+}
+
 void ModelRun::open(const std::string& folder, std::string text, std::int64_t memory_budget, int edit_layer) {
     memory_budget_ = memory_budget;
     opening_ = folder;

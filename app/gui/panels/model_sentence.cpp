@@ -15,23 +15,6 @@ namespace {
 // At most this many rows of chips are shown at once; more scroll.
 constexpr int chip_rows_shown = 3;
 
-// A token's text as a chip shows it: spaces as "·" (GPT-2's " world" is "·world"), line breaks and
-// tabs as \n and \t, so that every token has something to see.
-std::string chip_text(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (c == ' ')
-            out += "\xC2\xB7";  // ·
-        else if (c == '\n')
-            out += "\\n";
-        else if (c == '\t')
-            out += "\\t";
-        else
-            out += c;
-    }
-    return out.empty() ? "\xE2\x88\x85" : out;  // ∅: a token that decodes to nothing
-}
-
 // The chips: each token's text with its id under it, wrapped to the width.
 void draw_chips(UiContext& ui, const ModelRun& run, const ModelResults& r) {
     const float font = ImGui::GetFontSize();
@@ -47,7 +30,7 @@ void draw_chips(UiContext& ui, const ModelRun& run, const ModelResults& r) {
     float x = 0;
     for (size_t i = 0; i < ids.size(); ++i) {
         const std::string id = std::to_string(ids[i]);
-        const float w = std::min(max_w, std::max(ImGui::CalcTextSize(chip_text(r.texts[i]).c_str()).x,
+        const float w = std::min(max_w, std::max(ImGui::CalcTextSize(visible_token(r.texts[i]).c_str()).x,
                                                  small->CalcTextSizeA(small_size, FLT_MAX, 0, id.c_str()).x)) +
                         pad * 2;
         widths.push_back(w);
@@ -77,7 +60,7 @@ void draw_chips(UiContext& ui, const ModelRun& run, const ModelResults& r) {
         ui.report_item("model token " + std::to_string(i));
         ui.report_value("model token_id " + std::to_string(i), ids[i]);
         draw->AddRectFilled(at, {at.x + w, at.y + chip_h}, fill, pad);
-        draw->AddText({at.x + pad, at.y + pad}, text_col, fitted_text(chip_text(r.texts[i]), w - pad * 2).c_str());
+        draw->AddText({at.x + pad, at.y + pad}, text_col, fitted_text(visible_token(r.texts[i]), w - pad * 2).c_str());
         draw->AddText(small, small_size, {at.x + pad, at.y + pad + font}, dim, std::to_string(ids[i]).c_str());
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
