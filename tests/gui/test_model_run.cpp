@@ -4,11 +4,15 @@
 // stays), and an edit of the block being edited running through the later blocks only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/attention/presets.hpp"
+#include "frame.hpp"
+#include "frame_driver.hpp"
+#include "headless.hpp"
 #include "panels/model_layers.hpp"
 #include "panels/model_run.hpp"
 
@@ -137,6 +141,69 @@ TEST_F(ModelRun, AnEncoderHasNoPredictionAndNoLens) {
     EXPECT_FALSE(run.results()->lens);
     EXPECT_FALSE(run.results()->lens_problem.empty());
     EXPECT_EQ(run.results()->rollout.size(), expected("bert")["rollout"].size());
+}
+
+// File > Open model… as a user meets it: the folder chooser (the built-in one), a folder that is no
+// model (refused with a message, the session stays), then a model folder: its sentence box, the
+// Next token panel and the model analysis draw, and every panel draws without a failed assertion.
+TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
+    test::HeadlessImGui imgui;
+    app::DrawReport report;
+    imgui.ui.report = &report;
+    AppState state(core::worked_example());
+    app::Panels panels;
+    panels.model.model_folder.use_native = false;
+    const auto frames = [&](int count) {
+        for (int k = 0; k < count; ++k) {
+            report.clear();
+            ImGui::NewFrame();
+            app::draw_frame(state, imgui.ui, panels, 16.0f);
+            ImGui::Render();
+        }
+    };
+    const auto choose = [&](const std::string& folder) {
+        imgui.ui.request(app::command::OpenModel{});
+        frames(2);
+        ASSERT_TRUE(panels.model.model_folder.is_open());
+        panels.model.model_folder.name = folder;
+        panels.model.model_folder.confirm();
+        frames(1);
+        EXPECT_FALSE(panels.model.model_folder.is_open());
+        panels.model.run.wait();
+        frames(2);
+    };
+    const std::filesystem::path empty = std::filesystem::temp_directory_path() / "attnviz-not-a-model";
+    std::filesystem::create_directories(empty);
+    choose(empty.string());
+    EXPECT_FALSE(panels.model.run.is_open());
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("config.json"), std::string::npos) << state.message().text;
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());
+
+    choose(models + "/gpt2");
+    ASSERT_TRUE(panels.model.run.is_open());
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());  // opened, not edited
+    const auto drawn = [&](const std::string& name) {
+        return std::any_of(report.items.begin(), report.items.end(),
+                           [&](const app::DrawReport::Item& i) { return i.name == name; });
+    };
+    EXPECT_TRUE(drawn("model: sentence"));
+    EXPECT_TRUE(drawn("model token 0"));
+    // Every panel of the model mode, each in turn.
+    for (const char* title : {"Next token", "Model analysis"}) {
+        ASSERT_TRUE(app::show_panel(panels, title));
+        frames(2);
+    }
+    for (int view : {app::ModelAnalysisPanel::lens, app::ModelAnalysisPanel::rollout, app::ModelAnalysisPanel::norms}) {
+        panels.model_analysis.view = view;
+        frames(1);
+    }
+    const auto value = [&](const std::string& name) {
+        return std::any_of(report.values.begin(), report.values.end(),
+                           [&](const app::DrawReport::Value& v) { return v.name == name; });
+    };
+    EXPECT_TRUE(value("next p 0"));
+    EXPECT_TRUE(value("lens id 0 0"));
 }
 
 }  // namespace
