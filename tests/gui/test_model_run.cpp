@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -189,6 +190,33 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     };
     EXPECT_TRUE(drawn("model: sentence"));
     EXPECT_TRUE(drawn("model token 0"));
+    // A click on head 1 of block 1 (row 2) makes that block the session edited; an edit of it then
+    // runs through the model from there.
+    for (size_t k = 0; k < app::explorer_panels().size(); ++k)
+        if (std::string(app::explorer_panels()[k].title) == "Model view") panels.maximized = static_cast<int>(k);
+    frames(2);
+    const auto item = std::find_if(report.items.begin(), report.items.end(),
+                                   [](const app::DrawReport::Item& i) { return i.name == "model 2:1"; });
+    ASSERT_NE(item, report.items.end());
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = {(item->min.x + item->max.x) / 2, (item->min.y + item->max.y) / 2};
+    frames(1);
+    io.MouseDown[0] = true;
+    frames(1);
+    io.MouseDown[0] = false;
+    frames(1);
+    io.MousePos = {-FLT_MAX, -FLT_MAX};
+    EXPECT_EQ(panels.model.run.editing_layer(), 1);
+    EXPECT_EQ(state.session(), panels.model.run.results()->run->layers[1].session);
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
+    frames(1);  // the edit is seen and run
+    panels.model.run.wait();
+    frames(1);
+    EXPECT_EQ(panels.model.run.results()->edited_layer, 1);
+    EXPECT_EQ(panels.model.run.results()->run->layers[1].session, state.session());
+    panels.maximized = -1;
     // Every panel of the model mode, each in turn.
     for (const char* title : {"Next token", "Model analysis"}) {
         ASSERT_TRUE(app::show_panel(panels, title));
