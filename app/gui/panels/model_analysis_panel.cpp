@@ -68,7 +68,7 @@ void end_grid(const Grid& g, int rows, int cols) {
     ImGui::Dummy({g.label_w + static_cast<float>(cols) * g.cell_w, g.header_h + static_cast<float>(rows) * g.cell_h});
 }
 
-void draw_lens(UiContext& ui, const ModelResults& r, const ModelRun& run) {
+void draw_lens(const ModelResults& r, const ModelRun& run) {
     if (!r.lens) {
         ImGui::TextWrapped("No logit lens: %s.", r.lens_problem.c_str());
         return;
@@ -102,7 +102,6 @@ void draw_lens(UiContext& ui, const ModelResults& r, const ModelRun& run) {
         }
     end_grid(g, rows, cols);
     ImGui::EndChild();
-    (void)ui;
 }
 
 // A heatmap of `m` on 0..hi (rows named `rows`, columns the tokens), each value in its tooltip.
@@ -214,7 +213,7 @@ void draw_model_analysis_panel(AppState&, UiContext& ui, ModelAnalysisPanel& p, 
         default:
         case ModelAnalysisPanel::lens:
             ImGui::TextDisabled("Each stream's top next token (hover: token and p); shade: its p");
-            draw_lens(ui, *r, run);
+            draw_lens(*r, run);
             break;
         case ModelAnalysisPanel::rollout: draw_rollout(p, *r); break;
         case ModelAnalysisPanel::norms: draw_norms(*r); break;

@@ -385,7 +385,7 @@ bool Layers::busy() const {
 void Layers::wait() { worker_.wait(); }
 
 void Layers::remove(int k) {
-    if (k < 1 || k >= size() || model_) return;  // a model's blocks close with the model
+    if (k < 1 || k >= size() || !rows_[static_cast<size_t>(k)].held) return;  // a model's blocks close with it
     if (const std::shared_ptr<const core::Session>& s = rows_[static_cast<size_t>(k)].session) {
         std::lock_guard<std::mutex> lock(shared_->m);
         shared_->held -= core::session_bytes(*s);
@@ -401,9 +401,9 @@ void Layers::remove(int k) {
 void Layers::clear() {
     {
         std::lock_guard<std::mutex> lock(shared_->m);
-        ++shared_->epoch;                                     // what is queued or on its way is dropped
-        for (size_t k = 1; k < rows_.size() && !model_; ++k)  // a model's blocks are its run's, not held here
-            if (rows_[k].session) shared_->held -= core::session_bytes(*rows_[k].session);
+        ++shared_->epoch;  // what is queued or on its way is dropped
+        for (size_t k = 1; k < rows_.size(); ++k)
+            if (rows_[k].session && rows_[k].held) shared_->held -= core::session_bytes(*rows_[k].session);
     }
     rows_.resize(1);
     slots_.resize(1);
@@ -417,6 +417,7 @@ void Layers::set_model_rows(std::vector<Row> rows, bool keep_editing) {
     model_ = true;
     for (Row& row : rows) {
         row.serial = ++serial_;
+        row.held = false;  // the run's
         rows_.push_back(std::move(row));
         slots_.push_back(nullptr);
     }

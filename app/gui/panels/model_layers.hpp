@@ -39,6 +39,7 @@ public:
         std::shared_ptr<const core::LayerSummary> summary;  // null while computing
         std::string error;         // why it has no summary (too large for the memory budget, …)
         std::uint64_t serial = 0;  // new with every summary: keys its thumbnails' textures
+        bool held = true;          // its session's bytes count against the budget here (not a model run's block)
         int n = 0, keys = 0, heads = 0;
         bool computing() const { return !summary && error.empty(); }
     };

@@ -341,7 +341,7 @@ void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, I
             clicked.row = r;
             clicked.head = -1;
         }
-        if (!g.model && ImGui::MenuItem("Close")) clicked.row = -2 - r;  // removed after the loop
+        if (row.held && ImGui::MenuItem("Close")) clicked.row = -2 - r;  // removed after the loop
         ImGui::EndPopup();
     }
     ui.report_item("model row " + std::to_string(r));
