@@ -190,6 +190,39 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     };
     EXPECT_TRUE(drawn("model: sentence"));
     EXPECT_TRUE(drawn("model token 0"));
+    // Typing in the sentence box: the text runs once it rests for the debounce, its tokens shown.
+    const auto at = [&](const std::string& name) {
+        const auto i = std::find_if(report.items.begin(), report.items.end(),
+                                    [&](const app::DrawReport::Item& item) { return item.name == name; });
+        EXPECT_NE(i, report.items.end()) << name;
+        return i == report.items.end() ? ImVec2{-1, -1} : ImVec2{(i->min.x + i->max.x) / 2, (i->min.y + i->max.y) / 2};
+    };
+    ImGuiIO& io = ImGui::GetIO();
+    const std::uint64_t serial = panels.model.run.results()->serial;
+    io.MousePos = at("model: sentence");
+    frames(1);
+    io.MouseDown[0] = true;
+    frames(1);
+    io.MouseDown[0] = false;
+    io.AddInputCharactersUTF8("ab");
+    frames(2);
+    const std::string typed = panels.model.sentence;
+    EXPECT_NE(typed, app::default_model_text);
+    EXPECT_EQ(panels.model.run.text(), typed);
+    EXPECT_EQ(panels.model.run.results()->serial, serial);  // not run before the text rests
+    for (int k = 0; k < 40; ++k) {                          // 40 frames of 1/60 s: past the debounce
+        panels.model.run.wait();
+        frames(1);
+    }
+    panels.model.run.wait();
+    frames(1);
+    ASSERT_NE(panels.model.run.results()->serial, serial);
+    const core::Result<model::Tokenizer> tokenizer = model::load_tokenizer(models + "/gpt2");
+    ASSERT_TRUE(tokenizer);
+    EXPECT_EQ(panels.model.run.results()->run->token_ids, tokenizer.value->encode(typed).value->ids);
+    io.MousePos = {-FLT_MAX, -FLT_MAX};
+    frames(1);
+
     // A click on head 1 of block 1 (row 2) makes that block the session edited; an edit of it then
     // runs through the model from there.
     for (size_t k = 0; k < app::explorer_panels().size(); ++k)
@@ -198,7 +231,6 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     const auto item = std::find_if(report.items.begin(), report.items.end(),
                                    [](const app::DrawReport::Item& i) { return i.name == "model 2:1"; });
     ASSERT_NE(item, report.items.end());
-    ImGuiIO& io = ImGui::GetIO();
     io.MousePos = {(item->min.x + item->max.x) / 2, (item->min.y + item->max.y) / 2};
     frames(1);
     io.MouseDown[0] = true;
