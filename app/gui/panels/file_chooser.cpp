@@ -292,8 +292,10 @@ void FileChooser::toggle_mark(int index) {
 std::vector<std::string> FileChooser::take_more() { return std::exchange(more_, {}); }
 
 void FileChooser::confirm() {
-    if (mode_ == Mode::folder) {  // the folder selected or named, else the one listed
-        choose(name.empty() ? dir_ : (fs::path(dir_) / name).lexically_normal().string());
+    if (mode_ == Mode::folder) {  // the folder selected or named, else the one listed (also for a file selected)
+        std::error_code ec;
+        const std::string named = (fs::path(dir_) / name).lexically_normal().string();
+        choose(name.empty() || fs::is_regular_file(named, ec) ? dir_ : named);
         return;
     }
     if (mode_ == Mode::open_several && !marked.empty() && name.empty()) {

@@ -149,7 +149,7 @@ void open_beside_dialog(const AppState& state, ModelPanel& p) {
 
 void open_model_dialog(const AppState& state, ModelPanel& p) {
     p.model_folder.open(FileChooser::Mode::folder, "Open a model folder (config.json, model.safetensors, tokenizer)",
-                        {{"Model folders", {}}}, p.run.folder() ? p.run.folder()->folder() : state.file_path());
+                        {}, p.run.folder() ? p.run.folder()->folder() : state.file_path());
 }
 
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
