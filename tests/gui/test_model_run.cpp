@@ -133,6 +133,27 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     EXPECT_FALSE(run.computing());
 }
 
+// An edit made while a new sentence runs belongs to the old sentence: it is dropped, not run on
+// the new one's blocks.
+TEST_F(ModelRun, AnEditOfTheOldSentenceIsNotRunOnTheNewOne) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
+    settle();
+    ASSERT_EQ(run.editing_layer(), 0);
+    run.set_text("Hello", 1);
+    run.update(state, layers, 2);  // the new sentence is running (or done, not taken yet)
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
+    run.update(state, layers, 2);  // the edit is seen while the sentence runs: it waits for it
+    settle(3);
+    EXPECT_EQ(run.results()->edited_layer, -1);
+    EXPECT_EQ(run.editing_layer(), -1);
+    const core::Result<model::Tokenizer> tokenizer = model::load_tokenizer(models + "/gpt2");
+    ASSERT_TRUE(tokenizer);
+    EXPECT_EQ(run.results()->run->token_ids, tokenizer.value->encode("Hello").value->ids);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+}
+
 TEST_F(ModelRun, AnEncoderHasNoPredictionAndNoLens) {
     run.open(models + "/bert", "Hello world", core::default_memory_budget);
     settle();

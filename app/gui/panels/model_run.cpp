@@ -215,7 +215,7 @@ void ModelRun::check_edit(AppState& state, Layers& layers) {
         state.set_message("The session being edited is no longer layer " + std::to_string(editing_) +
                               " of the model (its shape changed or another file was opened): its edits no longer "
                               "run through the model. Click a layer in the model view to edit it.",
-                          true);
+                          false);
         editing_ = -1;
         layers.end_editing();
         return;
@@ -247,7 +247,10 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
     }
     const bool edit = outcome.results->edited_layer >= 0;
     before_ = edit ? results_ : nullptr;
-    if (!edit) editing_ = -1;  // a new sentence: the blocks are as read
+    if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
+        editing_ = -1;
+        if (pending_ && !pending_->text) pending_.reset();
+    }
     outcome.results->serial = ++serial_;
     results_ = std::move(outcome.results);
     std::vector<Layers::Row> rows;
