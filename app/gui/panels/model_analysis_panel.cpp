@@ -86,6 +86,7 @@ void draw_lens(const ModelResults& r, const ModelRun& run) {
         for (int i = 0; i < cols; ++i) {
             ImVec2 a, b;
             const bool hovered = cell(g, rows - 1 - l, i, a, b);  // the model's prediction at the bottom
+            if (!ImGui::IsRectVisible(a, b)) continue;            // scrolled out of view: nothing to draw
             const double p = lens.p(l, i);
             const ImU32 fill = colormap_color(core::Colormap::sequential, static_cast<float>(p));
             draw->AddRectFilled(a, b, fill);
@@ -116,6 +117,7 @@ void draw_heatmap(const core::Matrix& m, double hi, const std::vector<std::strin
         for (Eigen::Index j = 0; j < m.cols(); ++j) {
             ImVec2 a, b;
             const bool hovered = cell(g, static_cast<int>(i), static_cast<int>(j), a, b);
+            if (!ImGui::IsRectVisible(a, b)) continue;
             draw->AddRectFilled(a, b, colormap_color(core::Colormap::sequential, static_cast<float>(m(i, j) / hi)));
             if (hovered)
                 ImGui::SetTooltip("%s\n%s, position %d (%s): %.4g", what, rows[static_cast<size_t>(i)].c_str(),
