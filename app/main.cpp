@@ -53,8 +53,8 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                    "Autosave unsaved work this often (default 5, off for --screenshot; 0 turns it off)")
         ->check(CLI::Range(0.0, 86400.0));
     cli.add_option("--dialog", gui.dialog,
-                   "Open a dialog at start: open, save, import, beside, import-all, export or sentence")
-        ->check(CLI::IsMember({"open", "save", "import", "beside", "import-all", "export", "sentence"}));
+                   "Open a dialog at start: open, save, import, beside, import-all, model, export or sentence")
+        ->check(CLI::IsMember({"open", "save", "import", "beside", "import-all", "model", "export", "sentence"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_flag("--maximize", gui.maximize,
@@ -65,8 +65,14 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                    "Open sessions beside this one in the Model view (repeatable; a checkpoint brings all its layers)")
         ->expected(1, -1);
     cli.add_option("--model", gui.model,
-                   "Open every layer of a model in the Model view: a folder of sessions (attnviz import --layer all "
-                   "-o DIR) or a checkpoint; without SESSION the first layer is the one edited");
+                   "Open every layer of a model in the Model view: a Hugging Face model folder (config.json: its "
+                   "forward pass on --text), a folder of sessions (attnviz import --layer all -o DIR) or a "
+                   "checkpoint; without SESSION the first layer is the one edited");
+    cli.add_option("--model-layer", gui.model_layer,
+                   "With --model on a Hugging Face model folder and no SESSION: the block edited at start (default 0)")
+        ->check(CLI::Range(0, 100000));
+    cli.add_option("--text", gui.model_text,
+                   "With --model on a Hugging Face model folder: the sentence it runs on (default: a short one)");
     cli.add_option("--sort-heads", gui.sort_heads,
                    "Model view: sort each layer's heads by entropy, distance, first or diagonal (largest first)")
         ->check(CLI::IsMember({"none", "entropy", "distance", "first", "diagonal"}));

@@ -25,6 +25,8 @@ enum class PanelId {
     compare,
     viewer,
     gradients,
+    next_token,
+    model_analysis,
     count
 };
 
@@ -50,6 +52,9 @@ struct ImportLayer {  // ask for a checkpoint and the options of its import
     static constexpr bool opens_dialog = true;
 };
 struct OpenBeside {  // ask for a session to show beside this one in the model view
+    static constexpr bool opens_dialog = true;
+};
+struct OpenModel {  // ask for a model folder (config.json, weights, tokenizer) to run in the model view
     static constexpr bool opens_dialog = true;
 };
 struct ImportAllLayers {  // ask for a checkpoint whose layers open beside this session in the model view
@@ -92,9 +97,9 @@ struct Compare {  // B − A of a matrix in the Compare panel (pinning A first w
 }  // namespace command
 
 using Command = std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside,
-                             command::ImportAllLayers, command::Save, command::SaveAs, command::Export, command::Quit,
-                             command::Undo, command::Redo, command::ToggleTeach, command::ResetLayout,
-                             command::ShowPanel, command::Compare>;
+                             command::OpenModel, command::ImportAllLayers, command::Save, command::SaveAs,
+                             command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
+                             command::ResetLayout, command::ShowPanel, command::Compare>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

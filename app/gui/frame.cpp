@@ -35,6 +35,10 @@ constexpr PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_viewer_panel(s, ui, p.viewer); }},
     {PanelId::gradients, "Gradients", Place::lower_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_gradient_panel(s, ui, p.gradients); }},
+    {PanelId::next_token, "Next token", Place::lower_right, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_next_token_panel(s, ui, p.next_token, p.model.run); }},
+    {PanelId::model_analysis, "Model analysis", Place::lower_left, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_model_analysis_panel(s, ui, p.model_analysis, p.model.run); }},
 };
 
 // Row k is PanelId k, and every PanelId has its row.
@@ -249,7 +253,8 @@ bool saturation_drawing(const Panels& p) { return saturation_busy(p.saturation) 
 
 bool animating(const Panels& p, const AppState& state) {
     return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy() ||
-           gradient_busy(p.gradients) || (compare_busy(p.compare) && on_screen(p, PanelId::compare));
+           p.model.run.busy() || gradient_busy(p.gradients) ||
+           (compare_busy(p.compare) && on_screen(p, PanelId::compare));
 }
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {

@@ -27,7 +27,9 @@
 #include "panels/inputs_panel.hpp"
 #include "panels/mask_panel.hpp"
 #include "panels/menu_bar.hpp"
+#include "panels/model_analysis_panel.hpp"
 #include "panels/model_panel.hpp"
+#include "panels/next_token_panel.hpp"
 #include "panels/pipeline_panel.hpp"
 #include "panels/recovery_window.hpp"
 #include "panels/saturation_panel.hpp"
@@ -55,6 +57,8 @@ struct Panels {
     SaturationPanel saturation;
     GradientPanel gradients;
     ComparePanel compare;
+    NextTokenPanel next_token;
+    ModelAnalysisPanel model_analysis;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;

@@ -11,7 +11,7 @@ bool dialog_open(const Panels& p) {
     // The built-in dialogs are ImGui modals; a desktop file dialog is a process of its own, seen
     // through the top-level choosers (those inside a dialog are under its modal).
     return ImGui::GetTopMostPopupModal() != nullptr || p.menu.open_files.is_open() || p.menu.save_files.is_open() ||
-           p.model.beside_files.is_open();
+           p.model.beside_files.is_open() || p.model.model_folder.is_open();
 }
 
 void close_on_escape(Panels& p) {
@@ -52,6 +52,10 @@ struct Dispatch {
     void operator()(command::ImportLayer) { open_import_dialog(p.menu.import); }
     void operator()(command::OpenBeside) {
         open_beside_dialog(state, p.model);
+        show_panel(p, PanelId::model);
+    }
+    void operator()(command::OpenModel) {
+        open_model_dialog(state, p.model);
         show_panel(p, PanelId::model);
     }
     void operator()(command::ImportAllLayers) {

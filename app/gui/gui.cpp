@@ -145,6 +145,8 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
         doc["items"].push_back({{"name", i.name}, {"min", {i.min.x, i.min.y}}, {"max", {i.max.x, i.max.y}}});
     for (const DrawReport::Heatmap& h : r.heatmaps)
         doc["heatmaps"].push_back({{"matrix", h.matrix}, {"min", {h.min.x, h.min.y}}, {"max", {h.max.x, h.max.y}}});
+    doc["values"] = nlohmann::json::object();
+    for (const DrawReport::Value& v : r.values) doc["values"][v.name] = v.value;
     const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");
     if (!problems.empty()) std::cerr << "error: " << problems.front().str() << "\n";
     return problems.empty();
@@ -251,6 +253,26 @@ AppState initial_state(const GuiOptions& o, bool& opened) {
     return state;
 }
 
+// --model DIR on a Hugging Face model folder: its forward pass on --text, run on the model view's
+// worker (waited for, with what failed said on stderr, by a run of a fixed number of frames). Without
+// a session, its first block is the session edited.
+void open_model_folder(const GuiOptions& o, AppState& state, Panels& panels, bool wait) {
+    ModelRun& run = panels.model.run;
+    if (o.model_text && o.model_text->empty()) std::cerr << "warning: --text: the sentence is empty\n";
+    run.open(o.model, o.model_text.value_or(default_model_text), state.memory_budget(),
+             o.session_path.empty() ? o.model_layer : -1);
+    panels.show_at_start.push_back(PanelId::next_token);
+    panels.show_at_start.push_back(PanelId::model_analysis);
+    if (!wait) return;
+    const size_t logged = state.message_log().size();
+    run.wait();
+    run.update(state, panels.model.layers, 0);
+    state.wait_for_trace();
+    const std::vector<Message>& log = state.message_log();
+    for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
+        if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
+}
+
 // --beside and --model: the layers are read on the model view's worker, the model's first. A run
 // of a fixed number of frames (a screenshot, a benchmark) waits for them before its first frame,
 // and reports on stderr too what cannot be read; otherwise the window opens at once and the rows
@@ -260,7 +282,9 @@ void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait)
     Layers& layers = panels.model.layers;
     std::vector<std::string> model;
     std::error_code ec;
-    if (!o.model.empty() && fs::is_directory(o.model, ec)) {
+    if (!o.model.empty() && fs::is_regular_file(fs::path(o.model) / "config.json", ec)) {
+        open_model_folder(o, state, panels, wait);
+    } else if (!o.model.empty() && fs::is_directory(o.model, ec)) {
         for (const fs::directory_entry& e : fs::directory_iterator(o.model, ec))
             if (e.path().extension() == ".json" && e.is_regular_file(ec)) model.push_back(e.path().string());
         std::sort(model.begin(), model.end());  // layer-00.json, layer-01.json, …
@@ -396,6 +420,7 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
     if (o.dialog == "import") ui.request(command::ImportLayer{});
     if (o.dialog == "beside") ui.request(command::OpenBeside{});
     if (o.dialog == "import-all") ui.request(command::ImportAllLayers{});
+    if (o.dialog == "model") ui.request(command::OpenModel{});
     if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
     if (o.dialog == "sentence") ui.request(command::NewSentence{});
     for (const auto& [cell, value] : edits)
@@ -410,6 +435,7 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
 // the session it opened, not one still being computed.
 void wait_for_work(AppState& state, Panels& panels) {
     panels.model.layers.wait();  // and the model view's numbers
+    panels.model.run.wait();     // and the model's run (taken in the next frame)
     state.wait_for_trace();
     wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
     wait_for_compare(panels.compare);     // and the pinned session's trace

@@ -25,14 +25,17 @@ struct GuiOptions {
     // benchmarks, which show the app as it opens (no recovery offer either).
     std::optional<double> autosave_seconds;
     // A dialog shown at start, as its menu item opens it: "open", "save", "import", "beside",
-    // "import-all", "export" or "sentence" (documentation screenshots, tests).
+    // "import-all", "model", "export" or "sentence" (documentation screenshots, tests).
     std::string dialog;
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
     bool maximize = false;            // the last of `panels` fills the window at start
     std::string head_select;          // tokens selected in the head view at start: "0,2,k5" (queries, k: keys)
     std::vector<std::string> beside;  // sessions (or checkpoints: all their layers) shown beside in the model view
-    std::string model;        // a folder of sessions (layer-00.json …) or a checkpoint: every layer in the model view
-    std::string sort_heads;   // the model view's order at start: entropy, distance, first or diagonal
+    std::string model;  // a folder of sessions (layer-00.json …) or a checkpoint: every layer in the model view;
+                        // a Hugging Face model folder (config.json): its forward pass on model_text
+    std::optional<std::string> model_text;  // --text: the sentence a model folder runs on
+    int model_layer = 0;                    // --model-layer: the model folder's block edited at start (no session)
+    std::string sort_heads;                 // the model view's order at start: entropy, distance, first or diagonal
     std::string report_path;  // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };

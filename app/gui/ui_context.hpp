@@ -43,11 +43,17 @@ struct DrawReport {
         std::string matrix;
         ImVec2 min, max;
     };
+    struct Value {  // a number a panel showed, at full precision (the model panels' ids and probabilities)
+        std::string name;
+        double value = 0;
+    };
     std::vector<Window> windows;
     std::vector<Number> numbers;
     std::vector<Item> items;
     std::vector<Heatmap> heatmaps;
+    std::vector<Value> values;
     void clear() {
+        values.clear();
         windows.clear();
         numbers.clear();
         items.clear();
@@ -107,6 +113,10 @@ public:
     // Records the last item (a field or a button) in the draw report, when one is collected.
     void report_item(const std::string& name) {
         if (report) report->items.push_back({name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+    }
+    // Records a number shown, when a report is collected.
+    void report_value(std::string name, double value) {
+        if (report) report->values.push_back({std::move(name), value});
     }
 };
 

@@ -109,6 +109,39 @@ TEST_F(Chooser, BrowsesIntoFoldersAndBackAndChoosesAFile) {
     EXPECT_FALSE(frame(c));  // once
 }
 
+// Open model…: a folder is chosen — the one named or selected, else (nothing named, or a file
+// selected) the one listed; a double-click enters a folder instead.
+TEST_F(Chooser, AFolderIsChosenInFolderMode) {
+    FileChooser c;
+    c.use_native = false;
+    c.open(FileChooser::Mode::folder, "Open a model folder", {}, (dir.path / "a-folder").string());
+    EXPECT_EQ(fs::path(c.directory()), dir.path);
+    EXPECT_EQ(c.name, "a-folder");
+    EXPECT_FALSE(frame(c));
+    c.activate(1);  // b-folder: entered, not chosen
+    EXPECT_FALSE(frame(c));
+    EXPECT_EQ(fs::path(c.directory()), dir.path / "b-folder");
+    c.go_to("..");
+    c.name = "a-folder";
+    c.confirm();
+    std::optional<std::string> chosen = frame(c);
+    ASSERT_TRUE(chosen);
+    EXPECT_EQ(fs::path(*chosen), dir.path / "a-folder");
+    c.open(FileChooser::Mode::folder, "Open a model folder", {}, (dir.path / "a-folder").string());
+    ASSERT_TRUE(c.go_to("a-folder"));
+    c.name = "inner.json";  // a file selected: the folder listed
+    c.confirm();
+    chosen = frame(c);
+    ASSERT_TRUE(chosen);
+    EXPECT_EQ(fs::path(*chosen), dir.path / "a-folder");
+    c.open(FileChooser::Mode::folder, "Open a model folder", {}, (dir.path / "a-folder").string());
+    c.name = "no-such-folder";
+    c.confirm();
+    EXPECT_FALSE(frame(c));
+    EXPECT_NE(c.error().find("not a folder"), std::string::npos) << c.error();
+    EXPECT_TRUE(c.is_open());
+}
+
 TEST_F(Chooser, SeveralFilesAreMarkedAndChosenTogether) {
     dir.file("w.json", "{}");
     FileChooser c;

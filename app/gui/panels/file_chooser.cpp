@@ -191,11 +191,14 @@ void FileChooser::start_native(const std::string& tool) {
         args.insert(args.end(), {"--file-selection", "--title=" + title_, "--filename=" + start});
         if (mode_ == Mode::save) args.insert(args.end(), {"--save", "--confirm-overwrite"});
         if (mode_ == Mode::open_several) args.insert(args.end(), {"--multiple", "--separator=\n"});
+        if (mode_ == Mode::folder) args.push_back("--directory");
         for (const FileFilter& each : filters_) {
             std::string p;
             for (const std::string& ext : each.extensions) p += " *" + ext;
             args.push_back("--file-filter=" + each.name + " |" + (p.empty() ? " *" : p));
         }
+    } else if (mode_ == Mode::folder) {
+        args.insert(args.end(), {"--title", title_, "--getexistingdirectory", start});
     } else {
         args.insert(args.end(), {"--title", title_, mode_ == Mode::save ? "--getsavefilename" : "--getopenfilename",
                                  start, patterns.empty() ? "*" : patterns + "|" + f.name});
@@ -240,6 +243,15 @@ bool FileChooser::go_to(const std::string& dir) {
 
 void FileChooser::choose(const std::string& path) {
     std::error_code ec;
+    if (mode_ == Mode::folder) {
+        if (fs::is_directory(path, ec)) {
+            chosen_ = path;
+            state_ = State::closed;
+        } else {
+            error_ = path + ": not a folder";
+        }
+        return;
+    }
     if (mode_ == Mode::save && fs::exists(path, ec)) {
         replace_ = path;
         state_ = State::ask_replace;
@@ -280,6 +292,12 @@ void FileChooser::toggle_mark(int index) {
 std::vector<std::string> FileChooser::take_more() { return std::exchange(more_, {}); }
 
 void FileChooser::confirm() {
+    if (mode_ == Mode::folder) {  // the folder selected or named, else the one listed (also for a file selected)
+        std::error_code ec;
+        const std::string named = (fs::path(dir_) / name).lexically_normal().string();
+        choose(name.empty() || fs::is_regular_file(named, ec) ? dir_ : named);
+        return;
+    }
     if (mode_ == Mode::open_several && !marked.empty() && name.empty()) {
         std::vector<int> order = marked;
         std::sort(order.begin(), order.end());
@@ -403,7 +421,7 @@ void FileChooser::draw_browser(UiContext& ui) {
                 } else {
                     marked.clear();
                     selected = k;
-                    if (!e.directory) name = e.name;
+                    if (!e.directory || mode_ == Mode::folder) name = e.name;
                     if (ImGui::IsMouseDoubleClicked(0)) activated = k;
                 }
             }
@@ -443,13 +461,17 @@ void FileChooser::draw_browser(UiContext& ui) {
     }
     if (ImGui::Checkbox("hidden files", &show_hidden)) refresh();
     ImGui::SameLine();
-    const char* action = mode_ == Mode::save ? "Save" : "Open";
+    const char* action = mode_ == Mode::save ? "Save" : mode_ == Mode::folder ? "Open folder" : "Open";
     const bool pressed = ImGui::Button(action);
     ui.report_item(std::string("files: ") + action);
     if (enter || pressed) confirm();
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) state_ = State::closed;
     ui.report_item("files: cancel");
+    if (mode_ == Mode::folder) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", name.empty() ? "opens the folder listed" : "opens the folder selected");
+    }
     if (mode_ == Mode::open_several) {
         ImGui::SameLine();
         if (marked.empty())

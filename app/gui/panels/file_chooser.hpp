@@ -58,7 +58,9 @@ class FileChooser {
 public:
     // open_several: as open, and Ctrl+click marks several files (the native dialogs' multiple
     // selection), all chosen at once.
-    enum class Mode { open, save, open_several };
+    // folder: a folder is chosen, the one selected in the listing (a click), else the one listed
+    // (a double-click enters a folder).
+    enum class Mode { open, save, open_several, folder };
 
     FileChooser();
     ~FileChooser() = default;  // waits for a native dialog still open: the user closes it, it is not killed

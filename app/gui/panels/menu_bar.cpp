@@ -110,6 +110,11 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
                 if (!chosen.empty()) open_and_note(state, menu, chosen);
             }
             if (ImGui::MenuItem("Import layer...")) ui.request(command::ImportLayer{});
+            if (ImGui::MenuItem("Open model...")) ui.request(command::OpenModel{});
+            ui.report_item("file: open model");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip(
+                    "A Hugging Face model folder (GPT-2, BERT, Llama...): type a sentence, see every layer");
             if (ImGui::MenuItem("Open beside...")) ui.request(command::OpenBeside{});
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session to show beside this one in the Model view");
             if (ImGui::MenuItem("Import all layers...")) ui.request(command::ImportAllLayers{});

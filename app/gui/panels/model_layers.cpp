@@ -12,18 +12,18 @@
 
 namespace attnviz::app {
 
-namespace {
-
-// Row 0's numbers are computed on the UI thread up to this many weights (all heads together):
-// about a millisecond. Beyond, the weights are copied and summarized on the worker.
-constexpr std::int64_t sync_weights = std::int64_t{1} << 18;
-
 std::string problems_text(const core::Problems& problems) {
     std::string text;
     for (size_t k = 0; k < problems.size() && k < 4; ++k) text += (k ? "; " : "") + problems[k].str();
     if (problems.size() > 4) text += "; …";
     return text;
 }
+
+namespace {
+
+// Row 0's numbers are computed on the UI thread up to this many weights (all heads together):
+// about a millisecond. Beyond, the weights are copied and summarized on the worker.
+constexpr std::int64_t sync_weights = std::int64_t{1} << 18;
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
@@ -385,7 +385,7 @@ bool Layers::busy() const {
 void Layers::wait() { worker_.wait(); }
 
 void Layers::remove(int k) {
-    if (k < 1 || k >= size()) return;
+    if (k < 1 || k >= size() || !rows_[static_cast<size_t>(k)].held) return;  // a model's blocks close with it
     if (const std::shared_ptr<const core::Session>& s = rows_[static_cast<size_t>(k)].session) {
         std::lock_guard<std::mutex> lock(shared_->m);
         shared_->held -= core::session_bytes(*s);
@@ -403,12 +403,28 @@ void Layers::clear() {
         std::lock_guard<std::mutex> lock(shared_->m);
         ++shared_->epoch;  // what is queued or on its way is dropped
         for (size_t k = 1; k < rows_.size(); ++k)
-            if (rows_[k].session) shared_->held -= core::session_bytes(*rows_[k].session);
+            if (rows_[k].session && rows_[k].held) shared_->held -= core::session_bytes(*rows_[k].session);
     }
     rows_.resize(1);
     slots_.resize(1);
     editing_row_ = -1;
+    model_ = false;
 }
+
+void Layers::set_model_rows(std::vector<Row> rows, bool keep_editing) {
+    const int editing = keep_editing ? editing_row_ : -1;
+    clear();
+    model_ = true;
+    for (Row& row : rows) {
+        row.serial = ++serial_;
+        row.held = false;  // the run's
+        rows_.push_back(std::move(row));
+        slots_.push_back(nullptr);
+    }
+    editing_row_ = editing < size() ? editing : -1;
+}
+
+void Layers::end_editing() { editing_row_ = -1; }
 
 void Layers::set_memory_budget(std::int64_t bytes) {
     std::lock_guard<std::mutex> lock(shared_->m);
@@ -431,12 +447,14 @@ bool Layers::open_row(AppState& state, int k) {
 
 void Layers::open_in_editor(AppState& state, int k, int head) {
     if (k < 0 || k >= size()) return;
-    if (k > 0 && !open_row(state, k)) return;  // refused (and said why): the session stays
+    // Refused (and said why): the session stays. A model's block being edited is the session already.
+    if (k > 0 && !(model_ && k == editing_row_) && !open_row(state, k)) return;
     if (head >= 0 && head < state.config().heads) state.view({core::MatrixId::weights, head});
 }
 
 bool Layers::editing(const AppState& state, int k) const {
     if (k < 1 || k >= size()) return false;
+    if (model_) return k == editing_row_;  // its edits run through the model: it stays the one edited
     if (k == editing_row_ && state.revision() == editing_revision_) return true;
     const Row& r = rows_[static_cast<size_t>(k)];
     return !r.path.empty() && r.path == state.file_path() && !state.modified();

@@ -25,6 +25,9 @@
 
 namespace attnviz::app {
 
+// Problems as one line for a message: the first four, "; " between them.
+std::string problems_text(const core::Problems& problems);
+
 class Layers {
 public:
     struct Row {
@@ -36,6 +39,7 @@ public:
         std::shared_ptr<const core::LayerSummary> summary;  // null while computing
         std::string error;         // why it has no summary (too large for the memory budget, …)
         std::uint64_t serial = 0;  // new with every summary: keys its thumbnails' textures
+        bool held = true;          // its session's bytes count against the budget here (not a model run's block)
         int n = 0, keys = 0, heads = 0;
         bool computing() const { return !summary && error.empty(); }
     };
@@ -70,6 +74,15 @@ public:
     void remove(int k);  // k ≥ 1
     void clear();        // every row but this session
 
+    // The model mode (model_run.hpp): rows 1.. become the blocks of a model's run, their numbers
+    // computed with it. `keep_editing`: the row being edited stays so (an edit's rerun); else none is.
+    // clear() ends it.
+    void set_model_rows(std::vector<Row> rows, bool keep_editing);
+    // The rows are a model run's blocks: this session's row is not shown (it is one of them).
+    bool model() const { return model_; }
+    // No row is the session being edited any more (a model's block whose edits stopped running).
+    void end_editing();
+
     // The bytes of the sessions held beside this one may not pass this (the app's memory budget):
     // a layer that would is refused with a message.
     void set_memory_budget(std::int64_t bytes);
@@ -100,6 +113,7 @@ private:
     std::uint64_t serial_ = 0;
     int editing_row_ = -1;
     std::uint64_t editing_revision_ = 0;
+    bool model_ = false;
     Worker worker_;  // last: destroyed (joined) before the members its tasks read
 };
 

@@ -13,6 +13,7 @@
 #include "../widgets/matrix_view.hpp"
 #include "core/base/format.hpp"
 #include "menu_bar.hpp"
+#include "model_sentence.hpp"
 
 namespace attnviz::app {
 
@@ -105,6 +106,7 @@ void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, 
 void update_model_panel(AppState& state, ModelPanel& p) {
     p.layers.set_memory_budget(state.memory_budget());
     p.layers.poll(state);
+    p.run.update(state, p.layers, ImGui::GetTime());
 }
 
 void open_beside_dialog(const AppState& state, ModelPanel& p) {
@@ -112,7 +114,14 @@ void open_beside_dialog(const AppState& state, ModelPanel& p) {
                         session_filters(), state.file_path());
 }
 
+void open_model_dialog(const AppState& state, ModelPanel& p) {
+    p.model_folder.open(FileChooser::Mode::folder, "Open a model folder (config.json, model.safetensors, tokenizer)",
+                        {}, p.run.folder() ? p.run.folder()->folder() : state.file_path());
+}
+
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
+    if (const std::optional<std::string> folder = p.model_folder.draw(ui))
+        p.run.open(*folder, p.run.is_open() ? p.run.text() : default_model_text, state.memory_budget());
     if (const std::optional<std::string> path = p.beside_files.draw(ui)) {
         std::vector<std::string> paths{*path};
         for (std::string& more : p.beside_files.take_more()) paths.push_back(std::move(more));
@@ -178,9 +187,14 @@ void draw_model_controls(UiContext& ui, ModelPanel& p) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session file (or a checkpoint's layers) as rows below");
         if (ImGui::MenuItem("Import all layers...")) ui.request(command::ImportAllLayers{});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layers of a checkpoint, with the import's options");
+        if (ImGui::MenuItem("Open model...")) ui.request(command::OpenModel{});
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("A Hugging Face model folder: every layer of its forward pass");
         ImGui::Separator();
-        if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, p.layers.size() > 1))
+        if (p.run.is_open()) {
+            if (ImGui::MenuItem("Close the model")) p.run.close(p.layers);
+        } else if (ImGui::MenuItem("Close every layer beside this session", nullptr, false, p.layers.size() > 1)) {
             p.layers.clear();
+        }
         ImGui::EndPopup();
     }
 }
@@ -196,7 +210,7 @@ void draw_order_line(const ModelPanel& p) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(order.c_str());
     ImGui::PopTextWrapPos();
-    if (p.layers.size() == 1)
+    if (p.layers.size() == 1 && !p.run.is_open() && p.run.opening().empty())
         ImGui::TextWrapped(
             "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "
             "layers... a checkpoint's layers (also: attnviz SESSION --beside A.json B.json, attnviz --model DIR).");
@@ -212,6 +226,8 @@ struct ModelGrid {
     float small_size = 0, caption_h = 0;
     float name_w = 0, gap = 0, side = 0, column = 0, row_h = 0;
     bool transposed = false;
+    bool computing = false;          // a model run is computing: the rows show the previous one
+    bool model = false;              // the rows are a model run's blocks (they close with the model)
     std::vector<core::HeadRef> top;  // the heads to outline
     ImU32 text_col = 0, dim_col = 0;
 };
@@ -226,6 +242,9 @@ ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPane
     ModelGrid g;
     for (int r = 1; r < layers.size(); ++r)
         if (layers.editing(state, r)) g.first = 1;
+    if (layers.model()) g.first = 1;  // this session is one of the model's blocks
+    g.model = layers.model();
+    g.computing = p.run.computing();
     int heads = 1;
     for (int r = g.first; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
     const ImVec2 avail = g.avail = ImGui::GetContentRegionAvail();
@@ -289,15 +308,15 @@ void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, I
             clicked.row = r;
             clicked.head = -1;
         }
-        if (ImGui::MenuItem("Close")) clicked.row = -2 - r;  // removed after the loop
+        if (row.held && ImGui::MenuItem("Close")) clicked.row = -2 - r;  // removed after the loop
         ImGui::EndPopup();
     }
     ui.report_item("model row " + std::to_string(r));
     draw->AddText(o, editing || r == 0 ? ui.color(Color::ok_text) : g.text_col,
                   fitted_text(row.name, g.name_w - g.gap).c_str());
-    const std::string state_line = row.computing()      ? "computing..."
-                                   : !row.error.empty() ? "not computed"
-                                   : editing            ? "being edited"
+    const std::string state_line = row.computing() || (g.model && g.computing) ? "computing..."
+                                   : !row.error.empty()                        ? "not computed"
+                                   : editing                                   ? "being edited"
                                              : "n " + std::to_string(row.n) + ", h " + std::to_string(row.heads);
     draw->AddText(g.small, g.small_size, {o.x, o.y + ImGui::GetTextLineHeightWithSpacing()},
                   row.error.empty() ? g.dim_col : ui.color(Color::error_text), state_line.c_str());
@@ -325,6 +344,9 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
         draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, g.transposed, a, side, range, row.serial,
                        "model " + std::to_string(r) + ":" + std::to_string(h + 1));
         const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
+        if (p.layers.model())  // a model's block: its numbers for tests comparing runs
+            ui.report_value("model row " + std::to_string(r) + " head " + std::to_string(h) + " entropy",
+                            s.mean_entropy);
         // Under it: the head's number (dimmed), and its value of the sort key at the right,
         // when both fit; else the number alone.
         const std::string number = std::to_string(h + 1), value = head_key_text(s, p.sort);
@@ -381,8 +403,11 @@ void draw_grid_row(const AppState& state, UiContext& ui, const ModelPanel& p, in
 void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     Layers& layers = p.layers;
     layers.sync(state);
+    if (!p.run.opening().empty())
+        ImGui::TextDisabled("Opening the model %s...", fitted_text(p.run.opening(), ImGui::GetFontSize() * 30).c_str());
+    if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence);
     draw_model_controls(ui, p);
-    draw_order_line(p);
+    if (!p.run.is_open()) draw_order_line(p);  // a model's rows need the room (the sort's tooltip says it)
 
     // The grid, a row per layer.
     ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
@@ -396,9 +421,12 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
     clipper.End();
     ImGui::EndChild();
 
-    if (clicked.row >= 0)
+    if (clicked.row >= 0) {
         layers.open_in_editor(state, clicked.row, clicked.head);
-    else if (clicked.row <= -2)
+        // A model's block opened in the editor: its edits run through the later blocks.
+        if (layers.model() && clicked.row >= 1 && layers.editing(state, clicked.row))
+            p.run.begin_edit(state, clicked.row - 1);
+    } else if (clicked.row <= -2)
         layers.remove(-2 - clicked.row);
 }
 

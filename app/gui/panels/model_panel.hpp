@@ -22,6 +22,7 @@
 #include "file_chooser.hpp"
 #include "import_dialog.hpp"
 #include "model_layers.hpp"
+#include "model_run.hpp"
 
 namespace attnviz::app {
 
@@ -33,6 +34,10 @@ struct ModelPanel {
     bool one_scale = false;                    // every head on 0..1 instead of each on its own range
     FileChooser beside_files;                  // File > Open beside…
     ImportDialog import_all;                   // File > Import all layers…
+    FileChooser model_folder;                  // File > Open model…
+    std::string sentence;                      // the sentence box's text (model mode)
+    ModelRun run;                              // model mode: a model folder and its run (declared last: its
+                                               // worker ends before the rows it fills)
     ModelPanel() { import_all.all_layers = true; }
 };
 
@@ -47,6 +52,8 @@ void update_model_panel(AppState& state, ModelPanel& panel);
 // Every frame, after every window (a dialog opens whatever panel or tab is shown): the panel's
 // dialogs (Open beside…, Import all layers…).
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& panel);
+// Opens File > Open model…'s folder chooser.
+void open_model_dialog(const AppState& state, ModelPanel& panel);
 // Opens File > Open beside…'s file chooser.
 void open_beside_dialog(const AppState& state, ModelPanel& panel);
 

@@ -1,0 +1,308 @@
+#include "model_run.hpp"
+
+#include <new>
+
+#include "core/base/text.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+using Outcome = ModelRun::Outcome;
+
+// A block's heads' numbers from its float trace (the summaries are computed in double).
+std::shared_ptr<const core::LayerSummary> summarize(const core::TraceT<float>& trace) {
+    std::vector<core::Matrix> weights;
+    weights.reserve(trace.heads.size());
+    for (const core::HeadTraceT<float>& h : trace.heads) weights.push_back(h.weights.cast<double>());
+    std::vector<const core::Matrix*> pointers;
+    for (const core::Matrix& w : weights) pointers.push_back(&w);
+    return std::make_shared<const core::LayerSummary>(core::summarize_layer(pointers));
+}
+
+// What the panels show of a run: the blocks' summaries (those before `from` taken from `base`), the
+// prediction, the logit lens, rollout and the residual norms.
+std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
+                                      std::shared_ptr<const model::RunState<float>> run, const ModelResults* base,
+                                      int from) {
+    auto r = std::make_shared<ModelResults>();
+    for (const std::int32_t id : run->token_ids) r->texts.push_back(tokenizer.decode({id}));
+    for (size_t l = 0; l < run->layers.size(); ++l)
+        r->summaries.push_back(base && static_cast<int>(l) < from ? base->summaries[l]
+                                                                  : summarize(run->layers[l].trace));
+    r->logits = run->logits_last.cast<double>();
+    if (folder.config().causal()) {
+        core::Result<model::LogitLens> lens = model::logit_lens(folder, *run);
+        if (lens)
+            r->lens = std::move(*lens.value);
+        else
+            r->lens_problem = problems_text(lens.problems);
+    } else {
+        r->lens_problem = std::string("no LM head: ") + model::to_string(folder.config().architecture) +
+                          " is an encoder, it predicts no next token";
+    }
+    r->rollout = model::attention_rollout(*run);
+    r->norms = model::residual_norms(*run);
+    r->edited_layer = from;
+    r->run = std::move(run);
+    return r;
+}
+
+// The tokens of `text` run through the model, or why not (the text's problem).
+Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& tokenizer, const std::string& text,
+                 std::int64_t budget) {
+    Outcome out;
+    out.text_problem = true;
+    core::Result<model::Encoding> encoded = tokenizer.encode(text);
+    if (!encoded) {
+        out.problem = "The tokenizer cannot take this text: " + problems_text(encoded.problems);
+        return out;
+    }
+    const std::vector<std::int32_t>& ids = encoded.value->ids;
+    if (ids.empty()) {
+        out.problem = "No tokens: type a sentence.";
+        return out;
+    }
+    if (const core::Problems p = model::token_problems(folder.config(), ids); !p.empty()) {
+        out.problem = problems_text(p);
+        return out;
+    }
+    core::Result<model::RunState<float>> run = model::run_model<float>(folder, ids, encoded.value->tokens, budget);
+    if (!run) {
+        out.problem = problems_text(run.problems);
+        return out;
+    }
+    out.results = analyse(folder, tokenizer, std::make_shared<const model::RunState<float>>(std::move(*run.value)),
+                          nullptr, -1);
+    return out;
+}
+
+// Block `layer`'s session replaced by `session` in a copy of `base`'s run, that block and every
+// later one rerun.
+Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
+                 std::shared_ptr<const ModelResults> base, int layer, core::Session session) {
+    Outcome out;
+    if (!(session.config == base->run->layers[static_cast<size_t>(layer)].session.config)) {
+        out.problem = "The edit of layer " + std::to_string(layer) + " was made on another sentence: not run";
+        return out;
+    }
+    auto run = std::make_shared<model::RunState<float>>(*base->run);
+    run->layers[static_cast<size_t>(layer)].session = std::move(session);
+    if (const core::Problems p = model::rerun_from(folder, *run, layer); !p.empty()) {
+        out.problem = "The edit of layer " + std::to_string(layer) +
+                      " could not run through the model: " + problems_text(p);
+        return out;
+    }
+    out.results = analyse(folder, tokenizer, std::move(run), base.get(), layer);
+    return out;
+}
+
+// Opens the folder and its tokenizer and runs `text`.
+Outcome open_folder(const std::string& path, const std::string& text, std::int64_t budget) {
+    Outcome out;
+    core::Result<model::ModelFolder> folder = model::ModelFolder::open(path);
+    if (!folder) {
+        out.problem = "Could not open the model " + path + ": " + problems_text(folder.problems);
+        return out;
+    }
+    core::Result<model::Tokenizer> tokenizer = model::load_tokenizer(path);
+    if (!tokenizer) {
+        out.problem = "Could not open the model " + path + ": no tokenizer: " + problems_text(tokenizer.problems);
+        return out;
+    }
+    out = run_text(*folder.value, *tokenizer.value, text, budget);
+    if (!out.results) {
+        out.problem = "Could not run the model " + path + " on \"" + core::bounded_text(text, 40) +
+                      "\": " + out.problem;
+        out.text_problem = false;
+        return out;
+    }
+    out.folder = std::make_shared<const model::ModelFolder>(std::move(*folder.value));
+    out.tokenizer = std::make_shared<const model::Tokenizer>(std::move(*tokenizer.value));
+    return out;
+}
+
+}  // namespace
+
+std::string visible_token(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        if (c == ' ')
+            out += "\xC2\xB7";  // ·
+        else if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else
+            out += c;
+    }
+    return out.empty() ? "\xE2\x88\x85" : out;  // ∅
+}
+
+void ModelRun::open(const std::string& folder, std::string text, std::int64_t memory_budget, int edit_layer) {
+    memory_budget_ = memory_budget;
+    opening_ = folder;
+    opening_text_ = text;
+    edit_layer_ = edit_layer;
+    pending_.reset();
+    text_changed_at_ = -1;
+    job_ = worker_.submit([folder, text = std::move(text), memory_budget](const Worker::Stop&) {
+        try {
+            return open_folder(folder, text, memory_budget);
+        } catch (const std::bad_alloc&) {
+            Outcome out;
+            out.problem = "Could not open the model " + folder + ": out of memory";
+            return out;
+        }
+    });
+}
+
+void ModelRun::close(Layers& layers) {
+    job_.cancel();
+    pending_.reset();
+    folder_.reset();
+    tokenizer_.reset();
+    results_.reset();
+    before_.reset();
+    opening_.clear();
+    text_problem_.clear();
+    editing_ = -1;
+    layers.clear();
+}
+
+bool ModelRun::busy() const { return job_.valid() || pending_.has_value() || text_changed_at_ >= 0; }
+
+void ModelRun::set_text(std::string text, double now) {
+    if (text == text_) return;
+    text_ = std::move(text);
+    text_changed_at_ = now;
+}
+
+void ModelRun::begin_edit(const AppState& state, int layer) {
+    if (!results_ || layer < 0 || layer >= static_cast<int>(results_->run->layers.size())) return;
+    editing_ = layer;
+    seen_revision_ = state.revision();
+}
+
+void ModelRun::submit(Request request) {
+    if (job_.valid()) {  // one job at a time: the newest request waits for it
+        pending_ = std::move(request);
+        return;
+    }
+    std::shared_ptr<const model::ModelFolder> folder = folder_;
+    std::shared_ptr<const model::Tokenizer> tokenizer = tokenizer_;
+    const std::int64_t budget = memory_budget_;
+    std::shared_ptr<const ModelResults> base = results_;
+    job_ = worker_.submit([folder, tokenizer, budget, base, request = std::move(request)](const Worker::Stop&) {
+        try {
+            if (request.text) return run_text(*folder, *tokenizer, *request.text, budget);
+            return run_edit(*folder, *tokenizer, base, request.layer, request.session);
+        } catch (const std::bad_alloc&) {
+            Outcome out;
+            out.problem = "Out of memory while running the model";
+            return out;
+        }
+    });
+}
+
+// The session being edited changed: it runs through the model from its block, unless it is no
+// longer that block (its shape changed, another file was opened).
+void ModelRun::check_edit(AppState& state, Layers& layers) {
+    if (editing_ < 0 || !results_ || state.revision() == seen_revision_) return;
+    seen_revision_ = state.revision();
+    const core::Session& block = results_->run->layers[static_cast<size_t>(editing_)].session;
+    if (!(state.config() == block.config) || !state.file_path().empty()) {
+        state.set_message("The session being edited is no longer layer " + std::to_string(editing_) +
+                              " of the model (its shape changed or another file was opened): its edits no longer "
+                              "run through the model. Click a layer in the model view to edit it.",
+                          false);
+        editing_ = -1;
+        layers.end_editing();
+        return;
+    }
+    if (state.session() == block) return;
+    submit({std::nullopt, editing_, state.session()});
+}
+
+void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
+    if (!outcome.results) {
+        if (outcome.text_problem)
+            text_problem_ = outcome.problem;
+        else
+            state.set_message(outcome.problem, true);
+        opening_.clear();
+        return;
+    }
+    text_problem_.clear();
+    const bool opened = outcome.folder != nullptr;
+    if (opened) {
+        folder_ = std::move(outcome.folder);
+        tokenizer_ = std::move(outcome.tokenizer);
+        text_ = opening_text_;
+        state.set_message("Opened the model " + folder_->folder() + " (" +
+                              model::to_string(folder_->config().architecture) + ", " +
+                              std::to_string(folder_->config().layers) + " layers): click a head to edit its layer",
+                          false);
+        opening_.clear();
+    }
+    const bool edit = outcome.results->edited_layer >= 0;
+    before_ = edit ? results_ : nullptr;
+    if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
+        editing_ = -1;
+        if (pending_ && !pending_->text) pending_.reset();
+    }
+    outcome.results->serial = ++serial_;
+    results_ = std::move(outcome.results);
+    std::vector<Layers::Row> rows;
+    const model::RunState<float>& run = *results_->run;
+    for (size_t l = 0; l < run.layers.size(); ++l) {
+        Layers::Row row;
+        row.name = "layer " + std::to_string(l);
+        row.source = folder_->folder() + ", block " + std::to_string(l);
+        row.session = std::shared_ptr<const core::Session>(results_->run, &run.layers[l].session);
+        row.summary = results_->summaries[l];
+        row.n = row.session->config.n;
+        row.keys = row.session->config.kv_len();
+        row.heads = row.session->config.heads;
+        rows.push_back(std::move(row));
+    }
+    layers.set_model_rows(std::move(rows), edit);
+    if (opened && edit_layer_ >= 0 && edit_layer_ + 1 < layers.size()) {
+        layers.open_in_editor(state, edit_layer_ + 1, 0);
+        if (layers.editing(state, edit_layer_ + 1)) begin_edit(state, edit_layer_);
+    }
+    if (opened) edit_layer_ = -1;
+}
+
+void ModelRun::update(AppState& state, Layers& layers, double now) {
+    if (job_.ready()) {
+        std::optional<Outcome> outcome;
+        try {
+            outcome = job_.take();
+        } catch (const std::exception& e) {
+            state.set_message(std::string("The model could not run: ") + e.what(), true);
+        }
+        if (outcome) take(state, layers, std::move(*outcome));
+        if (pending_ && folder_) {
+            Request next = std::move(*pending_);
+            pending_.reset();
+            submit(std::move(next));
+        }
+    }
+    if (!folder_) return;
+    if (text_changed_at_ >= 0 && now - text_changed_at_ >= debounce_seconds) {
+        text_changed_at_ = -1;
+        submit({text_, -1, {}});
+    }
+    check_edit(state, layers);
+}
+
+std::string ModelRun::token_text(std::int32_t id) const {
+    return tokenizer_ ? tokenizer_->decode({id}) : "#" + std::to_string(id);
+}
+
+std::string ModelRun::token_piece(std::int32_t id) const {
+    return tokenizer_ ? tokenizer_->token_text(id) : "#" + std::to_string(id);
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,137 @@
+// The model mode: a Hugging Face model folder (core/model/model_folder.hpp), a sentence, and the
+// whole forward pass of that sentence (core/model/runtime.hpp), kept for the model view (one row per
+// block), the Next token panel and the Model analysis panel (logit lens, rollout, residual norms).
+//
+// Everything that reads the folder or runs the model runs on this object's Worker, one job at a
+// time: opening (the folder and its tokenizer read, then the first run), a run of a new sentence
+// (started once the sentence box has not changed for a moment), and a rerun after an edit of the
+// block being edited (rerun_from: the blocks before it are reused). A job works on its own copy of
+// the run, so the previous results stay shown, marked computing, until it finishes; a failure
+// leaves them as they were and says why (the sentence box for its text, the app's message else).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../app_state.hpp"
+#include "../worker.hpp"
+#include "core/attention/layer_summary.hpp"
+#include "core/model/analysis.hpp"
+#include "core/model/model_folder.hpp"
+#include "core/model/runtime.hpp"
+#include "core/model/tokenizer.hpp"
+#include "model_layers.hpp"
+
+namespace attnviz::app {
+
+// The sentence a model opens with when none is given.
+inline constexpr const char* default_model_text = "The quick brown fox jumps over the lazy dog.";
+
+// A token's text as the model panels show it: spaces as "·" (GPT-2's " world" is "·world"), line
+// breaks and tabs as \n and \t, "∅" for a token that decodes to nothing, so every token shows.
+std::string visible_token(const std::string& text);
+
+// One forward pass as the model panels show it (the run in float, every number of it computed on
+// the worker).
+struct ModelResults {
+    std::shared_ptr<const model::RunState<float>> run;
+    std::vector<std::string> texts;                                    // n: each token decoded, for chips and grids
+    std::vector<std::shared_ptr<const core::LayerSummary>> summaries;  // per block: its heads' numbers
+    Eigen::RowVectorXd logits;                                         // 1×vocab: the last position's (causal LMs)
+    std::optional<model::LogitLens> lens;                              // (L+1)×n; none for encoders
+    std::string lens_problem;                                          // why there is no lens
+    std::vector<core::Matrix> rollout;                                 // per block, n×n
+    core::Matrix norms;                                                // (L+1)×n: ‖x_l[i]‖
+    int edited_layer = -1;     // the block an edit reran from; -1: a new sentence
+    std::uint64_t serial = 0;  // new with every run
+};
+
+class ModelRun {
+public:
+    ModelRun() = default;
+    ~ModelRun() = default;  // the worker goes first (declared last)
+    ModelRun(const ModelRun&) = delete;
+    ModelRun& operator=(const ModelRun&) = delete;
+
+    // Opens a model folder and runs `text` through it, on the worker. The model open so far (if
+    // any) stays until the new one has opened and run; a failure is said in the app's message.
+    // `edit_layer` ≥ 0: once open, that block becomes the session being edited (attnviz --model DIR
+    // without a session: the first; a block the model does not have: none).
+    void open(const std::string& folder, std::string text, std::int64_t memory_budget, int edit_layer = -1);
+    // A folder is being opened (its name), "" when none.
+    const std::string& opening() const { return opening_; }
+    // No model: the model view goes back to layers opened beside the session.
+    void close(Layers& layers);
+    bool is_open() const { return folder_ != nullptr; }
+    // Opening, running or rerunning, or a sentence waiting to be run.
+    bool busy() const;
+    // A job is running whose results will replace those shown.
+    bool computing() const { return job_.valid() || pending_.has_value(); }
+    // Blocks until the worker has finished (tests, screenshots); update() then takes the results.
+    void wait() const { job_.wait(); }
+
+    // The sentence box's text: run once it has not changed for `debounce_seconds`.
+    void set_text(std::string text, double now);
+    const std::string& text() const { return text_; }
+    static constexpr double debounce_seconds = 0.25;
+    // Why the sentence box's text is not the one shown ("" when it is, or while it runs).
+    const std::string& text_problem() const { return text_problem_; }
+
+    // Once a frame: takes what the worker finished (a model opened, a run, a failure), starts the
+    // sentence's run once it is due, and reruns from the block being edited when the session being
+    // edited changed. Rows 1.. of `layers` become the blocks of each new run.
+    void update(AppState& state, Layers& layers, double now);
+    // Block `layer` (row layer + 1 of the model view) was opened in the editor: its edits now run
+    // through the model.
+    void begin_edit(const AppState& state, int layer);
+    int editing_layer() const { return editing_; }
+
+    const model::ModelFolder* folder() const { return folder_.get(); }
+    const ModelResults* results() const { return results_.get(); }
+    // The results the last edit started from (for what it changed); null after a new sentence.
+    const ModelResults* before_edit() const { return before_.get(); }
+    // A vocabulary id as text (decoded: "Ġworld" shows as " world").
+    std::string token_text(std::int32_t id) const;
+    std::string token_piece(std::int32_t id) const;
+
+    // What a job hands back: the folder and tokenizer it opened (opening only), its results, or
+    // why it has none.
+    struct Outcome {
+        std::shared_ptr<const model::ModelFolder> folder;
+        std::shared_ptr<const model::Tokenizer> tokenizer;
+        std::shared_ptr<ModelResults> results;
+        std::string problem;
+        bool text_problem = false;  // the sentence's (shown in the box), else the model's (a message)
+    };
+
+private:
+    struct Request {
+        std::optional<std::string> text;  // a new sentence
+        int layer = -1;                   // else an edit of this block's session
+        core::Session session;
+    };
+    void submit(Request request);
+    void take(AppState& state, Layers& layers, Outcome outcome);
+    void check_edit(AppState& state, Layers& layers);
+
+    std::shared_ptr<const model::ModelFolder> folder_;
+    std::shared_ptr<const model::Tokenizer> tokenizer_;
+    std::shared_ptr<const ModelResults> results_, before_;
+    std::string text_, text_problem_;
+    std::string opening_;       // the folder being opened ("" when none)
+    std::string opening_text_;  // the sentence it opens with
+    int edit_layer_ = -1;
+    std::int64_t memory_budget_ = core::default_memory_budget;
+    std::optional<Request> pending_;  // to run once the job running has finished
+    double text_changed_at_ = -1;     // ≥ 0: the sentence changed then and is not run yet
+    int editing_ = -1;                // the block being edited, -1: none
+    std::uint64_t seen_revision_ = 0;
+    std::uint64_t serial_ = 0;
+    Worker::Job<Outcome> job_;
+    Worker worker_;  // last: destroyed (joined) before the members its jobs read
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,16 @@
+// The model mode's sentence box, above the model view: the text the model runs (re-run as it is
+// typed, once it rests a moment), its tokens as chips (the decoded text, the id under it; a tooltip
+// with the id and the vocabulary piece), and why a text is not run (the previous run stays shown).
+#pragma once
+
+#include <string>
+
+#include "../ui_context.hpp"
+#include "model_run.hpp"
+
+namespace attnviz::app {
+
+// `buffer`: the box's text, kept between frames (set from the run's text while not being typed in).
+void draw_model_sentence(UiContext& ui, ModelRun& run, std::string& buffer);
+
+}  // namespace attnviz::app

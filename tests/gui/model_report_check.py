@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Checks the model mode's draw report (attnviz --model DIR --text TEXT --report R.json).
+
+  model_report_check.py reference R.json EXPECTED.json
+      The numbers the model panels showed against the reference forward pass of
+      tests/reference/models/generate.py (computed in double; the app runs in float): the token ids
+      (exact), the next tokens' ids (exact) and p (1e-5), the logit lens's top ids (exact) and p
+      (1e-4), every rollout value (1e-5) and the residual norms (1e-5 relative). A model without an
+      LM head must show no next token and no lens.
+  model_report_check.py edit BEFORE.json AFTER.json LAYER
+      AFTER is the same run with a cell of block LAYER edited: every block before LAYER shows the
+      same numbers (its heads' entropies, the stream entering it), LAYER and every later block and
+      the prediction changed.
+Exit 0 when every check holds, 1 with each failure listed otherwise.
+"""
+import json
+import sys
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def values(path):
+    with open(path) as f:
+        return json.load(f).get("values", {})
+
+
+def close(a, b, tol, relative=False):
+    scale = max(abs(b), 1.0) if relative else 1.0
+    return abs(a - b) <= tol * scale
+
+
+def reference(report_path, expected_path):
+    v = values(report_path)
+    with open(expected_path) as f:
+        e = json.load(f)
+    ids = e["token_ids"]
+    shown = [v.get("model token_id %d" % i) for i in range(len(ids))]
+    check(shown == ids, "token ids: shown %s, expected %s" % (shown, ids))
+    check("model token_id %d" % len(ids) not in v, "more tokens shown than %d" % len(ids))
+    if "top" in e:
+        for k, t in enumerate(e["top"]):
+            check(v.get("next id %d" % k) == t["id"], "next token %d: id %s, expected %d" % (k, v.get("next id %d" % k), t["id"]))
+            p = v.get("next p %d" % k)
+            check(p is not None and close(p, t["p"], 1e-5), "next token %d: p %s, expected %.9g" % (k, p, t["p"]))
+        for l, row in enumerate(e["lens_ids"]):
+            for i, token in enumerate(row):
+                got = v.get("lens id %d %d" % (l, i))
+                check(got == token, "lens %d %d: id %s, expected %d" % (l, i, got, token))
+                p = v.get("lens p %d %d" % (l, i))
+                want = e["lens_p"][l][i]
+                check(p is not None and close(p, want, 1e-4), "lens %d %d: p %s, expected %.9g" % (l, i, p, want))
+    else:
+        check(not any(k.startswith("next ") or k.startswith("lens ") for k in v),
+              "an encoder shows next tokens or a logit lens")
+    for l, m in enumerate(e["rollout"]):
+        for i, row in enumerate(m):
+            for j, want in enumerate(row):
+                got = v.get("rollout %d %d %d" % (l, i, j))
+                check(got is not None and close(got, want, 1e-5), "rollout %d %d %d: %s, expected %.9g" % (l, i, j, got, want))
+    for l, row in enumerate(e["residual_norms"]):
+        for i, want in enumerate(row):
+            got = v.get("norm %d %d" % (l, i))
+            check(got is not None and close(got, want, 1e-5, True), "norm %d %d: %s, expected %.9g" % (l, i, got, want))
+
+
+def edit(before_path, after_path, layer):
+    b, a = values(before_path), values(after_path)
+    rows = sorted({int(k.split()[2]) for k in b if k.startswith("model row ")})
+    check(len(rows) > layer, "the report has %d model rows, fewer than layer %d needs" % (len(rows), layer))
+    for r in rows:
+        keys = [k for k in b if k.startswith("model row %d " % r)]
+        same = all(k in a and a[k] == b[k] for k in keys)
+        block = r - 1  # row 0 is this session, not shown in model mode
+        if block < layer:
+            check(same, "block %d (before the edited one) changed" % block)
+        else:
+            check(not same, "block %d (the edited one or after) did not change" % block)
+    n = len([k for k in b if k.startswith("norm 0 ")])
+    check(n > 0, "no residual norms in the report")
+    for l in range(layer + 1):  # the streams entering the blocks up to the edited one
+        check(all(a.get("norm %d %d" % (l, i)) == b.get("norm %d %d" % (l, i)) for i in range(n)),
+              "the stream entering block %d changed" % l)
+    check(any(a.get("norm %d %d" % (layer + 1, i)) != b.get("norm %d %d" % (layer + 1, i)) for i in range(n)),
+          "the stream after the edited block did not change")
+    p_before = [b.get("next p %d" % k) for k in range(5)]
+    p_after = [a.get("next p %d" % k) for k in range(5)]
+    check(None not in p_before and p_before != p_after, "the prediction did not change: %s" % p_after)
+    check("next dp 0" in a and "next dp 0" not in b, "the edited run does not show the change of p")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "reference":
+        reference(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "edit":
+        edit(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        print(__doc__)
+        sys.exit(2)
+    for f in failures[:40]:
+        print("FAIL:", f)
+    if len(failures) > 40:
+        print("... and %d more" % (len(failures) - 40))
+    print("ok" if not failures else "%d failures" % len(failures))
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,290 @@
+// The model mode's run (panels/model_run.hpp) on the tiny test models of tests/reference/models,
+// without a window: opening a folder (and refusing one that is no model, or over the memory budget,
+// keeping the session), the sentence box's text (empty, too long: a message, the previous run
+// stays), and an edit of the block being edited running through the later blocks only.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/attention/presets.hpp"
+#include "frame.hpp"
+#include "frame_driver.hpp"
+#include "headless.hpp"
+#include "panels/model_layers.hpp"
+#include "panels/model_run.hpp"
+
+using namespace attnviz;
+using app::AppState;
+
+namespace {
+
+const std::string models = std::string(ATTNVIZ_REFERENCE_DIR) + "/models";
+
+nlohmann::json expected(const std::string& model) {
+    std::ifstream in(models + "/" + model + "/expected.json");
+    return nlohmann::json::parse(in);
+}
+
+class ModelRun : public ::testing::Test {
+protected:
+    // Lets the worker finish and takes what it brought (`now` past any debounce).
+    void settle(double now = 100) {
+        for (int k = 0; k < 3; ++k) {
+            run.wait();
+            run.update(state, layers, now);
+        }
+        EXPECT_FALSE(run.computing());
+    }
+    AppState state{core::worked_example()};
+    app::Layers layers;
+    app::ModelRun run;
+};
+
+TEST_F(ModelRun, OpensAModelFolderAndRunsTheSentence) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_TRUE(run.is_open());
+    ASSERT_NE(run.results(), nullptr);
+    const nlohmann::json e = expected("gpt2");
+    EXPECT_EQ(run.results()->run->token_ids, e["token_ids"].get<std::vector<std::int32_t>>());
+    EXPECT_EQ(run.text(), "Hello world");
+    EXPECT_TRUE(layers.model());
+    EXPECT_EQ(layers.size(), 1 + static_cast<int>(e["rollout"].size()));  // this session, then a row per block
+    for (int r = 1; r < layers.size(); ++r) EXPECT_NE(layers.row(r).summary, nullptr);
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());  // no block edited: the session stays
+}
+
+TEST_F(ModelRun, AFolderWithoutConfigIsRefusedAndTheSessionStays) {
+    const std::filesystem::path empty = std::filesystem::temp_directory_path() / "attnviz-not-a-model";
+    std::filesystem::create_directories(empty);
+    run.open(empty.string(), "Hello world", core::default_memory_budget);
+    settle();
+    EXPECT_FALSE(run.is_open());
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("config.json"), std::string::npos) << state.message().text;
+    EXPECT_EQ(layers.size(), 1);
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());
+}
+
+TEST_F(ModelRun, AModelOverTheMemoryBudgetIsRefused) {
+    run.open(models + "/gpt2", "Hello world", 1000);
+    settle();
+    EXPECT_FALSE(run.is_open());
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("memory budget"), std::string::npos) << state.message().text;
+}
+
+TEST_F(ModelRun, ATextThatCannotRunKeepsThePreviousRun) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_TRUE(run.results());
+    const std::uint64_t serial = run.results()->serial;
+    run.set_text("", 1);
+    run.update(state, layers, 1);  // typed: not run before the debounce
+    EXPECT_EQ(run.results()->serial, serial);
+    settle(1 + app::ModelRun::debounce_seconds);
+    EXPECT_NE(run.text_problem().find("No tokens"), std::string::npos) << run.text_problem();
+    EXPECT_EQ(run.results()->serial, serial);
+    std::string long_text;
+    for (int k = 0; k < 2000; ++k) long_text += "word ";
+    run.set_text(long_text, 2);
+    settle(3);
+    EXPECT_NE(run.text_problem().find("position table"), std::string::npos) << run.text_problem();
+    EXPECT_EQ(run.results()->serial, serial);
+    EXPECT_EQ(run.results()->run->token_ids.size(), expected("gpt2")["token_ids"].size());
+    run.set_text("Hello", 4);  // a text that runs: the problem goes, a new run is shown
+    settle(5);
+    EXPECT_TRUE(run.text_problem().empty());
+    EXPECT_NE(run.results()->serial, serial);
+    EXPECT_EQ(run.results()->edited_layer, -1);
+}
+
+// An edit of block 1's W_Q reruns blocks 1 and later: block 0's weights are those of the run before,
+// block 1's and the prediction changed; the run before is kept for Δp.
+TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 1);
+    settle();
+    ASSERT_EQ(run.editing_layer(), 1);
+    ASSERT_TRUE(layers.editing(state, 2));
+    const std::shared_ptr<const model::RunState<float>> before = run.results()->run;
+    EXPECT_EQ(state.session(), before->layers[1].session);
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
+    settle();
+    const app::ModelResults& after = *run.results();
+    EXPECT_EQ(after.edited_layer, 1);
+    ASSERT_NE(run.before_edit(), nullptr);
+    EXPECT_EQ(run.before_edit()->run, before);
+    EXPECT_TRUE(after.run->layers[0].trace.heads[0].weights == before->layers[0].trace.heads[0].weights);
+    EXPECT_FALSE(after.run->layers[1].trace.heads[0].weights == before->layers[1].trace.heads[0].weights);
+    EXPECT_FALSE(after.logits == before->logits_last.cast<double>());
+    EXPECT_EQ(after.summaries[0], run.before_edit()->summaries[0]);  // reused, not recomputed
+    EXPECT_TRUE(layers.editing(state, 2));
+    // Another session (other dimensions) in the editor: its edits no longer run through the model.
+    ASSERT_TRUE(state.restore_unsaved(core::worked_example(), "", "back"));
+    run.update(state, layers, 200);
+    EXPECT_EQ(run.editing_layer(), -1);
+    EXPECT_FALSE(layers.editing(state, 2));
+    EXPECT_FALSE(run.computing());
+}
+
+// An edit made while a new sentence runs belongs to the old sentence: it is dropped, not run on
+// the new one's blocks.
+TEST_F(ModelRun, AnEditOfTheOldSentenceIsNotRunOnTheNewOne) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
+    settle();
+    ASSERT_EQ(run.editing_layer(), 0);
+    run.set_text("Hello", 1);
+    run.update(state, layers, 2);  // the new sentence is running (or done, not taken yet)
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
+    run.update(state, layers, 2);  // the edit is seen while the sentence runs: it waits for it
+    settle(3);
+    EXPECT_EQ(run.results()->edited_layer, -1);
+    EXPECT_EQ(run.editing_layer(), -1);
+    const core::Result<model::Tokenizer> tokenizer = model::load_tokenizer(models + "/gpt2");
+    ASSERT_TRUE(tokenizer);
+    EXPECT_EQ(run.results()->run->token_ids, tokenizer.value->encode("Hello").value->ids);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+}
+
+TEST_F(ModelRun, AnEncoderHasNoPredictionAndNoLens) {
+    run.open(models + "/bert", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_TRUE(run.results());
+    EXPECT_EQ(run.results()->run->token_ids, expected("bert")["token_ids"].get<std::vector<std::int32_t>>());
+    EXPECT_EQ(run.results()->logits.size(), 0);
+    EXPECT_FALSE(run.results()->lens);
+    EXPECT_FALSE(run.results()->lens_problem.empty());
+    EXPECT_EQ(run.results()->rollout.size(), expected("bert")["rollout"].size());
+}
+
+// File > Open model… as a user meets it: the folder chooser (the built-in one), a folder that is no
+// model (refused with a message, the session stays), then a model folder: its sentence box, the
+// Next token panel and the model analysis draw, and every panel draws without a failed assertion.
+TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
+    test::HeadlessImGui imgui;
+    app::DrawReport report;
+    imgui.ui.report = &report;
+    AppState state(core::worked_example());
+    app::Panels panels;
+    panels.model.model_folder.use_native = false;
+    const auto frames = [&](int count) {
+        for (int k = 0; k < count; ++k) {
+            report.clear();
+            ImGui::NewFrame();
+            app::draw_frame(state, imgui.ui, panels, 16.0f);
+            ImGui::Render();
+        }
+    };
+    const auto choose = [&](const std::string& folder) {
+        imgui.ui.request(app::command::OpenModel{});
+        frames(2);
+        ASSERT_TRUE(panels.model.model_folder.is_open());
+        panels.model.model_folder.name = folder;
+        panels.model.model_folder.confirm();
+        frames(1);
+        EXPECT_FALSE(panels.model.model_folder.is_open());
+        panels.model.run.wait();
+        frames(2);
+    };
+    const std::filesystem::path empty = std::filesystem::temp_directory_path() / "attnviz-not-a-model";
+    std::filesystem::create_directories(empty);
+    choose(empty.string());
+    EXPECT_FALSE(panels.model.run.is_open());
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("config.json"), std::string::npos) << state.message().text;
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());
+
+    choose(models + "/gpt2");
+    ASSERT_TRUE(panels.model.run.is_open());
+    EXPECT_EQ(state.session(), AppState(core::worked_example()).session());  // opened, not edited
+    const auto drawn = [&](const std::string& name) {
+        return std::any_of(report.items.begin(), report.items.end(),
+                           [&](const app::DrawReport::Item& i) { return i.name == name; });
+    };
+    EXPECT_TRUE(drawn("model: sentence"));
+    EXPECT_TRUE(drawn("model token 0"));
+    // Typing in the sentence box: the text runs once it rests for the debounce, its tokens shown.
+    const auto at = [&](const std::string& name) {
+        const auto i = std::find_if(report.items.begin(), report.items.end(),
+                                    [&](const app::DrawReport::Item& item) { return item.name == name; });
+        EXPECT_NE(i, report.items.end()) << name;
+        return i == report.items.end() ? ImVec2{-1, -1} : ImVec2{(i->min.x + i->max.x) / 2, (i->min.y + i->max.y) / 2};
+    };
+    ImGuiIO& io = ImGui::GetIO();
+    const std::uint64_t serial = panels.model.run.results()->serial;
+    io.MousePos = at("model: sentence");
+    frames(1);
+    io.MouseDown[0] = true;
+    frames(1);
+    io.MouseDown[0] = false;
+    io.AddInputCharactersUTF8("ab");
+    frames(2);
+    const std::string typed = panels.model.sentence;
+    EXPECT_NE(typed, app::default_model_text);
+    EXPECT_EQ(panels.model.run.text(), typed);
+    EXPECT_EQ(panels.model.run.results()->serial, serial);  // not run before the text rests
+    for (int k = 0; k < 40; ++k) {                          // 40 frames of 1/60 s: past the debounce
+        panels.model.run.wait();
+        frames(1);
+    }
+    panels.model.run.wait();
+    frames(1);
+    ASSERT_NE(panels.model.run.results()->serial, serial);
+    const core::Result<model::Tokenizer> tokenizer = model::load_tokenizer(models + "/gpt2");
+    ASSERT_TRUE(tokenizer);
+    EXPECT_EQ(panels.model.run.results()->run->token_ids, tokenizer.value->encode(typed).value->ids);
+    io.MousePos = {-FLT_MAX, -FLT_MAX};
+    frames(1);
+
+    // A click on head 1 of block 1 (row 2) makes that block the session edited; an edit of it then
+    // runs through the model from there.
+    for (size_t k = 0; k < app::explorer_panels().size(); ++k)
+        if (std::string(app::explorer_panels()[k].title) == "Model view") panels.maximized = static_cast<int>(k);
+    frames(2);
+    const auto item = std::find_if(report.items.begin(), report.items.end(),
+                                   [](const app::DrawReport::Item& i) { return i.name == "model 2:1"; });
+    ASSERT_NE(item, report.items.end());
+    io.MousePos = {(item->min.x + item->max.x) / 2, (item->min.y + item->max.y) / 2};
+    frames(1);
+    io.MouseDown[0] = true;
+    frames(1);
+    io.MouseDown[0] = false;
+    frames(1);
+    io.MousePos = {-FLT_MAX, -FLT_MAX};
+    EXPECT_EQ(panels.model.run.editing_layer(), 1);
+    EXPECT_EQ(state.session(), panels.model.run.results()->run->layers[1].session);
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
+    frames(1);  // the edit is seen and run
+    panels.model.run.wait();
+    frames(1);
+    EXPECT_EQ(panels.model.run.results()->edited_layer, 1);
+    EXPECT_EQ(panels.model.run.results()->run->layers[1].session, state.session());
+    panels.maximized = -1;
+    // Every panel of the model mode, each in turn.
+    for (const char* title : {"Next token", "Model analysis"}) {
+        ASSERT_TRUE(app::show_panel(panels, title));
+        frames(2);
+    }
+    for (int view : {app::ModelAnalysisPanel::lens, app::ModelAnalysisPanel::rollout, app::ModelAnalysisPanel::norms}) {
+        panels.model_analysis.view = view;
+        frames(1);
+    }
+    const auto value = [&](const std::string& name) {
+        return std::any_of(report.values.begin(), report.values.end(),
+                           [&](const app::DrawReport::Value& v) { return v.name == name; });
+    };
+    EXPECT_TRUE(value("next p 0"));
+    EXPECT_TRUE(value("lens id 0 0"));
+}
+
+}  // namespace
