@@ -10,6 +10,7 @@
 #include "analyze_command.hpp"
 #include "bench_command.hpp"
 #include "commands.hpp"
+#include "flash_command.hpp"
 #include "forward_command.hpp"
 #include "gui/gui.hpp"
 #include "tokenize_command.hpp"
@@ -226,6 +227,18 @@ CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Va
     return exp;
 }
 
+CLI::App* add_flash(CLI::App& cli, FlashOptions& flash, const CLI::Validator& not_empty, std::string& memory_budget) {
+    CLI::App* fl = cli.add_subcommand(
+        "flash", "FlashAttention's online softmax step by step on a head: tiles, running max and sum, O = Z, as JSON");
+    fl->add_option("session", flash.session, "The session file")->required();
+    fl->add_option("--block-rows", flash.block_rows, "B_r: query rows a tile")->required();
+    fl->add_option("--block-cols", flash.block_cols, "B_c: keys a tile")->required();
+    fl->add_option("--head", flash.head, "The head (from 1; default 1)");
+    fl->add_option("-o,--output", flash.out_path, "Where to write (default: stdout)")->check(not_empty);
+    add_memory_budget(memory_budget, fl);
+    return fl;
+}
+
 CLI::App* add_recover(CLI::App& cli, RecoverOptions& recover_options, const CLI::Validator& not_empty) {
     CLI::App* recover = cli.add_subcommand("recover", "Unsaved work of an attnviz that ended without saving");
     recover->add_option("-o,--output", recover_options.out_path, "Write the newest autosave's session here")
@@ -328,6 +341,8 @@ int main(int argc, char** argv) {
     CLI::App* tok = add_tokenize(cli, tokenize, not_empty);
     ForwardOptions forward;
     CLI::App* fwd = add_forward(cli, forward, not_empty, memory_budget);
+    FlashOptions flash;
+    CLI::App* fl = add_flash(cli, flash, not_empty, memory_budget);
 
     try {
         cli.parse(argc, argv);
@@ -344,7 +359,8 @@ int main(int argc, char** argv) {
         }
         budget = *parsed.value;
     }
-    gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget = budget;
+    gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
+        flash.memory_budget = budget;
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {
@@ -356,6 +372,7 @@ int main(int argc, char** argv) {
         if (be->parsed()) return bench_command(bench);
         if (tok->parsed()) return tokenize_command(tokenize);
         if (fwd->parsed()) return forward_command(forward);
+        if (fl->parsed()) return flash_command(flash);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);
         return run_gui(gui);

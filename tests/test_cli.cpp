@@ -1455,6 +1455,47 @@ TEST_F(Cli, ExportHeadAndModelViewsAsPagesAndFigures) {
     }
 }
 
+// `attnviz flash`: FlashAttention's tiles on a session's head give its Z (as `compute` writes it),
+// step by step in the tiles' order; a bad head or tile size is refused.
+TEST_F(Cli, FlashGivesTheHeadsZTileByTile) {
+    const fs::path session = work / "s.json";
+    ASSERT_EQ(run({"example", "random", "-n", "7", "--heads", "2", "--mask", "causal", "-o", session.string()}).code,
+              0);
+    const Outcome trace = run({"compute", session.string()});
+    ASSERT_EQ(trace.code, 0) << describe(trace);
+    const json Z = json::parse(trace.out)["heads"][1]["Z"];
+    const fs::path out = work / "flash.json";
+    Outcome r =
+        run({"flash", session.string(), "--block-rows", "3", "--block-cols", "2", "--head", "2", "-o", out.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const json doc = json::parse(slurp(out));
+    EXPECT_EQ(doc["format"], "attnviz-flash");
+    ASSERT_EQ(doc["steps"].size(), 3u * 4u);  // ⌈7/3⌉ row tiles × ⌈7/2⌉ key tiles
+    EXPECT_EQ(doc["steps"][5]["rows"], json::parse("[3, 6]"));
+    EXPECT_EQ(doc["steps"][5]["cols"], json::parse("[2, 4]"));
+    ASSERT_EQ(doc["O"].size(), Z.size());
+    for (std::size_t i = 0; i < Z.size(); ++i)
+        for (std::size_t j = 0; j < Z[i].size(); ++j)
+            EXPECT_NEAR(doc["O"][i][j].get<double>(), Z[i][j].get<double>(), 1e-12) << i << " " << j;
+    EXPECT_LE(doc["max_difference_from_Z"].get<double>(), 1e-12);
+    // Causal: every row of the tile [3, 6) sees keys 0 and 1, so its running max is a number.
+    EXPECT_TRUE(doc["steps"][4]["m"][0].is_number());
+    const fs::path never = work / "never.json";
+    for (const auto& [args, says] :
+         {std::pair{std::vector<std::string>{"--block-rows", "0", "--block-cols", "2"}, "--block-rows"},
+          std::pair{std::vector<std::string>{"--block-rows", "2", "--block-cols", "70000"}, "--block-cols"},
+          std::pair{std::vector<std::string>{"--block-rows", "2", "--block-cols", "2", "--head", "3"},
+                    "--head: head 3"}}) {
+        std::vector<std::string> all{"flash", session.string()};
+        all.insert(all.end(), args.begin(), args.end());
+        all.insert(all.end(), {"-o", never.string()});
+        r = run(all);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_NE(r.err.find(says), std::string::npos) << describe(r);
+        EXPECT_FALSE(fs::exists(never));
+    }
+}
+
 TEST_F(Cli, ExportErrorsExitTwoAndWriteNothing) {
     const fs::path session = worked_file();
     const fs::path out = work / "never.csv";
