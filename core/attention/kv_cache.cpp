@@ -1,0 +1,100 @@
+#include "core/attention/kv_cache.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace attnviz::core {
+
+namespace {
+
+// Row x with RoPE at `position` (a copy: the row as RoPE leaves it).
+Eigen::RowVectorXd rotated(const Eigen::RowVectorXd& x, const Rope& rope, int position) {
+    if (!rope.on) return x;
+    const int d_k = static_cast<int>(x.size());
+    Eigen::RowVectorXd out = x;
+    const int dims = rope.dims > 0 ? rope.dims : d_k;
+    for (int j = 0; j < dims / 2; ++j) {
+        const RopePair p = rope_pair(rope, d_k, j);
+        const double angle = rope_angle(rope, d_k, position, j), c = std::cos(angle), s = std::sin(angle);
+        out(p.first) = x(p.first) * c - x(p.second) * s;
+        out(p.second) = x(p.second) * c + x(p.first) * s;
+    }
+    return out;
+}
+
+Eigen::RowVectorXd projected(const Eigen::RowVectorXd& x, const Matrix& W, const Matrix& b, bool biases) {
+    Eigen::RowVectorXd r = x * W;
+    if (biases) r += b;
+    return r;
+}
+
+}  // namespace
+
+Result<KvCacheRun> kv_cache_decode(const Session& session, int prefill) {
+    const Config& c = session.config;
+    if (c.cross())
+        return Result<KvCacheRun>::fail({{"config.n_kv",
+                                          "a KV cache decodes self-attention; under cross-attention "
+                                          "the keys and values come from Y"}});
+    if (prefill < 0 || prefill >= c.n)
+        return Result<KvCacheRun>::fail(
+            {{"prefill", "expected 0 to " + std::to_string(c.n - 1) + " tokens, got " + std::to_string(prefill)}});
+    Config causal = c;
+    causal.mask = Mask::causal;
+    Params params = session.params;
+    params.mask = Matrix();
+    const Trace whole = forward<double>(causal, params);
+    const Params& p = session.params;
+    const int groups = c.kv_count(), group_size = c.group_size();
+    const double s = whole.scale;
+    std::vector<Matrix> K(static_cast<std::size_t>(groups)), V(static_cast<std::size_t>(groups));
+    for (int g = 0; g < groups; ++g) {  // the prefill: the first `prefill` rows of K (rotated) and V
+        const int owner = g * group_size;
+        const HeadTrace& h = whole.heads[static_cast<std::size_t>(owner)];
+        K[static_cast<std::size_t>(g)] = (c.rope.on ? h.K_rot : h.K).topRows(prefill);
+        V[static_cast<std::size_t>(g)] = h.V.topRows(prefill);
+    }
+    KvCacheRun run;
+    run.prefill = prefill;
+    for (int t = prefill; t < c.n; ++t) {
+        KvCacheStep step;
+        step.token = t;
+        const Eigen::RowVectorXd x = p.X.row(t);
+        for (int g = 0; g < groups; ++g) {
+            const HeadParams& owner = p.heads[static_cast<std::size_t>(g * group_size)];
+            step.k.push_back(rotated(projected(x, owner.W_K, owner.b_K, c.biases), c.rope, t));
+            step.v.push_back(projected(x, owner.W_V, owner.b_V, c.biases));
+            Matrix& Kg = K[static_cast<std::size_t>(g)];
+            Matrix& Vg = V[static_cast<std::size_t>(g)];
+            Kg.conservativeResize(t + 1, Eigen::NoChange);
+            Vg.conservativeResize(t + 1, Eigen::NoChange);
+            Kg.row(t) = step.k.back();
+            Vg.row(t) = step.v.back();
+        }
+        Eigen::RowVectorXd concat(c.heads * c.d_v);
+        for (int i = 0; i < c.heads; ++i) {
+            const HeadParams& hp = p.heads[static_cast<std::size_t>(i)];
+            step.q.push_back(rotated(projected(x, hp.W_Q, hp.b_Q, c.biases), c.rope, t));
+            const std::size_t g = static_cast<std::size_t>(c.kv_group(i));
+            Eigen::RowVectorXd scores = step.q.back() * K[g].transpose() / s;
+            scores = (scores.array() - scores.maxCoeff()).exp().matrix();
+            step.weights.push_back(scores / scores.sum());
+            concat.segment(i * c.d_v, c.d_v) = step.weights.back() * V[g];
+        }
+        step.output = c.output_projection ? Eigen::RowVectorXd(concat * p.W_O) : concat;
+        if (c.output_projection && c.biases) step.output += p.b_O;
+        step.difference = (step.output - whole.output.row(t)).cwiseAbs().maxCoeff();
+        step.cache_bytes = kv_cache_bytes(c, 1, t + 1, static_cast<int>(sizeof(double)));
+        run.max_difference = std::max(run.max_difference, step.difference);
+        run.steps.push_back(std::move(step));
+    }
+    return Result<KvCacheRun>::ok(std::move(run));
+}
+
+std::int64_t kv_cache_bytes(const Config& c, int layers, std::int64_t tokens, int bytes_per_value, bool grouped) {
+    const std::int64_t kv = grouped ? c.kv_count() : c.heads;
+    return static_cast<std::int64_t>(layers) * tokens * kv * (c.d_k + c.d_v) * bytes_per_value;
+}
+
+}  // namespace attnviz::core

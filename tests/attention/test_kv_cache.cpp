@@ -1,0 +1,85 @@
+// Decoding with a KV cache gives the causal layer's output row by row (double, ≤ 1e-12) with
+// biases, RoPE, K/V groups and without the output projection; each step's weights cover only the
+// cache; the cache's bytes follow 2 · layers · kv_heads · d_k · bytes a token.
+#include <gtest/gtest.h>
+
+#include "core/attention/kv_cache.hpp"
+#include "core/attention/presets.hpp"
+
+using namespace attnviz::core;
+
+namespace {
+
+Session session_with(const std::function<void(Config&)>& change) {
+    Config c = worked_example().config;
+    c.n = 6;
+    c.d_model = 8;
+    c.heads = 4;
+    c.d_k = c.d_v = 2;
+    change(c);
+    return random_session(c, 21);
+}
+
+}  // namespace
+
+TEST(KvCache, DecodingGivesTheCausalLayersOutputRowByRow) {
+    const std::vector<std::pair<const char*, std::function<void(Config&)>>> variants = {
+        {"plain", [](Config&) {}},
+        {"biases", [](Config& c) { c.biases = true; }},
+        {"rope half", [](Config& c) { c.rope.on = true; }},
+        {"rope interleaved, 2 of 4 columns",
+         [](Config& c) {
+             c.d_k = 4;
+             c.rope.on = true;
+             c.rope.style = Rope::Style::interleaved;
+             c.rope.dims = 2;
+         }},
+        {"2 K/V groups", [](Config& c) { c.kv_heads = 2; }},
+        {"no output projection", [](Config& c) { c.output_projection = false; }},
+        {"mask none in the session", [](Config& c) { c.mask = Mask::none; }},
+    };
+    for (const auto& [name, change] : variants) {
+        const Session s = session_with(change);
+        for (int prefill : {0, 2, 5}) {
+            SCOPED_TRACE(std::string(name) + ", prefill " + std::to_string(prefill));
+            const Result<KvCacheRun> run = kv_cache_decode(s, prefill);
+            ASSERT_TRUE(run) << run.problems.front().str();
+            ASSERT_EQ(run.value->steps.size(), static_cast<std::size_t>(6 - prefill));
+            EXPECT_LE(run.value->max_difference, 1e-12);
+            for (const KvCacheStep& step : run.value->steps) {
+                EXPECT_LE(step.difference, 1e-12);
+                ASSERT_EQ(step.weights.size(), 4u);
+                for (const Eigen::RowVectorXd& w : step.weights) {
+                    EXPECT_EQ(w.size(), step.token + 1);  // the cache only: no later token
+                    EXPECT_NEAR(w.sum(), 1.0, 1e-12);
+                }
+                EXPECT_EQ(step.k.size(), static_cast<std::size_t>(s.config.kv_count()));
+            }
+        }
+    }
+}
+
+TEST(KvCache, ItsBytesFollowTheGroupsAndTheTokens) {
+    // Llama 2 7B: 32 layers, 32 heads of 128, fp16, 4096 tokens: 2 GiB; Llama 3 8B's 8 K/V groups: a quarter.
+    Config c;
+    c.heads = 32;
+    c.d_k = c.d_v = 128;
+    EXPECT_EQ(kv_cache_bytes(c, 32, 4096, 2), std::int64_t{2} << 30);
+    c.kv_heads = 8;
+    EXPECT_EQ(kv_cache_bytes(c, 32, 4096, 2), std::int64_t{512} << 20);
+    EXPECT_EQ(kv_cache_bytes(c, 32, 4096, 2, false), std::int64_t{2} << 30);
+    // The step's own count: one layer, t + 1 tokens, in double.
+    const Session s = session_with([](Config& c) { c.kv_heads = 2; });
+    const Result<KvCacheRun> run = kv_cache_decode(s, 3);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run.value->steps.front().cache_bytes, 4 * 2 * (2 + 2) * 8);
+}
+
+TEST(KvCache, RefusesCrossAttentionAndAPrefillOutOfRange) {
+    EXPECT_EQ(
+        kv_cache_decode(session_with([](Config& c) { c.n_kv = 4, c.mask = Mask::none; }), 1).problems.front().path,
+        "config.n_kv");
+    const Session s = session_with([](Config&) {});
+    EXPECT_EQ(kv_cache_decode(s, 6).problems.front().path, "prefill");
+    EXPECT_EQ(kv_cache_decode(s, -1).problems.front().path, "prefill");
+}
