@@ -19,6 +19,7 @@ void check_matrix(Problems& out, const std::string& path, const Matrix& m, int r
         out.push_back({path, "expected " + format_shape(rows, cols) + ", got " + format_shape(m.rows(), m.cols())});
         return;
     }
+    if (values_allowed(m)) return;  // the common case, in one vectorised pass
     for (Eigen::Index i = 0; i < m.rows(); ++i)
         for (Eigen::Index j = 0; j < m.cols(); ++j)
             if (auto problem = value_problem(m(i, j)))
@@ -69,6 +70,11 @@ std::optional<std::string> value_problem(double v) {
                ", the range that keeps every intermediate finite";
     }
     return std::nullopt;
+}
+
+bool values_allowed(const Matrix& m) {
+    // One vectorised pass: a NaN makes the max NaN (PropagateNaN), and NaN ≤ limit is false.
+    return m.size() == 0 || m.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() <= Limits::max_abs_value;
 }
 
 namespace {
