@@ -103,6 +103,9 @@ std::vector<std::int32_t> random_ids(int n, int vocab_size) {
     return ids;
 }
 
+// Times the whole forward of the opened model (run_model): the embeddings, every block (its weights
+// converted from their stored dtype, its session and every head's weights kept), the final norm
+// and the last position's logits.
 template <class Scalar>
 int run_model(const BenchOptions& o, const model::ModelFolder& m, const std::vector<std::int32_t>& ids, int threads) {
     std::string failure;
@@ -154,7 +157,8 @@ int use_threads(int wanted) {
 
 int bench_model(const BenchOptions& o) {
     bool unreadable = false;
-    const core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable);
+    // Opened once, outside the timing: the weights read into memory when they fit the budget.
+    const core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable, o.memory_budget);
     if (!m) {
         for (const core::Problem& p : m.problems) std::cerr << "error: " << p.str() << "\n";
         return unreadable ? exit_io : exit_invalid;

@@ -193,7 +193,9 @@ std::variant<std::pair<model::ModelFolder, Input>, int> open_and_read(const Forw
         return exit_invalid;
     }
     bool unreadable = false;
-    core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable);
+    core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable,
+                                                                  o.memory_budget > 0 ? o.memory_budget
+                                                                                      : core::default_memory_budget);
     if (!m) {
         report_under(m.problems, "");
         return unreadable ? exit_io : exit_invalid;

@@ -1,4 +1,6 @@
 // attnviz: the command line. With a command it runs headless; without one it opens the GUI.
+#include <malloc.h>
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <filesystem>
@@ -309,6 +311,12 @@ CLI::App* add_forward(CLI::App& cli, ForwardOptions& forward, const CLI::Validat
 
 int main(int argc, char** argv) {
     using namespace attnviz::app;
+    // A model's run frees and allocates its layers' matrices (tens of MB each) again on every
+    // recompute: freed memory is kept for the next one, up to glibc's largest mmap threshold (32 MB
+    // a block) and 1 GiB free at the heap's top, instead of going back to the system and being
+    // page-faulted in (and zeroed) again.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     CLI::App cli{
         "attnviz: explore multi-head scaled dot-product attention by editing it.\n"
         "Without a command, opens the explorer on SESSION (or the worked example)."};

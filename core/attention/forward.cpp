@@ -157,6 +157,9 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params)
     if (!cross) {
         t.scratch_weights.resize(config.d_model, per_head * heads);
         if (config.biases) t.scratch_biases.resize(1, per_head * heads);
+            // Copies into blocks already allocated (nothing here throws), heads in parallel when the
+            // weights are large (a real model's layer: megabytes).
+#pragma omp parallel for if (static_cast <double>(config.d_model) * per_head * heads > 1e6)
         for (int h = 0; h < heads; ++h) {
             const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
             auto block = t.scratch_weights.middleCols(h * per_head, per_head);

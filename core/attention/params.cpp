@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <string>
 
@@ -19,6 +20,7 @@ void check_matrix(Problems& out, const std::string& path, const Matrix& m, int r
         out.push_back({path, "expected " + format_shape(rows, cols) + ", got " + format_shape(m.rows(), m.cols())});
         return;
     }
+    if (values_allowed(m)) return;  // the common case, in one vectorised pass
     for (Eigen::Index i = 0; i < m.rows(); ++i)
         for (Eigen::Index j = 0; j < m.cols(); ++j)
             if (auto problem = value_problem(m(i, j)))
@@ -69,6 +71,11 @@ std::optional<std::string> value_problem(double v) {
                ", the range that keeps every intermediate finite";
     }
     return std::nullopt;
+}
+
+bool values_allowed(const Matrix& m) {
+    // One vectorised pass: a NaN makes the max NaN (PropagateNaN), and NaN ≤ limit is false.
+    return m.size() == 0 || m.cwiseAbs().maxCoeff<Eigen::PropagateNaN>() <= Limits::max_abs_value;
 }
 
 namespace {
@@ -317,17 +324,27 @@ void set_projections(Params& params, const Config& config, const LayerProjection
         return bias.size() ? Matrix(bias.middleCols(from, count)) : Matrix(Matrix::Zero(1, count));
     };
     const int group = config.group_size(), d_k = config.d_k, d_v = config.d_v;
+    // Heads in parallel when the weights are large (a real model's layer: megabytes). An exception
+    // (std::bad_alloc) cannot leave an OpenMP region: the first one is kept and thrown after it.
+    std::exception_ptr failure;
+#pragma omp parallel for if (static_cast <double>(p.W_Q.size() + p.W_K.size() + p.W_V.size()) > 1e6)
     for (int i = 0; i < config.heads; ++i) {
-        HeadParams& hp = params.heads[static_cast<size_t>(i)];
-        hp.W_Q = p.W_Q.middleCols(static_cast<Eigen::Index>(i) * d_k, d_k);
-        hp.b_Q = row_or_zero(p.b_Q, static_cast<Eigen::Index>(i) * d_k, d_k);
-        if (i % group != 0) continue;  // the group's K and V live in its first head
-        const Eigen::Index g = i / group;
-        hp.W_K = p.W_K.middleCols(g * d_k, d_k);
-        hp.W_V = p.W_V.middleCols(g * d_v, d_v);
-        hp.b_K = row_or_zero(p.b_K, g * d_k, d_k);
-        hp.b_V = row_or_zero(p.b_V, g * d_v, d_v);
+        try {
+            HeadParams& hp = params.heads[static_cast<size_t>(i)];
+            hp.W_Q = p.W_Q.middleCols(static_cast<Eigen::Index>(i) * d_k, d_k);
+            hp.b_Q = row_or_zero(p.b_Q, static_cast<Eigen::Index>(i) * d_k, d_k);
+            if (i % group != 0) continue;  // the group's K and V live in its first head
+            const Eigen::Index g = i / group;
+            hp.W_K = p.W_K.middleCols(g * d_k, d_k);
+            hp.W_V = p.W_V.middleCols(g * d_v, d_v);
+            hp.b_K = row_or_zero(p.b_K, g * d_k, d_k);
+            hp.b_V = row_or_zero(p.b_V, g * d_v, d_v);
+        } catch (...) {
+#pragma omp critical(attnviz_set_projections)
+            if (!failure) failure = std::current_exception();
+        }
     }
+    if (failure) std::rethrow_exception(failure);
     params.W_O = p.W_O;
     params.b_O = p.b_O.size() ? p.b_O : Matrix(Matrix::Zero(1, config.d_model));
 }

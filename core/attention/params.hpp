@@ -46,6 +46,8 @@ struct Params {
 // What is wrong with a value for an input cell, or nullopt when it is fine: it must be finite and
 // within ±Limits::max_abs_value, which keeps every intermediate finite (no overflow to ∞ in Q·Kᵀ).
 std::optional<std::string> value_problem(double value);
+// Whether value_problem finds nothing in any value of m.
+bool values_allowed(const Matrix& m);
 
 // The input matrix the params hold at this place: the layer's, or head `head`'s own, where a K/V
 // group's W_K, W_V, b_K, b_V are held by its first head only (the other heads' are empty; see
@@ -122,8 +124,9 @@ struct LayerProjections {
 };
 
 // Sets every head's W_Q, b_Q and each K/V group's W_K, W_V, b_K, b_V (in the group's first head)
-// from the projections' columns, and W_O, b_O; a missing bias is zeros. `params` is already at
-// `config`'s shapes (resize()) and the projections' shapes fit the config (checked by the caller).
+// from the projections' columns, and W_O, b_O; a missing bias is zeros. `params` holds config.heads
+// heads (at `config`'s shapes from resize(), or empty) and the projections' shapes fit the config
+// (checked by the caller).
 void set_projections(Params& params, const Config& config, const LayerProjections& p);
 
 }  // namespace attnviz::core

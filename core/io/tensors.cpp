@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -29,6 +30,8 @@ struct TensorFile::Source {
     virtual std::uint64_t size() const = 0;
     // Exactly n bytes at `offset` into out; false when the range is outside the source or the read fails.
     virtual bool read(std::uint64_t offset, std::uint64_t n, char* out) const = 0;
+    // All the bytes when they are held in memory (read there in place), else nullptr.
+    virtual const char* data() const { return nullptr; }
 };
 
 namespace {
@@ -43,6 +46,7 @@ struct MemorySource final : Source {
         std::memcpy(out, bytes.data() + offset, n);
         return true;
     }
+    const char* data() const override { return bytes.data(); }
 };
 
 struct FileSource final : Source {
@@ -821,12 +825,27 @@ private:
     std::uint64_t at_ = 0;                       // the C position of that index
 };
 
+// The place of the first value of p[0 … k) that is not finite, or k: one vectorised pass (a NaN
+// makes the max NaN, and NaN ≤ max is false), the place looked for only when there is one.
+template <class T>
+std::uint64_t first_not_finite(const T* p, std::uint64_t k) {
+    using Values = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+    if (k == 0 || Values(p, static_cast<Eigen::Index>(k)).abs().template maxCoeff<Eigen::PropagateNaN>() <=
+                      std::numeric_limits<T>::max())
+        return k;
+    std::uint64_t i = 0;
+    while (std::isfinite(p[i])) ++i;
+    return i;
+}
+
 // Converts a tensor's bytes, handed over in order in pieces of any length, into its values in C
-// order, stopping at the first value that is not finite.
+// order as T (double, or float for a model computed in float: F32 and F16/BF16 exactly, F64
+// rounded), stopping at the first value that is not finite.
+template <class T>
 class Decoder {
 public:
-    Decoder(const Element& e, const TensorInfo& info, std::vector<double>& values)
-        : e_(e), order_(info.shape, info.fortran_order), values_(values) {}
+    Decoder(const Element& e, const TensorInfo& info, T* values, std::uint64_t count)
+        : e_(e), order_(info.shape, info.fortran_order), values_(values), count_(count) {}
 
     // False once a value was not finite (problem() says which).
     bool take(const char* p, std::uint64_t n) {
@@ -858,48 +877,71 @@ public:
 private:
     void put(const char* p) {
         const std::uint64_t at = order_.next();
-        if (at >= values_.size()) return;  // not reached: the caller hands over exactly the tensor's bytes
-        const double v = decode(p, e_);
-        if (!std::isfinite(v))
-            problem_ = "element " + std::to_string(at) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
-                       " (values must be finite)";
-        values_[at] = v;
+        if (at >= count_) return;  // not reached: the caller hands over exactly the tensor's bytes
+        values_[at] = static_cast<T>(decode(p, e_));
+        if (!std::isfinite(values_[at])) refuse(at);
     }
 
     // k whole elements at p, to k consecutive positions: the common case (C order, little-endian)
-    // decoded in a loop the compiler can vectorise, then checked for values that are not finite.
+    // decoded in a loop the compiler can vectorise (a copy where the dtype is T) and checked for
+    // values that are not finite, a piece of 64 K values at a time while it is in the cache; the
+    // pieces of a large run (a tensor held in memory) in parallel (OpenMP).
     void put_run(const char* p, std::uint64_t k) {
         const std::uint64_t at = order_.next_run(k);
-        if (at > values_.size() || k > values_.size() - at) return;  // not reached, as in put()
-        double* out = values_.data() + at;
+        if (at > count_ || k > count_ - at) return;  // not reached, as in put()
+        constexpr std::uint64_t piece = 1 << 16;
+        const auto pieces = static_cast<std::int64_t>((k + piece - 1) / piece);
+        const auto size = static_cast<std::uint64_t>(e_.size);
+        std::uint64_t bad = k;  // the first value that is not finite
+#pragma omp parallel for reduction(min : bad) if (pieces >= 8)
+        for (std::int64_t i = 0; i < pieces; ++i) {
+            const std::uint64_t from = static_cast<std::uint64_t>(i) * piece, m = std::min(piece, k - from);
+            T* out = values_ + at + from;
+            convert(p + from * size, m, out);
+            if (const std::uint64_t f = first_not_finite(out, m); f < m) bad = std::min(bad, from + f);
+        }
+        if (bad < k) refuse(at + bad);
+    }
+
+    // k elements at p into out as T.
+    void convert(const char* p, std::uint64_t k, T* out) const {
         if (e_.big_endian || std::endian::native != std::endian::little) {
-            for (std::uint64_t i = 0; i < k; ++i) out[i] = decode(p + i * static_cast<std::uint64_t>(e_.size), e_);
+            for (std::uint64_t i = 0; i < k; ++i)
+                out[i] = static_cast<T>(decode(p + i * static_cast<std::uint64_t>(e_.size), e_));
+        } else if (e_.size == sizeof(T)) {
+            std::memcpy(out, p, k * sizeof(T));
         } else if (e_.size == 8) {
-            std::memcpy(out, p, k * 8);
+            convert_run<double>(p, k, out);
         } else if (e_.size == 4) {
-            for (std::uint64_t i = 0; i < k; ++i) {
-                float f;
-                std::memcpy(&f, p + 4 * i, 4);
-                out[i] = f;
-            }
+            convert_run<float>(p, k, out);
         } else {
             for (std::uint64_t i = 0; i < k; ++i) {
                 std::uint16_t bits;
                 std::memcpy(&bits, p + 2 * i, 2);
-                out[i] = e_.bfloat ? bfloat16_to_double(bits) : half_to_double(bits);
+                out[i] = static_cast<T>(e_.bfloat ? bfloat16_to_double(bits) : half_to_double(bits));
             }
         }
-        for (std::uint64_t i = 0; i < k; ++i)
-            if (!std::isfinite(out[i])) {
-                problem_ = "element " + std::to_string(at + i) + " is " + (std::isnan(out[i]) ? "NaN" : "infinite") +
-                           " (values must be finite)";
-                return;
-            }
     }
 
-    const Element& e_;
+    // k stored values of type Stored into out as T.
+    template <class Stored>
+    static void convert_run(const char* p, std::uint64_t k, T* out) {
+        for (std::uint64_t i = 0; i < k; ++i) {
+            Stored v;
+            std::memcpy(&v, p + sizeof(Stored) * i, sizeof(Stored));
+            out[i] = static_cast<T>(v);
+        }
+    }
+
+    void refuse(std::uint64_t at) {
+        problem_ = "element " + std::to_string(at) + " is " + (std::isnan(values_[at]) ? "NaN" : "infinite") +
+                   " (values must be finite)";
+    }
+
+    const Element e_;
     COrderIndex order_;
-    std::vector<double>& values_;
+    T* values_;
+    std::uint64_t count_;
     char element_[8] = {};
     std::uint64_t partial_ = 0;  // bytes of element_ filled
     std::string problem_;
@@ -913,79 +955,134 @@ Result<Tensor> TensorFile::read(std::string_view wanted) const {
     return read_info(*info);
 }
 
+Result<TensorInfo> TensorFile::rows_info(const TensorInfo& info, std::uint64_t first_row, std::uint64_t count,
+                                         bool& strided) const {
+    using R = Result<TensorInfo>;
+    strided = false;
+    const auto fail = [&](const std::string& message) { return R::fail({problem(label_, info.name, message)}); };
+    if (info.shape.empty() || info.shape.size() > 2)
+        return fail("rows are read from a 1-D or 2-D tensor, not one of " + std::to_string(info.shape.size()) +
+                    " dimensions");
+    const std::uint64_t rows = info.shape.size() == 2 ? info.shape[0] : 1, cols = info.shape.back();
+    if (count == 0 || first_row >= rows || count > rows - first_row)
+        return fail("rows " + std::to_string(first_row) + " to " + std::to_string(first_row + count) +
+                    " (exclusive) are outside its " + std::to_string(rows) + " rows");
+    const Element e = element_of(info.dtype);
+    if (!e.readable) return R::ok(info);  // refused when read, with the dtypes it reads
+    if (info.fortran_order && rows > 1) {
+        strided = true;
+        return R::ok(info);
+    }
+    const auto size = static_cast<std::uint64_t>(e.size);
+    if (info.bytes / size != rows * cols) return fail("its byte count does not match its shape");
+    TensorInfo part = info;
+    part.shape = {count, cols};
+    part.offset += first_row * cols * size;
+    part.bytes = count * cols * size;
+    return R::ok(std::move(part));
+}
+
 Result<Tensor> TensorFile::read_rows(std::string_view wanted, std::uint64_t first_row, std::uint64_t count) const {
     using R = Result<Tensor>;
     const TensorInfo* info = find(wanted);
     if (!info) return R::fail({problem(label_, std::string(wanted), "no such tensor in the file")});
-    const auto fail = [&](const std::string& message) { return R::fail({problem(label_, info->name, message)}); };
-    if (info->shape.empty() || info->shape.size() > 2)
-        return fail("rows are read from a 1-D or 2-D tensor, not one of " + std::to_string(info->shape.size()) +
-                    " dimensions");
-    const std::uint64_t rows = info->shape.size() == 2 ? info->shape[0] : 1, cols = info->shape.back();
-    if (count == 0 || first_row >= rows || count > rows - first_row)
-        return fail("rows " + std::to_string(first_row) + " to " + std::to_string(first_row + count) +
-                    " (exclusive) are outside its " + std::to_string(rows) + " rows");
-    const Element e = element_of(info->dtype);
-    if (!e.readable) return read_info(*info);  // refused there, with the dtypes it reads
-    if (info->fortran_order && rows > 1) {     // the rows are strided: the whole tensor, then the rows
-        R whole = read_info(*info);
-        if (!whole) return whole;
-        Tensor& t = *whole.value;
-        t.values.erase(t.values.begin(), t.values.begin() + static_cast<std::ptrdiff_t>(first_row * cols));
-        t.values.resize(count * cols);
-        t.shape = {count, cols};
-        return whole;
-    }
-    const auto size = static_cast<std::uint64_t>(e.size);
-    if (info->bytes / size != rows * cols) return fail("its byte count does not match its shape");
-    TensorInfo part = *info;
-    part.shape = {count, cols};
-    part.offset += first_row * cols * size;
-    part.bytes = count * cols * size;
-    return read_info(part);
+    bool strided = false;
+    const Result<TensorInfo> part = rows_info(*info, first_row, count, strided);
+    if (!part) return R::fail(part.problems);
+    if (!strided) return read_info(*part.value);
+    R whole = read_info(*info);  // the rows are strided: the whole tensor, then the rows
+    if (!whole) return whole;
+    Tensor& t = *whole.value;
+    const std::uint64_t cols = info->shape.back();
+    t.values.erase(t.values.begin(), t.values.begin() + static_cast<std::ptrdiff_t>(first_row * cols));
+    t.values.resize(count * cols);
+    t.shape = {count, cols};
+    return whole;
 }
 
-Result<Tensor> TensorFile::read_info(const TensorInfo& tensor_info) const {
-    using R = Result<Tensor>;
-    const TensorInfo* info = &tensor_info;
-    const std::string& name = info->name;
-    const auto fail = [&](const std::string& message) { return R::fail({problem(label_, name, message)}); };
-    const Element e = element_of(info->dtype);
+template <class T>
+Problems TensorFile::read_rows_into(std::string_view wanted, std::uint64_t first_row, std::uint64_t count,
+                                    T* out) const {
+    const TensorInfo* info = find(wanted);
+    if (!info) return {problem(label_, std::string(wanted), "no such tensor in the file")};
+    bool strided = false;
+    const Result<TensorInfo> part = rows_info(*info, first_row, count, strided);
+    if (!part) return part.problems;
+    if (strided) {  // read as doubles (read_rows), then converted
+        const Result<Tensor> rows = read_rows(wanted, first_row, count);
+        if (!rows) return rows.problems;
+        std::transform(rows.value->values.begin(), rows.value->values.end(), out,
+                       [](double v) { return static_cast<T>(v); });
+        return {};
+    }
+    std::uint64_t values = 0;
+    if (Problems p = readable(*part.value, values); !p.empty()) return p;
+    return decode(*part.value, values, out);
+}
+
+template Problems TensorFile::read_rows_into<float>(std::string_view, std::uint64_t, std::uint64_t, float*) const;
+template Problems TensorFile::read_rows_into<double>(std::string_view, std::uint64_t, std::uint64_t, double*) const;
+
+Problems TensorFile::readable(const TensorInfo& info, std::uint64_t& count) const {
+    const Element e = element_of(info.dtype);
     if (!e.readable)
-        return fail("unsupported dtype " + printable(info->dtype) +
-                    " (attnviz reads F64, F32, F16, BF16 and f8, f4, f2)");
-    const std::uint64_t count = info->bytes / static_cast<std::uint64_t>(e.size);
+        return {problem(label_, info.name,
+                        "unsupported dtype " + printable(info.dtype) +
+                            " (attnviz reads F64, F32, F16, BF16 and f8, f4, f2)")};
+    count = info.bytes / static_cast<std::uint64_t>(e.size);
     // Checked before anything is read, inflated or allocated.
     if (count > max_tensor_values)
-        return fail(std::to_string(count) + " values is over the limit of " + std::to_string(max_tensor_values));
+        return {problem(label_, info.name,
+                        std::to_string(count) + " values is over the limit of " + std::to_string(max_tensor_values))};
+    return {};
+}
+
+Result<Tensor> TensorFile::read_info(const TensorInfo& info) const {
+    using R = Result<Tensor>;
+    std::uint64_t count = 0;
+    if (Problems p = readable(info, count); !p.empty()) return R::fail(std::move(p));
+    try {
+        Tensor t;
+        t.name = info.name;
+        t.shape = info.shape;
+        t.values.resize(count);
+        if (Problems p = decode(info, count, t.values.data()); !p.empty()) return R::fail(std::move(p));
+        return R::ok(std::move(t));
+    } catch (const std::bad_alloc&) {
+        return R::fail({problem(label_, info.name, "out of memory")});
+    }
+}
+
+template <class T>
+Problems TensorFile::decode(const TensorInfo& info, std::uint64_t count, T* out) const {
+    const auto fail = [&](const std::string& message) { return Problems{problem(label_, info.name, message)}; };
     try {
         // The bytes go straight into the values, a piece at a time (an .npz entry inflated as it
-        // is read, its CRC over all of it), so a tensor costs its values and a piece, not twice its size.
-        Tensor t;
-        t.name = name;
-        t.shape = info->shape;
-        t.values.resize(count);
-        Decoder decoder(e, *info, t.values);
+        // is read, its CRC over all of it), so a tensor costs its values and a piece, not twice its
+        // size; bytes held in memory are converted where they are.
+        Decoder<T> decoder(element_of(info.dtype), info, out, count);
+        const bool inside = info.offset <= source_->size() && info.bytes <= source_->size() - info.offset;
         std::string trouble;
-        if (info->entry >= 0) {
-            const Entry& entry = entries_[static_cast<size_t>(info->entry)];
-            if (info->offset > entry.size || info->bytes > entry.size - info->offset)
+        if (info.entry >= 0) {
+            const Entry& entry = entries_[static_cast<size_t>(info.entry)];
+            if (info.offset > entry.size || info.bytes > entry.size - info.offset)
                 return fail("its data lies outside its entry");
             std::uint64_t at = 0;  // the entry's bytes handed over so far
             trouble = stream_entry(entry, [&](const char* p, std::uint64_t n) {
-                const std::uint64_t from = std::max(at, info->offset),
-                                    to = std::min(at + n, info->offset + info->bytes);
+                const std::uint64_t from = std::max(at, info.offset), to = std::min(at + n, info.offset + info.bytes);
                 const bool go_on = from >= to || decoder.take(p + (from - at), to - from);
                 at += n;
                 return go_on;
             });
+        } else if (source_->data() && inside) {
+            decoder.take(source_->data() + info.offset, info.bytes);
         } else {
             constexpr std::uint64_t piece = 1 << 20;
-            std::string bytes(std::min(piece, info->bytes), '\0');  // one piece, reused
-            for (std::uint64_t done = 0; done < info->bytes && decoder.problem().empty(); done += piece) {
-                const std::uint64_t n = std::min(piece, info->bytes - done);
-                if (info->offset + done > source_->size() || n > source_->size() - (info->offset + done) ||
-                    !source_->read(info->offset + done, n, bytes.data())) {
+            std::string bytes(std::min(piece, info.bytes), '\0');  // one piece, reused
+            for (std::uint64_t done = 0; done < info.bytes && decoder.problem().empty(); done += piece) {
+                const std::uint64_t n = std::min(piece, info.bytes - done);
+                if (info.offset + done > source_->size() || n > source_->size() - (info.offset + done) ||
+                    !source_->read(info.offset + done, n, bytes.data())) {
                     trouble = "cannot read its data (the file is shorter than its header says)";
                     break;
                 }
@@ -994,11 +1091,29 @@ Result<Tensor> TensorFile::read_info(const TensorInfo& tensor_info) const {
         }
         if (!decoder.problem().empty()) return fail(decoder.problem());
         if (!trouble.empty()) return fail(trouble);
-        return R::ok(std::move(t));
+        return {};
     } catch (const std::bad_alloc&) {
         return fail("out of memory");
     }
 }
+
+Problems TensorFile::keep_in_memory() {
+    if (source_->data()) return {};
+    try {
+        auto memory = std::make_shared<MemorySource>();
+        memory->bytes.resize(source_->size());
+        if (!source_->read(0, memory->bytes.size(), memory->bytes.data()))
+            return {{label_, "cannot read it whole (the file is shorter than when it was opened)"}};
+        source_ = std::move(memory);
+        return {};
+    } catch (const std::bad_alloc&) {
+        return {{label_, "out of memory while reading it whole"}};
+    }
+}
+
+std::uint64_t TensorFile::byte_size() const { return source_->size(); }
+
+bool TensorFile::in_memory() const { return source_->data() != nullptr; }
 
 // ---------------------------------------------------------------------------------------------
 // Conversions and writing

@@ -63,6 +63,17 @@ public:
     // piece at a time. Refused as read() refuses, and: rows outside the tensor, no rows, more
     // dimensions, and a Fortran-order .npy larger than read() takes (its rows are not contiguous).
     Result<Tensor> read_rows(std::string_view name, std::uint64_t first_row, std::uint64_t count) const;
+    // The same rows converted straight to T (float or double) into out, which holds count × cols
+    // values: F32 and F16/BF16 exactly, F64 rounded for float. No doubles are made on the way (a
+    // model's weights reach its compute type so). Refused as read_rows refuses.
+    template <class T>
+    Problems read_rows_into(std::string_view name, std::uint64_t first_row, std::uint64_t count, T* out) const;
+
+    // Reads the whole file into memory once, so that later reads convert from there instead of
+    // reading the disk again (a model's weights kept resident). A file in memory stays as it is.
+    Problems keep_in_memory();
+    bool in_memory() const;
+    std::uint64_t byte_size() const;  // the file's size in bytes
 
     struct Source;  // where the bytes come from: a file or memory
 
@@ -81,6 +92,15 @@ private:
     static Result<TensorFile> parse(std::shared_ptr<const Source> source, const std::string& label);
     // The values `info` describes: a tensor of the file, or rows of one (read_rows).
     Result<Tensor> read_info(const TensorInfo& info) const;
+    // Whether read_info can take `info` (a dtype it reads, not too many values), and its count of values.
+    Problems readable(const TensorInfo& info, std::uint64_t& count) const;
+    // Decodes the `count` values `info` describes into out (readable() passed).
+    template <class T>
+    Problems decode(const TensorInfo& info, std::uint64_t count, T* out) const;
+    // Rows first_row … first_row + count − 1 of `info` as a tensor of their own (read_rows checks);
+    // `strided` when they are not contiguous (a Fortran-order .npy): then `info` itself, read whole.
+    Result<TensorInfo> rows_info(const TensorInfo& info, std::uint64_t first_row, std::uint64_t count,
+                                 bool& strided) const;
     Problems parse_safetensors();
     Problems parse_npz();
     // Hands an .npz entry's bytes to `take` in order, a piece at a time (inflating a deflated one

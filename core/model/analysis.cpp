@@ -83,7 +83,7 @@ core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scal
     Eigen::VectorXd best = Eigen::VectorXd::Constant(rows, -INFINITY), sum = Eigen::VectorXd::Zero(rows);
     Eigen::VectorXi best_id = Eigen::VectorXi::Zero(rows);
     const core::Problems problems =
-        for_each_lm_head_block(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
+        for_each_lm_head_block<double>(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
             const core::Matrix logits = normed * W_U_rows.transpose();  // rows × count
             for (Eigen::Index r = 0; r < rows; ++r) {
                 Eigen::Index j = 0;

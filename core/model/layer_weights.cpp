@@ -1,6 +1,7 @@
 #include "core/model/layer_weights.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <tuple>
 #include <type_traits>
 
@@ -13,34 +14,34 @@ class Reads {
 public:
     explicit Reads(const ModelFolder& model) : model_(model) {}
 
-    // The tensor's values as a double matrix (1-D: one row), transposed when asked; empty for the
-    // name "" (a tensor the architecture does not have) and after a problem.
-    core::Matrix matrix(const std::string& name, bool transpose = false) {
+    // The tensor's values as a Scalar matrix (1-D: one row), converted from its stored dtype
+    // straight to Scalar, transposed when asked; empty for the name "" (a tensor the architecture
+    // does not have) and after a problem.
+    template <class Scalar>
+    MatrixT<Scalar> as(const std::string& name, bool transpose = false) {
         if (name.empty()) return {};
-        core::Result<core::Tensor> t = model_.weights().read(name);
-        if (!t) {
-            for (core::Problem& p : t.problems) problems_.push_back(std::move(p));
+        MatrixT<Scalar> m;
+        if (const core::TensorInfo* info = model_.weights().find(name))
+            m.resize(info->shape.size() == 2 ? static_cast<Eigen::Index>(info->shape[0]) : 1,
+                     info->shape.empty() ? 1 : static_cast<Eigen::Index>(info->shape.back()));
+        core::Problems p = model_.weights().read_into(name, m.data());  // "no such tensor" before any write
+        if (!p.empty()) {
+            for (core::Problem& problem : p) problems_.push_back(std::move(problem));
             return {};
         }
-        const auto rows = static_cast<Eigen::Index>(t.value->rows()), cols = static_cast<Eigen::Index>(t.value->cols());
-        const Eigen::Map<const core::Matrix> m(t.value->values.data(), rows, cols);  // both row-major
-        return transpose ? core::Matrix(m.transpose()) : core::Matrix(m);
+        if (transpose) return m.transpose();
+        return m;
     }
 
-    template <class Scalar>
-    MatrixT<Scalar> as(const std::string& name) {
-        if constexpr (std::is_same_v<Scalar, double>)
-            return matrix(name);
-        else
-            return matrix(name).template cast<Scalar>();
-    }
+    // As a double matrix, as sessions hold their inputs.
+    core::Matrix matrix(const std::string& name, bool transpose = false) { return as<double>(name, transpose); }
 
     // A 1-D tensor as a row; empty for the name "" and after a problem.
     template <class Scalar>
     RowVectorT<Scalar> row(const std::string& name) {
-        const core::Matrix m = matrix(name);
+        const MatrixT<Scalar> m = as<Scalar>(name);
         if (m.rows() != 1) return {};
-        return m.row(0).template cast<Scalar>();
+        return m.row(0);
     }
 
     template <class Scalar>
@@ -70,23 +71,45 @@ core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::s
     return core::Result<MatrixT<Scalar>>::ok(std::move(m));
 }
 
+template <class Scalar>
 core::Problems for_each_lm_head_block(
     const ModelFolder& model,
-    const std::function<void(Eigen::Index first, const Eigen::Ref<const core::Matrix>& rows)>& use) {
+    const std::function<void(Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& rows)>& use,
+    bool concurrent) {
     const ModelConfig& c = model.config();
     const std::string& name = model.names().lm_head;
     if (name.empty()) return {{"", "the model has no LM head"}};
-    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max(1, c.d_model));
-    for (std::int64_t first = 0; first < c.vocab_size; first += block) {
-        const std::int64_t count = std::min<std::int64_t>(block, c.vocab_size - first);
-        const core::Result<core::Tensor> rows = model.weights().read_rows(name, static_cast<std::uint64_t>(first),
-                                                                          static_cast<std::uint64_t>(count));
-        if (!rows) return rows.problems;
-        if (rows.value->values.size() != static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(c.d_model))
-            return {{"", name + ": expected rows of d_model = " + std::to_string(c.d_model) + " values"}};
-        use(first, Eigen::Map<const core::Matrix>(rows.value->values.data(), count, c.d_model));
+    const core::TensorInfo* info = model.weights().find(name);
+    if (!info || info->shape.size() != 2 || info->shape[0] != static_cast<std::uint64_t>(c.vocab_size) ||
+        info->shape[1] != static_cast<std::uint64_t>(c.d_model))
+        return {{"", name + ": expected vocab_size × d_model = " + std::to_string(c.vocab_size) + " × " +
+                         std::to_string(c.d_model) + " values"}};
+    // About 256 K values a block: converted, then used while they are in the cache.
+    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max(1, c.d_model));
+    const std::int64_t blocks = (c.vocab_size + block - 1) / block;
+    core::Problems problems;
+    std::exception_ptr failure;  // an exception cannot leave an OpenMP region: kept, thrown after it
+#pragma omp parallel if (concurrent && blocks > 1)
+    {
+        MatrixT<Scalar> rows;
+#pragma omp for schedule(static)
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            const std::int64_t first = b * block, count = std::min<std::int64_t>(block, c.vocab_size - first);
+            try {
+                rows.resize(count, c.d_model);
+                core::Problems p = model.weights().read_rows_into(name, static_cast<std::uint64_t>(first),
+                                                                  static_cast<std::uint64_t>(count), rows.data());
+                if (p.empty()) use(first, rows);
+#pragma omp critical(attnviz_lm_head)
+                if (problems.empty() && !p.empty()) problems = std::move(p);
+            } catch (...) {
+#pragma omp critical(attnviz_lm_head)
+                if (!failure) failure = std::current_exception();
+            }
+        }
     }
-    return {};
+    if (failure) std::rethrow_exception(failure);
+    return problems;
 }
 
 template <class Scalar>
@@ -162,13 +185,19 @@ core::Result<core::Session> attention_session(const ModelFolder& model, int laye
     }
     if (core::Problems problems = core::validate(cf); !problems.empty()) return R::fail(std::move(problems));
     s.tokens = std::move(tokens);
-    s.params = core::resize(core::Params{}, cf);  // every matrix at its shape, then the layer's values
+    // X, then every other input this config has (no Y, no custom mask) from the projections.
+    s.params.kv_group_size = cf.group_size();
+    s.params.heads.resize(static_cast<size_t>(cf.heads));
     s.params.X = std::move(X);
     core::set_projections(s.params, cf, p);
     if (core::Problems problems = core::validate(s); !problems.empty()) return R::fail(std::move(problems));
     return R::ok(std::move(s));
 }
 
+template core::Problems for_each_lm_head_block<float>(
+    const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<float>>&)>&, bool);
+template core::Problems for_each_lm_head_block<double>(
+    const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<double>>&)>&, bool);
 template core::Result<MatrixT<float>> read_matrix<float>(const ModelFolder&, const std::string&);
 template core::Result<MatrixT<double>> read_matrix<double>(const ModelFolder&, const std::string&);
 template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const std::string&, const std::string&);

@@ -24,12 +24,16 @@ core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::s
 template <class Scalar>
 core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string& weight, const std::string& bias);
 
-// The LM head (model.names().lm_head, vocab_size × d_model) a block of rows at a time, about 4 M
-// values each, so the whole table is never in memory: `use(first, rows)` gets rows first … first +
-// rows.rows() − 1 (count × d_model, double). Problems of reading it, or "" for a model without one.
+// The LM head (model.names().lm_head, vocab_size × d_model) a block of rows at a time, about 256 K
+// values each, so the whole table is never converted at once: `use(first, rows)` gets rows first …
+// first + rows.rows() − 1 (count × d_model, in Scalar). Problems of reading it, or "" for a model
+// without one. With `concurrent` the blocks are spread over OpenMP's threads: `use` is called from
+// several at once, each call with rows of its own.
+template <class Scalar>
 core::Problems for_each_lm_head_block(
     const ModelFolder& model,
-    const std::function<void(Eigen::Index first, const Eigen::Ref<const core::Matrix>& rows)>& use);
+    const std::function<void(Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& rows)>& use,
+    bool concurrent = false);
 
 // What a block holds besides its attention (which is a session, below).
 template <class Scalar>
@@ -51,6 +55,10 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
 core::Result<core::Session> attention_session(const ModelFolder& model, int layer, core::Matrix X,
                                               std::vector<std::string> tokens);
 
+extern template core::Problems for_each_lm_head_block<float>(
+    const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<float>>&)>&, bool);
+extern template core::Problems for_each_lm_head_block<double>(
+    const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<double>>&)>&, bool);
 extern template core::Result<MatrixT<float>> read_matrix<float>(const ModelFolder&, const std::string&);
 extern template core::Result<MatrixT<double>> read_matrix<double>(const ModelFolder&, const std::string&);
 extern template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const std::string&, const std::string&);

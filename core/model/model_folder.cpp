@@ -1,5 +1,6 @@
 #include "core/model/model_folder.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 #include <tuple>
@@ -168,7 +169,7 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c, const ModelNa
     return out;
 }
 
-core::Result<ModelFolder> ModelFolder::open(const std::string& folder, bool* unreadable) {
+core::Result<ModelFolder> ModelFolder::open(const std::string& folder, bool* unreadable, std::int64_t memory_budget) {
     using R = core::Result<ModelFolder>;
     bool ignored = false;
     bool& io = unreadable ? *unreadable : ignored;
@@ -234,6 +235,11 @@ core::Result<ModelFolder> ModelFolder::open(const std::string& folder, bool* unr
                                    std::to_string(core::max_tensor_values) + ")");
     }
     if (!problems.empty()) return R::fail(std::move(problems).take());
+    if (m.weights_.byte_size() <= static_cast<std::uint64_t>(std::max<std::int64_t>(memory_budget, 0)))
+        if (core::Problems p = m.weights_.keep_in_memory(); !p.empty()) {
+            io = true;
+            return R::fail(std::move(p));
+        }
     return R::ok(std::move(m));
 }
 

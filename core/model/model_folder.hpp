@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/config.hpp"
 #include "core/base/problem.hpp"
 #include "core/model/model_config.hpp"
 #include "core/model/weight_files.hpp"
@@ -55,8 +56,12 @@ public:
     // found and its shape and dtype checked (nothing else is read). Problems name the file and the
     // field or tensor: "DIR/model.safetensors: h.1.mlp.c_fc.weight: expected [16, 64] (d_model ×
     // d_ff from config.json), got [16, 48]". `unreadable`, when given, tells whether the failure
-    // was a file that could not be read rather than one read and refused.
-    static core::Result<ModelFolder> open(const std::string& folder, bool* unreadable = nullptr);
+    // was a file that could not be read rather than one read and refused. Weights of at most
+    // `memory_budget` bytes as stored are then read into memory, once (weights().in_memory()): each
+    // run converts them from there a block at a time; larger ones are read from the disk by each
+    // run, a block at a time (streamed).
+    static core::Result<ModelFolder> open(const std::string& folder, bool* unreadable = nullptr,
+                                          std::int64_t memory_budget = core::default_memory_budget);
 
     const std::string& folder() const { return folder_; }
     const ModelConfig& config() const { return config_; }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <type_traits>
 
 #include "core/base/format.hpp"
 #include "core/model/layer_weights.hpp"
@@ -77,11 +76,6 @@ Problems embed(const ModelFolder& model, RunState<Scalar>& s) {
     return {};
 }
 
-// Whether an attention input can go into a session: finite and within the limit of its values.
-bool within_limits(const core::Matrix& X) {
-    return X.allFinite() && (X.size() == 0 || X.cwiseAbs().maxCoeff() <= core::Limits::max_abs_value);
-}
-
 // One block, steps 1–4 (see runtime.hpp). With keep_x the session's X is used as it is (an edited
 // block); otherwise X is the new attention input, and the session is read from the folder the first
 // time.
@@ -99,7 +93,7 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
         MatrixT<Scalar> a;
         if (c.pre_norm()) w.norm_attention.apply(x, a);
         core::Matrix X = c.pre_norm() ? a.template cast<double>() : x.template cast<double>();
-        if (!within_limits(X))
+        if (!core::values_allowed(X))  // what a session takes
             return fail("block " + std::to_string(layer) + ": the attention's input overflows (a value beyond " +
                         core::format_number(core::Limits::max_abs_value) + " or not finite)");
         if (run.session.params.heads.empty()) {
@@ -136,18 +130,17 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
 }
 
 // 6. LM head: the logits of the last token, hidden_last · W_Uᵀ over the vocabulary (W_U vocab_size ×
-// d_model, read a block of rows at a time).
+// d_model, read a block of rows at a time, the blocks spread over the threads).
 template <class Scalar>
 Problems last_logits(const ModelFolder& model, RunState<Scalar>& s) {
     const auto last = s.hidden.row(s.hidden.rows() - 1);
     s.logits_last.resize(model.config().vocab_size);
-    return for_each_lm_head_block(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
-        if constexpr (std::is_same_v<Scalar, double>)
+    return for_each_lm_head_block<Scalar>(
+        model,
+        [&](Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& W_U_rows) {
             s.logits_last.segment(first, W_U_rows.rows()).noalias() = last * W_U_rows.transpose();
-        else
-            s.logits_last.segment(first, W_U_rows.rows()).noalias() = last *
-                                                                      W_U_rows.template cast<Scalar>().transpose();
-    });
+        },
+        true);  // each block its own logits
 }
 
 // 5. final norm, 6. LM head.

@@ -36,8 +36,10 @@ void activate(Activation activation, MatrixT<Scalar>& m) {
     switch (activation) {
         case Activation::gelu: a = Scalar(0.5) * a * (Scalar(1) + (a / Scalar(M_SQRT2)).erf()); break;
         case Activation::gelu_new: {
-            const Scalar c = static_cast<Scalar>(std::sqrt(2 / M_PI));
-            a = Scalar(0.5) * a * (Scalar(1) + (c * (a + Scalar(0.044715) * a.cube())).tanh());
+            // ½·x·(1 + tanh(u)) = x·σ(2u) = x / (1 + e^(−2u)), u = √(2/π)·(x + 0.044715·x³): the same
+            // function through exp, which Eigen vectorises in float and double (tanh only in float).
+            const Scalar c = static_cast<Scalar>(-2 * std::sqrt(2 / M_PI));
+            a = a / (Scalar(1) + (c * (a + Scalar(0.044715) * a.cube())).exp());
             break;
         }
         case Activation::silu: a = a / (Scalar(1) + (-a).exp()); break;

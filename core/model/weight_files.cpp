@@ -1,5 +1,6 @@
 #include "core/model/weight_files.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -183,6 +184,44 @@ core::Result<core::Tensor> WeightFiles::read_rows(std::string_view name, std::ui
                                                   std::uint64_t count) const {
     const auto it = where_.find(name);
     return it == where_.end() ? no_such_tensor(label_, name) : files_[it->second].read_rows(name, first_row, count);
+}
+
+template <class T>
+core::Problems WeightFiles::read_rows_into(std::string_view name, std::uint64_t first_row, std::uint64_t count,
+                                           T* out) const {
+    const auto it = where_.find(name);
+    if (it == where_.end()) return no_such_tensor(label_, name).problems;
+    return files_[it->second].read_rows_into(name, first_row, count, out);
+}
+
+template <class T>
+core::Problems WeightFiles::read_into(std::string_view name, T* out) const {
+    const core::TensorInfo* info = find(name);
+    if (!info) return no_such_tensor(label_, name).problems;
+    return read_rows_into(name, 0, info->shape.size() == 2 ? info->shape[0] : 1, out);
+}
+
+template core::Problems WeightFiles::read_rows_into<float>(std::string_view, std::uint64_t, std::uint64_t,
+                                                           float*) const;
+template core::Problems WeightFiles::read_rows_into<double>(std::string_view, std::uint64_t, std::uint64_t,
+                                                            double*) const;
+template core::Problems WeightFiles::read_into<float>(std::string_view, float*) const;
+template core::Problems WeightFiles::read_into<double>(std::string_view, double*) const;
+
+std::uint64_t WeightFiles::byte_size() const {
+    std::uint64_t bytes = 0;
+    for (const core::TensorFile& f : files_) bytes += f.byte_size();
+    return bytes;
+}
+
+core::Problems WeightFiles::keep_in_memory() {
+    for (core::TensorFile& f : files_)
+        if (core::Problems p = f.keep_in_memory(); !p.empty()) return p;
+    return {};
+}
+
+bool WeightFiles::in_memory() const {
+    return std::all_of(files_.begin(), files_.end(), [](const core::TensorFile& f) { return f.in_memory(); });
 }
 
 std::vector<std::string> WeightFiles::names() const {

@@ -50,6 +50,20 @@ public:
     core::Result<core::Tensor> read(std::string_view name) const;
     // Rows of a table (core::TensorFile::read_rows of the file holding it).
     core::Result<core::Tensor> read_rows(std::string_view name, std::uint64_t first_row, std::uint64_t count) const;
+    // The same converted straight to T (float or double) into out, count × cols values
+    // (core::TensorFile::read_rows_into); read_into takes every row of a 1-D or 2-D tensor.
+    template <class T>
+    core::Problems read_rows_into(std::string_view name, std::uint64_t first_row, std::uint64_t count, T* out) const;
+    template <class T>
+    core::Problems read_into(std::string_view name, T* out) const;
+
+    // The bytes of the weights' files together: the weights as stored.
+    std::uint64_t byte_size() const;
+    // Reads every file into memory once (core::TensorFile::keep_in_memory): a run then converts the
+    // weights from there, one block at a time, instead of reading the disk again.
+    core::Problems keep_in_memory();
+    // Whether the files are held in memory (else each run reads them from the disk).
+    bool in_memory() const;
     // Every tensor's name, sorted.
     std::vector<std::string> names() const;
 

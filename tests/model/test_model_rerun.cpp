@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <tuple>
 
 #include "core/model/runtime.hpp"
 #include "model_test_support.hpp"
@@ -214,3 +215,31 @@ TEST(ModelRows, AVocabularyOfManyBlocksRunsAsTheSmallOne) {
 }
 
 }  // namespace
+
+// Weights within the memory budget are read into memory when the folder is opened, and each run
+// converts them from there: a later change to the file does not reach the run. Over the budget
+// they are read from the disk by each run (streamed), which sees the change. Both give the same
+// run of the same weights, in float and double, for F32 (GPT-2) and sharded BF16 (Llama) weights.
+TEST(ModelRows, WeightsWithinTheBudgetAreHeldInMemoryAndStreamedOverIt) {
+    for (const auto& [name, file, tensor] :
+         {std::tuple{"gpt2", "model.safetensors", "transformer.h.0.attn.c_attn.weight"},
+          std::tuple{"llama", "model-00001-of-00002.safetensors", "model.layers.0.self_attn.q_proj.weight"}}) {
+        SCOPED_TRACE(name);
+        ScratchFolder s;
+        const fs::path dir = s.copy_of(name);
+        const attnviz::core::Result<ModelFolder> resident = ModelFolder::open(dir.string());
+        const attnviz::core::Result<ModelFolder> streamed = ModelFolder::open(dir.string(), nullptr, 0);
+        ASSERT_TRUE(resident && streamed);
+        EXPECT_TRUE(resident.value->weights().in_memory());
+        EXPECT_FALSE(streamed.value->weights().in_memory());
+        const std::vector<std::int32_t> ids = ids_of(name);
+        expect_same_run(run<double>(*resident.value, ids), run<double>(*streamed.value, ids));
+        expect_same_run(run<float>(*resident.value, ids), run<float>(*streamed.value, ids));
+        const RunState<double> before = run<double>(*resident.value, ids);
+        if (std::string(name) == "gpt2") {
+            set_f32(dir / file, tensor, 0, 0.5f);
+            expect_same_run(run<double>(*resident.value, ids), before);
+            EXPECT_FALSE(run<double>(*streamed.value, ids).logits_last == before.logits_last);
+        }
+    }
+}
