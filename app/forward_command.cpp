@@ -11,6 +11,7 @@
 
 #include "cli_output.hpp"
 #include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
 #include "core/io/import.hpp"
 #include "core/model/analysis.hpp"
 #include "core/model/runtime.hpp"
@@ -20,10 +21,11 @@ namespace attnviz::app {
 
 namespace {
 
-// Each problem as "error: WHAT: problem" ("error: problem" for WHAT "").
+// Each problem as "error: WHAT: problem" ("error: problem" for WHAT ""), escaped as report() escapes
+// (a problem may quote the text or a token).
 void report_under(const core::Problems& problems, const std::string& what) {
     for (const core::Problem& p : problems)
-        std::cerr << "error: " << (what.empty() ? "" : what + ": ") << p.str() << "\n";
+        std::cerr << "error: " << core::printable((what.empty() ? "" : what + ": ") + p.str()) << "\n";
 }
 
 // "1,2,3" (spaces around each id allowed) as token ids.
@@ -171,16 +173,29 @@ void write_json(const core::TextSink& sink, const model::RunState<Scalar>& s, co
     out << "}\n";
 }
 
+std::int64_t budget_of(const ForwardOptions& o) {
+    return o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget;
+}
+
+// The forward pass of the input's tokens (the first `blocks` blocks, -1: all), or nullopt after
+// reporting why not.
 template <class Scalar>
-int run(const ForwardOptions& o, const model::ModelFolder& m, Input in) {
-    core::Result<model::RunState<Scalar>> state = model::run_model<Scalar>(
-        m, in.ids, in.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
+std::optional<model::RunState<Scalar>> run_or_report(const ForwardOptions& o, const model::ModelFolder& m,
+                                                     const Input& in, int blocks = -1) {
+    core::Result<model::RunState<Scalar>> state = model::run_model<Scalar>(m, in.ids, in.tokens, budget_of(o), blocks);
     if (!state) {
         report_under(state.problems, "");
-        return exit_invalid;
+        return std::nullopt;
     }
+    return std::move(*state.value);
+}
+
+template <class Scalar>
+int run(const ForwardOptions& o, const model::ModelFolder& m, Input in) {
+    const std::optional<model::RunState<Scalar>> state = run_or_report<Scalar>(o, m, in);
+    if (!state) return exit_invalid;
     const core::Problems written = core::write_file_atomic(o.out_path, [&](const core::TextSink& sink) {
-        write_json(sink, *state.value, m.config(), in, o.top);
+        write_json(sink, *state, m.config(), in, o.top);
     });
     report_under(written, "");
     return written.empty() ? exit_ok : exit_io;
@@ -193,9 +208,7 @@ std::variant<std::pair<model::ModelFolder, Input>, int> open_and_read(const Forw
         return exit_invalid;
     }
     bool unreadable = false;
-    core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable,
-                                                                  o.memory_budget > 0 ? o.memory_budget
-                                                                                      : core::default_memory_budget);
+    core::Result<model::ModelFolder> m = model::ModelFolder::open(o.model, &unreadable, budget_of(o));
     if (!m) {
         report_under(m.problems, "");
         return unreadable ? exit_io : exit_invalid;
@@ -227,16 +240,12 @@ int with_model_run(const ForwardOptions& o, const ModelRunUse& use) {
     auto opened = open_and_read(o);
     if (const int* code = std::get_if<int>(&opened)) return *code;
     auto& [m, input] = std::get<0>(opened);
-    core::Result<model::RunState<double>> state = model::run_model<double>(
-        m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget);
-    if (!state) {
-        report_under(state.problems, "");
-        return exit_invalid;
-    }
+    std::optional<model::RunState<double>> state = run_or_report<double>(o, m, input);
+    if (!state) return exit_invalid;
     const auto token_text = [&input](std::int32_t id) {
         return input.tokenizer ? input.tokenizer->token_text(id) : "#" + std::to_string(id);
     };
-    return use(m, *state.value, token_text);
+    return use(m, *state, token_text);
 }
 
 int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::vector<int>& layers,
@@ -252,15 +261,11 @@ int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::
         return exit_invalid;
     }
     const int blocks = *std::max_element(chosen.value->begin(), chosen.value->end()) + 1;
-    core::Result<model::RunState<double>> state = model::run_model<double>(
-        m, input.ids, input.tokens, o.memory_budget > 0 ? o.memory_budget : core::default_memory_budget, blocks);
-    if (!state) {
-        report_under(state.problems, "");
-        return exit_invalid;
-    }
+    std::optional<model::RunState<double>> state = run_or_report<double>(o, m, input, blocks);
+    if (!state) return exit_invalid;
     layers = std::move(*chosen.value);
     sessions.clear();
-    for (model::LayerRun<double>& layer : state.value->layers) sessions.push_back(std::move(layer.session));
+    for (model::LayerRun<double>& layer : state->layers) sessions.push_back(std::move(layer.session));
     return exit_ok;
 }
 
