@@ -13,8 +13,7 @@ Eigen::RowVectorXd rotated(const Eigen::RowVectorXd& x, const Rope& rope, int po
     if (!rope.on) return x;
     const int d_k = static_cast<int>(x.size());
     Eigen::RowVectorXd out = x;
-    const int dims = rope.dims > 0 ? rope.dims : d_k;
-    for (int j = 0; j < dims / 2; ++j) {
+    for (int j = 0; j < rope.rotated(d_k) / 2; ++j) {
         const RopePair p = rope_pair(rope, d_k, j);
         const double angle = rope_angle(rope, d_k, position, j), c = std::cos(angle), s = std::sin(angle);
         out(p.first) = x(p.first) * c - x(p.second) * s;
