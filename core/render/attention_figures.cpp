@@ -15,18 +15,10 @@ constexpr double margin = 12, label_size = 12, row_pitch = 18, title_size = 15, 
 constexpr double max_token_width = 160, lines_width = 260, bar_width = 90;
 constexpr Rgba selected_fill{66, 110, 170, 255}, bar_fill{90, 130, 190, 200};
 
+// A label whose y is the middle of its capitals, as every label of these figures is.
 Label text_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor = Anchor::start,
               bool bold = false) {
-    Label l;
-    l.x = x, l.y = y, l.text = std::move(text), l.size = size, l.color = color, l.anchor = anchor, l.bold = bold;
-    l.baseline = Baseline::middle;
-    return l;
-}
-
-Box box(double x, double y, double w, double h, Rgba fill) {
-    Box b;
-    b.x = x, b.y = y, b.w = w, b.h = h, b.fill = fill;
-    return b;
+    return label_at(x, y, std::move(text), size, color, anchor, Baseline::middle, bold);
 }
 
 std::string number(double v, int digits) {
@@ -59,8 +51,8 @@ void token_column(Figure& f, const std::vector<std::string>& tokens, const std::
         const bool on = contains(selected, t);
         if (on) {
             const double w = text_width(text, label_size) + 6;
-            f.elements.push_back(
-                box(anchor == Anchor::end ? x - w + 3 : x - 3, y - row_pitch / 2 + 1, w, row_pitch - 2, selected_fill));
+            f.elements.push_back(box_at(anchor == Anchor::end ? x - w + 3 : x - 3, y - row_pitch / 2 + 1, w,
+                                        row_pitch - 2, selected_fill));
         }
         f.elements.push_back(text_at(x, y, text, label_size, on ? Rgba{255, 255, 255, 255} : figure_ink, anchor, on));
     }
@@ -73,7 +65,7 @@ void bars(Figure& f, const Eigen::VectorXd& values, double x, double top, bool l
     for (Eigen::Index t = 0; t < values.size(); ++t) {
         const double w = bar_width * std::clamp(values(t) / top_value, 0.0, 1.0);
         const double y = top + static_cast<double>(t) * row_pitch + 3;
-        f.elements.push_back(box(leftward ? x - w : x, y, w, row_pitch - 6, bar_fill));
+        f.elements.push_back(box_at(leftward ? x - w : x, y, w, row_pitch - 6, bar_fill));
         f.elements.push_back(text_at(leftward ? x - w - 3 : x + w + 3, y + (row_pitch - 6) / 2,
                                      number(values(t), digits), note_size, figure_grey,
                                      leftward ? Anchor::end : Anchor::start));
@@ -92,7 +84,7 @@ void head_legend(Figure& f, int heads, const std::vector<char>& hidden, double x
     for (int h = 0; h < heads; ++h) {
         const bool off = static_cast<std::size_t>(h) < hidden.size() && hidden[static_cast<std::size_t>(h)];
         const std::string name = "head " + std::to_string(h + 1) + (off ? " (hidden)" : "");
-        Box swatch = box(x, y - 5, 10, 10, off ? Rgba{200, 200, 200, 255} : head_rgba(h, heads));
+        Box swatch = box_at(x, y - 5, 10, 10, off ? Rgba{200, 200, 200, 255} : head_rgba(h, heads));
         f.elements.push_back(swatch);
         f.elements.push_back(text_at(x + 14, y, name, note_size, off ? figure_grey : figure_ink));
         x += 14 + text_width(name, note_size) + 14;
@@ -232,14 +224,14 @@ Figure model_view_figure(const Attentions& a, const ModelViewChoice& c, const Fi
             for (Eigen::Index i = 0; i < t.cells.rows(); ++i)
                 for (Eigen::Index j = 0; j < t.cells.cols(); ++j) {
                     const double v = t.high > 0 ? t.cells(i, j) / t.high : 0;
-                    Box cell = box(x + j * cw, y + i * ch, cw, ch,
-                                   colormap_rgba(Colormap::sequential, static_cast<float>(v)));
+                    Box cell = box_at(x + j * cw, y + i * ch, cw, ch,
+                                      colormap_rgba(Colormap::sequential, static_cast<float>(v)));
                     cell.crisp = true;
                     f.elements.push_back(cell);
                 }
             f.elements.push_back(GroupEnd{});
             if (std::find(outlined.begin(), outlined.end(), HeadRef{l, h}) != outlined.end()) {
-                Box frame = box(x - 2.5, y - 2.5, thumb + 5, thumb + 5, Rgba{0, 0, 0, 0});
+                Box frame = box_at(x - 2.5, y - 2.5, thumb + 5, thumb + 5, Rgba{0, 0, 0, 0});
                 frame.stroke = outline_color;
                 frame.stroke_width = 2;
                 f.elements.push_back(frame);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -86,6 +87,17 @@ struct Group {
 struct GroupEnd {};
 
 using Element = std::variant<Box, Label, Line, Polygon, Gradient, Group, GroupEnd>;
+
+// A box filled with `fill` (no stroke), and a label: the figures' two most common elements.
+inline Box box_at(double x, double y, double w, double h, Rgba fill) {
+    Box b;
+    b.x = x, b.y = y, b.w = w, b.h = h, b.fill = fill;
+    return b;
+}
+inline Label label_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor, Baseline baseline,
+                      bool bold = false, std::string klass = "") {
+    return Label{x, y, std::move(text), size, color, anchor, baseline, bold, std::move(klass), false};
+}
 
 struct Figure {
     double width = 0, height = 0;

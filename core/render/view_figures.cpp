@@ -28,17 +28,6 @@ constexpr Rgba input_fill{252, 244, 222, 255}, input_border{190, 155, 70, 255};
 constexpr Rgba panel_fill{246, 247, 249, 255}, panel_border{218, 222, 228, 255};
 constexpr Rgba arrow_color{100, 108, 125, 255};
 
-Box box_at(double x, double y, double w, double h, Rgba fill) {
-    Box b;
-    b.x = x, b.y = y, b.w = w, b.h = h, b.fill = fill;
-    return b;
-}
-
-Label label_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor, Baseline baseline,
-               bool bold = false, std::string klass = "") {
-    return Label{x, y, std::move(text), size, color, anchor, baseline, bold, std::move(klass), false};
-}
-
 // The matrix as drawn: itself, or its transpose.
 struct Drawn {
     const Matrix& m;
