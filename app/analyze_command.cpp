@@ -18,22 +18,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json rows(const core::Matrix& m) {
-    Json out = Json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        Json row = Json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-        out.push_back(std::move(row));
-    }
-    return out;
-}
-
 Json values(const Eigen::VectorXd& v) { return Json(std::vector<double>(v.data(), v.data() + v.size())); }
 
 // One head's analyses, as analyze_command's comment lists them.
 Json head_json(const core::Config& c, const core::Params& p, const core::Trace& t, int head) {
     Json out;
-    out["norm_weighted"] = rows(core::norm_weighted(c, p, t, head));
+    out["norm_weighted"] = matrix_rows(core::norm_weighted(c, p, t, head));
     const core::Circuits circuits = core::circuits(c, p, head);
     out["qk_singular"] = values(circuits.qk_singular);
     if (c.output_projection) {
@@ -51,9 +41,9 @@ Json head_json(const core::Config& c, const core::Params& p, const core::Trace& 
     if (c.rope.on) {
         const core::RopeSplit split = core::rope_split(c, t, head);
         Json pairs = Json::array();
-        for (const core::Matrix& pair : split.pairs) pairs.push_back(rows(pair));
+        for (const core::Matrix& pair : split.pairs) pairs.push_back(matrix_rows(pair));
         out["rope_pairs"] = std::move(pairs);
-        out["rope_rest"] = rows(split.rest);
+        out["rope_rest"] = matrix_rows(split.rest);
     }
     return out;
 }

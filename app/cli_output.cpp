@@ -21,6 +21,16 @@ void report(const core::Problems& problems, const std::string& file) {
         std::cerr << "error: " << core::printable(file) << ": " << core::more_problems_message(total - shown) << "\n";
 }
 
+nlohmann::ordered_json matrix_rows(const core::Matrix& m) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        nlohmann::ordered_json row = nlohmann::ordered_json::array();
+        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
 // A note on stderr, escaped as report() escapes.
 void note(const std::string& text) { std::cerr << "note: " << core::printable(text) << "\n"; }
 

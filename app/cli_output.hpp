@@ -1,10 +1,13 @@
 // What the headless commands share for their output: problems printed as "error: FILE: what",
-// text written to a file (atomically) or to stdout, and a session file read for a command.
+// text written to a file (atomically) or to stdout, matrices as JSON, and a session file read for a
+// command.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/attention/matrix_types.hpp"
 #include "core/attention/session.hpp"
 #include "core/base/file_io.hpp"
 #include "core/base/problem.hpp"
@@ -27,6 +30,9 @@ void note(const std::string& text);
 // Writes produced text to out_path (atomically), or to stdout for "" and "-"; the exit code.
 int write_output(const core::TextProducer& produce, const std::string& out_path);
 int write_output(const std::string& text, const std::string& out_path);
+
+// A matrix as JSON: an array of its rows, each an array of numbers.
+nlohmann::ordered_json matrix_rows(const core::Matrix& m);
 
 // The session of a file, refused (reported; the exit code returned, 0 when read) when the path is
 // empty (2), the file cannot be read (1), is not a valid session (2) or its trace needs more than

@@ -18,16 +18,6 @@ nlohmann::json values(const std::vector<double>& v) {
     return out;
 }
 
-nlohmann::json rows_of(const core::Matrix& m) {
-    nlohmann::json out = nlohmann::json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        nlohmann::json row = nlohmann::json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-        out.push_back(std::move(row));
-    }
-    return out;
-}
-
 }  // namespace
 
 int flash_command(const FlashOptions& o) {
@@ -59,7 +49,7 @@ int flash_command(const FlashOptions& o) {
         steps.push_back(std::move(step));
     }
     out["steps"] = std::move(steps);
-    out["O"] = rows_of(run.value->O);
+    out["O"] = matrix_rows(run.value->O);
     out["max_difference_from_Z"] = run.value->max_difference;
     out["accesses"]["standard_nn"] = run.value->standard_nn_accesses;
     out["accesses"]["standard_kv"] = run.value->standard_kv_reads;
