@@ -6,9 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/attention/kv_cache.hpp"
 #include "core/attention/registry.hpp"
+#include "core/base/file_io.hpp"
 #include "core/base/format.hpp"
 #include "core/base/text.hpp"
 #include "core/io/json_read.hpp"
@@ -70,6 +73,35 @@ struct LessonReader {
     }
 };
 
+bool is_condition(const std::string& name);
+std::string condition_names();
+
+// The lesson's optional fields besides its steps: summary, order, session, requires.
+void read_metadata(LessonReader& r, const json& root, Lesson& lesson) {
+    lesson.summary = r.text(root, "", "summary", false);
+    lesson.session = r.text(root, "", "session", false);
+    if (auto order = root.find("order"); order != root.end()) {
+        if (!order->is_number_integer() || order->get<double>() < 0 || order->get<double>() > 1e6)
+            r.problems.push_back({"order", "expected a whole number from 0 to 1000000, got " + describe_json(*order)});
+        else
+            lesson.order = order->get<int>();
+    }
+    auto needs = root.find("requires");
+    if (needs == root.end()) return;
+    if (!needs->is_array()) {
+        r.problems.push_back({"requires", "expected an array of conditions, got " + describe_json(*needs)});
+        return;
+    }
+    for (size_t k = 0; k < needs->size(); ++k) {
+        const json& v = (*needs)[k];
+        const std::string path = "requires[" + std::to_string(k) + "]";
+        if (!v.is_string() || !is_condition(v.get<std::string>()))
+            r.problems.push_back({path, "expected a condition (" + condition_names() + "), got " + describe_json(v)});
+        else
+            lesson.needs.push_back(v.get<std::string>());
+    }
+}
+
 }  // namespace
 
 Result<Lesson> parse_lesson(std::string_view text) {
@@ -89,6 +121,7 @@ Result<Lesson> parse_lesson(std::string_view text) {
         r.problems.push_back({"version", "this attnviz reads version " + std::to_string(lesson_version)});
     Lesson lesson;
     lesson.title = r.text(root, "", "title", true);
+    read_metadata(r, root, lesson);
     auto steps = root.find("steps");
     if (steps == root.end() || !steps->is_array() || steps->empty()) {
         r.problems.push_back({"steps", "expected a non-empty array of steps"});
@@ -152,24 +185,47 @@ Field next_field(const std::string& text, size_t from) {
     return f;
 }
 
-bool is_condition(const std::string& name) {
+// The conditions of {if …} and of a lesson's "requires": each with what it means, for a learner.
+struct Condition {
+    const char* name;
+    const char* meaning;  // "a causal mask"; a lesson whose session lacks it says so
+    bool (*holds)(const LessonContext&);
+};
+
+constexpr Condition conditions[] = {
+    {"worked", "seed 001's worked example", [](const LessonContext& c) { return c.worked_example; }},
+    {"heads>1", "more than one head", [](const LessonContext& c) { return c.session->config.heads > 1; }},
+    {"projection", "an output projection W_O",
+     [](const LessonContext& c) { return c.session->config.output_projection; }},
+    {"causal", "a causal mask", [](const LessonContext& c) { return c.session->config.mask == Mask::causal; }},
+    {"masked", "a custom mask", [](const LessonContext& c) { return c.session->config.mask == Mask::custom; }},
+    {"cross", "cross-attention (K and V from Y)", [](const LessonContext& c) { return c.session->config.cross(); }},
+    {"rope", "rotary position embeddings (RoPE)", [](const LessonContext& c) { return c.session->config.rope.on; }},
+    {"grouped", "K/V groups (fewer K/V heads than heads)",
+     [](const LessonContext& c) { return c.session->config.grouped(); }},
+    {"exercise", "an exercise in progress", [](const LessonContext& c) { return c.hidden.has_value(); }},
+    {"columns", "the column-vector view", [](const LessonContext& c) { return c.column_vectors; }},
+};
+
+const Condition* find_condition(const std::string& name) {
     const std::string bare = !name.empty() && name[0] == '!' ? name.substr(1) : name;
-    return bare == "worked" || bare == "heads>1" || bare == "projection" || bare == "causal" || bare == "exercise" ||
-           bare == "columns";
+    for (const Condition& c : conditions)
+        if (bare == c.name) return &c;
+    return nullptr;
+}
+
+bool is_condition(const std::string& name) { return find_condition(name) != nullptr; }
+
+std::string condition_names() {
+    std::string names;
+    for (const Condition& c : conditions) names += (names.empty() ? "" : ", ") + std::string(c.name);
+    return names + ", or ! before one";
 }
 
 bool holds(const std::string& name, const LessonContext& ctx) {
-    const bool negated = !name.empty() && name[0] == '!';
-    const std::string bare = negated ? name.substr(1) : name;
-    const Config& c = ctx.session->config;
-    bool v = false;
-    if (bare == "worked") v = ctx.worked_example;
-    if (bare == "heads>1") v = c.heads > 1;
-    if (bare == "projection") v = c.output_projection;
-    if (bare == "causal") v = c.mask == Mask::causal;
-    if (bare == "exercise") v = ctx.hidden.has_value();
-    if (bare == "columns") v = ctx.column_vectors;
-    return negated ? !v : v;
+    const Condition* c = find_condition(name);
+    const bool v = c && c->holds(ctx);
+    return !name.empty() && name[0] == '!' ? !v : v;
 }
 
 // A cell reference "NAME:HEAD:ROW:COL" with an optional "|pct" or "|N"; nullopt when the body is
@@ -227,6 +283,29 @@ std::optional<MatrixRef> stiefel_field(const std::string& body, std::string* pro
     return MatrixRef{*matrix_id_from_name(name), head - 1};
 }
 
+// The session's sizes by name ({n}, {kv_heads}, …); nullopt for any other field.
+std::optional<std::string> size_value(const std::string& name, const LessonContext& ctx) {
+    const Config& c = ctx.session->config;
+    const std::pair<const char*, long long> sizes[] = {
+        {"n", c.n},
+        {"d_model", c.d_model},
+        {"h", c.heads},
+        {"d_k", c.d_k},
+        {"d_v", c.d_v},
+        {"n_kv", c.kv_len()},
+        {"kv_heads", c.kv_count()},
+        {"group", c.group_size()},
+        {"rope_dims", c.rope.on ? c.rope.rotated(c.d_k) : 0},
+        {"kv_bytes", kv_cache_bytes(c, 1, 1, sizeof(double))},
+        {"kv_bytes_ungrouped", kv_cache_bytes(c, 1, 1, sizeof(double), false)},
+    };
+    for (const auto& [key, v] : sizes)
+        if (name == key) return std::to_string(v);
+    if (name == "s") return format_number(ctx.trace->scale);
+    if (name == "rope_base") return format_number(c.rope.base);
+    return std::nullopt;
+}
+
 std::string cell_value_text(const CellField& f, const LessonContext& ctx) {
     if (ctx.hidden && f.cell.matrix == *ctx.hidden) return "?";
     const Matrix* m = exists(f.cell.matrix, ctx.session->config)
@@ -244,7 +323,6 @@ std::string cell_value_text(const CellField& f, const LessonContext& ctx) {
 }  // namespace
 
 std::string fill_template(const std::string& text, const LessonContext& ctx) {
-    const Config& c = ctx.session->config;
     std::string out;
     // Whether text is kept at each open {if}: the enclosing blocks' and this one's.
     std::vector<bool> keep{true};
@@ -268,18 +346,8 @@ std::string fill_template(const std::string& text, const LessonContext& ctx) {
         }
         if (!keep.back()) continue;
         std::string value;
-        if (b == "n")
-            value = std::to_string(c.n);
-        else if (b == "d_model")
-            value = std::to_string(c.d_model);
-        else if (b == "h")
-            value = std::to_string(c.heads);
-        else if (b == "d_k")
-            value = std::to_string(c.d_k);
-        else if (b == "d_v")
-            value = std::to_string(c.d_v);
-        else if (b == "s")
-            value = format_number(ctx.trace->scale);
+        if (std::optional<std::string> size = size_value(b, ctx))
+            value = *size;
         else if (b.rfind("token:", 0) == 0) {
             const int i = std::atoi(b.c_str() + 6);
             value = i >= 0 && i < static_cast<int>(ctx.session->tokens.size())
@@ -306,10 +374,7 @@ Problems template_problems(const std::string& text, const std::string& path) {
         const std::string& b = f.body;
         std::string problem;
         if (b.rfind("if ", 0) == 0) {
-            if (!is_condition(b.substr(3)))
-                problem = "{" + b +
-                          "}: unknown condition (worked, heads>1, projection, causal, exercise, columns, or ! "
-                          "before one)";
+            if (!is_condition(b.substr(3))) problem = "{" + b + "}: unknown condition (" + condition_names() + ")";
             ++depth;
         } else if (b == "else" || b == "end") {
             if (depth == 0) problem = "{" + b + "} without {if …}";
@@ -323,6 +388,43 @@ Problems template_problems(const std::string& text, const std::string& path) {
     }
     if (depth > 0) problems.push_back({path, std::to_string(depth) + " {if …} without {end}"});
     return problems;
+}
+
+std::vector<std::string> unmet_requirements(const Lesson& lesson, const LessonContext& ctx) {
+    std::vector<std::string> unmet;
+    for (const std::string& name : lesson.needs) {
+        if (holds(name, ctx)) continue;
+        const Condition* c = find_condition(name);
+        unmet.push_back((name[0] == '!' ? "without " : "with ") + std::string(c ? c->meaning : name.c_str()));
+    }
+    return unmet;
+}
+
+std::vector<LessonEntry> list_lessons(const std::string& folder) {
+    std::vector<LessonEntry> entries;
+    std::error_code error;
+    for (const auto& file : std::filesystem::directory_iterator(folder, error)) {
+        if (file.path().extension() != ".json" || !file.is_regular_file(error)) continue;
+        LessonEntry e;
+        e.name = file.path().stem().string();
+        e.path = file.path().string();
+        const Result<std::string> text = read_file(e.path);
+        const Result<Lesson> lesson = text ? parse_lesson(*text.value) : Result<Lesson>::fail(text.problems);
+        if (lesson) {
+            e.title = lesson.value->title;
+            e.summary = lesson.value->summary;
+            e.order = lesson.value->order;
+            e.steps = static_cast<int>(lesson.value->steps.size());
+        } else {
+            e.title = e.name;
+            e.problem = lesson.problems.front().str();
+        }
+        entries.push_back(std::move(e));
+    }
+    std::sort(entries.begin(), entries.end(), [](const LessonEntry& a, const LessonEntry& b) {
+        return a.order != b.order ? a.order < b.order : a.name < b.name;
+    });
+    return entries;
 }
 
 std::string cell_expansion(const Explanation& e) {

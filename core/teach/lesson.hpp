@@ -32,6 +32,11 @@ struct LessonStep {
 
 struct Lesson {
     std::string title;
+    std::string summary;             // one line for the lesson picker
+    int order = 1000;                // place in the picker (the course's order), then by name
+    std::string session;             // the session it starts from: a session file, relative to the lesson's
+                                     // folder ("../examples/causal-mask.json"); empty: the session on screen
+    std::vector<std::string> needs;  // "requires": conditions its session meets ("causal", "!cross"; see fill_template)
     std::vector<LessonStep> steps;
 };
 
@@ -54,6 +59,10 @@ struct LessonContext {
 // The lessons' template language, so every number in a step comes from the session on screen
 // (and a teacher can still edit and translate the text):
 //   {n} {d_model} {h} {d_k} {d_v} {s}      the session's sizes and the scores' divisor
+//   {n_kv} {kv_heads} {group}              keys (n, or Y's rows), K/V heads, heads per K/V group
+//   {rope_base} {rope_dims}                RoPE's θ and rotated columns (0 without RoPE)
+//   {kv_bytes} {kv_bytes_ungrouped}        the KV cache's bytes per token of this layer in double,
+//                                          with the K/V groups and with one K and V per head
 //   {weights:1:0:1}                        a cell: NAME:HEAD:ROW:COL (head from 1, rows and columns
 //   {output:0:2}                           from 0, as --select), NAME:ROW:COL for X, concat, output…
 //   {weights:1:0:1|pct}                    as a percentage with one decimal: "94.4%"
@@ -64,6 +73,7 @@ struct LessonContext {
 //                                          constraint: 0 when its columns are orthonormal)
 //   {if worked}…{else}…{end}               text for the worked example only, or for other sessions;
 //                                          conditions: worked, heads>1, projection, causal,
+//                                          masked (a custom mask), cross, rope, grouped,
 //                                          exercise (one is on), columns (the column-vector
 //                                          view), each negated by "!"; blocks nest
 // A cell the session lacks (a second head when h = 1, a row past n) reads "–"; a cell of the
@@ -73,6 +83,24 @@ std::string fill_template(const std::string& text, const LessonContext& context)
 // The template's problems (an unknown matrix, a head counted from 0, an {if} without {end}, an
 // unknown condition), each naming the field path given.
 Problems template_problems(const std::string& text, const std::string& path);
+
+// What the session lacks of the lesson's "requires", as a learner reads it: "with a causal mask",
+// "without cross-attention (K and V from Y)"; empty when it meets them all.
+std::vector<std::string> unmet_requirements(const Lesson& lesson, const LessonContext& context);
+
+// A lesson file of a folder, as the lesson picker lists it.
+struct LessonEntry {
+    std::string name;  // the file's name without ".json": what --lesson takes
+    std::string path;
+    std::string title, summary;
+    int order = 1000;
+    int steps = 0;
+    std::string problem;  // why it cannot be opened (the first problem); empty when it can
+};
+
+// The *.json lessons of a folder, in their order, then by name; a file that does not parse is
+// listed with its problem. Empty when the folder cannot be read.
+std::vector<LessonEntry> list_lessons(const std::string& folder);
 
 // A cell written the way seed 001 (docs/math.md#seed-001) writes it: the terms whose second factor (the weight) is not
 // zero, summed in parentheses — "(1+1)", "(0+0)"; "(0)" when every weight is zero. For cells

@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/format.hpp"
 #include "core/base/text.hpp"
+#include "core/io/session_file.hpp"
 #include "core/teach/lesson.hpp"
 #include "tests/test_support.hpp"
 
@@ -272,4 +275,149 @@ TEST(LessonTemplate, ALongTokenIsCutInTheText) {
     const LessonContext ctx{&s, &t, false, std::nullopt, false};
     EXPECT_EQ(fill_template("{token:1} {token:0}", ctx),
               "the " + std::string(attnviz::core::max_label_characters, 'x') + "…");
+}
+
+namespace {
+
+// A lesson's session: its file, read from the lesson's folder, and its trace.
+struct LessonSession {
+    Session session;
+    Trace trace;
+};
+
+LessonSession lesson_session(const LessonEntry& entry, const Lesson& lesson) {
+    const std::filesystem::path file = std::filesystem::path(entry.path).parent_path() / lesson.session;
+    const Result<Session> s = parse_session(slurp(file.string()));
+    EXPECT_TRUE(s) << file << ": " << all_text(s.problems);
+    if (!s) return {worked_example(), forward<double>(worked_example().config, worked_example().params)};
+    return {*s.value, forward<double>(s.value->config, s.value->params)};
+}
+
+}  // namespace
+
+// The library the picker lists: the worked example and the seven lessons of the course, in its
+// order; each parses, starts from a session that meets what it requires, names only matrices its
+// session has, and fills every number of its text from that session (no "–", no "{…}" left).
+TEST(LessonLibrary, EveryShippedLessonRunsOnItsOwnSession) {
+    const std::vector<LessonEntry> entries = list_lessons(ATTNVIZ_LESSONS_DIR);
+    std::vector<std::string> names;
+    for (const LessonEntry& e : entries) names.push_back(e.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"worked-example", "causal-mask", "multi-head", "scaling", "rope",
+                                               "kv-cache", "flash-attention", "cross-attention"}));
+    for (const LessonEntry& entry : entries) {
+        SCOPED_TRACE(entry.name);
+        ASSERT_TRUE(entry.problem.empty()) << entry.problem;
+        EXPECT_FALSE(entry.summary.empty());
+        EXPECT_GE(entry.steps, 6);
+        EXPECT_LE(entry.steps, 12);
+        const Result<Lesson> lesson = parse_lesson(slurp(entry.path));
+        ASSERT_TRUE(lesson);
+        ASSERT_FALSE(lesson.value->session.empty());
+        const LessonSession ls = lesson_session(entry, *lesson.value);
+        const Session worked = worked_example();
+        const bool is_worked = ls.session.config == worked.config && ls.session == worked;
+        const LessonContext ctx{&ls.session, &ls.trace, is_worked, std::nullopt};
+        EXPECT_TRUE(unmet_requirements(*lesson.value, ctx).empty());
+        for (const LessonStep& step : lesson.value->steps) {
+            SCOPED_TRACE(step.title);
+            for (const MatrixRef& m : step.show) EXPECT_TRUE(exists(m, ls.session.config));
+            if (step.has_result) {
+                EXPECT_TRUE(exists(step.result, ls.session.config));
+            }
+            const std::string text = fill_template(step.formula, ctx) + "\n" + fill_template(step.text, ctx);
+            EXPECT_FALSE(contains(text, "\u2013")) << text;  // a cell the session lacks
+            EXPECT_FALSE(contains(text, "{")) << text;       // a field left unfilled
+            if (step.exercise && step.has_result) {
+                // With the exercise on, no text depends on the hidden result: moving every one of
+                // its cells changes nothing the learner reads.
+                Trace moved = ls.trace;
+                Matrix* hidden = const_cast<Matrix*>(find_matrix(ls.session.params, moved, step.result));
+                ASSERT_NE(hidden, nullptr);
+                hidden->array() += 1000;
+                const LessonContext hiding{&ls.session, &ls.trace, ctx.worked_example, step.result};
+                const LessonContext hiding_moved{&ls.session, &moved, ctx.worked_example, step.result};
+                EXPECT_EQ(fill_template(step.text, hiding), fill_template(step.text, hiding_moved));
+                EXPECT_NE(fill_template(step.text, ctx),
+                          fill_template(step.text, {&ls.session, &moved, ctx.worked_example, std::nullopt}))
+                    << "the step's text names no cell of its result";
+            }
+        }
+    }
+}
+
+// The rope lesson's step 3 writes Q_rot[1][0] as Q[1][0]·cos 1 − Q[1][2]·sin 1 (pair 0 of a
+// four-column head in Llama's layout, turned by 1 radian at position 1): the trace agrees.
+TEST(LessonLibrary, TheRopeLessonsRotationIsTheTracesOwn) {
+    const LessonEntry entry{"rope", std::string(ATTNVIZ_LESSONS_DIR) + "/rope.json"};
+    const Result<Lesson> lesson = parse_lesson(slurp(entry.path));
+    ASSERT_TRUE(lesson);
+    const LessonSession ls = lesson_session(entry, *lesson.value);
+    ASSERT_EQ(ls.session.config.d_k, 4);
+    ASSERT_EQ(ls.session.config.rope.rotated(4), 4);
+    const Matrix& q = ls.trace.heads[0].Q;
+    const Matrix& q_rot = ls.trace.heads[0].Q_rot;
+    EXPECT_NEAR(q_rot(1, 0), q(1, 0) * std::cos(1.0) - q(1, 2) * std::sin(1.0), 1e-12);
+    EXPECT_NEAR(q_rot(1, 2), q(1, 0) * std::sin(1.0) + q(1, 2) * std::cos(1.0), 1e-12);
+    EXPECT_EQ(q_rot(0, 0), q(0, 0));
+    EXPECT_TRUE(contains(lesson.value->steps[2].text,
+                         "Q\u207d\u00b9\u207e[1][0]\u00b7cos 1 \u2212 Q\u207d\u00b9\u207e[1][2]\u00b7sin 1"));
+}
+
+// The KV-cache lesson's numbers: bytes per token 2 · kv_heads · d_k · 8 in double, against one K and
+// V per head, and the heads of a group sharing K.
+TEST(LessonTemplate, KvCacheSizesComeFromTheSession) {
+    Config c = make_config(4, 8, 4, 2, 2);
+    c.kv_heads = 2;
+    c.mask = Mask::causal;
+    const Session s = random_session(c, 3);
+    const Trace t = forward<double>(s.config, s.params);
+    const LessonContext ctx{&s, &t, false, std::nullopt};
+    EXPECT_EQ(fill_template("{kv_heads} {group} {n_kv} {kv_bytes} {kv_bytes_ungrouped}", ctx),
+              "2 2 4 " + std::to_string(2 * 2 * 2 * 8) + " " + std::to_string(2 * 4 * 2 * 8));
+    EXPECT_EQ(fill_template("{if grouped}g{else}-{end}{if causal}c{end}{if rope}r{end}{if !cross}s{end}", ctx), "gcs");
+    EXPECT_EQ(t.heads[1].K, t.heads[0].K);
+    EXPECT_NE(t.heads[2].K, t.heads[0].K);
+}
+
+TEST(LessonLibrary, RequirementsSayWhatTheSessionLacks) {
+    const Result<Lesson> lesson =
+        parse_lesson(R"({"format": "attnviz-lesson", "version": 1, "title": "t", "requires": ["causal", "!heads>1",
+                        "projection"], "steps": [{"title": "a", "text": "b"}]})");
+    ASSERT_TRUE(lesson) << all_text(lesson.problems);
+    const Session w = worked_example();
+    const Trace t = forward<double>(w.config, w.params);
+    EXPECT_EQ(unmet_requirements(*lesson.value, {&w, &t, true, std::nullopt}),
+              (std::vector<std::string>{"with a causal mask", "without more than one head"}));
+    const Result<Lesson> bad = parse_lesson(
+        R"({"format": "attnviz-lesson", "version": 1, "title": "t", "order": -1, "requires": ["causal", "sideways"],
+            "session": 3, "steps": [{"title": "a", "text": "b"}]})");
+    ASSERT_FALSE(bad);
+    ASSERT_EQ(bad.problems.size(), 3u) << all_text(bad.problems);
+    EXPECT_EQ(bad.problems[0].path, "session");
+    EXPECT_EQ(bad.problems[1].path, "order");
+    EXPECT_EQ(bad.problems[2].path, "requires[1]");
+    EXPECT_TRUE(contains(bad.problems[2].message, "rope")) << bad.problems[2].message;
+}
+
+// The picker's list: in the lessons' order, then by name; a broken file listed with its problem.
+TEST(LessonLibrary, TheListFollowsTheOrderAndKeepsBrokenFilesWithTheirProblem) {
+    const auto dir = std::filesystem::temp_directory_path() / "attnviz_lesson_list";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string step = R"("steps": [{"title": "a", "text": "b"}]})";
+    std::ofstream(dir / "b.json") << R"({"format": "attnviz-lesson", "version": 1, "title": "B", "order": 5, )" << step;
+    std::ofstream(dir / "a.json") << R"({"format": "attnviz-lesson", "version": 1, "title": "A", )" << step;
+    std::ofstream(dir / "c.json") << R"({"format": "attnviz-lesson", "version": 1, "title": "C", "order": 1, )" << step;
+    std::ofstream(dir / "broken.json") << R"({"format": "attnviz-lesson", "version": 1, "steps": [)";
+    std::ofstream(dir / "notes.txt") << "not a lesson";
+    const std::vector<LessonEntry> entries = list_lessons(dir.string());
+    ASSERT_EQ(entries.size(), 4u);
+    EXPECT_EQ(entries[0].title, "C");
+    EXPECT_EQ(entries[1].title, "B");
+    EXPECT_EQ(entries[2].name, "a");
+    EXPECT_EQ(entries[3].name, "broken");
+    EXPECT_FALSE(entries[3].problem.empty());
+    EXPECT_EQ(entries[0].steps, 1);
+    EXPECT_TRUE(list_lessons((dir / "missing").string()).empty());
+    std::filesystem::remove_all(dir);
 }
