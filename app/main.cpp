@@ -85,6 +85,10 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
         ->expected(0, 1)
         ->default_str("1")
         ->check(CLI::Range(1, 1000));
+    cli.add_option("--lesson", gui.lesson,
+                   "Open a lesson of the library in teach mode, with its own session unless a session file is "
+                   "given: worked-example, causal-mask, multi-head, scaling, rope, kv-cache, flash-attention, "
+                   "cross-attention (or a lesson file's name in the assets' lessons/)");
 }
 
 CLI::App* add_compute(CLI::App& cli, ComputeArgs& compute_args, const CLI::Validator& not_empty,

@@ -4,6 +4,7 @@
 // (frame_commands.cpp) carries every one out in one place, in order.
 #pragma once
 
+#include <string>
 #include <variant>
 
 #include "core/attention/registry.hpp"
@@ -82,6 +83,10 @@ struct Redo {
 struct ToggleTeach {  // the lesson instead of the explorer, or back
     static constexpr bool opens_dialog = false;
 };
+struct OpenLesson {  // a lesson of the library, at its first step, with the session it starts from
+    std::string path;
+    static constexpr bool opens_dialog = false;
+};
 struct ResetLayout {  // every window back to its default place and size
     static constexpr bool opens_dialog = false;
 };
@@ -99,7 +104,7 @@ struct Compare {  // B − A of a matrix in the Compare panel (pinning A first w
 using Command = std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside,
                              command::OpenModel, command::ImportAllLayers, command::Save, command::SaveAs,
                              command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
-                             command::ResetLayout, command::ShowPanel, command::Compare>;
+                             command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

@@ -176,7 +176,7 @@ bool panel_on_screen(const Panels& p, int index) {
 void draw_view_menu(Panels& p, UiContext& ui) {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("View")) {
-        if (ImGui::MenuItem("Teach mode: the worked example step by step", "F2", p.teach_mode))
+        if (ImGui::MenuItem("Teach mode: the lesson step by step", "F2", p.teach_mode))
             ui.request(command::ToggleTeach{});
         ui.report_item(p.teach_mode ? "view: teach mode (checked)" : "view: teach mode");
         if (ImGui::MenuItem("Reset layout")) ui.request(command::ResetLayout{});

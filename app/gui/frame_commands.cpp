@@ -89,6 +89,10 @@ struct Dispatch {
         else
             enter_teach_mode(state, p, p.teach.step);
     }
+    void operator()(const command::OpenLesson& c) {
+        open_lesson(state, p.teach, c.path);
+        if (p.teach.lesson) enter_teach_mode(state, p, 0);
+    }
     void operator()(command::ResetLayout) {
         p.reset_layout = true;
         ImGui::MarkIniSettingsDirty();

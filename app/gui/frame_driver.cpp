@@ -1,6 +1,7 @@
 #include "frame_driver.hpp"
 
 #include "frame_commands.hpp"
+#include "panels/teach_menu.hpp"
 
 namespace attnviz::app {
 
@@ -13,6 +14,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     draw_menu_bar(state, ui, p.menu);
     update_model_panel(state, p.model);  // its layers' results, shown or not
     draw_view_menu(p, ui);
+    draw_teach_menu(p.teach, p.teach_mode, ui);
     const float menu_h = ImGui::GetFrameHeight();
     const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
     for (PanelId panel : p.show_at_start) show_panel(p, panel);

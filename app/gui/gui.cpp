@@ -26,6 +26,7 @@
 #include "autosave.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
 #include "fonts.hpp"
 #include "frame.hpp"
 #include "frame_driver.hpp"
@@ -425,7 +426,15 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
     if (o.dialog == "sentence") ui.request(command::NewSentence{});
     for (const auto& [cell, value] : edits)
         if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
-    if (o.teach_step > 0) enter_teach_mode(state, panels, o.teach_step - 1);
+    if (!o.lesson.empty()) {
+        std::string problem;
+        if (const std::optional<core::LessonEntry> lesson = find_lesson(o.lesson, problem))
+            open_lesson(state, panels.teach, lesson->path, o.session_path.empty());
+        state.wait_for_trace();
+        enter_teach_mode(state, panels, std::max(o.teach_step, 1) - 1);
+    } else if (o.teach_step > 0) {
+        enter_teach_mode(state, panels, o.teach_step - 1);
+    }
     // A cell that does not exist is reported in the app, and on stderr for scripts.
     if (selected && !state.select_checked(*selected))
         std::cerr << "warning: --select: " << state.message().text << "\n";
@@ -598,6 +607,15 @@ int run_gui(const GuiOptions& o) {
     std::vector<std::pair<CellRef, double>> edits;
     std::optional<CellRef> selected;
     if (const int code = read_cells(o, edits, selected); code != 0) return code;
+    if (!o.lesson.empty()) {
+        std::string problem;
+        const std::optional<core::LessonEntry> lesson = find_lesson(o.lesson, problem);
+        if (!lesson || !lesson->problem.empty()) {
+            std::cerr << "error: --lesson " << core::printable(o.lesson) << ": "
+                      << (lesson ? lesson->path + ": " + lesson->problem : problem) << "\n";
+            return 2;
+        }
+    }
     const bool benchmark = o.bench_frames > 0 || o.bench_edits > 0;
     const int frames = benchmark      ? bench_warmup + std::max(o.bench_frames, 1)
                        : o.frames > 0 ? o.frames

@@ -16,6 +16,7 @@ struct GuiOptions {
     int frames = 0;                  // > 0: exit after this many frames
     std::string size;                // "WxH"; empty: 1280x800
     int teach_step = 0;              // > 0: open the lesson at this step (1-based)
+    std::string lesson;              // a lesson of the library by name ("causal-mask"): opened in teach mode
     bool column_vectors = false;     // start in the column-vector view (seed 004)
     std::string select;              // a cell to select at start, "weights:1:0:1" (see core::parse_cell_ref)
     int bench_frames = 0;            // > 0: draw this many frames with every panel open, print their times as JSON

@@ -400,26 +400,41 @@ std::vector<std::string> unmet_requirements(const Lesson& lesson, const LessonCo
     return unmet;
 }
 
-std::vector<LessonEntry> list_lessons(const std::string& folder) {
+namespace {
+
+// A lesson file as the picker lists it: its title, summary and steps, or why it cannot be opened.
+LessonEntry lesson_entry(const std::filesystem::path& file) {
+    LessonEntry e;
+    e.name = file.stem().string();
+    e.path = file.string();
+    const Result<std::string> text = read_file(e.path);
+    const Result<Lesson> lesson = text ? parse_lesson(*text.value) : Result<Lesson>::fail(text.problems);
+    if (lesson) {
+        e.title = lesson.value->title;
+        e.summary = lesson.value->summary;
+        e.order = lesson.value->order;
+        e.steps = static_cast<int>(lesson.value->steps.size());
+    } else {
+        e.title = e.name;
+        e.problem = lesson.problems.front().str();
+    }
+    return e;
+}
+
+}  // namespace
+
+std::vector<LessonEntry> list_lessons(const std::vector<std::string>& folders) {
     std::vector<LessonEntry> entries;
-    std::error_code error;
-    for (const auto& file : std::filesystem::directory_iterator(folder, error)) {
-        if (file.path().extension() != ".json" || !file.is_regular_file(error)) continue;
-        LessonEntry e;
-        e.name = file.path().stem().string();
-        e.path = file.path().string();
-        const Result<std::string> text = read_file(e.path);
-        const Result<Lesson> lesson = text ? parse_lesson(*text.value) : Result<Lesson>::fail(text.problems);
-        if (lesson) {
-            e.title = lesson.value->title;
-            e.summary = lesson.value->summary;
-            e.order = lesson.value->order;
-            e.steps = static_cast<int>(lesson.value->steps.size());
-        } else {
-            e.title = e.name;
-            e.problem = lesson.problems.front().str();
+    for (const std::string& folder : folders) {
+        std::error_code error;
+        for (std::filesystem::directory_iterator file(folder, error), end; !error && file != end;
+             file.increment(error)) {
+            std::error_code kind;
+            if (file->path().extension() != ".json" || !file->is_regular_file(kind)) continue;
+            LessonEntry e = lesson_entry(file->path());
+            std::erase_if(entries, [&](const LessonEntry& earlier) { return earlier.name == e.name; });
+            entries.push_back(std::move(e));
         }
-        entries.push_back(std::move(e));
     }
     std::sort(entries.begin(), entries.end(), [](const LessonEntry& a, const LessonEntry& b) {
         return a.order != b.order ? a.order < b.order : a.name < b.name;

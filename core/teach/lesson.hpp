@@ -98,9 +98,10 @@ struct LessonEntry {
     std::string problem;  // why it cannot be opened (the first problem); empty when it can
 };
 
-// The *.json lessons of a folder, in their order, then by name; a file that does not parse is
-// listed with its problem. Empty when the folder cannot be read.
-std::vector<LessonEntry> list_lessons(const std::string& folder);
+// The *.json lessons of the folders, in their order, then by name; a file that does not parse is
+// listed with its problem; a folder that cannot be read adds none. A lesson of a later folder
+// replaces one of the same name in an earlier one (a teacher's own copy of a shipped lesson).
+std::vector<LessonEntry> list_lessons(const std::vector<std::string>& folders);
 
 // A cell written the way seed 001 (docs/math.md#seed-001) writes it: the terms whose second factor (the weight) is not
 // zero, summed in parentheses — "(1+1)", "(0+0)"; "(0)" when every weight is zero. For cells

@@ -23,6 +23,8 @@ fi
 export DISPLAY=":$display" LIBGL_ALWAYS_SOFTWARE=1
 # Autosaves and recovery offers of this test only, never the user's.
 export XDG_STATE_HOME="$out/state-$case"
+# Lessons of this test only (a teacher's own lessons live in $XDG_DATA_HOME/attnviz/lessons).
+export XDG_DATA_HOME="$out/data-$case"
 
 sizes="1024x640 1280x800 1920x1080"
 extra=()
@@ -266,6 +268,58 @@ PY
         checks+=("inside=X[1][3]@Inputs: X and weights" "inside=heads: summary 2@Attention per head" "item=heads: summary 2"
                  "inside=d/dX@Gradients" "readable=Attention per head" "readable=Every intermediate")
         sizes="1024x640 1280x800 1920x1080" ;;
+    lessons)
+        # The lesson library: each lesson opens with its own session (--lesson NAME) at 1024×640, named
+        # in the picker, its step's text drawn, and no warning (its session has what it is about).
+        while read -r name title; do
+            png="$out/lesson-$name.png"
+            XDG_CONFIG_HOME="$out/config" "$attnviz" --lesson "$name" --teach 3 --screenshot "$png" --frames 3 \
+                --size 1024x640 --report "$png.json"
+            "$png_check" "$png" 1024 640
+            "$ui_check" "$png.json" "$png" layout "item=teach: lesson $title" "item=teach: text" "!item=teach: warning"
+        done <<'LESSONS'
+worked-example Multi-head attention, step by step
+causal-mask Causal masking: no looking ahead
+multi-head Why several heads
+scaling The scale √d_k
+rope Rotary position embeddings (RoPE)
+kv-cache Grouped-query attention and the KV cache
+flash-attention FlashAttention: the online softmax
+cross-attention Cross-attention
+LESSONS
+        # Causal masking at its softmax step: row 0 has one key left (weight 1), the rest exactly 0.
+        extra=(--lesson causal-mask --teach 4)
+        checks+=("weights(1):0:0=1" "weights(1):0:1=0" "weights(1):2:3=0" "item=teach: text")
+        # A lesson on a session given on the command line runs on that session, and says what it lacks.
+        png="$out/lesson-on-a-file.png"
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --lesson cross-attention --teach 4 --screenshot "$png" --frames 3 \
+            --size 1280x800 --report "$png.json"
+        "$ui_check" "$png.json" "$png" layout "item=teach: warning" "weights(1):0:0=0.944"
+        session=""
+        # A teacher's lesson dropped into $XDG_DATA_HOME/attnviz/lessons opens by its name, with the
+        # session beside it (causal, so without it the lesson would warn and row 0 would not be [1, 0, 0]).
+        own="$XDG_DATA_HOME/attnviz/lessons"
+        mkdir -p "$own"
+        "$attnviz" example random --seed 5 -n 3 --d-model 4 --heads 1 --mask causal -o "$own/my-session.json"
+        cat > "$own/my-lesson.json" <<'JSON'
+{"format": "attnviz-lesson", "version": 1, "title": "My own lesson", "session": "my-session.json",
+ "requires": ["causal"], "steps": [{"title": "1. Scores", "text": "n = {n}", "show": [{"matrix": "Q", "head": 1}],
+                                    "result": {"matrix": "weights", "head": 1}}]}
+JSON
+        png="$out/lesson-own.png"
+        XDG_CONFIG_HOME="$out/config" "$attnviz" --lesson my-lesson --screenshot "$png" --frames 3 --size 1024x640 \
+            --report "$png.json"
+        "$ui_check" "$png.json" "$png" layout "item=teach: lesson My own lesson" "!item=teach: warning" \
+            "weights(1):0:0=1" "weights(1):0:1=0"
+        # An unknown lesson is refused before any window opens, naming the lessons there are.
+        if "$attnviz" --lesson no-such-lesson --frames 1 2>"$out/lesson-unknown.err"; then
+            echo "--lesson no-such-lesson was accepted"; exit 1
+        fi
+        grep -q 'no lesson "no-such-lesson".*causal-mask' "$out/lesson-unknown.err" || {
+            cat "$out/lesson-unknown.err"; echo "the refusal does not name the lessons"; exit 1; }
+        sizes="1024x640 1920x1080" ;;
     *) echo "unknown case $case"; exit 2 ;;
 esac
 

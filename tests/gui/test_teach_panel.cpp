@@ -340,3 +340,43 @@ TEST_F(Teach, LargeResultsOfferNoExercise) {
     EXPECT_FALSE(panels.teach.exercising);
     EXPECT_EQ(panels.teach.exercise.rows(), 0);
 }
+
+// Teach > Lessons: a lesson of the library opens at its first step with the session it starts
+// from, replacing the user's as a preset does; Edit > Undo brings the user's back.
+TEST_F(Teach, ALessonOfTheLibraryOpensWithItsSessionAndUndoBringsYoursBack) {
+    state.set_cell({{MatrixId::X, 0}, 0, 0}, 5.0);
+    state.wait_for_trace();
+    std::string problem;
+    const std::optional<core::LessonEntry> lesson = app::find_lesson("kv-cache", problem);
+    ASSERT_TRUE(lesson) << problem;
+    imgui_.ui.request(app::command::OpenLesson{lesson->path});
+    frame();
+    state.wait_for_trace();
+    frame();
+    ASSERT_TRUE(panels.teach.lesson) << panels.teach.error;
+    EXPECT_TRUE(panels.teach_mode);
+    EXPECT_EQ(panels.teach.step, 0);
+    EXPECT_EQ(panels.teach.lesson->title, "Grouped-query attention and the KV cache");
+    EXPECT_EQ(state.config().heads, 4);
+    EXPECT_EQ(state.config().kv_heads, 2);
+    EXPECT_EQ(state.config().mask, core::Mask::causal);
+    state.undo();
+    state.wait_for_trace();
+    EXPECT_EQ(state.config(), core::worked_example().config);
+    EXPECT_EQ(state.session().params.X(0, 0), 5.0);
+    EXPECT_FALSE(app::find_lesson("no-such-lesson", problem));
+    EXPECT_NE(problem.find("causal-mask"), std::string::npos) << problem;
+}
+
+// A lesson whose session file cannot be read opens on the session on screen, and says why.
+TEST_F(Teach, ALessonWhoseSessionIsMissingKeepsTheSessionOnScreen) {
+    const auto path = std::filesystem::temp_directory_path() / "attnviz_lesson_without_session.json";
+    std::ofstream(path) << R"({"format": "attnviz-lesson", "version": 1, "title": "t", "session": "missing.json",
+                               "steps": [{"title": "a", "text": "n = {n}"}]})";
+    EXPECT_FALSE(app::open_lesson(state, panels.teach, path.string()));
+    ASSERT_TRUE(panels.teach.lesson) << panels.teach.error;
+    EXPECT_TRUE(state.message().error);
+    EXPECT_NE(state.message().text.find("missing.json"), std::string::npos) << state.message().text;
+    EXPECT_EQ(state.config(), core::worked_example().config);
+    std::filesystem::remove(path);
+}

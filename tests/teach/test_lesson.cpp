@@ -299,7 +299,7 @@ LessonSession lesson_session(const LessonEntry& entry, const Lesson& lesson) {
 // order; each parses, starts from a session that meets what it requires, names only matrices its
 // session has, and fills every number of its text from that session (no "–", no "{…}" left).
 TEST(LessonLibrary, EveryShippedLessonRunsOnItsOwnSession) {
-    const std::vector<LessonEntry> entries = list_lessons(ATTNVIZ_LESSONS_DIR);
+    const std::vector<LessonEntry> entries = list_lessons({ATTNVIZ_LESSONS_DIR});
     std::vector<std::string> names;
     for (const LessonEntry& e : entries) names.push_back(e.name);
     EXPECT_EQ(names, (std::vector<std::string>{"worked-example", "causal-mask", "multi-head", "scaling", "rope",
@@ -410,14 +410,20 @@ TEST(LessonLibrary, TheListFollowsTheOrderAndKeepsBrokenFilesWithTheirProblem) {
     std::ofstream(dir / "c.json") << R"({"format": "attnviz-lesson", "version": 1, "title": "C", "order": 1, )" << step;
     std::ofstream(dir / "broken.json") << R"({"format": "attnviz-lesson", "version": 1, "steps": [)";
     std::ofstream(dir / "notes.txt") << "not a lesson";
-    const std::vector<LessonEntry> entries = list_lessons(dir.string());
+    // A teacher's folder: its "a" replaces the first folder's.
+    std::filesystem::create_directories(dir / "own");
+    std::ofstream(dir / "own" / "a.json")
+        << R"({"format": "attnviz-lesson", "version": 1, "title": "A2", "order": 3, )" << step;
+    const std::vector<LessonEntry> entries =
+        list_lessons({dir.string(), (dir / "missing").string(), (dir / "own").string()});
     ASSERT_EQ(entries.size(), 4u);
     EXPECT_EQ(entries[0].title, "C");
-    EXPECT_EQ(entries[1].title, "B");
-    EXPECT_EQ(entries[2].name, "a");
+    EXPECT_EQ(entries[1].title, "A2");
+    EXPECT_EQ(entries[1].path, (dir / "own" / "a.json").string());
+    EXPECT_EQ(entries[2].title, "B");
     EXPECT_EQ(entries[3].name, "broken");
     EXPECT_FALSE(entries[3].problem.empty());
     EXPECT_EQ(entries[0].steps, 1);
-    EXPECT_TRUE(list_lessons((dir / "missing").string()).empty());
+    EXPECT_TRUE(list_lessons({(dir / "missing").string()}).empty());
     std::filesystem::remove_all(dir);
 }

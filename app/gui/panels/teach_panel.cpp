@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -13,6 +14,7 @@
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/base/format.hpp"
+#include "core/io/session_file.hpp"
 
 namespace attnviz::app {
 
@@ -171,10 +173,50 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
     ImGui::EndTable();
 }
 
+// The lesson picker: the library's lessons, the open one first in the box; picking one opens it
+// at its first step with its session. A lesson that cannot be read is listed, greyed, with why.
+void lesson_picker(AppState& state, UiContext& ui, TeachPanel& p) {
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    const bool open = ImGui::BeginCombo("##lesson", p.lesson->title.c_str());
+    ui.report_item("teach: lesson " + p.lesson->title);
+    if (!open) return;
+    if (ImGui::IsWindowAppearing()) p.library = core::list_lessons(lesson_folders());
+    for (size_t k = 0; k < p.library.size(); ++k) {
+        const core::LessonEntry& e = p.library[k];
+        ImGui::PushID(static_cast<int>(k));
+        ImGui::BeginDisabled(!e.problem.empty());
+        const ImVec2 at = ImGui::GetCursorPos();
+        const bool picked = ImGui::Selectable("##lesson", e.path == p.lesson_path);
+        ImGui::SetCursorPos(at);
+        text_fitted(e.title);
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+            ImGui::BeginTooltip();
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+            text_bounded(e.problem.empty() ? e.summary + " (" + std::to_string(e.steps) + " steps)" : e.problem);
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
+        ImGui::PopID();
+        if (picked && open_lesson(state, p, e.path)) teach_go_to(state, p, 0);
+    }
+    ImGui::EndCombo();
+}
+
+// The way back to the numbers the lesson is written on: its own session, or the worked example
+// for a lesson that names none. True when the session was replaced.
+bool back_to_the_lessons_session(AppState& state, TeachPanel& p) {
+    if (!p.lesson->session.empty())
+        return ImGui::Button("Start from the lesson's session") && start_lesson_session(state, p);
+    if (!ImGui::Button("Reset to the worked example")) return false;
+    state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
+    return true;
+}
+
 void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     const int total = static_cast<int>(p.lesson->steps.size());
+    lesson_picker(state, ui, p);
     ImGui::PushTextWrapPos(0);
-    text_bounded(p.lesson->title);
     // What the numbers are from: the seed's worked example, or the session on screen.
     const core::Config& c = state.shown_config();
     if (is_worked_example(state))
@@ -210,10 +252,7 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
         ImGui::PopID();
     }
     ImGui::Separator();
-    if (ImGui::Button("Reset to the worked example")) {
-        state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-        teach_go_to(state, p, p.step);
-    }
+    if (back_to_the_lessons_session(state, p)) teach_go_to(state, p, p.step);
     apply_typed_value(state, p.x_editor);
     if (ImGui::CollapsingHeader("Edit X")) {
         ImGui::TextDisabled("Every step follows your numbers.");
@@ -306,7 +345,58 @@ void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const co
 
 }  // namespace
 
+std::vector<std::string> lesson_folders() {
+    std::vector<std::string> folders{assets_dir() + "/lessons"};
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+        folders.push_back(std::string(xdg) + "/attnviz/lessons");
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        folders.push_back(std::string(home) + "/.local/share/attnviz/lessons");
+    return folders;
+}
+
 std::string default_lesson_path() { return assets_dir() + "/lessons/worked-example.json"; }
+
+std::optional<core::LessonEntry> find_lesson(const std::string& name, std::string& problem) {
+    std::string names;
+    std::string folders;
+    for (const std::string& folder : lesson_folders()) folders += (folders.empty() ? "" : " or ") + folder;
+    for (core::LessonEntry& e : core::list_lessons(lesson_folders())) {
+        if (e.name == name) return std::move(e);
+        names += (names.empty() ? "" : ", ") + e.name;
+    }
+    problem = "no lesson \"" + core::printable(name) + "\" in " + folders + " (" +
+              (names.empty() ? "it holds none" : names) + ")";
+    return std::nullopt;
+}
+
+bool start_lesson_session(AppState& state, const TeachPanel& p) {
+    if (!p.lesson || p.lesson->session.empty()) return false;
+    const std::string file =
+        (std::filesystem::path(p.lesson_path).parent_path() / p.lesson->session).lexically_normal().string();
+    const core::Result<std::string> text = core::read_file(file);
+    core::Result<core::Session> session = text ? core::parse_session(*text.value)
+                                               : core::Result<core::Session>::fail(text.problems);
+    if (!session) {
+        state.set_message("The lesson's session " + file + " could not be opened: " + session.problems.front().str(),
+                          true);
+        return false;
+    }
+    const core::Config& c = session.value->config;
+    state.set_session(std::move(*session.value),
+                      "The session of the lesson \"" + p.lesson->title + "\": n = " + std::to_string(c.n) +
+                          ", d_model = " + std::to_string(c.d_model) + ", h = " + std::to_string(c.heads));
+    return true;
+}
+
+bool open_lesson(AppState& state, TeachPanel& p, const std::string& path, bool with_session) {
+    p.step = 0;
+    if (!load_lesson(p, path)) {
+        state.set_message(p.error, true);
+        return false;
+    }
+    if (with_session && !p.lesson->session.empty()) return start_lesson_session(state, p);
+    return true;
+}
 
 bool load_lesson(TeachPanel& p, const std::string& path) {
     p.lesson_path = path.empty() ? default_lesson_path() : path;
@@ -362,36 +452,31 @@ void teach_answer(AppState& state, TeachPanel& p, int row, int col, const std::s
 
 namespace {
 
-// A session the lesson does not describe: too large to follow cell by cell, or not the
-// self-attention it teaches. Each with a way back to the worked example.
-void draw_session_warnings(AppState& state, UiContext& ui, const core::Config& c) {
-    if (c.n > max_lesson_tokens || c.heads > max_lesson_heads) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped(
-            "This lesson is written for up to %d tokens and %d heads; your session has n = %d and h = %d, "
-            "so its matrices are too large to follow cell by cell.",
-            max_lesson_tokens, max_lesson_heads, c.n, c.heads);
-        ImGui::PopStyleColor();
-        if (ImGui::Button("Use the worked example"))
-            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-        ImGui::Separator();
+// A session the lesson does not describe: too large to follow cell by cell, or without what the
+// lesson's text is about (its "requires"). Each with the way back to the lesson's own session.
+void draw_session_warnings(AppState& state, UiContext& ui, TeachPanel& p, const core::LessonContext& context) {
+    const core::Config& c = context.session->config;
+    std::string warning;
+    if (c.n > max_lesson_tokens || c.heads > max_lesson_heads)
+        warning = "This lesson is written for up to " + std::to_string(max_lesson_tokens) + " tokens and " +
+                  std::to_string(max_lesson_heads) + " heads; your session has n = " + std::to_string(c.n) +
+                  " and h = " + std::to_string(c.heads) + ", so its matrices are too large to follow cell by cell.";
+    const std::vector<std::string> unmet = core::unmet_requirements(*p.lesson, context);
+    if (!unmet.empty()) {
+        std::string lacks;
+        for (size_t k = 0; k < unmet.size(); ++k)
+            lacks += (k == 0 ? "" : k + 1 == unmet.size() ? " and " : ", ") + unmet[k];
+        warning += (warning.empty() ? "" : " ") + std::string("This lesson is about a session ") + lacks +
+                   "; yours is not. The matrices below are yours, but where the text speaks of what it is about, "
+                   "it describes the lesson's session.";
     }
-    if (c.cross() || c.mask == core::Mask::custom) {
-        // The lesson teaches self-attention: its words (K = X·W_K, "every token looks at every
-        // token", the causal triangle) do not describe this layer.
-        ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
-        ImGui::TextWrapped(
-            "This lesson teaches self-attention%s; your session uses %s%s%s. The matrices below are yours, but "
-            "where the text says K = X%sW_K or speaks of every key, it describes the worked example, not this layer.",
-            c.mask == core::Mask::custom ? " without a custom mask" : "",
-            c.cross() ? "cross-attention (K and V from Y)" : "",
-            c.cross() && c.mask == core::Mask::custom ? " and " : "",
-            c.mask == core::Mask::custom ? "a custom mask" : "", ui.symbols().dot);
-        ImGui::PopStyleColor();
-        if (ImGui::Button("Use the worked example##cross"))
-            state.set_session(core::worked_example(), "The worked example: 2 tokens, d_model = 4, 2 heads");
-        ImGui::Separator();
-    }
+    if (warning.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::error_text));
+    text_bounded(warning);
+    ImGui::PopStyleColor();
+    ui.report_item("teach: warning");
+    if (back_to_the_lessons_session(state, p)) teach_go_to(state, p, p.step);
+    ImGui::Separator();
 }
 
 // The step's title, formula and text, their numbers filled in from the session.
@@ -509,7 +594,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
                                 state.column_vectors()};
     if (p.exercising && step.has_result) context.hidden = step.result;
     ImGui::PushTextWrapPos(0);
-    draw_session_warnings(state, ui, c);
+    draw_session_warnings(state, ui, p, context);
     draw_step_text(ui, step, context);
     ImGui::PopTextWrapPos();
     ImGui::Separator();

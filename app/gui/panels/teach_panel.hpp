@@ -23,6 +23,7 @@ inline constexpr int max_expansion_side = 8;
 
 struct TeachPanel {
     std::string lesson_path;
+    std::vector<core::LessonEntry> library;  // the lesson picker's list (lesson_folders()), read when it opens
     std::optional<core::Lesson> lesson;
     std::string error;  // why the lesson could not be loaded; the app keeps running
     int step = 0;
@@ -45,6 +46,24 @@ inline constexpr int max_lesson_tokens = 8, max_lesson_heads = 4;
 
 // lessons/worked-example.json in the assets directory (assets.hpp).
 std::string default_lesson_path();
+
+// The folders of the lesson library: lessons/ in the assets directory, then the user's own,
+// $XDG_DATA_HOME/attnviz/lessons (~/.local/share/attnviz/lessons), whose lessons replace shipped
+// ones of the same name.
+std::vector<std::string> lesson_folders();
+
+// The library's lesson called `name` (its file's name without ".json"), or nullopt with the names
+// there are in `problem`.
+std::optional<core::LessonEntry> find_lesson(const std::string& name, std::string& problem);
+
+// Opens a lesson from its first step and, when `with_session`, replaces the session with the one it
+// starts from (undoable, as a preset is); false, with panel.error or the app's message saying why,
+// when the lesson or its session cannot be read (the session on screen stays).
+bool open_lesson(AppState& state, TeachPanel& panel, const std::string& path, bool with_session = true);
+
+// Replaces the session with the one the open lesson starts from; false (said in the app) when it has
+// none or it cannot be read.
+bool start_lesson_session(AppState& state, const TeachPanel& panel);
 
 // Loads (or reloads) a lesson, the default one for an empty path; on failure keeps no lesson and sets panel.error
 // naming the problem.
