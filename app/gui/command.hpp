@@ -28,6 +28,8 @@ enum class PanelId {
     gradients,
     next_token,
     model_analysis,
+    kv_cache,
+    flash,
     count
 };
 

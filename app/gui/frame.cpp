@@ -39,6 +39,10 @@ constexpr PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_next_token_panel(s, ui, p.next_token, p.model.run); }},
     {PanelId::model_analysis, "Model analysis", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_model_analysis_panel(s, ui, p.model_analysis, p.model.run); }},
+    {PanelId::kv_cache, "KV cache stepper", Place::lower_left, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_kv_cache_panel(s, ui, p.kv_cache); }},
+    {PanelId::flash, "FlashAttention stepper", Place::lower_left, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_flash_panel(s, ui, p.flash); }},
 };
 
 // Row k is PanelId k, and every PanelId has its row.

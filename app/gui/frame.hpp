@@ -21,10 +21,12 @@
 #include "panels/compare_panel.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/export_dialog.hpp"
+#include "panels/flash_panel.hpp"
 #include "panels/gradient_panel.hpp"
 #include "panels/head_view_panel.hpp"
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
+#include "panels/kv_cache_panel.hpp"
 #include "panels/mask_panel.hpp"
 #include "panels/menu_bar.hpp"
 #include "panels/model_analysis_panel.hpp"
@@ -59,6 +61,8 @@ struct Panels {
     ComparePanel compare;
     NextTokenPanel next_token;
     ModelAnalysisPanel model_analysis;
+    KvCachePanel kv_cache;
+    FlashPanel flash;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;

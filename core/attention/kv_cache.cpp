@@ -88,6 +88,7 @@ Result<KvCacheRun> kv_cache_decode(const Session& session, int prefill) {
         run.max_difference = std::max(run.max_difference, step.difference);
         run.steps.push_back(std::move(step));
     }
+    run.whole_output = whole.output;
     return Result<KvCacheRun>::ok(std::move(run));
 }
 

@@ -35,6 +35,7 @@ struct KvCacheRun {
     int prefill = 0;
     std::vector<KvCacheStep> steps;  // tokens prefill … n − 1
     double max_difference = 0;       // over every step
+    Matrix whole_output;             // n × output width: the whole layer at once under a causal mask
 };
 
 // The layer's decode of tokens prefill … n − 1 after a prefill of `prefill` tokens (0 … n − 1).

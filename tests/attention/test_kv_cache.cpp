@@ -46,7 +46,12 @@ TEST(KvCache, DecodingGivesTheCausalLayersOutputRowByRow) {
             ASSERT_TRUE(run) << run.problems.front().str();
             ASSERT_EQ(run.value->steps.size(), static_cast<std::size_t>(6 - prefill));
             EXPECT_LE(run.value->max_difference, 1e-12);
+            // The row each step is held against: the whole layer at once, under a causal mask.
+            Config causal = s.config;
+            causal.mask = Mask::causal;
+            EXPECT_EQ(run.value->whole_output, forward<double>(causal, s.params).output);
             for (const KvCacheStep& step : run.value->steps) {
+                EXPECT_LE((step.output - run.value->whole_output.row(step.token)).cwiseAbs().maxCoeff(), 1e-12);
                 EXPECT_LE(step.difference, 1e-12);
                 ASSERT_EQ(step.weights.size(), 4u);
                 for (const Eigen::RowVectorXd& w : step.weights) {

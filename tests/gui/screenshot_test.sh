@@ -320,6 +320,29 @@ JSON
         grep -q 'no lesson "no-such-lesson".*causal-mask' "$out/lesson-unknown.err" || {
             cat "$out/lesson-unknown.err"; echo "the refusal does not name the lessons"; exit 1; }
         sizes="1024x640 1920x1080" ;;
+    steppers)
+        # The KV-cache and FlashAttention steppers on a causal session with K/V groups: their
+        # matrices readable, nothing outside its window, each step's difference from the whole
+        # layer at rounding level (the report's values).
+        session="$out/steppers.json"
+        "$attnviz" example random --seed 7 -n 6 --d-model 8 --heads 4 --d-k 2 --d-v 2 --kv-heads 2 --mask causal \
+            -o "$session"
+        for size in 1024x640 1920x1080; do
+            png="$out/steppers-flash-$size.png"
+            XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --panel "FlashAttention stepper" --screenshot "$png" \
+                --frames 3 --size "$size" --report "$png.json"
+            "$png_check" "$png" "${size%x*}" "${size#*x}"
+            "$ui_check" "$png.json" "$png" layout "readable=FlashAttention stepper" "item=flash: step" "item=flash: tile"
+            python3 - "$png.json" <<'PY'
+import json, sys
+values = json.load(open(sys.argv[1]))["values"]
+assert values["flash: max difference"] <= 1e-12, values
+assert values["flash: standard n x n accesses"] == 4 * 6 * 6, values
+PY
+        done
+        extra=(--panel "KV cache stepper")
+        checks+=("readable=KV cache stepper" "item=kv cache: step" "item=kv cache: prefill")
+        sizes="1024x640 1920x1080" ;;
     *) echo "unknown case $case"; exit 2 ;;
 esac
 
