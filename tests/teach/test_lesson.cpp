@@ -427,3 +427,41 @@ TEST(LessonLibrary, TheListFollowsTheOrderAndKeepsBrokenFilesWithTheirProblem) {
     EXPECT_TRUE(list_lessons({(dir / "missing").string()}).empty());
     std::filesystem::remove_all(dir);
 }
+
+// Every lesson on sessions other than its own (one head, several heads with a causal mask and K/V
+// groups, cross-attention, RoPE): every field is filled (a cell the session lacks reads "–"), and no
+// exercise's text depends on the result it hides.
+TEST(LessonLibrary, EveryLessonReadsOnOtherSessionsWithoutGivingAnExerciseAway) {
+    std::vector<Session> sessions;
+    sessions.push_back(random_session(make_config(3, 4, 1, 4, 4), 1));
+    Config grouped = make_config(8, 16, 4, 4, 4);
+    grouped.mask = Mask::causal;
+    grouped.kv_heads = 2;
+    sessions.push_back(random_session(grouped, 2));
+    Config cross = make_config(2, 8, 2, 4, 4);
+    cross.n_kv = 7;
+    sessions.push_back(random_session(cross, 3));
+    Config rope = make_config(5, 8, 3, 4, 2);
+    rope.rope.on = true;
+    sessions.push_back(random_session(rope, 4));
+    for (const LessonEntry& entry : list_lessons({ATTNVIZ_LESSONS_DIR})) {
+        const Result<Lesson> lesson = parse_lesson(slurp(entry.path));
+        ASSERT_TRUE(lesson) << entry.name;
+        for (const Session& s : sessions) {
+            const Trace t = forward<double>(s.config, s.params);
+            const LessonContext ctx{&s, &t, false, std::nullopt};
+            for (const LessonStep& step : lesson.value->steps) {
+                SCOPED_TRACE(entry.name + ": " + step.title);
+                const std::string text = fill_template(step.formula, ctx) + fill_template(step.text, ctx);
+                EXPECT_FALSE(contains(text, "{")) << text;
+                if (!step.exercise || !step.has_result || !exists(step.result, s.config)) continue;
+                Trace moved = t;
+                Matrix* hidden = const_cast<Matrix*>(find_matrix(s.params, moved, step.result));
+                ASSERT_NE(hidden, nullptr);
+                hidden->array() += 1000;
+                EXPECT_EQ(fill_template(step.text, {&s, &t, false, step.result}),
+                          fill_template(step.text, {&s, &moved, false, step.result}));
+            }
+        }
+    }
+}
