@@ -30,6 +30,7 @@ enum class PanelId {
     model_analysis,
     kv_cache,
     flash,
+    lab,
     count
 };
 

@@ -43,6 +43,8 @@ constexpr PanelRow panel_table[] = {
      [](AppState& s, UiContext& ui, Panels& p) { draw_kv_cache_panel(s, ui, p.kv_cache); }},
     {PanelId::flash, "FlashAttention stepper", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_flash_panel(s, ui, p.flash); }},
+    {PanelId::lab, "Attention lab", Place::lower_left, Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_lab_panel(s, ui, p.lab, p.compare.a.get()); }},
 };
 
 // Row k is PanelId k, and every PanelId has its row.
@@ -257,7 +259,7 @@ bool saturation_drawing(const Panels& p) { return saturation_busy(p.saturation) 
 
 bool animating(const Panels& p, const AppState& state) {
     return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy() ||
-           p.model.run.busy() || gradient_busy(p.gradients) ||
+           p.model.run.busy() || gradient_busy(p.gradients) || lab_busy(p.lab) ||
            (compare_busy(p.compare) && on_screen(p, PanelId::compare));
 }
 

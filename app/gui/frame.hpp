@@ -27,6 +27,7 @@
 #include "panels/heads_panel.hpp"
 #include "panels/inputs_panel.hpp"
 #include "panels/kv_cache_panel.hpp"
+#include "panels/lab_panel.hpp"
 #include "panels/mask_panel.hpp"
 #include "panels/menu_bar.hpp"
 #include "panels/model_analysis_panel.hpp"
@@ -63,6 +64,7 @@ struct Panels {
     ModelAnalysisPanel model_analysis;
     KvCachePanel kv_cache;
     FlashPanel flash;
+    LabPanel lab;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;

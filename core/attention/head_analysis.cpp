@@ -116,4 +116,28 @@ RopeSplit rope_split(const Config& c, const Trace& t, int head) {
     return out;
 }
 
+std::vector<RopePairProfile> rope_pair_profiles(const Config& c, const RopeSplit& split) {
+    std::vector<RopePairProfile> out;
+    for (size_t j = 0; j < split.pairs.size(); ++j) {
+        const Matrix& part = split.pairs[j];  // n×m
+        const Eigen::Index n = part.rows(), m = part.cols();
+        RopePairProfile profile;
+        profile.theta = rope_angle(c.rope, c.d_k, 1, static_cast<int>(j));
+        profile.mean_abs = part.size() > 0 ? part.cwiseAbs().mean() : 0.0;
+        if (n > 0 && m > 0) {
+            std::vector<double> sum(static_cast<size_t>(n + m - 1), 0.0), count(sum.size(), 0.0);
+            for (Eigen::Index i = 0; i < n; ++i)
+                for (Eigen::Index k = 0; k < m; ++k) {
+                    const size_t offset = static_cast<size_t>(k - i + n - 1);
+                    sum[offset] += part(i, k);
+                    count[offset] += 1;
+                }
+            for (size_t o = 0; o < sum.size(); ++o) sum[o] /= count[o];
+            profile.by_offset = std::move(sum);
+        }
+        out.push_back(std::move(profile));
+    }
+    return out;
+}
+
 }  // namespace attnviz::core

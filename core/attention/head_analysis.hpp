@@ -68,4 +68,16 @@ struct RopeSplit {
 };
 RopeSplit rope_split(const Config& config, const Trace& trace, int head);
 
+// What each rotated pair of a RopeSplit does (RoPE by frequency): its angle per position θ_p (a
+// fast pair turns by about a radian a token, a slow one by θ^(−(d−2)/d)), its mean |contribution|
+// over the n×m scores (masked cells count as computed: RoPE acts before the mask), and its mean
+// contribution at each relative position key − query = offset, offsets −(n − 1) … (m − 1): the
+// structure by distance the pair gives the scores.
+struct RopePairProfile {
+    double theta = 0;
+    double mean_abs = 0;
+    std::vector<double> by_offset;  // index offset + n − 1
+};
+std::vector<RopePairProfile> rope_pair_profiles(const Config& config, const RopeSplit& split);
+
 }  // namespace attnviz::core

@@ -217,5 +217,34 @@ TEST(HeadAnalysis, RopePairsAndTheRestAddUpToTheRawScores) {
     }
 }
 
+// A head whose every query and key is (1, 0) before RoPE: pair 0 (θ_0 = 1) turns the query at i by
+// i radians and the key at k by k, so its contribution is cos(k − i), the same along each diagonal.
+// Pair 1 of a four-column head with base 100 turns by 100^(−1/2) = 0.1 radian a token.
+TEST(HeadAnalysis, EachRopePairsProfileIsItsFrequencyAndItsStructureByDistance) {
+    Config c;
+    c.n = 4, c.d_model = 4, c.heads = 1, c.d_k = 4, c.d_v = 4;
+    c.rope.on = true;
+    c.rope.base = 100;
+    Session s = random_session(c, 3);
+    s.params.X = Matrix::Zero(4, 4);
+    s.params.X.col(0).setOnes();  // every token (1, 0, 0, 0)
+    s.params.heads[0].W_Q = Matrix::Identity(4, 4);
+    s.params.heads[0].W_K = Matrix::Identity(4, 4);
+    const Trace t = forward<double>(c, s.params);
+    const std::vector<RopePairProfile> profiles = rope_pair_profiles(c, rope_split(c, t, 0));
+    ASSERT_EQ(profiles.size(), 2u);
+    EXPECT_DOUBLE_EQ(profiles[0].theta, 1.0);
+    EXPECT_NEAR(profiles[1].theta, 0.1, 1e-15);
+    ASSERT_EQ(profiles[0].by_offset.size(), 7u);  // offsets −3 … 3
+    double mean_abs = 0;
+    for (int i = 0; i < 4; ++i)
+        for (int k = 0; k < 4; ++k) mean_abs += std::abs(std::cos(k - i)) / 16;
+    EXPECT_NEAR(profiles[0].mean_abs, mean_abs, 1e-12);
+    for (int offset = -3; offset <= 3; ++offset)
+        EXPECT_NEAR(profiles[0].by_offset[static_cast<size_t>(offset + 3)], std::cos(offset), 1e-12) << offset;
+    // Pair 1 (columns 1 and 3) sees only zeros here.
+    EXPECT_EQ(profiles[1].mean_abs, 0);
+}
+
 }  // namespace
 }  // namespace attnviz::core

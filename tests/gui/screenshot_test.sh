@@ -343,6 +343,21 @@ PY
         extra=(--panel "KV cache stepper")
         checks+=("readable=KV cache stepper" "item=kv cache: step" "item=kv cache: prefill")
         sizes="1024x640 1920x1080" ;;
+    lab)
+        # The attention lab on a session with RoPE and biases: the weights beside the norm-weighted
+        # attention, readable; and on n = 512, h = 12 (its numbers come from the worker) it draws.
+        session="$out/lab.json"
+        "$attnviz" example random --seed 4 -n 6 --d-model 8 --heads 2 --biases --rope half -o "$session"
+        large="$out/lab-large.json"
+        "$attnviz" example random --seed 4 -n 512 --d-model 768 --heads 12 -o "$large"
+        png="$out/lab-large.png"
+        XDG_CONFIG_HOME="$out/config" "$attnviz" "$large" --panel "Attention lab" --screenshot "$png" --frames 3 \
+            --size 1280x800 --report "$png.json"
+        "$png_check" "$png" 1280 800
+        "$ui_check" "$png.json" "$png" layout "item=lab: head"
+        extra=(--panel "Attention lab")
+        checks+=("readable=Attention lab" "item=lab: view Norm-weighted")
+        sizes="1024x640 1920x1080" ;;
     *) echo "unknown case $case"; exit 2 ;;
 esac
 
