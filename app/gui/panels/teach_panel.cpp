@@ -179,7 +179,15 @@ void lesson_picker(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::SetNextItemWidth(-FLT_MIN);
     const bool open = ImGui::BeginCombo("##lesson", p.lesson->title.c_str());
     ui.report_item("teach: lesson " + p.lesson->title);
-    if (!open) return;
+    if (!open) {
+        if (ImGui::IsItemHovered()) {  // the box may cut the title: the whole of it, and the list's use
+            ImGui::BeginTooltip();
+            text_bounded(p.lesson->title);
+            ImGui::TextDisabled("Click for the other lessons");
+            ImGui::EndTooltip();
+        }
+        return;
+    }
     if (ImGui::IsWindowAppearing()) p.library = core::list_lessons(lesson_folders());
     for (size_t k = 0; k < p.library.size(); ++k) {
         const core::LessonEntry& e = p.library[k];
