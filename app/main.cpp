@@ -209,6 +209,10 @@ CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Va
                     "--view head (png, svg): selected tokens, query rows from 0, k and a column for keys: 0,2,k5");
     exp->add_option("--layer", export_options.layer, "--view head with --attentions: the layer (from 0)")
         ->check(CLI::NonNegativeNumber);
+    exp->add_flag("--hide-special", export_options.hide_special,
+                  "--view head (png, svg): leave special tokens ([CLS], <s>, ...) out, each row renormalised");
+    exp->add_flag("--mean-heads", export_options.mean_heads,
+                  "--view head (png, svg): the lines of the mean of the heads instead of each head's");
     exp->add_option("--sort-heads", export_options.sort_heads,
                     "--view model (png, svg): each layer's heads by entropy, distance, first or diagonal");
     exp->add_option("--format", export_options.format,

@@ -23,6 +23,7 @@ const char* format_label(ExportFormat f) {
         case ExportFormat::png: return "PNG image";
         case ExportFormat::svg: return "SVG (vector, for papers)";
         case ExportFormat::json: return "JSON (attnviz compute's format)";
+        case ExportFormat::html: return "HTML (one file, opens in any browser)";
     }
     return "";
 }
