@@ -1,6 +1,6 @@
 #include "frame_commands.hpp"
 
-#include "attention_export.hpp"
+#include "frame_exports.hpp"
 
 #include <imgui_internal.h>
 

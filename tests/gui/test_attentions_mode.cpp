@@ -17,11 +17,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "attention_export.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/io/session_file.hpp"
 #include "frame_commands.hpp"
+#include "frame_exports.hpp"
 #include "panels/model_run.hpp"
 #include "window_test.hpp"
 

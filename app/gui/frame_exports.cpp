@@ -1,4 +1,4 @@
-#include "attention_export.hpp"
+#include "frame_exports.hpp"
 
 #include <algorithm>
 #include <filesystem>
