@@ -543,56 +543,54 @@ int export_attention_view(const ExportOptions& o) {
     if (!o.matrix.empty()) return export_failure("--matrix: the view shows the weights of every head; leave it out");
     if (!o.tokens_file.empty() && o.attentions.empty())
         return export_failure("--tokens-file applies to --attentions (a session has its tokens)");
-    if (html && (!o.head_select.empty() || !o.sort_heads.empty()))
+    if (html && (!o.head_select.empty() || !o.sort_heads.empty() || o.hide_special || o.mean_heads))
         return export_failure(
-            "--head-select and --sort-heads apply to svg and png (the page takes #select= in its "
-            "address)");
+            "--head-select, --sort-heads, --hide-special and --mean-heads apply to svg and png (the page takes "
+            "#select= in its address and has its own buttons)");
+    if (o.view == "model" && (o.hide_special || o.mean_heads))
+        return export_failure("--hide-special and --mean-heads apply to --view head");
     core::FigureStyle style = o.style;
     if (const int code = check_figure_options(o, o.format, !html, style); code != exit_ok) return code;
     if (!o.colors.empty()) return export_failure("--colors applies to heatmaps, not the " + o.view + " view");
     core::AttentionPage page;
     if (const int code = read_attention_source(o, page); code != exit_ok) return code;
-    if (html) {
-        page.view = o.view == "head" ? core::PageView::head : core::PageView::model;
-        const core::Result<std::string> bytes = core::attention_page_html(page);
-        if (!bytes) return export_failure(bytes.problems.front().str());
-        return write_output(*bytes.value, o.out_path);
+    core::AttentionViewExport request;
+    request.view = o.view == "head" ? core::PageView::head : core::PageView::model;
+    request.format = *core::export_format_from_name(o.format);
+    request.style = style;
+    request.head.layer = o.layer;
+    request.head.hide_special = o.hide_special;
+    request.head.mean = o.mean_heads;
+    if (!o.head_select.empty()) {
+        // Tokens count among those shown: without the special ones when they are hidden.
+        const core::KeptTokens kept = core::kept_tokens(page.weights.query_tokens, page.weights.key_tokens,
+                                                        o.hide_special);
+        const core::TokenChoice chosen = core::parse_token_choice(o.head_select, static_cast<int>(kept.queries.size()),
+                                                                  static_cast<int>(kept.keys.size()));
+        if (!chosen.problem.empty()) return export_failure("--head-select: " + chosen.problem);
+        request.head.queries = chosen.queries;
+        request.head.keys = chosen.keys;
     }
-    core::Figure figure;
-    if (o.view == "head") {
-        core::HeadViewChoice choice;
-        choice.layer = o.layer;
-        const core::TokenChoice chosen = core::parse_token_choice(o.head_select,
-                                                                  static_cast<int>(page.weights.query_tokens.size()),
-                                                                  static_cast<int>(page.weights.key_tokens.size()));
-        if (!o.head_select.empty() && !chosen.problem.empty())
-            return export_failure("--head-select: " + chosen.problem);
-        choice.queries = chosen.queries;
-        choice.keys = chosen.keys;
-        core::Result<core::Figure> made = core::head_view_figure(page.weights, choice, style);
-        if (!made) {
-            const core::Problem& p = made.problems.front();
-            return export_failure((p.path == "layer" ? "--layer: " : "") + p.message);
+    if (!o.sort_heads.empty()) {
+        const std::optional<core::HeadKey> key = core::head_key_from_name(o.sort_heads);
+        if (!key)
+            return export_failure("--sort-heads: expected none, entropy, distance, first or diagonal, got \"" +
+                                  o.sort_heads + "\"");
+        request.model.sort = *key;
+    }
+    const core::Result<std::string> bytes = core::attention_view_bytes(page, request);
+    if (!bytes) {
+        const core::Problem& p = bytes.problems.front();
+        if (p.path == core::default_font_path || p.path == core::bold_font_path(core::default_font_path)) {
+            std::cerr << "error: " << core::printable(p.str()) << "\n";
+            return exit_io;  // the font could not be read
         }
-        figure = std::move(*made.value);
-    } else {
-        core::ModelViewChoice choice;
-        if (!o.sort_heads.empty()) {
-            const std::optional<core::HeadKey> key = core::head_key_from_name(o.sort_heads);
-            if (!key)
-                return export_failure("--sort-heads: expected none, entropy, distance, first or diagonal, got \"" +
-                                      o.sort_heads + "\"");
-            choice.sort = *key;
-        }
-        figure = core::model_view_figure(page.weights, choice, style);
+        return export_failure((p.path == "layer"    ? "--layer: "
+                               : p.path == "tokens" ? "--hide-special: "
+                                                    : "") +
+                              p.message);
     }
-    if (o.format == "svg") return write_output(core::to_svg(figure), o.out_path);
-    const core::Result<std::string> png = core::figure_png(figure, style.scale);
-    if (!png) {
-        std::cerr << "error: " << core::printable(png.problems.front().str()) << "\n";
-        return exit_io;  // the font could not be read
-    }
-    return write_output(*png.value, o.out_path);
+    return write_output(*bytes.value, o.out_path);
 }
 
 // A matrix, the heads or the pipeline, or the trace, of a session.
@@ -602,8 +600,9 @@ int export_unguarded(const ExportOptions& o) {
     if (o.format == "html") return fail("--format html: expected --view head or --view model");
     if (!o.attentions.empty() || !o.tokens_file.empty())
         return fail("--attentions and --tokens-file are read for --view head and --view model only");
-    if (!o.head_select.empty() || !o.sort_heads.empty())
-        return fail("--head-select and --sort-heads apply to --view head and --view model");
+    if (!o.head_select.empty() || !o.sort_heads.empty() || o.hide_special || o.mean_heads)
+        return fail(
+            "--head-select, --hide-special, --mean-heads and --sort-heads apply to --view head and --view model");
     if (o.session.empty()) return fail("the session file is missing (attnviz export SESSION.json …)");
     const std::optional<core::ExportFormat> format = core::export_format_from_name(o.format);
     if (!format)

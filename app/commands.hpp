@@ -79,12 +79,14 @@ struct ExportOptions {
     // --precision (digits), --scale, --no-numbers, --no-labels and --no-legend; --colors and --size
     // are read into it from their text.
     core::FigureStyle style;
-    bool scale_given = false;  // --scale was given (it applies to png only)
-    std::string colors;        // fixed | auto | percentile | log (default: the app's default for the matrix)
-    std::string size;          // --view: WxH the figure is fitted into
-    std::string head_select;   // --view head: the selected tokens, "0,2,k5"
-    int layer = 0;             // --view head: the layer of --attentions
-    std::string sort_heads;    // --view model: none | entropy | distance | first | diagonal
+    bool scale_given = false;   // --scale was given (it applies to png only)
+    std::string colors;         // fixed | auto | percentile | log (default: the app's default for the matrix)
+    std::string size;           // --view: WxH the figure is fitted into
+    std::string head_select;    // --view head: the selected tokens, "0,2,k5"
+    int layer = 0;              // --view head: the layer of --attentions
+    std::string sort_heads;     // --view model: none | entropy | distance | first | diagonal
+    bool hide_special = false;  // --view head: special tokens left out, rows renormalised over the keys left
+    bool mean_heads = false;    // --view head: the lines of the mean of the heads
     std::int64_t memory_budget = 0;
 };
 

@@ -56,8 +56,10 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                    "Autosave unsaved work this often (default 5, off for --screenshot; 0 turns it off)")
         ->check(CLI::Range(0.0, 86400.0));
     cli.add_option("--dialog", gui.dialog,
-                   "Open a dialog at start: open, save, import, beside, import-all, model, export or sentence")
-        ->check(CLI::IsMember({"open", "save", "import", "beside", "import-all", "model", "export", "sentence"}));
+                   "Open a dialog at start: open, save, import, beside, import-all, model, attentions, export or "
+                   "sentence")
+        ->check(CLI::IsMember(
+            {"open", "save", "import", "beside", "import-all", "model", "attentions", "export", "sentence"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_flag("--maximize", gui.maximize,
@@ -76,6 +78,16 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
         ->check(CLI::Range(0, 100000));
     cli.add_option("--text", gui.model_text,
                    "With --model on a Hugging Face model folder: the sentence it runs on (default: a short one)");
+    cli.add_option("--attentions", gui.attentions,
+                   "Show any model's attention weights (.safetensors, .npz, .npy: one array per layer or one "
+                   "stacked) in the head view and the model view: weights only");
+    cli.add_option("--tokens-file", gui.tokens_file,
+                   "With --attentions: the tokens, a JSON list or {\"queries\": [...], \"keys\": [...]}");
+    cli.add_option("--layer", gui.layer, "The head view's layer at start (with --attentions or a model; from 0)")
+        ->check(CLI::Range(0, 100000));
+    cli.add_flag("--hide-special", gui.hide_special,
+                 "The head view leaves special tokens ([CLS], <s>, ...) out at start, each row renormalised");
+    cli.add_flag("--mean-heads", gui.mean_heads, "The head view draws the mean of the heads at start");
     cli.add_option("--sort-heads", gui.sort_heads,
                    "Model view: sort each layer's heads by entropy, distance, first or diagonal (largest first)")
         ->check(CLI::IsMember({"none", "entropy", "distance", "first", "diagonal"}));
@@ -209,6 +221,10 @@ CLI::App* add_export(CLI::App& cli, ExportOptions& export_options, const CLI::Va
                     "--view head (png, svg): selected tokens, query rows from 0, k and a column for keys: 0,2,k5");
     exp->add_option("--layer", export_options.layer, "--view head with --attentions: the layer (from 0)")
         ->check(CLI::NonNegativeNumber);
+    exp->add_flag("--hide-special", export_options.hide_special,
+                  "--view head (png, svg): leave special tokens ([CLS], <s>, ...) out, each row renormalised");
+    exp->add_flag("--mean-heads", export_options.mean_heads,
+                  "--view head (png, svg): the lines of the mean of the heads instead of each head's");
     exp->add_option("--sort-heads", export_options.sort_heads,
                     "--view model (png, svg): each layer's heads by entropy, distance, first or diagonal");
     exp->add_option("--format", export_options.format,

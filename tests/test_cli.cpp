@@ -1420,6 +1420,22 @@ TEST_F(Cli, ExportHeadAndModelViewsAsPagesAndFigures) {
              "-o", model_png.string()});
     ASSERT_EQ(r.code, 0) << describe(r);
     EXPECT_EQ(slurp(model_png).substr(1, 3), "PNG");
+    // The head view's options: special tokens hidden (rows renormalised), the mean of the heads.
+    const fs::path special = work / "special.json", options_svg = work / "options.svg";
+    spit(special, R"(["[CLS]", "beta"])");
+    r = run({"export", "--attentions", npy.string(), "--tokens-file", special.string(), "--view", "head", "--format",
+             "svg", "--layer", "1", "--hide-special", "--mean-heads", "--head-select", "0", "-o",
+             options_svg.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const std::string options = slurp(options_svg);
+    EXPECT_NE(options.find("Special tokens hidden"), std::string::npos);
+    EXPECT_NE(options.find("mean of the heads shown"), std::string::npos);
+    EXPECT_EQ(options.find("[CLS]"), std::string::npos);
+    // Layer 1's "beta" row (0.125, 0.875) over "beta" alone: 1 once renormalised, one opaque line.
+    const std::size_t line = options.find("<line");
+    ASSERT_NE(line, std::string::npos);
+    EXPECT_EQ(options.find("<line", line + 1), std::string::npos);
+    EXPECT_EQ(options.substr(line, options.find("/>", line) - line).find("opacity"), std::string::npos) << options;
 
     const fs::path never = work / "never.html";
     struct Case {
@@ -1444,6 +1460,12 @@ TEST_F(Cli, ExportHeadAndModelViewsAsPagesAndFigures) {
         {{"export", s, "--view", "model", "--format", "svg", "--colors", "log"}, "--colors applies to heatmaps"},
         {{"export", "--view", "heads", "--format", "svg"}, "the session file is missing"},
         {{"export", "--attentions", tokens.string(), "--view", "head", "--format", "html"}, "tokens.json"},
+        {{"export", s, "--view", "head", "--format", "html", "--hide-special"}, "own buttons"},
+        {{"export", s, "--view", "model", "--format", "svg", "--mean-heads"}, "apply to --view head"},
+        {{"export", s, "--view", "heads", "--format", "svg", "--hide-special"}, "--hide-special, --mean-heads"},
+        {{"export", "--attentions", npy.string(), "--tokens-file", special.string(), "--view", "head", "--format",
+          "svg", "--hide-special", "--head-select", "1"},
+         "--head-select: query 1 does not exist: there are 1"},
     };
     for (const Case& c : cases) {
         std::vector<std::string> args = c.args;

@@ -36,8 +36,10 @@ enum class PanelId {
 
 // What an export is of: one matrix (numbers or heatmap), a view as a figure, the whole window as
 // PNG, or the whole trace as JSON.
+// The head view, the model view and the interactive page (html) are of the weights shown: the
+// session's layer, a model run's blocks or the opened attentions.
 struct ExportTarget {
-    enum class Kind { matrix, heads, pipeline, window, trace } kind = Kind::matrix;
+    enum class Kind { matrix, heads, pipeline, window, trace, head_view, model_view, page } kind = Kind::matrix;
     core::MatrixRef ref;  // for a matrix; the heads view shows ref.id of every head (weights)
 };
 
@@ -63,6 +65,12 @@ struct OpenModel {  // ask for a model folder (config.json, weights, tokenizer) 
 };
 struct ImportAllLayers {  // ask for a checkpoint whose layers open beside this session in the model view
     static constexpr bool opens_dialog = true;
+};
+struct OpenAttentions {  // ask for a file of attention weights (and its tokens): the attentions mode
+    static constexpr bool opens_dialog = true;
+};
+struct CloseAttentions {  // the attentions mode off: the session shows again
+    static constexpr bool opens_dialog = false;
 };
 struct Save {  // save to the session's file, or ask where when it has none
     static constexpr bool opens_dialog = true;
@@ -101,13 +109,18 @@ struct Compare {  // B − A of a matrix in the Compare panel (pinning A first w
     core::MatrixRef ref;
     static constexpr bool opens_dialog = false;
 };
+struct ViewHead {  // one head of a layer alone in the head view (a click in the model view of attentions)
+    int layer = 0, head = 0;
+    static constexpr bool opens_dialog = false;
+};
 
 }  // namespace command
 
-using Command = std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside,
-                             command::OpenModel, command::ImportAllLayers, command::Save, command::SaveAs,
-                             command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
-                             command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare>;
+using Command =
+    std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside, command::OpenModel,
+                 command::ImportAllLayers, command::OpenAttentions, command::CloseAttentions, command::Save,
+                 command::SaveAs, command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
+                 command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare, command::ViewHead>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

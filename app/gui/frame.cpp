@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 
 namespace attnviz::app {
@@ -22,9 +23,11 @@ constexpr PanelRow panel_table[] = {
     {PanelId::heads, "Attention per head", Place::upper_right, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_heads_panel(s, ui, p.heads); }},
     {PanelId::head_view, "Head view", Place::upper_right, Stage::views,
-     [](AppState& s, UiContext& ui, Panels& p) { draw_head_view_panel(s, ui, p.head_view); }},
+     [](AppState& s, UiContext& ui, Panels& p) {
+         draw_head_view_panel(s, ui, p.head_view, &p.attentions, &p.model.run);
+     }},
     {PanelId::model, "Model view", Place::upper_right, Stage::views,
-     [](AppState& s, UiContext& ui, Panels& p) { draw_model_panel(s, ui, p.model); }},
+     [](AppState& s, UiContext& ui, Panels& p) { draw_model_panel(s, ui, p.model, &p.attentions); }},
     {PanelId::trace, "Every intermediate", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
     {PanelId::saturation, "Saturation lab", Place::lower_left, Stage::views,
@@ -101,14 +104,15 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
 // A panel in its place (or the whole work area when maximised). The places tile the window, so
 // panels are neither moved nor resized by hand: the splitters between them share the space, and a
 // double-click on a title (or a place's tabs) maximises that panel or restores the layout.
+// `alone`: the panel has that room to itself (the attentions mode), with its title bar, no tabs.
 void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, Panels& p, const Layout& l,
-                const Rect& work) {
-    const Rect& r = p.maximized == index ? work : l[static_cast<size_t>(row.place)];
+                const Rect& work, const Rect* alone = nullptr) {
+    const Rect& r = alone ? *alone : p.maximized == index ? work : l[static_cast<size_t>(row.place)];
     ImGui::SetNextWindowPos(r.pos);
     ImGui::SetNextWindowSize(r.size);
     // In a place holding several panels the tabs name them: the title bar would only repeat the
     // chosen tab, so the tab bar takes its room (and its double-click).
-    const bool tabbed = panels_in_place(row.place) > 1;
+    const bool tabbed = !alone && panels_in_place(row.place) > 1;
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    (tabbed ? ImGuiWindowFlags_NoTitleBar : 0);
     if (ImGui::Begin(row.title, nullptr, flags)) {
@@ -121,9 +125,29 @@ void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, 
         if (ImGui::IsWindowHovered() && ImGui::GetMousePos().y < pos.y + title_h)
             ImGui::SetTooltip(p.maximized == index ? "Double-click to restore the layout"
                                                    : "Double-click to maximise; drag the borders to resize");
-        if (draw_tabs(index, row, ui, p)) row.draw(state, ui, p);
+        if (alone || draw_tabs(index, row, ui, p)) row.draw(state, ui, p);
     }
     ImGui::End();
+}
+
+// Weights only (the attentions mode): the head view on the left and the model view on the right,
+// side by side (a click on a head of the one shows it in the other), or the one maximised; the
+// session's panels wait.
+void draw_attentions_windows(AppState& state, UiContext& ui, Panels& p, const Layout& l, const Rect& work) {
+    state.update();
+    state.hold_snapshot(true);
+    const float half = std::floor((work.size.x - splitter_width) / 2);
+    const Rect left{work.pos, {half, work.size.y}};
+    const Rect right{{work.pos.x + half + splitter_width, work.pos.y},
+                     {work.size.x - half - splitter_width, work.size.y}};
+    const bool one = p.maximized >= 0 && shows_attentions(panel_table[static_cast<size_t>(p.maximized)].id);
+    for (PanelId id : {PanelId::head_view, PanelId::model}) {
+        const int index = static_cast<int>(id);
+        if (one && p.maximized != index) continue;
+        const Rect& room = one ? work : id == PanelId::head_view ? left : right;
+        draw_panel(index, panel_table[static_cast<size_t>(index)], state, ui, p, l, work, &room);
+    }
+    state.hold_snapshot(false);
 }
 
 }  // namespace
@@ -148,6 +172,10 @@ void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu
     const ImVec2 display = ImGui::GetIO().DisplaySize;
     const Layout l = tiled_layout(display, menu_h, status_h, p.shares);
     const Rect work{{0, menu_h}, {display.x, std::max(0.0f, display.y - menu_h - status_h)}};
+    if (p.attentions.on()) {
+        draw_attentions_windows(state, ui, p, l, work);
+        return;
+    }
     for (Stage stage : {Stage::edits, Stage::views}) {
         // The views read the snapshot the edits led to; an edit a view makes shows from the next frame.
         state.hold_snapshot(stage == Stage::views);
@@ -170,6 +198,11 @@ namespace {
 // or maximised; none is in teach mode. What a check mark in View > Panels means.
 bool panel_on_screen(const Panels& p, int index) {
     if (p.teach_mode) return false;
+    if (p.attentions.on()) {
+        const bool view = shows_attentions(panel_table[static_cast<size_t>(index)].id);
+        const bool one = p.maximized >= 0 && shows_attentions(panel_table[static_cast<size_t>(p.maximized)].id);
+        return view && (!one || p.maximized == index);
+    }
     return p.maximized < 0 ? panel_shown(p, index) : p.maximized == index;
 }
 
@@ -187,13 +220,18 @@ void draw_view_menu(Panels& p, UiContext& ui) {
         ui.report_item(p.teach_mode ? "view: teach mode (checked)" : "view: teach mode");
         if (ImGui::MenuItem("Reset layout")) ui.request(command::ResetLayout{});
         ImGui::Separator();
-        ImGui::TextDisabled("Panels (checked: on screen; double-click a title to maximise)");
+        const bool attentions = p.attentions.on();
+        ImGui::TextDisabled(attentions ? "Panels (attentions: the head view and the model view; File > Close "
+                                         "attentions for the others)"
+                                       : "Panels (checked: on screen; double-click a title to maximise)");
         int shown = 0;
         for (bool hidden : p.shares.hidden) shown += !hidden;
         for (size_t k = 0; k < std::size(panel_table); ++k) {
             const PanelRow& row = panel_table[k];
             const bool on = panel_on_screen(p, static_cast<int>(k));
-            if (ImGui::MenuItem(row.title, nullptr, on, !on || shown > 1)) {
+            // With attentions open their two views are all there is (a maximised one restored by a click).
+            const bool enabled = attentions ? shows_attentions(row.id) && !on : !on || shown > 1;
+            if (ImGui::MenuItem(row.title, nullptr, on, enabled)) {
                 if (on)
                     p.shares.hidden[static_cast<size_t>(row.place)] = true;
                 else
@@ -210,6 +248,8 @@ void draw_view_menu(Panels& p, UiContext& ui) {
 }
 
 std::span<const PanelRow> explorer_panels() { return panel_table; }
+
+bool panel_on_screen(const Panels& p, PanelId panel) { return panel_on_screen(p, static_cast<int>(panel)); }
 
 int active_panel(const Panels& p, Place place) {
     const int chosen = p.active[static_cast<size_t>(place)];
@@ -269,6 +309,23 @@ void enter_teach_mode(AppState& state, Panels& p, int step) {
     teach_go_to(state, p.teach, step);
 }
 
+bool shows_attentions(PanelId panel) { return panel == PanelId::head_view || panel == PanelId::model; }
+
+void attentions_opened(const AppState& state, Panels& p) {
+    HeadViewPanel& view = p.head_view;
+    view.layer.reset();
+    view.hidden.clear();
+    clear_selection(view);
+    p.attentions.revision = state.revision();
+    p.attentions.model = p.model.run.folder();
+    p.maximized = -1;
+}
+
+void end_attentions_if_replaced(const AppState& state, Panels& p) {
+    if (p.attentions.on() && (state.revision() != p.attentions.revision || p.model.run.folder() != p.attentions.model))
+        close_attentions(p.attentions);
+}
+
 namespace {
 
 // The chosen tab of each place, as titles ("tabs=Head view|Gradients|…", one per place, empty for
@@ -325,5 +382,10 @@ void install_layout_settings(Panels& panels) {
 }
 
 std::string window_title(const AppState& state) { return session_title(state, false) + " — attnviz"; }
+
+std::string window_title(const AppState& state, const Panels& p) {
+    if (!p.attentions.on()) return window_title(state);
+    return std::filesystem::path(p.attentions.path).filename().string() + " (attentions) — attnviz";
+}
 
 }  // namespace attnviz::app

@@ -18,6 +18,7 @@
 
 #include "app_state.hpp"
 #include "frame_layout.hpp"
+#include "panels/attentions_mode.hpp"
 #include "panels/compare_panel.hpp"
 #include "panels/dimensions_panel.hpp"
 #include "panels/export_dialog.hpp"
@@ -70,6 +71,7 @@ struct Panels {
     RecoveryWindow recovery;
     ExportDialog export_dialog;
     SentenceDialog sentence;
+    AttentionsMode attentions;  // any model's weights opened: the head view and the model view alone
     bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
     bool reset_layout = false;  // the shares go back to the default in the next frame
     LayoutShares shares;
@@ -106,6 +108,9 @@ std::optional<PanelId> panel_titled(std::string_view title);
 // The panel a place shows (an index in explorer_panels()), and whether panel `index` is shown.
 int active_panel(const Panels& panels, Place place);
 bool panel_shown(const Panels& panels, int index);
+// Whether a panel is on screen: drawn in its place (its tab the chosen one), maximised, or in the
+// attentions mode the view of them shown; none is in teach mode.
+bool panel_on_screen(const Panels& panels, PanelId panel);
 // Shows a panel in its place (its tab chosen, its place unhidden).
 void show_panel(Panels& panels, PanelId panel);
 // The same by the panel's title; returns whether a panel has that title.
@@ -118,14 +123,26 @@ bool animating(const Panels& panels, const AppState& state);
 // Enters teach mode at a step (0-based), loading the lesson first if needed.
 void enter_teach_mode(AppState& state, Panels& panels, int step);
 
+// The panels that show opened attentions (the head view and the model view): in the attentions
+// mode they fill the window, in their place's tabs, and no other panel is drawn.
+bool shows_attentions(PanelId panel);
+// After attentions opened (attentions_mode.hpp): the head view starts afresh on them (its first
+// layer, every head, no selection) in its tab; the mode ends when the session or the model changes.
+void attentions_opened(const AppState& state, Panels& panels);
+// Ends the attentions mode when the session was replaced or edited (a file, a sentence, an import
+// opened) or another model opened since it began. Once a frame.
+void end_attentions_if_replaced(const AppState& state, Panels& panels);
+
 // Keeps the shares and the chosen tabs in ImGui's settings (the layout file) under
 // [attnviz][Layout], so they are saved and loaded with the window layout. Call once after creating
 // the ImGui context, before loading.
 void install_layout_settings(Panels& panels);
 
 // The window's title: the session's file name (or "unsaved session"), "*" when it has unsaved
-// changes, and the app's name: "example.json* — attnviz".
+// changes, and the app's name: "example.json* — attnviz"; in the attentions mode the attentions'
+// file: "bert.npz (attentions) — attnviz".
 std::string window_title(const AppState& state);
+std::string window_title(const AppState& state, const Panels& panels);
 
 // The windows between the menu bar (menu_h high) and the status bar (status_h): the lesson's in
 // teach mode, else every shown place with its chosen panel (or the maximised one), with the

@@ -1,5 +1,7 @@
 #include "frame_commands.hpp"
 
+#include "frame_exports.hpp"
+
 #include <imgui_internal.h>
 
 #include <string_view>
@@ -29,7 +31,10 @@ void close_on_escape(Panels& p) {
 void draw_dialogs(AppState& state, UiContext& ui, Panels& p) {
     draw_menu_dialogs(state, ui, p.menu, p.quit);
     draw_model_dialogs(state, ui, p.model);
-    draw_export_dialog(state, ui, p.export_dialog);
+    if (draw_attentions_dialog(state, ui, p.attentions)) attentions_opened(state, p);
+    draw_export_dialog(
+        state, ui, p.export_dialog, [&](ExportTarget::Kind kind) { return attention_export(state, p, kind); },
+        p.attentions.on());
     draw_sentence_dialog(state, ui, p.sentence);
 }
 
@@ -51,6 +56,7 @@ struct Dispatch {
     void operator()(command::NewSentence) { open_sentence_dialog(p.sentence); }
     void operator()(command::ImportLayer) { open_import_dialog(p.menu.import); }
     void operator()(command::OpenBeside) {
+        if (weights_only("Open beside")) return;
         open_beside_dialog(state, p.model);
         show_panel(p, PanelId::model);
     }
@@ -59,11 +65,30 @@ struct Dispatch {
         show_panel(p, PanelId::model);
     }
     void operator()(command::ImportAllLayers) {
+        if (weights_only("Import all layers")) return;
         open_import_dialog(p.model.import_all);
         show_panel(p, PanelId::model);
     }
-    void operator()(command::Save) { save_or_ask(state, p.menu); }
-    void operator()(command::SaveAs) { open_save_dialog(state, p.menu); }
+    void operator()(command::OpenAttentions) { open_attentions_dialog(p.attentions); }
+    void operator()(command::CloseAttentions) {
+        close_attentions(p.attentions);
+        state.set_message("Closed the attentions: the session and its panels are back", false);
+    }
+    void operator()(const command::ViewHead& c) {
+        HeadViewPanel& view = p.head_view;
+        view.layer = c.layer;
+        view.hidden.clear();
+        const int heads = p.attentions.on() ? p.attentions.weights->heads()
+                                            : static_cast<int>(state.trace().heads.size());
+        for (int h = 0; h < heads; ++h) set_head_shown(view, h, h == c.head);
+        show_panel(p, PanelId::head_view);
+    }
+    void operator()(command::Save) {
+        if (!weights_only("Save")) save_or_ask(state, p.menu);
+    }
+    void operator()(command::SaveAs) {
+        if (!weights_only("Save as")) open_save_dialog(state, p.menu);
+    }
     void operator()(const command::Export& c) { open_export_dialog(p.export_dialog, c.target); }
     void operator()(command::Quit) {
         if (!state.modified()) {
@@ -78,10 +103,10 @@ struct Dispatch {
     // next frame, and the undo runs after that. Undo then takes back what the field shows, never
     // an older step beside a field still showing the typed value.
     void operator()(command::Undo c) {
-        if (!let_go_of_text(c)) state.undo();
+        if (!weights_only("Undo") && !let_go_of_text(c)) state.undo();
     }
     void operator()(command::Redo c) {
-        if (!let_go_of_text(c)) state.redo();
+        if (!weights_only("Redo") && !let_go_of_text(c)) state.redo();
     }
     void operator()(command::ToggleTeach) {
         if (p.teach_mode)
@@ -106,6 +131,16 @@ struct Dispatch {
         p.compare.chosen = c.ref;
         show_panel(p, PanelId::compare);
         p.maximized = -1;
+    }
+
+    // Whether attentions are open (weights only), so that a command of the session's waits: said.
+    bool weights_only(const char* what) {
+        if (!p.attentions.on()) return false;
+        state.set_message(
+            std::string(what) +
+                ": the attentions open are weights only; File > Close attentions goes back to the session",
+            false);
+        return true;
     }
 
     // Whether a text field was being edited: it is let go, and the command waits for the next frame.

@@ -11,8 +11,9 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     close_on_escape(p);
     ui.dialog_open = dialog_open(p);
     ui.desktop_dialog = false;  // until a file chooser waits for one
-    draw_menu_bar(state, ui, p.menu);
-    update_model_panel(state, p.model);  // its layers' results, shown or not
+    draw_menu_bar(state, ui, p.menu, p.attentions);
+    update_model_panel(state, p.model);    // its layers' results, shown or not
+    end_attentions_if_replaced(state, p);  // another session or model opened since they were
     draw_view_menu(p, ui);
     draw_teach_menu(p.teach, p.teach_mode, ui);
     const float menu_h = ImGui::GetFrameHeight();
@@ -39,7 +40,8 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     ImGui::SetNextWindowSize(status.size);
     const ImGuiWindowFlags bar = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
-    if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, frame_ms);
+    if (ImGui::Begin("##status", nullptr, bar))
+        draw_status_bar(state, ui, p.status, frame_ms, attentions_summary(p.attentions));
     ImGui::End();
     draw_message_log(state, ui, p.status);
     draw_recovery_window(state, ui, p.recovery);

@@ -392,8 +392,45 @@ std::string set_up_imgui(GLFWwindow* window, WindowLink& link, Panels& panels, A
     return ini;
 }
 
+// --attentions, --tokens-file, --layer, --hide-special and --mean-heads that do not fit together,
+// checked before any window opens: 0, or 2 with the problem on stderr.
+int check_attention_options(const GuiOptions& o) {
+    const auto fail = [](const char* message) {
+        std::cerr << "error: " << message << "\n";
+        return 2;
+    };
+    if (!o.tokens_file.empty() && o.attentions.empty()) return fail("--tokens-file applies to --attentions");
+    if (!o.attentions.empty() && (!o.model.empty() || !o.beside.empty()))
+        return fail(
+            "--attentions shows weights alone, in place of the session's layers: leave out --model and --beside "
+            "(File > Close attentions goes back to the session)");
+    return 0;
+}
+
+// --attentions: the weights shown at start, with the head view's options. A file the reader
+// refuses is said on stderr and in the window (its layer, head and row), which opens on the session.
+void open_start_attentions(const GuiOptions& o, AppState& state, Panels& panels) {
+    HeadViewPanel& view = panels.head_view;
+    if (!o.attentions.empty()) {
+        if (open_attentions(state, panels.attentions, o.attentions, o.tokens_file))
+            attentions_opened(state, panels);
+        else
+            std::cerr << "warning: " << state.message().text << "\n";
+    }
+    view.layer = o.layer;
+    view.hide_special = o.hide_special;
+    view.heads_mean = o.mean_heads;
+    const int layers = panels.attentions.on()       ? static_cast<int>(panels.attentions.weights->layers.size())
+                       : panels.model.run.results() ? static_cast<int>(panels.model.run.results()->run->layers.size())
+                                                    : -1;  // a model still opening: its layers are not known yet
+    if (o.layer && layers >= 0 && *o.layer >= layers)
+        std::cerr << "warning: --layer: layer " << *o.layer << " does not exist: there are " << layers << "\n";
+    if (o.layer && layers < 0 && o.model.empty())
+        std::cerr << "warning: --layer: the session is one layer (--layer is for --attentions or a model)\n";
+}
+
 // What the command line asks of the window at start: panels, the head view's tokens, the model
-// view, a dialog, edits, the lesson and the selected cell.
+// view, the attentions, a dialog, edits, the lesson and the selected cell.
 void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRef, double>>& edits,
                          const std::optional<CellRef>& selected, bool opened, int frames, AppState& state,
                          UiContext& ui, Panels& panels) {
@@ -407,14 +444,20 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
         }
     }
     if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
-    if (!o.head_select.empty()) {
-        const core::Config& c = state.shown_config();
-        const std::string problem = select_tokens(panels.head_view, o.head_select, c.n, c.kv_len());
-        if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
-    }
     if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
         panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
-    if (!o.beside.empty() || !o.model.empty()) open_model(o, state, panels, frames > 0);
+    if (!o.beside.empty() || !o.model.empty()) {
+        open_model(o, state, panels, frames > 0);
+        // The panels asked for by name come after the model's (its view, next token, analysis).
+        for (const std::string& title : o.panels)
+            if (const std::optional<PanelId> panel = panel_titled(title)) panels.show_at_start.push_back(*panel);
+    }
+    open_start_attentions(o, state, panels);
+    if (!o.head_select.empty()) {
+        const auto [n, n_keys] = head_view_tokens(state, panels.head_view, &panels.attentions);
+        const std::string problem = select_tokens(panels.head_view, o.head_select, n, n_keys);
+        if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
+    }
     if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
     if (o.dialog == "open") ui.request(command::Open{});
     if (o.dialog == "save") ui.request(command::SaveAs{});
@@ -422,6 +465,7 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
     if (o.dialog == "beside") ui.request(command::OpenBeside{});
     if (o.dialog == "import-all") ui.request(command::ImportAllLayers{});
     if (o.dialog == "model") ui.request(command::OpenModel{});
+    if (o.dialog == "attentions") ui.request(command::OpenAttentions{});
     if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
     if (o.dialog == "sentence") ui.request(command::NewSentence{});
     for (const auto& [cell, value] : edits)
@@ -557,7 +601,7 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
         // would say nothing about the app's speed).
         draw_frame(state, ui, panels, busy ? draw_ms : -1.0f);
         loop.autosave.tick(state);
-        if (std::string now_title = window_title(state); now_title != title) {
+        if (std::string now_title = window_title(state, panels); now_title != title) {
             title = std::move(now_title);
             glfwSetWindowTitle(window, title.c_str());
         }
@@ -616,6 +660,7 @@ int run_gui(const GuiOptions& o) {
             return 2;
         }
     }
+    if (const int code = check_attention_options(o); code != 0) return code;
     const bool benchmark = o.bench_frames > 0 || o.bench_edits > 0;
     const int frames = benchmark      ? bench_warmup + std::max(o.bench_frames, 1)
                        : o.frames > 0 ? o.frames

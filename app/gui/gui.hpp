@@ -26,7 +26,7 @@ struct GuiOptions {
     // benchmarks, which show the app as it opens (no recovery offer either).
     std::optional<double> autosave_seconds;
     // A dialog shown at start, as its menu item opens it: "open", "save", "import", "beside",
-    // "import-all", "model", "export" or "sentence" (documentation screenshots, tests).
+    // "import-all", "model", "attentions", "export" or "sentence" (documentation screenshots, tests).
     std::string dialog;
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
     bool maximize = false;            // the last of `panels` fills the window at start
@@ -37,7 +37,13 @@ struct GuiOptions {
     std::optional<std::string> model_text;  // --text: the sentence a model folder runs on
     int model_layer = 0;                    // --model-layer: the model folder's block edited at start (no session)
     std::string sort_heads;                 // the model view's order at start: entropy, distance, first or diagonal
-    std::string report_path;  // with --frames/--screenshot: where each window was, which numbers were drawn
+    // Any model's attention weights (.npz, .safetensors, .npy) shown in the head view and the model
+    // view (the attentions mode), with their tokens from tokens_file ("": the file's own).
+    std::string attentions, tokens_file;
+    std::optional<int> layer;   // the head view's layer at start (attentions, a model's blocks)
+    bool hide_special = false;  // the head view leaves special tokens out at start (rows renormalised)
+    bool mean_heads = false;    // the head view draws the mean of the heads at start
+    std::string report_path;    // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
 };
 

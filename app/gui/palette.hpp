@@ -38,6 +38,7 @@ enum class Color {
     token_selected,    // the head view: a selected token's label
     token_hovered,     // the head view: the token under the pointer
     selection_bar,     // the head view: the bars of the selection's attention
+    heads_mean,        // the head view: the lines of the mean of the heads (the page's "mean")
     plot_axis,         // a plot's axes, ticks and their numbers
     plot_grid,         // the grid lines inside a plot
     plot_mean,         // a plot's summary line (the mean over the heads)
@@ -77,6 +78,7 @@ inline constexpr ImU32 default_palette[] = {
     IM_COL32(66, 110, 170, 255),   // token_selected
     IM_COL32(70, 78, 95, 255),     // token_hovered
     IM_COL32(90, 130, 190, 150),   // selection_bar
+    IM_COL32(245, 245, 245, 255),  // heads_mean
     IM_COL32(150, 160, 180, 255),  // plot_axis
     IM_COL32(48, 54, 66, 255),     // plot_grid
     IM_COL32(245, 245, 245, 255),  // plot_mean

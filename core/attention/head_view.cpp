@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace attnviz::core {
 
@@ -308,6 +310,48 @@ TokenChoice parse_token_choice(const std::string& text, int n, int n_keys) {
         std::vector<int>& own = key ? out.keys : out.queries;
         const auto place = std::lower_bound(own.begin(), own.end(), t);
         if (place == own.end() || *place != t) own.insert(place, t);
+    }
+    return out;
+}
+
+Result<Matrix> mean_of_heads(HeadWeights heads) {
+    Result<std::vector<const Matrix*>> given = given_heads(heads);
+    if (!given) return Result<Matrix>::fail(std::move(given.problems));
+    Matrix mean = *given.value->front();
+    for (std::size_t h = 1; h < given.value->size(); ++h) mean += *(*given.value)[h];
+    mean /= static_cast<double>(given.value->size());
+    return Result<Matrix>::ok(std::move(mean));
+}
+
+bool is_special_token(std::string_view token) {
+    const std::size_t first = token.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return false;
+    token = token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
+    static constexpr std::string_view named[] = {"[CLS]", "[SEP]", "[PAD]",  "[MASK]", "<s>",  "</s>",
+                                                 "<pad>", "<unk>", "<mask>", "<bos>",  "<eos>"};
+    if (std::find(std::begin(named), std::end(named), token) != std::end(named)) return true;
+    // <|endoftext|>, <|begin_of_text|>, <|eot_id|>, <|im_start|>: GPT-2's, Llama 3's and Qwen's form.
+    return token.size() > 4 && token.starts_with("<|") && token.ends_with("|>") &&
+           token.find_first_of(" \t") == std::string_view::npos;
+}
+
+KeptTokens kept_tokens(const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens,
+                       bool hide_special) {
+    KeptTokens kept;
+    for (auto [tokens, out] : {std::pair{&query_tokens, &kept.queries}, std::pair{&key_tokens, &kept.keys}})
+        for (std::size_t t = 0; t < tokens->size(); ++t)
+            if (!hide_special || !is_special_token((*tokens)[t])) out->push_back(static_cast<int>(t));
+    return kept;
+}
+
+Matrix renormalised_weights(const Matrix& w, const KeptTokens& kept) {
+    Matrix out(static_cast<Eigen::Index>(kept.queries.size()), static_cast<Eigen::Index>(kept.keys.size()));
+    const bool every_key = out.cols() == w.cols();  // nothing to renormalise: the rows are as read
+    for (Eigen::Index r = 0; r < out.rows(); ++r) {
+        const Eigen::Index i = kept.queries[static_cast<std::size_t>(r)];
+        double sum = 0;
+        for (Eigen::Index c = 0; c < out.cols(); ++c) sum += out(r, c) = w(i, kept.keys[static_cast<std::size_t>(c)]);
+        if (!every_key && sum > 0) out.row(r) /= sum;
     }
     return out;
 }

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/attention/matrix_types.hpp"
@@ -115,5 +116,34 @@ struct TokenChoice {
     std::string problem;
 };
 TokenChoice parse_token_choice(const std::string& text, int n, int n_keys);
+
+// --- Two options BertViz users ask for: the mean over heads, and special tokens left out.
+
+// The mean of the heads given (non-null), cell by cell: what the view draws as one head when
+// "mean" is on. Refused when no head is given or their shapes differ.
+Result<Matrix> mean_of_heads(HeadWeights heads);
+
+// A tokenizer's special tokens, the markers it adds around the text ([CLS], [SEP], [PAD], [MASK],
+// <s>, </s>, <pad>, <unk>, <mask>, <bos>, <eos>, and every <|…|> such as <|endoftext|> or
+// <|begin_of_text|>; spaces around them ignored). Many heads park most of their attention on them
+// (a "sink"), which hides what the words attend to. This is the one list: the interactive page
+// gets its flags from it.
+bool is_special_token(std::string_view token);
+
+// The queries and keys a view keeps: every one, or with hide_special those that are not special
+// tokens. Indices from 0, ascending.
+struct KeptTokens {
+    std::vector<int> queries, keys;
+    bool operator==(const KeptTokens&) const = default;
+};
+KeptTokens kept_tokens(const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens,
+                       bool hide_special);
+
+// A head's weights (n × n_keys) over the kept queries (rows) and keys (columns), each row
+// renormalised over the keys kept: divided by its sum over them, so that it is again a
+// distribution. A row with no weight left (all of it was on keys left out) stays 0. The rule of
+// the head view, its figure and the interactive page ("hide special tokens"); with every token
+// kept, the weights as they are. Kept indices must be within the weights' shape.
+Matrix renormalised_weights(const Matrix& weights, const KeptTokens& kept);
 
 }  // namespace attnviz::core

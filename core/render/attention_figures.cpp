@@ -14,6 +14,7 @@ namespace {
 constexpr double margin = 12, label_size = 12, row_pitch = 18, title_size = 15, note_size = 11;
 constexpr double max_token_width = 160, lines_width = 260, bar_width = 90;
 constexpr Rgba selected_fill{66, 110, 170, 255}, bar_fill{90, 130, 190, 200};
+constexpr Rgba mean_color{40, 40, 40, 255};  // the mean's lines: ink, as no head's colour is
 
 // A label whose y is the middle of its capitals, as every label of these figures is.
 Label text_at(double x, double y, std::string text, double size, Rgba color, Anchor anchor = Anchor::start,
@@ -91,6 +92,12 @@ void head_legend(Figure& f, int heads, const std::vector<char>& hidden, double x
     }
 }
 
+// Under the heads' legend: the swatch of the mean's lines.
+void mean_legend(Figure& f, double y) {
+    f.elements.push_back(box_at(margin, y + 13, 10, 10, mean_color));
+    f.elements.push_back(text_at(margin + 14, y + 18, "mean of the heads shown", note_size, figure_ink));
+}
+
 std::string selection_note(const HeadViewChoice& c, const Attentions& a) {
     const auto names = [](const std::vector<int>& list, const std::vector<std::string>& tokens) {
         std::string s;
@@ -108,69 +115,108 @@ std::string selection_note(const HeadViewChoice& c, const Attentions& a) {
 
 }  // namespace
 
-Result<Figure> head_view_figure(const Attentions& a, const HeadViewChoice& c, const FigureStyle& style) {
-    if (c.layer < 0 || c.layer >= static_cast<int>(a.layers.size()))
-        return Result<Figure>::fail({{"layer", "layer " + std::to_string(c.layer) + " does not exist: there are " +
-                                                   std::to_string(a.layers.size())}});
-    const std::vector<Matrix>& layer = a.layers[static_cast<std::size_t>(c.layer)];
-    const int heads = static_cast<int>(layer.size());
-    std::vector<const Matrix*> given(layer.size());
-    bool any = false;
-    for (int h = 0; h < heads; ++h) {
-        const bool off = static_cast<std::size_t>(h) < c.hidden.size() && c.hidden[static_cast<std::size_t>(h)];
-        if (!off) given[static_cast<std::size_t>(h)] = &layer[static_cast<std::size_t>(h)], any = true;
-    }
-    if (!any) return Result<Figure>::fail({{"heads", "every head is hidden"}});
-    for (int q : c.queries)
-        if (q < 0 || q >= static_cast<int>(a.query_tokens.size()))
-            return Result<Figure>::fail({{"select", "query " + std::to_string(q) + " does not exist"}});
-    for (int k : c.keys)
-        if (k < 0 || k >= static_cast<int>(a.key_tokens.size()))
-            return Result<Figure>::fail({{"select", "key " + std::to_string(k) + " does not exist"}});
+namespace {
 
-    const int n_keys = static_cast<int>(a.key_tokens.size());
+// The layer's heads as the head view shows them: the weights over the tokens kept (each row
+// renormalised when special tokens are hidden), their tokens, and the heads given (null where hidden).
+struct ShownLayer {
+    std::vector<Matrix> kept;  // per head, when special tokens are hidden
+    std::vector<std::string> query_tokens, key_tokens;
+    std::vector<const Matrix*> given;
+    Matrix mean;  // with choice.mean: the mean of the heads given
+};
+
+Result<ShownLayer> shown_layer(const Attentions& a, const HeadViewChoice& c) {
+    using R = Result<ShownLayer>;
+    if (c.layer < 0 || c.layer >= static_cast<int>(a.layers.size()))
+        return R::fail({{"layer", "layer " + std::to_string(c.layer) + " does not exist: there are " +
+                                      std::to_string(a.layers.size())}});
+    const std::vector<Matrix>& layer = a.layers[static_cast<std::size_t>(c.layer)];
+    ShownLayer s;
+    const KeptTokens kept = kept_tokens(a.query_tokens, a.key_tokens, c.hide_special);
+    if (kept.queries.empty() || kept.keys.empty())
+        return R::fail({{"tokens", std::string("every ") + (kept.queries.empty() ? "query" : "key") +
+                                       " is a special token: hiding them leaves nothing to draw"}});
+    for (int q : kept.queries) s.query_tokens.push_back(a.query_tokens[static_cast<std::size_t>(q)]);
+    for (int k : kept.keys) s.key_tokens.push_back(a.key_tokens[static_cast<std::size_t>(k)]);
+    if (c.hide_special)
+        for (const Matrix& w : layer) s.kept.push_back(renormalised_weights(w, kept));
+    const std::vector<Matrix>& weights = c.hide_special ? s.kept : layer;
+    s.given.assign(weights.size(), nullptr);
+    bool any = false;
+    for (std::size_t h = 0; h < weights.size(); ++h) {
+        const bool off = h < c.hidden.size() && c.hidden[h];
+        if (!off) s.given[h] = &weights[h], any = true;
+    }
+    if (!any) return R::fail({{"heads", "every head is hidden"}});
+    for (int q : c.queries)
+        if (q < 0 || q >= static_cast<int>(s.query_tokens.size()))
+            return R::fail({{"select", "query " + std::to_string(q) + " does not exist"}});
+    for (int k : c.keys)
+        if (k < 0 || k >= static_cast<int>(s.key_tokens.size()))
+            return R::fail({{"select", "key " + std::to_string(k) + " does not exist"}});
+    if (c.mean) s.mean = *mean_of_heads(s.given).value;
+    return R::ok(std::move(s));
+}
+
+}  // namespace
+
+Result<Figure> head_view_figure(const Attentions& a, const HeadViewChoice& c, const FigureStyle& style) {
+    Result<ShownLayer> shown = shown_layer(a, c);
+    if (!shown) return Result<Figure>::fail(std::move(shown.problems));
+    const ShownLayer& s = *shown.value;
+    const std::vector<const Matrix*>& given = s.given;
+    const int heads = static_cast<int>(given.size());
+    Attentions tokens;  // the tokens shown, for the selection's note
+    tokens.query_tokens = s.query_tokens;
+    tokens.key_tokens = s.key_tokens;
+
+    const int n_keys = static_cast<int>(s.key_tokens.size());
     LineOptions o;
     o.min_weight = default_min_weight(n_keys);
     o.top_k = default_top_k(n_keys);
     o.queries = c.queries;
     o.keys = c.keys;
-    const HeadLines lines = head_lines(given, o);
+    const Matrix* mean_only[] = {&s.mean};
+    const HeadLines lines = c.mean ? head_lines(mean_only, o) : head_lines(given, o);
     const double opaque = opaque_weight(lines, default_scaled_opacity(n_keys));
     const int digits = figure_digits(style);
 
     Figure f;
     f.title = "head view";
     std::vector<std::string> notes{
-        "Lines: weight ≥ " + number(o.min_weight, 2) +
+        "Lines: " + std::string(c.mean ? "the mean of the heads shown, " : "") + "weight ≥ " + number(o.min_weight, 2) +
         (o.top_k > 0 ? ", the " + std::to_string(o.top_k) + " strongest per query" : "") + "; " +
         (opaque < 1 ? "opaque at " + number(opaque, 2) + " (the 99th percentile)" : "opacity = weight") + "."};
-    if (const std::string s = selection_note(c, a); !s.empty()) notes.push_back(s);
+    if (c.hide_special) notes.push_back("Special tokens hidden: each row is renormalised over the keys left.");
+    if (const std::string sel = selection_note(c, tokens); !sel.empty()) notes.push_back(sel);
     double y = heading(f, "Head view, layer " + std::to_string(c.layer) + " (" + std::to_string(heads) + " heads)",
                        notes);
     head_legend(f, heads, c.hidden, margin, y);
-    y += 18;
+    if (c.mean) mean_legend(f, y);
+    y += c.mean ? 36 : 18;
     const Eigen::VectorXd of_queries = c.queries.empty() ? Eigen::VectorXd()
                                                          : *attention_of_queries(given, c.queries, c.aggregate).value;
     const Eigen::VectorXd to_keys = c.keys.empty() ? Eigen::VectorXd()
                                                    : *attention_to_keys(given, c.keys, c.aggregate).value;
     const double left_bars = to_keys.size() ? bar_width + 40 : 0;
-    const double x_q = margin + left_bars + widest(a.query_tokens);  // the queries end here
+    const double x_q = margin + left_bars + widest(s.query_tokens);  // the queries end here
     const double x0 = x_q + 8, x1 = x0 + lines_width, x_k = x1 + 8;
     for (const HeadLine& line : lines.lines) {
-        Rgba color = head_rgba(line.head, heads);
+        Rgba color = c.mean ? mean_color : head_rgba(line.head, heads);
         color.a = static_cast<std::uint8_t>(std::lround(std::clamp(line.weight / opaque, 0.0, 1.0) * 255));
         f.elements.push_back(Line{x0, y + (line.query + 0.5) * row_pitch, x1, y + (line.key + 0.5) * row_pitch, color,
                                   o.queries.empty() && o.keys.empty() ? 1.2 : 2.0});
     }
-    token_column(f, a.query_tokens, c.queries, x_q, y, max_token_width, Anchor::end);
-    token_column(f, a.key_tokens, c.keys, x_k, y, max_token_width, Anchor::start);
-    double right = x_k + widest(a.key_tokens);
+    token_column(f, s.query_tokens, c.queries, x_q, y, max_token_width, Anchor::end);
+    token_column(f, s.key_tokens, c.keys, x_k, y, max_token_width, Anchor::start);
+    double right = x_k + widest(s.key_tokens);
     if (of_queries.size()) {
         bars(f, of_queries, right + 10, y, false, digits);
         right += 10 + bar_width + 40;
     }
-    if (to_keys.size()) bars(f, to_keys, x_q - widest(a.query_tokens) - 10, y, true, digits);
-    const double rows = static_cast<double>(std::max(a.query_tokens.size(), a.key_tokens.size()));
+    if (to_keys.size()) bars(f, to_keys, x_q - widest(s.query_tokens) - 10, y, true, digits);
+    const double rows = static_cast<double>(std::max(s.query_tokens.size(), s.key_tokens.size()));
     f.width = right + margin;
     for (const std::string& note : notes) f.width = std::max(f.width, 2 * margin + text_width(note, note_size));
     f.height = y + rows * row_pitch + margin;
@@ -247,6 +293,29 @@ Figure model_view_figure(const Attentions& a, const ModelViewChoice& c, const Fi
     f.height = top + layers * (thumb + under + gap) + margin;
     if (style.fit_width > 0 || style.fit_height > 0) fit_figure(f, style.fit_width, style.fit_height);
     return f;
+}
+
+Result<std::string> attention_view_bytes(const AttentionPage& page, const AttentionViewExport& r,
+                                         const std::string& font_path) {
+    using R = Result<std::string>;
+    if (r.format == ExportFormat::html) {
+        AttentionPage shown = page;
+        shown.view = r.view;
+        return attention_page_html(shown);
+    }
+    if (!is_figure(r.format))
+        return R::fail({{"format", std::string("the ") + (r.view == PageView::head ? "head" : "model") +
+                                       " view is html, svg or png, not " + export_format_name(r.format)}});
+    Figure figure;
+    if (r.view == PageView::head) {
+        Result<Figure> made = head_view_figure(page.weights, r.head, r.style);
+        if (!made) return R::fail(std::move(made.problems));
+        figure = std::move(*made.value);
+    } else {
+        figure = model_view_figure(page.weights, r.model, r.style);
+    }
+    if (r.format == ExportFormat::svg) return R::ok(to_svg(figure));
+    return figure_png(figure, r.style.scale, font_path);
 }
 
 }  // namespace attnviz::core

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "core/attention/head_view.hpp"
 #include "core/attention/registry.hpp"
 #include "core/render/colormaps.hpp"
 
@@ -103,6 +104,17 @@ nlohmann::json page_data(const AttentionPage& page) {
     for (int h = 0; h < heads; ++h) head_colors.push_back(hex(head_rgba(h, heads)));
     nlohmann::json colormap = nlohmann::json::array();
     for (int k = 0; k < 256; ++k) colormap.push_back(hex(colormap_rgba(Colormap::sequential, k / 255.0f)));
+    // The special tokens ("hide special tokens"): core's list (is_special_token), as indices.
+    const KeptTokens ordinary = kept_tokens(a.query_tokens, a.key_tokens, true);
+    const auto special = [](const std::vector<int>& kept, std::size_t count) {
+        std::vector<int> out;
+        for (std::size_t t = 0, k = 0; t < count; ++t)
+            if (k < kept.size() && kept[k] == static_cast<int>(t))
+                ++k;
+            else
+                out.push_back(static_cast<int>(t));
+        return out;
+    };
     return {{"title", page.title},
             {"notes", page.notes},
             {"view", page.view == PageView::head ? "head" : "model"},
@@ -110,6 +122,9 @@ nlohmann::json page_data(const AttentionPage& page) {
             {"heads", heads},
             {"queries", a.query_tokens},
             {"keys", a.key_tokens},
+            {"special",
+             {{"queries", special(ordinary.queries, a.query_tokens.size())},
+              {"keys", special(ordinary.keys, a.key_tokens.size())}}},
             {"head_colors", head_colors},
             {"colormap", colormap},
             {"weights", packed_weights(a)}};

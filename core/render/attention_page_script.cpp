@@ -41,8 +41,8 @@ const weights = (() => {  // Float32Array, layer × head × query × key
     out[i] = (bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8)) / 65535;
   return out;
 })();
-const SPECIAL = new Set(["[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<unk>", "<bos>", "<eos>",
-  "<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|im_start|>", "<|im_end|>"]);
+// The special tokens' indices, as attnviz lists them (core::is_special_token).
+const SPECIAL = { queries: new Set(data.special.queries), keys: new Set(data.special.keys) };
 const state = { view: data.view, layer: 0, select: [], heads: new Set([...Array(H).keys()]), mean: false,
   hideSpecial: false, hover: -1, picked: null };
 const el = (tag, props, parent) => {
@@ -51,10 +51,10 @@ const el = (tag, props, parent) => {
   return e;
 };
 
-// The rows and columns shown: special tokens leave when hidden.
-function shown(tokens) {
+// The rows (side "queries") or columns ("keys") shown: special tokens leave when hidden.
+function shown(side) {
   const idx = [];
-  tokens.forEach((t, i) => { if (!(state.hideSpecial && SPECIAL.has(t.trim()))) idx.push(i); });
+  data[side].forEach((t, i) => { if (!(state.hideSpecial && SPECIAL[side].has(i))) idx.push(i); });
   return idx;
 }
 // Head h's weights of layer l over the shown rows and columns, each row renormalised over the keys
@@ -157,7 +157,7 @@ function headLayout(rows, cols) {
     height: (Math.max(rows.length, cols.length) + 1) * ROW };
 }
 function drawHeadView() {
-  const rows = shown(data.queries), cols = shown(data.keys), lay = headLayout(rows, cols);
+  const rows = shown("queries"), cols = shown("keys"), lay = headLayout(rows, cols);
   const g = fitCanvas(headCanvas, lay.width, lay.height);
   g.font = "14px system-ui, sans-serif"; g.textBaseline = "middle";
   const heads = [...state.heads].sort((a, b) => a - b);
@@ -233,7 +233,7 @@ function paint(canvas, m, cell, margin) {
   return g;
 }
 function drawModelView() {
-  const rows = shown(data.queries), cols = shown(data.keys);
+  const rows = shown("queries"), cols = shown("keys");
   grid.textContent = "";
   grid.style.gridTemplateColumns = "auto repeat(" + H + ", auto)";
   const side = Math.max(24, Math.min(96, Math.floor((window.innerWidth - 140) / H) - 8));

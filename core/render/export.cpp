@@ -21,9 +21,10 @@ struct FormatRow {
 };
 
 constexpr FormatRow format_table[] = {
-    {ExportFormat::csv, "csv", ".csv"},    {ExportFormat::tsv, "tsv", ".tsv"}, {ExportFormat::latex, "latex", ".tex"},
-    {ExportFormat::npy, "npy", ".npy"},    {ExportFormat::png, "png", ".png"}, {ExportFormat::svg, "svg", ".svg"},
-    {ExportFormat::json, "json", ".json"},
+    {ExportFormat::csv, "csv", ".csv"},     {ExportFormat::tsv, "tsv", ".tsv"},
+    {ExportFormat::latex, "latex", ".tex"}, {ExportFormat::npy, "npy", ".npy"},
+    {ExportFormat::png, "png", ".png"},     {ExportFormat::svg, "svg", ".svg"},
+    {ExportFormat::json, "json", ".json"},  {ExportFormat::html, "html", ".html"},
 };
 
 const FormatRow& row_of(ExportFormat format) {

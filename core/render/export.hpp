@@ -22,12 +22,13 @@
 
 namespace attnviz::core {
 
-enum class ExportFormat { csv, tsv, latex, npy, png, svg, json };
+// html: the interactive page of the attention views (core/render/attention_page.hpp), never a matrix.
+enum class ExportFormat { csv, tsv, latex, npy, png, svg, json, html };
 
 // "csv" → ExportFormat::csv …; nullopt for an unknown name.
 std::optional<ExportFormat> export_format_from_name(const std::string& name);
 const char* export_format_name(ExportFormat format);
-// The file extension with its dot: ".csv", ".tsv", ".tex", ".npy", ".png", ".svg", ".json".
+// The file extension with its dot: ".csv", ".tsv", ".tex", ".npy", ".png", ".svg", ".json", ".html".
 const char* export_extension(ExportFormat format);
 // Whether the format is a figure (png, svg) rather than the numbers.
 inline bool is_figure(ExportFormat format) { return format == ExportFormat::png || format == ExportFormat::svg; }

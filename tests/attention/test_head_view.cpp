@@ -372,5 +372,64 @@ TEST(Ranking, TopKeysAndQueries) {
     EXPECT_EQ(strongest(with_nan, 2), (R{{2, 0.3}, {0, 0.1}}));  // NaN last
 }
 
+TEST(MeanOfHeads, CellByCellOverTheHeadsGiven) {
+    const Matrix* heads[] = {&w1, nullptr, &w2};
+    const Result<Matrix> mean = mean_of_heads(heads);
+    ASSERT_TRUE(mean);
+    EXPECT_DOUBLE_EQ((*mean.value)(0, 0), 0.75);   // (0.5 + 1) / 2: the hidden head counts for nothing
+    EXPECT_DOUBLE_EQ((*mean.value)(1, 2), 0.15);   // (0.3 + 0) / 2
+    EXPECT_DOUBLE_EQ((*mean.value)(2, 1), 0.275);  // (0.25 + 0.3) / 2
+    EXPECT_NEAR(mean.value->row(1).sum(), 1, 1e-15);
+    const Matrix* none[] = {nullptr};
+    EXPECT_FALSE(mean_of_heads(none));
+    const Matrix* shapes[] = {&w1, &rect};
+    EXPECT_FALSE(mean_of_heads(shapes));
+}
+
+TEST(SpecialTokens, TheTokenizersMarkersAndNotWords) {
+    for (const char* t : {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<unk>", "<mask>", " [SEP] ",
+                          "<|endoftext|>", "<|begin_of_text|>", "<|eot_id|>", "<|im_start|>"})
+        EXPECT_TRUE(is_special_token(t)) << t;
+    for (const char* t :
+         {"the", "", " ", "[cls]", "[UNK", "s", "<", "<||>", "<| end |>", "Ġ<|endoftext|>", "##s", "<s>x", "x1"})
+        EXPECT_FALSE(is_special_token(t)) << t;
+}
+
+TEST(SpecialTokens, KeptTokensLeaveThemOutOnEachSide) {
+    const std::vector<std::string> queries{"[CLS]", "a", "b", "[SEP]"}, keys{"<s>", "x", "</s>", "y"};
+    EXPECT_EQ(kept_tokens(queries, keys, true), (KeptTokens{{1, 2}, {1, 3}}));
+    EXPECT_EQ(kept_tokens(queries, keys, false), (KeptTokens{{0, 1, 2, 3}, {0, 1, 2, 3}}));
+    EXPECT_EQ(kept_tokens({"[CLS]"}, {"a"}, true), (KeptTokens{{}, {0}}));
+}
+
+TEST(SpecialTokens, RowsAreRenormalisedOverTheKeysLeft) {
+    // w1 without token 0 on both sides: row 1 keeps 0.6, 0.3 (sum 0.9) → 2/3, 1/3; row 2 keeps
+    // 0.25, 0.5 (sum 0.75) → 1/3, 2/3.
+    const Matrix r = renormalised_weights(w1, {{1, 2}, {1, 2}});
+    ASSERT_EQ(r.rows(), 2);
+    ASSERT_EQ(r.cols(), 2);
+    EXPECT_DOUBLE_EQ(r(0, 0), 2.0 / 3);
+    EXPECT_DOUBLE_EQ(r(0, 1), 1.0 / 3);
+    EXPECT_DOUBLE_EQ(r(1, 0), 1.0 / 3);
+    EXPECT_DOUBLE_EQ(r(1, 1), 2.0 / 3);
+    // The causal head's first query put all its weight on key 0: with key 0 gone it has none left.
+    const Matrix c = renormalised_weights(w2, {{0, 1, 2}, {1, 2}});
+    EXPECT_EQ(c(0, 0), 0);
+    EXPECT_EQ(c(0, 1), 0);
+    EXPECT_DOUBLE_EQ(c(1, 0), 1);      // 0.5 alone
+    EXPECT_DOUBLE_EQ(c(2, 1), 0.625);  // 0.5 / 0.8
+    // Rectangular: 3 queries over keys 1, 3, 4 of 5; row 0 keeps 0.2, 0.4, 0 → 1/3, 2/3, 0.
+    const Matrix k = renormalised_weights(rect, {{0}, {1, 3, 4}});
+    EXPECT_DOUBLE_EQ(k(0, 0), 1.0 / 3);
+    EXPECT_DOUBLE_EQ(k(0, 1), 2.0 / 3);
+    EXPECT_EQ(k(0, 2), 0);
+    // Every key kept: the rows as they were, bit for bit (a row summing to 1 within a reader's
+    // tolerance is not nudged), queries left out or not.
+    const Matrix almost{{0.5, 0.3, 0.2004}, {0.1, 0.6, 0.3}};
+    const Matrix same = renormalised_weights(almost, {{1, 0}, {0, 1, 2}});
+    EXPECT_EQ(same.row(0), almost.row(1));
+    EXPECT_EQ(same.row(1), almost.row(0));
+}
+
 }  // namespace
 }  // namespace attnviz::core

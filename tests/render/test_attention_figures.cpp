@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/attention/presets.hpp"
 #include "core/render/attention_figures.hpp"
@@ -127,4 +128,89 @@ TEST(ModelViewFigure, ThumbnailsComeInTheSortsOrderWithTheModelsFirstOutlined) {
     EXPECT_EQ(outlines, 1);  // layer 1's head 1, the model's largest diagonal share
     EXPECT_TRUE(has_text(f, "100%"));
     EXPECT_TRUE(has_text(f, "69%"));
+}
+
+TEST(HeadViewFigure, TheMeanOfTheHeadsIsOneSetOfLinesOfTheMeanWeights) {
+    const Attentions a = two_heads();
+    HeadViewChoice choice;
+    choice.mean = true;
+    Result<Figure> f = head_view_figure(a, choice, FigureStyle{});
+    ASSERT_TRUE(f);
+    // The mean of the two heads: (1, 0, 0), (0.7, 0.3, 0), (0.105, 0.155, 0.74): 6 weights ≥ 0.02,
+    // each line as opaque as its mean weight, all in one colour.
+    const std::vector<Line> lines = lines_of(*f.value);
+    ASSERT_EQ(lines.size(), 6u);
+    std::multiset<int> alphas;
+    for (const Line& l : lines) {
+        EXPECT_EQ(l.color.r, lines.front().color.r);
+        alphas.insert(l.color.a);
+    }
+    for (double w : {1.0, 0.7, 0.3, 0.105, 0.155, 0.74})
+        EXPECT_EQ(alphas.count(static_cast<int>(std::lround(w * 255))), 1u) << w;
+    EXPECT_TRUE(has_text(*f.value, "mean of the heads shown"));
+    // Head 2 hidden: the mean is head 1 alone.
+    choice.hidden = {0, 1};
+    f = head_view_figure(a, choice, FigureStyle{});
+    ASSERT_TRUE(f);
+    EXPECT_EQ(lines_of(*f.value).size(), 6u);  // head 1's six weights ≥ 0.02
+}
+
+TEST(HeadViewFigure, HiddenSpecialTokensLeaveWithTheirWeightsAndEachRowIsRenormalised) {
+    Attentions a;
+    Matrix h(3, 3);
+    h << 0.9, 0.1, 0, 0.6, 0.3, 0.1, 0.5, 0.2, 0.3;
+    a.layers = {{h}};
+    a.query_tokens = a.key_tokens = {"[CLS]", "cat", "sat"};
+    HeadViewChoice choice;
+    choice.hide_special = true;
+    choice.queries = {1};  // of the tokens shown: "sat"
+    FigureStyle style;
+    style.digits = 3;
+    const Result<Figure> f = head_view_figure(a, choice, style);
+    ASSERT_TRUE(f);
+    // [CLS] leaves: "cat" keeps (0.3, 0.1) → (0.75, 0.25), "sat" keeps (0.2, 0.3) → (0.4, 0.6).
+    EXPECT_FALSE(has_text(*f.value, "[CLS]"));
+    EXPECT_TRUE(has_text(*f.value, "0.4"));
+    EXPECT_TRUE(has_text(*f.value, "0.6"));
+    std::multiset<int> alphas;
+    for (const Line& l : lines_of(*f.value)) alphas.insert(l.color.a);
+    EXPECT_EQ(alphas,
+              (std::multiset<int>{static_cast<int>(std::lround(0.4 * 255)), static_cast<int>(std::lround(0.6 * 255))}));
+    EXPECT_TRUE(has_text(*f.value, "Special tokens hidden: each row is renormalised over the keys left."));
+    // Every key special: nothing left to draw, said.
+    a.key_tokens = {"[CLS]", "<s>", "</s>"};
+    choice.queries.clear();
+    const Result<Figure> none = head_view_figure(a, choice, style);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.problems.front().path, "tokens");
+}
+
+TEST(AttentionViewBytes, ThePageOrAFigureInTheFormatAsked) {
+    AttentionPage page;
+    page.weights = two_heads();
+    page.title = "two heads";
+    AttentionViewExport request;
+    request.format = ExportFormat::html;
+    request.view = PageView::model;
+    Result<std::string> bytes = attention_view_bytes(page, request);
+    ASSERT_TRUE(bytes);
+    EXPECT_EQ(bytes.value->rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_NE(bytes.value->find("\"view\":\"model\""), std::string::npos);
+    request.format = ExportFormat::svg;
+    request.view = PageView::head;
+    bytes = attention_view_bytes(page, request);
+    ASSERT_TRUE(bytes);
+    EXPECT_NE(bytes.value->find("<svg"), std::string::npos);
+    EXPECT_NE(bytes.value->find("Head view, layer 0"), std::string::npos);
+    request.format = ExportFormat::png;
+    bytes = attention_view_bytes(page, request);
+    ASSERT_TRUE(bytes);
+    EXPECT_EQ(bytes.value->substr(1, 3), "PNG");
+    request.format = ExportFormat::csv;
+    EXPECT_FALSE(attention_view_bytes(page, request));
+    request.format = ExportFormat::svg;
+    request.head.layer = 3;
+    bytes = attention_view_bytes(page, request);
+    ASSERT_FALSE(bytes);
+    EXPECT_EQ(bytes.problems.front().path, "layer");
 }

@@ -130,3 +130,20 @@ TEST(AttentionPage, RefusesWhatCannotBeDrawn) {
     page.weights.key_tokens.pop_back();
     EXPECT_TRUE(attention_page_html(page));
 }
+
+TEST(AttentionPage, NamesTheSpecialTokensAsCoreListsThem) {
+    // The page's "hide special tokens" takes the indices core gives (is_special_token), each side
+    // its own: here queries 0 and 3, and key 2 of a rectangular layer.
+    AttentionPage page;
+    page.weights.layers = {{Matrix::Constant(4, 3, 1.0 / 3)}};
+    page.weights.query_tokens = {"[CLS]", "the", "cat", " [SEP]"};
+    page.weights.key_tokens = {"a", "b", "<|endoftext|>"};
+    const Result<std::string> html = attention_page_html(page);
+    ASSERT_TRUE(html);
+    const nlohmann::json data = page_data(*html.value);
+    EXPECT_EQ(data["special"]["queries"], (std::vector<int>{0, 3}));
+    EXPECT_EQ(data["special"]["keys"], (std::vector<int>{2}));
+    // The script takes them from the data, not from a list of its own.
+    EXPECT_NE(std::string(attention_page_script).find("data.special.queries"), std::string::npos);
+    EXPECT_EQ(std::string(attention_page_script).find("\"[CLS]\""), std::string::npos);
+}

@@ -134,12 +134,14 @@ TEST(Export, FiguresAndJsonAreNotMatrixFormats) {
 }
 
 TEST(Export, FormatNamesAndExtensions) {
-    for (const char* name : {"csv", "tsv", "latex", "npy", "png", "svg", "json"}) {
+    for (const char* name : {"csv", "tsv", "latex", "npy", "png", "svg", "json", "html"}) {
         const auto f = export_format_from_name(name);
         ASSERT_TRUE(f) << name;
         EXPECT_STREQ(export_format_name(*f), name);
     }
     EXPECT_STREQ(export_extension(ExportFormat::latex), ".tex");
+    EXPECT_STREQ(export_extension(ExportFormat::html), ".html");
+    EXPECT_FALSE(export_matrix(Matrix::Identity(2, 2), ExportFormat::html));  // the page is no matrix's
     EXPECT_FALSE(export_format_from_name("CSV"));
     EXPECT_FALSE(export_format_from_name("pdf"));
 }

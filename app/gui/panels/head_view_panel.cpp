@@ -127,32 +127,83 @@ void prune(std::vector<int>& selected, int count) {
     std::erase_if(selected, [count](int t) { return t < 0 || t >= count; });
 }
 
-// The legend (a colour chip per head: click to hide or show its lines; all, none) and the controls.
-void draw_controls(UiContext& ui, HeadViewPanel& p, int heads, float min_weight, int top_k, bool scaled) {
+// What the head view shows this frame before its own options: a layer's heads' weights and their
+// tokens, and the layers it can switch between.
+struct HeadViewSource {
+    int layers = 1;                          // > 1: a layer selector
+    int layer = 0;                           // the one shown; in model mode −1: the session, no block
+    std::vector<std::string> layer_names;    // the selector's entries
+    std::vector<const core::Matrix*> heads;  // the layer's heads' weights, q × k each
+    const std::vector<std::string>* queries = nullptr;
+    const std::vector<std::string>* keys = nullptr;
+    HeadViewPanel::WeightsKey key;
+    std::string note;  // what the weights are, over the view (opened attentions: weights only)
+};
+
+// What "hide special tokens" can do with the tokens shown.
+struct SpecialTokens {
+    bool any = false;       // some token is one
+    bool can_hide = false;  // hiding them leaves a query and a key
+    bool hidden = false;    // they are hidden this frame
+};
+
+// A chip of the legend: a swatch (filled while on) and its text; returns whether it was clicked.
+bool legend_chip(UiContext& ui, const std::string& id, const std::string& text, ImU32 colour, bool on) {
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float chip = ImGui::GetFrameHeight(), font = ImGui::GetFontSize();
+    const float chip = ImGui::GetFrameHeight();
+    const float w = chip + style.ItemInnerSpacing.x + ImGui::CalcTextSize(text.c_str()).x;
+    same_line_if_fits(w);
+    const bool clicked = ImGui::InvisibleButton(id.c_str(), {w, chip});
+    ui.report_item("head view: " + id.substr(2));
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 a = ImGui::GetItemRectMin();
+    const float inset = chip * 0.18f;
+    const ImVec2 c0{a.x + inset, a.y + inset}, c1{a.x + chip - inset, a.y + chip - inset};
+    if (on)
+        dl->AddRectFilled(c0, c1, colour, 2);
+    else
+        dl->AddRect(c0, c1, colour, 2, 0, 1.5f);
+    dl->AddText({a.x + chip + style.ItemInnerSpacing.x, a.y + style.FramePadding.y},
+                ImGui::GetColorU32(on ? ImGuiCol_Text : ImGuiCol_TextDisabled), text.c_str());
+    return clicked;
+}
+
+// The layer shown, when there are several (a combo); nothing with one.
+void draw_layer_choice(UiContext& ui, HeadViewPanel& p, const HeadViewSource& s) {
+    if (s.layers <= 1) return;
+    const float font = ImGui::GetFontSize();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("layer");
+    ImGui::SameLine();
+    const std::string current = s.layer >= 0 ? s.layer_names[static_cast<std::size_t>(s.layer)] : "this session";
+    float widest = ImGui::CalcTextSize(current.c_str()).x;
+    for (const std::string& name : s.layer_names) widest = std::max(widest, ImGui::CalcTextSize(name.c_str()).x);
+    ImGui::SetNextItemWidth(std::min(widest + ImGui::GetFrameHeight() * 1.5f, font * 12));
+    if (ImGui::BeginCombo("##layer", current.c_str())) {
+        for (int l = 0; l < s.layers; ++l)
+            if (ImGui::Selectable(s.layer_names[static_cast<std::size_t>(l)].c_str(), l == s.layer)) p.layer = l;
+        ImGui::EndCombo();
+    }
+    ui.report_item("head view: layer");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The layer whose heads are drawn (%d layers)", s.layers);
+    ImGui::SameLine();
+}
+
+// The legend (a colour chip per head: click to hide or show its lines; all, none; the mean of the
+// heads shown) and the controls.
+void draw_controls(UiContext& ui, HeadViewPanel& p, const HeadViewSource& s, const SpecialTokens& special,
+                   float min_weight, int top_k, bool scaled) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float font = ImGui::GetFontSize();
+    const int heads = static_cast<int>(s.heads.size());
+    draw_layer_choice(ui, p, s);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("heads");
     for (int h = 0; h < heads; ++h) {
         const std::string number = std::to_string(h + 1);
-        const float w = chip + style.ItemInnerSpacing.x + ImGui::CalcTextSize(number.c_str()).x;
-        same_line_if_fits(w);
-        ImGui::PushID(h);
         const bool shown = head_shown(p, h);
-        if (ImGui::InvisibleButton("##head", {w, chip})) set_head_shown(p, h, !shown);
-        ui.report_item("head view: head " + number);
+        if (legend_chip(ui, "##head " + number, number, head_color(h, heads), shown)) set_head_shown(p, h, !shown);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Head %d: click to %s its lines", h + 1, shown ? "hide" : "show");
-        const ImVec2 a = ImGui::GetItemRectMin();
-        const float inset = chip * 0.18f;
-        const ImVec2 c0{a.x + inset, a.y + inset}, c1{a.x + chip - inset, a.y + chip - inset};
-        if (shown)
-            dl->AddRectFilled(c0, c1, head_color(h, heads), 2);
-        else
-            dl->AddRect(c0, c1, head_color(h, heads), 2, 0, 1.5f);
-        dl->AddText({a.x + chip + style.ItemInnerSpacing.x, a.y + style.FramePadding.y},
-                    ImGui::GetColorU32(shown ? ImGuiCol_Text : ImGuiCol_TextDisabled), number.c_str());
-        ImGui::PopID();
     }
     const auto button = [&](const char* label, const char* tip) {
         same_line_if_fits(ImGui::CalcTextSize(label).x + style.FramePadding.x * 2);
@@ -165,6 +216,11 @@ void draw_controls(UiContext& ui, HeadViewPanel& p, int heads, float min_weight,
         for (int h = 0; h < heads; ++h) set_head_shown(p, h, true);
     if (button("none", "Hide every head's lines (then click a head to see it alone)"))
         for (int h = 0; h < heads; ++h) set_head_shown(p, h, false);
+    if (legend_chip(ui, "##mean of heads", "mean", ui.color(Color::heads_mean), p.heads_mean))
+        p.heads_mean = !p.heads_mean;
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "On: one set of lines, the mean of the heads shown (cell by cell). Off: each head's lines in its colour.");
 
     const bool unicode = ui.notation() == core::Notation::unicode;
     ImGui::AlignTextToFramePadding();
@@ -203,6 +259,22 @@ void draw_controls(UiContext& ui, HeadViewPanel& p, int heads, float min_weight,
     ImGui::EndDisabled();
     ui.report_item("head view: clear");
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Clear the selection (Esc)");
+    ImGui::BeginDisabled(!special.can_hide);
+    bool hide = special.hidden;
+    if (checkbox_on_line("hide special tokens", &hide)) {
+        p.hide_special = hide;
+        clear_selection(p);  // the tokens shown are others now
+    }
+    ImGui::EndDisabled();
+    ui.report_item("head view: hide special tokens");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", !special.any
+                                    ? "No token here is a special one ([CLS], [SEP], <s>, </s>, <|endoftext|>, ...)"
+                                : !special.can_hide
+                                    ? "Every query or every key is a special token: hiding them would leave nothing"
+                                    : "Leave [CLS], [SEP], <s>, <|endoftext|> and the like out: their rows and "
+                                      "columns go, and each row is renormalised over the keys left (divided by "
+                                      "its sum), so it is again a distribution");
 }
 
 // The selection's attention, the shown heads averaged and per head.
@@ -401,6 +473,8 @@ struct HeadViewFrame {
     bool scaled = false;
     std::vector<const core::Matrix*> given;  // each head's weights (n×n_keys), null where hidden
     std::vector<char> hidden;
+    HeadViewPanel::WeightsKey weights;   // what the weights are
+    const core::Matrix* mean = nullptr;  // the mean of the heads shown, when its lines are drawn
 };
 
 // Where the head view's parts go this frame.
@@ -418,7 +492,7 @@ struct HeadViewLayout {
 // The room: a header line, the two columns with the lines between them (the block), a line
 // saying what is drawn, and the selection's tables: beside the block when the panel is wide
 // enough, else under it.
-HeadViewLayout layout_head_view(const HeadViewPanel& p, const HeadViewFrame& f) {
+HeadViewLayout layout_head_view(const HeadViewPanel& p, const HeadViewFrame& f, const std::string& options) {
     HeadViewLayout l;
     const ImGuiStyle& style = ImGui::GetStyle();
     const float font = l.font = ImGui::GetFontSize(), line_h = l.line_h = ImGui::GetTextLineHeight();
@@ -463,8 +537,10 @@ HeadViewLayout layout_head_view(const HeadViewPanel& p, const HeadViewFrame& f) 
                     style.ItemSpacing.y;
         l.table_h = std::min(l.table_h, avail.y * 0.45f);
     }
-    // Below the columns: the line saying what is drawn, then the tables or a hint.
-    const float below = row_h + (selection ? l.table_h : row_h);
+    // The options' note (wrapped) and the line saying what is drawn, then the tables or a hint.
+    const float notes =
+        options.empty() ? 0 : ImGui::CalcTextSize(options.c_str(), nullptr, false, avail.x).y + style.ItemSpacing.y;
+    const float below = notes + row_h + (selection ? l.table_h : row_h);
     // Up to 10 tokens a column keep a line each however small the panel (it scrolls then).
     l.columns_h = std::max(avail.y - row_h - below, static_cast<float>(std::min(std::max(n, n_keys), 10)) * line_h);
     const float top = l.top = origin.y + row_h;
@@ -533,8 +609,8 @@ void take_pointer(UiContext& ui, HeadViewPanel& p, const HeadViewFrame& f, const
 
 // The lines: of the hovered token, else of the selection, else all; recomputed on a change only.
 // Then the weight drawn opaque.
-void update_lines(const AppState& state, HeadViewPanel& p, const HeadViewFrame& f) {
-    HeadViewPanel::LinesKey key{state.generation(), f.hidden, f.min_weight, f.top_k, {}, {}};
+void update_lines(HeadViewPanel& p, const HeadViewFrame& f) {
+    HeadViewPanel::LinesKey key{f.weights, f.mean != nullptr, f.hidden, f.min_weight, f.top_k, {}, {}};
     if (p.hovered_query >= 0)
         key.queries = {p.hovered_query};
     else if (p.hovered_key >= 0)
@@ -554,7 +630,8 @@ void update_lines(const AppState& state, HeadViewPanel& p, const HeadViewFrame& 
             o.max_lines = max_lines_drawn;
             o.queries = key.queries;
             o.keys = key.keys;
-            p.lines = core::head_lines(f.given, o);
+            const core::Matrix* mean_only[] = {f.mean};
+            p.lines = f.mean ? core::head_lines(mean_only, o) : core::head_lines(f.given, o);
             if (whole) {
                 p.whole_lines = p.lines;
                 p.whole_of = key;
@@ -572,12 +649,19 @@ void draw_lines(UiContext& ui, HeadViewPanel& p, const HeadViewFrame& f, const H
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const Column &q = l.q, &k = l.k;
     const float x0 = l.x0, x1 = l.x1;
-    p.drawn.assign(static_cast<std::size_t>(f.heads), 0);
+    p.drawn.assign(f.mean ? 1 : static_cast<std::size_t>(f.heads), 0);
     for (const core::HeadLine& line : p.lines.lines) ++p.drawn[static_cast<std::size_t>(line.head)];
     const auto line_colour = [&](const core::HeadLine& line) {
         const auto alpha = static_cast<ImU32>(std::lround(std::clamp(line.weight / p.opacity_of_1, 0.0, 1.0) * 255));
-        return (head_color(line.head, f.heads) & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
+        const ImU32 rgb = f.mean ? ui.color(Color::heads_mean) : head_color(line.head, f.heads);
+        return (rgb & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
     };
+    // The lines' weights, for tests to check against the weights read (a few thousand at most).
+    if (ui.report && p.lines.lines.size() <= 5000)
+        for (const core::HeadLine& line : p.lines.lines)
+            ui.report_value("head view line " + (f.mean ? std::string("mean") : std::to_string(line.head + 1)) + " " +
+                                std::to_string(line.query) + " " + std::to_string(line.key),
+                            line.weight);
     const float lines_bottom = std::max(q.bottom(), k.bottom());
     const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
     const ImVec2 corner{std::floor(x0), std::floor(l.top)};
@@ -652,7 +736,15 @@ void draw_labels(UiContext& ui, const HeadViewPanel& p, const HeadViewFrame& f, 
 }
 
 // What is drawn, and what is not.
-void draw_drawn_line(UiContext& ui, const HeadViewPanel& p, const HeadViewLayout& l) {
+void draw_drawn_line(UiContext& ui, const HeadViewPanel& p, const HeadViewLayout& l, const std::string& options) {
+    if (!options.empty()) {  // what changes what a line is, whole (wrapped)
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + l.avail.x);
+        ImGui::TextUnformatted(options.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+        ui.report_item("head view: options");
+    }
     const core::HeadLines& lines = p.lines;
     const bool isolated = !p.lines_of.queries.empty() || !p.lines_of.keys.empty();
     const bool unicode = ui.notation() == core::Notation::unicode;
@@ -722,16 +814,173 @@ void draw_selection_tables(UiContext& ui, const HeadViewPanel& p, const HeadView
 
 }  // namespace
 
-void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
+namespace {
+
+enum : int { from_session = 0, from_model_block = 1, from_attentions = 2 };
+
+// The opened attentions' layer.
+HeadViewSource attentions_source(const HeadViewPanel& p, const AttentionsMode& mode) {
+    HeadViewSource s;
+    const core::Attentions& a = *mode.weights;
+    s.layers = static_cast<int>(a.layers.size());
+    s.layer = std::clamp(p.layer.value_or(0), 0, s.layers - 1);
+    for (int l = 0; l < s.layers; ++l) s.layer_names.push_back("layer " + std::to_string(l));
+    for (const core::Matrix& w : a.layers[static_cast<std::size_t>(s.layer)]) s.heads.push_back(&w);
+    s.queries = &a.query_tokens;
+    s.keys = &a.key_tokens;
+    s.key = {from_attentions, mode.serial, s.layer, p.hide_special};
+    s.note = "Weights only: no X and no weight to edit (" + attentions_summary(mode) + ").";
+    return s;
+}
+
+// The session's layer, or in model mode a block of the run: the block being edited is the session
+// (its edits show at once), another block its run's weights.
+HeadViewSource session_source(const AppState& state, HeadViewPanel& p, const ModelRun* run) {
+    HeadViewSource s;
+    const ModelResults* r = run ? run->results() : nullptr;
+    const int edited = run ? run->editing_layer() : -1;
+    const int blocks = r ? static_cast<int>(r->run->layers.size()) : 0;
+    if (r) {
+        s.layers = blocks;
+        for (int l = 0; l < blocks; ++l)
+            s.layer_names.push_back("layer " + std::to_string(l) + (l == edited ? " (edited)" : ""));
+    }
+    if (r && p.layer && *p.layer >= 0 && *p.layer < blocks && *p.layer != edited) {
+        const int l = *p.layer;
+        const HeadViewPanel::WeightsKey block{from_model_block, r->serial, l, false};
+        if (!(p.block_of == block)) {  // its weights in double, once per run and layer
+            p.block_weights.clear();
+            for (const core::HeadTraceT<float>& h : r->run->layers[static_cast<std::size_t>(l)].trace.heads)
+                p.block_weights.push_back(h.weights.cast<double>());
+            p.block_of = block;
+        }
+        for (const core::Matrix& w : p.block_weights) s.heads.push_back(&w);
+        s.layer = l;
+        s.queries = s.keys = &r->run->layers[static_cast<std::size_t>(l)].session.tokens;
+        s.key = {from_model_block, r->serial, l, p.hide_special};
+        return s;
+    }
     const Snapshot& shown = state.shown();
-    const core::Trace& trace = shown.trace;
-    const int heads = static_cast<int>(trace.heads.size());
-    if (heads == 0 || trace.heads[0].weights.size() == 0) {
+    for (const core::HeadTrace& h : shown.trace.heads) s.heads.push_back(&h.weights);
+    s.layer = r ? edited : 0;
+    s.queries = &shown.session.tokens;
+    s.keys = &core::key_tokens(shown.session);
+    s.key = {from_session, state.generation(), s.layer, p.hide_special};
+    return s;
+}
+
+HeadViewSource source_of(const AppState& state, HeadViewPanel& p, const AttentionsMode* attentions,
+                         const ModelRun* run) {
+    return attentions && attentions->on() ? attentions_source(p, *attentions) : session_source(state, p, run);
+}
+
+// The tokens that are not special, once per weights shown.
+const core::KeptTokens& ordinary_tokens(HeadViewPanel& p, const HeadViewSource& s) {
+    HeadViewPanel::WeightsKey key = s.key;
+    key.hide_special = true;
+    if (!(p.ordinary_of == key)) {
+        p.ordinary = core::kept_tokens(*s.queries, *s.keys, true);
+        p.ordinary_of = key;
+    }
+    return p.ordinary;
+}
+
+SpecialTokens special_tokens(HeadViewPanel& p, const HeadViewSource& s) {
+    const core::KeptTokens& kept = ordinary_tokens(p, s);
+    SpecialTokens special;
+    special.any = kept.queries.size() < s.queries->size() || kept.keys.size() < s.keys->size();
+    special.can_hide = special.any && !kept.queries.empty() && !kept.keys.empty();
+    special.hidden = p.hide_special && special.can_hide;
+    return special;
+}
+
+// The source's heads with special tokens left out, each row renormalised (core::renormalised_weights),
+// made again when the weights change.
+void hide_special_tokens(HeadViewPanel& p, HeadViewSource& s) {
+    if (!(p.renormalised_of == s.key)) {
+        const core::KeptTokens& kept = ordinary_tokens(p, s);
+        p.renormalised.clear();
+        for (const core::Matrix* w : s.heads) p.renormalised.push_back(core::renormalised_weights(*w, kept));
+        p.kept_queries.clear();
+        p.kept_keys.clear();
+        for (int q : kept.queries) p.kept_queries.push_back((*s.queries)[static_cast<std::size_t>(q)]);
+        for (int k : kept.keys) p.kept_keys.push_back((*s.keys)[static_cast<std::size_t>(k)]);
+        p.renormalised_of = s.key;
+    }
+    for (std::size_t h = 0; h < s.heads.size(); ++h) s.heads[h] = &p.renormalised[h];
+    s.queries = &p.kept_queries;
+    s.keys = &p.kept_keys;
+}
+
+// The mean of the heads shown, made again when they or their weights change; null when none is shown.
+const core::Matrix* heads_mean(HeadViewPanel& p, const HeadViewFrame& f) {
+    if (!(p.heads_mean_of == f.weights) || p.heads_mean_hidden != f.hidden) {
+        core::Result<core::Matrix> mean = core::mean_of_heads(f.given);
+        p.heads_mean_weights = mean ? std::move(*mean.value) : core::Matrix();
+        p.heads_mean_of = f.weights;
+        p.heads_mean_hidden = f.hidden;
+    }
+    return p.heads_mean_weights.size() > 0 ? &p.heads_mean_weights : nullptr;
+}
+
+// The legend of the options that change what a line is: the mean, hidden special tokens ("" for neither).
+std::string options_note(const HeadViewFrame& f, const SpecialTokens& special) {
+    std::string note;
+    if (f.mean) note = "Lines: the mean of the heads shown (cell by cell).";
+    if (special.hidden)
+        note += std::string(note.empty() ? "" : " ") +
+                "Special tokens hidden: each row is renormalised over the keys left (divided by its sum).";
+    return note;
+}
+
+// The numbers the view shows, for tests: its shape, its options and the selection's attention.
+void report_values(UiContext& ui, const HeadViewPanel& p, const HeadViewSource& s, const HeadViewFrame& f,
+                   const SpecialTokens& special) {
+    if (!ui.report) return;
+    ui.report_value("head view layers", s.layers);
+    ui.report_value("head view layer", s.layer);
+    ui.report_value("head view heads", f.heads);
+    ui.report_value("head view queries", f.n);
+    ui.report_value("head view keys", f.n_keys);
+    ui.report_value("head view special hidden", special.hidden);
+    ui.report_value("head view mean", f.mean != nullptr);
+    for (Eigen::Index j = 0; j < p.of_queries.size(); ++j)
+        ui.report_value("head view of queries " + std::to_string(j), p.of_queries(j));
+    for (Eigen::Index i = 0; i < p.to_keys.size(); ++i)
+        ui.report_value("head view to keys " + std::to_string(i), p.to_keys(i));
+}
+
+}  // namespace
+
+std::pair<int, int> head_view_tokens(const AppState& state, const HeadViewPanel& p, const AttentionsMode* attentions) {
+    const bool opened = attentions && attentions->on();
+    const std::vector<std::string>& queries = opened ? attentions->weights->query_tokens : state.shown().session.tokens;
+    const std::vector<std::string>& keys = opened ? attentions->weights->key_tokens
+                                                  : core::key_tokens(state.shown().session);
+    const core::KeptTokens kept = core::kept_tokens(queries, keys, p.hide_special);
+    if (kept.queries.empty() || kept.keys.empty())
+        return {static_cast<int>(queries.size()), static_cast<int>(keys.size())};
+    return {static_cast<int>(kept.queries.size()), static_cast<int>(kept.keys.size())};
+}
+
+void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p, const AttentionsMode* attentions,
+                          const ModelRun* run) {
+    HeadViewSource s = source_of(state, p, attentions, run);
+    if (!s.note.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+        ImGui::TextWrapped("%s", s.note.c_str());
+        ImGui::PopStyleColor();
+        ui.report_item("head view: weights only");
+    }
+    const int heads = static_cast<int>(s.heads.size());
+    if (heads == 0 || s.heads[0]->size() == 0) {
         ImGui::TextDisabled("No weights to show: the trace is empty.");
         return;
     }
-    const int n = static_cast<int>(trace.heads[0].weights.rows());
-    const int n_keys = static_cast<int>(trace.heads[0].weights.cols());
+    const SpecialTokens special = special_tokens(p, s);
+    if (special.hidden) hide_special_tokens(p, s);
+    const int n = static_cast<int>(s.heads[0]->rows());
+    const int n_keys = static_cast<int>(s.heads[0]->cols());
     prune(p.queries, n);
     prune(p.keys, n_keys);
     if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) && !ImGui::GetIO().WantTextInput &&
@@ -741,9 +990,9 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
     const float min_weight = p.min_weight.value_or(static_cast<float>(core::default_min_weight(n_keys)));
     const int top_k = p.top_k.value_or(core::default_top_k(n_keys));
     const bool scaled = p.scaled_opacity.value_or(core::default_scaled_opacity(n_keys));
-    draw_controls(ui, p, heads, min_weight, top_k, scaled);
-    HeadViewFrame f{shown.session.tokens,
-                    core::key_tokens(shown.session),
+    draw_controls(ui, p, s, special, min_weight, top_k, scaled);
+    HeadViewFrame f{*s.queries,
+                    *s.keys,
                     heads,
                     n,
                     n_keys,
@@ -751,23 +1000,28 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p) {
                     top_k,
                     scaled,
                     std::vector<const core::Matrix*>(static_cast<std::size_t>(heads)),
-                    std::vector<char>(static_cast<std::size_t>(heads))};
+                    std::vector<char>(static_cast<std::size_t>(heads)),
+                    s.key};
+    f.weights.hide_special = special.hidden;
     for (int h = 0; h < heads; ++h) {
         f.hidden[static_cast<std::size_t>(h)] = !head_shown(p, h);
-        if (head_shown(p, h)) f.given[static_cast<std::size_t>(h)] = &trace.heads[static_cast<std::size_t>(h)].weights;
+        if (head_shown(p, h)) f.given[static_cast<std::size_t>(h)] = s.heads[static_cast<std::size_t>(h)];
     }
+    if (p.heads_mean) f.mean = heads_mean(p, f);
 
-    const HeadViewLayout l = layout_head_view(p, f);
+    const std::string options = options_note(f, special);
+    const HeadViewLayout l = layout_head_view(p, f, options);
     draw_header(p, l);
     ImGui::Dummy({l.avail.x, l.row_h + l.columns_h});
     const ImVec2 after = ImGui::GetCursorScreenPos();
     take_pointer(ui, p, f, l);
-    update_lines(state, p, f);
+    update_lines(p, f);
     draw_lines(ui, p, f, l);
     draw_labels(ui, p, f, l);
+    report_values(ui, p, s, f, special);
 
     ImGui::SetCursorScreenPos(after);
-    draw_drawn_line(ui, p, l);
+    draw_drawn_line(ui, p, l, options);
     if (!l.selection) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
         text_fitted("Hover a token: its lines. Click: keep them. Ctrl+click: select several. Esc: clear.");

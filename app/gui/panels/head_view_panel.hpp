@@ -5,6 +5,12 @@
 // a table. At n in the hundreds the weakest lines are dropped (a threshold, top-k per query and a
 // bound of 20 000 lines a frame, core/attention/head_view.hpp) and the labels thinned to stay readable; beyond
 // 1 500 lines they are painted into one texture, made again only when they change.
+//
+// The weights are the session's layer, or with several layers one of them (a layer selector): of
+// the opened attentions (attentions_mode.hpp), or of a model's run (model mode: the block being
+// edited is the session's, live). "mean" draws the mean of the heads shown as one set of lines;
+// "hide special tokens" leaves [CLS], <s>, … out with each row renormalised over the keys left
+// (core::renormalised_weights, the rule the figure and the interactive page share).
 #pragma once
 
 #include <Eigen/Core>
@@ -12,11 +18,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "attentions_mode.hpp"
 #include "core/attention/head_view.hpp"
+#include "model_run.hpp"
 
 namespace attnviz::app {
 
@@ -36,13 +45,43 @@ struct HeadViewPanel {
     // (more lines than that only blur into one another in a column of hundreds of tokens).
     std::optional<int> top_k;
     bool mean = false;               // the selection's mean instead of its sum
-    std::vector<int> queries, keys;  // the selected tokens, ascending
+    std::vector<int> queries, keys;  // the selected tokens (of those shown), ascending
+    // The layer shown (of the opened attentions, or of a model's blocks). Unset: the first layer,
+    // or in model mode the session being edited.
+    std::optional<int> layer;
+    bool heads_mean = false;    // the lines of the mean of the heads shown, in one colour
+    bool hide_special = false;  // special tokens left out, each row renormalised over the keys left
+
+    // What the weights shown are: the session's (0), a model's block (1) or opened attentions' (2),
+    // their version (the snapshot's generation, the run's or the file's serial), the layer, and
+    // whether special tokens are hidden. The caches below are keyed on it.
+    struct WeightsKey {
+        int source = -1;
+        std::uint64_t version = 0;
+        int layer = 0;
+        bool hide_special = false;
+        bool operator==(const WeightsKey&) const = default;
+    };
+    // A model block's weights in double (its run keeps them in float), for the layer shown.
+    std::vector<core::Matrix> block_weights;
+    WeightsKey block_of;
+    // The tokens kept when special ones are hidden (whether or not they are), and the weights over
+    // them, each row renormalised, with their labels.
+    core::KeptTokens ordinary;
+    WeightsKey ordinary_of;
+    std::vector<core::Matrix> renormalised;
+    std::vector<std::string> kept_queries, kept_keys;
+    WeightsKey renormalised_of;
+    // The mean of the heads shown.
+    core::Matrix heads_mean_weights;
+    WeightsKey heads_mean_of;
+    std::vector<char> heads_mean_hidden;
 
     // What the last frame showed (the tests read it).
     int hovered_query = -1, hovered_key = -1;  // the token under the pointer
-    core::HeadLines lines;                     // the lines drawn
+    core::HeadLines lines;                     // the lines drawn (of the mean: head 0)
     double opacity_of_1 = 1;                   // the weight drawn opaque (1, or the scaled reference)
-    std::vector<std::size_t> drawn;            // how many lines of each head were drawn
+    std::vector<std::size_t> drawn;            // how many lines of each head (or of the mean) were drawn
     // The selection's attention, the shown heads averaged: what the selected queries attend to
     // (n_keys values) and how much of each query's attention goes to the selected keys (n values);
     // empty when nothing is selected on that side. Per head too (empty for a hidden head).
@@ -51,7 +90,8 @@ struct HeadViewPanel {
 
     // The lines are recomputed only when what they depend on changes.
     struct LinesKey {
-        std::uint64_t generation = 0;
+        WeightsKey weights;
+        bool mean = false;
         std::vector<char> hidden;
         float min_weight = -1;
         int top_k = -1;
@@ -83,6 +123,13 @@ std::string select_tokens(HeadViewPanel& panel, const std::string& text, int n, 
 // 5, 10, 20, 50, …, the smallest whose labels are a line height apart).
 int label_step(int count, float pitch, float line_height);
 
-void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& panel);
+// How many queries and keys the head view shows (special tokens left out when hidden): what
+// --head-select counts in.
+std::pair<int, int> head_view_tokens(const AppState& state, const HeadViewPanel& panel,
+                                     const AttentionsMode* attentions = nullptr);
+
+// The session's weights, or (given) those of the opened attentions or of a model's run.
+void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& panel,
+                          const AttentionsMode* attentions = nullptr, const ModelRun* run = nullptr);
 
 }  // namespace attnviz::app

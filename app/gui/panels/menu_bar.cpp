@@ -14,12 +14,20 @@ constexpr const char* quit_title = "Unsaved changes";
 
 // The shortcuts, as commands; none while a dialog is open (it has the keyboard). ImGui 1.86 indexes
 // keys by the platform key code; GLFW codes letters by their ASCII capital.
-void shortcuts(const AppState& state, UiContext& ui) {
+// What File > Export… starts on: the matrix in the viewer, or with attentions open the head view.
+ExportTarget export_target(const AppState& state, bool attentions) {
+    return attentions ? ExportTarget{ExportTarget::Kind::head_view, {}}
+                      : ExportTarget{ExportTarget::Kind::matrix, state.viewed()};
+}
+
+// With attentions open, the session's shortcuts (save, undo, redo) wait: the session is not shown.
+void shortcuts(const AppState& state, UiContext& ui, bool attentions) {
     if (ui.dialog_open) return;
     const ImGuiIO& io = ImGui::GetIO();
     if (io.KeyCtrl && ImGui::IsKeyPressed('O')) ui.request(command::Open{});
+    if (io.KeyCtrl && ImGui::IsKeyPressed('E')) ui.request_export(export_target(state, attentions));
+    if (attentions) return;
     if (io.KeyCtrl && ImGui::IsKeyPressed('S')) ui.request(command::Save{});
-    if (io.KeyCtrl && ImGui::IsKeyPressed('E')) ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
     // Undo/redo of the session; a text field being edited keeps Ctrl+Z for itself.
     if (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('Z'))
         ui.request(io.KeyShift ? Command{command::Redo{}} : Command{command::Undo{}});
@@ -92,7 +100,13 @@ std::string session_title(const AppState& state, bool whole_path) {
     return name + (state.modified() ? "*" : "");
 }
 
-void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, const AttentionsMode& attentions) {
+    const bool weights_only = attentions.on();
+    // An item that needs a session, disabled while attentions are open, says why on hover.
+    const auto needs_session = [weights_only] {
+        if (weights_only && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("The attentions open are weights only: File > Close attentions goes back to the session");
+    };
     if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
             if (ImGui::MenuItem("New from a sentence...")) ui.request(command::NewSentence{});
@@ -115,43 +129,64 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu) {
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip(
                     "A Hugging Face model folder (GPT-2, BERT, Llama...): type a sentence, see every layer");
-            if (ImGui::MenuItem("Open beside...")) ui.request(command::OpenBeside{});
+            if (ImGui::MenuItem("Open attentions...")) ui.request(command::OpenAttentions{});
+            ui.report_item("file: open attentions");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip(
+                    "Any model's attention weights (Hugging Face's outputs.attentions as .safetensors, .npz or "
+                    ".npy, scripts/dump-attentions.py): the head view and the model view");
+            if (weights_only && ImGui::MenuItem("Close attentions")) ui.request(command::CloseAttentions{});
+            if (weights_only) ui.report_item("file: close attentions");
+            if (weights_only && ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the session and its panels");
+            if (ImGui::MenuItem("Open beside...", nullptr, false, !weights_only)) ui.request(command::OpenBeside{});
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("A session to show beside this one in the Model view");
-            if (ImGui::MenuItem("Import all layers...")) ui.request(command::ImportAllLayers{});
+            needs_session();
+            if (ImGui::MenuItem("Import all layers...", nullptr, false, !weights_only))
+                ui.request(command::ImportAllLayers{});
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip("Every layer of a checkpoint, beside this session in the Model view");
-            if (ImGui::MenuItem("Save", "Ctrl+S")) ui.request(command::Save{});
-            if (ImGui::MenuItem("Save as...")) ui.request(command::SaveAs{});
+            needs_session();
+            if (ImGui::MenuItem("Save", "Ctrl+S", false, !weights_only)) ui.request(command::Save{});
+            needs_session();
+            if (ImGui::MenuItem("Save as...", nullptr, false, !weights_only)) ui.request(command::SaveAs{});
+            needs_session();
             ImGui::Separator();
-            if (ImGui::MenuItem("Export...", "Ctrl+E")) ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
+            if (ImGui::MenuItem("Export...", "Ctrl+E")) ui.request_export(export_target(state, weights_only));
             ImGui::Separator();
             if (ImGui::MenuItem("Quit")) ui.request(command::Quit{});
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("Edit")) {
             const std::string undo = "Undo " + state.undo_label(), redo = "Redo " + state.redo_label();
-            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo())) ui.request(command::Undo{});
-            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo())) ui.request(command::Redo{});
+            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, state.can_undo() && !weights_only))
+                ui.request(command::Undo{});
+            needs_session();
+            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, state.can_redo() && !weights_only))
+                ui.request(command::Redo{});
+            needs_session();
             ImGui::Separator();
             // Compare: the session as it is now becomes A; later edits are B, shown as B − A.
-            if (ImGui::MenuItem("Pin as A for Compare")) {
+            if (ImGui::MenuItem("Pin as A for Compare", nullptr, false, !weights_only)) {
                 state.pin();
                 ui.request(command::ShowPanel{PanelId::compare});
             }
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip("Keep the session as it is now (saved with it); the Compare panel shows B - A");
-            if (ImGui::MenuItem("Unpin A", nullptr, false, state.session().pin != nullptr)) state.unpin();
+            needs_session();
+            if (ImGui::MenuItem("Unpin A", nullptr, false, state.session().pin != nullptr && !weights_only))
+                state.unpin();
+            needs_session();
             ImGui::EndMenu();
         }
         // The View menu is the frame's (frame.cpp): it knows the panels and teach mode.
         if (ImGui::BeginMenu("View")) ImGui::EndMenu();
         ui.report_item("menu: View");
-        const std::string title = session_title(state, true);
+        const std::string title = weights_only ? attentions.path + " (attentions)" : session_title(state, true);
         ImGui::TextDisabled("%s", title.c_str());
         ui.report_item("title: " + title);
         ImGui::EndMainMenuBar();
     }
-    shortcuts(state, ui);
+    shortcuts(state, ui, weights_only);
 }
 
 void open_session_dialog(const AppState& state, MenuBar& menu) {

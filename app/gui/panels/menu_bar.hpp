@@ -8,6 +8,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "attentions_mode.hpp"
 #include "file_chooser.hpp"
 #include "import_dialog.hpp"
 
@@ -44,7 +45,9 @@ void open_save_dialog(const AppState& state, MenuBar& menu);
 void open_quit_dialog();
 
 // Draws the menu bar (its File and Edit menus) and takes the shortcuts, unless a dialog is open.
-void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu);
+// With attentions open (weights only) what needs a session is disabled: Save, the layers beside it,
+// undo, the pin; File > Close attentions goes back to it.
+void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, const AttentionsMode& attentions);
 // Draws the menu's dialogs; sets `quit` when the user confirmed quitting.
 void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit);
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ public:
 
     int size() const { return static_cast<int>(rows_.size()); }
     const Row& row(int k) const { return rows_[static_cast<size_t>(k)]; }
+    std::span<const Row> rows() const { return rows_; }
 
     // Row 0 from the shown snapshot when its generation changed: summarized at once when its
     // weights are small, else on the worker (the old numbers stay, marked computing, meanwhile;

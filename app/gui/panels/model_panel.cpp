@@ -67,7 +67,7 @@ void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, boo
 }
 
 void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, const core::HeadThumbnail& t,
-                  const core::ColorRange& range, int rank, core::HeadKey key, bool ascending, bool is_this_session) {
+                  const core::ColorRange& range, int rank, core::HeadKey key, bool ascending, const char* click) {
     ImGui::BeginTooltip();
     ImGui::Text("%s, head %d of %d", row.name.c_str(), head + 1, row.heads);
     ImGui::TextDisabled("%s", row.source.c_str());
@@ -95,9 +95,7 @@ void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, 
         ImGui::TextDisabled("colours from 0 to %s: this head's 99th percentile, at least %g/n",
                             core::format_number(range.hi, 3).c_str(), core::even_headroom);
     ImGui::Separator();
-    ImGui::TextDisabled("%s", is_this_session ? "Click: show this head's weights in the matrix viewer"
-                                              : "Click: edit this layer (undo brings your session back) and show "
-                                                "this head's weights in the matrix viewer");
+    ImGui::TextDisabled("%s", click);
     ImGui::EndTooltip();
 }
 
@@ -140,8 +138,9 @@ void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
 
 namespace {
 
-// Controls: wrap to the next line where the panel is narrow.
-void draw_model_controls(UiContext& ui, ModelPanel& p) {
+// Controls: wrap to the next line where the panel is narrow. `weights_only`: opened attentions,
+// which have no layers to add beside them.
+void draw_model_controls(UiContext& ui, ModelPanel& p, bool weights_only) {
     const float font = ImGui::GetFontSize();
     const ImGuiStyle& style = ImGui::GetStyle();
     ImGui::AlignTextToFramePadding();
@@ -177,6 +176,7 @@ void draw_model_controls(UiContext& ui, ModelPanel& p) {
             "to the 99th percentile of its thumbnail (at least %g/n, so that even attention looks even), to see "
             "each head's pattern.\nEach pixel of a thumbnail is the mean weight of the queries and keys it covers.",
             core::even_headroom);
+    if (weights_only) return;
     // Adding and closing layers, in one menu (File has the same items).
     const char* layers_label = "Layers...";
     same_line_if_fits(ImGui::CalcTextSize(layers_label).x + style.FramePadding.x * 2);
@@ -200,7 +200,7 @@ void draw_model_controls(UiContext& ui, ModelPanel& p) {
 }
 
 // The order the heads are in and how they are coloured; a hint while only this session is open.
-void draw_order_line(const ModelPanel& p) {
+void draw_order_line(const ModelPanel& p, bool weights_only) {
     std::string order = p.sort == core::HeadKey::none
                             ? "Heads in their own order, each with its entropy H"
                             : std::string("Each layer's heads by its own ") + head_key_name(p.sort) + ", " +
@@ -210,7 +210,7 @@ void draw_order_line(const ModelPanel& p) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(order.c_str());
     ImGui::PopTextWrapPos();
-    if (p.layers.size() == 1 && !p.run.is_open() && p.run.opening().empty())
+    if (!weights_only && p.layers.size() == 1 && !p.run.is_open() && p.run.opening().empty())
         ImGui::TextWrapped(
             "Only this session is open. Layers... (or File) > Open beside... adds session files as rows, Import all "
             "layers... a checkpoint's layers (also: attnviz SESSION --beside A.json B.json, attnviz --model DIR).");
@@ -219,7 +219,10 @@ void draw_order_line(const ModelPanel& p) {
 
 // The grid's measures this frame: a name column, then one thumbnail per head.
 struct ModelGrid {
-    int first = 0;  // the first row shown (1 while a layer below is this session, unchanged)
+    std::span<const Layers::Row> layers;  // every row, shown or not
+    std::vector<char> editing;            // per row: it is the session being edited
+    bool weights_only = false;            // opened attentions' layers: a click shows a head in the head view
+    int first = 0;                        // the first row shown (1 while a layer below is this session, unchanged)
     int rows = 0;
     ImVec2 avail;
     ImFont* small = nullptr;
@@ -235,32 +238,41 @@ struct ModelGrid {
 // The largest thumbnails that fit the width, within readable bounds (narrower panels scroll
 // sideways, many layers scroll down). This session's row is left out while a layer below is it,
 // unchanged (the same heads twice).
-ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPanel& p) {
-    const Layers& layers = p.layers;
+ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPanel& p,
+                     const AttentionsMode* attentions) {
     const float font = ImGui::GetFontSize();
     const ImGuiStyle& style = ImGui::GetStyle();
     ModelGrid g;
-    for (int r = 1; r < layers.size(); ++r)
-        if (layers.editing(state, r)) g.first = 1;
-    if (layers.model()) g.first = 1;  // this session is one of the model's blocks
-    g.model = layers.model();
-    g.computing = p.run.computing();
+    if (attentions && attentions->on()) {
+        g.layers = attentions->rows;
+        g.weights_only = true;
+        g.editing.assign(g.layers.size(), 0);
+    } else {
+        g.layers = p.layers.rows();
+        for (int r = 0; r < p.layers.size(); ++r) g.editing.push_back(r > 0 && p.layers.editing(state, r));
+        for (int r = 1; r < p.layers.size(); ++r)
+            if (g.editing[static_cast<size_t>(r)]) g.first = 1;
+        if (p.layers.model()) g.first = 1;  // this session is one of the model's blocks
+        g.model = p.layers.model();
+        g.computing = p.run.computing();
+    }
+    const auto row_of = [&](int r) -> const Layers::Row& { return g.layers[static_cast<size_t>(r)]; };
+    const int size = static_cast<int>(g.layers.size());
     int heads = 1;
-    for (int r = g.first; r < layers.size(); ++r) heads = std::max(heads, layers.row(r).heads);
+    for (int r = g.first; r < size; ++r) heads = std::max(heads, row_of(r).heads);
     const ImVec2 avail = g.avail = ImGui::GetContentRegionAvail();
     ImFont* small = g.small = ui.fonts.numbers ? ui.fonts.numbers : ImGui::GetFont();
     const float small_size = g.small_size = ui.fonts.numbers ? ui.fonts.numbers->FontSize : ImGui::GetFontSize();
     g.caption_h = small_size + 3;
     // The name column as wide as the longest name, within 5 to 9 ems and a third of the width.
     float longest = 0;
-    for (int r = g.first; r < layers.size(); ++r)
-        longest = std::max(longest, ImGui::CalcTextSize(layers.row(r).name.c_str()).x);
+    for (int r = g.first; r < size; ++r) longest = std::max(longest, ImGui::CalcTextSize(row_of(r).name.c_str()).x);
     const float name_w = g.name_w =
         std::floor(std::clamp(longest + font * 0.6f, font * 5, std::max(font * 5, std::min(font * 9, avail.x / 3))));
     const float gap = g.gap = std::max(3.0f, std::round(font * 0.35f));
     // The whole model in view when it can be (a thumbnail as large as both the width and the height
     // allow), else thumbnails of at least 1.8 ems, scrolling.
-    const int rows = g.rows = layers.size() - g.first;
+    const int rows = g.rows = size - g.first;
     const float by_width = (avail.x - name_w - style.ScrollbarSize - gap * static_cast<float>(heads)) / heads;
     const float by_height =
         (avail.y - (gap + style.ItemSpacing.y) * static_cast<float>(rows)) / static_cast<float>(rows) - g.caption_h;
@@ -276,7 +288,7 @@ ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPane
     // The heads to outline: the first `highlight` of the whole model in the chosen order, of the
     // rows shown.
     std::vector<const core::LayerSummary*> summaries;
-    for (int r = 0; r < layers.size(); ++r) summaries.push_back(r < g.first ? nullptr : layers.row(r).summary.get());
+    for (int r = 0; r < size; ++r) summaries.push_back(r < g.first ? nullptr : row_of(r).summary.get());
     g.top = core::top_heads(summaries, p.sort, p.highlight, p.ascending);
     g.text_col = ImGui::GetColorU32(ImGuiCol_Text);
     g.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -294,16 +306,17 @@ void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, I
                    GridClick& clicked) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     ImGui::InvisibleButton("name", {g.name_w - g.gap, g.row_h - g.gap});
+    const bool editable = r > 0 && !g.weights_only;
     if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::Text("%s: %s", row.name.c_str(), row.source.c_str());
         ImGui::Text("n = %d queries, %d keys, h = %d heads", row.n, row.keys, row.heads);
         for (const std::string& note : row.notes) ImGui::TextDisabled("%s", note.c_str());
         if (!row.error.empty()) ImGui::TextColored(ui.color_vec(Color::error_text), "%s", row.error.c_str());
-        if (r > 0) ImGui::TextDisabled("Right-click: edit this layer, or close it");
+        if (editable) ImGui::TextDisabled("Right-click: edit this layer, or close it");
         ImGui::EndTooltip();
     }
-    if (r > 0 && ImGui::BeginPopupContextItem("row menu")) {
+    if (editable && ImGui::BeginPopupContextItem("row menu")) {
         if (ImGui::MenuItem("Edit this layer")) {
             clicked.row = r;
             clicked.head = -1;
@@ -312,7 +325,7 @@ void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, I
         ImGui::EndPopup();
     }
     ui.report_item("model row " + std::to_string(r));
-    draw->AddText(o, editing || r == 0 ? ui.color(Color::ok_text) : g.text_col,
+    draw->AddText(o, editing || (r == 0 && !g.weights_only) ? ui.color(Color::ok_text) : g.text_col,
                   fitted_text(row.name, g.name_w - g.gap).c_str());
     const std::string state_line = row.computing() || (g.model && g.computing) ? "computing..."
                                    : !row.error.empty()                        ? "not computed"
@@ -344,7 +357,7 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
         draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, g.transposed, a, side, range, row.serial,
                        "model " + std::to_string(r) + ":" + std::to_string(h + 1));
         const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
-        if (p.layers.model())  // a model's block: its numbers for tests comparing runs
+        if (g.model || g.weights_only)  // a model's block or a layer read: its numbers for tests
             ui.report_value("model row " + std::to_string(r) + " head " + std::to_string(h) + " entropy",
                             s.mean_entropy);
         // Under it: the head's number (dimmed), and its value of the sort key at the right,
@@ -363,7 +376,11 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
         if (rank > 0)
             draw->AddRect({a.x - 2, a.y - 2}, {a.x + side + 2, a.y + side + 2}, ui.color(Color::highlighted_head), 0, 0,
                           2.5f);
-        if (hovered) head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, r == 0);
+        const char* click = g.weights_only ? "Click: this head alone in the head view"
+                            : r == 0       ? "Click: show this head's weights in the matrix viewer"
+                                           : "Click: edit this layer (undo brings your session back) and show this "
+                                             "head's weights in the matrix viewer";
+        if (hovered) head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, click);
     } else {
         draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
         if (hovered) ImGui::SetTooltip("%s", row.computing() ? "Computing this layer's weights..." : row.error.c_str());
@@ -373,10 +390,9 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
 }
 
 // Row r of the grid: its name, then its heads in the chosen order.
-void draw_grid_row(const AppState& state, UiContext& ui, const ModelPanel& p, int r, const ModelGrid& g,
-                   GridClick& clicked) {
-    const Layers::Row& row = p.layers.row(r);
-    const bool editing = p.layers.editing(state, r);
+void draw_grid_row(UiContext& ui, const ModelPanel& p, int r, const ModelGrid& g, GridClick& clicked) {
+    const Layers::Row& row = g.layers[static_cast<size_t>(r)];
+    const bool editing = g.editing[static_cast<size_t>(r)];
     ImGui::PushID(r);
     const ImVec2 o = ImGui::GetCursorScreenPos();
     draw_row_name(ui, row, r, editing, o, g, clicked);
@@ -400,27 +416,40 @@ void draw_grid_row(const AppState& state, UiContext& ui, const ModelPanel& p, in
 
 }  // namespace
 
-void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p) {
+void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p, const AttentionsMode* attentions) {
     Layers& layers = p.layers;
     layers.sync(state);
-    if (!p.run.opening().empty())
-        ImGui::TextDisabled("Opening the model %s...", fitted_text(p.run.opening(), ImGui::GetFontSize() * 30).c_str());
-    if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence);
-    draw_model_controls(ui, p);
-    if (!p.run.is_open()) draw_order_line(p);  // a model's rows need the room (the sort's tooltip says it)
+    const bool weights_only = attentions && attentions->on();
+    if (weights_only) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+        ImGui::TextWrapped("Weights only: no X and no weight to edit. Click a head to see it alone in the head view.");
+        ImGui::PopStyleColor();
+        ui.report_item("model: weights only");
+    } else {
+        if (!p.run.opening().empty())
+            ImGui::TextDisabled("Opening the model %s...",
+                                fitted_text(p.run.opening(), ImGui::GetFontSize() * 30).c_str());
+        if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence);
+    }
+    draw_model_controls(ui, p, weights_only);
+    if (!p.run.is_open() || weights_only) draw_order_line(p, weights_only);  // a model's rows need the room
 
     // The grid, a row per layer.
     ImGui::BeginChild("model grid", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
-    const ModelGrid g = model_grid(state, ui, p);
+    const ModelGrid g = model_grid(state, ui, p, attentions);
     GridClick clicked;
     ImGuiListClipper clipper;
     clipper.Begin(g.rows, g.row_h + ImGui::GetStyle().ItemSpacing.y);
     while (clipper.Step())
         for (int r = g.first + clipper.DisplayStart; r < g.first + clipper.DisplayEnd; ++r)
-            draw_grid_row(state, ui, p, r, g, clicked);
+            draw_grid_row(ui, p, r, g, clicked);
     clipper.End();
     ImGui::EndChild();
 
+    if (weights_only) {  // nothing to edit: the head alone in the head view
+        if (clicked.row >= 0 && clicked.head >= 0) ui.request(command::ViewHead{clicked.row, clicked.head});
+        return;
+    }
     if (clicked.row >= 0) {
         layers.open_in_editor(state, clicked.row, clicked.head);
         // A model's block opened in the editor: its edits run through the later blocks.

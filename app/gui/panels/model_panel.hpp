@@ -18,6 +18,7 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "attentions_mode.hpp"
 #include "core/attention/layer_summary.hpp"
 #include "file_chooser.hpp"
 #include "import_dialog.hpp"
@@ -57,6 +58,9 @@ void open_model_dialog(const AppState& state, ModelPanel& panel);
 // Opens File > Open beside…'s file chooser.
 void open_beside_dialog(const AppState& state, ModelPanel& panel);
 
-void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& panel);
+// The session's layers (with those opened beside it, or a model's blocks); with attentions open
+// (attentions_mode.hpp), their layers instead: the same sorting and outlines, a click showing the
+// head alone in the head view.
+void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& panel, const AttentionsMode* attentions = nullptr);
 
 }  // namespace attnviz::app

@@ -31,12 +31,18 @@ std::string status_text(const AppState& state, float frame_ms) {
     return frame_ms < 0 ? buf : buf + (" | frame " + core::format_duration(frame_ms));
 }
 
-void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms) {
-    if (state.computing()) {  // the views show the last trace until the new one is ready
-        ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
-        ImGui::SameLine();
+void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms, const std::string& attentions) {
+    if (!attentions.empty()) {
+        ImGui::TextUnformatted(
+            ("weights only: " + attentions + (frame_ms < 0 ? "" : " | frame " + core::format_duration(frame_ms)))
+                .c_str());
+    } else {
+        if (state.computing()) {  // the views show the last trace until the new one is ready
+            ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
+            ImGui::SameLine();
+        }
+        ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
     }
-    ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
     const Message& msg = state.message();
     if (!msg.text.empty()) {
         ImGui::SameLine(0, ImGui::GetFontSize());

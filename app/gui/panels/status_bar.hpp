@@ -19,6 +19,9 @@ void draw_message_log(AppState& state, UiContext& ui, StatusBar& bar);
 // (the window was idle before this frame).
 std::string status_text(const AppState& state, float frame_ms);
 
-void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms);
+// `attentions`: what the attentions open are (attentions_summary), said in place of the session's
+// dimensions, which are not shown then; "" for the session's.
+void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms,
+                     const std::string& attentions = "");
 
 }  // namespace attnviz::app
