@@ -348,7 +348,9 @@ TEST(LessonLibrary, EveryShippedLessonRunsOnItsOwnSession) {
 // The rope lesson's step 3 writes Q_rot[1][0] as Q[1][0]·cos 1 − Q[1][2]·sin 1 (pair 0 of a
 // four-column head in Llama's layout, turned by 1 radian at position 1): the trace agrees.
 TEST(LessonLibrary, TheRopeLessonsRotationIsTheTracesOwn) {
-    const LessonEntry entry{"rope", std::string(ATTNVIZ_LESSONS_DIR) + "/rope.json"};
+    LessonEntry entry;
+    entry.name = "rope";
+    entry.path = std::string(ATTNVIZ_LESSONS_DIR) + "/rope.json";
     const Result<Lesson> lesson = parse_lesson(slurp(entry.path));
     ASSERT_TRUE(lesson);
     const LessonSession ls = lesson_session(entry, *lesson.value);
