@@ -7,6 +7,7 @@
 #include <string>
 #include <variant>
 
+#include "appearance.hpp"
 #include "core/attention/registry.hpp"
 
 namespace attnviz::app {
@@ -100,13 +101,24 @@ struct Compare {  // B − A of a matrix in the Compare panel (pinning A first w
     core::MatrixRef ref;
     static constexpr bool opens_dialog = false;
 };
+struct SetAppearance {  // a theme, text size or weights' colormap (made between this frame and the next)
+    Appearance appearance;
+    static constexpr bool opens_dialog = false;
+};
+struct ToggleFullScreen {  // the window over the whole monitor, or back to its size and place
+    static constexpr bool opens_dialog = false;
+};
+struct ToggleFocus {  // teach mode with only the step's text and matrices, large, or back
+    static constexpr bool opens_dialog = false;
+};
 
 }  // namespace command
 
 using Command = std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside,
                              command::OpenModel, command::ImportAllLayers, command::Save, command::SaveAs,
                              command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
-                             command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare>;
+                             command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare,
+                             command::SetAppearance, command::ToggleFullScreen, command::ToggleFocus>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

@@ -39,6 +39,12 @@ struct GuiOptions {
     std::string sort_heads;                 // the model view's order at start: entropy, distance, first or diagonal
     std::string report_path;  // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
+    // The look at start, over the one kept with the layout: --ui-scale (0.75 to 3), --theme (dark,
+    // light, high-contrast), --colormap (viridis, cividis); --focus: the lesson alone, large.
+    std::optional<float> ui_scale;
+    std::string theme;
+    std::string colormap;
+    bool focus = false;
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.

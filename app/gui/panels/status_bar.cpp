@@ -1,5 +1,6 @@
 #include "status_bar.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <imgui.h>
 #include <string>
@@ -36,8 +37,17 @@ void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame
         ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
         ImGui::SameLine();
     }
-    ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
+    // The status whole where it fits beside the message, else cut ("…", whole in its tooltip) to
+    // leave the message at least 40 % of the bar: at a large text size neither runs off the window.
     const Message& msg = state.message();
+    const std::string status = status_text(state, frame_ms);
+    const float avail = ImGui::GetContentRegionAvail().x, status_w = ImGui::CalcTextSize(status.c_str()).x;
+    const float message_w = msg.text.empty() ? 0 : text_width_up_to(msg.text, avail) + ImGui::GetFontSize();
+    const std::string shown =
+        fitted_text(status, status_w + message_w <= avail ? status_w : std::max(avail - message_w, avail * 0.6f));
+    ImGui::TextUnformatted(shown.c_str());
+    if (shown != status && ImGui::IsItemHovered()) tooltip_text(status);
+    ui.report_item("status: line");
     if (!msg.text.empty()) {
         ImGui::SameLine(0, ImGui::GetFontSize());
         ImGui::PushStyleColor(ImGuiCol_Text, ui.color(msg.error ? Color::error_text : Color::ok_text));
