@@ -379,3 +379,31 @@ TEST_F(Presentation, TheWeightsColormapReachesTexturesAndLegends) {
     EXPECT_FALSE(drawn_in(app::colormap_color(core::Colormap::cividis, 0.5f / 64)));
     EXPECT_TRUE(drawn_in(app::colormap_color(core::Colormap::sequential, 0.5f / 64)));
 }
+
+// On the projector (1920×1080 at twice the text size), the KV cache lesson's decoding step: the
+// cells of the weights grow until the token labels above their columns are written whole ("green"
+// was "g…"), the matrices still within the step's height.
+TEST_F(Presentation, LessonCellsGrowUntilTheColumnLabelsAreWhole) {
+    ImGui::GetIO().DisplaySize = {1920, 1080};
+    app::apply_appearance(imgui_.ui, {Theme::light, 2, core::Colormap::sequential});
+    app::AppState state(core::worked_example());
+    std::string problem;
+    const std::optional<core::LessonEntry> lesson = app::find_lesson("kv-cache", problem);
+    ASSERT_TRUE(lesson) << problem;
+    ASSERT_TRUE(app::open_lesson(state, panels.teach, lesson->path));
+    state.wait_for_trace();
+    app::enter_teach_mode(state, panels, 2);  // "A decoding step is one row": Q, K and the weights
+    frames(state, 3);
+    float cell = 0;
+    for (const auto& n : report.numbers)
+        if (n.matrix == "weights(1)") cell = n.max.x - n.min.x;
+    ASSERT_GT(cell, 0);
+    ImFont* numbers = imgui_.ui.fonts.numbers;
+    const float green = numbers->CalcTextSizeA(numbers->FontSize, FLT_MAX, 0, "green").x;
+    EXPECT_GE(cell + 1, green + 3) << "the column label \"green\" is cut";
+    const app::DrawReport::Window* teach = nullptr;
+    for (const auto& w : report.windows)
+        if (w.title == "Teach: attention step by step") teach = &w;
+    ASSERT_NE(teach, nullptr);
+    for (const auto& h : report.heatmaps) EXPECT_LE(h.max.y, teach->pos.y + teach->size.y) << h.matrix;
+}

@@ -284,11 +284,26 @@ float below_matrices(const AppState& state, const TeachPanel& p, const core::Les
     return h;
 }
 
+// The cell side at which every token label above the columns of these matrices is written whole (in
+// the numbers font the heatmap falls back to), at most 4 ems.
+float column_label_cell(const AppState& state, const UiContext& ui, const std::vector<MatrixRef>& refs) {
+    const float most = ImGui::GetFontSize() * 4;
+    if (ui.fonts.numbers) ImGui::PushFont(ui.fonts.numbers);
+    float widest = 0;
+    for (const MatrixRef& ref : refs)
+        if (const std::vector<std::string>* labels = core::token_labels(state.shown().session, core::info(ref.id).cols))
+            for (const std::string& label : *labels) widest = std::max(widest, text_width_up_to(label, most));
+    if (ui.fonts.numbers) ImGui::PopFont();
+    return std::min(std::ceil(widest) + 4, most);
+}
+
 // The step's operands, then its result, in one flow with one cell size for all, so operands and
 // result line up: the largest (up to 5¼ ems, 84 pixels at 16 px text, to read from the back of a
 // classroom; 8 ems in focus, where no text follows them) with which they fill the room above the
 // text under them, wrapping to the width; never below a size that shows the numbers (the step then
-// scrolls). Matrices this session lacks are named in `missing`.
+// scrolls). Cells grow past that, while the matrices still fit the step's whole height (the text under
+// them then scrolls), until the token labels above their columns are written whole. Matrices this
+// session lacks are named in `missing`.
 void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const core::LessonStep& step,
                    const core::Matrix* result, std::vector<std::string>& missing) {
     const core::Config& c = state.shown_config();
@@ -327,7 +342,14 @@ void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const co
     const ImVec2 gap{font * 1.2f, ImGui::GetStyle().ItemSpacing.y};
     const float below = p.focus ? 0 : below_matrices(state, p, step, result);
     const ImVec2 room{avail.x - ImGui::GetStyle().ScrollbarSize, std::max(avail.y - below, avail.y * 0.4f)};
-    o.max_cell = flow_cell(flow, room, gap, std::round(font * 1.5f), std::round(font * (p.focus ? 8 : 5.25f)));
+    const float readable = std::round(font * 1.5f), largest = std::round(font * (p.focus ? 8 : 5.25f));
+    o.max_cell = flow_cell(flow, room, gap, readable, largest);
+    std::vector<MatrixRef> refs;
+    for (const Shown& m : shown) refs.push_back(m.ref);
+    const float labelled = std::min(column_label_cell(state, ui, refs), largest);
+    if (o.max_cell < labelled)
+        o.max_cell = std::max(o.max_cell,
+                              std::min(labelled, flow_cell(flow, {room.x, avail.y}, gap, readable, largest)));
     bool first = true;
     for (const Shown& m : shown) {
         const float w = std::min(m.flow.width(o.max_cell), room.x);
