@@ -407,3 +407,22 @@ TEST_F(Presentation, LessonCellsGrowUntilTheColumnLabelsAreWhole) {
     ASSERT_NE(teach, nullptr);
     for (const auto& h : report.heatmaps) EXPECT_LE(h.max.y, teach->pos.y + teach->size.y) << h.matrix;
 }
+
+// The View menu's items ask for what their shortcuts do.
+TEST_F(Presentation, TheViewMenuAsksForTheLook) {
+    app::AppState state(core::worked_example());
+    frames(state, 2);
+    click(state, "menu: View");
+    ASSERT_NE(item("view: larger text"), nullptr);
+    EXPECT_NE(item("view: focus"), nullptr);
+    EXPECT_NE(item("view: theme"), nullptr);
+    click(state, "view: larger text");
+    EXPECT_FLOAT_EQ(panels.appearance.scale, 1.25f);
+    click(state, "menu: View");
+    click(state, "view: full screen");
+    EXPECT_TRUE(panels.full_screen);
+    click(state, "menu: View");
+    ASSERT_NE(item("view: full screen (checked)"), nullptr);
+    click(state, "view: focus");
+    EXPECT_TRUE(panels.teach_mode && panels.teach.focus);
+}
