@@ -101,6 +101,15 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                    "Open a lesson of the library in teach mode, with its own session unless a session file is "
                    "given: worked-example, causal-mask, multi-head, scaling, rope, kv-cache, flash-attention, "
                    "cross-attention (or a lesson file's name in the assets' lessons/)");
+    cli.add_option("--ui-scale", gui.ui_scale,
+                   "Text size and spacing, 0.75 to 3 (default 1, or as last chosen; times the monitor's scale)");
+    cli.add_option("--theme", gui.theme, "dark, light or high-contrast (default dark, or as last chosen)")
+        ->check(CLI::IsMember({"dark", "light", "high-contrast"}));
+    cli.add_option("--colormap", gui.colormap,
+                   "The weights' colormap: viridis or cividis (colour-blind safe; default viridis, or as last chosen)")
+        ->check(CLI::IsMember({"viridis", "cividis"}));
+    cli.add_flag("--focus", gui.focus,
+                 "Teach mode showing only the lesson's step text and its matrices, large (with --lesson, --teach)");
 }
 
 CLI::App* add_compute(CLI::App& cli, ComputeArgs& compute_args, const CLI::Validator& not_empty,

@@ -11,7 +11,7 @@ ATTNVIZ_PACKAGES=(
     libpcre2-dev libutf8proc-dev libsentencepiece-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
-    xvfb xauth libgl1-mesa-dri xdotool
+    xvfb xauth libgl1-mesa-dri xdotool x11-utils
     dpkg-dev file librsvg2-bin
     clang-format
 )

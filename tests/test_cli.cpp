@@ -991,6 +991,26 @@ TEST_F(Cli, GradOfAnotherMatrixSuggestsAnOutputCell) {
     EXPECT_EQ(run({"compute", s, "--grad", "output:0:1"}).code, 0);  // the example given works
 }
 
+// The look of the window: a text size outside 0.75 to 3 (or not a number), an unknown theme or
+// colormap are refused before any window opens, naming the option.
+TEST_F(Cli, PresentationOptionsOutOfRangeAreRefused) {
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"--ui-scale", "5"}, "error: --ui-scale: expected a text size from 0.75 to 3, got 5"},
+        {{"--ui-scale", "0.5"}, "error: --ui-scale: expected a text size from 0.75 to 3, got 0.5"},
+        {{"--ui-scale", "nan"}, "error: --ui-scale: expected a text size from 0.75 to 3, got nan"},
+        {{"--ui-scale", "big"}, "error: "},
+        {{"--theme", "pink"}, "error: --theme: pink not in {dark,light,high-contrast}"},
+        {{"--colormap", "jet"}, "error: --colormap: jet not in {viridis,cividis}"},
+    };
+    for (const auto& [args, says] : cases) {
+        SCOPED_TRACE(says);
+        const Outcome r = run(args);
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_EQ(r.err.rfind(says, 0), 0u) << describe(r);
+        EXPECT_NE(r.err.find(args[0]), std::string::npos) << describe(r);
+    }
+}
+
 TEST_F(Cli, UsageErrorsSayErrorAndSeedsOutOfRangeAreRefused) {
     const std::string s = worked_file().string();
     const std::pair<std::vector<std::string>, std::string> cases[] = {

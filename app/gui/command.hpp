@@ -7,6 +7,7 @@
 #include <string>
 #include <variant>
 
+#include "appearance.hpp"
 #include "core/attention/registry.hpp"
 
 namespace attnviz::app {
@@ -113,6 +114,16 @@ struct ViewHead {  // one head of a layer alone in the head view (a click in the
     int layer = 0, head = 0;
     static constexpr bool opens_dialog = false;
 };
+struct SetAppearance {  // a theme, text size or weights' colormap (made between this frame and the next)
+    Appearance appearance;
+    static constexpr bool opens_dialog = false;
+};
+struct ToggleFullScreen {  // the window over the whole monitor, or back to its size and place
+    static constexpr bool opens_dialog = false;
+};
+struct ToggleFocus {  // teach mode with only the step's text and matrices, large, or back
+    static constexpr bool opens_dialog = false;
+};
 
 }  // namespace command
 
@@ -120,7 +131,8 @@ using Command =
     std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside, command::OpenModel,
                  command::ImportAllLayers, command::OpenAttentions, command::CloseAttentions, command::Save,
                  command::SaveAs, command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
-                 command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare, command::ViewHead>;
+                 command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare, command::ViewHead,
+                 command::SetAppearance, command::ToggleFullScreen, command::ToggleFocus>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

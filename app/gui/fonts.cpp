@@ -28,10 +28,12 @@ Fonts load_fonts(float size_pixels, const char* path) {
     if (std::filesystem::exists(path, ec) && io.Fonts->AddFontFromFileTTF(path, size_pixels, nullptr, ranges)) {
         ImFont* numbers = io.Fonts->AddFontFromFileTTF(path, numbers_size, nullptr, ranges);
         ImFont* title = io.Fonts->AddFontFromFileTTF(path, std::round(size_pixels * 1.4f), nullptr, ranges);
-        return {core::Notation::unicode, numbers, title};
+        return {core::Notation::unicode, numbers, title, size_pixels};
     }
-    io.Fonts->AddFontDefault();
-    return {core::Notation::ascii, nullptr, nullptr};
+    ImFontConfig config;  // ImGui's own 13 px font, in proportion to the size asked for
+    config.SizePixels = std::round(13.0f * size_pixels / 16.0f);
+    io.Fonts->AddFontDefault(&config);
+    return {core::Notation::ascii, nullptr, nullptr, size_pixels};
 }
 
 }  // namespace attnviz::app

@@ -14,9 +14,11 @@ struct Fonts {
     core::Notation notation = core::Notation::ascii;  // what the UI font can show
     ImFont* numbers = nullptr;                        // a smaller font for the values in cells
     ImFont* title = nullptr;                          // a larger one for headings (lesson steps)
+    float size = 0;                                   // the size they were made for (pixels); 0: none yet
 };
 
-// Adds the UI font (the default) and the numbers font to the current ImGui context's atlas.
+// Adds the UI font (the default), the numbers font and the title font to the current ImGui
+// context's atlas, rasterised at `size_pixels` (the UI font; the others in proportion).
 Fonts load_fonts(float size_pixels, const char* path = dejavu_sans_path);
 
 }  // namespace attnviz::app

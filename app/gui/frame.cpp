@@ -2,6 +2,8 @@
 
 #include <imgui_internal.h>
 
+#include "panels/presentation_menu.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -160,7 +162,7 @@ void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, 
     const char* title = "Teach: attention step by step";
     if (ImGui::Begin(title, nullptr,
                      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                         ImGuiWindowFlags_NoSavedSettings)) {
+                         ImGuiWindowFlags_NoSavedSettings | (p.teach.focus ? ImGuiWindowFlags_NoTitleBar : 0))) {
         record_window(ui, title);
         draw_teach_panel(state, ui, p.teach, io.DeltaTime);
     }
@@ -213,11 +215,14 @@ bool panel_on_screen(const Panels& p, int index) {
 // least one place stays shown); an unchecked one is brought on screen (its place shown, its tab
 // chosen, the layout restored from a maximised panel or from teach mode).
 void draw_view_menu(Panels& p, UiContext& ui) {
+    presentation_shortcuts(ui, p.appearance);
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("View")) {
         if (ImGui::MenuItem("Teach mode: the lesson step by step", "F2", p.teach_mode))
             ui.request(command::ToggleTeach{});
         ui.report_item(p.teach_mode ? "view: teach mode (checked)" : "view: teach mode");
+        draw_presentation_items(ui, {p.appearance, p.full_screen, p.teach_mode && p.teach.focus});
+        ImGui::Separator();
         if (ImGui::MenuItem("Reset layout")) ui.request(command::ResetLayout{});
         ImGui::Separator();
         const bool attentions = p.attentions.on();
@@ -370,13 +375,15 @@ void install_layout_settings(Panels& panels) {
             read_tabs(line, p);
             return;
         }
+        if (read_appearance_line(line, p.appearance)) return;
         const LayoutShares before = p.shares;
         read_shares(line, p.shares);
         if (!(p.shares == before)) p.shares_set = true;
     };
     h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
         const Panels& p = *static_cast<const Panels*>(handler->UserData);
-        out->appendf("[attnviz][Layout]\n%s\n%s\n\n", shares_text(p.shares).c_str(), tabs_text(p).c_str());
+        out->appendf("[attnviz][Layout]\n%s\n%s\n%s\n", shares_text(p.shares).c_str(), tabs_text(p).c_str(),
+                     appearance_lines(p.appearance).c_str());
     };
     ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
 }

@@ -85,6 +85,10 @@ struct Panels {
     std::optional<PanelId> maximize_at_start;  // maximised in the first frame
     Panels() { active.fill(-1); }
     bool quit = false;  // the app ends after this frame
+    // The look asked for (View menu, command line, the layout file, where it is kept): the window
+    // makes its fonts, style and palette those of it between frames (apply_appearance).
+    Appearance appearance;
+    bool full_screen = false;  // View > Full screen (F11): the window follows between frames
 };
 
 // Panels that edit the session are drawn first, then the trace is brought up to date, then the
@@ -133,9 +137,9 @@ void attentions_opened(const AppState& state, Panels& panels);
 // opened) or another model opened since it began. Once a frame.
 void end_attentions_if_replaced(const AppState& state, Panels& panels);
 
-// Keeps the shares and the chosen tabs in ImGui's settings (the layout file) under
-// [attnviz][Layout], so they are saved and loaded with the window layout. Call once after creating
-// the ImGui context, before loading.
+// Keeps the shares, the chosen tabs and the look (theme, text size, colormap) in ImGui's settings
+// (the layout file) under [attnviz][Layout], so they are saved and loaded with the window layout.
+// Call once after creating the ImGui context, before loading.
 void install_layout_settings(Panels& panels);
 
 // The window's title: the session's file name (or "unsaved session"), "*" when it has unsaved
@@ -149,7 +153,8 @@ std::string window_title(const AppState& state, const Panels& panels);
 // splitters between them. The frame driver (frame_driver.hpp) draws one or the other.
 void draw_teach_window(AppState& state, UiContext& ui, Panels& panels, float menu_h, float status_h);
 void draw_explorer_windows(AppState& state, UiContext& ui, Panels& panels, float menu_h, float status_h);
-// The View menu, appended to the menu bar's: teach mode, the layout, and each panel (checked while
+// The View menu, appended to the menu bar's: teach mode, the presentation (focus, full screen, text
+// size, theme, colormap; panels/presentation_menu.hpp), the layout, and each panel (checked while
 // on screen).
 void draw_view_menu(Panels& panels, UiContext& ui);
 

@@ -23,6 +23,10 @@ void close_on_escape(Panels& p) {
         ImGui::ClosePopupToLevel(g.OpenPopupStack.Size - 1, true);
         return;
     }
+    if (p.teach_mode && p.teach.focus) {  // the way out of focus
+        p.teach.focus = false;
+        return;
+    }
     const std::string_view focused = g.NavWindow ? g.NavWindow->RootWindow->Name : "";
     if (focused == message_log_title) p.status.show_log = false;
     if (focused == recovery_window_title) p.recovery.offers.clear();  // kept on disk, offered at the next start
@@ -131,6 +135,17 @@ struct Dispatch {
         p.compare.chosen = c.ref;
         show_panel(p, PanelId::compare);
         p.maximized = -1;
+    }
+
+    void operator()(const command::SetAppearance& c) {
+        p.appearance = c.appearance;
+        ImGui::MarkIniSettingsDirty();  // kept with the layout
+    }
+    void operator()(command::ToggleFullScreen) { p.full_screen = !p.full_screen; }
+    // Focus shows the step's result whole (no play, no exercise): it starts at the step as it is.
+    void operator()(command::ToggleFocus) {
+        p.teach.focus = !(p.teach_mode && p.teach.focus);
+        if (p.teach.focus) enter_teach_mode(state, p, p.teach.step);
     }
 
     // Whether attentions are open (weights only), so that a command of the session's waits: said.

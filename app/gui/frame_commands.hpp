@@ -16,7 +16,8 @@ namespace attnviz::app {
 bool dialog_open(const Panels& panels);
 
 // Esc closes the topmost popup (a dialog, as its Cancel does; a menu; a combo's list), one a press;
-// without a popup, the Messages or recovery window it is typed in (the recovery as "Decide later").
+// without a popup, it leaves the lesson's focus, or closes the Messages or recovery window it is
+// typed in (the recovery as "Decide later").
 void close_on_escape(Panels& panels);
 
 // Every dialog, after every window of the frame: a window that appears in the frame a dialog opens

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +33,7 @@
 #include "frame_driver.hpp"
 #include "input_queue.hpp"
 #include "layout_file.hpp"
+#include "theme.hpp"
 
 namespace attnviz::app {
 
@@ -187,6 +189,7 @@ struct WindowLink {
     UiContext* ui = nullptr;
     InputQueue input;
     int wake_frames = 3;
+    int windowed[4] = {0, 0, 0, 0};  // x, y, width, height before full screen, to go back to
 };
 
 WindowLink* link_of(GLFWwindow* w) { return static_cast<WindowLink*>(glfwGetWindowUserPointer(w)); }
@@ -380,11 +383,7 @@ std::string set_up_imgui(GLFWwindow* window, WindowLink& link, Panels& panels, A
     if (!screenshot)
         if (const std::string dir = config_dir(); !dir.empty()) panels.menu.recent = RecentFiles(dir + "/recent.json");
     std::string ini = screenshot ? "" : layout_file();
-    if (!ini.empty()) load_layout(ini, state);
-    ImGui::StyleColorsDark();
-    ImGui::GetStyle().WindowRounding = 3;
-    // Tooltips, menus and popups are opaque: the text behind them must not bleed through.
-    ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
+    if (!ini.empty()) load_layout(ini, state);  // the style comes with the look (apply_appearance)
     glfwSetWindowUserPointer(window, &link);
     ImGui_ImplGlfw_InitForOpenGL(window, false);  // its input callbacks are ours (install_input_callbacks)
     install_input_callbacks(window);
@@ -479,6 +478,10 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
     } else if (o.teach_step > 0) {
         enter_teach_mode(state, panels, o.teach_step - 1);
     }
+    if (o.focus) {
+        panels.teach.focus = true;
+        if (!panels.teach_mode) enter_teach_mode(state, panels, 0);
+    }
     // A cell that does not exist is reported in the app, and on stderr for scripts.
     if (selected && !state.select_checked(*selected))
         std::cerr << "warning: --select: " << state.message().text << "\n";
@@ -508,6 +511,65 @@ void new_frame(GLFWwindow* window, WindowLink& link, UiContext& ui, bool screens
     // A screenshot shows the app as it opens, not wherever the pointer happens to be.
     if (screenshot) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     ImGui::NewFrame();
+}
+
+// The monitor's content scale (2 on a typical HiDPI screen) where the framebuffer has as many pixels
+// as the window (X11); elsewhere the framebuffer is in the screen's pixels already, and ImGui draws
+// at their scale.
+float content_scale_of(GLFWwindow* window) {
+    int w = 0, h = 0, fb_w = 0, fb_h = 0;
+    glfwGetWindowSize(window, &w, &h);
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    float x = 1, y = 1;
+    glfwGetWindowContentScale(window, &x, &y);
+    return fb_w == w && std::isfinite(x) && x > 0 ? x : 1.0f;
+}
+
+// The look asked for, made between two frames: the style, the palette and, for a new text size, the
+// fonts, whose texture the renderer then makes anew (before the first frame it makes it itself).
+void follow_appearance(UiContext& ui, const Appearance& wanted) {
+    if (ui.look == wanted) return;
+    if (apply_appearance(ui, wanted) && ImGui::GetIO().Fonts->TexID) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+}
+
+// The monitor holding the window's centre, else the primary one (null without any).
+GLFWmonitor* monitor_of(GLFWwindow* window) {
+    int x = 0, y = 0, w = 0, h = 0;
+    glfwGetWindowPos(window, &x, &y);
+    glfwGetWindowSize(window, &w, &h);
+    int count = 0;
+    GLFWmonitor** monitors = glfwGetMonitors(&count);
+    for (int k = 0; k < count; ++k) {
+        int mx = 0, my = 0;
+        glfwGetMonitorPos(monitors[k], &mx, &my);
+        const GLFWvidmode* mode = glfwGetVideoMode(monitors[k]);
+        if (mode && x + w / 2 >= mx && x + w / 2 < mx + mode->width && y + h / 2 >= my && y + h / 2 < my + mode->height)
+            return monitors[k];
+    }
+    return glfwGetPrimaryMonitor();
+}
+
+// View > Full screen: the window over its monitor at the monitor's mode, or back to the size and
+// place it had. Without a monitor to fill, full screen is not asked for any more.
+void follow_full_screen(GLFWwindow* window, WindowLink& link, bool& wanted) {
+    if ((glfwGetWindowMonitor(window) != nullptr) == wanted) return;
+    int* r = link.windowed;
+    if (!wanted) {
+        glfwSetWindowMonitor(window, nullptr, r[0], r[1], r[2], r[3], GLFW_DONT_CARE);
+        return;
+    }
+    GLFWmonitor* monitor = monitor_of(window);
+    const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+    if (!mode) {
+        wanted = false;
+        return;
+    }
+    glfwGetWindowPos(window, &r[0], &r[1]);
+    glfwGetWindowSize(window, &r[2], &r[3]);
+    glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
 }
 
 // File > Export… of the whole window: this frame was drawn after the dialog closed.
@@ -584,7 +646,7 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
         // dialog's answer is looked for, every 0.2 s; any other wake with nothing to show draws
         // no frame (it only gives the autosave its turn).
         const bool busy = frames > 0 || link.wake_frames > 0 || !link.input.empty() || !ui.commands.empty() ||
-                          ui.heatmaps.behind() || animating(panels, state);
+                          ui.heatmaps.behind() || animating(panels, state) || !(ui.look == panels.appearance);
         const bool ticking = io.WantTextInput || ui.desktop_dialog;
         if (busy)
             glfwPollEvents();
@@ -595,6 +657,8 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
             continue;
         }
         const auto work_start = std::chrono::steady_clock::now();
+        follow_full_screen(window, link, panels.full_screen);
+        follow_appearance(ui, panels.appearance);
         new_frame(window, link, ui, loop.screenshot);
         const std::uint64_t shown_before = state.generation();
         // The last frame's drawing time, while frames follow one another (after a sleep it
@@ -648,6 +712,11 @@ int run_gui(const GuiOptions& o) {
         std::cerr << "error: --size: expected WxH between 320x240 and 16384x16384, got \"" << o.size << "\"\n";
         return 2;
     }
+    if (o.ui_scale && !valid_ui_scale(*o.ui_scale)) {
+        std::cerr << "error: --ui-scale: expected a text size from " << min_ui_scale << " to " << max_ui_scale
+                  << ", got " << *o.ui_scale << "\n";
+        return 2;
+    }
     std::vector<std::pair<CellRef, double>> edits;
     std::optional<CellRef> selected;
     if (const int code = read_cells(o, edits, selected); code != 0) return code;
@@ -689,11 +758,18 @@ int run_gui(const GuiOptions& o) {
     Panels panels;
     WindowLink link;
     const std::string ini = set_up_imgui(window, link, panels, state, screenshot);
+    // The command line's look over the layout's (kept with it from now on).
+    if (o.ui_scale) panels.appearance.scale = *o.ui_scale;
+    if (const std::optional<Theme> theme = theme_named(o.theme)) panels.appearance.theme = *theme;
+    if (const std::optional<core::Colormap> map = weights_colormap_named(o.colormap)) panels.appearance.weights = *map;
 
     int exit_code = 0;
     {
-        // The UI context lives inside the ImGui and GL contexts: its textures go before either.
-        UiContext ui(load_fonts(16.0f));
+        // The UI context lives inside the ImGui and GL contexts: its textures go before either. Its
+        // fonts, style and palette are the look's, at the monitor's content scale.
+        UiContext ui;
+        ui.content_scale = content_scale_of(window);
+        apply_appearance(ui, panels.appearance);
         ui.heatmaps.set_texture_functions(upload_texture, delete_texture);
         DrawReport report;
         if (!o.report_path.empty()) ui.report = &report;

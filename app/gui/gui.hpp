@@ -45,6 +45,12 @@ struct GuiOptions {
     bool mean_heads = false;    // the head view draws the mean of the heads at start
     std::string report_path;    // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
+    // The look at start, over the one kept with the layout: --ui-scale (0.75 to 3), --theme (dark,
+    // light, high-contrast), --colormap (viridis, cividis); --focus: the lesson alone, large.
+    std::optional<float> ui_scale;
+    std::string theme;
+    std::string colormap;
+    bool focus = false;
 };
 
 // Runs the window until it is closed (or the screenshot is written). Returns the exit code.

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "appearance.hpp"
+
 namespace attnviz::app {
 
 namespace {
@@ -65,6 +67,12 @@ bool pair_line(std::string_view line, std::string_view key, long lo, long hi) {
 bool printable(std::string_view text) {
     return std::none_of(text.begin(), text.end(),
                         [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// A line of [attnviz][Layout]: the shares, the chosen tabs, or the look (appearance.hpp).
+bool layout_line(std::string_view line) {
+    Appearance look;
+    return line.substr(0, 5) == "left=" || line.substr(0, 5) == "tabs=" || read_appearance_line(line, look);
 }
 
 bool window_line(std::string_view line) {
@@ -169,7 +177,7 @@ FilteredLayout filter_layout(std::string_view text) {
                         (kind == Kind::window  ? window_line(line)
                          : kind == Kind::table ? line.substr(0, 9) == "RefScale=" ? real(line.substr(9), 0.01, 100)
                                                                                   : column_line(line, columns)
-                                               : line.substr(0, 5) == "left=" || line.substr(0, 5) == "tabs=");
+                                               : layout_line(line));
         if (ok)
             out.text += std::string(line) + "\n";
         else

@@ -7,7 +7,8 @@
 //   [Window][TITLE]          Pos=X,Y  Size=W,H  Collapsed=0|1
 //   [Table][0xID,COLUMNS]    RefScale=S  Column N [UserID=0xID] [Width=W|Weight=F] [Visible=0|1]
 //                            [Order=N] [Sort=N(v|^)]
-//   [attnviz][Layout]        left=… (the shares)  tabs=… (the chosen tabs)
+//   [attnviz][Layout]        left=… (the shares)  tabs=… (the chosen tabs)  theme=…  scale=…  colormap=…
+//                            (the look, appearance.hpp: only the names and the sizes it writes)
 // Anything else (another type of section, a bad header, a line of another form or out of range,
 // more sections than the bounds below) is dropped and counted.
 #pragma once

@@ -6,6 +6,7 @@
 // Nothing in app/ keeps state in file-scope variables; panels receive this object.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "core/attention/registry.hpp"
 #include "core/render/color_scale.hpp"
 
+#include "appearance.hpp"
 #include "command.hpp"
 #include "fonts.hpp"
 #include "heatmap_cache.hpp"
@@ -85,6 +87,17 @@ public:
     bool clips_outliers(core::MatrixId id, std::int64_t cols) const {
         return core::clips_outliers(core::info(id).colors, scalings[static_cast<std::size_t>(id)].has_value(), cols);
     }
+    // The colormap a matrix is drawn with: the chosen sequential map (viridis or cividis) for
+    // weights, the diverging one for the rest.
+    core::Colormap colormap(core::MatrixId id) const {
+        const core::Colormap map = core::colormap_for(core::info(id).colors);
+        return map == core::Colormap::sequential ? look.weights : map;
+    }
+    // Pixels per pixel of the design at 16 px text: the text size times the monitor's content scale
+    // (bounded, so a huge content scale cannot ask for an atlas of fonts larger than a texture).
+    // Lines and outlines drawn by hand are this thick per pixel.
+    float scale() const { return std::clamp(look.scale * content_scale, 0.5f, 4.0f); }
+    float px(float pixels) const { return pixels * scale(); }
     // Chooses a scaling for a matrix; nullopt goes back to the default.
     void set_scaling(core::MatrixId id, std::optional<core::Scaling> s) { scalings[static_cast<std::size_t>(id)] = s; }
 
@@ -98,6 +111,10 @@ public:
 
     Fonts fonts;
     Palette palette;
+    // The look the fonts, the style, the palette and the colormap were made for (apply_appearance,
+    // theme.hpp), and the monitor's content scale (1 but on HiDPI screens), read at start.
+    Appearance look;
+    float content_scale = 1;
     HeatmapCache heatmaps;
     std::array<std::optional<core::Scaling>, core::matrix_count> scalings{};  // per matrix; unset: default
     std::vector<Command> commands;           // requested in this frame, each with its payload

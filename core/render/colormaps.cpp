@@ -17,6 +17,14 @@ struct Stop {
 // Viridis, sampled at five points: perceptually ordered, readable in greyscale.
 constexpr Stop viridis[] = {
     {0.00f, 68, 1, 84}, {0.25f, 59, 82, 139}, {0.50f, 33, 145, 140}, {0.75f, 94, 201, 98}, {1.00f, 253, 231, 37}};
+// Cividis, sampled at five entries of matplotlib's 256 (lib/matplotlib/_cm_listed.py, _cividis_data:
+// entries 0, 64, 128, 191 and 255, each channel times 255, rounded): blue to yellow, its luminance
+// rising all the way, for readers with a colour-vision deficiency.
+constexpr Stop cividis[] = {{0.0f, 0, 34, 78},
+                            {64 / 255.0f, 67, 78, 108},
+                            {128 / 255.0f, 124, 123, 120},
+                            {191 / 255.0f, 187, 173, 109},
+                            {1.0f, 254, 232, 56}};
 // Blue, near-white at 0, red.
 constexpr Stop coolwarm[] = {{0.00f, 59, 76, 192}, {0.50f, 242, 242, 242}, {1.00f, 180, 4, 38}};
 
@@ -42,7 +50,13 @@ Table build(const Stop (&stops)[N]) {
 const Table& table(Colormap map) {
     static const Table sequential = build(viridis);
     static const Table diverging = build(coolwarm);
-    return map == Colormap::sequential ? sequential : diverging;
+    static const Table blind_safe = build(cividis);
+    switch (map) {
+        case Colormap::sequential: return sequential;
+        case Colormap::cividis: return blind_safe;
+        case Colormap::diverging: break;
+    }
+    return diverging;
 }
 
 template <std::size_t N>
@@ -64,17 +78,28 @@ Rgba colormap_rgba(Colormap map, float t) {
 }
 
 std::vector<ColorStop> colormap_stops(Colormap map) {
-    return map == Colormap::sequential ? stops_of(viridis) : stops_of(coolwarm);
+    switch (map) {
+        case Colormap::sequential: return stops_of(viridis);
+        case Colormap::cividis: return stops_of(cividis);
+        case Colormap::diverging: break;
+    }
+    return stops_of(coolwarm);
 }
 
-Rgba text_color_on(Rgba bg) {
+float relative_luminance(Rgba c) {
     auto linear = [](std::uint8_t channel) {
         const float v = channel * (1.0f / 255.0f);  // as ImGui converts colours
         return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f);
     };
-    const float luminance = 0.2126f * linear(bg.r) + 0.7152f * linear(bg.g) + 0.0722f * linear(bg.b);
-    return luminance > 0.18f ? Rgba{0, 0, 0, 255} : Rgba{255, 255, 255, 255};
+    return 0.2126f * linear(c.r) + 0.7152f * linear(c.g) + 0.0722f * linear(c.b);
 }
+
+float contrast_ratio(Rgba a, Rgba b) {
+    const float la = relative_luminance(a), lb = relative_luminance(b);
+    return (std::max(la, lb) + 0.05f) / (std::min(la, lb) + 0.05f);
+}
+
+Rgba text_color_on(Rgba bg) { return relative_luminance(bg) > 0.18f ? Rgba{0, 0, 0, 255} : Rgba{255, 255, 255, 255}; }
 
 Rgba head_rgba(int head, int heads) {
     static constexpr Rgba tab10[] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},

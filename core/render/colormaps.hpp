@@ -1,5 +1,6 @@
-// Colormaps for matrices: sequential (viridis) for weights, diverging (blue–white–red) around 0 for
-// everything else. One 256-entry table per map, shared by the app's heatmaps and the figure exports.
+// Colormaps for matrices: sequential (viridis, or cividis where chosen) for weights, diverging
+// (blue–white–red) around 0 for everything else. One 256-entry table per map, shared by the app's
+// heatmaps and the figure exports.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,11 @@ struct Rgba {
     bool operator==(const Rgba&) const = default;
 };
 
-enum class Colormap { sequential, diverging };
+// sequential is viridis; cividis is the other sequential map, ordered by luminance and made to be
+// told apart with every common colour-vision deficiency (the app's choice for weights).
+enum class Colormap { sequential, diverging, cividis };
 
-// The colormap of a matrix coloured this way (the registry's ColorScale).
+// The colormap of a matrix coloured this way (the registry's ColorScale): viridis for weights.
 inline Colormap colormap_for(ColorScale colors) {
     return colors == ColorScale::unit_interval ? Colormap::sequential : Colormap::diverging;
 }
@@ -33,6 +36,12 @@ struct ColorStop {
     Rgba color;
 };
 std::vector<ColorStop> colormap_stops(Colormap map);
+
+// WCAG 2's relative luminance of an sRGB colour (0 black, 1 white; the alpha is left out), and the
+// contrast ratio of two colours, (L_lighter + 0.05) / (L_darker + 0.05): 1 to 21, text is readable
+// from 4.5 (large text and outlines from 3).
+float relative_luminance(Rgba color);
+float contrast_ratio(Rgba a, Rgba b);
 
 // Black or white, whichever reads better on `background` (by its relative luminance).
 Rgba text_color_on(Rgba background);

@@ -358,6 +358,58 @@ PY
         extra=(--panel "Attention lab")
         checks+=("readable=Attention lab" "item=lab: view Norm-weighted")
         sizes="1024x640 1920x1080" ;;
+    presentation-lessons)
+        # For a room: each lesson's first and last step at 1280×800 with --ui-scale 1.5 --theme light.
+        # Text at 24 px on the light window, every window in place, every matrix's cells numbered,
+        # at least 20 px and inside the lesson's window, the step's text drawn.
+        teach="Teach: attention step by step"
+        for name in worked-example causal-mask multi-head scaling rope kv-cache flash-attention cross-attention; do
+            last=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["steps"]))' \
+                "$(dirname "$0")/../../assets/lessons/$name.json")
+            for step in 1 "$last"; do
+                png="$out/$case-$name-$step.png"
+                XDG_CONFIG_HOME="$out/config" "$attnviz" --lesson "$name" --teach "$step" --ui-scale 1.5 --theme light \
+                    --screenshot "$png" --frames 3 --size 1280x800 --report "$png.json"
+                "$png_check" "$png" 1280 800
+                "$ui_check" "$png.json" "$png" layout "readable=$teach" "within=$teach" "item=teach: text" \
+                    "ground=$teach=#f0f0f0" "value=view: font px=24"
+            done
+        done
+        sizes="" ;;
+    presentation-projector)
+        # The teacher's projector: attnviz --lesson kv-cache --ui-scale 2 --theme light at 1920×1080
+        # (32 px text), at its first step and in focus at the bytes per token, and high contrast.
+        teach="Teach: attention step by step"
+        for run in "first:--teach 1 --theme light" "focus:--teach 5 --focus --theme light" \
+            "contrast:--teach 3 --theme high-contrast"; do
+            png="$out/$case-${run%%:*}.png"
+            # shellcheck disable=SC2086 # the options are words
+            XDG_CONFIG_HOME="$out/config" "$attnviz" --lesson kv-cache --ui-scale 2 ${run#*:} \
+                --screenshot "$png" --frames 3 --size 1920x1080 --report "$png.json"
+            "$png_check" "$png" 1920 1080
+            checks=(layout "readable=$teach:40" "within=$teach" "item=teach: text" "value=view: font px=32")
+            case "${run%%:*}" in
+                first) checks+=("ground=$teach=#f0f0f0" "item=teach: progress") ;;
+                focus) checks+=("item=teach: leave focus" "!item=teach: progress" "K(1):0:0=-0.684") ;;
+                contrast) checks+=("ground=$teach=#000000") ;;
+            esac
+            "$ui_check" "$png.json" "$png" "${checks[@]}"
+        done
+        sizes="" ;;
+    themes)
+        # The explorer in each theme (and cividis) at 1024×640: the layout, the worked example's
+        # numbers visible, the heads readable, each window on the theme's own background.
+        session="$out/worked-example.json"
+        "$attnviz" example worked-example -o "$session"
+        for theme in dark:#0f1010 light:#f0f0f0 high-contrast:#000000; do
+            png="$out/$case-${theme%%:*}.png"
+            XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --theme "${theme%%:*}" --colormap cividis \
+                --select weights:1:0:1 --screenshot "$png" --frames 3 --size 1024x640 --report "$png.json"
+            "$png_check" "$png" 1024 640
+            "$ui_check" "$png.json" "$png" layout "${worked_numbers[@]}" "readable=Attention per head" \
+                "within=Attention per head" "ground=Dimensions=${theme#*:}" "ground=Pipeline=${theme#*:}"
+        done
+        sizes="" ;;
     *) echo "unknown case $case"; exit 2 ;;
 esac
 

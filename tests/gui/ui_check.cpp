@@ -25,10 +25,14 @@
 //                     grew until the room ran out one way
 //   within=WINDOW     no heatmap starting in that window runs past its right edge (they wrap)
 //   inside=NAME@WINDOW  the item or heatmap NAME lies wholly inside that window (not cut by its edges)
+//   ground=WINDOW=#RRGGBB  the colour most of that window's pixels have (its background: the theme's)
+//                     is this one, within 8 in each channel
+//   value=NAME=NUMBER the report's value NAME (a number a panel showed) is NUMBER, within 0.01
 // Exits 0 when every check passes, 1 otherwise, printing what failed.
 #include <stb_image.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -423,6 +427,52 @@ int check_item(const json& report, const unsigned char* pixels, int w, int h, co
     return 1;
 }
 
+int check_ground(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+    const size_t eq = spec.rfind('=');
+    unsigned wanted = 0;
+    if (eq == std::string::npos || std::sscanf(spec.c_str() + eq + 1, "#%06x", &wanted) != 1) {
+        std::printf("bad check \"ground=%s\": expected WINDOW=#RRGGBB\n", spec.c_str());
+        return 1;
+    }
+    const std::string title = spec.substr(0, eq);
+    const Box b = window_box(report, title);
+    std::map<unsigned, int> colours;
+    for (int y = std::max(0, int(b.y0)); y < std::min(h, int(b.y1)); ++y)
+        for (int x = std::max(0, int(b.x0)); x < std::min(w, int(b.x1)); ++x) {
+            const unsigned char* p = pixels + 4 * (static_cast<size_t>(y) * w + x);
+            ++colours[(unsigned(p[0]) << 16) | (unsigned(p[1]) << 8) | p[2]];
+        }
+    if (colours.empty()) {
+        std::printf("ground: no window \"%s\" was drawn\n", title.c_str());
+        return 1;
+    }
+    unsigned ground = 0;
+    int most = 0;
+    for (const auto& [c, n] : colours)
+        if (n > most) most = n, ground = c;
+    int diff = 0;
+    for (int k = 0; k < 3; ++k)
+        diff = std::max(diff, std::abs(static_cast<int>((ground >> (8 * k)) & 0xFF) -
+                                       static_cast<int>((wanted >> (8 * k)) & 0xFF)));
+    std::printf("ground: \"%s\" is mostly #%06x%s\n", title.c_str(), ground,
+                diff <= 8 ? "" : (", not " + spec.substr(eq + 1)).c_str());
+    return diff <= 8 ? 0 : 1;
+}
+
+int check_value(const json& report, const std::string& spec) {
+    const size_t eq = spec.rfind('=');
+    const std::string name = spec.substr(0, eq);
+    const json values = report.value("values", json::object());
+    if (eq == std::string::npos || !values.contains(name)) {
+        std::printf("value %s: not in the report\n", name.c_str());
+        return 1;
+    }
+    const double shown = values[name], wanted = std::stod(spec.substr(eq + 1));
+    std::printf("value %s: %g%s\n", name.c_str(), shown,
+                std::abs(shown - wanted) <= 0.01 ? "" : (", not " + spec.substr(eq + 1)).c_str());
+    return std::abs(shown - wanted) <= 0.01 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -430,7 +480,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [calm=PREFIX] [readable=WINDOW] "
                      "[fills=WINDOW:P] [within=WINDOW] [inside=NAME@WINDOW] [[!]window=TITLE] "
-                     "[[!]item=NAME] "
+                     "[[!]item=NAME] [ground=WINDOW=#RRGGBB] [value=NAME=NUMBER] "
                      "[NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
@@ -474,6 +524,10 @@ int main(int argc, char** argv) {
             failures += check_within(report, check.substr(7));
         else if (check.rfind("inside=", 0) == 0)
             failures += check_inside(report, check.substr(7));
+        else if (check.rfind("ground=", 0) == 0)
+            failures += check_ground(report, pixels, w, h, check.substr(7));
+        else if (check.rfind("value=", 0) == 0)
+            failures += check_value(report, check.substr(6));
         else
             failures += check == "layout"   ? check_layout(report)
                         : check == "varied" ? check_varied(report, pixels, w, h)

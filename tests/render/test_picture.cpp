@@ -298,6 +298,41 @@ TEST(Colormap, TextColourFollowsLuminance) {
     EXPECT_EQ(colormap_for(ColorScale::diverging), Colormap::diverging);
 }
 
+// Cividis for readers with a colour-vision deficiency: matplotlib's ends, its middle entry, and a
+// luminance that never falls from one entry to the next (a colour never reads as a smaller weight).
+TEST(Colormap, CividisHasMatplotlibsEndsAndRisingLuminance) {
+    EXPECT_EQ(hex(colormap_rgba(Colormap::cividis, 0)), "#00224e");     // _cividis_data[0]: (0, 34, 78)
+    EXPECT_EQ(hex(colormap_rgba(Colormap::cividis, 1)), "#fee838");     // [255]: (254, 232, 56)
+    EXPECT_EQ(hex(colormap_rgba(Colormap::cividis, 0.5f)), "#7c7b78");  // entry 128: (124, 123, 120)
+    const auto stops = colormap_stops(Colormap::cividis);
+    ASSERT_EQ(stops.size(), 5u);
+    EXPECT_EQ(stops.front().color, colormap_rgba(Colormap::cividis, 0));
+    EXPECT_EQ(stops.back().color, colormap_rgba(Colormap::cividis, 1));
+    float previous = -1;
+    for (int k = 0; k < 256; ++k) {
+        const float luminance = relative_luminance(colormap_rgba(Colormap::cividis, k / 255.0f));
+        EXPECT_GE(luminance, previous) << "entry " << k;
+        previous = luminance;
+    }
+    EXPECT_GT(relative_luminance(colormap_rgba(Colormap::cividis, 1)),
+              relative_luminance(colormap_rgba(Colormap::cividis, 0)) + 0.7f);
+    // Viridis stays the weights' map of the figures.
+    EXPECT_EQ(colormap_for(ColorScale::unit_interval), Colormap::sequential);
+}
+
+// WCAG 2's contrast ratio: 21 for black on white, 1 for a colour on itself, symmetric; #767676 is the
+// lightest grey that reads on white (4.54), #777777 just fails (4.48).
+TEST(Colormap, ContrastRatioIsWcags) {
+    const Rgba white{255, 255, 255, 255}, black{0, 0, 0, 255};
+    EXPECT_NEAR(contrast_ratio(black, white), 21.0f, 1e-3f);
+    EXPECT_NEAR(contrast_ratio(white, black), 21.0f, 1e-3f);
+    EXPECT_NEAR(contrast_ratio(Rgba{40, 90, 200, 255}, Rgba{40, 90, 200, 255}), 1.0f, 1e-6f);
+    EXPECT_NEAR(contrast_ratio(Rgba{0x76, 0x76, 0x76, 255}, white), 4.54f, 0.01f);
+    EXPECT_NEAR(contrast_ratio(Rgba{0x77, 0x77, 0x77, 255}, white), 4.48f, 0.01f);
+    EXPECT_NEAR(relative_luminance(white), 1.0f, 1e-6f);
+    EXPECT_EQ(relative_luminance(black), 0.0f);
+}
+
 TEST(Figure, TextWidthUsesDejaVuAdvances) {
     // '0'–'9' are 1303/2048 em in DejaVu Sans, 'i' 569, 'W' 2025; unknown characters 0.6 em.
     EXPECT_NEAR(text_width("0.5", 10), (1303 + 651 + 1303) / 2048.0 * 10, 1e-9);

@@ -406,7 +406,7 @@ void draw_compare_panel(AppState& state, UiContext& ui, ComparePanel& p) {
     HeatmapOptions o;
     o.colormap = Colormap::diverging;
     o.range = compare_range(p);
-    o.max_cell = 64;
+    o.max_cell = ImGui::GetFontSize() * 4;  // 64 px at 16 px text
     o.generation = p.serial;
     o.transposed = t;
     const std::vector<std::string>* row_tokens = core::token_labels(session, mi.rows);

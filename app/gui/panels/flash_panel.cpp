@@ -63,7 +63,7 @@ void draw_controls(const core::Config& c, UiContext& ui, FlashPanel& p) {
 void draw_scores(const core::Session& s, const core::HeadTrace& h, UiContext& ui, const core::OnlineSoftmaxStep& step,
                  ImVec2 room) {
     HeatmapOptions o;
-    o.colormap = colormap_for(core::MatrixId::scores);
+    o.colormap = ui.colormap(core::MatrixId::scores);
     o.range = heatmap_range(ui, h.scores, core::MatrixId::scores, 0);
     o.max_size = room;
     o.max_cell = ImGui::GetFontSize() * 4;
@@ -82,7 +82,7 @@ void draw_scores(const core::Session& s, const core::HeadTrace& h, UiContext& ui
     if (step.col_begin > 0) draw->AddRectFilled(seen_min, seen_max, IM_COL32(255, 255, 255, 60));
     const ImVec2 tile_min{hit.cells_min.x + cw * static_cast<float>(step.col_begin), seen_min.y};
     const ImVec2 tile_max{hit.cells_min.x + cw * static_cast<float>(step.col_end), seen_max.y};
-    draw->AddRect(tile_min, tile_max, ui.color(Color::selected_cell), 0, 0, 3);
+    draw->AddRect(tile_min, tile_max, ui.color(Color::selected_cell), 0, 0, ui.px(3));
 }
 
 // Per row of the tile: m and ℓ before and after, and the rescaling of what was summed.
@@ -136,7 +136,7 @@ void draw_output_so_far(const core::Session& s, UiContext& ui, const core::Onlin
               "their rows of Z."
             : "O so far (a row tile's rows appear after its last key tile):");
     HeatmapOptions o;
-    o.colormap = colormap_for(core::MatrixId::Z);
+    o.colormap = ui.colormap(core::MatrixId::Z);
     o.range = heatmap_range(ui, run.O, core::MatrixId::Z, 0);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     o.max_size = {avail.x - ImGui::GetFontSize() * 4,

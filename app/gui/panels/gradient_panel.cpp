@@ -254,7 +254,8 @@ namespace {
 // A matrix's heatmap may be this much taller than wide: a weight of d_model rows and a few
 // columns gets cells large enough for its numbers.
 constexpr float tile_aspect = 1.25f;
-constexpr float tile_max_cell = 40;
+// A tile's largest cell: 2½ ems (40 px at 16 px text).
+float tile_max_cell() { return ImGui::GetFontSize() * 2.5f; }
 constexpr float min_bias_cell = 4;  // a bias strip thinner than this is fitted on its own
 
 // A tile's title: "∂/∂W_Q⁽¹⁾", with its own range when each matrix has its own scale, or "= 0"
@@ -290,7 +291,7 @@ void draw_gradient_matrix(UiContext& ui, const GradientPanel& p, const GradientR
     const double range = p.one_scale ? r.all_max_abs : own;
     o.range = {range > 0 ? -range : -1, range > 0 ? range : 1, false};
     o.max_size = {side, side * tile_aspect};
-    o.max_cell = cell > 0 ? cell : tile_max_cell;
+    o.max_cell = cell > 0 ? cell : tile_max_cell();
     if (cell > 0) o.max_size.y = cell;
     o.generation = r.serial;
     o.transposed = transposed;
@@ -322,7 +323,7 @@ void draw_gradient_matrix(UiContext& ui, const GradientPanel& p, const GradientR
 float fitted_cell(const core::Matrix& m, float side, bool transposed) {
     const auto rows = static_cast<float>(transposed ? m.cols() : m.rows());
     const auto cols = static_cast<float>(transposed ? m.rows() : m.cols());
-    return std::min({tile_max_cell, side / std::max(cols, 1.0f), side * tile_aspect / std::max(rows, 1.0f)});
+    return std::min({tile_max_cell(), side / std::max(cols, 1.0f), side * tile_aspect / std::max(rows, 1.0f)});
 }
 
 // The list of the largest |∂|: input, value, and a bar of its share of the largest.

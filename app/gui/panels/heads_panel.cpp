@@ -162,7 +162,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const float summary_line_h = summary_font(ui)->FontSize + spacing;
     const auto grid_with = [&](float width, size_t lines) {
         return heads_grid(c.heads, rows, cols, labels, {width, room.y},
-                          line + summary_line_h * static_cast<float>(lines) + spacing, gap, min_cell, 80);
+                          line + summary_line_h * static_cast<float>(lines) + spacing, gap, min_cell, font * 5);
     };
     struct Plan {
         HeadsGrid grid;
@@ -212,7 +212,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const std::string note = std::string(core::scaling_name(scaling)) +
                              (clip && core::max_is_outlier(all) ? ", top at the 99th percentile" : "") +
                              pooling_note(ui, id, cells_per_pixel);
-    colormap_legend(colormap_for(id), *o.range, std::min(avail.x, font * 30), note.c_str());
+    colormap_legend(ui.colormap(id), *o.range, std::min(avail.x, font * 30), note.c_str());
 }
 
 }  // namespace attnviz::app

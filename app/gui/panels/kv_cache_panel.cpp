@@ -39,7 +39,7 @@ void draw_controls(const core::Config& c, UiContext& ui, KvCachePanel& p) {
 HeatmapOptions small(UiContext& ui, const core::Matrix& m, core::MatrixId id, ImVec2 room,
                      const std::vector<std::string>* rows, const std::vector<std::string>* cols) {
     HeatmapOptions o;
-    o.colormap = colormap_for(id);
+    o.colormap = ui.colormap(id);
     o.range = heatmap_range(ui, m, id, 0);
     o.max_size = room;
     o.max_cell = ImGui::GetFontSize() * 4;

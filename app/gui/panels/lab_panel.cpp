@@ -103,10 +103,11 @@ void draw_norm_weighted(const Snapshot& s, UiContext& ui, const LabResult& r) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const ImVec2 room{avail.x / 2 - ImGui::GetFontSize() * 5, avail.y - ImGui::GetFontSize() * 3};
     const std::vector<std::string>& keys = core::key_tokens(s.session);
-    lab_heatmap(ui, "weights", weights, core::Colormap::sequential, {0, 1, false}, room, &s.session.tokens, &keys);
+    lab_heatmap(ui, "weights", weights, ui.colormap(core::MatrixId::weights), {0, 1, false}, room, &s.session.tokens,
+                &keys);
     ImGui::SameLine();
     const double top = r.norm_weighted.size() > 0 ? std::max(r.norm_weighted.maxCoeff(), 1e-300) : 1.0;
-    const HeatmapHit hit = lab_heatmap(ui, "norm-weighted", r.norm_weighted, core::Colormap::sequential,
+    const HeatmapHit hit = lab_heatmap(ui, "norm-weighted", r.norm_weighted, ui.colormap(core::MatrixId::weights),
                                        {0, top, false}, room, &s.session.tokens, &keys);
     if (hit.hovered && hit.row >= 0 && hit.col >= 0) {
         ImGui::BeginTooltip();
@@ -134,7 +135,8 @@ void bars(const char* title, const Eigen::VectorXd& values, ImVec2 size, ImU32 c
     for (Eigen::Index k = 0; k < values.size(); ++k) {
         const float h = static_cast<float>(values(k) / top) * (size.y - 2);
         const float x0 = at.x + w * static_cast<float>(k);
-        draw->AddRectFilled({x0 + 1, at.y + size.y - h}, {x0 + std::max(2.0f, w - 1), at.y + size.y}, color);
+        draw->AddRectFilled({x0 + 1, at.y + size.y - h}, {x0 + std::max(2.0f, w - 1), at.y + size.y},
+                            color);  // 1 px gaps
     }
     ImGui::SameLine();
     ImGui::Text("largest %s", core::format_number(top, 3).c_str());
@@ -153,7 +155,7 @@ void eigenvalue_plot(const std::vector<std::complex<double>>& lambda, float side
     draw->AddLine({mid.x, at.y}, {mid.x, at.y + side}, axis);
     double top = 1e-300;
     for (const std::complex<double>& l : lambda) top = std::max(top, std::abs(l));
-    const float scale = (side / 2 - 6) / static_cast<float>(top);
+    const float scale = (side / 2 - ImGui::GetFontSize() * 0.4f) / static_cast<float>(top);
     for (const std::complex<double>& l : lambda)
         draw->AddCircleFilled(
             {mid.x + static_cast<float>(l.real()) * scale, mid.y - static_cast<float>(l.imag()) * scale}, 3.5f, color);

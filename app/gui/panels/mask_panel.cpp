@@ -121,7 +121,7 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
     // The grid: the editable session's mask (or the drag's copy), with the tokens on both axes.
     const core::Matrix& shown = panel.painting ? *panel.painting : mask;
     HeatmapOptions o;
-    o.colormap = Colormap::sequential;
+    o.colormap = ui.colormap(core::MatrixId::mask);
     o.range = {0, 1, false};
     o.number_digits = 1;
     o.max_cell = ImGui::GetFontSize() * 3;

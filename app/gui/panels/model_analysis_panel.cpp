@@ -68,7 +68,7 @@ void end_grid(const Grid& g, int rows, int cols) {
     ImGui::Dummy({g.label_w + static_cast<float>(cols) * g.cell_w, g.header_h + static_cast<float>(rows) * g.cell_h});
 }
 
-void draw_lens(const ModelResults& r, const ModelRun& run) {
+void draw_lens(const ModelResults& r, const ModelRun& run, core::Colormap map) {
     if (!r.lens) {
         ImGui::TextWrapped("No logit lens: %s.", r.lens_problem.c_str());
         return;
@@ -88,11 +88,9 @@ void draw_lens(const ModelResults& r, const ModelRun& run) {
             const bool hovered = cell(g, rows - 1 - l, i, a, b);  // the model's prediction at the bottom
             if (!ImGui::IsRectVisible(a, b)) continue;            // scrolled out of view: nothing to draw
             const double p = lens.p(l, i);
-            const ImU32 fill = colormap_color(core::Colormap::sequential, static_cast<float>(p));
+            const ImU32 fill = colormap_color(map, static_cast<float>(p));
             draw->AddRectFilled(a, b, fill);
-            const ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
-            const ImU32 ink = 0.299f * f.x + 0.587f * f.y + 0.114f * f.z > 0.5f ? IM_COL32(0, 0, 0, 255)
-                                                                                : IM_COL32(255, 255, 255, 255);
+            const ImU32 ink = text_color_on(fill);
             const std::string text = run.token_text(lens.ids(l, i));
             draw->AddText({a.x + 2, a.y + (g.cell_h - font) / 2}, ink,
                           fitted_text(visible_token(text), g.cell_w - 5).c_str());
@@ -107,7 +105,7 @@ void draw_lens(const ModelResults& r, const ModelRun& run) {
 
 // A heatmap of `m` on 0..hi (rows named `rows`, columns the tokens), each value in its tooltip.
 void draw_heatmap(const core::Matrix& m, double hi, const std::vector<std::string>& columns,
-                  const std::vector<std::string>& rows, const char* what) {
+                  const std::vector<std::string>& rows, const char* what, core::Colormap map) {
     const float font = ImGui::GetFontSize();
     ImGui::BeginChild(what, {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
     const Grid g = grid_for(static_cast<int>(m.rows()), static_cast<int>(m.cols()), font * 0.8f, font * 0.8f, font * 6);
@@ -118,7 +116,7 @@ void draw_heatmap(const core::Matrix& m, double hi, const std::vector<std::strin
             ImVec2 a, b;
             const bool hovered = cell(g, static_cast<int>(i), static_cast<int>(j), a, b);
             if (!ImGui::IsRectVisible(a, b)) continue;
-            draw->AddRectFilled(a, b, colormap_color(core::Colormap::sequential, static_cast<float>(m(i, j) / hi)));
+            draw->AddRectFilled(a, b, colormap_color(map, static_cast<float>(m(i, j) / hi)));
             if (hovered)
                 ImGui::SetTooltip("%s\n%s, position %d (%s): %.4g", what, rows[static_cast<size_t>(i)].c_str(),
                                   static_cast<int>(j), quoted_label(columns[static_cast<size_t>(j)]).c_str(), m(i, j));
@@ -127,7 +125,7 @@ void draw_heatmap(const core::Matrix& m, double hi, const std::vector<std::strin
     ImGui::EndChild();
 }
 
-void draw_rollout(ModelAnalysisPanel& p, const ModelResults& r) {
+void draw_rollout(ModelAnalysisPanel& p, const ModelResults& r, core::Colormap map) {
     const int blocks = static_cast<int>(r.rollout.size());
     if (blocks == 0) return;
     int& layer = p.rollout_layer;
@@ -144,17 +142,17 @@ void draw_rollout(ModelAnalysisPanel& p, const ModelResults& r) {
             "comes from each input position; rows sum to 1");
     std::vector<std::string> rows;
     for (const std::string& t : r.texts) rows.push_back(quoted_label(t));
-    draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, visible_tokens(r), rows, "Attention rollout");
+    draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, visible_tokens(r), rows, "Attention rollout", map);
 }
 
-void draw_norms(const ModelResults& r) {
+void draw_norms(const ModelResults& r, core::Colormap map) {
     std::vector<std::string> rows;
     for (Eigen::Index l = 0; l < r.norms.rows(); ++l) rows.push_back(stream_name(static_cast<int>(l)));
     const double hi = r.norms.size() ? r.norms.maxCoeff() : 1.0;
     ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("||x|| per stream and position; colours 0 to %.3g", hi);
     ImGui::PopTextWrapPos();
-    draw_heatmap(r.norms, hi > 0 ? hi : 1.0, visible_tokens(r), rows, "Residual stream norm");
+    draw_heatmap(r.norms, hi > 0 ? hi : 1.0, visible_tokens(r), rows, "Residual stream norm", map);
 }
 
 // The numbers of every view in the draw report (tests compare them with a reference).
@@ -215,10 +213,10 @@ void draw_model_analysis_panel(AppState&, UiContext& ui, ModelAnalysisPanel& p, 
         default:
         case ModelAnalysisPanel::lens:
             ImGui::TextDisabled("Each stream's top next token (hover: token and p); shade: its p");
-            draw_lens(*r, run);
+            draw_lens(*r, run, ui.look.weights);
             break;
-        case ModelAnalysisPanel::rollout: draw_rollout(p, *r); break;
-        case ModelAnalysisPanel::norms: draw_norms(*r); break;
+        case ModelAnalysisPanel::rollout: draw_rollout(p, *r, ui.look.weights); break;
+        case ModelAnalysisPanel::norms: draw_norms(*r, ui.look.weights); break;
     }
 }
 

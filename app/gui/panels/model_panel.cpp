@@ -39,7 +39,7 @@ void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, boo
     const int cell_cols = static_cast<int>(transposed ? t.cells.rows() : t.cells.cols());
     ImDrawList* draw = ImGui::GetWindowDrawList();
     HeatmapOptions o;
-    o.colormap = colormap_for(core::MatrixId::weights);
+    o.colormap = ui.colormap(core::MatrixId::weights);
     o.pooling = core::Pooling::mean;  // as the thumbnail's cells (core::thumbnail)
     o.range = range;
     o.generation = serial;
@@ -374,8 +374,8 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
         for (size_t k = 0; k < g.top.size(); ++k)
             if (g.top[k].layer == r && g.top[k].head == h) rank = static_cast<int>(k) + 1;
         if (rank > 0)
-            draw->AddRect({a.x - 2, a.y - 2}, {a.x + side + 2, a.y + side + 2}, ui.color(Color::highlighted_head), 0, 0,
-                          2.5f);
+            draw->AddRect({a.x - ui.px(2), a.y - ui.px(2)}, {a.x + side + ui.px(2), a.y + side + ui.px(2)},
+                          ui.color(Color::highlighted_head), 0, 0, ui.px(2.5f));
         const char* click = g.weights_only ? "Click: this head alone in the head view"
                             : r == 0       ? "Click: show this head's weights in the matrix viewer"
                                            : "Click: edit this layer (undo brings your session back) and show this "
@@ -385,7 +385,7 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
         draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
         if (hovered) ImGui::SetTooltip("%s", row.computing() ? "Computing this layer's weights..." : row.error.c_str());
     }
-    if (hovered) draw->AddRect(a, {a.x + side, a.y + side}, ui.color(Color::hovered_cell), 0, 0, 1.5f);
+    if (hovered) draw->AddRect(a, {a.x + side, a.y + side}, ui.color(Color::hovered_cell), 0, 0, ui.px(1.5f));
     ImGui::PopID();
 }
 

@@ -45,10 +45,12 @@ bool node(const AppState& state, const UiContext& ui, const core::PipelineNode& 
     return clicked;
 }
 
-void arrow(ImU32 color, ImVec2 from, ImVec2 to) {
+// Lines and arrowheads grow with the text (ui.px).
+void arrow(const UiContext& ui, ImU32 color, ImVec2 from, ImVec2 to) {
+    const auto px = [&ui](float pixels) { return ui.px(pixels); };
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->AddLine(from, {to.x, to.y - 5}, color, 1.5f);
-    draw->AddTriangleFilled({to.x - 4, to.y - 6}, {to.x + 4, to.y - 6}, to, color);
+    draw->AddLine(from, {to.x, to.y - px(5)}, color, px(1.5f));
+    draw->AddTriangleFilled({to.x - px(4), to.y - px(6)}, {to.x + px(4), to.y - px(6)}, to, color);
 }
 
 // A small grey note beside an arrow.
@@ -58,16 +60,18 @@ void annotate(ImU32 color, ImVec2 at, const std::string& text) {
 }
 
 // V joins at the weighted sum: a line down the right side (at most at `right`) into Z.
-void side_line(ImU32 color, const Place& v, const Place& z, float right, float gap) {
+void side_line(const UiContext& ui, ImU32 color, const Place& v, const Place& z, float right, float gap) {
+    const auto px = [&ui](float pixels) { return ui.px(pixels); };
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 v_out = bottom(v);
     const float side = std::min(right, v.max.x - 8);
     const float z_mid = (z.min.y + z.max.y) / 2;
-    draw->AddLine(v_out, {v_out.x, v_out.y + gap / 2}, color, 1.5f);
-    draw->AddLine({v_out.x, v_out.y + gap / 2}, {side, v_out.y + gap / 2}, color, 1.5f);
-    draw->AddLine({side, v_out.y + gap / 2}, {side, z_mid}, color, 1.5f);
-    draw->AddLine({side, z_mid}, {z.max.x + 6, z_mid}, color, 1.5f);
-    draw->AddTriangleFilled({z.max.x + 6, z_mid - 4}, {z.max.x + 6, z_mid + 4}, {z.max.x, z_mid}, color);
+    draw->AddLine(v_out, {v_out.x, v_out.y + gap / 2}, color, px(1.5f));
+    draw->AddLine({v_out.x, v_out.y + gap / 2}, {side, v_out.y + gap / 2}, color, px(1.5f));
+    draw->AddLine({side, v_out.y + gap / 2}, {side, z_mid}, color, px(1.5f));
+    draw->AddLine({side, z_mid}, {z.max.x + px(6), z_mid}, color, px(1.5f));
+    draw->AddTriangleFilled({z.max.x + px(6), z_mid - px(4)}, {z.max.x + px(6), z_mid + px(4)}, {z.max.x, z_mid},
+                            color);
 }
 
 }  // namespace
@@ -138,10 +142,10 @@ void draw_pipeline_panel(AppState& state, UiContext& ui, PipelinePanel& panel) {
     for (const core::PipelineEdge& e : layout.edges) {
         const Place &from = at[static_cast<std::size_t>(e.from)], &to = at[static_cast<std::size_t>(e.to)];
         if (e.route == core::PipelineRoute::side) {
-            side_line(line_color, from, to, origin.x + avail - 4, gap);
+            side_line(ui, line_color, from, to, origin.x + avail - 4, gap);
             continue;
         }
-        arrow(line_color, bottom(from), top(to));
+        arrow(ui, line_color, bottom(from), top(to));
         if (!e.note.empty()) annotate(note_color, {bottom(from).x, bottom(from).y + gap / 2}, e.note);
     }
     ImGui::SetCursorScreenPos({origin.x, y});

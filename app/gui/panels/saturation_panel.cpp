@@ -300,7 +300,7 @@ void plot_curves(const UiContext& ui, const SaturationPanel& panel, int heads, i
         const bool lit = panel.highlighted == h;
         ImU32 color = head_color(h, heads);
         if (panel.highlighted >= 0 && !lit) color = dimmed(color);
-        PlotSeries e{{}, color, lit ? 3.0f : 1.5f}, m{{}, color, lit ? 3.0f : 1.5f};
+        PlotSeries e{{}, color, ui.px(lit ? 3.0f : 1.5f)}, m{{}, color, ui.px(lit ? 3.0f : 1.5f)};
         for (const core::SaturationSummary& s : panel.curves[static_cast<size_t>(h)]) {
             e.y.push_back(s.mean_entropy);
             m.y.push_back(s.mean_max);
@@ -309,7 +309,7 @@ void plot_curves(const UiContext& ui, const SaturationPanel& panel, int heads, i
         max_plot.series.push_back(std::move(m));
     }
     if (heads > 1 && complete == heads) {  // the mean of the heads (their rows are as many)
-        PlotSeries e{{}, ui.color(Color::plot_mean), 2.5f}, m{{}, ui.color(Color::plot_mean), 2.5f};
+        PlotSeries e{{}, ui.color(Color::plot_mean), ui.px(2.5f)}, m{{}, ui.color(Color::plot_mean), ui.px(2.5f)};
         for (size_t k = 0; k < panel.divisors.size(); ++k) {
             core::SaturationSummary sum;
             for (const auto& curve : panel.curves) sum += curve[k];
@@ -395,12 +395,13 @@ void draw_legend(UiContext& ui, SaturationPanel& panel, int heads, int complete,
     const core::Symbols& sym = ui.symbols();
     bool first = true;
     if (heads > 1 && complete == heads) {
-        legend_entry("mean of the heads", ui.color(Color::plot_mean), 2.5f, false, first);
+        legend_entry("mean of the heads", ui.color(Color::plot_mean), ui.px(2.5f), false, first);
         first = false;
     }
     for (int h = 0; h < complete; ++h) {
         const std::string label = "head " + std::to_string(h + 1);
-        if (legend_entry(label.c_str(), head_color(h, heads), h == panel.highlighted ? 3.0f : 2.0f, false, first))
+        if (legend_entry(label.c_str(), head_color(h, heads), ui.px(h == panel.highlighted ? 3.0f : 2.0f), false,
+                         first))
             highlight = h;
         first = false;
     }

@@ -1,5 +1,6 @@
 #include "status_bar.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <imgui.h>
 #include <string>
@@ -32,18 +33,24 @@ std::string status_text(const AppState& state, float frame_ms) {
 }
 
 void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms, const std::string& attentions) {
-    if (!attentions.empty()) {
-        ImGui::TextUnformatted(
-            ("weights only: " + attentions + (frame_ms < 0 ? "" : " | frame " + core::format_duration(frame_ms)))
-                .c_str());
-    } else {
-        if (state.computing()) {  // the views show the last trace until the new one is ready
-            ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
-            ImGui::SameLine();
-        }
-        ImGui::TextUnformatted(status_text(state, frame_ms).c_str());
+    if (attentions.empty() && state.computing()) {  // the views show the last trace until the new one is ready
+        ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
+        ImGui::SameLine();
     }
+    // The status whole where it fits beside the message, else cut ("…", whole in its tooltip) to
+    // leave the message at least 40 % of the bar: at a large text size neither runs off the window.
     const Message& msg = state.message();
+    const std::string status = attentions.empty()
+                                   ? status_text(state, frame_ms)
+                                   : "weights only: " + attentions +
+                                         (frame_ms < 0 ? "" : " | frame " + core::format_duration(frame_ms));
+    const float avail = ImGui::GetContentRegionAvail().x, status_w = ImGui::CalcTextSize(status.c_str()).x;
+    const float message_w = msg.text.empty() ? 0 : text_width_up_to(msg.text, avail) + ImGui::GetFontSize();
+    const std::string shown =
+        fitted_text(status, status_w + message_w <= avail ? status_w : std::max(avail - message_w, avail * 0.6f));
+    ImGui::TextUnformatted(shown.c_str());
+    if (shown != status && ImGui::IsItemHovered()) tooltip_text(status);
+    ui.report_item("status: line");
     if (!msg.text.empty()) {
         ImGui::SameLine(0, ImGui::GetFontSize());
         ImGui::PushStyleColor(ImGuiCol_Text, ui.color(msg.error ? Color::error_text : Color::ok_text));

@@ -177,7 +177,10 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
 // at its first step with its session. A lesson that cannot be read is listed, greyed, with why.
 void lesson_picker(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::SetNextItemWidth(-FLT_MIN);
-    const bool open = ImGui::BeginCombo("##lesson", p.lesson->title.c_str());
+    // The title cut to the box ("…", the whole in the list), not under its arrow.
+    const float preview_w = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
+                            ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemInnerSpacing.x;
+    const bool open = ImGui::BeginCombo("##lesson", fitted_text(p.lesson->title, preview_w).c_str());
     ui.report_item("teach: lesson " + p.lesson->title);
     if (!open) {
         if (ImGui::IsItemHovered()) {  // the box may cut the title: the whole of it, and the list's use
@@ -250,13 +253,18 @@ void step_list(AppState& state, UiContext& ui, TeachPanel& p) {
     ImGui::TextDisabled("or ← →");
     ImGui::Separator();
     for (int k = 0; k < total; ++k) {
-        // The title is the lesson's text, never an ID: an empty title or one with "##" is shown as it is.
+        // The title is the lesson's text, never an ID: an empty title or one with "##" is shown as it
+        // is, wrapped to the list's width (read from the back of a room, not cut).
         ImGui::PushID(k);
+        const std::string title = bounded_text(p.lesson->steps[k].title);
+        const float width = ImGui::GetContentRegionAvail().x;
         const ImVec2 at = ImGui::GetCursorPos();
-        if (ImGui::Selectable("##step", k == p.step)) teach_go_to(state, p, k);
-        ImGui::SameLine();
+        const float h = ImGui::CalcTextSize(title.c_str(), nullptr, false, width).y;
+        if (ImGui::Selectable("##step", k == p.step, 0, {0, h})) teach_go_to(state, p, k);
         ImGui::SetCursorPos(at);
-        text_fitted(p.lesson->steps[k].title);
+        ImGui::PushTextWrapPos(at.x + width);
+        ImGui::TextUnformatted(title.c_str());
+        ImGui::PopTextWrapPos();
         ImGui::PopID();
     }
     ImGui::Separator();
@@ -284,10 +292,26 @@ float below_matrices(const AppState& state, const TeachPanel& p, const core::Les
     return h;
 }
 
+// The cell side at which every token label above the columns of these matrices is written whole (in
+// the numbers font the heatmap falls back to), at most 4 ems.
+float column_label_cell(const AppState& state, const UiContext& ui, const std::vector<MatrixRef>& refs) {
+    const float most = ImGui::GetFontSize() * 4;
+    if (ui.fonts.numbers) ImGui::PushFont(ui.fonts.numbers);
+    float widest = 0;
+    for (const MatrixRef& ref : refs)
+        if (const std::vector<std::string>* labels = core::token_labels(state.shown().session, core::info(ref.id).cols))
+            for (const std::string& label : *labels) widest = std::max(widest, text_width_up_to(label, most));
+    if (ui.fonts.numbers) ImGui::PopFont();
+    return std::min(std::ceil(widest) + 4, most);
+}
+
 // The step's operands, then its result, in one flow with one cell size for all, so operands and
-// result line up: the largest (up to 84 pixels, to read from the back of a classroom) with which
-// they fill the room above the text under them, wrapping to the width; never below a size that
-// shows the numbers (the step then scrolls). Matrices this session lacks are named in `missing`.
+// result line up: the largest (up to 5¼ ems, 84 pixels at 16 px text, to read from the back of a
+// classroom; 8 ems in focus, where no text follows them) with which they fill the room above the
+// text under them, wrapping to the width; never below a size that shows the numbers (the step then
+// scrolls). Cells grow past that, while the matrices still fit the step's whole height (the text under
+// them then scrolls), until the token labels above their columns are written whole. Matrices this
+// session lacks are named in `missing`.
 void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const core::LessonStep& step,
                    const core::Matrix* result, std::vector<std::string>& missing) {
     const core::Config& c = state.shown_config();
@@ -324,9 +348,16 @@ void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const co
     for (const Shown& m : shown) flow.push_back(m.flow);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const ImVec2 gap{font * 1.2f, ImGui::GetStyle().ItemSpacing.y};
-    const float below = below_matrices(state, p, step, result);
+    const float below = p.focus ? 0 : below_matrices(state, p, step, result);
     const ImVec2 room{avail.x - ImGui::GetStyle().ScrollbarSize, std::max(avail.y - below, avail.y * 0.4f)};
-    o.max_cell = flow_cell(flow, room, gap, std::round(font * 1.5f), 84);
+    const float readable = std::round(font * 1.5f), largest = std::round(font * (p.focus ? 8 : 5.25f));
+    o.max_cell = flow_cell(flow, room, gap, readable, largest);
+    std::vector<MatrixRef> refs;
+    for (const Shown& m : shown) refs.push_back(m.ref);
+    const float labelled = std::min(column_label_cell(state, ui, refs), largest);
+    if (o.max_cell < labelled)
+        o.max_cell = std::max(o.max_cell,
+                              std::min(labelled, flow_cell(flow, {room.x, avail.y}, gap, readable, largest)));
     bool first = true;
     for (const Shown& m : shown) {
         const float w = std::min(m.flow.width(o.max_cell), room.x);
@@ -566,31 +597,21 @@ void draw_result(AppState& state, UiContext& ui, TeachPanel& p, const core::Less
     }
 }
 
-}  // namespace
+// Focus: the line above the step — the lesson, the step's place, and the way out (or Esc).
+void focus_bar(UiContext& ui, TeachPanel& p) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%s: step %d of %d (← →)", p.lesson->title.c_str(), p.step + 1,
+                        static_cast<int>(p.lesson->steps.size()));
+    ui.report_item("teach: focus step");
+    const char* way_out = "Leave focus (Esc)";
+    const float w = ImGui::CalcTextSize(way_out).x + ImGui::GetStyle().FramePadding.x * 2;
+    ImGui::SameLine(std::max(ImGui::GetWindowContentRegionMax().x - w, ImGui::GetCursorPosX()));
+    if (ImGui::SmallButton(way_out)) p.focus = false;
+    ui.report_item("teach: leave focus");
+}
 
-void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
-    if (!p.lesson) {
-        ImGui::PushTextWrapPos(0);
-        text_bounded(p.error.empty() ? "No lesson is loaded." : p.error, ui.color_vec(Color::error_text));
-        ImGui::PopTextWrapPos();
-        if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
-        ui.report_item("teach: reload the lesson");
-        return;
-    }
-    const ImGuiIO& io = ImGui::GetIO();
-    if (!io.WantTextInput) {  // ← → move between steps unless the learner is typing
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) teach_go_to(state, p, p.step + 1);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) teach_go_to(state, p, p.step - 1);
-    }
-    const float font = ImGui::GetFontSize();
-
-    // Left: the steps, and X to edit (drawn first, so an edit is in this frame's trace).
-    ImGui::BeginChild("steps", {font * 17, 0}, true);
-    step_list(state, ui, p);
-    ImGui::EndChild();
-    state.update();
-    ImGui::SameLine();
-
+// The step: its text, its matrices, and (out of focus) play, the exercise and the arithmetic.
+void draw_step(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     ImGui::BeginChild("step", {0, 0}, false);  // no horizontal scrollbar: everything wraps to its width
     const core::LessonStep& step = *current(p);
     // The snapshot this step's text is written from, held: "Use the worked example" below shows a
@@ -608,7 +629,7 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     ImGui::Separator();
 
     const core::Matrix* result = teach_result(state, p);
-    if (result) draw_play_controls(state, p, step, *result, dt);
+    if (result && !p.focus) draw_play_controls(state, p, step, *result, dt);
     std::vector<std::string> missing;
     step_matrices(state, ui, p, step, result, missing);
     if (!missing.empty()) {
@@ -620,8 +641,38 @@ void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (step.has_result && !result)
         ImGui::TextDisabled("This step's result, %s, does not exist in this session.",
                             core::label(step.result, state.notation()).c_str());
-    if (result) draw_result(state, ui, p, step, *result);
+    if (result && !p.focus) draw_result(state, ui, p, step, *result);
     ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
+    if (!p.lesson) {
+        ImGui::PushTextWrapPos(0);
+        text_bounded(p.error.empty() ? "No lesson is loaded." : p.error, ui.color_vec(Color::error_text));
+        ImGui::PopTextWrapPos();
+        if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
+        ui.report_item("teach: reload the lesson");
+        return;
+    }
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!io.WantTextInput) {  // ← → move between steps unless the learner is typing
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) teach_go_to(state, p, p.step + 1);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) teach_go_to(state, p, p.step - 1);
+    }
+    if (p.focus) {  // for a room: the step alone, large
+        focus_bar(ui, p);
+        draw_step(state, ui, p, dt);
+        return;
+    }
+    // Left: the steps, and X to edit (drawn first, so an edit is in this frame's trace).
+    ImGui::BeginChild("steps", {ImGui::GetFontSize() * 17, 0}, true);
+    step_list(state, ui, p);
+    ImGui::EndChild();
+    state.update();
+    ImGui::SameLine();
+    draw_step(state, ui, p, dt);
 }
 
 }  // namespace attnviz::app

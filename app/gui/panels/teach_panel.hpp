@@ -39,6 +39,10 @@ struct TeachPanel {
     std::uint64_t exercise_generation = 0;
 
     InputsPanel x_editor;  // "Edit X" inside the lesson
+
+    // View > Focus: only the step's text and the matrices it names, large (no step list, play,
+    // exercise or arithmetic), for a room; ← → still move between steps.
+    bool focus = false;
 };
 
 // The sizes the lesson is written for: beyond them it says so and offers the worked example.

@@ -309,7 +309,7 @@ void draw_viewer_panel(AppState& state, UiContext& ui, ViewerPanel& panel) {
                          core::max_is_outlier(ui.heatmaps.stats(*m, state.generation(), true));
     const std::string note = std::string(clipped ? "top: 99th pct" : "") +
                              pooling_note(ui, ref.id, hit.cells_per_pixel);
-    colormap_legend(colormap_for(ref.id), range, legend_w,
+    colormap_legend(ui.colormap(ref.id), range, legend_w,
                     note.empty() ? nullptr : note.c_str() + (note.starts_with("; ") ? 2 : 0));
     if (one_line) ImGui::SameLine(0, font);
     scaling_combo(ui, ref.id, m->cols(), combo_w);

@@ -441,7 +441,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
         const float x1 = mark.col < 0 ? g.x_of(cols) : g.x_of(mark.col + 1);
         const float y0 = mark.row < 0 ? g.y_of(0) : g.y_of(mark.row);
         const float y1 = mark.row < 0 ? g.y_of(rows) : g.y_of(mark.row + 1);
-        draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color ? mark.color : ui.color(Color::operand), 0, 0, 2.0f);
+        draw->AddRect({x0 - 1, y0 - 1}, {x1, y1}, mark.color ? mark.color : ui.color(Color::operand), 0, 0, ui.px(2));
     }
 
     // The cell under the pointer.
@@ -456,7 +456,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
                 hit.col = c;
                 hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
                 draw->AddRect({g.x_of(c), g.y_of(r)}, {g.x_of(c + 1), g.y_of(r + 1)}, ui.color(Color::hovered_cell), 0,
-                              0, 1.5f);
+                              0, ui.px(1.5f));
             }
         }
     }

@@ -94,6 +94,7 @@ struct PlotArea {
     ImVec2 a, b;
     float line = 0, font = 0;
     ImU32 axis = 0, grid = 0;
+    float px = 1;  // pixels per pixel at 16 px text (UiContext::scale): ticks and marks grow with the text
     double to_unit(double x) const {
         return p.log_x ? (std::log(x) - std::log(p.x_min)) / (std::log(p.x_max) - std::log(p.x_min))
                        : (x - p.x_min) / (p.x_max - p.x_min);
@@ -110,7 +111,7 @@ void draw_axes(ImDrawList* dl, const PlotArea& g, const std::vector<double>& y_t
         const float y = g.fy(v);
         const std::string t = tick_text(v);
         dl->AddLine({a.x, y}, {b.x, y}, g.grid);
-        dl->AddLine({a.x - 3, y}, {a.x, y}, g.axis);
+        dl->AddLine({a.x - 3 * g.px, y}, {a.x, y}, g.axis, g.px);
         dl->AddText({a.x - 4 - ImGui::CalcTextSize(t.c_str()).x, y - g.line / 2}, g.axis, t.c_str());
     }
     const float x_label_w = ImGui::CalcTextSize("0.005").x + g.font;
@@ -122,8 +123,8 @@ void draw_axes(ImDrawList* dl, const PlotArea& g, const std::vector<double>& y_t
         const std::string t = tick_text(v);
         const float w = ImGui::CalcTextSize(t.c_str()).x;
         dl->AddLine({x, a.y}, {x, b.y}, g.grid);
-        dl->AddLine({x, b.y}, {x, b.y + 3}, g.axis);
-        dl->AddText({std::clamp(x - w / 2, g.at.x, g.at.x + g.size.x - w), b.y + 3}, g.axis, t.c_str());
+        dl->AddLine({x, b.y}, {x, b.y + 3 * g.px}, g.axis, g.px);
+        dl->AddText({std::clamp(x - w / 2, g.at.x, g.at.x + g.size.x - w), b.y + 3 * g.px}, g.axis, t.c_str());
     }
     dl->AddLine({a.x, a.y}, {a.x, b.y}, g.axis);
     dl->AddLine({a.x, b.y}, {b.x, b.y}, g.axis);
@@ -176,9 +177,9 @@ void draw_lines(ImDrawList* dl, const PlotArea& g) {
         const bool above = m.value > p.x_max;
         const float x = below ? a.x + 1 : above ? b.x - 1 : g.fx(m.value);
         if (m.dashed)
-            dashed_line(dl, {x, a.y}, {x, b.y}, m.color, 1.5f);
+            dashed_line(dl, {x, a.y}, {x, b.y}, m.color, 1.5f * g.px);
         else
-            dl->AddLine({x, a.y}, {x, b.y}, m.color, 2);
+            dl->AddLine({x, a.y}, {x, b.y}, m.color, 2 * g.px);
     }
 }
 
@@ -228,7 +229,7 @@ void draw_marker_labels(ImDrawList* dl, const PlotArea& g, const UiContext& ui) 
         const float w = ImGui::CalcTextSize(label.c_str()).x;
         const bool before = below ? false : above ? true : k % 2 == 0;
         const float tx = std::clamp(before ? x - 2 - w : x + 2, g.at.x, g.at.x + g.size.x - w);
-        dl->AddLine({x, g.b.y + g.line * 1.1f}, {x, g.b.y + g.line * 2.2f}, m.color, 2);
+        dl->AddLine({x, g.b.y + g.line * 1.1f}, {x, g.b.y + g.line * 2.2f}, m.color, 2 * g.px);
         dl->AddText({tx, g.b.y + g.line * 1.1f}, m.color, label.c_str());
     }
 }
@@ -254,7 +255,7 @@ PlotHover draw_line_plot(const char* id, const LinePlot& p, ImVec2 size, const U
     const ImVec2 a{at.x + label_w + font * 0.5f, at.y + top}, b{at.x + size.x - font * 0.8f, at.y + size.y - bottom};
     const bool ranges = p.x_max > p.x_min && p.y_max > p.y_min && (!p.log_x || p.x_min > 0);
     if (b.x - a.x < font * 2 || b.y - a.y < line || !ranges) return hover;  // no room to draw in
-    const PlotArea g{p, at, size, a, b, line, font, ui.color(Color::plot_axis), ui.color(Color::plot_grid)};
+    const PlotArea g{p, at, size, a, b, line, font, ui.color(Color::plot_axis), ui.color(Color::plot_grid), ui.scale()};
 
     draw_axes(dl, g, y_ticks);
     dl->PushClipRect(a, {b.x + 1, b.y + 1}, true);

@@ -58,10 +58,6 @@ void flow_place(float width, float gap, bool new_line, bool first) {
     if (ImGui::GetItemRectMax().x + gap + width <= right) ImGui::SameLine(0, gap);
 }
 
-Colormap colormap_for(core::MatrixId id) {
-    return core::info(id).colors == core::ColorScale::unit_interval ? Colormap::sequential : Colormap::diverging;
-}
-
 namespace {
 // "auto (default)" for the scaling a matrix gets until one is chosen.
 std::string scaling_label(core::Scaling s, bool is_default) {
@@ -169,14 +165,14 @@ HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const Matr
         if (ImGui::CalcTextSize(title.c_str()).x > room) title = o.title_text.empty() ? label : o.title_text;
         title = fitted_text(title, room);  // cut with "…" where even that does not fit (the tooltip has it)
         const bool viewed = state.viewed() == ref;
-        if (viewed) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
+        if (viewed) ImGui::PushStyleColor(ImGuiCol_Text, ui.color(Color::viewed_title));
         const ImVec2 title_size{std::min(ImGui::CalcTextSize(title.c_str()).x, room), ImGui::GetTextLineHeight()};
         if (ImGui::Selectable(title.c_str(), viewed, 0, title_size)) state.view(ref);
         if (viewed) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: click to open it in the matrix viewer", full.c_str());
     }
     HeatmapOptions h;
-    h.colormap = colormap_for(ref.id);
+    h.colormap = ui.colormap(ref.id);
     h.pooling = core::pooling_for(core::info(ref.id).colors);
     h.range = o.range ? *o.range : heatmap_range(ui, *m, ref.id, state.generation());
     h.max_size = o.max_size;

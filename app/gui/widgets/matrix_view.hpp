@@ -58,9 +58,6 @@ float flow_cell(const std::vector<FlowItem>& items, ImVec2 room, ImVec2 gap, flo
 // apart) and it asks for no new line, else on a new line. `first`: the flow's first item.
 void flow_place(float width, float gap, bool new_line, bool first);
 
-// The colormap a matrix is shown with, from the registry: 0..1 for weights, around 0 otherwise.
-Colormap colormap_for(core::MatrixId id);
-
 // The colour scalings a matrix offers (core/render/color_scale.hpp), as radio items of a menu (the
 // heatmaps' right-click menu) or as a combo box of `width`; a choice applies to every head of the
 // matrix in every view. `cols`: the matrix's columns (keys, for weights), which decide its default.
