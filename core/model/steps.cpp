@@ -24,9 +24,9 @@ void Norm<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const {
 template <class Scalar>
 void Projection<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const {
     if (transposed)
-        y.noalias() = x * W.transpose();
+        y.noalias() = x * W.map().transpose();
     else
-        y.noalias() = x * W;
+        y.noalias() = x * W.map();
     if (b.size()) y.rowwise() += b;
 }
 

@@ -111,7 +111,9 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     ASSERT_EQ(run.editing_layer(), 1);
     ASSERT_TRUE(layers.editing(state, 2));
     const std::shared_ptr<const model::RunState<float>> before = run.results()->run;
-    EXPECT_EQ(state.session(), before->layers[1].session);
+    const core::Result<core::Session> block1 = model::layer_session(*run.folder(), *before, 1);
+    ASSERT_TRUE(block1);
+    EXPECT_EQ(state.session(), *block1.value);
     const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
     ASSERT_TRUE(cell);
     ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
@@ -260,7 +262,10 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     frames(1);
     io.MousePos = {-FLT_MAX, -FLT_MAX};
     EXPECT_EQ(panels.model.run.editing_layer(), 1);
-    EXPECT_EQ(state.session(), panels.model.run.results()->run->layers[1].session);
+    const core::Result<core::Session> block1 = model::layer_session(*panels.model.run.folder(),
+                                                                    *panels.model.run.results()->run, 1);
+    ASSERT_TRUE(block1);
+    EXPECT_EQ(state.session(), *block1.value);
     const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
     ASSERT_TRUE(cell);
     ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
@@ -268,7 +273,8 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     panels.model.run.wait();
     frames(1);
     EXPECT_EQ(panels.model.run.results()->edited_layer, 1);
-    EXPECT_EQ(panels.model.run.results()->run->layers[1].session, state.session());
+    ASSERT_NE(panels.model.run.results()->run->layers[1].edited, nullptr);
+    EXPECT_EQ(*panels.model.run.results()->run->layers[1].edited, state.session());
     panels.maximized = -1;
     // Every panel of the model mode, each in turn.
     for (const char* title : {"Next token", "Model analysis"}) {

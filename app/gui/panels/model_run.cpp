@@ -82,12 +82,12 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
 Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
                  std::shared_ptr<const ModelResults> base, int layer, core::Session session) {
     Outcome out;
-    if (!(session.config == base->run->layers[static_cast<size_t>(layer)].session.config)) {
+    if (!(session.config == base->run->layers[static_cast<size_t>(layer)].config)) {
         out.problem = "The edit of layer " + std::to_string(layer) + " was made on another sentence: not run";
         return out;
     }
     auto run = std::make_shared<model::RunState<float>>(*base->run);
-    run->layers[static_cast<size_t>(layer)].session = std::move(session);
+    run->layers[static_cast<size_t>(layer)].edited = std::make_shared<const core::Session>(std::move(session));
     if (const core::Problems p = model::rerun_from(folder, *run, layer); !p.empty()) {
         out.problem = "The edit of layer " + std::to_string(layer) +
                       " could not run through the model: " + problems_text(p);
@@ -167,6 +167,7 @@ void ModelRun::close(Layers& layers) {
     opening_.clear();
     text_problem_.clear();
     editing_ = -1;
+    edited_.reset();
     layers.clear();
 }
 
@@ -181,6 +182,7 @@ void ModelRun::set_text(std::string text, double now) {
 void ModelRun::begin_edit(const AppState& state, int layer) {
     if (!results_ || layer < 0 || layer >= static_cast<int>(results_->run->layers.size())) return;
     editing_ = layer;
+    edited_ = std::make_shared<const core::Session>(state.session());
     seen_revision_ = state.revision();
 }
 
@@ -208,9 +210,9 @@ void ModelRun::submit(Request request) {
 // The session being edited changed: it runs through the model from its block, unless it is no
 // longer that block (its shape changed, another file was opened).
 void ModelRun::check_edit(AppState& state, Layers& layers) {
-    if (editing_ < 0 || !results_ || state.revision() == seen_revision_) return;
+    if (editing_ < 0 || !edited_ || !results_ || state.revision() == seen_revision_) return;
     seen_revision_ = state.revision();
-    const core::Session& block = results_->run->layers[static_cast<size_t>(editing_)].session;
+    const core::Session& block = *edited_;
     if (!(state.config() == block.config) || !state.file_path().empty()) {
         state.set_message("The session being edited is no longer layer " + std::to_string(editing_) +
                               " of the model (its shape changed or another file was opened): its edits no longer "
@@ -245,25 +247,32 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
                           false);
         opening_.clear();
     }
-    const bool edit = outcome.results->edited_layer >= 0;
+    const int edited_layer = outcome.results->edited_layer;
+    const bool edit = edited_layer >= 0;
     before_ = edit ? results_ : nullptr;
     if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
         editing_ = -1;
+        edited_.reset();
         if (pending_ && !pending_->text) pending_.reset();
     }
     outcome.results->serial = ++serial_;
     results_ = std::move(outcome.results);
+    if (edit && edited_layer == editing_) edited_ = results_->run->layers[static_cast<size_t>(edited_layer)].edited;
     std::vector<Layers::Row> rows;
-    const model::RunState<float>& run = *results_->run;
-    for (size_t l = 0; l < run.layers.size(); ++l) {
+    const std::shared_ptr<const model::RunState<float>> run = results_->run;
+    for (size_t l = 0; l < run->layers.size(); ++l) {
         Layers::Row row;
         row.name = "layer " + std::to_string(l);
         row.source = folder_->folder() + ", block " + std::to_string(l);
-        row.session = std::shared_ptr<const core::Session>(results_->run, &run.layers[l].session);
+        row.session = run->layers[l].edited;
+        row.make_session = [folder = folder_, run, l] {
+            return model::layer_session(*folder, *run, static_cast<int>(l));
+        };
         row.summary = results_->summaries[l];
-        row.n = row.session->config.n;
-        row.keys = row.session->config.kv_len();
-        row.heads = row.session->config.heads;
+        const core::Config& c = run->layers[l].config;
+        row.n = c.n;
+        row.keys = c.kv_len();
+        row.heads = c.heads;
         rows.push_back(std::move(row));
     }
     layers.set_model_rows(std::move(rows), edit);

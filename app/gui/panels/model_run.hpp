@@ -128,6 +128,8 @@ private:
     std::optional<Request> pending_;  // to run once the job running has finished
     double text_changed_at_ = -1;     // ≥ 0: the sentence changed then and is not run yet
     int editing_ = -1;                // the block being edited, -1: none
+    // Its session as last run through the model (as opened, then each edit's), to tell an edit from none.
+    std::shared_ptr<const core::Session> edited_;
     std::uint64_t seen_revision_ = 0;
     std::uint64_t serial_ = 0;
     Worker::Job<Outcome> job_;
