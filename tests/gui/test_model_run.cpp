@@ -103,6 +103,29 @@ TEST_F(ModelRun, ATextThatCannotRunKeepsThePreviousRun) {
     EXPECT_EQ(run.results()->edited_layer, -1);
 }
 
+// The logit lens comes in a job of its own after the run's other numbers: they are shown first
+// (lens_to_come), then the same results with their lens, the lens of that run.
+TEST_F(ModelRun, TheLogitLensFollowsTheRun) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    run.wait();
+    run.update(state, layers, 100);
+    ASSERT_NE(run.results(), nullptr);
+    EXPECT_TRUE(run.results()->lens_to_come);
+    EXPECT_FALSE(run.results()->lens);
+    const std::uint64_t serial = run.results()->serial;
+    const std::shared_ptr<const model::RunState<float>> shown = run.results()->run;
+    run.wait();
+    run.update(state, layers, 100);
+    ASSERT_TRUE(run.results()->lens);
+    EXPECT_FALSE(run.results()->lens_to_come);
+    EXPECT_EQ(run.results()->serial, serial);
+    EXPECT_EQ(run.results()->run, shown);
+    const core::Result<model::LogitLens> want = model::logit_lens(*run.folder(), *shown);
+    ASSERT_TRUE(want);
+    EXPECT_TRUE(run.results()->lens->ids == want.value->ids);
+    EXPECT_TRUE(run.results()->lens->p == want.value->p);
+}
+
 // An edit of block 1's W_Q reruns blocks 1 and later: block 0's weights are those of the run before,
 // block 1's and the prediction changed; the run before is kept for Δp.
 TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
@@ -281,6 +304,8 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
         ASSERT_TRUE(app::show_panel(panels, title));
         frames(2);
     }
+    panels.model.run.wait();  // the logit lens, a job of its own after the run
+    frames(1);
     for (int view : {app::ModelAnalysisPanel::lens, app::ModelAnalysisPanel::rollout, app::ModelAnalysisPanel::norms}) {
         panels.model_analysis.view = view;
         frames(1);
