@@ -239,35 +239,43 @@ std::int64_t run_bytes(const ModelConfig& c, int n, int scalar_bytes) {
 }
 
 template <class Scalar>
-core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
-                                         std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
-    using R = core::Result<RunState<Scalar>>;
+Problems run_model_into(RunState<Scalar>& s, const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                        std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
     const ModelConfig& c = model.config();
-    if (Problems p = token_problems(c, ids); !p.empty()) return R::fail(std::move(p));
+    if (Problems p = token_problems(c, ids); !p.empty()) return p;
     if (blocks == 0 || blocks > c.layers)
-        return R::fail(
-            fail("cannot run " + std::to_string(blocks) + " blocks of a model of " + std::to_string(c.layers)));
+        return fail("cannot run " + std::to_string(blocks) + " blocks of a model of " + std::to_string(c.layers));
     const bool whole = blocks < 0 || blocks == c.layers;
     const std::int64_t need = run_bytes(c, static_cast<int>(ids.size()), static_cast<int>(sizeof(Scalar)));
     if (need > memory_budget)
-        return R::fail(fail(std::to_string(ids.size()) + " tokens through this model need about " +
-                            core::format_bytes(need) + " (every layer's attention kept), over the memory budget of " +
-                            core::format_bytes(memory_budget) + "; a larger budget can be set with --memory-budget"));
-    RunState<Scalar> s;
+        return fail(std::to_string(ids.size()) + " tokens through this model need about " + core::format_bytes(need) +
+                    " (every layer's attention kept), over the memory budget of " + core::format_bytes(memory_budget) +
+                    "; a larger budget can be set with --memory-budget");
     s.token_ids = ids;
     tokens.resize(ids.size());
     for (size_t i = 0; i < ids.size(); ++i)
         if (tokens[i].empty()) tokens[i] = "#" + std::to_string(ids[i]);
     s.tokens = std::move(tokens);
-    if (Problems p = embed(model, s); !p.empty()) return R::fail(std::move(p));
+    if (Problems p = embed(model, s); !p.empty()) return p;
     s.layers.resize(static_cast<size_t>(whole ? c.layers : blocks));
+    for (LayerRun<Scalar>& run : s.layers) run.edited.reset();
     for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer)
-        if (Problems p = run_block(model, s, layer, false); !p.empty()) return R::fail(std::move(p));
+        if (Problems p = run_block(model, s, layer, false); !p.empty()) return p;
     if (!whole) {
         s.hidden = s.layers.back().output;
-        return R::ok(std::move(s));
+        s.logits_last.resize(0);
+        return {};
     }
-    if (Problems p = finish(model, s); !p.empty()) return R::fail(std::move(p));
+    return finish(model, s);
+}
+
+template <class Scalar>
+core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                                         std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
+    using R = core::Result<RunState<Scalar>>;
+    RunState<Scalar> s;
+    if (Problems p = run_model_into(s, model, ids, std::move(tokens), memory_budget, blocks); !p.empty())
+        return R::fail(std::move(p));
     return R::ok(std::move(s));
 }
 
@@ -307,6 +315,10 @@ template core::Result<RunState<double>> run_model<double>(const ModelFolder&, co
                                                           std::vector<std::string>, std::int64_t, int);
 template core::Result<core::Session> layer_session<float>(const ModelFolder&, const RunState<float>&, int);
 template core::Result<core::Session> layer_session<double>(const ModelFolder&, const RunState<double>&, int);
+template Problems run_model_into<float>(RunState<float>&, const ModelFolder&, const std::vector<std::int32_t>&,
+                                        std::vector<std::string>, std::int64_t, int);
+template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, const std::vector<std::int32_t>&,
+                                         std::vector<std::string>, std::int64_t, int);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
 template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 

@@ -85,6 +85,14 @@ core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::ve
                                          std::vector<std::string> tokens,
                                          std::int64_t memory_budget = core::default_memory_budget, int blocks = -1);
 
+// The same into `state`, whose matrices are reused where their sizes match (a run of as many tokens
+// as the last allocates, and page-faults, nothing new), its edits dropped: what run_model gives, or
+// the problems (the state is then left partly run).
+template <class Scalar>
+core::Problems run_model_into(RunState<Scalar>& state, const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                              std::vector<std::string> tokens, std::int64_t memory_budget = core::default_memory_budget,
+                              int blocks = -1);
+
 // Block `layer`'s attention as a session: the edited one, or the one `attnviz import` makes of
 // the layer's tensors with the block's input as X (layer_weights.hpp: attention_session) and the
 // run's tokens.
@@ -106,6 +114,12 @@ extern template core::Result<RunState<double>> run_model<double>(const ModelFold
                                                                  std::vector<std::string>, std::int64_t, int);
 extern template core::Result<core::Session> layer_session<float>(const ModelFolder&, const RunState<float>&, int);
 extern template core::Result<core::Session> layer_session<double>(const ModelFolder&, const RunState<double>&, int);
+extern template core::Problems run_model_into<float>(RunState<float>&, const ModelFolder&,
+                                                     const std::vector<std::int32_t>&, std::vector<std::string>,
+                                                     std::int64_t, int);
+extern template core::Problems run_model_into<double>(RunState<double>&, const ModelFolder&,
+                                                      const std::vector<std::int32_t>&, std::vector<std::string>,
+                                                      std::int64_t, int);
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
 extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 

@@ -203,6 +203,24 @@ TEST(ModelRun, RunningTheFirstBlocksGivesTheWholeRunsFirstBlocks) {
     }
 }
 
+// A run into the state of an earlier one (of fewer tokens, with an edited block) is the fresh run
+// of its tokens: the buffers are reused, the edit dropped; and again into the same state.
+TEST(ModelRun, ARunIntoAnEarlierStateIsAFreshRun) {
+    const ModelFolder m = open(models_dir / "gpt2");
+    const std::vector<std::int32_t> ids = ids_of("gpt2");
+    RunState<float> state = run<float>(m, {ids.begin(), ids.begin() + 3});
+    Session layer0 = session_of(m, state, 0);
+    layer0.params.W_O.setZero();
+    state.layers[0].edited = std::make_shared<const Session>(std::move(layer0));
+    ASSERT_TRUE(attnviz::model::rerun_from(m, state, 0).empty());
+    const RunState<float> fresh = run<float>(m, ids);
+    for (int k = 0; k < 2; ++k) {
+        ASSERT_TRUE(attnviz::model::run_model_into(state, m, ids, {}).empty());
+        EXPECT_EQ(state.layers[0].edited, nullptr);
+        expect_same_run(m, state, m, fresh);
+    }
+}
+
 // The same folder with `tensor` (F32) grown to `rows` rows of zeros after its own: rewritten with
 // that tensor last and the file extended without writing (a sparse file), so a vocabulary of
 // hundreds of thousands of rows costs no disk.
