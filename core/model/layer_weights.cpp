@@ -98,7 +98,12 @@ public:
     template <class Scalar>
     Projection<Scalar> projection(const std::string& weight, const std::string& bias) {
         Projection<Scalar> p;
-        p.W = weights<Scalar>(weight);
+        const core::TensorInfo* info = model_.weights().find(weight);
+        const float* floats = std::is_same_v<Scalar, double> ? model_.weights().in_place<float>(weight) : nullptr;
+        if (floats && info && info->shape.size() == 2)  // cast a piece at a time where it is used
+            p.floats = {floats, static_cast<Eigen::Index>(info->shape[0]), static_cast<Eigen::Index>(info->shape[1])};
+        else
+            p.W = weights<Scalar>(weight);
         p.transposed = !model_.conv1d();
         p.b = row<Scalar>(bias);
         return p;

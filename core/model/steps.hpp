@@ -57,13 +57,21 @@ private:
 
 // A linear map of each row: y = x·W + b, with W d_in×d_out as GPT-2's Conv1D stores it, or
 // y = x·Wᵀ + b with W d_out×d_in as nn.Linear stores it (`transposed`); b 1×d_out or empty.
+// Or W as float values held elsewhere (`floats`, W then empty: a double run's F32 weights held in
+// memory), cast to Scalar a piece of output columns at a time as they are used, into a buffer that
+// stays in the cache, instead of once whole; each piece is whole panels of the GEMM kernel, so every
+// value is the one the product with the whole W cast gives.
 template <class Scalar>
 struct Projection {
     Weights<Scalar> W;
+    core::MatrixView<float> floats;
     bool transposed = false;
     RowVectorT<Scalar> b;
 
-    Eigen::Index d_out() const { return transposed ? W.rows() : W.cols(); }
+    Eigen::Index d_out() const {
+        const Eigen::Index rows = floats.data ? floats.rows : W.rows(), cols = floats.data ? floats.cols : W.cols();
+        return transposed ? rows : cols;
+    }
     // y (n×d_out) = x (n×d_in) through the map.
     void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const;
 };
