@@ -33,17 +33,19 @@ void apply_cast(const core::MatrixView<float>& floats, bool transposed, const Ma
     const Eigen::Index piece =
         std::max<Eigen::Index>(1, (Eigen::Index{1} << 18) / std::max<Eigen::Index>(d_in, 1) / mr) * mr;
     y.resize(x.rows(), d_out);
-    MatrixT<Scalar> W;  // the piece, cast
+    MatrixT<Scalar> W;  // the piece, cast (its rows spread over OpenMP's threads)
     const auto all = floats.map();
     for (Eigen::Index first = 0; first < d_out; first += piece) {
         const Eigen::Index count = std::min(piece, d_out - first);
-        if (transposed) {
-            W = all.middleRows(first, count).template cast<Scalar>();  // count × d_in
+        using Part = Eigen::Ref<const MatrixT<float>, 0, Eigen::OuterStride<>>;
+        const Part part = transposed ? Part(all.middleRows(first, count)) : Part(all.middleCols(first, count));
+        W.resize(part.rows(), part.cols());  // count × d_in, or d_in × count
+#pragma omp parallel for if (part.size() > (1 << 16))
+        for (Eigen::Index r = 0; r < part.rows(); ++r) W.row(r) = part.row(r).template cast<Scalar>();
+        if (transposed)
             y.middleCols(first, count).noalias() = x * W.transpose();
-        } else {
-            W = all.middleCols(first, count).template cast<Scalar>();  // d_in × count
+        else
             y.middleCols(first, count).noalias() = x * W;
-        }
     }
 }
 
