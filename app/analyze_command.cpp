@@ -69,14 +69,16 @@ Json top_json(const Eigen::RowVectorXd& logits, const std::function<std::string(
     return out;
 }
 
-// Head h of layer l zero-ablated (its d_v rows of W_O zeroed, the layers from l on recomputed):
-// the next-token distribution's change; the state is restored after.
-Json ablation_next_token(const model::ModelFolder& m, model::RunState<double>& state, int layer, int head,
-                         const std::function<std::string(std::int32_t)>& token_text) {
-    core::Session& s = state.layers[static_cast<size_t>(layer)].session;
+// Head h of layer l zero-ablated (its d_v rows of W_O zeroed in the layer's session `s`, the layers
+// from l on recomputed): the next-token distribution's change; the state is restored after.
+Json ablation_next_token(const model::ModelFolder& m, model::RunState<double>& state, const core::Session& s, int layer,
+                         int head, const std::function<std::string(std::int32_t)>& token_text) {
     const Eigen::RowVectorXd before = state.logits_last;
-    const core::Matrix rows = s.params.W_O.middleRows(head * s.config.d_v, s.config.d_v);
-    s.params.W_O.middleRows(head * s.config.d_v, s.config.d_v).setZero();
+    auto ablated = std::make_shared<core::Session>(s);
+    ablated->params.W_O.middleRows(head * s.config.d_v, s.config.d_v).setZero();
+    model::LayerRun<double>& run = state.layers[static_cast<size_t>(layer)];
+    const std::shared_ptr<const core::Session> was = run.edited;
+    run.edited = std::move(ablated);
     Json out;
     if (const core::Problems p = model::rerun_from(m, state, layer); p.empty()) {
         out["kl"] = kl_divergence(distribution(before), distribution(state.logits_last));
@@ -84,7 +86,7 @@ Json ablation_next_token(const model::ModelFolder& m, model::RunState<double>& s
     } else {
         out["problem"] = p.front().str();
     }
-    s.params.W_O.middleRows(head * s.config.d_v, s.config.d_v) = rows;
+    run.edited = was;
     model::rerun_from(m, state, layer);  // back to the run as read: the same numbers again
     return out;
 }
@@ -102,12 +104,17 @@ int analyze_model_command(const ForwardOptions& options, const std::string& out_
         if (causal) out["top"] = top_json(state.logits_last, token_text);
         out["layers"] = Json::array();
         for (size_t l = 0; l < state.layers.size(); ++l) {
+            const core::Result<core::Session> session = model::layer_session(m, state, static_cast<int>(l));
+            if (!session) {
+                report(session.problems, m.folder());
+                return exit_invalid;
+            }
+            const core::Session& s = *session.value;
             Json heads = Json::array();
-            for (int h = 0; h < state.layers[l].session.config.heads; ++h) {
-                const core::Session& s = state.layers[l].session;
+            for (int h = 0; h < s.config.heads; ++h) {
                 Json head = head_json(s.config, s.params, state.layers[l].trace, h);
                 if (causal)
-                    head["ablation_next_token"] = ablation_next_token(m, state, static_cast<int>(l), h, token_text);
+                    head["ablation_next_token"] = ablation_next_token(m, state, s, static_cast<int>(l), h, token_text);
                 heads.push_back(std::move(head));
             }
             out["layers"].push_back({{"heads", std::move(heads)}});

@@ -103,16 +103,17 @@ std::vector<std::int32_t> random_ids(int n, int vocab_size) {
     return ids;
 }
 
-// Times the whole forward of the opened model (run_model): the embeddings, every block (its weights
-// converted from their stored dtype, its session and every head's weights kept), the final norm
-// and the last position's logits.
+// Times the whole forward of the opened model (run_model_into): the embeddings, every block (its
+// weights in the compute dtype, every head's weights kept), the final norm and the last position's
+// logits. The run state is reused from one run to the next, as the app reuses its run's.
 template <class Scalar>
 int run_model(const BenchOptions& o, const model::ModelFolder& m, const std::vector<std::int32_t>& ids, int threads) {
     std::string failure;
+    model::RunState<Scalar> state;
     const Timing full = time_runs(o.reps, [&] {
         if (!failure.empty()) return;
-        const core::Result<model::RunState<Scalar>> state = model::run_model<Scalar>(m, ids, {}, o.memory_budget);
-        if (!state) failure = state.problems.front().str();
+        const core::Problems p = model::run_model_into<Scalar>(state, m, ids, {}, o.memory_budget);
+        if (!p.empty()) failure = p.front().str();
     });
     if (!failure.empty()) {
         std::cerr << "error: " << failure << "\n";

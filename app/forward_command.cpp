@@ -264,8 +264,15 @@ int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::
     std::optional<model::RunState<double>> state = run_or_report<double>(o, m, input, blocks);
     if (!state) return exit_invalid;
     layers = std::move(*chosen.value);
-    sessions.clear();
-    for (model::LayerRun<double>& layer : state->layers) sessions.push_back(std::move(layer.session));
+    sessions.assign(state->layers.size(), {});
+    for (const int l : layers) {
+        core::Result<core::Session> session = model::layer_session(m, *state, l);
+        if (!session) {
+            report_under(session.problems, o.model);
+            return exit_invalid;
+        }
+        sessions[static_cast<size_t>(l)] = std::move(*session.value);
+    }
     return exit_ok;
 }
 

@@ -48,7 +48,8 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                    "Draw N frames, print {median_ms, p95_ms, max_ms, frames} as JSON, exit")
         ->check(CLI::Range(1, 100000));
     cli.add_option("--bench-edits", gui.bench_edits,
-                   "Edit X[0][0] once a frame N times, print the frame times and last_edit_to_trace_ms, exit")
+                   "Edit X[0][0] once a frame N times, print the frame times and last_edit_to_trace_ms, exit "
+                   "(with --model DIR: of the model's block being edited, each edit run through the model)")
         ->check(CLI::Range(1, 100000));
     cli.add_option("--set", gui.edits,
                    "Edit a cell at start as if typed: NAME:HEAD:ROW:COL=VALUE or NAME:ROW:COL=VALUE (repeatable)");

@@ -161,10 +161,18 @@ struct FrameTimes {
     std::chrono::steady_clock::time_point last_edit;
     double last_edit_to_trace_ms = -1;
     std::vector<double> trace_ms;  // the compute time of each trace shown while editing
+    bool model = false;            // the session edited is a model's block
+    std::vector<double> model_ms;  // the compute time of each of the model's reruns shown while editing
 };
 
+// The median of some times (0 for none).
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
 // One JSON object on stdout: median_ms, p95_ms, max_ms, frames (and for edits last_edit_to_trace_ms,
-// traces_shown, trace_median_ms).
+// traces_shown, trace_median_ms; for a model's block model_runs_shown, model_run_median_ms).
 void print_frame_times(FrameTimes t, bool edits) {
     std::sort(t.ms.begin(), t.ms.end());
     nlohmann::json out;
@@ -176,8 +184,11 @@ void print_frame_times(FrameTimes t, bool edits) {
     if (edits) {
         out["last_edit_to_trace_ms"] = t.last_edit_to_trace_ms;
         out["traces_shown"] = t.trace_ms.size();
-        std::sort(t.trace_ms.begin(), t.trace_ms.end());
-        out["trace_median_ms"] = t.trace_ms.empty() ? 0.0 : t.trace_ms[t.trace_ms.size() / 2];
+        out["trace_median_ms"] = median(t.trace_ms);
+        if (t.model) {
+            out["model_runs_shown"] = t.model_ms.size();
+            out["model_run_median_ms"] = median(t.model_ms);
+        }
     }
     std::cout << out.dump() << "\n";
 }
@@ -629,11 +640,18 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
     auto last = std::chrono::steady_clock::now();
     float frame_ms = 0, draw_ms = 0;
     FrameTimes bench;
-    double base_x = state.session().params.X(0, 0);
+    double base_x = 0;
+    std::uint64_t model_serial = 0;  // the model's results last seen
     for (int frame = 0; !panels.quit; ++frame) {
-        // --bench-edits: one edit of X[0][0] per measured frame, as a drag would make.
+        // --bench-edits: one edit of X[0][0] per measured frame, as a drag would make (of a model's
+        // block: its attention's input, each edit run through the model from that block on).
         const int measured = frame - bench_warmup;
         const bool editing = o.bench_edits > 0 && measured >= 0;
+        if (editing && measured == 0) {
+            base_x = state.session().params.X(0, 0);
+            bench.model = panels.model.run.editing_layer() >= 0;
+            if (const ModelResults* r = panels.model.run.results()) model_serial = r->serial;
+        }
         if (editing && measured < o.bench_edits) {
             state.set_cell({{core::MatrixId::X, 0}, 0, 0}, base_x + 0.01 * (measured + 1));
             bench.last_edit = std::chrono::steady_clock::now();
@@ -670,11 +688,17 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
             glfwSetWindowTitle(window, title.c_str());
         }
         if (editing && state.generation() != shown_before) bench.trace_ms.push_back(state.compute_ms());
+        if (const ModelResults* r = panels.model.run.results(); editing && r && r->serial != model_serial) {
+            model_serial = r->serial;
+            if (r->edited_layer >= 0) bench.model_ms.push_back(r->compute_ms);
+        }
         render(window, ui);
         if (!loop.ini.empty() && io.WantSaveIniSettings) save_layout(loop.ini);
         export_window(window, state, panels);
-        // The edit benchmark ends once the last edit's trace is on screen.
-        const bool edits_shown = editing && measured >= o.bench_edits - 1 && !state.computing();
+        // The edit benchmark ends once the last edit's trace is on screen (and, for a model's block,
+        // the model view and prediction of its rerun).
+        const bool edits_shown = editing && measured >= o.bench_edits - 1 && !state.computing() &&
+                                 !(bench.model && panels.model.run.computing());
         const bool last_frame = o.bench_edits > 0 ? edits_shown || measured > o.bench_edits + 100000
                                                   : frames > 0 && frame + 1 >= frames;
         if (last_frame && loop.benchmark) {
@@ -691,7 +715,9 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
         glfwSwapBuffers(window);
         // At most 60 frames a second when the swap does not wait for the display (a software
         // renderer, Xvfb): the time left goes to the trace worker instead of frames nobody sees.
-        if (frames == 0) {
+        // The edits of a model's block are measured so too (the window as used: a rerun of the
+        // model needs the worker's core, which frames drawn flat out would take).
+        if (frames == 0 || bench.model) {
             const auto drawn = std::chrono::steady_clock::now() - last;
             if (drawn < frame_period) std::this_thread::sleep_for(frame_period - drawn);
         }

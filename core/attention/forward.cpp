@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <type_traits>
 
 #include "core/attention/registry.hpp"
 
@@ -133,99 +134,47 @@ double forward_flops(const Config& c) {
     return flops;
 }
 
-// The layer (shapes: X n×d_model; per head W_Q, W_K d_model×d_k, W_V d_model×d_v; W_O h·d_v×d_model):
-//   1. projections of every head in one product: X·[W_Q⁽¹⁾ W_K⁽¹⁾ W_V⁽¹⁾ … W_V⁽ʰ⁾] (+ the biases on
-//      every row), then each head's Q, K, V are its columns of it (a K/V group's W_K, W_V serve each
-//      of its heads). Under cross-attention (Y n_kv×d_model) each head computes its own Q = X·W_Q
-//      and K = Y·W_K, V = Y·W_V instead.
-//   RoPE: cos and sin of every (position, pair) once, then each head's Q_rot, K_rot
-//   2–5. each head's attention (attend), heads in parallel
-//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
-template <class Scalar>
-void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
-    using M = MatrixT<Scalar>;
-    t.config = config;
-    t.scale = config.scale.value(config.d_k);
+namespace {
+
+// Steps 2–5 of every head (attend), heads in parallel, once `project(h, head)` has put head h's Q,
+// K and V in place; RoPE's Q_rot and K_rot between (cos and sin of every position and pair computed
+// once first, in double whatever the Scalar); each head's Z into its columns of concat. An
+// exception (std::bad_alloc) cannot leave an OpenMP region: the first one is kept and thrown again
+// after it.
+template <class Scalar, class Project>
+void attend_heads(TraceT<Scalar>& t, const Config& config, const Matrix& mask, const Project& project) {
     const int heads = config.heads, d_k = config.d_k, d_v = config.d_v;
-    const Eigen::Index per_head = 2 * d_k + d_v;
-    const Scalar scale = static_cast<Scalar>(t.scale);
     t.heads.resize(heads);
     t.rows.resize(heads);
-
-    // 1.
-    const bool cross = config.cross();
-    if (!cross) {
-        t.scratch_weights.resize(config.d_model, per_head * heads);
-        if (config.biases) t.scratch_biases.resize(1, per_head * heads);
-            // Copies into blocks already allocated (nothing here throws), heads in parallel when the
-            // weights are large (a real model's layer: megabytes).
-#pragma omp parallel for if (static_cast <double>(config.d_model) * per_head * heads > 1e6)
-        for (int h = 0; h < heads; ++h) {
-            const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
-            auto block = t.scratch_weights.middleCols(h * per_head, per_head);
-            block.leftCols(d_k) = w.W_Q.template cast<Scalar>();
-            block.middleCols(d_k, d_k) = kv.W_K.template cast<Scalar>();
-            block.rightCols(d_v) = kv.W_V.template cast<Scalar>();
-            if (!config.biases) continue;
-            auto bias = t.scratch_biases.middleCols(h * per_head, per_head);
-            bias.leftCols(d_k) = w.b_Q.template cast<Scalar>();
-            bias.middleCols(d_k, d_k) = kv.b_K.template cast<Scalar>();
-            bias.rightCols(d_v) = kv.b_V.template cast<Scalar>();
-        }
-        if constexpr (std::is_same_v<Scalar, double>)
-            t.scratch_projections.noalias() = params.X * t.scratch_weights;
-        else
-            t.scratch_projections.noalias() = params.X.template cast<Scalar>() * t.scratch_weights;
-        if (config.biases) t.scratch_projections.rowwise() += t.scratch_biases.row(0);
-    }
-
-    // RoPE's angles, in double whatever the Scalar.
+    auto& cos = t.scratch.cos;
+    auto& sin = t.scratch.sin;
     if (config.rope.on) {
         const int pairs = config.rope.rotated(d_k) / 2, positions = std::max(config.n, config.kv_len());
-        t.scratch_cos.resize(positions, pairs);
-        t.scratch_sin.resize(positions, pairs);
+        cos.resize(positions, pairs);
+        sin.resize(positions, pairs);
         for (int p = 0; p < positions; ++p)
             for (int j = 0; j < pairs; ++j) {
                 const double angle = rope_angle(config.rope, d_k, p, j);
-                t.scratch_cos(p, j) = static_cast<Scalar>(std::cos(angle));
-                t.scratch_sin(p, j) = static_cast<Scalar>(std::sin(angle));
+                cos(p, j) = static_cast<Scalar>(std::cos(angle));
+                sin(p, j) = static_cast<Scalar>(std::sin(angle));
             }
     }
-
-    // 2–5. An exception (std::bad_alloc) cannot leave an OpenMP region: the first one is kept and
-    // thrown again after it.
+    const Scalar scale = static_cast<Scalar>(t.scale);
     t.concat.resize(config.n, config.concat_width());
     std::exception_ptr failure;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel_heads(config))
     for (int h = 0; h < heads; ++h) {
         try {
             HeadTraceT<Scalar>& head = t.heads[h];
-            if (cross) {
-                // In double whatever the Scalar (cross-attention is for exploring, not the benchmarks).
-                const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
-                Matrix q = params.X * w.W_Q, k = params.Y * kv.W_K, v = params.Y * kv.W_V;
-                if (config.biases) {
-                    q.rowwise() += w.b_Q.row(0);
-                    k.rowwise() += kv.b_K.row(0);
-                    v.rowwise() += kv.b_V.row(0);
-                }
-                head.Q = q.template cast<Scalar>();
-                head.K = k.template cast<Scalar>();
-                head.V = v.template cast<Scalar>();
-            } else {
-                const auto projections = t.scratch_projections.middleCols(h * per_head, per_head);
-                head.Q = projections.leftCols(d_k);
-                head.K = projections.middleCols(d_k, d_k);
-                head.V = projections.rightCols(d_v);
-            }
+            project(h, head);
             if (config.rope.on) {
-                rotate(head.Q, head.Q_rot, config.rope, t.scratch_cos, t.scratch_sin);
-                rotate(head.K, head.K_rot, config.rope, t.scratch_cos, t.scratch_sin);
+                rotate(head.Q, head.Q_rot, config.rope, cos, sin);
+                rotate(head.K, head.K_rot, config.rope, cos, sin);
             } else {
                 head.Q_rot.resize(0, 0);
                 head.K_rot.resize(0, 0);
             }
-            attend(head, t.rows[h], config, params.mask, scale);
+            attend(head, t.rows[h], config, mask, scale);
             t.concat.middleCols(static_cast<Eigen::Index>(h) * d_v, d_v) = head.Z;
         } catch (...) {
 #pragma omp critical(attnviz_forward_failure)
@@ -233,15 +182,128 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params)
         }
     }
     if (failure) std::rethrow_exception(failure);
+}
 
-    // 6.
-    if (!config.output_projection)
+// A matrix in the compute type: the double one itself, or its values converted into `scratch`.
+template <class Scalar>
+MatrixView<Scalar> in_scalar(const Matrix& m, MatrixT<Scalar>& scratch) {
+    if constexpr (std::is_same_v<Scalar, double>) {
+        return view_of(m);
+    } else {
+        scratch = m.cast<Scalar>();
+        return view_of(scratch);
+    }
+}
+
+// A session's W_Q, W_K, W_V (and biases) laid out as LayerWeightsT's W_qkv (and b_qkv) in the
+// compute type, into `W` (d_model × qkv_columns) and `b`: copies into blocks already allocated
+// (nothing here throws), heads in parallel when the weights are large (a real model's layer:
+// megabytes).
+template <class Scalar>
+void gather_projections(const Config& c, const Params& params, MatrixT<Scalar>& W, MatrixT<Scalar>& b) {
+    const int d_k = c.d_k, d_v = c.d_v;
+    W.resize(c.d_model, qkv_stride<Scalar>(c));
+    W.rightCols(W.cols() - qkv_columns(c)).setZero();
+    if (c.biases) b.resize(1, qkv_columns(c));
+#pragma omp parallel for if (static_cast <double>(c.d_model) * qkv_columns(c) > 1e6)
+    for (int h = 0; h < c.heads; ++h) {
+        const HeadParams& w = params.heads[h];
+        const bool owner = params.kv_owner(h) == h;  // holds its group's W_K, W_V
+        W.middleCols(q_column(c, h), d_k) = w.W_Q.template cast<Scalar>();
+        if (owner) {
+            W.middleCols(k_column(c, h), d_k) = w.W_K.template cast<Scalar>();
+            W.middleCols(v_column(c, h), d_v) = w.W_V.template cast<Scalar>();
+        }
+        if (!c.biases) continue;
+        b.middleCols(q_column(c, h), d_k) = w.b_Q.template cast<Scalar>();
+        if (owner) {
+            b.middleCols(k_column(c, h), d_k) = w.b_K.template cast<Scalar>();
+            b.middleCols(v_column(c, h), d_v) = w.b_V.template cast<Scalar>();
+        }
+    }
+}
+
+// Under cross-attention each head computes its own Q = X·W_Q and K = Y·W_K, V = Y·W_V (+ biases),
+// in double whatever the Scalar (cross-attention is for exploring, not the benchmarks).
+template <class Scalar>
+void cross_projections(const Config& config, const Params& params, int h, HeadTraceT<Scalar>& head) {
+    const HeadParams &w = params.heads[h], &kv = params.heads[params.kv_owner(h)];
+    Matrix q = params.X * w.W_Q, k = params.Y * kv.W_K, v = params.Y * kv.W_V;
+    if (config.biases) {
+        q.rowwise() += w.b_Q.row(0);
+        k.rowwise() += kv.b_K.row(0);
+        v.rowwise() += kv.b_V.row(0);
+    }
+    head.Q = q.template cast<Scalar>();
+    head.K = k.template cast<Scalar>();
+    head.V = v.template cast<Scalar>();
+}
+
+// 6. output = concat·W_O (+ b_O), or concat without W_O.
+template <class Scalar>
+void output_of(TraceT<Scalar>& t, const Config& config, const LayerWeightsT<Scalar>& w) {
+    if (!config.output_projection) {
         t.output = t.concat;
-    else if constexpr (std::is_same_v<Scalar, double>)
-        t.output.noalias() = t.concat * params.W_O;  // n×d_model
+        return;
+    }
+    if (w.o_transposed)
+        t.output.noalias() = t.concat * w.W_O.map().transpose();  // n×d_model
     else
-        t.output.noalias() = t.concat * M(params.W_O.template cast<Scalar>());
-    if (config.output_projection && config.biases) t.output.rowwise() += params.b_O.row(0).template cast<Scalar>();
+        t.output.noalias() = t.concat * w.W_O.map();
+    if (!w.b_O.empty()) t.output.rowwise() += w.b_O.map().row(0);
+}
+
+}  // namespace
+
+// The layer (shapes: X n×d_model; W_qkv as LayerWeightsT lays it out; W_O h·d_v×d_model):
+//   1. projections of every head in one product: X·W_qkv (+ b_qkv on every row), n×qkv_stride; each
+//      head's Q, K, V are its columns of it (a K/V group's serve each of its heads)
+//   2–5. each head's attention (attend_heads), heads in parallel
+//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
+template <class Scalar>
+void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<const MatrixT<Scalar>>& X,
+                  const LayerWeightsT<Scalar>& w, const Matrix& mask) {
+    t.config = config;
+    t.scale = config.scale.value(config.d_k);
+    // 1.
+    MatrixT<Scalar>& P = t.scratch.projections;
+    if (w.qkv_transposed)
+        P.noalias() = X * w.W_qkv.map().transpose();
+    else
+        P.noalias() = X * w.W_qkv.map();
+    if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
+    // 2–5.
+    attend_heads(t, config, mask, [&](int h, HeadTraceT<Scalar>& head) {
+        head.Q = P.middleCols(q_column(config, h), config.d_k);
+        head.K = P.middleCols(k_column(config, h), config.d_k);
+        head.V = P.middleCols(v_column(config, h), config.d_v);
+    });
+    // 6.
+    output_of(t, config, w);
+}
+
+// A session: its inputs in the compute type as LayerWeightsT lays them out (converted into the
+// trace's scratch space where they are not), then the forward above; under cross-attention each
+// head projects X and Y itself.
+template <class Scalar>
+void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
+    typename TraceT<Scalar>::Scratch& s = t.scratch;
+    LayerWeightsT<Scalar> w;
+    if (config.output_projection) w.W_O = in_scalar(params.W_O, s.W_O);
+    if (config.output_projection && config.biases) w.b_O = in_scalar(params.b_O, s.b_O);
+    if (!config.cross()) {
+        gather_projections(config, params, s.W_qkv, s.b_qkv);
+        w.W_qkv = view_of(s.W_qkv);
+        if (config.biases) w.b_qkv = view_of(s.b_qkv);
+        const MatrixView<Scalar> X = in_scalar(params.X, s.X);
+        forward_into<Scalar>(t, config, X.map(), w, params.mask);
+        return;
+    }
+    t.config = config;
+    t.scale = config.scale.value(config.d_k);
+    attend_heads(t, config, params.mask,
+                 [&](int h, HeadTraceT<Scalar>& head) { cross_projections(config, params, h, head); });
+    output_of(t, config, w);
 }
 
 template <class Scalar>
@@ -257,6 +319,10 @@ template TraceT<double> forward<double>(const Config&, const Params&);
 template TraceT<float> forward<float>(const Config&, const Params&);
 template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
 template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
+template void forward_into<double>(TraceT<double>&, const Config&, const Eigen::Ref<const MatrixT<double>>&,
+                                   const LayerWeightsT<double>&, const Matrix&);
+template void forward_into<float>(TraceT<float>&, const Config&, const Eigen::Ref<const MatrixT<float>>&,
+                                  const LayerWeightsT<float>&, const Matrix&);
 
 const Matrix* find_computed(const Trace& t, const MatrixRef& ref) {
     if (is_per_head(ref.id) && (ref.head < 0 || ref.head >= static_cast<int>(t.heads.size()))) return nullptr;

@@ -51,12 +51,62 @@ struct TraceT {
     MatrixT<Scalar> concat;                   // n×(h·d_v)
     MatrixT<Scalar> output;                   // n×d_model with W_O, n×(h·d_v) without
 
-    // Scratch space of forward_into, kept so a recompute of the same size allocates nothing: every
-    // head's W_Q, W_K, W_V side by side (d_model×h·(2·d_k+d_v)) and X times them (n×h·(2·d_k+d_v)).
-    // Not part of the trace: its contents mean nothing to a reader.
-    MatrixT<Scalar> scratch_weights, scratch_projections, scratch_biases;
-    Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> scratch_cos, scratch_sin;  // n×dims/2
+    // Scratch space of forward_into, kept so a recompute of the same size allocates nothing: the
+    // session's inputs in the compute type as LayerWeightsT lays them out (X, W_qkv, b_qkv, W_O,
+    // b_O; those already in it are used where they are), X·W_qkv (n×qkv_columns), and RoPE's
+    // cosines and sines (n×dims/2). Not part of the trace: its contents mean nothing to a reader.
+    struct Scratch {
+        MatrixT<Scalar> X, W_qkv, b_qkv, W_O, b_O, projections;
+        Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> cos, sin;
+    };
+    Scratch scratch;
 };
+
+// A row-major matrix of values held elsewhere (rows × cols), which must outlive its use.
+template <class Scalar>
+struct MatrixView {
+    const Scalar* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;
+    Eigen::Map<const MatrixT<Scalar>> map() const { return {data, rows, cols}; }
+    bool empty() const { return rows == 0 || cols == 0; }
+};
+template <class Scalar>
+MatrixView<Scalar> view_of(const MatrixT<Scalar>& m) {
+    return {m.data(), m.rows(), m.cols()};
+}
+
+// A layer's weights in the compute type as forward_into multiplies by them, each a view of values
+// held elsewhere (a session's converted into the trace's scratch space, or a model's where it keeps
+// them). g = config.kv_count() K/V groups; head i uses group config.kv_group(i).
+//   W_qkv  every head's W_Q, then every group's W_K, then every group's W_V, side by side, then
+//          zeros: d_model × qkv_stride<Scalar>(config); or, `qkv_transposed`, its transpose
+//          (nn.Linear's query, key and value weights one under the other, then rows of zeros)
+//   b_qkv  1 × qkv_columns(config): the biases in the same order (empty without biases)
+//   W_O    h·d_v × d_model, or, `o_transposed`, d_model × h·d_v (with the output projection)
+//   b_O    1 × d_model (empty without biases)
+template <class Scalar>
+struct LayerWeightsT {
+    MatrixView<Scalar> W_qkv, b_qkv, W_O, b_O;
+    bool qkv_transposed = false, o_transposed = false;
+};
+
+// The columns of X·W_qkv: h·d_k + g·(d_k + d_v); and where head i's Q, K and V start among them.
+inline int qkv_columns(const Config& c) { return c.heads * c.d_k + c.kv_count() * (c.d_k + c.d_v); }
+// The columns X·W_qkv is computed with: qkv_columns rounded up to whole row panels of Eigen's GEMM
+// kernel (mr: three SIMD packets), the extra ones zero. Every projection then takes the same path
+// through the kernel, which sums its products in the same order wherever its column lies: a grouped
+// layer gives what the same layer with each head's own copy of its K/V gives, and a model's weights
+// in their own layout what its session gives, number for number.
+template <class Scalar>
+int qkv_stride(const Config& c) {
+    constexpr int mr = Eigen::internal::gebp_traits<Scalar, Scalar>::mr;
+    return (qkv_columns(c) + mr - 1) / mr * mr;
+}
+inline int q_column(const Config& c, int head) { return head * c.d_k; }
+inline int k_column(const Config& c, int head) { return c.heads * c.d_k + c.kv_group(head) * c.d_k; }
+inline int v_column(const Config& c, int head) {
+    return c.heads * c.d_k + c.kv_count() * c.d_k + c.kv_group(head) * c.d_v;
+}
 
 // RoPE, one pair of columns at a time. Pair j (0 ≤ j < dims/2) of a d_k-column row: its two
 // columns, and the angle it turns by at position p: p·θ_j, θ_j = base^(−2j/dims).
@@ -87,6 +137,14 @@ TraceT<Scalar> forward(const Config& config, const Params& params);
 template <class Scalar>
 void forward_into(TraceT<Scalar>& trace, const Config& config, const Params& params);
 
+// The trace of X (n×d_model) through weights already in the compute type (a model's layer), as
+// forward_into of a session holding the same X and weights gives it, number for number. `mask`: the
+// custom mask (n×n of 0/1) under Mask::custom, else empty. Precondition: validate(config) is empty,
+// no cross-attention, and the views have the shapes LayerWeightsT gives.
+template <class Scalar>
+void forward_into(TraceT<Scalar>& trace, const Config& config, const Eigen::Ref<const MatrixT<Scalar>>& X,
+                  const LayerWeightsT<Scalar>& weights, const Matrix& mask = {});
+
 // The floating-point operations of one forward pass (multiply and add counted apart; the softmax's
 // exponentials are not counted): projections, Q·Kᵀ, weights·V and W_O.
 double forward_flops(const Config& config);
@@ -97,5 +155,9 @@ extern template TraceT<double> forward<double>(const Config&, const Params&);
 extern template TraceT<float> forward<float>(const Config&, const Params&);
 extern template void forward_into<double>(TraceT<double>&, const Config&, const Params&);
 extern template void forward_into<float>(TraceT<float>&, const Config&, const Params&);
+extern template void forward_into<double>(TraceT<double>&, const Config&, const Eigen::Ref<const MatrixT<double>>&,
+                                          const LayerWeightsT<double>&, const Matrix&);
+extern template void forward_into<float>(TraceT<float>&, const Config&, const Eigen::Ref<const MatrixT<float>>&,
+                                         const LayerWeightsT<float>&, const Matrix&);
 
 }  // namespace attnviz::core

@@ -32,6 +32,9 @@ struct TensorFile::Source {
     virtual bool read(std::uint64_t offset, std::uint64_t n, char* out) const = 0;
     // All the bytes when they are held in memory (read there in place), else nullptr.
     virtual const char* data() const { return nullptr; }
+    // The same when the bytes are held as storage for values of any type, which may be used in place
+    // (keep_in_memory's), else nullptr.
+    virtual const unsigned char* storage() const { return nullptr; }
 };
 
 namespace {
@@ -47,6 +50,32 @@ struct MemorySource final : Source {
         return true;
     }
     const char* data() const override { return bytes.data(); }
+};
+
+// A file read whole into memory, placed so that byte `origin` of it (where its tensors' data
+// begins) lies at an address aligned for every dtype: its tensors are used in place where they can
+// be (TensorFile::in_place). An array of bytes, which holds the values read into it as objects of
+// their own types.
+struct HeldSource final : Source {
+    static constexpr std::uint64_t alignment = 64;
+    struct Free {
+        void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t{alignment}); }
+    };
+    std::unique_ptr<unsigned char[], Free> held;
+    std::uint64_t bytes = 0, shift = 0;  // the file's byte 0 is held[shift]
+    HeldSource(std::uint64_t size, std::uint64_t origin)
+        : held(static_cast<unsigned char*>(::operator new[](size + alignment, std::align_val_t{alignment}))),
+          bytes(size),
+          shift((alignment - origin % alignment) % alignment) {}
+    std::uint64_t size() const override { return bytes; }
+    bool read(std::uint64_t offset, std::uint64_t n, char* out) const override {
+        if (offset > bytes || n > bytes - offset) return false;
+        std::memcpy(out, held.get() + shift + offset, n);
+        return true;
+    }
+    const char* data() const override { return reinterpret_cast<const char*>(held.get() + shift); }
+    const unsigned char* storage() const override { return held.get() + shift; }
+    char* writable() { return reinterpret_cast<char*>(held.get() + shift); }
 };
 
 struct FileSource final : Source {
@@ -1100,9 +1129,11 @@ Problems TensorFile::decode(const TensorInfo& info, std::uint64_t count, T* out)
 Problems TensorFile::keep_in_memory() {
     if (source_->data()) return {};
     try {
-        auto memory = std::make_shared<MemorySource>();
-        memory->bytes.resize(source_->size());
-        if (!source_->read(0, memory->bytes.size(), memory->bytes.data()))
+        std::uint64_t origin = source_->size();  // where the first tensor's data begins
+        for (const TensorInfo& t : tensors_)
+            if (t.entry < 0) origin = std::min(origin, t.offset);
+        auto memory = std::make_shared<HeldSource>(source_->size(), origin);
+        if (!source_->read(0, memory->size(), memory->writable()))
             return {{label_, "cannot read it whole (the file is shorter than when it was opened)"}};
         source_ = std::move(memory);
         return {};
@@ -1110,6 +1141,28 @@ Problems TensorFile::keep_in_memory() {
         return {{label_, "out of memory while reading it whole"}};
     }
 }
+
+template <class T>
+const T* TensorFile::in_place(std::string_view wanted) const {
+    const TensorInfo* info = find(wanted);
+    const unsigned char* bytes = source_->storage();
+    if (!info || !bytes || info->entry >= 0 || (info->fortran_order && info->shape.size() > 1)) return nullptr;
+    const Element e = element_of(info->dtype);
+    if (!e.readable || e.bfloat || e.size != static_cast<int>(sizeof(T)) || e.big_endian ||
+        std::endian::native != std::endian::little)
+        return nullptr;
+    const std::optional<std::uint64_t> count = element_count(info->shape);
+    if (!count || info->offset > source_->size() || info->bytes > source_->size() - info->offset ||
+        info->bytes / sizeof(T) != *count || info->bytes % sizeof(T) != 0)
+        return nullptr;
+    const unsigned char* at = bytes + info->offset;
+    if (reinterpret_cast<std::uintptr_t>(at) % alignof(T) != 0) return nullptr;
+    const T* values = reinterpret_cast<const T*>(at);
+    return first_not_finite(values, *count) == *count ? values : nullptr;
+}
+
+template const float* TensorFile::in_place<float>(std::string_view) const;
+template const double* TensorFile::in_place<double>(std::string_view) const;
 
 std::uint64_t TensorFile::byte_size() const { return source_->size(); }
 

@@ -69,8 +69,16 @@ public:
     template <class T>
     Problems read_rows_into(std::string_view name, std::uint64_t first_row, std::uint64_t count, T* out) const;
 
-    // Reads the whole file into memory once, so that later reads convert from there instead of
-    // reading the disk again (a model's weights kept resident). A file in memory stays as it is.
+    // A tensor's values where they lie, for use as they are: when the file was read into memory by
+    // keep_in_memory (and the tensor is not in an .npz) and they are stored as T (F32 or <f4 for
+    // float, F64 or <f8 for double) in this machine's byte order, in C order, and every one is
+    // finite (a pass over them). Else nullptr: read_rows_into converts them.
+    template <class T>
+    const T* in_place(std::string_view name) const;
+
+    // Reads the whole file into memory once (its tensors' data aligned for any dtype), so that later
+    // reads convert from there instead of reading the disk again (a model's weights kept
+    // resident). A file in memory stays as it is.
     Problems keep_in_memory();
     bool in_memory() const;
     std::uint64_t byte_size() const;  // the file's size in bytes

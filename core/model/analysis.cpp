@@ -52,7 +52,8 @@ std::vector<core::Matrix> attention_rollout(const RunState<Scalar>& s) {
 }
 
 template <class Scalar>
-core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scalar>& s) {
+core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scalar>& s,
+                                   const std::function<bool()>& stopped) {
     using R = core::Result<LogitLens>;
     const ModelConfig& c = model.config();
     if (model.names().lm_head.empty()) return R::fail({{"", "the model has no LM head: the logit lens needs one"}});
@@ -82,8 +83,10 @@ core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scal
     const Eigen::Index rows = normed.rows();
     Eigen::VectorXd best = Eigen::VectorXd::Constant(rows, -INFINITY), sum = Eigen::VectorXd::Zero(rows);
     Eigen::VectorXi best_id = Eigen::VectorXi::Zero(rows);
+    bool stop = false;
     const core::Problems problems =
         for_each_lm_head_block<double>(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
+            if (stop || (stopped && (stop = stopped()))) return;
             const core::Matrix logits = normed * W_U_rows.transpose();  // rows × count
             for (Eigen::Index r = 0; r < rows; ++r) {
                 Eigen::Index j = 0;
@@ -97,6 +100,7 @@ core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scal
             }
         });
     if (!problems.empty()) return R::fail(problems);
+    if (stop) return R::fail({{"", "stopped before it was complete"}});
     LogitLens lens;
     lens.ids.resize(streams, n);
     lens.p.resize(streams, n);
@@ -112,7 +116,9 @@ template core::Matrix residual_norms<float>(const RunState<float>&);
 template core::Matrix residual_norms<double>(const RunState<double>&);
 template std::vector<core::Matrix> attention_rollout<float>(const RunState<float>&);
 template std::vector<core::Matrix> attention_rollout<double>(const RunState<double>&);
-template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&);
-template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&);
+template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&,
+                                                   const std::function<bool()>&);
+template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&,
+                                                    const std::function<bool()>&);
 
 }  // namespace attnviz::model

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/base/problem.hpp"
@@ -44,15 +45,20 @@ struct LogitLens {
 };
 
 // The logit lens of a whole run (every block run). Refused for a model without an LM head (BERT,
-// RoBERTa) or a run of only the first blocks, and when the folder's tensors cannot be read.
+// RoBERTa) or a run of only the first blocks, and when the folder's tensors cannot be read. It
+// reads the whole LM head for (L+1)·n rows (GPT-2 small at n = 128: 1664 × 50257 logits): `stopped`,
+// when given, is asked between blocks of it and ends the work early when it says so (a problem then).
 template <class Scalar>
-core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scalar>& state);
+core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scalar>& state,
+                                   const std::function<bool()>& stopped = {});
 
 extern template core::Matrix residual_norms<float>(const RunState<float>&);
 extern template core::Matrix residual_norms<double>(const RunState<double>&);
 extern template std::vector<core::Matrix> attention_rollout<float>(const RunState<float>&);
 extern template std::vector<core::Matrix> attention_rollout<double>(const RunState<double>&);
-extern template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&);
-extern template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&);
+extern template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&,
+                                                          const std::function<bool()>&);
+extern template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&,
+                                                           const std::function<bool()>&);
 
 }  // namespace attnviz::model

@@ -4,10 +4,26 @@
 #include <exception>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace attnviz::model {
 
 namespace {
+
+// Float values as doubles (exactly), rows × cols, the rows spread over OpenMP's threads when there
+// are many (a block's weights: megabytes).
+MatrixT<double> widened(const float* values, Eigen::Index rows, Eigen::Index cols) {
+    MatrixT<double> out(rows, cols);
+    const Eigen::Map<const MatrixT<float>> in(values, rows, cols);
+    constexpr Eigen::Index piece = 64;  // rows at a time
+    const Eigen::Index pieces = (rows + piece - 1) / piece;
+#pragma omp parallel for if (rows * cols > (1 << 20))
+    for (Eigen::Index k = 0; k < pieces; ++k) {
+        const Eigen::Index first = k * piece, count = std::min(piece, rows - first);
+        out.middleRows(first, count) = in.middleRows(first, count).cast<double>();
+    }
+    return out;
+}
 
 // Reading several tensors, the problems of all of them kept.
 class Reads {
@@ -36,6 +52,41 @@ public:
     // As a double matrix, as sessions hold their inputs.
     core::Matrix matrix(const std::string& name, bool transpose = false) { return as<double>(name, transpose); }
 
+    // The tensor as weights in Scalar: where the folder holds its values in memory as Scalar, those
+    // values; held as float for a double run, those cast (they are known to be finite); else
+    // converted from their stored dtype (as()).
+    template <class Scalar>
+    Weights<Scalar> weights(const std::string& name) {
+        if (name.empty()) return {};
+        const core::TensorInfo* info = model_.weights().find(name);
+        if (!info || info->shape.empty() || info->shape.size() > 2) return as<Scalar>(name);
+        const auto rows = info->shape.size() == 2 ? static_cast<Eigen::Index>(info->shape[0]) : 1;
+        const auto cols = static_cast<Eigen::Index>(info->shape.back());
+        if (const Scalar* values = model_.weights().in_place<Scalar>(name))
+            return Weights<Scalar>::in_place({values, rows, cols});
+        if constexpr (std::is_same_v<Scalar, double>)
+            if (const float* values = model_.weights().in_place<float>(name)) return widened(values, rows, cols);
+        return as<Scalar>(name);
+    }
+
+    // Tensors of rows × `cols` values (or 1-D ones of `cols`), one under the other, converted into
+    // one matrix; a name "" is `rows` rows of zeros.
+    template <class Scalar>
+    MatrixT<Scalar> stacked(const std::vector<std::pair<std::string, Eigen::Index>>& parts, Eigen::Index cols) {
+        Eigen::Index rows = 0;
+        for (const auto& part : parts) rows += part.second;
+        MatrixT<Scalar> m(rows, cols);
+        Eigen::Index at = 0;
+        for (const auto& [name, count] : parts) {
+            if (name.empty())
+                m.middleRows(at, count).setZero();
+            else if (core::Problems p = model_.weights().read_into(name, m.row(at).data()); !p.empty())
+                for (core::Problem& problem : p) problems_.push_back(std::move(problem));
+            at += count;
+        }
+        return m;
+    }
+
     // A 1-D tensor as a row; empty for the name "" and after a problem.
     template <class Scalar>
     RowVectorT<Scalar> row(const std::string& name) {
@@ -47,7 +98,12 @@ public:
     template <class Scalar>
     Projection<Scalar> projection(const std::string& weight, const std::string& bias) {
         Projection<Scalar> p;
-        p.W = as<Scalar>(weight);
+        const core::TensorInfo* info = model_.weights().find(weight);
+        const float* floats = std::is_same_v<Scalar, double> ? model_.weights().in_place<float>(weight) : nullptr;
+        if (floats && info && info->shape.size() == 2)  // cast a piece at a time where it is used
+            p.floats = {floats, static_cast<Eigen::Index>(info->shape[0]), static_cast<Eigen::Index>(info->shape[1])};
+        else
+            p.W = weights<Scalar>(weight);
         p.transposed = !model_.conv1d();
         p.b = row<Scalar>(bias);
         return p;
@@ -84,9 +140,13 @@ core::Problems for_each_lm_head_block(
         info->shape[1] != static_cast<std::uint64_t>(c.d_model))
         return {{"", name + ": expected vocab_size × d_model = " + std::to_string(c.vocab_size) + " × " +
                          std::to_string(c.d_model) + " values"}};
-    // About 256 K values a block: converted, then used while they are in the cache.
+    // About 256 K values a block: converted, then used while they are in the cache (or used where
+    // they are, when the folder holds them in memory as Scalar).
     const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max(1, c.d_model));
     const std::int64_t blocks = (c.vocab_size + block - 1) / block;
+    const Scalar* in_place = model.weights().in_place<Scalar>(name);
+    // Held as float for a double run: cast (the values are known to be finite).
+    const float* floats = std::is_same_v<Scalar, double> ? model.weights().in_place<float>(name) : nullptr;
     core::Problems problems;
     std::exception_ptr failure;  // an exception cannot leave an OpenMP region: kept, thrown after it
 #pragma omp parallel if (concurrent && blocks > 1)
@@ -96,10 +156,19 @@ core::Problems for_each_lm_head_block(
         for (std::int64_t b = 0; b < blocks; ++b) {
             const std::int64_t first = b * block, count = std::min<std::int64_t>(block, c.vocab_size - first);
             try {
-                rows.resize(count, c.d_model);
-                core::Problems p = model.weights().read_rows_into(name, static_cast<std::uint64_t>(first),
-                                                                  static_cast<std::uint64_t>(count), rows.data());
-                if (p.empty()) use(first, rows);
+                core::Problems p;
+                if (in_place) {
+                    use(first, Eigen::Map<const MatrixT<Scalar>>(in_place + first * c.d_model, count, c.d_model));
+                } else if (floats) {
+                    rows = Eigen::Map<const MatrixT<float>>(floats + first * c.d_model, count, c.d_model)
+                               .template cast<Scalar>();
+                    use(first, rows);
+                } else {
+                    rows.resize(count, c.d_model);
+                    p = model.weights().read_rows_into(name, static_cast<std::uint64_t>(first),
+                                                       static_cast<std::uint64_t>(count), rows.data());
+                    if (p.empty()) use(first, rows);
+                }
 #pragma omp critical(attnviz_lm_head)
                 if (problems.empty() && !p.empty()) problems = std::move(p);
             } catch (...) {
@@ -146,12 +215,65 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
     return R::ok(std::move(w));
 }
 
+core::Result<core::Config> attention_config(const ModelFolder& model, int layer, int n) {
+    const ModelConfig& c = model.config();
+    const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
+    core::Config cf;
+    cf.n = n;
+    cf.d_model = c.d_model;
+    cf.heads = c.heads;
+    cf.d_k = cf.d_v = c.d_k;
+    cf.output_projection = true;
+    cf.mask = c.causal() ? core::Mask::causal : core::Mask::none;
+    for (const std::string* bias : {&b.qkv_b, &b.q_b, &b.k_b, &b.v_b, &b.o_b}) cf.biases |= !bias->empty();
+    cf.kv_heads = c.kv_heads == c.heads ? 0 : c.kv_heads;
+    if (c.llama_family()) {
+        cf.rope.on = true;
+        cf.rope.base = c.rope_theta;
+    }
+    if (core::Problems problems = core::validate(cf); !problems.empty())
+        return core::Result<core::Config>::fail(std::move(problems));
+    return core::Result<core::Config>::ok(cf);
+}
+
+template <class Scalar>
+core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, int layer) {
+    using R = core::Result<AttentionWeights<Scalar>>;
+    const ModelConfig& c = model.config();
+    const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
+    Reads r(model);
+    AttentionWeights<Scalar> w;
+    // The columns forward_into computes X·W_qkv with (zeros past Q, K, V).
+    core::Result<core::Config> config = attention_config(model, layer, 1);
+    if (!config) return R::fail(std::move(config.problems));
+    const Eigen::Index stride = core::qkv_stride<Scalar>(*config.value);
+    const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
+    if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V, as LayerWeightsT has them
+        w.W_qkv = r.weights<Scalar>(b.qkv);
+        if (w.W_qkv.cols() != stride && r.ok()) {  // padded with columns of zeros
+            MatrixT<Scalar> padded = MatrixT<Scalar>::Zero(c.d_model, stride);
+            padded.leftCols(w.W_qkv.cols()) = w.W_qkv.map();
+            w.W_qkv = std::move(padded);
+        }
+        w.b_qkv = r.weights<Scalar>(b.qkv_b);
+    } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other, then zeros
+        w.W_qkv = r.stacked<Scalar>({{b.q, q}, {b.k, kv}, {b.v, kv}, {"", stride - q - 2 * kv}}, c.d_model);
+        w.qkv_transposed = true;
+        if (!b.q_b.empty() || !b.k_b.empty() || !b.v_b.empty())
+            w.b_qkv = MatrixT<Scalar>(r.stacked<Scalar>({{b.q_b, q}, {b.k_b, kv}, {b.v_b, kv}}, 1).transpose());
+    }
+    w.W_O = r.weights<Scalar>(b.o);
+    w.o_transposed = !model.conv1d();
+    w.b_O = r.weights<Scalar>(b.o_b);
+    if (!r.ok()) return R::fail(r.take());
+    return R::ok(std::move(w));
+}
+
 // As import_layer (core/io/import.cpp) builds a session: every projection as x·W (d_model × columns),
 // the biases as rows, split into heads by columns, then validated.
 core::Result<core::Session> attention_session(const ModelFolder& model, int layer, core::Matrix X,
                                               std::vector<std::string> tokens) {
     using R = core::Result<core::Session>;
-    const ModelConfig& c = model.config();
     const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
     Reads r(model);
     const bool linear = !model.conv1d();  // y = x·Wᵀ: transposed to x·W
@@ -169,21 +291,10 @@ core::Result<core::Session> attention_session(const ModelFolder& model, int laye
     p.W_O = r.matrix(b.o, linear), p.b_O = r.matrix(b.o_b);
     if (!r.ok()) return R::fail(r.take());
 
+    core::Result<core::Config> config = attention_config(model, layer, static_cast<int>(X.rows()));
+    if (!config) return R::fail(std::move(config.problems));
     core::Session s;
-    core::Config& cf = s.config;
-    cf.n = static_cast<int>(X.rows());
-    cf.d_model = c.d_model;
-    cf.heads = c.heads;
-    cf.d_k = cf.d_v = c.d_k;
-    cf.output_projection = true;
-    cf.mask = c.causal() ? core::Mask::causal : core::Mask::none;
-    cf.biases = p.has_biases();
-    cf.kv_heads = c.kv_heads == c.heads ? 0 : c.kv_heads;
-    if (c.llama_family()) {
-        cf.rope.on = true;
-        cf.rope.base = c.rope_theta;
-    }
-    if (core::Problems problems = core::validate(cf); !problems.empty()) return R::fail(std::move(problems));
+    const core::Config& cf = s.config = *config.value;
     s.tokens = std::move(tokens);
     // X, then every other input this config has (no Y, no custom mask) from the projections.
     s.params.kv_group_size = cf.group_size();
@@ -204,5 +315,7 @@ template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const st
 template core::Result<Norm<double>> read_norm<double>(const ModelFolder&, const std::string&, const std::string&);
 template core::Result<BlockWeights<float>> read_block<float>(const ModelFolder&, int);
 template core::Result<BlockWeights<double>> read_block<double>(const ModelFolder&, int);
+template core::Result<AttentionWeights<float>> read_attention<float>(const ModelFolder&, int);
+template core::Result<AttentionWeights<double>> read_attention<double>(const ModelFolder&, int);
 
 }  // namespace attnviz::model

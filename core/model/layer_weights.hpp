@@ -1,7 +1,9 @@
-// Reading a model's weights when they are used: one block's at a time, converted from their stored
-// dtype (F32, F16, BF16) to the compute type then. The attention's weights become a session of the
-// existing core, exactly the one `attnviz import` makes of that layer; the rest become the steps of
-// steps.hpp.
+// Reading a model's weights when they are used: one block's at a time, in the compute type. Values
+// the folder holds in memory already in that type (F32 for float, F64 for double: WeightFiles::
+// in_place) are used where they lie; others are converted from their stored dtype (F32, F16, BF16)
+// then, into matrices of the block's own. The attention's weights go to the core's forward as they
+// are (read_attention) or become a session of the existing core, exactly the one `attnviz import`
+// makes of that layer (attention_session); the rest become the steps of steps.hpp.
 #pragma once
 
 #include <cstdint>
@@ -46,12 +48,32 @@ struct BlockWeights {
 template <class Scalar>
 core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int layer);
 
+// Layer `layer`'s attention config for n tokens: n, d_model, heads, d_k = d_v, W_O on, a causal
+// mask for the causal LMs, biases when the layer has any (the missing ones zero), kv_heads for
+// grouped-query attention, RoPE (rotate_half pairs, base rope_theta) for the Llama family.
+core::Result<core::Config> attention_config(const ModelFolder& model, int layer, int n);
+
+// Layer `layer`'s attention weights as the core's forward takes them (core::LayerWeightsT), in the
+// compute type: GPT-2's c_attn (d_model × 3·d_model, the columns Q, K, V) and c_proj as they are
+// (Conv1D: x·W); nn.Linear's query, key and value weights one under the other (their transpose),
+// its biases side by side (zero where one is missing), and o_proj (transposed). The forward of a
+// session attention_session makes with the same X gives the same numbers.
+template <class Scalar>
+struct AttentionWeights {
+    Weights<Scalar> W_qkv, b_qkv, W_O, b_O;
+    bool qkv_transposed = false, o_transposed = false;
+    core::LayerWeightsT<Scalar> layer() const {
+        return {W_qkv.view(), b_qkv.view(), W_O.view(), b_O.view(), qkv_transposed, o_transposed};
+    }
+};
+
+template <class Scalar>
+core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, int layer);
+
 // Layer `layer`'s attention as a session, with X (n×d_model) the attention's input and `tokens` its
-// n labels: what `attnviz import` gives for that layer's tensors and X. Its config: n, d_model,
-// heads, d_k = d_v, W_O on, a causal mask for the causal LMs, biases when the layer has any (the
-// missing ones zero), kv_heads for grouped-query attention, RoPE (rotate_half pairs, base
-// rope_theta) for the Llama family. Head h's W_Q is columns h·d_k … (h+1)·d_k − 1 of the query
-// projection as x·W; K/V group g's W_K and W_V are held by its first head.
+// n labels: what `attnviz import` gives for that layer's tensors and X, with attention_config's
+// config. Head h's W_Q is columns h·d_k … (h+1)·d_k − 1 of the query projection as x·W; K/V group
+// g's W_K and W_V are held by its first head.
 core::Result<core::Session> attention_session(const ModelFolder& model, int layer, core::Matrix X,
                                               std::vector<std::string> tokens);
 
@@ -66,5 +88,7 @@ extern template core::Result<Norm<double>> read_norm<double>(const ModelFolder&,
                                                              const std::string&);
 extern template core::Result<BlockWeights<float>> read_block<float>(const ModelFolder&, int);
 extern template core::Result<BlockWeights<double>> read_block<double>(const ModelFolder&, int);
+extern template core::Result<AttentionWeights<float>> read_attention<float>(const ModelFolder&, int);
+extern template core::Result<AttentionWeights<double>> read_attention<double>(const ModelFolder&, int);
 
 }  // namespace attnviz::model

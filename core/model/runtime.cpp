@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "core/base/format.hpp"
 #include "core/model/layer_weights.hpp"
@@ -34,20 +35,19 @@ std::vector<int> positions(const ModelConfig& c, const std::vector<std::int32_t>
 // rows, not its size.
 template <class Scalar>
 Problems add_rows(const ModelFolder& model, const std::string& name, const std::vector<int>& at, MatrixT<Scalar>& x) {
-    std::map<int, std::vector<double>> rows;  // row number → its values
+    std::map<int, RowVectorT<Scalar>> rows;  // row number → its values
     for (const int r : at) {
         if (rows.count(r)) continue;
-        core::Result<core::Tensor> row = model.weights().read_rows(name, static_cast<std::uint64_t>(r), 1);
-        if (!row) return row.problems;
-        if (static_cast<Eigen::Index>(row.value->values.size()) != x.cols())
-            return fail(name + ": a row of " + std::to_string(row.value->values.size()) + " values, expected " +
+        const core::TensorInfo* info = model.weights().find(name);
+        if (info && info->shape.size() == 2 && info->shape[1] != static_cast<std::uint64_t>(x.cols()))
+            return fail(name + ": a row of " + std::to_string(info->shape[1]) + " values, expected " +
                         std::to_string(x.cols()));
-        rows.emplace(r, std::move(row.value->values));
+        RowVectorT<Scalar> row(x.cols());
+        if (Problems p = model.weights().read_rows_into(name, static_cast<std::uint64_t>(r), 1, row.data()); !p.empty())
+            return p;
+        rows.emplace(r, std::move(row));
     }
-    for (size_t i = 0; i < at.size(); ++i) {
-        const std::vector<double>& v = rows.at(at[i]);
-        for (Eigen::Index c = 0; c < x.cols(); ++c) x(static_cast<Eigen::Index>(i), c) += static_cast<Scalar>(v[c]);
-    }
+    for (size_t i = 0; i < at.size(); ++i) x.row(static_cast<Eigen::Index>(i)) += rows.at(at[i]);
     return {};
 }
 
@@ -76,9 +76,34 @@ Problems embed(const ModelFolder& model, RunState<Scalar>& s) {
     return {};
 }
 
-// One block, steps 1–4 (see runtime.hpp). With keep_x the session's X is used as it is (an edited
-// block); otherwise X is the new attention input, and the session is read from the folder the first
-// time.
+// Whether a matrix may be a session's input: finite, and within core::Limits::max_abs_value.
+template <class Scalar>
+bool allowed(const MatrixT<Scalar>& m) {
+    return m.size() == 0 ||
+           static_cast<double>(m.cwiseAbs().template maxCoeff<Eigen::PropagateNaN>()) <= core::Limits::max_abs_value;
+}
+
+// Step 2 of a block: its attention's trace, of its edited session, or of the folder's weights on
+// its input; the trace's scratch space released after.
+template <class Scalar>
+Problems attend(const ModelFolder& model, LayerRun<Scalar>& run, int layer) {
+    if (run.edited) {
+        run.config = run.edited->config;
+        core::forward_into(run.trace, run.config, run.edited->params);
+    } else {
+        core::Result<core::Config> config = attention_config(model, layer, static_cast<int>(run.input.rows()));
+        if (!config) return config.problems;
+        run.config = *config.value;
+        core::Result<AttentionWeights<Scalar>> w = read_attention<Scalar>(model, layer);
+        if (!w) return w.problems;
+        core::forward_into<Scalar>(run.trace, run.config, run.input, w.value->layer());
+    }
+    run.trace.scratch = {};
+    return {};
+}
+
+// One block, steps 1–4 (see runtime.hpp). With keep_x an edited block's X is used as it is (the
+// block the edit was made in); otherwise X is the new attention input (an edited session's X too).
 template <class Scalar>
 Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, bool keep_x) {
     const ModelConfig& c = model.config();
@@ -89,28 +114,24 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
     LayerRun<Scalar>& run = s.layers[static_cast<size_t>(layer)];
 
     // 1. attention in
-    if (!keep_x) {
-        MatrixT<Scalar> a;
-        if (c.pre_norm()) w.norm_attention.apply(x, a);
-        core::Matrix X = c.pre_norm() ? a.template cast<double>() : x.template cast<double>();
-        if (!core::values_allowed(X))  // what a session takes
+    if (keep_x && run.edited) {
+        run.input = run.edited->params.X.template cast<Scalar>();
+    } else if (!keep_x) {
+        if (c.pre_norm())
+            w.norm_attention.apply(x, run.input);
+        else
+            run.input = x;
+        if (!allowed(run.input))  // what a session takes
             return fail("block " + std::to_string(layer) + ": the attention's input overflows (a value beyond " +
                         core::format_number(core::Limits::max_abs_value) + " or not finite)");
-        if (run.session.params.heads.empty()) {
-            core::Result<core::Session> session = attention_session(model, layer, std::move(X), s.tokens);
-            if (!session) return session.problems;
-            run.session = std::move(*session.value);
-        } else {
-            run.session.params.X = std::move(X);
+        if (run.edited) {
+            auto session = std::make_shared<core::Session>(*run.edited);
+            session->params.X = run.input.template cast<double>();
+            run.edited = std::move(session);
         }
     }
     // 2. attention
-    core::forward_into(run.trace, run.session.config, run.session.params);
-    run.trace.scratch_weights.resize(0, 0);
-    run.trace.scratch_projections.resize(0, 0);
-    run.trace.scratch_biases.resize(0, 0);
-    run.trace.scratch_cos.resize(0, 0);
-    run.trace.scratch_sin.resize(0, 0);
+    if (Problems p = attend(model, run, layer); !p.empty()) return p;
 
     // 3. residual, 4. MLP
     MatrixT<Scalar> x1, m, hidden;
@@ -206,44 +227,67 @@ std::int64_t run_bytes(const ModelConfig& c, int n, int scalar_bytes) {
     cf.rope.on = c.llama_family();
     const std::int64_t inputs = core::input_numbers(cf), trace = core::total_numbers(cf) - inputs;
     const std::int64_t nd = std::int64_t{n} * c.d_model, s = scalar_bytes;
-    const std::int64_t per_layer = inputs * 8 + trace * s + nd * s;
-    // While a block runs: its MLP weights as read and converted, its hidden layer; the largest table.
-    const std::int64_t running = std::int64_t{3} * c.d_model * c.d_ff * (8 + s) + std::int64_t{2} * n * c.d_ff * s +
-                                 std::int64_t{c.vocab_size} * c.d_model * (8 + s);
+    const std::int64_t per_layer = trace * s + 2 * nd * s;  // the trace, the attention's input, the output
+    // While a block runs: its weights converted to Scalar (the attention's inputs, which hold them,
+    // and the MLP's), the forward's scratch space (X·W_qkv: at most the trace's Q, K, V) and the
+    // MLP's hidden layers; the LM head's rows converted a block per thread (256 K values each, for
+    // up to 64 threads).
+    const std::int64_t running = (inputs + std::int64_t{3} * c.d_model * c.d_ff + 2 * n * c.d_ff) * s +
+                                 std::int64_t{n} * (c.heads + 2 * c.kv_heads) * c.d_k * s +
+                                 std::int64_t{64} * (1 << 18) * s;
     return c.layers * per_layer + 3 * nd * s + std::int64_t{c.vocab_size} * s + running;
+}
+
+template <class Scalar>
+Problems run_model_into(RunState<Scalar>& s, const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                        std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
+    const ModelConfig& c = model.config();
+    if (Problems p = token_problems(c, ids); !p.empty()) return p;
+    if (blocks == 0 || blocks > c.layers)
+        return fail("cannot run " + std::to_string(blocks) + " blocks of a model of " + std::to_string(c.layers));
+    const bool whole = blocks < 0 || blocks == c.layers;
+    const std::int64_t need = run_bytes(c, static_cast<int>(ids.size()), static_cast<int>(sizeof(Scalar)));
+    if (need > memory_budget)
+        return fail(std::to_string(ids.size()) + " tokens through this model need about " + core::format_bytes(need) +
+                    " (every layer's attention kept), over the memory budget of " + core::format_bytes(memory_budget) +
+                    "; a larger budget can be set with --memory-budget");
+    s.token_ids = ids;
+    tokens.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (tokens[i].empty()) tokens[i] = "#" + std::to_string(ids[i]);
+    s.tokens = std::move(tokens);
+    if (Problems p = embed(model, s); !p.empty()) return p;
+    s.layers.resize(static_cast<size_t>(whole ? c.layers : blocks));
+    for (LayerRun<Scalar>& run : s.layers) run.edited.reset();
+    for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer)
+        if (Problems p = run_block(model, s, layer, false); !p.empty()) return p;
+    if (!whole) {
+        s.hidden = s.layers.back().output;
+        s.logits_last.resize(0);
+        return {};
+    }
+    return finish(model, s);
 }
 
 template <class Scalar>
 core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
                                          std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
     using R = core::Result<RunState<Scalar>>;
-    const ModelConfig& c = model.config();
-    if (Problems p = token_problems(c, ids); !p.empty()) return R::fail(std::move(p));
-    if (blocks == 0 || blocks > c.layers)
-        return R::fail(
-            fail("cannot run " + std::to_string(blocks) + " blocks of a model of " + std::to_string(c.layers)));
-    const bool whole = blocks < 0 || blocks == c.layers;
-    const std::int64_t need = run_bytes(c, static_cast<int>(ids.size()), static_cast<int>(sizeof(Scalar)));
-    if (need > memory_budget)
-        return R::fail(fail(std::to_string(ids.size()) + " tokens through this model need about " +
-                            core::format_bytes(need) + " (every layer's attention kept), over the memory budget of " +
-                            core::format_bytes(memory_budget) + "; a larger budget can be set with --memory-budget"));
     RunState<Scalar> s;
-    s.token_ids = ids;
-    tokens.resize(ids.size());
-    for (size_t i = 0; i < ids.size(); ++i)
-        if (tokens[i].empty()) tokens[i] = "#" + std::to_string(ids[i]);
-    s.tokens = std::move(tokens);
-    if (Problems p = embed(model, s); !p.empty()) return R::fail(std::move(p));
-    s.layers.resize(static_cast<size_t>(whole ? c.layers : blocks));
-    for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer)
-        if (Problems p = run_block(model, s, layer, false); !p.empty()) return R::fail(std::move(p));
-    if (!whole) {
-        s.hidden = s.layers.back().output;
-        return R::ok(std::move(s));
-    }
-    if (Problems p = finish(model, s); !p.empty()) return R::fail(std::move(p));
+    if (Problems p = run_model_into(s, model, ids, std::move(tokens), memory_budget, blocks); !p.empty())
+        return R::fail(std::move(p));
     return R::ok(std::move(s));
+}
+
+template <class Scalar>
+core::Result<core::Session> layer_session(const ModelFolder& model, const RunState<Scalar>& s, int layer) {
+    using R = core::Result<core::Session>;
+    if (layer < 0 || layer >= static_cast<int>(s.layers.size()))
+        return R::fail(
+            fail("block " + std::to_string(layer) + " is not one of the run's " + std::to_string(s.layers.size())));
+    const LayerRun<Scalar>& run = s.layers[static_cast<size_t>(layer)];
+    if (run.edited) return R::ok(*run.edited);
+    return attention_session(model, layer, run.input.template cast<double>(), s.tokens);
 }
 
 template <class Scalar>
@@ -251,13 +295,14 @@ Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer) {
     const ModelConfig& c = model.config();
     if (layer < 0 || layer >= c.layers || static_cast<int>(s.layers.size()) != c.layers)
         return fail("block " + std::to_string(layer) + " is not one of the model's " + std::to_string(c.layers));
-    const core::Session& edited = s.layers[static_cast<size_t>(layer)].session;
-    const core::Config& cf = edited.config;
-    if (cf.n != static_cast<int>(s.token_ids.size()) || cf.d_model != c.d_model || cf.output_width() != c.d_model ||
-        cf.cross())
-        return fail("block " + std::to_string(layer) +
-                    ": the edited attention must keep n, d_model and an output of n × d_model");
-    if (Problems p = core::validate(edited); !p.empty()) return p;
+    if (const std::shared_ptr<const core::Session>& edited = s.layers[static_cast<size_t>(layer)].edited) {
+        const core::Config& cf = edited->config;
+        if (cf.n != static_cast<int>(s.token_ids.size()) || cf.d_model != c.d_model || cf.output_width() != c.d_model ||
+            cf.cross())
+            return fail("block " + std::to_string(layer) +
+                        ": the edited attention must keep n, d_model and an output of n × d_model");
+        if (Problems p = core::validate(*edited); !p.empty()) return p;
+    }
     if (Problems p = run_block(model, s, layer, true); !p.empty()) return p;
     for (int later = layer + 1; later < c.layers; ++later)
         if (Problems p = run_block(model, s, later, false); !p.empty()) return p;
@@ -268,6 +313,12 @@ template core::Result<RunState<float>> run_model<float>(const ModelFolder&, cons
                                                         std::vector<std::string>, std::int64_t, int);
 template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
                                                           std::vector<std::string>, std::int64_t, int);
+template core::Result<core::Session> layer_session<float>(const ModelFolder&, const RunState<float>&, int);
+template core::Result<core::Session> layer_session<double>(const ModelFolder&, const RunState<double>&, int);
+template Problems run_model_into<float>(RunState<float>&, const ModelFolder&, const std::vector<std::int32_t>&,
+                                        std::vector<std::string>, std::int64_t, int);
+template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, const std::vector<std::int32_t>&,
+                                         std::vector<std::string>, std::int64_t, int);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
 template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 

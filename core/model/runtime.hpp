@@ -16,11 +16,16 @@
 //   5. final norm    hidden = final_norm(x) (pre-norm models), else the last block's x
 //   6. LM head       logits_last = hidden[n−1]·Eᵀ (causal LMs; E the LM head, vocab_size×d_model)
 //
-// Scalar is the compute type (float or double): the residual stream, the MLPs and each attention's
-// trace are held in it; each layer's session holds its inputs in double, as every session does.
+// Scalar is the compute type (float or double): the residual stream, the MLPs, each attention's
+// input and trace are held in it. A block's weights are read when it runs and dropped after it
+// (layer_weights.hpp: in place where the folder holds them in memory in the compute type, else
+// converted), so a run holds the stored weights, one block's in the compute type and the
+// activations. A block's attention becomes a session (in double, as every session holds its
+// inputs) only when asked for (layer_session) or when it was edited.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,10 +40,12 @@ namespace attnviz::model {
 
 template <class Scalar>
 struct LayerRun {
-    // The block's attention as `attnviz import` gives it (layer_weights.hpp: attention_session):
-    // X (n×d_model) the attention's input, the weights as read from the folder or as edited since.
-    core::Session session;
-    // The session's forward: every head's Q, K, V, scores and weights (n×n), concat and the output
+    core::Config config;    // the block's attention (layer_weights.hpp: attention_config)
+    MatrixT<Scalar> input;  // n×d_model: the attention's input X (the session's X)
+    // The block's attention as a session once it was edited (its X or its weights): the block runs
+    // it as it is, with each new input as its X. Null: the block runs the folder's weights.
+    std::shared_ptr<const core::Session> edited;
+    // The attention's forward: every head's Q, K, V, scores and weights (n×n), concat and the output
     // (n×d_model). Its scratch space is released once the block has run.
     core::TraceT<Scalar> trace;
     MatrixT<Scalar> output;  // n×d_model: the residual stream after the block
@@ -64,8 +71,8 @@ struct RunState {
 // the sliding window holds.
 core::Problems token_problems(const ModelConfig& config, const std::vector<std::int32_t>& ids);
 
-// The bytes a run state of n tokens keeps (every layer's session in double and its trace and
-// output in Scalar), with what one block needs while it runs.
+// The bytes a run state of n tokens keeps (every layer's attention input, trace and output in
+// Scalar), with what one block needs while it runs (its weights converted to Scalar).
 std::int64_t run_bytes(const ModelConfig& config, int n, int scalar_bytes);
 
 // The whole forward pass of `ids` (labelled by `tokens`, one each; "#id" where empty). Refused:
@@ -78,11 +85,26 @@ core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::ve
                                          std::vector<std::string> tokens,
                                          std::int64_t memory_budget = core::default_memory_budget, int blocks = -1);
 
-// Blocks `layer` to the last again, and the final norm and logits, after block `layer`'s session
-// was edited (its X or its weights, not its dimensions): the blocks before it are not touched;
-// block `layer` runs its session as it is; each later block keeps its session's weights (edited or
-// as read) and takes its new attention input as X. The MLPs and norms are read from the folder
-// again. On a problem the state is left partly recomputed (keep a copy to go back to).
+// The same into `state`, whose matrices are reused where their sizes match (a run of as many tokens
+// as the last allocates, and page-faults, nothing new), its edits dropped: what run_model gives, or
+// the problems (the state is then left partly run).
+template <class Scalar>
+core::Problems run_model_into(RunState<Scalar>& state, const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                              std::vector<std::string> tokens, std::int64_t memory_budget = core::default_memory_budget,
+                              int blocks = -1);
+
+// Block `layer`'s attention as a session: the edited one, or the one `attnviz import` makes of
+// the layer's tensors with the block's input as X (layer_weights.hpp: attention_session) and the
+// run's tokens.
+template <class Scalar>
+core::Result<core::Session> layer_session(const ModelFolder& model, const RunState<Scalar>& state, int layer);
+
+// Blocks `layer` to the last again, and the final norm and logits, after block `layer` was edited
+// (its `edited` session set or changed: its X or its weights, not its dimensions; or set back to
+// null, the folder's weights again): the blocks before it are not touched; block `layer` runs its
+// session as it is (or the folder's weights on its input); each later block keeps its edited
+// session's weights, or the folder's, and takes its new attention input as X. On a problem the
+// state is left partly recomputed (keep a copy to go back to).
 template <class Scalar>
 core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer);
 
@@ -90,6 +112,14 @@ extern template core::Result<RunState<float>> run_model<float>(const ModelFolder
                                                                std::vector<std::string>, std::int64_t, int);
 extern template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
                                                                  std::vector<std::string>, std::int64_t, int);
+extern template core::Result<core::Session> layer_session<float>(const ModelFolder&, const RunState<float>&, int);
+extern template core::Result<core::Session> layer_session<double>(const ModelFolder&, const RunState<double>&, int);
+extern template core::Problems run_model_into<float>(RunState<float>&, const ModelFolder&,
+                                                     const std::vector<std::int32_t>&, std::vector<std::string>,
+                                                     std::int64_t, int);
+extern template core::Problems run_model_into<double>(RunState<double>&, const ModelFolder&,
+                                                      const std::vector<std::int32_t>&, std::vector<std::string>,
+                                                      std::int64_t, int);
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
 extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 

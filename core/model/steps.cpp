@@ -1,5 +1,6 @@
 #include "core/model/steps.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <unsupported/Eigen/SpecialFunctions>  // Array::erf
 
@@ -21,18 +22,52 @@ void Norm<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const {
     out = ((out.array().colwise() / deviation).rowwise() * w.array()).rowwise() + b.array();
 }
 
+namespace {
+
+// y = x·W (x·Wᵀ when transposed) with W's float values cast to Scalar a piece of about 256 K values
+// (whole row panels of Eigen's GEMM kernel, mr columns of y each) at a time.
+template <class Scalar>
+void apply_cast(const core::MatrixView<float>& floats, bool transposed, const MatrixT<Scalar>& x, MatrixT<Scalar>& y) {
+    constexpr Eigen::Index mr = Eigen::internal::gebp_traits<Scalar, Scalar>::mr;
+    const Eigen::Index d_out = transposed ? floats.rows : floats.cols, d_in = transposed ? floats.cols : floats.rows;
+    const Eigen::Index piece =
+        std::max<Eigen::Index>(1, (Eigen::Index{1} << 18) / std::max<Eigen::Index>(d_in, 1) / mr) * mr;
+    y.resize(x.rows(), d_out);
+    MatrixT<Scalar> W;  // the piece, cast (its rows spread over OpenMP's threads)
+    const auto all = floats.map();
+    for (Eigen::Index first = 0; first < d_out; first += piece) {
+        const Eigen::Index count = std::min(piece, d_out - first);
+        using Part = Eigen::Ref<const MatrixT<float>, 0, Eigen::OuterStride<>>;
+        const Part part = transposed ? Part(all.middleRows(first, count)) : Part(all.middleCols(first, count));
+        W.resize(part.rows(), part.cols());  // count × d_in, or d_in × count
+#pragma omp parallel for if (part.size() > (1 << 16))
+        for (Eigen::Index r = 0; r < part.rows(); ++r) W.row(r) = part.row(r).template cast<Scalar>();
+        if (transposed)
+            y.middleCols(first, count).noalias() = x * W.transpose();
+        else
+            y.middleCols(first, count).noalias() = x * W;
+    }
+}
+
+}  // namespace
+
 template <class Scalar>
 void Projection<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const {
-    if (transposed)
-        y.noalias() = x * W.transpose();
+    if (floats.data)
+        apply_cast(floats, transposed, x, y);
+    else if (transposed)
+        y.noalias() = x * W.map().transpose();
     else
-        y.noalias() = x * W;
+        y.noalias() = x * W.map();
     if (b.size()) y.rowwise() += b;
 }
 
-template <class Scalar>
-void activate(Activation activation, MatrixT<Scalar>& m) {
-    auto a = m.array();
+namespace {
+
+// The activation on every entry of a block of rows, in place.
+template <class Scalar, class Block>
+void activate_block(Activation activation, Block&& block) {
+    auto a = block.array();
     switch (activation) {
         case Activation::gelu: a = Scalar(0.5) * a * (Scalar(1) + (a / Scalar(M_SQRT2)).erf()); break;
         case Activation::gelu_new: {
@@ -45,6 +80,19 @@ void activate(Activation activation, MatrixT<Scalar>& m) {
         case Activation::silu: a = a / (Scalar(1) + (-a).exp()); break;
         case Activation::relu: a = a.max(Scalar(0)); break;
     }
+}
+
+}  // namespace
+
+// Blocks of rows in parallel (OpenMP) when there are many entries (a real model's n × d_ff): each
+// entry's value is the same either way.
+template <class Scalar>
+void activate(Activation activation, MatrixT<Scalar>& m) {
+    constexpr Eigen::Index piece = 8;  // rows at a time
+    const Eigen::Index rows = m.rows(), pieces = (rows + piece - 1) / piece;
+#pragma omp parallel for if (m.size() > (1 << 16))
+    for (Eigen::Index k = 0; k < pieces; ++k)
+        activate_block<Scalar>(activation, m.middleRows(k * piece, std::min(piece, rows - k * piece)));
 }
 
 template <class Scalar>

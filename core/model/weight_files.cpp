@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <system_error>
+#include <type_traits>
 
 #include "core/base/file_io.hpp"
 #include "core/io/json_read.hpp"
@@ -217,8 +218,28 @@ std::uint64_t WeightFiles::byte_size() const {
 core::Problems WeightFiles::keep_in_memory() {
     for (core::TensorFile& f : files_)
         if (core::Problems p = f.keep_in_memory(); !p.empty()) return p;
+    for (const auto& [name, file] : where_) {
+        if (const float* values = files_[file].in_place<float>(name)) in_place_float_.emplace(name, values);
+        if (const double* values = files_[file].in_place<double>(name)) in_place_double_.emplace(name, values);
+    }
     return {};
 }
+
+template <class T>
+const T* WeightFiles::in_place(std::string_view name) const {
+    const auto& found = [&]() -> const auto& {
+        if constexpr (std::is_same_v<T, float>)
+            return in_place_float_;
+        else
+            return in_place_double_;
+    }
+    ();
+    const auto it = found.find(name);
+    return it == found.end() ? nullptr : it->second;
+}
+
+template const float* WeightFiles::in_place<float>(std::string_view) const;
+template const double* WeightFiles::in_place<double>(std::string_view) const;
 
 bool WeightFiles::in_memory() const {
     return std::all_of(files_.begin(), files_.end(), [](const core::TensorFile& f) { return f.in_memory(); });

@@ -6,7 +6,8 @@
 #    reference forward pass (model_report_check.py reference);
 #  - GPT-2 with a cell of block 0, then of block 1, edited (--set on the block being edited):
 #    against the run without the edit, the blocks before are unchanged, the edited one, the later
-#    ones and the prediction changed (model_report_check.py edit);
+#    ones and the prediction changed (model_report_check.py edit); the same for the edits of
+#    --bench-edits, whose report says the model's reruns were shown (model_report_check.py bench);
 #  - a folder without config.json, an empty sentence and a 2000-token text: the app runs and says why.
 # Exits 77 (ctest: skipped) only when no X server can be started.
 set -euo pipefail
@@ -52,6 +53,14 @@ for layer in 0 1; do
     run "edit-$layer-after" "${base[@]}" --set "W_Q:1:0:0=3"
     python3 "$check" edit "$out/edit-$layer-before.json" "$out/edit-$layer-after.json" "$layer"
 done
+
+# The edit benchmark on a model's block (--bench-edits): each edit of block 0's X[0][0] runs
+# through the model, and the last one's model view and prediction are shown (the blocks from 0 on
+# and the prediction differ from the run without edits). Not timed here: the figures are its own.
+"$attnviz" --model "$models/gpt2" --text "Hello world" --model-layer 0 --size 1280x800 --bench-edits 3 \
+    --report "$out/bench-edits.json" > "$out/bench-edits.out"
+python3 "$check" edit "$out/edit-0-before.json" "$out/bench-edits.json" 0
+python3 "$check" bench "$out/bench-edits.out"
 
 # What a new user may try: a folder that is no model, an empty sentence, a very long text.
 mkdir -p "$out/not-a-model"

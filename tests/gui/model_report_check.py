@@ -11,6 +11,9 @@
       AFTER is the same run with a cell of block LAYER edited: every block before LAYER shows the
       same numbers (its heads' entropies, the stream entering it), LAYER and every later block and
       the prediction changed.
+  model_report_check.py bench BENCH.out
+      BENCH.out is what `--bench-edits N` printed for a model's block: the model's reruns were shown
+      (model_runs_shown at least 1) and the last edit's on screen (last_edit_to_trace_ms set).
 Exit 0 when every check holds, 1 with each failure listed otherwise.
 """
 import json
@@ -93,11 +96,21 @@ def edit(before_path, after_path, layer):
     check("next dp 0" in a and "next dp 0" not in b, "the edited run does not show the change of p")
 
 
+def bench(out_path):
+    with open(out_path) as f:
+        b = json.loads(f.read().strip().splitlines()[-1])
+    check(b.get("model_runs_shown", 0) >= 1, "no rerun of the model was shown: %s" % b)
+    check(b.get("last_edit_to_trace_ms", -1) >= 0, "the last edit was not shown: %s" % b)
+    check(b.get("model_run_median_ms", 0) > 0, "no time for the model's reruns: %s" % b)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "reference":
         reference(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "edit":
         edit(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "bench":
+        bench(sys.argv[2])
     else:
         print(__doc__)
         sys.exit(2)

@@ -103,6 +103,29 @@ TEST_F(ModelRun, ATextThatCannotRunKeepsThePreviousRun) {
     EXPECT_EQ(run.results()->edited_layer, -1);
 }
 
+// The logit lens comes in a job of its own after the run's other numbers: they are shown first
+// (lens_to_come), then the same results with their lens, the lens of that run.
+TEST_F(ModelRun, TheLogitLensFollowsTheRun) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    run.wait();
+    run.update(state, layers, 100);
+    ASSERT_NE(run.results(), nullptr);
+    EXPECT_TRUE(run.results()->lens_to_come);
+    EXPECT_FALSE(run.results()->lens);
+    const std::uint64_t serial = run.results()->serial;
+    const std::shared_ptr<const model::RunState<float>> shown = run.results()->run;
+    run.wait();
+    run.update(state, layers, 100);
+    ASSERT_TRUE(run.results()->lens);
+    EXPECT_FALSE(run.results()->lens_to_come);
+    EXPECT_EQ(run.results()->serial, serial);
+    EXPECT_EQ(run.results()->run, shown);
+    const core::Result<model::LogitLens> want = model::logit_lens(*run.folder(), *shown);
+    ASSERT_TRUE(want);
+    EXPECT_TRUE(run.results()->lens->ids == want.value->ids);
+    EXPECT_TRUE(run.results()->lens->p == want.value->p);
+}
+
 // An edit of block 1's W_Q reruns blocks 1 and later: block 0's weights are those of the run before,
 // block 1's and the prediction changed; the run before is kept for Δp.
 TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
@@ -111,7 +134,9 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     ASSERT_EQ(run.editing_layer(), 1);
     ASSERT_TRUE(layers.editing(state, 2));
     const std::shared_ptr<const model::RunState<float>> before = run.results()->run;
-    EXPECT_EQ(state.session(), before->layers[1].session);
+    const core::Result<core::Session> block1 = model::layer_session(*run.folder(), *before, 1);
+    ASSERT_TRUE(block1);
+    EXPECT_EQ(state.session(), *block1.value);
     const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
     ASSERT_TRUE(cell);
     ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
@@ -260,7 +285,10 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     frames(1);
     io.MousePos = {-FLT_MAX, -FLT_MAX};
     EXPECT_EQ(panels.model.run.editing_layer(), 1);
-    EXPECT_EQ(state.session(), panels.model.run.results()->run->layers[1].session);
+    const core::Result<core::Session> block1 = model::layer_session(*panels.model.run.folder(),
+                                                                    *panels.model.run.results()->run, 1);
+    ASSERT_TRUE(block1);
+    EXPECT_EQ(state.session(), *block1.value);
     const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
     ASSERT_TRUE(cell);
     ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
@@ -268,13 +296,16 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     panels.model.run.wait();
     frames(1);
     EXPECT_EQ(panels.model.run.results()->edited_layer, 1);
-    EXPECT_EQ(panels.model.run.results()->run->layers[1].session, state.session());
+    ASSERT_NE(panels.model.run.results()->run->layers[1].edited, nullptr);
+    EXPECT_EQ(*panels.model.run.results()->run->layers[1].edited, state.session());
     panels.maximized = -1;
     // Every panel of the model mode, each in turn.
     for (const char* title : {"Next token", "Model analysis"}) {
         ASSERT_TRUE(app::show_panel(panels, title));
         frames(2);
     }
+    panels.model.run.wait();  // the logit lens, a job of its own after the run
+    frames(1);
     for (int view : {app::ModelAnalysisPanel::lens, app::ModelAnalysisPanel::rollout, app::ModelAnalysisPanel::norms}) {
         panels.model_analysis.view = view;
         frames(1);

@@ -249,6 +249,54 @@ std::string safetensors(const std::string& header, const std::string& data) {
     return le64(header.size()) + header + data;
 }
 
+// A file read into memory gives its F32 and F64 tensors' values in place, aligned for their type
+// whatever the header's length (here 8 + a length of 3 mod 8), as read() gives them: not before it
+// is held (nor for bytes handed over as a string), not as another type, not for BF16, and not for a
+// tensor with a NaN (read() names it).
+TEST(TensorFile, ValuesHeldInMemoryAreUsedInPlace) {
+    const std::vector<float> f = {1, -2, 3.5f, 0, 1e-3f, 7};
+    const std::vector<double> d = {0.25, -8};
+    const std::vector<float> with_nan = {1, NAN};
+    std::string data(std::string(reinterpret_cast<const char*>(f.data()), 24) +
+                     std::string(reinterpret_cast<const char*>(d.data()), 16) +
+                     std::string(reinterpret_cast<const char*>(with_nan.data()), 8) + std::string("\x80\x3f\0\0", 4));
+    std::string header = R"({"f": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},)"
+                         R"( "d": {"dtype": "F64", "shape": [2], "data_offsets": [24, 40]},)"
+                         R"( "nan": {"dtype": "F32", "shape": [2], "data_offsets": [40, 48]},)"
+                         R"( "bf": {"dtype": "BF16", "shape": [2], "data_offsets": [48, 52]}})";
+    while (header.size() % 8 != 3) header += ' ';
+    const std::string bytes = safetensors(header, data);
+    TempDir dir("attnviz_in_place");
+    ASSERT_TRUE(dir.created());
+    const std::string path = (dir.path() / "w.safetensors").string();
+    ASSERT_TRUE(attnviz::core::write_file_atomic(path, bytes).empty());
+
+    Result<TensorFile> file = TensorFile::open(path);
+    ASSERT_TRUE(file) << file.problems.front().str();
+    EXPECT_EQ(file.value->in_place<float>("f"), nullptr);  // read from the disk
+    EXPECT_EQ(TensorFile::from_bytes(bytes, "w").value->in_place<float>("f"), nullptr);
+    ASSERT_TRUE(file.value->keep_in_memory().empty());
+    const float* pf = file.value->in_place<float>("f");
+    const double* pd = file.value->in_place<double>("d");
+    ASSERT_NE(pf, nullptr);
+    ASSERT_NE(pd, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pf) % alignof(float), 0u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pd) % alignof(double), 0u);
+    EXPECT_EQ(std::vector<float>(pf, pf + 6), f);
+    EXPECT_EQ(std::vector<double>(pd, pd + 2), d);
+    EXPECT_EQ(file.value->in_place<double>("f"), nullptr);
+    EXPECT_EQ(file.value->in_place<float>("d"), nullptr);
+    EXPECT_EQ(file.value->in_place<float>("bf"), nullptr);
+    EXPECT_EQ(file.value->in_place<float>("nan"), nullptr);
+    EXPECT_EQ(file.value->in_place<float>("missing"), nullptr);
+    const Result<attnviz::core::Tensor> read = file.value->read("f");
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read.value->values, std::vector<double>(f.begin(), f.end()));
+    const Result<attnviz::core::Tensor> nan = file.value->read("nan");
+    ASSERT_FALSE(nan);
+    EXPECT_NE(nan.problems.front().message.find("element 1 is NaN"), std::string::npos) << nan.problems.front().str();
+}
+
 TEST(TensorFile, LyingSafetensorsAreRefused) {
     const std::string data(24, '\0');  // 6 F32 values of 0
     const std::string good = R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})";

@@ -28,4 +28,15 @@ model::RunState<Scalar> run_expected(const model::ModelFolder& m, const nlohmann
     return std::move(*s.value);
 }
 
+// Block `layer`'s attention as a session (model::layer_session); a failure fails the test.
+template <class Scalar>
+core::Session session_of(const model::ModelFolder& m, const model::RunState<Scalar>& s, int layer) {
+    core::Result<core::Session> session = model::layer_session(m, s, layer);
+    if (!session) {
+        ADD_FAILURE() << "layer " << layer << ": " << session.problems.front().str();
+        return {};
+    }
+    return std::move(*session.value);
+}
+
 }  // namespace attnviz::test

@@ -80,6 +80,25 @@ TEST(ModelAnalysis, TheLogitLensIsRefusedWithoutAnLmHeadOrAWholeRun) {
     EXPECT_FALSE(attnviz::model::logit_lens(gpt2, *part.value));
 }
 
+// Asked to stop, the lens ends early with a problem instead of a lens (the app's newer run cancels
+// it); asked and told to go on, it is the lens.
+TEST(ModelAnalysis, TheLogitLensStopsWhenAsked) {
+    const ModelFolder gpt2 = open_model("gpt2");
+    const RunState<double> s = run_expected<double>(gpt2, expected_of("gpt2"));
+    int asked = 0;
+    const attnviz::core::Result<attnviz::model::LogitLens> stopped =
+        attnviz::model::logit_lens(gpt2, s, [&asked] { return ++asked > 0; });
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(asked, 1);
+    EXPECT_NE(stopped.problems.front().message.find("stopped"), std::string::npos);
+    const attnviz::core::Result<attnviz::model::LogitLens> whole = attnviz::model::logit_lens(gpt2, s);
+    const attnviz::core::Result<attnviz::model::LogitLens> went_on = attnviz::model::logit_lens(gpt2, s,
+                                                                                                [] { return false; });
+    ASSERT_TRUE(whole && went_on);
+    EXPECT_TRUE(whole.value->ids == went_on.value->ids);
+    EXPECT_TRUE(whole.value->p == went_on.value->p);
+}
+
 TEST(ModelAnalysis, TopTokensAtATemperatureAreTheScaledSoftmaxsLargest) {
     const Eigen::RowVectorXd logits{{2.0, -1.0, 3.5, 3.5, 0.25}};
     for (const double T : {1.0, 0.5, 2.0, 10.0}) {

@@ -35,7 +35,7 @@ void compare(const std::string& name, double tolerance) {
     for (size_t L = 0; L < s.layers.size(); ++L) {
         SCOPED_TRACE("layer " + std::to_string(L));
         const json& want = e["layers"][L];
-        EXPECT_LE(max_error(s.layers[L].session.params.X, want.at("attention_input")), tolerance);
+        EXPECT_LE(max_error(s.layers[L].input, want.at("attention_input")), tolerance);
         ASSERT_EQ(s.layers[L].trace.heads.size(), want.at("weights").size());
         for (size_t h = 0; h < want["weights"].size(); ++h)
             EXPECT_LE(max_error(s.layers[L].trace.heads[h].weights, want["weights"][h]), tolerance) << "head " << h;
@@ -73,7 +73,7 @@ TEST(ModelReference, EachLayerIsTheSessionImportGives) {
         const auto f = attnviz::core::TensorFile::open((models_dir / name / file).string());
         ASSERT_TRUE(f) << f.problems.front().str();
         for (int L = 0; L < layers; ++L) {
-            const attnviz::core::Session& session = s.layers[static_cast<size_t>(L)].session;
+            const attnviz::core::Session session = attnviz::test::session_of(m, s, L);
             attnviz::core::ImportOptions o;
             o.convention = convention;
             o.layer = L;
@@ -93,7 +93,7 @@ TEST(ModelReference, EachLayerIsTheSessionImportGives) {
 
 TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
     const RunState<double> llama = run_expected<double>(open_model("llama"), expected_of("llama"));
-    const attnviz::core::Config& c = llama.layers[1].session.config;
+    const attnviz::core::Config& c = llama.layers[1].config;
     EXPECT_EQ(c.mask, attnviz::core::Mask::causal);
     EXPECT_TRUE(c.rope.on);
     EXPECT_EQ(c.rope.style, attnviz::core::Rope::Style::half);
@@ -101,14 +101,17 @@ TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
     EXPECT_EQ(c.kv_heads, 2);
     EXPECT_FALSE(c.biases);
     EXPECT_EQ(llama.tokens.front(), "#1");  // no labels given: the ids
-    const RunState<double> qwen2 = run_expected<double>(open_model("qwen2"), expected_of("qwen2"));
-    EXPECT_TRUE(qwen2.layers[0].session.config.biases);
-    EXPECT_EQ(qwen2.layers[0].session.config.kv_heads, 1);
-    EXPECT_EQ(qwen2.layers[0].session.config.rope.base, 1e6);
-    EXPECT_TRUE(qwen2.layers[0].session.params.b_O.isZero());  // Qwen2 has no output bias
+    const ModelFolder qwen2_folder = open_model("qwen2");
+    const RunState<double> qwen2 = run_expected<double>(qwen2_folder, expected_of("qwen2"));
+    const attnviz::core::Session qwen2_layer0 = attnviz::test::session_of(qwen2_folder, qwen2, 0);
+    EXPECT_TRUE(qwen2_layer0.config.biases);
+    EXPECT_EQ(qwen2_layer0.config.kv_heads, 1);
+    EXPECT_EQ(qwen2_layer0.config.rope.base, 1e6);
+    EXPECT_TRUE(qwen2_layer0.config == qwen2.layers[0].config);  // the config the run used
+    EXPECT_TRUE(qwen2_layer0.params.b_O.isZero());               // Qwen2 has no output bias
     const RunState<double> bert = run_expected<double>(open_model("bert"), expected_of("bert"));
-    EXPECT_EQ(bert.layers[0].session.config.mask, attnviz::core::Mask::none);
-    EXPECT_FALSE(bert.layers[0].session.config.rope.on);
+    EXPECT_EQ(bert.layers[0].config.mask, attnviz::core::Mask::none);
+    EXPECT_FALSE(bert.layers[0].config.rope.on);
 }
 
 }  // namespace

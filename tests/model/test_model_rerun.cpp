@@ -7,14 +7,17 @@
 #include <tuple>
 
 #include "core/model/runtime.hpp"
+#include "model_runs.hpp"
 #include "model_test_support.hpp"
 
 namespace {
 
+using attnviz::core::Session;
 using attnviz::model::ModelFolder;
 using attnviz::model::RunState;
 using attnviz::test::models_dir;
 using attnviz::test::ScratchFolder;
+using attnviz::test::session_of;
 using attnviz::test::slurp;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -48,11 +51,16 @@ void set_f32(const fs::path& file, const std::string& tensor, std::uint64_t inde
     std::ofstream(file, std::ios::binary) << bytes;
 }
 
+// The runs `a` of folder `ma` and `b` of `mb` are the same number for number: each layer's session,
+// attention input, weights and output, the hidden state and the logits.
 template <class Scalar>
-void expect_same_run(const RunState<Scalar>& a, const RunState<Scalar>& b) {
+void expect_same_run(const ModelFolder& ma, const RunState<Scalar>& a, const ModelFolder& mb,
+                     const RunState<Scalar>& b) {
     ASSERT_EQ(a.layers.size(), b.layers.size());
     for (size_t L = 0; L < a.layers.size(); ++L) {
-        EXPECT_TRUE(a.layers[L].session == b.layers[L].session) << "layer " << L;
+        const int l = static_cast<int>(L);
+        EXPECT_TRUE(session_of(ma, a, l) == session_of(mb, b, l)) << "layer " << L;
+        EXPECT_TRUE(attnviz::core::same(a.layers[L].input, b.layers[L].input)) << "layer " << L;
         for (size_t h = 0; h < a.layers[L].trace.heads.size(); ++h)
             EXPECT_TRUE(attnviz::core::same(a.layers[L].trace.heads[h].weights, b.layers[L].trace.heads[h].weights))
                 << "layer " << L << " head " << h;
@@ -74,14 +82,38 @@ TEST(ModelRerun, AnEditFlowsOnAsAFreshRunOfTheEditedWeights) {
 
     RunState<double> state = run<double>(original, ids);
     const RunState<double> before = state;
-    ASSERT_NE(state.layers[1].session.params.heads[1].W_Q(3, 2), 0.5);
-    state.layers[1].session.params.heads[1].W_Q(3, 2) = 0.5;
+    Session layer1 = session_of(original, state, 1);
+    ASSERT_NE(layer1.params.heads[1].W_Q(3, 2), 0.5);
+    layer1.params.heads[1].W_Q(3, 2) = 0.5;
+    state.layers[1].edited = std::make_shared<const Session>(std::move(layer1));
     ASSERT_TRUE(attnviz::model::rerun_from(original, state, 1).empty());
 
-    expect_same_run(state, run<double>(edited, ids));
+    expect_same_run(original, state, edited, run<double>(edited, ids));
     EXPECT_TRUE(attnviz::core::same(state.layers[0].output, before.layers[0].output));  // not recomputed
-    EXPECT_TRUE(state.layers[0].session == before.layers[0].session);
+    EXPECT_TRUE(session_of(original, state, 0) == session_of(original, before, 0));
     EXPECT_FALSE(state.logits_last == before.logits_last);  // the edit reached the prediction
+}
+
+// Every layer run from its session as attention_session makes it (as the app runs a block it
+// opened) gives the run of the folder's weights number for number, in float and double: GPT-2's
+// in place (F32), BERT's, Qwen2's biases and Llama's K/V groups from BF16 shards, converted.
+template <class Scalar>
+void expect_sessions_run_as_the_folder(const std::string& name) {
+    SCOPED_TRACE(name);
+    const ModelFolder m = open(models_dir / name);
+    const RunState<Scalar> read = run<Scalar>(m, ids_of(name));
+    RunState<Scalar> state = read;
+    for (int L = 0; L < static_cast<int>(state.layers.size()); ++L)
+        state.layers[static_cast<size_t>(L)].edited = std::make_shared<const Session>(session_of(m, read, L));
+    ASSERT_TRUE(attnviz::model::rerun_from(m, state, 0).empty());
+    expect_same_run(m, state, m, read);
+}
+
+TEST(ModelRerun, EachLayersSessionRunsAsTheFoldersWeights) {
+    for (const std::string name : {"gpt2", "bert", "llama", "qwen2"}) {
+        expect_sessions_run_as_the_folder<double>(name);
+        expect_sessions_run_as_the_folder<float>(name);
+    }
 }
 
 TEST(ModelRerun, RerunningWithoutAnEditGivesTheSameRun) {
@@ -89,7 +121,7 @@ TEST(ModelRerun, RerunningWithoutAnEditGivesTheSameRun) {
     RunState<float> state = run<float>(m, ids_of("qwen2"));
     const RunState<float> before = state;
     ASSERT_TRUE(attnviz::model::rerun_from(m, state, 0).empty());
-    expect_same_run(state, before);
+    expect_same_run(m, state, m, before);
 }
 
 // Llama: layer 2's W_O zeroed, rerun; then layer 0's X edited and rerun from 0: layer 2 keeps its
@@ -97,21 +129,28 @@ TEST(ModelRerun, RerunningWithoutAnEditGivesTheSameRun) {
 TEST(ModelRerun, EditsOfLaterLayersAreKept) {
     const ModelFolder m = open(models_dir / "llama");
     RunState<double> state = run<double>(m, ids_of("llama"));
-    state.layers[2].session.params.W_O.setZero();
+    Session layer2 = session_of(m, state, 2);
+    layer2.params.W_O.setZero();
+    state.layers[2].edited = std::make_shared<const Session>(std::move(layer2));
     ASSERT_TRUE(attnviz::model::rerun_from(m, state, 2).empty());
     EXPECT_TRUE(state.layers[2].trace.output.isZero(0));
-    const attnviz::core::Matrix layer2_X = state.layers[2].session.params.X;
+    const attnviz::core::Matrix layer2_X = state.layers[2].edited->params.X;
 
-    state.layers[0].session.params.X(4, 7) += 1;
-    const double edited = state.layers[0].session.params.X(4, 7);
+    Session layer0 = session_of(m, state, 0);
+    layer0.params.X(4, 7) += 1;
+    const double edited = layer0.params.X(4, 7);
+    state.layers[0].edited = std::make_shared<const Session>(std::move(layer0));
     ASSERT_TRUE(attnviz::model::rerun_from(m, state, 0).empty());
-    EXPECT_EQ(state.layers[0].session.params.X(4, 7), edited);
-    EXPECT_TRUE(state.layers[2].session.params.W_O.isZero(0));
+    EXPECT_EQ(state.layers[0].edited->params.X(4, 7), edited);
+    EXPECT_EQ(state.layers[0].input(4, 7), edited);
+    EXPECT_TRUE(state.layers[2].edited->params.W_O.isZero(0));
     EXPECT_TRUE(state.layers[2].trace.output.isZero(0));
     // Layer 2's input was recomputed from the edit: its rows from token 4 on changed, those before
     // it (which a causal model's token 4 cannot reach) did not.
-    EXPECT_TRUE(state.layers[2].session.params.X.topRows(4) == layer2_X.topRows(4));
-    EXPECT_FALSE(state.layers[2].session.params.X.row(4) == layer2_X.row(4));
+    const attnviz::core::Matrix& now_X = state.layers[2].edited->params.X;
+    EXPECT_TRUE(now_X.topRows(4) == layer2_X.topRows(4));
+    EXPECT_FALSE(now_X.row(4) == layer2_X.row(4));
+    EXPECT_TRUE(now_X == state.layers[2].input);
 }
 
 TEST(ModelRerun, ALayerOutOfRangeOrAResizedSessionIsRefused) {
@@ -120,13 +159,17 @@ TEST(ModelRerun, ALayerOutOfRangeOrAResizedSessionIsRefused) {
     EXPECT_FALSE(attnviz::model::rerun_from(m, state, 2).empty());
     EXPECT_FALSE(attnviz::model::rerun_from(m, state, -1).empty());
     RunState<double> resized = state;
-    resized.layers[1].session.config.n = 3;  // the model runs 11 tokens
+    Session layer1 = session_of(m, state, 1);
+    layer1.config.n = 3;  // the model runs 11 tokens
+    resized.layers[1].edited = std::make_shared<const Session>(std::move(layer1));
     const attnviz::core::Problems p = attnviz::model::rerun_from(m, resized, 1);
     ASSERT_FALSE(p.empty());
     EXPECT_NE(p.front().message.find("block 1: the edited attention must keep n, d_model and an output"),
               std::string::npos)
         << p.front().str();
-    state.layers[0].session.params.heads[0].W_K(0, 0) = NAN;
+    Session layer0 = session_of(m, state, 0);
+    layer0.params.heads[0].W_K(0, 0) = NAN;
+    state.layers[0].edited = std::make_shared<const Session>(std::move(layer0));
     const attnviz::core::Problems nan = attnviz::model::rerun_from(m, state, 0);
     ASSERT_FALSE(nan.empty());
     EXPECT_EQ(nan.front().path, "heads[0].W_K[0][0]");
@@ -144,7 +187,7 @@ TEST(ModelRun, RunningTheFirstBlocksGivesTheWholeRunsFirstBlocks) {
     attnviz::core::Result<RunState<double>> first = attnviz::model::run_model<double>(m, ids, {}, 1 << 30, 1);
     ASSERT_TRUE(first) << first.problems.front().str();
     ASSERT_EQ(first.value->layers.size(), 1u);
-    EXPECT_TRUE(first.value->layers[0].session == whole.layers[0].session);
+    EXPECT_TRUE(session_of(m, *first.value, 0) == session_of(m, whole, 0));
     EXPECT_TRUE(attnviz::core::same(first.value->layers[0].output, whole.layers[0].output));
     EXPECT_TRUE(attnviz::core::same(first.value->hidden, whole.layers[0].output));
     EXPECT_EQ(first.value->logits_last.size(), 0);
@@ -157,6 +200,24 @@ TEST(ModelRun, RunningTheFirstBlocksGivesTheWholeRunsFirstBlocks) {
         EXPECT_NE(refused.problems.front().message.find("cannot run " + std::to_string(blocks) + " blocks"),
                   std::string::npos)
             << refused.problems.front().str();
+    }
+}
+
+// A run into the state of an earlier one (of fewer tokens, with an edited block) is the fresh run
+// of its tokens: the buffers are reused, the edit dropped; and again into the same state.
+TEST(ModelRun, ARunIntoAnEarlierStateIsAFreshRun) {
+    const ModelFolder m = open(models_dir / "gpt2");
+    const std::vector<std::int32_t> ids = ids_of("gpt2");
+    RunState<float> state = run<float>(m, {ids.begin(), ids.begin() + 3});
+    Session layer0 = session_of(m, state, 0);
+    layer0.params.W_O.setZero();
+    state.layers[0].edited = std::make_shared<const Session>(std::move(layer0));
+    ASSERT_TRUE(attnviz::model::rerun_from(m, state, 0).empty());
+    const RunState<float> fresh = run<float>(m, ids);
+    for (int k = 0; k < 2; ++k) {
+        ASSERT_TRUE(attnviz::model::run_model_into(state, m, ids, {}).empty());
+        EXPECT_EQ(state.layers[0].edited, nullptr);
+        expect_same_run(m, state, m, fresh);
     }
 }
 
@@ -204,20 +265,21 @@ TEST(ModelRows, AVocabularyOfManyBlocksRunsAsTheSmallOne) {
     config["vocab_size"] = rows;
     s.write(dir / "config.json", config.dump());
     const std::vector<std::int32_t> ids = ids_of("gpt2");
-    const RunState<double> want = run<double>(open(models_dir / "gpt2"), ids);
-    RunState<double> got = run<double>(open(dir), ids);
+    const ModelFolder small_folder = open(models_dir / "gpt2"), grown = open(dir);
+    const RunState<double> want = run<double>(small_folder, ids);
+    RunState<double> got = run<double>(grown, ids);
     ASSERT_EQ(got.logits_last.size(), static_cast<Eigen::Index>(rows));
     ASSERT_EQ(want.logits_last.size(), small);
     const Eigen::RowVectorXd added = got.logits_last.tail(static_cast<Eigen::Index>(rows) - small);
     got.logits_last = got.logits_last.head(small).eval();
-    expect_same_run(got, want);  // the logits of the small vocabulary's ids included
+    expect_same_run(grown, got, small_folder, want);  // the logits of the small vocabulary's ids included
     EXPECT_EQ(added.cwiseAbs().maxCoeff(), 0.0);
 }
 
 }  // namespace
 
 // Weights within the memory budget are read into memory when the folder is opened, and each run
-// converts them from there: a later change to the file does not reach the run. Over the budget
+// uses them from there (in place, or converted): a later change to the file does not reach the run. Over the budget
 // they are read from the disk by each run (streamed), which sees the change. Both give the same
 // run of the same weights, in float and double, for F32 (GPT-2) and sharded BF16 (Llama) weights.
 TEST(ModelRows, WeightsWithinTheBudgetAreHeldInMemoryAndStreamedOverIt) {
@@ -233,12 +295,18 @@ TEST(ModelRows, WeightsWithinTheBudgetAreHeldInMemoryAndStreamedOverIt) {
         EXPECT_TRUE(resident.value->weights().in_memory());
         EXPECT_FALSE(streamed.value->weights().in_memory());
         const std::vector<std::int32_t> ids = ids_of(name);
-        expect_same_run(run<double>(*resident.value, ids), run<double>(*streamed.value, ids));
-        expect_same_run(run<float>(*resident.value, ids), run<float>(*streamed.value, ids));
-        const RunState<double> before = run<double>(*resident.value, ids);
+        const ModelFolder &in_memory = *resident.value, &from_disk = *streamed.value;
+        // GPT-2's F32 weights held in memory are used in place by a float run (and cast by a double
+        // one); Llama's BF16 are converted; streamed ones are read from the disk.
+        EXPECT_EQ(in_memory.weights().in_place<float>(tensor) != nullptr, std::string(name) == "gpt2");
+        EXPECT_EQ(in_memory.weights().in_place<double>(tensor), nullptr);
+        EXPECT_EQ(from_disk.weights().in_place<float>(tensor), nullptr);
+        expect_same_run(in_memory, run<double>(in_memory, ids), from_disk, run<double>(from_disk, ids));
+        expect_same_run(in_memory, run<float>(in_memory, ids), from_disk, run<float>(from_disk, ids));
+        const RunState<double> before = run<double>(in_memory, ids);
         if (std::string(name) == "gpt2") {
             set_f32(dir / file, tensor, 0, 0.5f);
-            expect_same_run(run<double>(*resident.value, ids), before);
+            expect_same_run(in_memory, run<double>(in_memory, ids), in_memory, before);
             EXPECT_FALSE(run<double>(*streamed.value, ids).logits_last == before.logits_last);
         }
     }

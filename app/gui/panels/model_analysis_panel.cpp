@@ -70,7 +70,10 @@ void end_grid(const Grid& g, int rows, int cols) {
 
 void draw_lens(const ModelResults& r, const ModelRun& run, core::Colormap map) {
     if (!r.lens) {
-        ImGui::TextWrapped("No logit lens: %s.", r.lens_problem.c_str());
+        if (r.lens_to_come)
+            ImGui::TextDisabled("Computing the logit lens (every stream and position through the LM head)...");
+        else
+            ImGui::TextWrapped("No logit lens: %s.", r.lens_problem.c_str());
         return;
     }
     const model::LogitLens& lens = *r.lens;
@@ -188,23 +191,24 @@ void draw_model_analysis_panel(AppState&, UiContext& ui, ModelAnalysisPanel& p, 
         ImGui::PopTextWrapPos();
         return;
     }
-    if (!r->lens && p.view == ModelAnalysisPanel::lens) p.view = ModelAnalysisPanel::rollout;
-    ImGui::BeginDisabled(!r->lens);
+    const bool no_lens = !r->lens && !r->lens_to_come;
+    if (no_lens && p.view == ModelAnalysisPanel::lens) p.view = ModelAnalysisPanel::rollout;
+    ImGui::BeginDisabled(no_lens);
     ImGui::RadioButton("Logit lens", &p.view, ModelAnalysisPanel::lens);
     ImGui::EndDisabled();
     ui.report_item("analysis: lens");
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("%s", r->lens ? "The top token of each layer's residual stream through the final norm and "
-                                          "the LM head (rows: the stream after each layer; columns: positions); "
-                                          "shade: its p"
-                                        : ("No logit lens: " + r->lens_problem).c_str());
+        ImGui::SetTooltip("%s", !no_lens ? "The top token of each layer's residual stream through the final norm and "
+                                           "the LM head (rows: the stream after each layer; columns: positions); "
+                                           "shade: its p"
+                                         : ("No logit lens: " + r->lens_problem).c_str());
     ImGui::SameLine();
     ImGui::RadioButton("Attention rollout", &p.view, ModelAnalysisPanel::rollout);
     ui.report_item("analysis: rollout");
     ImGui::SameLine();
     ImGui::RadioButton("Residual norms", &p.view, ModelAnalysisPanel::norms);
     ui.report_item("analysis: norms");
-    if (run.computing()) {
+    if (run.computing() || r->lens_to_come) {
         ImGui::SameLine();
         ImGui::TextDisabled("computing...");
     }

@@ -433,11 +433,20 @@ void Layers::set_memory_budget(std::int64_t bytes) {
 
 bool Layers::open_row(AppState& state, int k) {
     const Row& r = rows_[static_cast<size_t>(k)];
-    if (!r.session) return false;
+    std::shared_ptr<const core::Session> session = r.session;
+    if (!session && r.make_session) {
+        core::Result<core::Session> made = r.make_session();
+        if (!made) {
+            state.set_message("Could not open " + r.source + ": " + problems_text(made.problems), true);
+            return false;
+        }
+        session = std::make_shared<const core::Session>(std::move(*made.value));
+    }
+    if (!session) return false;
     bool opened = !r.path.empty() && state.open_file(r.path);
     if (!opened) {
         const std::string why = r.path.empty() ? "" : " (its file could not be read again)";
-        opened = state.restore_unsaved(*r.session, "", "Opened " + r.source + " from the model view, unsaved" + why);
+        opened = state.restore_unsaved(*session, "", "Opened " + r.source + " from the model view, unsaved" + why);
     }
     if (!opened) return false;
     editing_row_ = k;

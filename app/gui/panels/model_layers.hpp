@@ -36,7 +36,9 @@ public:
         std::string source;              // where it came from, for tooltips: a path, or "model.safetensors, layer 5"
         std::string path;                // the session file it was read from; "" for a checkpoint's layer and row 0
         std::vector<std::string> notes;  // what its import said (X random, …)
-        std::shared_ptr<const core::Session> session;       // its inputs; null for row 0 (the AppState's)
+        std::shared_ptr<const core::Session> session;  // its inputs; null for row 0 (the AppState's)
+        // A model's block not edited: makes its session when it is opened in the editor (session null).
+        std::function<core::Result<core::Session>()> make_session;
         std::shared_ptr<const core::LayerSummary> summary;  // null while computing
         std::string error;         // why it has no summary (too large for the memory budget, …)
         std::uint64_t serial = 0;  // new with every summary: keys its thumbnails' textures

@@ -1,5 +1,6 @@
 #include "model_run.hpp"
 
+#include <chrono>
 #include <new>
 
 #include "core/base/text.hpp"
@@ -9,6 +10,10 @@ namespace attnviz::app {
 namespace {
 
 using Outcome = ModelRun::Outcome;
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 // A block's heads' numbers from its float trace (the summaries are computed in double).
 std::shared_ptr<const core::LayerSummary> summarize(const core::TraceT<float>& trace) {
@@ -21,7 +26,7 @@ std::shared_ptr<const core::LayerSummary> summarize(const core::TraceT<float>& t
 }
 
 // What the panels show of a run: the blocks' summaries (those before `from` taken from `base`), the
-// prediction, the logit lens, rollout and the residual norms.
+// prediction, rollout and the residual norms; the logit lens comes after (ModelRun::start_lens).
 std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
                                       std::shared_ptr<const model::RunState<float>> run, const ModelResults* base,
                                       int from) {
@@ -32,11 +37,7 @@ std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const mo
                                                                   : summarize(run->layers[l].trace));
     r->logits = run->logits_last.cast<double>();
     if (folder.config().causal()) {
-        core::Result<model::LogitLens> lens = model::logit_lens(folder, *run);
-        if (lens)
-            r->lens = std::move(*lens.value);
-        else
-            r->lens_problem = problems_text(lens.problems);
+        r->lens_to_come = true;  // ModelRun::start_lens
     } else {
         r->lens_problem = std::string("no LM head: ") + model::to_string(folder.config().architecture) +
                           " is an encoder, it predicts no next token";
@@ -51,6 +52,7 @@ std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const mo
 // The tokens of `text` run through the model, or why not (the text's problem).
 Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& tokenizer, const std::string& text,
                  std::int64_t budget) {
+    const auto start = std::chrono::steady_clock::now();
     Outcome out;
     out.text_problem = true;
     core::Result<model::Encoding> encoded = tokenizer.encode(text);
@@ -74,6 +76,7 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
     }
     out.results = analyse(folder, tokenizer, std::make_shared<const model::RunState<float>>(std::move(*run.value)),
                           nullptr, -1);
+    out.results->compute_ms = ms_since(start);
     return out;
 }
 
@@ -81,19 +84,21 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
 // later one rerun.
 Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
                  std::shared_ptr<const ModelResults> base, int layer, core::Session session) {
+    const auto start = std::chrono::steady_clock::now();
     Outcome out;
-    if (!(session.config == base->run->layers[static_cast<size_t>(layer)].session.config)) {
+    if (!(session.config == base->run->layers[static_cast<size_t>(layer)].config)) {
         out.problem = "The edit of layer " + std::to_string(layer) + " was made on another sentence: not run";
         return out;
     }
     auto run = std::make_shared<model::RunState<float>>(*base->run);
-    run->layers[static_cast<size_t>(layer)].session = std::move(session);
+    run->layers[static_cast<size_t>(layer)].edited = std::make_shared<const core::Session>(std::move(session));
     if (const core::Problems p = model::rerun_from(folder, *run, layer); !p.empty()) {
         out.problem = "The edit of layer " + std::to_string(layer) +
                       " could not run through the model: " + problems_text(p);
         return out;
     }
     out.results = analyse(folder, tokenizer, std::move(run), base.get(), layer);
+    out.results->compute_ms = ms_since(start);
     return out;
 }
 
@@ -146,6 +151,7 @@ void ModelRun::open(const std::string& folder, std::string text, std::int64_t me
     edit_layer_ = edit_layer;
     pending_.reset();
     text_changed_at_ = -1;
+    lens_job_.cancel();
     job_ = worker_.submit([folder, text = std::move(text), memory_budget](const Worker::Stop&) {
         try {
             return open_folder(folder, text, memory_budget);
@@ -159,6 +165,7 @@ void ModelRun::open(const std::string& folder, std::string text, std::int64_t me
 
 void ModelRun::close(Layers& layers) {
     job_.cancel();
+    lens_job_.cancel();
     pending_.reset();
     folder_.reset();
     tokenizer_.reset();
@@ -167,6 +174,7 @@ void ModelRun::close(Layers& layers) {
     opening_.clear();
     text_problem_.clear();
     editing_ = -1;
+    edited_.reset();
     layers.clear();
 }
 
@@ -181,10 +189,36 @@ void ModelRun::set_text(std::string text, double now) {
 void ModelRun::begin_edit(const AppState& state, int layer) {
     if (!results_ || layer < 0 || layer >= static_cast<int>(results_->run->layers.size())) return;
     editing_ = layer;
+    edited_ = std::make_shared<const core::Session>(state.session());
     seen_revision_ = state.revision();
 }
 
+void ModelRun::start_lens() {
+    lens_serial_ = results_->serial;
+    lens_job_ = worker_.submit([folder = folder_, run = results_->run](const Worker::Stop& stop) {
+        return model::logit_lens(*folder, *run, [&stop] { return stop.requested(); });
+    });
+}
+
+void ModelRun::take_lens() {
+    std::optional<core::Result<model::LogitLens>> lens;
+    try {
+        lens = lens_job_.take();
+    } catch (const std::exception& e) {
+        lens = core::Result<model::LogitLens>::fail({{"", e.what()}});
+    }
+    if (!lens || !results_ || results_->serial != lens_serial_) return;
+    auto r = std::make_shared<ModelResults>(*results_);  // the same results, with their lens
+    r->lens_to_come = false;
+    if (*lens)
+        r->lens = std::move(*lens->value);
+    else
+        r->lens_problem = problems_text(lens->problems);
+    results_ = std::move(r);
+}
+
 void ModelRun::submit(Request request) {
+    lens_job_.cancel();  // the results it was for are about to be replaced
     if (job_.valid()) {  // one job at a time: the newest request waits for it
         pending_ = std::move(request);
         return;
@@ -208,9 +242,9 @@ void ModelRun::submit(Request request) {
 // The session being edited changed: it runs through the model from its block, unless it is no
 // longer that block (its shape changed, another file was opened).
 void ModelRun::check_edit(AppState& state, Layers& layers) {
-    if (editing_ < 0 || !results_ || state.revision() == seen_revision_) return;
+    if (editing_ < 0 || !edited_ || !results_ || state.revision() == seen_revision_) return;
     seen_revision_ = state.revision();
-    const core::Session& block = results_->run->layers[static_cast<size_t>(editing_)].session;
+    const core::Session& block = *edited_;
     if (!(state.config() == block.config) || !state.file_path().empty()) {
         state.set_message("The session being edited is no longer layer " + std::to_string(editing_) +
                               " of the model (its shape changed or another file was opened): its edits no longer "
@@ -245,28 +279,36 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
                           false);
         opening_.clear();
     }
-    const bool edit = outcome.results->edited_layer >= 0;
+    const int edited_layer = outcome.results->edited_layer;
+    const bool edit = edited_layer >= 0;
     before_ = edit ? results_ : nullptr;
     if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
         editing_ = -1;
+        edited_.reset();
         if (pending_ && !pending_->text) pending_.reset();
     }
     outcome.results->serial = ++serial_;
     results_ = std::move(outcome.results);
+    if (edit && edited_layer == editing_) edited_ = results_->run->layers[static_cast<size_t>(edited_layer)].edited;
     std::vector<Layers::Row> rows;
-    const model::RunState<float>& run = *results_->run;
-    for (size_t l = 0; l < run.layers.size(); ++l) {
+    const std::shared_ptr<const model::RunState<float>> run = results_->run;
+    for (size_t l = 0; l < run->layers.size(); ++l) {
         Layers::Row row;
         row.name = "layer " + std::to_string(l);
         row.source = folder_->folder() + ", block " + std::to_string(l);
-        row.session = std::shared_ptr<const core::Session>(results_->run, &run.layers[l].session);
+        row.session = run->layers[l].edited;
+        row.make_session = [folder = folder_, run, l] {
+            return model::layer_session(*folder, *run, static_cast<int>(l));
+        };
         row.summary = results_->summaries[l];
-        row.n = row.session->config.n;
-        row.keys = row.session->config.kv_len();
-        row.heads = row.session->config.heads;
+        const core::Config& c = run->layers[l].config;
+        row.n = c.n;
+        row.keys = c.kv_len();
+        row.heads = c.heads;
         rows.push_back(std::move(row));
     }
     layers.set_model_rows(std::move(rows), edit);
+    if (results_->lens_to_come) start_lens();
     if (opened && edit_layer_ >= 0 && edit_layer_ + 1 < layers.size()) {
         layers.open_in_editor(state, edit_layer_ + 1, 0);
         if (layers.editing(state, edit_layer_ + 1)) begin_edit(state, edit_layer_);
@@ -275,6 +317,7 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
 }
 
 void ModelRun::update(AppState& state, Layers& layers, double now) {
+    if (lens_job_.ready()) take_lens();
     if (job_.ready()) {
         std::optional<Outcome> outcome;
         try {

@@ -43,10 +43,14 @@ struct ModelResults {
     Eigen::RowVectorXd logits;                                         // 1×vocab: the last position's (causal LMs)
     std::optional<model::LogitLens> lens;                              // (L+1)×n; none for encoders
     std::string lens_problem;                                          // why there is no lens
-    std::vector<core::Matrix> rollout;                                 // per block, n×n
-    core::Matrix norms;                                                // (L+1)×n: ‖x_l[i]‖
-    int edited_layer = -1;     // the block an edit reran from; -1: a new sentence
-    std::uint64_t serial = 0;  // new with every run
+    // The lens is being computed: a job of its own after the rest, which a newer run cancels (it
+    // reads the whole LM head for every stream and position, seconds for a real model).
+    bool lens_to_come = false;
+    std::vector<core::Matrix> rollout;  // per block, n×n
+    core::Matrix norms;                 // (L+1)×n: ‖x_l[i]‖
+    int edited_layer = -1;              // the block an edit reran from; -1: a new sentence
+    double compute_ms = 0;              // the time the run (or rerun) and these numbers took on the worker
+    std::uint64_t serial = 0;           // new with every run
 };
 
 class ModelRun {
@@ -70,8 +74,12 @@ public:
     bool busy() const;
     // A job is running whose results will replace those shown.
     bool computing() const { return job_.valid() || pending_.has_value(); }
-    // Blocks until the worker has finished (tests, screenshots); update() then takes the results.
-    void wait() const { job_.wait(); }
+    // Blocks until the worker has finished (tests, screenshots); update() then takes the results
+    // (and starts the logit lens's job, which a second wait() and update() take).
+    void wait() const {
+        job_.wait();
+        lens_job_.wait();
+    }
 
     // The sentence box's text: run once it has not changed for `debounce_seconds`.
     void set_text(std::string text, double now);
@@ -114,6 +122,9 @@ private:
         core::Session session;
     };
     void submit(Request request);
+    // Starts the logit lens of the results shown, and takes it once it is done.
+    void start_lens();
+    void take_lens();
     void take(AppState& state, Layers& layers, Outcome outcome);
     void check_edit(AppState& state, Layers& layers);
 
@@ -128,10 +139,14 @@ private:
     std::optional<Request> pending_;  // to run once the job running has finished
     double text_changed_at_ = -1;     // ≥ 0: the sentence changed then and is not run yet
     int editing_ = -1;                // the block being edited, -1: none
+    // Its session as last run through the model (as opened, then each edit's), to tell an edit from none.
+    std::shared_ptr<const core::Session> edited_;
     std::uint64_t seen_revision_ = 0;
     std::uint64_t serial_ = 0;
     Worker::Job<Outcome> job_;
-    Worker worker_;  // last: destroyed (joined) before the members its jobs read
+    Worker::Job<core::Result<model::LogitLens>> lens_job_;
+    std::uint64_t lens_serial_ = 0;  // the results it is for
+    Worker worker_;                  // last: destroyed (joined) before the members its jobs read
 };
 
 }  // namespace attnviz::app
