@@ -30,7 +30,7 @@ core::AttentionPage model_page(const AppState& state, const ModelRun& run) {
                 heads.push_back(h.weights.cast<double>());
         page.weights.layers.push_back(std::move(heads));
     }
-    page.weights.query_tokens = page.weights.key_tokens = r.run->layers.front().session.tokens;
+    page.weights.query_tokens = page.weights.key_tokens = r.run->tokens;
     page.title = shape_title(page.weights);
     page.notes.push_back("The model " + file_name(run.folder()->folder()) + " on \"" + run.text() + "\".");
     return page;

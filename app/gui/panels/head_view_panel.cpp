@@ -856,7 +856,7 @@ HeadViewSource session_source(const AppState& state, HeadViewPanel& p, const Mod
         }
         for (const core::Matrix& w : p.block_weights) s.heads.push_back(&w);
         s.layer = l;
-        s.queries = s.keys = &r->run->layers[static_cast<std::size_t>(l)].session.tokens;
+        s.queries = s.keys = &r->run->tokens;
         s.key = {from_model_block, r->serial, l, p.hide_special};
         return s;
     }
