@@ -254,6 +254,10 @@ void ModelRun::check_edit(AppState& state, Layers& layers) {
         layers.end_editing();
         return;
     }
+    if (job_.valid()) {  // the worker is busy: the session is taken once it is free
+        pending_ = Request{std::nullopt, editing_, {}, true};
+        return;
+    }
     if (state.session() == block) return;
     submit({std::nullopt, editing_, state.session()});
 }
@@ -329,7 +333,11 @@ void ModelRun::update(AppState& state, Layers& layers, double now) {
         if (pending_ && folder_) {
             Request next = std::move(*pending_);
             pending_.reset();
-            submit(std::move(next));
+            if (!next.from_state)
+                submit(std::move(next));
+            else if (next.layer == editing_ && edited_ && state.config() == edited_->config &&
+                     !(state.session() == *edited_))  // still that block, and changed since its last run
+                submit({std::nullopt, next.layer, state.session()});
         }
     }
     if (!folder_) return;

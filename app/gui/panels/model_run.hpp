@@ -120,6 +120,9 @@ private:
         std::optional<std::string> text;  // a new sentence
         int layer = -1;                   // else an edit of this block's session
         core::Session session;
+        // An edit waiting for the worker: its session is the app's as it is when the worker is free
+        // (the newest edit wins), not a copy made at every frame of a drag.
+        bool from_state = false;
     };
     void submit(Request request);
     // Starts the logit lens of the results shown, and takes it once it is done.
