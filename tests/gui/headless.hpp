@@ -1,10 +1,17 @@
 // A bare ImGui context for driving the UI without a window or GL: fonts built, a display size set,
-// and the OpenGL3 backend's large-mesh support declared. One per test (SetUp/TearDown).
+// and the OpenGL3 backend's large-mesh support declared. One per test (SetUp/TearDown). It draws
+// whole frames of the app, and reads back the numbers a frame reported.
 #pragma once
 
 #include <imgui.h>
 
+#include <optional>
+#include <string>
+
+#include "app_state.hpp"
 #include "fonts.hpp"
+#include "frame.hpp"
+#include "frame_driver.hpp"
 #include "ui_context.hpp"
 
 namespace attnviz::test {
@@ -35,8 +42,28 @@ public:
     HeadlessImGui(const HeadlessImGui&) = delete;
     HeadlessImGui& operator=(const HeadlessImGui&) = delete;
 
+    // Draws count whole frames of the app. With a report, each frame reports into it (the last
+    // frame's is left there: a frame clears it first); without, into whatever ui.report already points at.
+    void frames(app::AppState& state, app::Panels& panels, int count, app::DrawReport* report = nullptr) {
+        app::DrawReport* const kept = ui.report;
+        if (report) ui.report = report;
+        for (int k = 0; k < count; ++k) {
+            ImGui::NewFrame();
+            app::draw_frame(state, ui, panels, 16.0f);
+            ImGui::Render();
+        }
+        ui.report = kept;
+    }
+
     app::Fonts fonts;
     app::UiContext ui;  // the panels' shared context, with these fonts
 };
+
+// The number a frame reported under name, if it reported one.
+inline std::optional<double> reported_value(const app::DrawReport& report, const std::string& name) {
+    for (const app::DrawReport::Value& v : report.values)
+        if (v.name == name) return v.value;
+    return std::nullopt;
+}
 
 }  // namespace attnviz::test

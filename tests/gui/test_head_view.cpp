@@ -260,13 +260,7 @@ TEST(HeadViewSelect, TokensFromTheCommandLine) {
 // the "Head view" tab shows the head view there instead.
 class HeadViewTab : public ::testing::Test {
 protected:
-    void frames(AppState& state, app::Panels& panels, int count = 1) {
-        for (int k = 0; k < count; ++k) {
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
+    void frames(AppState& state, app::Panels& panels, int count = 1) { imgui_.frames(state, panels, count); }
     bool window(const char* title) const {
         for (const auto& w : report.windows)
             if (w.title == title) return true;

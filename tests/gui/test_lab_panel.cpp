@@ -21,20 +21,9 @@ class Lab : public ::testing::Test {
 protected:
     void frames(AppState& state, int count = 2) {
         app::show_panel(panels, app::PanelId::lab);
-        for (int k = 0; k < count; ++k) {
-            report = {};
-            imgui_.ui.report = &report;
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-            imgui_.ui.report = nullptr;
-        }
+        imgui_.frames(state, panels, count, &report);
     }
-    std::optional<double> value(const std::string& name) const {
-        for (const app::DrawReport::Value& v : report.values)
-            if (v.name == name) return v.value;
-        return std::nullopt;
-    }
+    std::optional<double> value(const std::string& name) const { return test::reported_value(report, name); }
 
     test::HeadlessImGui imgui_;
     app::Panels panels;
@@ -104,7 +93,7 @@ TEST_F(Lab, ALargeSessionsNumbersComeFromTheWorker) {
         frames(state, 1);
     }
     ASSERT_TRUE(panels.lab.result);
-    EXPECT_EQ(panels.lab.result->generation, state.generation());
+    EXPECT_EQ(panels.lab.result->snapshot->generation, state.generation());
     EXPECT_EQ(panels.lab.result->head, 2);
     EXPECT_EQ(panels.lab.result->norm_weighted.rows(), 128);
     EXPECT_EQ(panels.lab.result->ablation_zero.size(), 4u);

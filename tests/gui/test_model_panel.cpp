@@ -55,13 +55,7 @@ protected:
         imgui_.ui.report = &report_;
     }
 
-    void frames(AppState& state, int count = 2) {
-        for (int k = 0; k < count; ++k) {
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels_, 16.0f);
-            ImGui::Render();
-        }
-    }
+    void frames(AppState& state, int count = 2) { imgui_.frames(state, panels_, count); }
     // Frames until the layers' worker is done and its results are drawn.
     void settle(AppState& state) {
         for (int k = 0; k < 4; ++k) {

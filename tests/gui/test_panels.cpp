@@ -32,13 +32,7 @@ namespace {
 
 class Headless : public ::testing::Test {
 protected:
-    void frames(AppState& state, app::Panels& panels, int count = 3) {
-        for (int k = 0; k < count; ++k) {
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
+    void frames(AppState& state, app::Panels& panels, int count = 3) { imgui_.frames(state, panels, count); }
 
     test::HeadlessImGui imgui_;
     const app::Fonts& fonts_ = imgui_.fonts;

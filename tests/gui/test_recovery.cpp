@@ -47,13 +47,7 @@ void leave_autosave(const std::string& dir, const core::Session& s, const std::s
 
 class Recovery : public ::testing::Test {
 protected:
-    void frames(AppState& state, app::Panels& panels, int count = 2) {
-        for (int k = 0; k < count; ++k) {
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-        }
-    }
+    void frames(AppState& state, app::Panels& panels, int count = 2) { imgui_.frames(state, panels, count); }
     test::HeadlessImGui imgui_;
 };
 

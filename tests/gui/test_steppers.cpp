@@ -24,20 +24,9 @@ protected:
     // Frames with the panel on screen; the last one's draw report is kept.
     void frames(AppState& state, app::PanelId panel, int count = 2) {
         app::show_panel(panels, panel);
-        for (int k = 0; k < count; ++k) {
-            report = {};
-            imgui_.ui.report = &report;
-            ImGui::NewFrame();
-            app::draw_frame(state, imgui_.ui, panels, 16.0f);
-            ImGui::Render();
-            imgui_.ui.report = nullptr;
-        }
+        imgui_.frames(state, panels, count, &report);
     }
-    std::optional<double> value(const std::string& name) const {
-        for (const app::DrawReport::Value& v : report.values)
-            if (v.name == name) return v.value;
-        return std::nullopt;
-    }
+    std::optional<double> value(const std::string& name) const { return test::reported_value(report, name); }
 
     test::HeadlessImGui imgui_;
     app::Panels panels;
