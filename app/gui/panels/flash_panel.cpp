@@ -208,9 +208,7 @@ void draw_flash_panel(AppState& state, UiContext& ui, FlashPanel& p) {
     draw_controls(c, ui, p);
     update_flash(state, p);  // the controls may have changed the tiles
     if (!p.error.empty()) {
-        ImGui::PushTextWrapPos(0);
-        text_bounded(p.error, ui.color_vec(Color::error_text));
-        ImGui::PopTextWrapPos();
+        text_wrapped_bounded(p.error, ui.color_vec(Color::error_text));
         return;
     }
     if (!p.run || p.run->steps.empty()) return;

@@ -175,9 +175,7 @@ void draw_kv_cache_panel(AppState& state, UiContext& ui, KvCachePanel& p) {
     draw_controls(c, ui, p);
     update_kv_cache(state, p);  // the prefill may have changed
     if (!p.error.empty()) {
-        ImGui::PushTextWrapPos(0);
-        text_bounded(p.error, ui.color_vec(Color::error_text));
-        ImGui::PopTextWrapPos();
+        text_wrapped_bounded(p.error, ui.color_vec(Color::error_text));
         return;
     }
     if (!p.run || p.run->steps.empty()) return;

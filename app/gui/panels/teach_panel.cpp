@@ -649,9 +649,7 @@ void draw_step(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
 
 void draw_teach_panel(AppState& state, UiContext& ui, TeachPanel& p, float dt) {
     if (!p.lesson) {
-        ImGui::PushTextWrapPos(0);
-        text_bounded(p.error.empty() ? "No lesson is loaded." : p.error, ui.color_vec(Color::error_text));
-        ImGui::PopTextWrapPos();
+        text_wrapped_bounded(p.error.empty() ? "No lesson is loaded." : p.error, ui.color_vec(Color::error_text));
         if (ImGui::Button("Reload the lesson")) load_lesson(p, p.lesson_path);
         ui.report_item("teach: reload the lesson");
         return;

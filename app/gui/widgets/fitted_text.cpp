@@ -54,6 +54,12 @@ void text_bounded(const std::string& text, ImVec4 color) {
     if (shown.size() != text.size() && ImGui::IsItemHovered()) tooltip_text(text);
 }
 
+void text_wrapped_bounded(const std::string& text, ImVec4 color) {
+    ImGui::PushTextWrapPos(0);
+    text_bounded(text, color);
+    ImGui::PopTextWrapPos();
+}
+
 void tooltip_text(const std::string& text) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 42);

@@ -42,6 +42,8 @@ void text_fitted(const std::string& text);
 // Draws `text` (wrapped where a wrap position is pushed) cut to max_drawn_characters, in `color`
 // when given (w > 0), with the whole text as a tooltip when cut.
 void text_bounded(const std::string& text, ImVec4 color = {0, 0, 0, 0});
+// text_bounded wrapped at the window's right edge: a panel's message in place of what it shows.
+void text_wrapped_bounded(const std::string& text, ImVec4 color = {0, 0, 0, 0});
 // A tooltip holding the whole of `text`, wrapped, in pieces of at most max_drawn_characters (each
 // its own item, so ImGui leaves out the pieces below the screen).
 void tooltip_text(const std::string& text);
