@@ -20,7 +20,6 @@ LabResult compute_lab(std::shared_ptr<const Snapshot> snapshot, int head, const 
     const core::Params& p = snapshot->session.params;
     const core::Trace& t = snapshot->trace;
     LabResult r;
-    r.generation = snapshot->generation;
     r.head = head;
     r.norm_weighted = core::norm_weighted(c, p, t, head);
     r.value_norms = core::value_outputs(c, p, t, head).rowwise().norm();
@@ -49,7 +48,7 @@ void update_lab(const AppState& state, LabPanel& p, const Snapshot* pinned) {
         if (done) p.result = std::move(*done);
     }
     const std::uint64_t pinned_generation = pinned ? pinned->generation : 0;
-    if (p.result && p.result->generation == shown->generation && p.result->head == p.head &&
+    if (p.result && p.result->snapshot->generation == shown->generation && p.result->head == p.head &&
         p.pinned_generation == pinned_generation)
         return;
     if (shown->trace.heads.empty() || shown->out_of_memory) return;
@@ -353,7 +352,7 @@ void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& p, const Snapshot*
         return;
     }
     const LabResult& r = *p.result;
-    if (r.generation != shown->generation || r.head != p.head) {
+    if (r.snapshot->generation != shown->generation || r.head != p.head) {
         ImGui::SameLine();
         ImGui::TextDisabled("(updating\xe2\x80\xa6)");
     }

@@ -31,8 +31,7 @@ namespace attnviz::app {
 
 // The lab's numbers of one snapshot: the chosen head's, and every head's ablation and sink.
 struct LabResult {
-    std::shared_ptr<const Snapshot> snapshot;  // what it was computed from, drawn with it
-    std::uint64_t generation = 0;
+    std::shared_ptr<const Snapshot> snapshot;  // what it was computed from (its generation), drawn with it
     int head = 0;
     core::Matrix norm_weighted;         // n×m
     Eigen::VectorXd value_norms;        // ‖f_h(x_j)‖ per key
