@@ -13,7 +13,7 @@ ATTNVIZ_PACKAGES=(
     libimgui-dev libglfw3-dev libgl-dev python3-glad libstb-dev fonts-dejavu-core
     xvfb xauth libgl1-mesa-dri xdotool x11-utils
     dpkg-dev file librsvg2-bin
-    clang-format
+    clang-format ccache
 )
 
 # attnviz_install_packages [more packages...]: installs whatever of ATTNVIZ_PACKAGES and the
@@ -35,12 +35,18 @@ attnviz_install_packages() {
 }
 
 # attnviz_configure [extra cmake args...]: configures $ATTNVIZ_BUILD (Release unless the arguments
-# say otherwise); warnings are errors when $CI is set.
+# say otherwise); warnings are errors when $CI is set. Compiles go through ccache where it is
+# installed, with this checkout as its base directory: paths are hashed relative to it, so another
+# clone of the same sources (a CI run, a worktree) reuses the objects of the first.
 attnviz_configure() {
-    local werror=OFF
+    local werror=OFF launcher=()
     [ -n "${CI:-}" ] && werror=ON
+    if command -v ccache >/dev/null; then
+        export CCACHE_BASEDIR="$ATTNVIZ_ROOT" CCACHE_NOHASHDIR=1
+        launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    fi
     cmake -S "$ATTNVIZ_ROOT" -B "$ATTNVIZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DATTNVIZ_WERROR=$werror "$@" >/dev/null
+        -DATTNVIZ_WERROR=$werror "${launcher[@]}" "$@" >/dev/null
 }
 
 # attnviz_build [extra cmake args...]: configure once (Release), then build incrementally.
