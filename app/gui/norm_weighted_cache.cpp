@@ -1,5 +1,7 @@
 #include "norm_weighted_cache.hpp"
 
+#include <algorithm>
+
 #include "core/attention/forward.hpp"
 #include "core/attention/head_analysis.hpp"
 
@@ -13,6 +15,7 @@ NormWeighted compute_norm_weighted(std::shared_ptr<const Snapshot> snapshot) {
     for (int h = 0; h < static_cast<int>(s.trace.heads.size()); ++h) {
         out.heads.push_back(core::norm_weighted(c, s.session.params, s.trace, h));
         out.rows.push_back(core::norm_weighted_rows(out.heads.back()));
+        if (out.heads.back().size() > 0) out.top = std::max(out.top, out.heads.back().maxCoeff());
         out.value_norms.push_back(core::value_outputs(c, s.session.params, s.trace, h).rowwise().norm());
     }
     out.snapshot = std::move(snapshot);

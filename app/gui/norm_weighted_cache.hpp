@@ -22,6 +22,7 @@ struct NormWeighted {
     std::vector<core::Matrix> heads;           // α_ij·‖f_h(x_j)‖, n×m (masked: 0)
     std::vector<core::Matrix> rows;            // the same, each query row divided by its sum (core::norm_weighted_rows)
     std::vector<Eigen::VectorXd> value_norms;  // ‖f_h(x_j)‖, m
+    double top = 0;                            // the largest value of every head (0 when none is positive)
 };
 
 NormWeighted compute_norm_weighted(std::shared_ptr<const Snapshot> snapshot);

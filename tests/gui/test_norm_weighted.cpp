@@ -12,6 +12,8 @@
 #include "../test_support.hpp"
 #include "core/attention/head_analysis.hpp"
 #include "core/attention/presets.hpp"
+#include "frame.hpp"
+#include "frame_exports.hpp"
 #include "headless.hpp"
 #include "panels/head_view_panel.hpp"
 #include "panels/heads_panel.hpp"
@@ -249,4 +251,29 @@ TEST_F(NormWeighted, TheModelViewsNormWeightedThumbnailsAreTheRowsNormalised) {
         for (int i = 0; i < 6; ++i)
             for (int j = 0; j < 6; ++j) EXPECT_NEAR(drawn(i, j), nw(i, j) / nw.row(i).sum(), 1e-12);
     }
+}
+
+TEST(NormWeightedExport, TheHeadAndModelViewFiguresDrawWhatTheViewShowsAndSaySo) {
+    AppState state(six_tokens_three_heads());
+    app::Panels panels;
+    const auto exported = [&](app::ExportTarget::Kind kind) {
+        core::Result<app::AttentionExport> made = app::attention_export(state, panels, kind);
+        EXPECT_TRUE(made);
+        return made ? made.value->page : core::AttentionPage{};
+    };
+    const core::AttentionPage weights = exported(app::ExportTarget::Kind::head_view);
+    EXPECT_EQ(weights.title.find("norm-weighted"), std::string::npos);
+    EXPECT_EQ(weights.weights.layers[0][1], state.trace().heads[1].weights);
+
+    panels.head_view.norm_weighted = true;
+    const core::AttentionPage head = exported(app::ExportTarget::Kind::head_view);
+    EXPECT_NE(head.title.find("norm-weighted"), std::string::npos);
+    const core::Session& s = state.shown().session;
+    for (int h = 0; h < 3; ++h)
+        EXPECT_EQ(head.weights.layers[0][static_cast<size_t>(h)],
+                  core::norm_weighted_rows(core::norm_weighted(s.config, s.params, state.trace(), h)));
+    // The model view's figure follows the model view's own switch.
+    EXPECT_EQ(exported(app::ExportTarget::Kind::model_view).title.find("norm-weighted"), std::string::npos);
+    panels.model.norm_weighted = true;
+    EXPECT_NE(exported(app::ExportTarget::Kind::model_view).title.find("norm-weighted"), std::string::npos);
 }

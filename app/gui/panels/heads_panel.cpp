@@ -199,10 +199,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     core::ValueStats all;
     MatrixViewOptions o;
     if (norm) {
-        double top = 0;
-        for (const core::Matrix& m : nw->heads)
-            if (m.size() > 0) top = std::max(top, m.maxCoeff());
-        o.range = core::ColorRange{0, top > 0 ? top : 1.0, false};
+        o.range = core::ColorRange{0, nw->top > 0 ? nw->top : 1.0, false};
     } else {
         for (const core::HeadTrace& head : state.trace().heads)
             all = core::combine(all, ui.heatmaps.stats(scores ? head.scores : head.weights, state.generation(),
