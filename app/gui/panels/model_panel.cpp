@@ -245,6 +245,8 @@ void draw_order_line(const ModelPanel& p, bool weights_only) {
                             : std::string("Each layer's heads by its own ") + head_key_name(p.sort) + ", " +
                                   (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
     order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
+    if (p.norm_weighted)
+        order += "; norm-weighted attention, each query row divided by its sum, where a layer has V and W_O";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(order.c_str());
