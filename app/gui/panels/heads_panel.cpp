@@ -95,21 +95,27 @@ void summary_below(UiContext& ui, const core::HeadSummary& s, int head, float wi
             head + 1, line.c_str(), keys, std::log(static_cast<double>(keys)));
 }
 
-// The switch between what the heads show.
+// The switch between what the heads show: a combo as wide as its choice, so the controls keep to
+// one line where they did.
 void draw_shown_choice(UiContext& ui, HeadsPanel& panel) {
-    const auto choice = [&](const char* label, HeadsShown value, const char* tip) {
-        if (ImGui::RadioButton(label, panel.shown == value)) panel.shown = value;
-        ui.report_item(std::string("heads: ") + label);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
-    };
-    choice("weights", HeadsShown::weights, "Each head's attention weights α_ij (after the softmax)");
-    ImGui::SameLine();
-    choice("norm-weighted", HeadsShown::norm_weighted,
-           "Each head's norm-weighted attention ‖α_ij·f_h(x_j)‖ = α_ij·‖f_h(x_j)‖ with f_h(x_j) = V_j·W_O⁽ʰ⁾\n"
-           "(V_j without the output projection): how far key j moves query i's output, which a large\n"
-           "weight on a small value does not (Kobayashi et al. 2020). Every head on one scale from 0.");
-    ImGui::SameLine();
-    choice("scores", HeadsShown::scores, "Each head's scores (before the softmax)");
+    static constexpr const char* names[] = {"weights", "norm-weighted", "scores"};
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize(names[static_cast<int>(panel.shown)]).x +
+                            ImGui::GetFrameHeight() * 1.6f);
+    if (ImGui::BeginCombo("##shown", names[static_cast<int>(panel.shown)])) {
+        for (int k = 0; k < 3; ++k)
+            if (ImGui::Selectable(names[k], static_cast<int>(panel.shown) == k))
+                panel.shown = static_cast<HeadsShown>(k);
+        ImGui::EndCombo();
+    }
+    ui.report_item("heads: shown");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "What each head shows:\n"
+            "weights: its attention weights α_ij (after the softmax)\n"
+            "norm-weighted: ‖α_ij·f_h(x_j)‖ = α_ij·‖f_h(x_j)‖ with f_h(x_j) = V_j·W_O⁽ʰ⁾ (V_j without the output\n"
+            "  projection): how far key j moves query i's output, which a large weight on a small value does not\n"
+            "  (Kobayashi et al. 2020); every head on one scale from 0\n"
+            "scores: its scores (before the softmax)");
 }
 
 // Head h's norm-weighted attention as a heatmap in `room` (its cells up to `cell` pixels), titled;
