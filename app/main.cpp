@@ -89,6 +89,8 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
     cli.add_flag("--hide-special", gui.hide_special,
                  "The head view leaves special tokens ([CLS], <s>, ...) out at start, each row renormalised");
     cli.add_flag("--mean-heads", gui.mean_heads, "The head view draws the mean of the heads at start");
+    cli.add_flag("--norm-weighted", gui.norm_weighted,
+                 "The heads panel, the head view and the model view show the norm-weighted attention at start");
     cli.add_option("--sort-heads", gui.sort_heads,
                    "Model view: sort each layer's heads by entropy, distance, first or diagonal (largest first)")
         ->check(CLI::IsMember({"none", "entropy", "distance", "first", "diagonal"}));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/attention/head_analysis.hpp"
+
 namespace attnviz::app {
 
 namespace {
@@ -43,6 +45,21 @@ int head_view_layer(const HeadViewPanel& view, int layers, int edited, bool mode
     return view.layer && *view.layer >= 0 && *view.layer < layers ? *view.layer : edited;
 }
 
+// The session's layer as its norm-weighted attention, each query row divided by its sum, as the
+// head view and the model view draw it; the title says so.
+void norm_weighted_page(const AppState& state, core::AttentionPage& page) {
+    const Snapshot& s = state.shown();
+    std::vector<core::Matrix>& heads = page.weights.layers.front();
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h)
+        heads[static_cast<std::size_t>(h)] =
+            core::norm_weighted_rows(core::norm_weighted(s.session.config, s.session.params, s.trace, h));
+    page.title = "norm-weighted attention (each query row divided by its sum), " + std::to_string(heads.size()) +
+                 (heads.size() == 1 ? " head" : " heads");
+    page.notes.push_back(
+        "Norm-weighted: each weight times the length of what its key adds to the output (V_j·W_O "
+        "of the head): how far key j moves query i's output.");
+}
+
 }  // namespace
 
 core::Result<AttentionExport> attention_export(const AppState& state, const Panels& p, ExportTarget::Kind kind) {
@@ -67,6 +84,10 @@ core::Result<AttentionExport> attention_export(const AppState& state, const Pane
         out.page = core::session_page(state.shown().session, state.trace());
         if (!state.file_path().empty()) out.page.notes.push_back("From " + file_name(state.file_path()) + ".");
         layer = 0;
+        // The figure of a view showing the norm-weighted attention draws it (the page keeps the weights).
+        const bool norm = (kind == ExportTarget::Kind::head_view && p.head_view.norm_weighted) ||
+                          (kind == ExportTarget::Kind::model_view && p.model.norm_weighted);
+        if (norm) norm_weighted_page(state, out.page);
     } else if (model) {
         out.page = model_page(state, run);
         layer = std::max(layer, 0);

@@ -430,6 +430,9 @@ void open_start_attentions(const GuiOptions& o, AppState& state, Panels& panels)
     view.layer = o.layer;
     view.hide_special = o.hide_special;
     view.heads_mean = o.mean_heads;
+    view.norm_weighted = o.norm_weighted;
+    if (o.norm_weighted) panels.heads.shown = HeadsShown::norm_weighted;
+    panels.model.norm_weighted = o.norm_weighted;
     const int layers = panels.attentions.on()       ? static_cast<int>(panels.attentions.weights->layers.size())
                        : panels.model.run.results() ? static_cast<int>(panels.model.run.results()->run->layers.size())
                                                     : -1;  // a model still opening: its layers are not known yet

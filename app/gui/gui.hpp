@@ -40,10 +40,11 @@ struct GuiOptions {
     // Any model's attention weights (.npz, .safetensors, .npy) shown in the head view and the model
     // view (the attentions mode), with their tokens from tokens_file ("": the file's own).
     std::string attentions, tokens_file;
-    std::optional<int> layer;   // the head view's layer at start (attentions, a model's blocks)
-    bool hide_special = false;  // the head view leaves special tokens out at start (rows renormalised)
-    bool mean_heads = false;    // the head view draws the mean of the heads at start
-    std::string report_path;    // with --frames/--screenshot: where each window was, which numbers were drawn
+    std::optional<int> layer;    // the head view's layer at start (attentions, a model's blocks)
+    bool hide_special = false;   // the head view leaves special tokens out at start (rows renormalised)
+    bool mean_heads = false;     // the head view draws the mean of the heads at start
+    bool norm_weighted = false;  // the heads panel, the head view and the model view start norm-weighted
+    std::string report_path;     // with --frames/--screenshot: where each window was, which numbers were drawn
     std::int64_t memory_budget = core::default_memory_budget;  // bytes a configuration may need (--memory-budget)
     // The look at start, over the one kept with the layout: --ui-scale (0.75 to 3), --theme (dark,
     // light, high-contrast), --colormap (viridis, cividis); --focus: the lesson alone, large.

@@ -52,6 +52,13 @@ Matrix norm_weighted(const Config& c, const Params& p, const Trace& t, int head)
     return t.heads[static_cast<size_t>(head)].weights.array().rowwise() * norms.array();
 }
 
+Matrix norm_weighted_rows(const Matrix& norm_weighted) {
+    Matrix out = norm_weighted;  // n×m
+    for (Eigen::Index i = 0; i < out.rows(); ++i)
+        if (const double sum = out.row(i).sum(); sum > 0) out.row(i) /= sum;
+    return out;
+}
+
 Circuits circuits(const Config& c, const Params& p, int head) {
     const HeadParams& own = p.heads[static_cast<size_t>(head)];
     const HeadParams& group = p.heads[static_cast<size_t>(p.kv_owner(head))];
@@ -88,8 +95,9 @@ Matrix patching_delta(const Config& c, const Params& p, const Trace& t, const Tr
     return z_change(c, p, t, head, source.heads[static_cast<size_t>(head)].Z);
 }
 
-Sink sink(const Trace& t, int head) {
-    const Matrix& w = t.heads[static_cast<size_t>(head)].weights;  // n×m
+Sink sink(const Trace& t, int head) { return sink(t.heads[static_cast<size_t>(head)].weights); }
+
+Sink sink(const Matrix& w) {  // n×m
     Sink out;
     if (w.size() == 0) return out;
     const Eigen::RowVectorXd mean = w.colwise().mean();

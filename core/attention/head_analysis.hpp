@@ -34,6 +34,11 @@ Matrix value_outputs(const Config& config, const Params& params, const Trace& tr
 
 // α_ij·‖f_h(x_j)‖, n×m (masked weights are 0, so their entries are 0).
 Matrix norm_weighted(const Config& config, const Params& params, const Trace& trace, int head);
+// The norm-weighted attention with each query row divided by its sum (a row of zeros stays 0): the
+// share of the query's moved output each key gives, a distribution over the keys as the weights
+// are, for the views that draw by relative strength (the head view's lines, the model view's
+// thumbnails).
+Matrix norm_weighted_rows(const Matrix& norm_weighted);
 
 struct Circuits {
     Matrix W_QK;                                       // d_model×d_model
@@ -57,7 +62,11 @@ struct Sink {
     double share = 0;  // the share of queries with weights(i, key) ≥ sink_threshold
 };
 inline constexpr double sink_threshold = 0.3;
+Sink sink(const Matrix& weights);  // of one head's n×m weights
 Sink sink(const Trace& trace, int head);
+// A sink head: at least this share of its queries put sink_threshold of their weight on its sink key.
+inline constexpr double sink_head_share = 0.5;
+inline bool is_sink_head(const Sink& s) { return s.share >= sink_head_share; }
 
 // With RoPE: each rotated pair's n×m part of scores_raw (pair order as rope_pair: (j, j + dims/2)
 // for half, (2j, 2j + 1) for interleaved), and the part of the columns RoPE leaves alone (from dims

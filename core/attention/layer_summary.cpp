@@ -54,7 +54,15 @@ LayerSummary summarize_layer(const std::vector<const Matrix*>& weights, int side
     for (const Matrix* w : weights) {
         s.heads.push_back(summarize_head(*w));
         s.thumbnails.push_back(thumbnail(*w, side));
+        s.sinks.push_back(sink(*w));
     }
+    return s;
+}
+
+LayerSummary summarize_layer(const Config& config, const Params& params, const Trace& trace, int side) {
+    LayerSummary s = summarize_layer(trace, side);
+    for (int h = 0; h < static_cast<int>(trace.heads.size()); ++h)
+        s.norm_thumbnails.push_back(thumbnail(norm_weighted_rows(norm_weighted(config, params, trace, h)), side));
     return s;
 }
 
@@ -65,7 +73,7 @@ LayerSummary summarize_layer(const Trace& trace, int side) {
 }
 
 LayerSummary summarize_session(const Session& session, int side) {
-    return summarize_layer(forward<double>(session.config, session.params), side);
+    return summarize_layer(session.config, session.params, forward<double>(session.config, session.params), side);
 }
 
 double key_value(const HeadSummary& s, HeadKey key) {

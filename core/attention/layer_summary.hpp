@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/attention/forward.hpp"
+#include "core/attention/head_analysis.hpp"
 #include "core/attention/head_summary.hpp"
 #include "core/attention/matrix_types.hpp"
 #include "core/attention/pooling.hpp"
@@ -44,18 +45,24 @@ struct HeadThumbnail {
 // A head's weights shrunk to at most side × side, each cell the mean weight of its block.
 HeadThumbnail thumbnail(const Matrix& weights, int side = thumbnail_side);
 
-// One layer: per head its summary and its thumbnail (h of each).
+// One layer: per head its summary, its thumbnail and its sink (h of each).
 struct LayerSummary {
     std::vector<HeadSummary> heads;
     std::vector<HeadThumbnail> thumbnails;
+    std::vector<Sink> sinks;  // core/attention/head_analysis.hpp
+    // Per head a thumbnail of its norm-weighted attention, each query row divided by its sum
+    // (norm_weighted_rows); empty for weights alone (no V, no W_O to weigh them by).
+    std::vector<HeadThumbnail> norm_thumbnails;
 };
 
-// From a trace's weights.
+// From a trace's weights, with its norm-weighted thumbnails.
+LayerSummary summarize_layer(const Config& config, const Params& params, const Trace& trace, int side = thumbnail_side);
+// From a trace's weights alone.
 LayerSummary summarize_layer(const Trace& trace, int side = thumbnail_side);
 // From weights alone (h matrices).
 LayerSummary summarize_layer(const std::vector<const Matrix*>& weights, int side = thumbnail_side);
-// Computes the session's trace (which is then dropped) and summarizes it. Precondition: the
-// session is valid.
+// Computes the session's trace (which is then dropped) and summarizes it, norm-weighted thumbnails
+// included. Precondition: the session is valid.
 LayerSummary summarize_session(const Session& session, int side = thumbnail_side);
 
 // What the model view sorts and highlights heads by.

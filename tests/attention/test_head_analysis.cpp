@@ -69,6 +69,28 @@ TEST(HeadAnalysis, NormWeightedIsEachWeightTimesItsValueOutputsNorm) {
     }
 }
 
+// The views' norm-weighted rows: each row of norm_weighted divided by its sum, so a distribution.
+TEST(HeadAnalysis, NormWeightedRowsAreEachRowOverItsSum) {
+    for (const Config& c : configs()) {
+        SCOPED_TRACE(describe(c));
+        const Session s = random_session(c, 11);
+        const Trace t = forward<double>(c, s.params);
+        for (int h = 0; h < c.heads; ++h) {
+            const Matrix nw = norm_weighted(c, s.params, t, h);
+            const Matrix rows = norm_weighted_rows(nw);
+            ASSERT_EQ(rows.rows(), nw.rows());
+            ASSERT_EQ(rows.cols(), nw.cols());
+            for (int i = 0; i < c.n; ++i) {
+                double sum = 0;
+                for (int j = 0; j < c.kv_len(); ++j) sum += nw(i, j);
+                ASSERT_GT(sum, 0);
+                for (int j = 0; j < c.kv_len(); ++j) EXPECT_NEAR(rows(i, j), nw(i, j) / sum, 1e-12);
+                EXPECT_NEAR(rows.row(i).sum(), 1, 1e-12);
+            }
+        }
+    }
+}
+
 // A key whose value vector is one-hot on a coordinate W_O⁽ʰ⁾ drops moves nothing: its column is 0,
 // however much weight it has.
 TEST(HeadAnalysis, AOneHotValueThatTheOutputDropsGivesAZeroColumn) {
@@ -189,9 +211,16 @@ TEST(HeadAnalysis, TheSinkIsTheKeyWithTheMostMeanWeight) {
     EXPECT_EQ(all.mean, 1);
     t.heads[1].weights = Matrix{{0.2, 0.8, 0.0}, {0.5, 0.3, 0.2}, {0.1, 0.29, 0.61}, {0.1, 0.35, 0.55}};
     const Sink some = sink(t, 1);
-    EXPECT_EQ(some.key, 1);                 // means 0.225, 0.435, 0.34
-    EXPECT_DOUBLE_EQ(some.mean, 1.74 / 4);  // (0.8 + 0.3 + 0.29 + 0.35) / 4
-    EXPECT_DOUBLE_EQ(some.share, 3.0 / 4);  // 0.8, 0.3 and 0.35 reach 0.3; 0.29 does not
+    EXPECT_EQ(some.key, 1);                                 // means 0.225, 0.435, 0.34
+    EXPECT_DOUBLE_EQ(some.mean, 1.74 / 4);                  // (0.8 + 0.3 + 0.29 + 0.35) / 4
+    EXPECT_DOUBLE_EQ(some.share, 3.0 / 4);                  // 0.8, 0.3 and 0.35 reach 0.3; 0.29 does not
+    EXPECT_EQ(sink(t.heads[1].weights).share, some.share);  // of the weights alone, the same
+    EXPECT_TRUE(is_sink_head(all));
+    EXPECT_TRUE(is_sink_head(some));
+    t.heads[1].weights(3, 1) = 0.29;  // now 2 of 4 queries: still a sink head at a share of 0.5
+    EXPECT_TRUE(is_sink_head(sink(t, 1)));
+    t.heads[1].weights(1, 1) = 0.29;  // 1 of 4
+    EXPECT_FALSE(is_sink_head(sink(t, 1)));
 }
 
 TEST(HeadAnalysis, RopePairsAndTheRestAddUpToTheRawScores) {

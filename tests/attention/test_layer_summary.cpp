@@ -158,7 +158,15 @@ TEST(LayerSummary, ALayersSummaryIsItsHeadsSummaries) {
         EXPECT_EQ(l.heads[h].mean_entropy, summarize_head(t.heads[h].weights).mean_entropy);
         EXPECT_EQ(l.heads[h].diagonal_share, summarize_head(t.heads[h].weights).diagonal_share);
         EXPECT_EQ(l.thumbnails[h].cells, t.heads[h].weights);  // 2 × 2 is kept as it is
+        EXPECT_EQ(l.sinks[h].key, sink(t, static_cast<int>(h)).key);
+        EXPECT_EQ(l.sinks[h].share, sink(t, static_cast<int>(h)).share);
+        EXPECT_EQ(l.norm_thumbnails[h].cells,
+                  norm_weighted_rows(norm_weighted(s.config, s.params, t, static_cast<int>(h))));
     }
+    // Weights alone have sinks but nothing to weigh them by.
+    const LayerSummary alone = summarize_layer(t);
+    EXPECT_EQ(alone.sinks.size(), 2u);
+    EXPECT_TRUE(alone.norm_thumbnails.empty());
 }
 
 TEST(LayerSummary, HeadsSortByTheirSummaries) {

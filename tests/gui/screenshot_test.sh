@@ -151,6 +151,14 @@ JSON
         extra=(--panel "Head view" --head-select 2,5)
         checks+=("window=Head view" "!window=Attention per head" "item=head view: head 1"
                  "item=head view: query x3" "item=head view: query x8" "item=head view: key x1") ;;
+    head-view-norm)
+        # The head view of the same session norm-weighted (--norm-weighted): each line ‖α_ij·f_h(x_j)‖,
+        # each query row divided by its sum, and the note saying so over the view.
+        session="$out/head-view-norm.json"
+        "$attnviz" example random --seed 7 -n 8 --heads 4 --d-model 16 -o "$session"
+        extra=(--panel "Head view" --norm-weighted --head-select 2,5)
+        checks+=("window=Head view" "item=head view: norm-weighted note" "value=head view norm-weighted=1"
+                 "item=head view: query x3" "item=head view: key x1") ;;
     head-view-512)
         # At n = 512 the lines are painted into one picture and the labels thinned; the first
         # token's label stays readable.

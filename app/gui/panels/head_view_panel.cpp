@@ -137,7 +137,9 @@ struct HeadViewSource {
     const std::vector<std::string>* queries = nullptr;
     const std::vector<std::string>* keys = nullptr;
     HeadViewPanel::WeightsKey key;
-    std::string note;  // what the weights are, over the view (opened attentions: weights only)
+    std::string note;                    // what the weights are, over the view (opened attentions: weights only)
+    bool can_norm = false;               // norm-weighted is offered (the session's layer)
+    const NormWeighted* norm = nullptr;  // drawn in place of the weights (rows normalised)
 };
 
 // What "hide special tokens" can do with the tokens shown.
@@ -189,6 +191,25 @@ void draw_layer_choice(UiContext& ui, HeadViewPanel& p, const HeadViewSource& s)
     ImGui::SameLine();
 }
 
+// The switch "weights | norm-weighted"; norm-weighted only for the session's layer (it needs V and W_O).
+void draw_norm_choice(UiContext& ui, HeadViewPanel& p, const HeadViewSource& s) {
+    same_line_if_fits(toggle_width("weights") + toggle_width("norm-weighted") + ImGui::GetStyle().ItemSpacing.x);
+    if (ImGui::RadioButton("weights", !p.norm_weighted)) p.norm_weighted = false;
+    ui.report_item("head view: weights");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!s.can_norm);
+    if (ImGui::RadioButton("norm-weighted", p.norm_weighted && s.can_norm)) p.norm_weighted = true;
+    ImGui::EndDisabled();
+    ui.report_item("head view: norm-weighted");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", s.can_norm ? "Lines of each head's norm-weighted attention ‖α_ij·f_h(x_j)‖ (f_h(x_j) = "
+                                             "V_j·W_O⁽ʰ⁾: how far key j moves query i's output),\neach query row "
+                                             "divided by its sum: the lines show relative strength. Hover a token "
+                                             "for ‖f_h(x_j)‖, α_ij and their product."
+                                           : "Norm-weighted needs the layer's V and W_O: only the session's own "
+                                             "layer has them (not opened attentions, nor a model's other blocks)");
+}
+
 // The legend (a colour chip per head: click to hide or show its lines; all, none; the mean of the
 // heads shown) and the controls.
 void draw_controls(UiContext& ui, HeadViewPanel& p, const HeadViewSource& s, const SpecialTokens& special,
@@ -221,6 +242,7 @@ void draw_controls(UiContext& ui, HeadViewPanel& p, const HeadViewSource& s, con
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "On: one set of lines, the mean of the heads shown (cell by cell). Off: each head's lines in its colour.");
+    draw_norm_choice(ui, p, s);
 
     const bool unicode = ui.notation() == core::Notation::unicode;
     ImGui::AlignTextToFramePadding();
@@ -297,10 +319,31 @@ void compute_selection(HeadViewPanel& p, core::HeadWeights given) {
          [how](const auto& w, const std::vector<int>& s) { return core::attention_to_keys(w, s, how); });
 }
 
+// Norm-weighted: for query i and key j of the view (`kept`: the tokens kept of the session's, null
+// when every one is), each shown head's ‖f_h(x_j)‖, α_ij and their product, in a tooltip and the report.
+void norm_lines(UiContext& ui, const NormWeighted& nw, core::HeadWeights given, const core::KeptTokens* kept, int i,
+                int j) {
+    const int qi = kept ? kept->queries[static_cast<std::size_t>(i)] : i;
+    const int kj = kept ? kept->keys[static_cast<std::size_t>(j)] : j;
+    for (std::size_t h = 0; h < given.size() && h < nw.heads.size(); ++h) {
+        if (!given[h]) continue;
+        const double norm = nw.value_norms[h](kj), weight = nw.snapshot->trace.heads[h].weights(qi, kj);
+        const double product = nw.heads[h](qi, kj);
+        ImGui::TextDisabled("      head %d: ‖f_h(x_%d)‖ %s × α %s = %s", static_cast<int>(h) + 1, kj,
+                            core::format_compact(norm, 3).c_str(), core::format_compact(weight, 3).c_str(),
+                            core::format_compact(product, 3).c_str());
+        const std::string at = " " + std::to_string(h + 1) + " " + std::to_string(qi) + " " + std::to_string(kj);
+        ui.report_value("head view hover value norm" + at, norm);
+        ui.report_value("head view hover weight" + at, weight);
+        ui.report_value("head view hover product" + at, product);
+    }
+}
+
 // The strongest of a hovered token's other side, in a tooltip: its keys (a query) or the queries
-// attending to it (a key), the shown heads averaged.
-void token_tooltip(const HeadViewPanel& p, int top_k, core::HeadWeights given, const std::vector<std::string>& queries,
-                   const std::vector<std::string>& keys) {
+// attending to it (a key), the shown heads averaged; norm-weighted, each head's numbers under each.
+void token_tooltip(UiContext& ui, const HeadViewPanel& p, int top_k, core::HeadWeights given,
+                   const std::vector<std::string>& queries, const std::vector<std::string>& keys,
+                   const NormWeighted* norm, const core::KeptTokens* kept) {
     const bool query = p.hovered_query >= 0;
     const int t = query ? p.hovered_query : p.hovered_key;
     const int one[] = {t};
@@ -313,9 +356,15 @@ void token_tooltip(const HeadViewPanel& p, int top_k, core::HeadWeights given, c
         const int k = top_k > 0 ? std::min(top_k, 8) : 5;
         ImGui::TextDisabled(query ? "attends most to (heads shown, averaged):"
                                   : "attended most by (heads shown, averaged):");
-        for (const core::Ranked& e : core::strongest({r.value->data(), static_cast<std::size_t>(r.value->size())}, k))
+        for (const core::Ranked& e : core::strongest({r.value->data(), static_cast<std::size_t>(r.value->size())}, k)) {
             ImGui::Text("  %-10s %s", token_label(query ? keys : queries, e.index).c_str(),
                         core::format_compact(e.value, 3).c_str());
+            if (norm) norm_lines(ui, *norm, given, kept, query ? t : e.index, query ? e.index : t);
+        }
+        if (norm)
+            ImGui::TextDisabled(
+                "Norm-weighted, each query row divided by its sum; per head ‖f_h(x_j)‖ × α_ij = the "
+                "product before that.");
     } else {
         ImGui::TextDisabled("no head is shown");
     }
@@ -473,8 +522,10 @@ struct HeadViewFrame {
     bool scaled = false;
     std::vector<const core::Matrix*> given;  // each head's weights (n×n_keys), null where hidden
     std::vector<char> hidden;
-    HeadViewPanel::WeightsKey weights;   // what the weights are
-    const core::Matrix* mean = nullptr;  // the mean of the heads shown, when its lines are drawn
+    HeadViewPanel::WeightsKey weights;       // what the weights are
+    const core::Matrix* mean = nullptr;      // the mean of the heads shown, when its lines are drawn
+    const NormWeighted* norm = nullptr;      // norm-weighted: the numbers the lines are of
+    const core::KeptTokens* kept = nullptr;  // the session's tokens kept, when special ones are hidden
 };
 
 // Where the head view's parts go this frame.
@@ -603,7 +654,8 @@ void take_pointer(UiContext& ui, HeadViewPanel& p, const HeadViewFrame& f, const
             report(k, "head view: key " + token_label(f.key_tokens, t), t,
                    labelled(t, l.step_k, p.keys, p.hovered_key));
     }
-    if (p.hovered_query >= 0 || p.hovered_key >= 0) token_tooltip(p, f.top_k, f.given, f.query_tokens, f.key_tokens);
+    if (p.hovered_query >= 0 || p.hovered_key >= 0)
+        token_tooltip(ui, p, f.top_k, f.given, f.query_tokens, f.key_tokens, f.norm, f.kept);
     compute_selection(p, f.given);  // after this frame's clicks
 }
 
@@ -861,11 +913,25 @@ HeadViewSource session_source(const AppState& state, HeadViewPanel& p, const Mod
         return s;
     }
     const Snapshot& shown = state.shown();
-    for (const core::HeadTrace& h : shown.trace.heads) s.heads.push_back(&h.weights);
     s.layer = r ? edited : 0;
+    s.can_norm = true;
+    s.norm = p.norm_weighted ? p.norm.get(state) : nullptr;
+    if (s.norm) {  // the rows of the snapshot they are of (the shown one, or the last while it is computed)
+        for (const core::Matrix& m : s.norm->rows) s.heads.push_back(&m);
+        s.queries = &s.norm->snapshot->session.tokens;
+        s.keys = &core::key_tokens(s.norm->snapshot->session);
+        s.key = {from_session, s.norm->generation, s.layer, p.hide_special, true};
+        s.note =
+            "Norm-weighted: each line is ‖α_ij·f_h(x_j)‖, how far key j moves query i's output, with each query "
+            "row divided by its sum (the lines show relative strength). Hover a token for ‖f_h(x_j)‖, α_ij "
+            "and their product.";
+        return s;
+    }
+    for (const core::HeadTrace& h : shown.trace.heads) s.heads.push_back(&h.weights);
     s.queries = &shown.session.tokens;
     s.keys = &core::key_tokens(shown.session);
     s.key = {from_session, state.generation(), s.layer, p.hide_special};
+    if (p.norm_weighted) s.note = "Norm-weighted: computing... (the weights meanwhile)";
     return s;
 }
 
@@ -944,6 +1010,7 @@ void report_values(UiContext& ui, const HeadViewPanel& p, const HeadViewSource& 
     ui.report_value("head view keys", f.n_keys);
     ui.report_value("head view special hidden", special.hidden);
     ui.report_value("head view mean", f.mean != nullptr);
+    ui.report_value("head view norm-weighted", f.norm != nullptr);
     for (Eigen::Index j = 0; j < p.of_queries.size(); ++j)
         ui.report_value("head view of queries " + std::to_string(j), p.of_queries(j));
     for (Eigen::Index i = 0; i < p.to_keys.size(); ++i)
@@ -970,7 +1037,7 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p, cons
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
         ImGui::TextWrapped("%s", s.note.c_str());
         ImGui::PopStyleColor();
-        ui.report_item("head view: weights only");
+        ui.report_item(s.can_norm ? "head view: norm-weighted note" : "head view: weights only");
     }
     const int heads = static_cast<int>(s.heads.size());
     if (heads == 0 || s.heads[0]->size() == 0) {
@@ -1003,6 +1070,8 @@ void draw_head_view_panel(AppState& state, UiContext& ui, HeadViewPanel& p, cons
                     std::vector<char>(static_cast<std::size_t>(heads)),
                     s.key};
     f.weights.hide_special = special.hidden;
+    f.norm = s.norm;
+    if (special.hidden) f.kept = &p.ordinary;
     for (int h = 0; h < heads; ++h) {
         f.hidden[static_cast<std::size_t>(h)] = !head_shown(p, h);
         if (head_shown(p, h)) f.given[static_cast<std::size_t>(h)] = s.heads[static_cast<std::size_t>(h)];

@@ -11,6 +11,9 @@
 // edited is the session's, live). "mean" draws the mean of the heads shown as one set of lines;
 // "hide special tokens" leaves [CLS], <s>, … out with each row renormalised over the keys left
 // (core::renormalised_weights, the rule the figure and the interactive page share).
+// "norm-weighted" draws, for the session's layer, each head's ‖α_ij·f_h(x_j)‖ with each query row
+// divided by its sum (core::norm_weighted_rows: lines are drawn by relative strength), computed once
+// per snapshot (NormWeightedCache); hovering a token adds each head's ‖f_h(x_j)‖, α_ij and product.
 #pragma once
 
 #include <Eigen/Core>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "../app_state.hpp"
+#include "../norm_weighted_cache.hpp"
 #include "../ui_context.hpp"
 #include "attentions_mode.hpp"
 #include "core/attention/head_view.hpp"
@@ -49,8 +53,9 @@ struct HeadViewPanel {
     // The layer shown (of the opened attentions, or of a model's blocks). Unset: the first layer,
     // or in model mode the session being edited.
     std::optional<int> layer;
-    bool heads_mean = false;    // the lines of the mean of the heads shown, in one colour
-    bool hide_special = false;  // special tokens left out, each row renormalised over the keys left
+    bool heads_mean = false;     // the lines of the mean of the heads shown, in one colour
+    bool hide_special = false;   // special tokens left out, each row renormalised over the keys left
+    bool norm_weighted = false;  // the session's norm-weighted attention, rows normalised, instead of its weights
 
     // What the weights shown are: the session's (0), a model's block (1) or opened attentions' (2),
     // their version (the snapshot's generation, the run's or the file's serial), the layer, and
@@ -60,6 +65,7 @@ struct HeadViewPanel {
         std::uint64_t version = 0;
         int layer = 0;
         bool hide_special = false;
+        bool norm_weighted = false;
         bool operator==(const WeightsKey&) const = default;
     };
     // A model block's weights in double (its run keeps them in float), for the layer shown.
@@ -76,6 +82,7 @@ struct HeadViewPanel {
     core::Matrix heads_mean_weights;
     WeightsKey heads_mean_of;
     std::vector<char> heads_mean_hidden;
+    NormWeightedCache norm;  // the session's norm-weighted attention, once per snapshot
 
     // What the last frame showed (the tests read it).
     int hovered_query = -1, hovered_key = -1;  // the token under the pointer

@@ -9,6 +9,8 @@
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
 #include "../widgets/matrix_view.hpp"
+#include "core/attention/session.hpp"
+#include "core/base/format.hpp"
 
 namespace attnviz::app {
 
@@ -93,17 +95,97 @@ void summary_below(UiContext& ui, const core::HeadSummary& s, int head, float wi
             head + 1, line.c_str(), keys, std::log(static_cast<double>(keys)));
 }
 
+// The switch between what the heads show: a combo as wide as its choice, so the controls keep to
+// one line where they did.
+void draw_shown_choice(UiContext& ui, HeadsPanel& panel) {
+    static constexpr const char* names[] = {"weights", "norm-weighted", "scores"};
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize(names[static_cast<int>(panel.shown)]).x +
+                            ImGui::GetFrameHeight() * 1.6f);
+    if (ImGui::BeginCombo("##shown", names[static_cast<int>(panel.shown)])) {
+        for (int k = 0; k < 3; ++k)
+            if (ImGui::Selectable(names[k], static_cast<int>(panel.shown) == k))
+                panel.shown = static_cast<HeadsShown>(k);
+        ImGui::EndCombo();
+    }
+    ui.report_item("heads: shown");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "What each head shows:\n"
+            "weights: its attention weights α_ij (after the softmax)\n"
+            "norm-weighted: ‖α_ij·f_h(x_j)‖ = α_ij·‖f_h(x_j)‖ with f_h(x_j) = V_j·W_O⁽ʰ⁾ (V_j without the output\n"
+            "  projection): how far key j moves query i's output, which a large weight on a small value does not\n"
+            "  (Kobayashi et al. 2020); every head on one scale from 0\n"
+            "scores: its scores (before the softmax)");
+}
+
+// Head h's norm-weighted attention as a heatmap in `room` (its cells up to `cell` pixels), titled;
+// a hovered cell's ‖f_h(x_j)‖, α_ij and product in a tooltip (and the report). Returns the cells a
+// pixel covers.
+float draw_norm_weighted_head(const AppState& state, UiContext& ui, const NormWeighted& nw, int h, ImVec2 room,
+                              float cell, core::ColorRange range, const std::string& title) {
+    const core::Session& session = nw.snapshot->session;
+    const core::Matrix& product = nw.heads[static_cast<std::size_t>(h)];  // n×m
+    const core::Matrix& weights = nw.snapshot->trace.heads[static_cast<std::size_t>(h)].weights;
+    const Eigen::VectorXd& value_norms = nw.value_norms[static_cast<std::size_t>(h)];
+    const std::vector<std::string>& keys = core::key_tokens(session);
+    const bool t = state.column_vectors();
+    ImGui::TextUnformatted(fitted_text(title, room.x).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Head %d: norm-weighted attention α_ij·‖f_h(x_j)‖", h + 1);
+    HeatmapOptions o;
+    o.colormap = ui.colormap(core::MatrixId::weights);
+    o.range = range;
+    o.pooling = core::Pooling::mean;
+    o.max_size = room;
+    o.max_cell = cell;
+    o.row_labels = t ? &keys : &session.tokens;
+    o.col_labels = t ? &session.tokens : &keys;
+    o.generation = nw.generation;
+    o.transposed = t;
+    const std::string name = "heads: norm-weighted " + std::to_string(h + 1);
+    const HeatmapHit hit = heatmap(ui, name.c_str(), product, o, name.c_str());
+    if (ui.report) ui.report->heatmaps.push_back({name, hit.cells_min, hit.cells_max});
+    if (ui.report && product.size() <= 4096)  // the values drawn, for tests
+        for (Eigen::Index i = 0; i < product.rows(); ++i)
+            for (Eigen::Index j = 0; j < product.cols(); ++j)
+                ui.report_value(name + " " + std::to_string(i) + " " + std::to_string(j), product(i, j));
+    if (hit.hovered && hit.row >= 0 && hit.col >= 0) {
+        const int i = t ? hit.col : hit.row, j = t ? hit.row : hit.col;
+        ImGui::BeginTooltip();
+        ImGui::Text("Head %d, query %d (%s), key %d (%s)", h + 1, i,
+                    session.tokens[static_cast<std::size_t>(i)].c_str(), j, keys[static_cast<std::size_t>(j)].c_str());
+        ImGui::Text("‖f_h(x_%d)‖ = %s", j, core::format_number(value_norms(j), 4).c_str());
+        ImGui::Text("α_%d,%d = %s", i, j, core::format_number(weights(i, j), 4).c_str());
+        ImGui::Text("α·‖f‖ = %s", core::format_number(product(i, j), 4).c_str());
+        ImGui::TextDisabled("How far key %d moves query %d's output: its weight times the length of what it adds", j,
+                            i);
+        ImGui::EndTooltip();
+        ui.report_value("heads: hovered head", h);
+        ui.report_value("heads: hovered query", i);
+        ui.report_value("heads: hovered key", j);
+        ui.report_value("heads: hovered value norm", value_norms(j));
+        ui.report_value("heads: hovered weight", weights(i, j));
+        ui.report_value("heads: hovered product", product(i, j));
+    }
+    return hit.cells_per_pixel;
+}
+
 }  // namespace
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     const core::Config& c = state.shown_config();
-    ImGui::Checkbox("show scores", &panel.show_scores);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Show each head's scores (before the softmax) instead of its weights");
-    const core::MatrixId id = panel.show_scores ? core::MatrixId::scores : core::MatrixId::weights;
+    draw_shown_choice(ui, panel);
+    const bool scores = panel.shown == HeadsShown::scores, norm = panel.shown == HeadsShown::norm_weighted;
+    const NormWeighted* nw = norm ? panel.norm.get(state) : nullptr;
+    if (norm && !nw) {
+        ImGui::TextDisabled("Computing the norm-weighted attention...");
+        return;
+    }
+    const core::MatrixId id = scores ? core::MatrixId::scores : core::MatrixId::weights;
     const float font = ImGui::GetFontSize();
-    same_line_if_fits(font * 9);
-    scaling_combo(ui, id, c.kv_len(), font * 9);
+    if (!norm) {
+        same_line_if_fits(font * 9);
+        scaling_combo(ui, id, c.kv_len(), font * 9);
+    }
     // What the axes are, on the controls' line: in words, or as arrows where the words do not fit
     // (a line less for the heads); the words in its tooltip.
     const char* axes = state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys";
@@ -116,18 +198,23 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     ImGui::TextDisabled("%s", shown);
     if (shown != axes && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", axes);
 
-    // One range for all heads, so they can be compared: every head's statistics combined.
+    // One range for all heads, so they can be compared: every head's statistics combined (norm-weighted:
+    // from 0 to the largest of every head).
     const core::Scaling scaling = ui.scaling(id, c.kv_len());
-    const bool clip = ui.clips_outliers(id, c.kv_len());
+    const bool clip = !norm && ui.clips_outliers(id, c.kv_len());
     core::ValueStats all;
-    for (const core::HeadTrace& head : state.trace().heads)
-        all = core::combine(all, ui.heatmaps.stats(panel.show_scores ? head.scores : head.weights, state.generation(),
-                                                   clip || scaling == core::Scaling::percentile));
     MatrixViewOptions o;
-    o.range = clip ? core::auto_outlier_range(all) : core::color_range(core::info(id).colors, scaling, all);
+    if (norm) {
+        o.range = core::ColorRange{0, nw->top > 0 ? nw->top : 1.0, false};
+    } else {
+        for (const core::HeadTrace& head : state.trace().heads)
+            all = core::combine(all, ui.heatmaps.stats(scores ? head.scores : head.weights, state.generation(),
+                                                       clip || scaling == core::Scaling::percentile));
+        o.range = clip ? core::auto_outlier_range(all) : core::color_range(core::info(id).colors, scaling, all);
+    }
     o.token_rows = o.token_cols = true;
 
-    if (!panel.show_scores &&
+    if (panel.shown == HeadsShown::weights &&
         (panel.summaries_of != state.generation() || panel.summaries.size() != state.trace().heads.size())) {
         panel.summaries.clear();
         for (const core::HeadTrace& head : state.trace().heads)
@@ -155,7 +242,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     // narrow, unless that costs more than a sixth of the cells and leaves them under 1.75 ems (many
     // heads of many tokens): then on one line, cut (its tooltip has it all). Planned without a vertical scrollbar, then
     // again with one when the grid needs it.
-    const bool summaries = !panel.show_scores && !panel.summaries.empty();
+    const bool summaries = panel.shown == HeadsShown::weights && !panel.summaries.empty();
     const auto column_w = [&](const HeadsGrid& g, float width) {
         return (width - gap * static_cast<float>(g.columns - 1)) / static_cast<float>(g.columns);
     };
@@ -200,18 +287,26 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
         }
         ImGui::BeginGroup();
         // A column too narrow for "weights⁽¹²⁾" is titled by the head's number (its tooltip names it).
-        const std::string title = state.label({id, h});
+        const std::string title = norm ? "norm-weighted " + std::to_string(h + 1) : state.label({id, h});
         o.title_text = ImGui::CalcTextSize(title.c_str()).x > column ? std::to_string(h + 1) : "";
-        cells_per_pixel = std::max(cells_per_pixel, matrix_view(state, ui, {id, h}, o).cells_per_pixel);
-        if (!panel.show_scores && h < static_cast<int>(panel.summaries.size()))
+        if (norm)
+            cells_per_pixel = std::max(
+                cells_per_pixel,
+                draw_norm_weighted_head(state, ui, *nw, h, {column - labels.x, static_cast<float>(rows) * grid.cell},
+                                        grid.cell, *o.range, o.title_text.empty() ? title : o.title_text));
+        else
+            cells_per_pixel = std::max(cells_per_pixel, matrix_view(state, ui, {id, h}, o).cells_per_pixel);
+        if (summaries && h < static_cast<int>(panel.summaries.size()))
             summary_below(ui, panel.summaries[static_cast<size_t>(h)], h, column, plan.lines, c.kv_len());
         ImGui::EndGroup();
         if ((h + 1) % grid.columns == 0 && h + 1 < c.heads) ImGui::Dummy({0, gap - 2 * spacing});
     }
     ImGui::EndChild();
-    const std::string note = std::string(core::scaling_name(scaling)) +
-                             (clip && core::max_is_outlier(all) ? ", top at the 99th percentile" : "") +
-                             pooling_note(ui, id, cells_per_pixel);
+    const std::string note = norm ? "norm-weighted α·‖f_h(x_j)‖, one scale for every head" +
+                                        pooling_note(ui, core::MatrixId::weights, cells_per_pixel)
+                                  : std::string(core::scaling_name(scaling)) +
+                                        (clip && core::max_is_outlier(all) ? ", top at the 99th percentile" : "") +
+                                        pooling_note(ui, id, cells_per_pixel);
     colormap_legend(ui.colormap(id), *o.range, std::min(avail.x, font * 30), note.c_str());
 }
 

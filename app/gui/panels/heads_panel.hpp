@@ -1,10 +1,13 @@
-// Heads panel: the attention weights (or, toggled, the scores) of every head side by side on one
-// colour scale, token labels on both axes: rows are queries, columns are keys. The grid wraps to
-// the panel's width (thumbnails shrink, never a horizontal scrollbar); click a thumbnail's title
-// or a cell to open it in the viewer.
+// Heads panel: the attention weights (or, switched, the norm-weighted attention or the scores) of
+// every head side by side on one colour scale, token labels on both axes: rows are queries, columns
+// are keys. The grid wraps to the panel's width (thumbnails shrink, never a horizontal scrollbar);
+// click a thumbnail's title or a cell to open it in the viewer. Norm-weighted: α_ij·‖f_h(x_j)‖
+// (core::norm_weighted, as computed once per snapshot by NormWeightedCache), on one scale from 0 to
+// the largest of every head; hovering a cell gives ‖f_h(x_j)‖, α_ij and their product.
 #pragma once
 
 #include "../app_state.hpp"
+#include "../norm_weighted_cache.hpp"
 #include "../ui_context.hpp"
 #include "core/attention/head_summary.hpp"
 
@@ -14,11 +17,15 @@
 
 namespace attnviz::app {
 
+// What the heads show: their weights, their norm-weighted attention, or their scores.
+enum class HeadsShown { weights, norm_weighted, scores };
+
 struct HeadsPanel {
-    bool show_scores = false;
+    HeadsShown shown = HeadsShown::weights;
     // Each head's summary (core/attention/head_summary.hpp) under its weights, computed once per trace.
     std::vector<core::HeadSummary> summaries;
     std::uint64_t summaries_of = 0;  // the generation they are of
+    NormWeightedCache norm;          // the norm-weighted attention, computed once per snapshot
 };
 
 // A head's summary as one line: "H 0.21  |i-j| 0.03  diag 97%  first 47%" (under its heatmap it

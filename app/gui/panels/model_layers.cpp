@@ -309,22 +309,24 @@ void Layers::sync(const AppState& state) {
     row0_generation_ = state.generation();
     std::int64_t weights = 0;
     for (const core::HeadTrace& h : shown.trace.heads) weights += h.weights.size();
-    if (weights <= sync_weights) {
-        r.summary = std::make_shared<const core::LayerSummary>(core::summarize_layer(shown.trace));
+    // Its summary with the norm-weighted thumbnails (which take V and W_O: a pass as long as the values').
+    if (weights <= sync_weights && core::forward_flops(c) <= state.sync_limit()) {
+        r.summary =
+            std::make_shared<const core::LayerSummary>(core::summarize_layer(c, shown.session.params, shown.trace));
         r.serial = ++serial_;
         return;
     }
-    // The snapshot may be replaced (and freed) while the worker reads: it gets a copy of the weights.
-    auto copies = std::make_shared<std::vector<core::Matrix>>();
-    for (const core::HeadTrace& h : shown.trace.heads) copies->push_back(h.weights);
+    // The worker shares the snapshot, which stays while it reads however the session moves on.
+    std::shared_ptr<const Snapshot> snapshot = state.shown_snapshot();
     auto slot = std::make_shared<Slot>();
     slots_.front() = slot;
     enqueue(
-        [slot, copies] {
+        [slot, snapshot] {
             try {
-                std::vector<const core::Matrix*> weights;
-                for (const core::Matrix& w : *copies) weights.push_back(&w);
-                slot->set(std::make_shared<const core::LayerSummary>(core::summarize_layer(weights)), "");
+                const core::Session& s = snapshot->session;
+                slot->set(std::make_shared<const core::LayerSummary>(
+                              core::summarize_layer(s.config, s.params, snapshot->trace)),
+                          "");
             } catch (const std::bad_alloc&) {
                 slot->set(nullptr, "out of memory while summarizing it");
             }

@@ -11,6 +11,7 @@
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
 #include "../widgets/matrix_view.hpp"
+#include "core/attention/session.hpp"
 #include "core/base/format.hpp"
 #include "menu_bar.hpp"
 #include "model_sentence.hpp"
@@ -66,8 +67,30 @@ void draw_thumbnail(UiContext& ui, ImGuiID id, const core::HeadThumbnail& t, boo
         }
 }
 
+// A sink head's marker: a small triangle pointing down after the head's number (at x, the caption's top y).
+void draw_sink_marker(ImDrawList* draw, ImVec2 at, float size, ImU32 colour) {
+    draw->AddTriangleFilled({at.x, at.y + size * 0.2f}, {at.x + size * 0.7f, at.y + size * 0.2f},
+                            {at.x + size * 0.35f, at.y + size * 0.8f}, colour);
+}
+
+// The head's sink: its key (a token when the row has them) and share; whether it is flagged.
+void sink_lines(const core::Sink& sink, const std::vector<std::string>* tokens) {
+    const std::string key = tokens && sink.key < static_cast<int>(tokens->size())
+                                ? "\"" + (*tokens)[static_cast<size_t>(sink.key)] + "\" (key " +
+                                      std::to_string(sink.key) + ")"
+                                : "key " + std::to_string(sink.key);
+    ImGui::Text("sink   %s: mean weight %.3g; %.0f%% of the queries put >= %g of their weight on it", key.c_str(),
+                sink.mean, sink.share * 100, core::sink_threshold);
+    if (core::is_sink_head(sink))
+        ImGui::TextDisabled(
+            "A sink head (marked under its picture): at least %.0f%% of its queries put %g of their "
+            "weight on one key",
+            core::sink_head_share * 100, core::sink_threshold);
+}
+
 void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, const core::HeadThumbnail& t,
-                  const core::ColorRange& range, int rank, core::HeadKey key, bool ascending, const char* click) {
+                  const core::ColorRange& range, int rank, core::HeadKey key, bool ascending, const char* click,
+                  const core::Sink* sink, const std::vector<std::string>* tokens, const char* picture_of) {
     ImGui::BeginTooltip();
     ImGui::Text("%s, head %d of %d", row.name.c_str(), head + 1, row.heads);
     ImGui::TextDisabled("%s", row.source.c_str());
@@ -77,6 +100,7 @@ void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, 
     ImGui::Text("|i-j|  %.3g: mean distance from a query to the keys it attends to", s.mean_distance);
     ImGui::Text("first  %.1f%%: mean weight on the first token", s.first_share * 100);
     ImGui::Text("diag   %.1f%%: mean weight of a token on itself", s.diagonal_share * 100);
+    if (sink) sink_lines(*sink, tokens);
     if (rank > 0)
         ImGui::Text("#%d of the whole model by %s, %s first (outlined)", rank, head_key_name(key),
                     ascending ? "smallest" : "largest");
@@ -84,11 +108,12 @@ void head_tooltip(const Layers::Row& row, int head, const core::HeadSummary& s, 
     ImGui::Separator();
     const double block_rows = static_cast<double>(t.n) / std::max<Eigen::Index>(t.cells.rows(), 1);
     const double block_cols = static_cast<double>(t.keys) / std::max<Eigen::Index>(t.cells.cols(), 1);
+    ImGui::TextDisabled("Picture: %s;", picture_of);
     if (block_rows > 1 || block_cols > 1)
-        ImGui::TextDisabled("Picture: each pixel the mean weight of the %s×%s queries × keys it covers;",
+        ImGui::TextDisabled("each pixel the mean of the %s×%s queries × keys it covers;",
                             core::format_number(block_rows, 2).c_str(), core::format_number(block_cols, 2).c_str());
     else
-        ImGui::TextDisabled("Picture: each pixel one weight;");
+        ImGui::TextDisabled("each pixel one cell;");
     if (range.hi == 1)
         ImGui::TextDisabled("colours from 0 to 1");
     else
@@ -169,6 +194,20 @@ void draw_model_controls(UiContext& ui, ModelPanel& p, bool weights_only) {
         ImGui::SetTooltip(
             "Outlines the first N heads of the whole model in this order (e.g. the heads with the "
             "largest diagonal share); 0: none. Needs a sort.");
+    same_line_if_fits(toggle_width("weights") + toggle_width("norm-weighted") + style.ItemSpacing.x);
+    if (ImGui::RadioButton("weights", !p.norm_weighted)) p.norm_weighted = false;
+    ui.report_item("model: weights");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("norm-weighted", p.norm_weighted)) p.norm_weighted = true;
+    ui.report_item("model: norm-weighted");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Each head's picture: its weights, or its norm-weighted attention ‖α_ij·f_h(x_j)‖ (how far key j\n"
+            "moves query i's output; f_h(x_j) = V_j·W_O⁽ʰ⁾) with each query row divided by its sum.\n"
+            "Norm-weighted needs a layer's V and W_O: layers of weights alone and a model's blocks show weights.\n"
+            "A marker under a head's picture: a sink head, at least %.0f%% of its queries putting >= %g of\n"
+            "their weight on one key (its tooltip names the key).",
+            core::sink_head_share * 100, core::sink_threshold);
     checkbox_on_line("one scale 0..1", &p.one_scale);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
@@ -206,6 +245,8 @@ void draw_order_line(const ModelPanel& p, bool weights_only) {
                             : std::string("Each layer's heads by its own ") + head_key_name(p.sort) + ", " +
                                   (p.ascending ? "smallest" : "largest") + " first (the order is per layer)";
     order += p.one_scale ? "; every head coloured on 0..1" : "; each head on its own colours";
+    if (p.norm_weighted)
+        order += "; norm-weighted attention, each query row divided by its sum, where a layer has V and W_O";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(order.c_str());
@@ -233,6 +274,14 @@ struct ModelGrid {
     bool model = false;              // the rows are a model run's blocks (they close with the model)
     std::vector<core::HeadRef> top;  // the heads to outline
     ImU32 text_col = 0, dim_col = 0;
+    // The keys' tokens: of the opened attentions or a model's run (every row's), else null; and
+    // this session's (row 0's).
+    const std::vector<std::string>* tokens = nullptr;
+    const std::vector<std::string>* session_tokens = nullptr;
+    // The tokens of row r's keys.
+    const std::vector<std::string>* keys_of(const Layers::Row& row) const {
+        return tokens ? tokens : row.session ? &core::key_tokens(*row.session) : session_tokens;
+    }
 };
 
 // The largest thumbnails that fit the width, within readable bounds (narrower panels scroll
@@ -246,6 +295,7 @@ ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPane
     if (attentions && attentions->on()) {
         g.layers = attentions->rows;
         g.weights_only = true;
+        g.tokens = &attentions->weights->key_tokens;
         g.editing.assign(g.layers.size(), 0);
     } else {
         g.layers = p.layers.rows();
@@ -255,7 +305,9 @@ ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPane
         if (p.layers.model()) g.first = 1;  // this session is one of the model's blocks
         g.model = p.layers.model();
         g.computing = p.run.computing();
+        if (g.model && p.run.results()) g.tokens = &p.run.results()->run->tokens;
     }
+    g.session_tokens = &core::key_tokens(state.shown().session);
     const auto row_of = [&](int r) -> const Layers::Row& { return g.layers[static_cast<size_t>(r)]; };
     const int size = static_cast<int>(g.layers.size());
     int heads = 1;
@@ -352,23 +404,39 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
         clicked.head = h;
     }
     if (summary) {
-        const core::HeadThumbnail& t = summary->thumbnails[static_cast<size_t>(h)];
+        // The norm-weighted picture where asked and known; the weights' otherwise.
+        const bool norm = p.norm_weighted && summary->norm_thumbnails.size() == summary->thumbnails.size();
+        const core::HeadThumbnail& t = (norm ? summary->norm_thumbnails : summary->thumbnails)[static_cast<size_t>(h)];
         const core::ColorRange range{0, p.one_scale || !(t.high > 0) ? 1.0 : t.high, false};
-        draw_thumbnail(ui, ImGui::GetID("thumbnail"), t, g.transposed, a, side, range, row.serial,
-                       "model " + std::to_string(r) + ":" + std::to_string(h + 1));
+        const std::string name = "model " + std::to_string(r) + ":" + std::to_string(h + 1);
+        draw_thumbnail(ui, ImGui::GetID(norm ? "norm-weighted" : "thumbnail"), t, g.transposed, a, side, range,
+                       row.serial, name);
         const core::HeadSummary& s = summary->heads[static_cast<size_t>(h)];
         if (g.model || g.weights_only)  // a model's block or a layer read: its numbers for tests
             ui.report_value("model row " + std::to_string(r) + " head " + std::to_string(h) + " entropy",
                             s.mean_entropy);
-        // Under it: the head's number (dimmed), and its value of the sort key at the right,
-        // when both fit; else the number alone.
+        const core::Sink* sink = h < static_cast<int>(summary->sinks.size()) ? &summary->sinks[static_cast<size_t>(h)]
+                                                                             : nullptr;
+        if (sink) {
+            ui.report_value(name + " sink share", sink->share);
+            ui.report_value(name + " sink key", sink->key);
+        }
+        if (norm) ui.report_value(name + " norm-weighted", 1);
+        // Under it: the head's number (dimmed) and a sink head's marker, and its value of the sort
+        // key at the right, when both fit; else the number alone.
         const std::string number = std::to_string(h + 1), value = head_key_text(s, p.sort);
         const auto width = [&](const std::string& text) {
             return g.small->CalcTextSizeA(g.small_size, FLT_MAX, 0, text.c_str()).x;
         };
         const float caption_y = a.y + side + 1;
         draw->AddText(g.small, g.small_size, {a.x, caption_y}, g.dim_col, number.c_str());
-        if (width(number) + g.small_size * 0.4f + width(value) <= column)
+        const bool flagged = sink && core::is_sink_head(*sink);
+        const float marker_w = flagged ? g.small_size * 0.9f : 0;
+        if (flagged) {
+            draw_sink_marker(draw, {a.x + width(number) + g.small_size * 0.2f, caption_y}, g.small_size, g.text_col);
+            ui.report_item("sink head " + std::to_string(r) + ":" + std::to_string(h + 1));
+        }
+        if (width(number) + marker_w + g.small_size * 0.4f + width(value) <= column)
             draw->AddText(g.small, g.small_size, {a.x + column - width(value), caption_y}, g.text_col, value.c_str());
         int rank = 0;
         for (size_t k = 0; k < g.top.size(); ++k)
@@ -380,7 +448,12 @@ void draw_head_cell(UiContext& ui, const ModelPanel& p, const Layers::Row& row, 
                             : r == 0       ? "Click: show this head's weights in the matrix viewer"
                                            : "Click: edit this layer (undo brings your session back) and show this "
                                              "head's weights in the matrix viewer";
-        if (hovered) head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, click);
+        const char* picture_of =
+            norm              ? "the norm-weighted attention, each query row divided by its sum"
+            : p.norm_weighted ? "the weights (norm-weighted needs the layer's V and W_O: not kept for these rows)"
+                              : "the weights";
+        if (hovered)
+            head_tooltip(row, h, s, t, range, rank, p.sort, p.ascending, click, sink, g.keys_of(row), picture_of);
     } else {
         draw->AddRectFilled(a, {a.x + side, a.y + side}, ui.color(Color::hidden_cell));
         if (hovered) ImGui::SetTooltip("%s", row.computing() ? "Computing this layer's weights..." : row.error.c_str());

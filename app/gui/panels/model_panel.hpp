@@ -9,7 +9,11 @@
 //
 // Colours: viridis; each head from 0 to the 99th percentile of its own thumbnail (so every head
 // shows its pattern, whatever its largest weight), or, with "one scale", every head on 0..1 (to
-// compare how sharp heads are). Thumbnails are drawn as textures from the heatmap cache, uploaded
+// compare how sharp heads are). "norm-weighted" draws instead each head's ‖α_ij·f_h(x_j)‖ with each
+// query row divided by its sum (core::norm_weighted_rows), where the layer has its V and W_O (not
+// for weights alone, nor a model's blocks). A sink head (core::is_sink_head: at least half its
+// queries put 0.3 of their weight on one key) is flagged by a marker under its thumbnail, its key in
+// the tooltip. Thumbnails are drawn as textures from the heatmap cache, uploaded
 // once per new summary, so a 12 × 12 grid at n = 512 costs 144 quads a frame.
 #pragma once
 
@@ -33,6 +37,7 @@ struct ModelPanel {
     bool ascending = false;                    // smallest first (else largest first)
     int highlight = 3;                         // outline the first N heads of the model in that order (0: none)
     bool one_scale = false;                    // every head on 0..1 instead of each on its own range
+    bool norm_weighted = false;                // thumbnails of the norm-weighted attention, rows normalised
     FileChooser beside_files;                  // File > Open beside…
     ImportDialog import_all;                   // File > Import all layers…
     FileChooser model_folder;                  // File > Open model…
