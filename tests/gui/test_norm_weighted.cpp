@@ -71,11 +71,7 @@ protected:
             ImGui::Render();
         }
     }
-    std::optional<double> value(const std::string& name) const {
-        for (const app::DrawReport::Value& v : report.values)
-            if (v.name == name) return v.value;
-        return std::nullopt;
-    }
+    std::optional<double> value(const std::string& name) const { return test::reported_value(report, name); }
     bool has_item(const std::string& name) const {
         for (const auto& i : report.items)
             if (i.name == name) return true;
