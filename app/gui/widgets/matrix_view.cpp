@@ -17,7 +17,8 @@ float FlowItem::height(float cell, float room) const {
     const float label_w = cell >= labels_from ? labels.x : 0;
     // Wider than its row: its cells shrink to the row's width (the heatmap fits them so).
     const float fitted = std::min(cell, std::max(room - label_w, 1.0f) / static_cast<float>(std::max(cols, 1)));
-    return head_h + (fitted >= labels_from ? labels.y : 0) + static_cast<float>(rows) * fitted;
+    const float label_h = col_labels.upright_h > 0 ? col_labels.height(fitted) : labels.y;
+    return head_h + (fitted >= labels_from ? label_h : 0) + static_cast<float>(rows) * fitted;
 }
 
 float flow_height(const std::vector<FlowItem>& items, float cell, float width, ImVec2 gap) {
@@ -147,6 +148,13 @@ ImVec2 matrix_view_gutters(const AppState& state, MatrixRef ref, const MatrixVie
     HeatmapOptions h;
     set_token_labels(state, ref, o, h);
     return heatmap_gutters(h);
+}
+
+ColLabelRoom matrix_view_col_labels(const AppState& state, const UiContext& ui, MatrixRef ref,
+                                    const MatrixViewOptions& o) {
+    HeatmapOptions h;
+    set_token_labels(state, ref, o, h);
+    return col_label_room(ui, h);
 }
 
 HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixViewOptions& o) {
