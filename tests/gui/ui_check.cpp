@@ -29,7 +29,7 @@
 //                     is this one, within 8 in each channel
 //   value=NAME=NUMBER the report's value NAME (a number a panel showed) is NUMBER, within 0.01
 //   uncut             no label the report lists (a heatmap's row and column labels, the status bar's
-//                     line and message) was cut: each was drawn whole
+//                     line and message) was cut: each was drawn whole, inside the window
 // Exits 0 when every check passes, 1 otherwise, printing what failed.
 #include <stb_image.h>
 
@@ -477,12 +477,19 @@ int check_value(const json& report, const std::string& spec) {
 
 int check_uncut(const json& report) {
     int failures = 0;
-    for (const json& label : report.value("labels", json::array()))
+    const Box display{0, 0, report["display"][0].get<double>(), report["display"][1].get<double>()};
+    for (const json& label : report.value("labels", json::array())) {
+        if (!contains(display, box_of(label))) {
+            std::printf("uncut: %s (\"%s\") runs off the window\n", label["name"].get<std::string>().c_str(),
+                        label["shown"].get<std::string>().c_str());
+            ++failures;
+        }
         if (label["cut"].get<bool>()) {
             std::printf("uncut: %s is cut: \"%s\" shown as \"%s\"\n", label["name"].get<std::string>().c_str(),
                         label["text"].get<std::string>().c_str(), label["shown"].get<std::string>().c_str());
             ++failures;
         }
+    }
     return failures;
 }
 
