@@ -13,6 +13,7 @@
 #include "headless.hpp"
 #include "ui_context.hpp"
 #include "widgets/heatmap.hpp"
+#include "widgets/wrapped_text.hpp"
 
 using namespace attnviz;
 
@@ -404,4 +405,40 @@ TEST(HeatmapLabels, LabelsThatFitStayUprightAndALabelPastTenEmsIsReportedCut) {
         EXPECT_LT(l.max.y - l.min.y, 20.0f) << l.name;
         EXPECT_GT(l.max.x - l.min.x, 0.0f) << l.name;
     }
+}
+
+// A cell's arithmetic wraps at spaces only: ImGui's own wrapping breaks after a '.', splitting a
+// number ("0.\n0460817", as the cross-attention lesson's step 5 showed at twice the text size).
+TEST(WrappedText, FormulasBreakAtSpacesNeverInsideANumber) {
+    test::HeadlessImGui imgui({800, 600});
+    ImGui::NewFrame();
+    const std::string text =
+        "= 0.189428·(-0.792717) + 0.268982·(-1.41129) + 0.200403·(-0.136115) + "
+        "0.151186·0.0460817 + 0.190001·(-0.0693714)";
+    // A width at which ImGui breaks the line inside a number (right after a '.').
+    ImFont* font = ImGui::GetFont();
+    float splitting = 0;
+    for (float w = 60; w < 700 && splitting == 0; w += 1) {
+        const char* at = font->CalcWordWrapPositionA(1.0f, text.data(), text.data() + text.size(), w);
+        if (at > text.data() && at < text.data() + text.size() && at[-1] == '.') splitting = w;
+    }
+    ASSERT_GT(splitting, 0) << "ImGui's wrapping splits no number here: the test shows nothing";
+    for (const float width : {splitting, 150.0f, 320.0f, 10000.0f}) {
+        const std::vector<std::string_view> lines = app::lines_at_spaces(text, width);
+        std::string joined;
+        for (const std::string_view line : lines) {
+            ASSERT_FALSE(line.empty());
+            EXPECT_NE(line.front(), ' ');
+            EXPECT_NE(line.back(), ' ');
+            if (line.find(' ') != std::string_view::npos) {  // more than one word: it fits
+                EXPECT_LE(ImGui::CalcTextSize(line.data(), line.data() + line.size()).x, width) << line;
+            }
+            joined += (joined.empty() ? "" : " ") + std::string(line);
+        }
+        EXPECT_EQ(joined, text) << "at " << width << " px every break is a space, so no number is split";
+        if (width == 10000.0f) {
+            EXPECT_EQ(lines.size(), 1u);
+        }
+    }
+    ImGui::Render();
 }

@@ -6,6 +6,7 @@
 #include "core/render/export.hpp"
 #include "fitted_text.hpp"
 #include "heatmap.hpp"
+#include "wrapped_text.hpp"
 
 namespace attnviz::app {
 
@@ -101,10 +102,11 @@ void scaling_combo(UiContext& ui, core::MatrixId id, std::int64_t cols, float wi
 }
 
 void draw_explanation(const core::Explanation& e, bool numbers) {
-    if (numbers) ImGui::TextUnformatted(e.title.c_str());
-    ImGui::TextDisabled("%s", e.formula.c_str());
+    // Broken only at spaces where they wrap: a number is never split across lines.
+    if (numbers) text_wrapped_at_spaces(e.title);
+    text_wrapped_at_spaces(e.formula, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (numbers)
-        for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
+        for (const std::string& line : e.lines) text_wrapped_at_spaces(line);
 }
 
 std::string pooling_note(const UiContext& ui, core::MatrixId id, float cells_per_pixel) {
