@@ -17,7 +17,9 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     draw_view_menu(p, ui);
     draw_teach_menu(p.teach, p.teach_mode, ui);
     const float menu_h = ImGui::GetFrameHeight();
-    const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+    // The status bar is a line, or two where the message does not fit beside the status line.
+    const StatusLayout status_lines = status_bar_layout(state, frame_ms, attentions_summary(p.attentions));
+    const float status_h = status_bar_height(status_lines);
     for (PanelId panel : p.show_at_start) show_panel(p, panel);
     p.show_at_start.clear();
     if (p.reset_layout || !p.shares_set) {
@@ -40,8 +42,7 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     ImGui::SetNextWindowSize(status.size);
     const ImGuiWindowFlags bar = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
-    if (ImGui::Begin("##status", nullptr, bar))
-        draw_status_bar(state, ui, p.status, frame_ms, attentions_summary(p.attentions));
+    if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, status_lines);
     ImGui::End();
     draw_message_log(state, ui, p.status);
     draw_recovery_window(state, ui, p.recovery);

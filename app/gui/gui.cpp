@@ -131,7 +131,7 @@ void save_layout(const std::string& path) {
 }
 
 // The draw report as JSON: the display size, each window's rectangle, each printed number, each
-// editor field.
+// editor field, each label (and whether it was cut).
 bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) {
     nlohmann::json doc;
     doc["display"] = {display.x, display.y};
@@ -148,6 +148,13 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
         doc["items"].push_back({{"name", i.name}, {"min", {i.min.x, i.min.y}}, {"max", {i.max.x, i.max.y}}});
     for (const DrawReport::Heatmap& h : r.heatmaps)
         doc["heatmaps"].push_back({{"matrix", h.matrix}, {"min", {h.min.x, h.min.y}}, {"max", {h.max.x, h.max.y}}});
+    for (const DrawReport::Label& l : r.labels)
+        doc["labels"].push_back({{"name", l.name},
+                                 {"text", l.text},
+                                 {"shown", l.shown},
+                                 {"cut", l.cut},
+                                 {"min", {l.min.x, l.min.y}},
+                                 {"max", {l.max.x, l.max.y}}});
     doc["values"] = nlohmann::json::object();
     for (const DrawReport::Value& v : r.values) doc["values"][v.name] = v.value;
     const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");

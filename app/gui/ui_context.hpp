@@ -45,6 +45,12 @@ struct DrawReport {
         std::string matrix;
         ImVec2 min, max;
     };
+    struct Label {         // a label drawn (a heatmap's row or column label, the status line), as given and as shown
+        std::string name;  // e.g. "weights(2): col 2", "status: line"
+        std::string text, shown;
+        bool cut = false;  // shown is not the whole text (cut with "…", or items left out)
+        ImVec2 min, max;
+    };
     struct Value {  // a number a panel showed, at full precision (the model panels' ids and probabilities)
         std::string name;
         double value = 0;
@@ -54,8 +60,10 @@ struct DrawReport {
     std::vector<Item> items;
     std::vector<Heatmap> heatmaps;
     std::vector<Value> values;
+    std::vector<Label> labels;
     void clear() {
         values.clear();
+        labels.clear();
         windows.clear();
         numbers.clear();
         items.clear();
@@ -130,6 +138,11 @@ public:
     // Records the last item (a field or a button) in the draw report, when one is collected.
     void report_item(const std::string& name) {
         if (report) report->items.push_back({name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+    }
+    // Records a label drawn as `shown` for the whole `text`, when a report is collected.
+    void report_label(std::string name, const std::string& text, const std::string& shown, ImVec2 min, ImVec2 max,
+                      bool cut) {
+        if (report) report->labels.push_back({std::move(name), text, shown, cut, min, max});
     }
     // Records a number shown, when a report is collected.
     void report_value(std::string name, double value) {

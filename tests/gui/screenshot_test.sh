@@ -395,13 +395,28 @@ PY
             XDG_CONFIG_HOME="$out/config" "$attnviz" --lesson kv-cache --ui-scale 2 ${run#*:} \
                 --screenshot "$png" --frames 3 --size 1920x1080 --report "$png.json"
             "$png_check" "$png" 1920 1080
-            checks=(layout "readable=$teach:40" "within=$teach" "item=teach: text" "value=view: font px=32")
+            checks=(layout "readable=$teach:40" "within=$teach" "item=teach: text" "value=view: font px=32" uncut)
             case "${run%%:*}" in
                 first) checks+=("ground=$teach=#f0f0f0" "item=teach: progress") ;;
                 focus) checks+=("item=teach: leave focus" "!item=teach: progress" "K(1):0:0=-0.684") ;;
                 contrast) checks+=("ground=$teach=#000000") ;;
             esac
             "$ui_check" "$png.json" "$png" "${checks[@]}"
+        done
+        sizes="" ;;
+    projector-labels)
+        # The steps whose token labels and status bar were cut at the projector's size (kv-cache step
+        # 4: "gre…" over weights⁽²⁾; flash-attention step 7: "th…"; the status line and the lesson's
+        # message at every step): --ui-scale 2 --theme light at 1920×1080, every label drawn whole
+        # (column labels too wide for their columns turned, the message on a line of its own).
+        teach="Teach: attention step by step"
+        for run in kv-cache:4 flash-attention:7 kv-cache:1; do
+            png="$out/$case-${run%%:*}-${run#*:}.png"
+            XDG_CONFIG_HOME="$out/config" "$attnviz" --lesson "${run%%:*}" --teach "${run#*:}" --ui-scale 2 --theme light \
+                --screenshot "$png" --frames 3 --size 1920x1080 --report "$png.json"
+            "$png_check" "$png" 1920 1080
+            "$ui_check" "$png.json" "$png" uncut layout "readable=$teach:40" "within=$teach" "item=teach: text" \
+                "item=status: line" "item=status: message"
         done
         sizes="" ;;
     themes)

@@ -13,6 +13,7 @@
 #include "headless.hpp"
 #include "ui_context.hpp"
 #include "widgets/heatmap.hpp"
+#include "widgets/wrapped_text.hpp"
 
 using namespace attnviz;
 
@@ -313,4 +314,131 @@ TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
     EXPECT_EQ(printed[std::make_pair(1, 2)], ".0069");  // two digits without the zero rather than "7e-3"
     EXPECT_EQ(printed[std::make_pair(0, 2)], std::string(core::symbols(imgui.fonts.notation).about) + "0");
     EXPECT_EQ(printed[std::make_pair(0, 1)], "-1.2e5");
+}
+
+namespace {
+
+// Draws `m` with these column labels in a frame of its own (twice: the first frame measures) and
+// returns the report; `hit` gets the cells' rectangle.
+app::DrawReport draw_labelled(test::HeadlessImGui& imgui, const core::Matrix& m, const app::HeatmapOptions& o,
+                              app::HeatmapHit& hit) {
+    app::DrawReport report;
+    imgui.ui.report = &report;
+    for (int frame = 0; frame < 2; ++frame) {
+        report.clear();
+        ImGui::NewFrame();
+        ImGui::SetNextWindowPos({0, 0});
+        ImGui::SetNextWindowSize({700, 500});
+        ImGui::Begin("labels", nullptr, ImGuiWindowFlags_NoDecoration);
+        hit = app::heatmap(imgui.ui, "m", m, o, "m");
+        ImGui::End();
+        ImGui::Render();
+    }
+    imgui.ui.report = nullptr;
+    return report;
+}
+
+}  // namespace
+
+TEST(HeatmapLabels, ColumnLabelsTooWideForTheirColumnsAreTurnedWholeNotCut) {
+    test::HeadlessImGui imgui({800, 600});  // the app's fonts: 16 px, numbers 13 px
+    const std::vector<std::string> tokens{"I", "like", "green", "tea", "with", "milk"};
+    const core::Matrix m = core::Matrix::Constant(6, 6, 0.5);
+    app::HeatmapOptions o;
+    o.row_labels = o.col_labels = &tokens;
+    o.range = {0, 1, false};
+    o.max_size = {600, 400};
+    // 30 px columns: "green" is wider than 27 px in either font (it was drawn "gr…"), a line of text fits.
+    o.max_cell = 30;
+    ImGui::NewFrame();  // measures in the current font
+    const app::ColLabelRoom room = app::col_label_room(imgui.ui, o);
+    ImGui::Render();
+    EXPECT_TRUE(room.turned(30));
+    EXPECT_FALSE(room.turned(80));  // every label fits upright
+    EXPECT_FALSE(room.turned(8));   // narrower than a line: upright, one every few columns
+    EXPECT_GT(room.turned_h, room.upright_h);
+    app::HeatmapHit hit;
+    const app::DrawReport report = draw_labelled(imgui, m, o, hit);
+    int cols = 0;
+    for (const app::DrawReport::Label& l : report.labels) {
+        EXPECT_FALSE(l.cut) << l.name << ": \"" << l.text << "\" shown as \"" << l.shown << "\"";
+        EXPECT_EQ(l.shown, l.text) << l.name;
+        if (l.name.rfind("m: col ", 0) != 0) continue;
+        ++cols;
+        const int c = std::stoi(l.name.substr(7));
+        // Turned: above the cells, within its column, taller than wide for the longer labels.
+        EXPECT_LE(l.max.y, hit.cells_min.y) << l.name;
+        EXPECT_GE(l.min.x, hit.cells_min.x + 30.0f * static_cast<float>(c) - 0.5f) << l.name;
+        EXPECT_LE(l.max.x, hit.cells_min.x + 30.0f * static_cast<float>(c + 1) + 0.5f) << l.name;
+        if (l.text.size() > 3) {
+            EXPECT_GT(l.max.y - l.min.y, l.max.x - l.min.x) << l.name;
+        }
+    }
+    EXPECT_EQ(cols, 6);
+    EXPECT_NEAR(hit.cells_max.x - hit.cells_min.x, 6 * 30.0f, 0.01f);  // the cells keep their size
+}
+
+TEST(HeatmapLabels, LabelsThatFitStayUprightAndALabelPastTenEmsIsReportedCut) {
+    test::HeadlessImGui imgui({800, 600});
+    const std::vector<std::string> tokens{"a", "b", std::string(200, 'w')};
+    const core::Matrix m = core::Matrix::Constant(3, 3, 0.5);
+    app::HeatmapOptions o;
+    o.col_labels = &tokens;
+    o.range = {0, 1, false};
+    o.max_size = {600, 400};
+    o.max_cell = 40;
+    app::HeatmapHit hit;
+    const app::DrawReport report = draw_labelled(imgui, m, o, hit);
+    ASSERT_EQ(report.labels.size(), 3u);
+    EXPECT_FALSE(report.labels[0].cut);
+    EXPECT_FALSE(report.labels[1].cut);
+    EXPECT_TRUE(report.labels[2].cut);  // turned, up to max_row_label ems, and said so
+    EXPECT_NE(report.labels[2].shown.find("…"), std::string::npos);
+    EXPECT_LE(report.labels[2].max.y - report.labels[2].min.y, 16 * app::max_row_label + 0.5f);
+    // Without a long label the columns' labels fit upright: one line tall.
+    const std::vector<std::string> short_tokens{"a", "b", "c"};
+    o.col_labels = &short_tokens;
+    const app::DrawReport upright = draw_labelled(imgui, m, o, hit);
+    ASSERT_EQ(upright.labels.size(), 3u);
+    for (const app::DrawReport::Label& l : upright.labels) {
+        EXPECT_FALSE(l.cut);
+        EXPECT_LT(l.max.y - l.min.y, 20.0f) << l.name;
+        EXPECT_GT(l.max.x - l.min.x, 0.0f) << l.name;
+    }
+}
+
+// A cell's arithmetic wraps at spaces only: ImGui's own wrapping breaks after a '.', splitting a
+// number ("0.\n0460817", as the cross-attention lesson's step 5 showed at twice the text size).
+TEST(WrappedText, FormulasBreakAtSpacesNeverInsideANumber) {
+    test::HeadlessImGui imgui({800, 600});
+    ImGui::NewFrame();
+    const std::string text =
+        "= 0.189428·(-0.792717) + 0.268982·(-1.41129) + 0.200403·(-0.136115) + "
+        "0.151186·0.0460817 + 0.190001·(-0.0693714)";
+    // A width at which ImGui breaks the line inside a number (right after a '.').
+    ImFont* font = ImGui::GetFont();
+    float splitting = 0;
+    for (float w = 60; w < 700 && splitting == 0; w += 1) {
+        const char* at = font->CalcWordWrapPositionA(1.0f, text.data(), text.data() + text.size(), w);
+        if (at > text.data() && at < text.data() + text.size() && at[-1] == '.') splitting = w;
+    }
+    ASSERT_GT(splitting, 0) << "ImGui's wrapping splits no number here: the test shows nothing";
+    for (const float width : {splitting, 150.0f, 320.0f, 10000.0f}) {
+        const std::vector<std::string_view> lines = app::lines_at_spaces(text, width);
+        std::string joined;
+        for (const std::string_view line : lines) {
+            ASSERT_FALSE(line.empty());
+            EXPECT_NE(line.front(), ' ');
+            EXPECT_NE(line.back(), ' ');
+            if (line.find(' ') != std::string_view::npos) {  // more than one word: it fits
+                EXPECT_LE(ImGui::CalcTextSize(line.data(), line.data() + line.size()).x, width) << line;
+            }
+            joined += (joined.empty() ? "" : " ") + std::string(line);
+        }
+        EXPECT_EQ(joined, text) << "at " << width << " px every break is a space, so no number is split";
+        if (width == 10000.0f) {
+            EXPECT_EQ(lines.size(), 1u);
+        }
+    }
+    ImGui::Render();
 }

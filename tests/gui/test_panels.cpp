@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <map>
 
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
@@ -254,6 +255,89 @@ TEST_F(Headless, StatusBarShowsTheFrameTimeOnlyWhileItMeansSomething) {
     EXPECT_NE(busy.find("| frame 2.72 s"), std::string::npos) << busy;
     EXPECT_EQ(busy.find("e+"), std::string::npos) << busy;
     EXPECT_NE(app::status_text(state, 16.66f).find("| frame 16.7 ms"), std::string::npos);
+}
+
+// A status line and a message too wide for the bar: items leave in their stated order (largest drop
+// first) until the message fits beside them; where not even the items that stay do, the message
+// goes on a second line whole and the line takes back what fits; nothing is cut with "…" but a
+// message wider than the bar itself.
+TEST_F(Headless, StatusBarLeavesItemsOutInOrderThenMovesTheMessageBelowInsteadOfCutting) {
+    ImGui::NewFrame();
+    const std::vector<app::StatusItem> items{{"n=6 d_model=8 h=4 d_k=2 d_v=2"},
+                                             {"W_O on", 3},
+                                             {"mask causal"},
+                                             {"scale sqrt(d_k)", 2},
+                                             {"2 K/V groups"},
+                                             {"tokens as rows", 4},
+                                             {"trace 0.06 ms", 5},
+                                             {"frame 16.7 ms", 6}};
+    const std::string message = "The session of the lesson \"Grouped-query attention and the KV cache\"";
+    const auto w = [](const std::string& s) { return ImGui::CalcTextSize(s.c_str()).x; };
+    const float gap = ImGui::GetFontSize();
+    const std::string all =
+        "n=6 d_model=8 h=4 d_k=2 d_v=2 | W_O on | mask causal | scale sqrt(d_k) | 2 K/V groups | "
+        "tokens as rows | trace 0.06 ms | frame 16.7 ms";
+    const std::string without_times =
+        "n=6 d_model=8 h=4 d_k=2 d_v=2 | W_O on | mask causal | scale sqrt(d_k) | 2 K/V groups | tokens as rows";
+    const std::string kept = "n=6 d_model=8 h=4 d_k=2 d_v=2 | mask causal | 2 K/V groups";
+
+    const app::StatusLayout wide = app::status_layout(items, message, w(all) + gap + w(message) + 1);
+    EXPECT_EQ(wide.line, all);
+    EXPECT_EQ(wide.message, message);
+    EXPECT_EQ(wide.lines, 1);
+
+    // The frame time, then the trace's time leave; the rest stays with the message beside it.
+    const app::StatusLayout fewer = app::status_layout(items, message, w(without_times) + gap + w(message) + 1);
+    EXPECT_EQ(fewer.line, without_times);
+    EXPECT_EQ(fewer.whole_line, all);
+    EXPECT_FALSE(fewer.line_cut);
+    EXPECT_FALSE(fewer.message_below);
+    EXPECT_EQ(fewer.message, message);
+
+    // Only the items that stay fit beside the message.
+    const app::StatusLayout least = app::status_layout(items, message, w(kept) + gap + w(message) + 1);
+    EXPECT_EQ(least.line, kept);
+    EXPECT_EQ(least.lines, 1);
+
+    // Not even those: the message below, whole, and the line gets back every item that fits alone.
+    const float narrow = std::max(w(message), w(without_times)) + 1;
+    ASSERT_LT(narrow, w(kept) + gap + w(message));
+    const app::StatusLayout two = app::status_layout(items, message, narrow);
+    EXPECT_TRUE(two.message_below);
+    EXPECT_EQ(two.lines, 2);
+    EXPECT_EQ(two.message, message);
+    EXPECT_FALSE(two.line_cut);
+    EXPECT_LE(w(two.line), narrow);
+    EXPECT_GE(two.line.size(), without_times.size());
+
+    // No message: one line, items left out as needed.
+    const app::StatusLayout alone = app::status_layout(items, "", w(kept) + 1);
+    EXPECT_EQ(alone.line, kept);
+    EXPECT_EQ(alone.lines, 1);
+
+    // A message wider than the bar itself is the one thing cut (whole in its tooltip and the log).
+    const app::StatusLayout tiny = app::status_layout(items, message, w(kept) + 1);
+    EXPECT_TRUE(tiny.message_below);
+    EXPECT_NE(tiny.message, message);
+    EXPECT_NE(tiny.message.find("…"), std::string::npos);
+    EXPECT_EQ(tiny.line, kept);
+    ImGui::Render();
+}
+
+// The status items of a session in their order, each with the drop the header states.
+TEST_F(Headless, StatusItemsLeaveInTheStatedOrder) {
+    AppState state(core::worked_example());
+    const std::vector<app::StatusItem> items = app::status_items(state, 16.0f);
+    std::map<std::string, int> drop;
+    for (const app::StatusItem& item : items) drop[item.text.substr(0, item.text.find(' '))] = item.drop;
+    EXPECT_EQ(drop["frame"], 6);
+    EXPECT_EQ(drop["trace"], 5);
+    EXPECT_EQ(drop["tokens"], 4);
+    EXPECT_EQ(drop["W_O"], 3);
+    EXPECT_EQ(drop["scale"], 2);
+    EXPECT_EQ(drop["mask"], 0);
+    EXPECT_EQ(items.front().drop, 0);  // the dimensions stay
+    EXPECT_EQ(items.front().text.rfind("n=", 0), 0u);
 }
 
 // A frame whose heatmaps left a colour range for later (their budget spent) says so: the idle

@@ -28,6 +28,8 @@
 //   ground=WINDOW=#RRGGBB  the colour most of that window's pixels have (its background: the theme's)
 //                     is this one, within 8 in each channel
 //   value=NAME=NUMBER the report's value NAME (a number a panel showed) is NUMBER, within 0.01
+//   uncut             no label the report lists (a heatmap's row and column labels, the status bar's
+//                     line and message) was cut: each was drawn whole, inside the window
 // Exits 0 when every check passes, 1 otherwise, printing what failed.
 #include <stb_image.h>
 
@@ -473,6 +475,24 @@ int check_value(const json& report, const std::string& spec) {
     return std::abs(shown - wanted) <= 0.01 ? 0 : 1;
 }
 
+int check_uncut(const json& report) {
+    int failures = 0;
+    const Box display{0, 0, report["display"][0].get<double>(), report["display"][1].get<double>()};
+    for (const json& label : report.value("labels", json::array())) {
+        if (!contains(display, box_of(label))) {
+            std::printf("uncut: %s (\"%s\") runs off the window\n", label["name"].get<std::string>().c_str(),
+                        label["shown"].get<std::string>().c_str());
+            ++failures;
+        }
+        if (label["cut"].get<bool>()) {
+            std::printf("uncut: %s is cut: \"%s\" shown as \"%s\"\n", label["name"].get<std::string>().c_str(),
+                        label["text"].get<std::string>().c_str(), label["shown"].get<std::string>().c_str());
+            ++failures;
+        }
+    }
+    return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -528,6 +548,8 @@ int main(int argc, char** argv) {
             failures += check_ground(report, pixels, w, h, check.substr(7));
         else if (check.rfind("value=", 0) == 0)
             failures += check_value(report, check.substr(6));
+        else if (check == "uncut")
+            failures += check_uncut(report);
         else
             failures += check == "layout"   ? check_layout(report)
                         : check == "varied" ? check_varied(report, pixels, w, h)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <imgui.h>
+#include <limits>
 #include <string>
 
 #include "../widgets/fitted_text.hpp"
@@ -10,55 +11,121 @@
 
 namespace attnviz::app {
 
-std::string status_text(const AppState& state, float frame_ms) {
-    const core::Config& c = state.config();
-    const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? core::symbols(state.notation()).sqrt_dk
-                        : c.scale.kind == core::Scale::Kind::none  ? "none"
-                                                                   : "temperature";
-    // What a real layer adds, only when in use.
-    std::string extra;
-    if (c.biases) extra += " | biases";
-    if (c.grouped()) extra += " | " + std::to_string(c.kv_count()) + " K/V groups";
-    if (c.rope.on) extra += std::string(" | RoPE ") + core::to_string(c.rope.style);
-    if (c.cross()) extra += " | cross-attention, n_kv=" + std::to_string(c.n_kv);
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "n=%d d_model=%d h=%d d_k=%d d_v=%d | W_O %s | mask %s | scale %s%s | tokens as %s | trace %s", c.n,
-                  c.d_model, c.heads, c.d_k, c.d_v, c.output_projection ? "on" : "off", core::to_string(c.mask), scale,
-                  extra.c_str(), state.column_vectors() ? "columns" : "rows",
-                  core::format_duration(state.compute_ms()).c_str());
+std::vector<StatusItem> status_items(const AppState& state, float frame_ms, const std::string& attentions) {
+    std::vector<StatusItem> items;
+    if (!attentions.empty()) {
+        items.push_back({"weights only: " + attentions});
+    } else {
+        const core::Config& c = state.config();
+        const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? core::symbols(state.notation()).sqrt_dk
+                            : c.scale.kind == core::Scale::Kind::none  ? "none"
+                                                                       : "temperature";
+        char dims[160];
+        std::snprintf(dims, sizeof dims, "n=%d d_model=%d h=%d d_k=%d d_v=%d", c.n, c.d_model, c.heads, c.d_k, c.d_v);
+        items.push_back({dims});
+        items.push_back({std::string("W_O ") + (c.output_projection ? "on" : "off"), 3});
+        items.push_back({std::string("mask ") + core::to_string(c.mask)});
+        items.push_back({std::string("scale ") + scale, 2});
+        // What a real layer adds, only when in use.
+        if (c.biases) items.push_back({"biases", 1});
+        if (c.grouped()) items.push_back({std::to_string(c.kv_count()) + " K/V groups"});
+        if (c.rope.on) items.push_back({std::string("RoPE ") + core::to_string(c.rope.style)});
+        if (c.cross()) items.push_back({"cross-attention, n_kv=" + std::to_string(c.n_kv)});
+        items.push_back({std::string("tokens as ") + (state.column_vectors() ? "columns" : "rows"), 4});
+        items.push_back({"trace " + core::format_duration(state.compute_ms()), 5});
+    }
     // The time a frame took to draw, while frames follow one another (an idle window's last frame
     // says nothing about the app's speed).
-    return frame_ms < 0 ? buf : buf + (" | frame " + core::format_duration(frame_ms));
+    if (frame_ms >= 0) items.push_back({"frame " + core::format_duration(frame_ms), 6});
+    return items;
 }
 
-void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, float frame_ms, const std::string& attentions) {
-    if (attentions.empty() && state.computing()) {  // the views show the last trace until the new one is ready
+namespace {
+
+// The items whose `drop` is below `level` (and those that never leave), joined by " | ".
+std::string joined(const std::vector<StatusItem>& items, int level) {
+    std::string line;
+    for (const StatusItem& item : items)
+        if (item.drop == 0 || item.drop < level) line += (line.empty() ? "" : " | ") + item.text;
+    return line;
+}
+
+}  // namespace
+
+std::string status_text(const AppState& state, float frame_ms) {
+    return joined(status_items(state, frame_ms), std::numeric_limits<int>::max());
+}
+
+StatusLayout status_layout(const std::vector<StatusItem>& items, const std::string& message, float width) {
+    StatusLayout l;
+    l.whole_line = joined(items, std::numeric_limits<int>::max());
+    int most = 0;  // the largest `drop`: levels most + 1 (every item) down to 1 (those that stay)
+    for (const StatusItem& item : items) most = std::max(most, item.drop);
+    const std::string shown_message = bounded_text(message);
+    // The message beside the line: a gap of an em, then as much of it as the bar holds.
+    const float gap = ImGui::GetFontSize();
+    const float message_w = message.empty() ? 0 : gap + text_width_up_to(shown_message, width + 1);
+    for (int level = most + 1; level >= 1; --level) {
+        std::string line = joined(items, level);
+        if (text_width_up_to(line, width + 1) + message_w <= width) {
+            l.line = std::move(line);
+            l.message = shown_message;
+            return l;
+        }
+    }
+    // Not on one line: the message below, the line with the fewest items left out that fits alone.
+    l.message_below = !message.empty();
+    l.lines = l.message_below ? 2 : 1;
+    l.message = fitted_text(shown_message, width);
+    for (int level = most + 1; level >= 1; --level) {
+        std::string line = joined(items, level);
+        if (text_width_up_to(line, width + 1) <= width) {
+            l.line = std::move(line);
+            return l;
+        }
+    }
+    l.line = fitted_text(joined(items, 1), width);
+    l.line_cut = true;
+    return l;
+}
+
+StatusLayout status_bar_layout(const AppState& state, float frame_ms, const std::string& attentions) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const bool computing = attentions.empty() && state.computing();
+    float width = ImGui::GetIO().DisplaySize.x - 2 * style.WindowPadding.x;
+    if (computing) width -= ImGui::CalcTextSize("computing…").x + style.ItemSpacing.x;  // it comes first
+    StatusLayout l = status_layout(status_items(state, frame_ms, attentions), state.message().text,
+                                   std::max(width, 1.0f));
+    l.computing = computing;
+    return l;
+}
+
+float status_bar_height(const StatusLayout& layout) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y +
+           static_cast<float>(layout.lines - 1) * ImGui::GetTextLineHeightWithSpacing();
+}
+
+void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, const StatusLayout& l) {
+    if (l.computing) {  // the views show the last trace until the new one is ready
         ImGui::TextColored(ui.color_vec(Color::step_title), "computing…");
         ImGui::SameLine();
     }
-    // The status whole where it fits beside the message, else cut ("…", whole in its tooltip) to
-    // leave the message at least 40 % of the bar: at a large text size neither runs off the window.
-    const Message& msg = state.message();
-    const std::string status = attentions.empty()
-                                   ? status_text(state, frame_ms)
-                                   : "weights only: " + attentions +
-                                         (frame_ms < 0 ? "" : " | frame " + core::format_duration(frame_ms));
-    const float avail = ImGui::GetContentRegionAvail().x, status_w = ImGui::CalcTextSize(status.c_str()).x;
-    const float message_w = msg.text.empty() ? 0 : text_width_up_to(msg.text, avail) + ImGui::GetFontSize();
-    const std::string shown =
-        fitted_text(status, status_w + message_w <= avail ? status_w : std::max(avail - message_w, avail * 0.6f));
-    ImGui::TextUnformatted(shown.c_str());
-    if (shown != status && ImGui::IsItemHovered()) tooltip_text(status);
+    ImGui::TextUnformatted(l.line.c_str());
+    if (l.line != l.whole_line && ImGui::IsItemHovered()) tooltip_text(l.whole_line);
     ui.report_item("status: line");
+    ui.report_label("status: line", l.whole_line, l.line, ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), l.line_cut);
+    const Message& msg = state.message();
     if (!msg.text.empty()) {
-        ImGui::SameLine(0, ImGui::GetFontSize());
+        if (!l.message_below) ImGui::SameLine(0, ImGui::GetFontSize());
         ImGui::PushStyleColor(ImGuiCol_Text, ui.color(msg.error ? Color::error_text : Color::ok_text));
-        text_fitted(msg.text);  // the whole message in a tooltip when cut
+        ImGui::TextUnformatted(l.message.c_str());
         ImGui::PopStyleColor();
+        if (l.message != msg.text && ImGui::IsItemHovered()) tooltip_text(msg.text);  // the whole message
         if (ImGui::IsItemClicked()) bar.show_log = true;
         if (ImGui::IsItemHovered()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
         ui.report_item("status: message");
+        ui.report_label("status: message", msg.text, l.message, ImGui::GetItemRectMin(), ImGui::GetItemRectMax(),
+                        l.message != msg.text);
     }
 }
 

@@ -334,6 +334,7 @@ void step_matrices(AppState& state, UiContext& ui, const TeachPanel& p, const co
         f.head_h = line * (index < 0 && !shown.empty() ? 2 : 1);  // the result's "→ result" above its title
         f.min_w = ImGui::CalcTextSize(state.label(ref).c_str()).x;
         f.labels = matrix_view_gutters(state, ref, o);
+        f.col_labels = matrix_view_col_labels(state, ui, ref, o);
         f.labels_from = ImGui::GetTextLineHeight() * 0.8f;
         shown.push_back({ref, index, f});
     };

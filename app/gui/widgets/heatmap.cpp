@@ -209,6 +209,27 @@ ImVec2 heatmap_gutters(const HeatmapOptions& o) {
     return {label_w, o.col_labels ? ImGui::GetTextLineHeight() + 2 : 0};
 }
 
+ColLabelRoom col_label_room(const UiContext& ui, const HeatmapOptions& o) {
+    ColLabelRoom room;
+    if (!o.col_labels) return room;
+    room.upright_h = ImGui::GetTextLineHeight() + 2;
+    // The widest label in the UI font, up to max_row_label ems, and in the numbers font.
+    const float most = ImGui::GetFontSize() * max_row_label;
+    const auto widest = [&](ImFont* font) {
+        if (font) ImGui::PushFont(font);
+        float w = 0;
+        for (const std::string& s : *o.col_labels) w = std::max(w, text_width_up_to(s, most));
+        if (font) ImGui::PopFont();
+        return w;
+    };
+    const float widest_ui = widest(nullptr);
+    const float widest_small = ui.fonts.numbers ? widest(ui.fonts.numbers) : widest_ui;
+    room.upright_from = std::min(widest_ui, widest_small) + 3;  // a label fits where it and 3 pixels do
+    room.turned_from = (ui.fonts.numbers ? ui.fonts.numbers->FontSize : ImGui::GetFontSize()) + 2;
+    room.turned_h = std::max(room.upright_h, widest_ui + 4);
+    return room;
+}
+
 namespace {
 
 // Where a heatmap's parts go this frame.
@@ -216,6 +237,7 @@ struct HeatmapGeometry {
     int rows = 0, cols = 0;  // of the matrix as drawn
     float line_h = 0;
     float label_w = 0, label_h = 0;      // the row labels' gutter and the column labels'
+    bool labels_turned = false;          // the column labels are turned (ColLabelRoom)
     float cell = 0;                      // a cell's side
     ImVec2 size;                         // the cells' view
     double row0 = 0, col0 = 0;           // the (fractional) first row and column in view
@@ -228,7 +250,7 @@ struct HeatmapGeometry {
 
 // The label gutters and the cells' geometry: the cell side, the view's size and the (fractional)
 // first row and column.
-HeatmapGeometry heatmap_geometry(const HeatmapOptions& o, int rows, int cols) {
+HeatmapGeometry heatmap_geometry(const UiContext& ui, const HeatmapOptions& o, int rows, int cols) {
     HeatmapGeometry g;
     g.rows = rows;
     g.cols = cols;
@@ -246,15 +268,28 @@ HeatmapGeometry heatmap_geometry(const HeatmapOptions& o, int rows, int cols) {
             std::min({o.max_cell, o.max_size.x / std::max(cols, 1), (o.max_size.y - g.label_h) / std::max(rows, 1)});
         if (o.row_labels && cell_without_labels >= line_h * 0.8f) g.label_w = heatmap_gutters(o).x;
     }
+    const auto fitted_cell = [&] {
+        return std::max(o.min_cell, std::min({o.max_cell, (o.max_size.x - g.label_w) / std::max(cols, 1),
+                                              (o.max_size.y - g.label_h) / std::max(rows, 1)}));
+    };
     if (vp) {
         g.cell = vp->cell;
         g.size = {std::max(vp->size.x - g.label_w, 1.0f), std::max(vp->size.y - g.label_h, 1.0f)};
         g.row0 = vp->row0;
         g.col0 = vp->col0;
     } else {
-        g.cell = std::min({o.max_cell, (o.max_size.x - g.label_w) / std::max(cols, 1),
-                           (o.max_size.y - g.label_h) / std::max(rows, 1)});
-        g.cell = std::max(g.cell, o.min_cell);
+        g.cell = fitted_cell();
+        // Column labels too wide for their columns are turned: their gutter grows to the longest,
+        // and the cells are fitted again below it (they keep the turned labels' gutter even where
+        // that leaves them narrower than a line of text).
+        if (o.col_labels) {
+            const ColLabelRoom room = col_label_room(ui, o);
+            if (room.turned(g.cell)) {
+                g.labels_turned = true;
+                g.label_h = room.turned_h;
+                g.cell = fitted_cell();
+            }
+        }
         g.size = {g.cell * cols, g.cell * rows};
     }
     g.origin = ImGui::GetCursorScreenPos();
@@ -279,9 +314,47 @@ void visible_cells(const ImDrawList* draw, HeatmapGeometry& g) {
     g.c1 = last(std::min(clip_max.x, g.p1.x), g.p0.x, g.col0, g.cols);
 }
 
+// Draws `text` turned a quarter turn to the left (read from bottom to top), the line's top-left
+// corner before the turn at `pivot`: it takes
+// [pivot.x, pivot.x + line) across and [pivot.y − width, pivot.y] up. The glyphs are laid out
+// unclipped and turned; the draw list's clip rectangle clips them where they end up.
+void add_text_turned(ImDrawList* draw, ImFont* font, float size, ImVec2 pivot, ImU32 color, const std::string& text) {
+    const int first = draw->VtxBuffer.Size;
+    const ImVec4 everywhere{-FLT_MAX, -FLT_MAX, FLT_MAX, FLT_MAX};
+    draw->AddText(font, size, pivot, color, text.c_str(), nullptr, 0, &everywhere);
+    for (int k = first; k < draw->VtxBuffer.Size; ++k) {
+        ImVec2& p = draw->VtxBuffer[k].pos;
+        p = {pivot.x + (p.y - pivot.y), pivot.y - (p.x - pivot.x)};
+    }
+}
+
+// The column labels turned (ColLabelRoom), one a column, each centred on its column and ending at
+// the gutter's bottom: in the UI font where a line of it fits a column, else in the numbers font.
+void draw_turned_col_labels(UiContext& ui, const HeatmapOptions& o, const HeatmapGeometry& g, float col_label_y,
+                            ImU32 text_col, const std::string& name) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    ImFont* font = ui.fonts.numbers && g.cell < g.line_h + 2 ? ui.fonts.numbers : ImGui::GetFont();
+    const float font_size = font->FontSize;
+    ImGui::PushFont(font);
+    const float bottom = col_label_y + g.label_h - 2;
+    const int c_end = std::min(g.c1, static_cast<int>(o.col_labels->size()));
+    for (int c = g.c0; c < c_end; ++c) {
+        const std::string& label = (*o.col_labels)[c];
+        const std::string s = fitted_text(label, g.label_h - 4);  // whole up to max_row_label ems
+        const float w = ImGui::CalcTextSize(s.c_str()).x;
+        const ImVec2 pivot{g.x_of(c) + (g.cell - font_size) / 2, bottom};
+        add_text_turned(draw, font, font_size, pivot, text_col, s);
+        if (ui.report)
+            ui.report_label(name + ": col " + std::to_string(c), label, s, {pivot.x, bottom - w},
+                            {pivot.x + font_size, bottom}, s != label);
+    }
+    ImGui::PopFont();
+}
+
 // The column labels, only where they fit, at col_label_y.
-void draw_col_labels(const UiContext& ui, const HeatmapOptions& o, const HeatmapGeometry& g, float col_label_y,
-                     ImU32 text_col) {
+void draw_col_labels(UiContext& ui, const HeatmapOptions& o, const HeatmapGeometry& g, float col_label_y,
+                     ImU32 text_col, const std::string& name) {
+    if (g.labels_turned) return draw_turned_col_labels(ui, o, g, col_label_y, text_col, name);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     // Every visible column's label in the UI font, else in the smaller numbers font, those wider
     // than their column cut ("<pa…"); where most cuts would leave less than two characters, a
@@ -325,6 +398,10 @@ void draw_col_labels(const UiContext& ui, const HeatmapOptions& o, const Heatmap
         const float x = every == 1 ? g.x_of(c) + (g.cell - w) / 2 : g.x_of(c) + 2;
         if (every > 1 && c > 0 && x + w > g.p1.x + 2) break;  // a label past the cells would run into a neighbour
         draw->AddText(font, font_size, {x, col_label_y + (g.line_h - font_size) / 2}, text_col, s.c_str());
+        const std::string& label = (*o.col_labels)[c];
+        if (ui.report)
+            ui.report_label(name + ": col " + std::to_string(c), label, s, {x, col_label_y},
+                            {x + w, col_label_y + g.line_h}, s != label);
     }
     ImGui::PopFont();
 }
@@ -393,7 +470,7 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     const ImGuiID gid = ImGui::GetID("##cells");
     const Drawn v{m, o.transposed};
     const HeatmapOptions::Viewport* vp = o.viewport ? &*o.viewport : nullptr;
-    HeatmapGeometry g = heatmap_geometry(o, v.rows(), v.cols());
+    HeatmapGeometry g = heatmap_geometry(ui, o, v.rows(), v.cols());
     const int rows = g.rows, cols = g.cols;
     const float cell = g.cell, line_h = g.line_h;
     const ImVec2 origin = g.origin, p0 = g.p0, p1 = g.p1;
@@ -413,11 +490,18 @@ HeatmapHit heatmap(UiContext& ui, const char* id, const core::Matrix& m, const H
     // than the view (centred), else in the gutters.
     const float row_label_x = std::max(origin.x, g.x_of(0) - g.label_w);
     const float col_label_y = std::max(origin.y, g.y_of(0) - g.label_h);
+    const std::string name = report_as ? report_as : id;  // the labels' name in the draw report
     if (o.row_labels && cell >= line_h * 0.8f)
-        for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r)
-            draw->AddText({row_label_x, g.y_of(r) + (cell - line_h) / 2}, text_col,
-                          fitted_text((*o.row_labels)[r], g.label_w - 6).c_str());
-    if (o.col_labels) draw_col_labels(ui, o, g, col_label_y, text_col);
+        for (int r = r0; r < r1 && r < static_cast<int>(o.row_labels->size()); ++r) {
+            const std::string& label = (*o.row_labels)[r];
+            const std::string shown = fitted_text(label, g.label_w - 6);
+            const ImVec2 at{row_label_x, g.y_of(r) + (cell - line_h) / 2};
+            draw->AddText(at, text_col, shown.c_str());
+            if (ui.report)
+                ui.report_label(name + ": row " + std::to_string(r), label, shown, at,
+                                {at.x + ImGui::CalcTextSize(shown.c_str()).x, at.y + line_h}, shown != label);
+        }
+    if (o.col_labels) draw_col_labels(ui, o, g, col_label_y, text_col, name);
     draw->PopClipRect();
     draw->PushClipRect(p0, p1, true);  // the cells, their marks and the hovered outline stay in the view
 

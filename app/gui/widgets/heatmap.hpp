@@ -34,8 +34,24 @@ struct HeatmapHit {
 class UiContext;
 
 // The room the token labels take left of the rows and above the columns (x: width, y: height), as
-// the heatmap reserves it with a viewport.
+// the heatmap reserves it with a viewport (column labels upright: a viewport's labels are not turned,
+// so zooming does not move the cells).
 ImVec2 heatmap_gutters(const HeatmapOptions& options);
+
+// The room the column labels take above the cells, by the cells' side: upright, one a column, where
+// each label fits its column (in the UI font, else in the smaller numbers font); turned (read from
+// bottom to top, in the UI font where a line of it fits a column, else in the numbers font) where one
+// does not but a line of text fits a column; below that upright, one every few columns (a label
+// every k columns has k columns of room). Turned labels are written whole up to max_row_label ems.
+struct ColLabelRoom {
+    float upright_h = 0;     // a line of text and its margin; 0: no column labels
+    float turned_h = 0;      // the longest label's width (up to max_row_label ems) and its margin
+    float upright_from = 0;  // the cell side from which every label fits its column upright
+    float turned_from = 0;   // the cell side from which a line of the numbers font fits a column
+    bool turned(float cell) const { return cell < upright_from && cell >= turned_from; }
+    float height(float cell) const { return turned(cell) ? turned_h : upright_h; }
+};
+ColLabelRoom col_label_room(const UiContext& ui, const HeatmapOptions& options);
 
 // Draws the matrix at the cursor and reports the hovered/clicked cell. `report_as` names the matrix
 // in the UI context's draw report (when one is collected).

@@ -6,6 +6,7 @@
 #include "core/render/export.hpp"
 #include "fitted_text.hpp"
 #include "heatmap.hpp"
+#include "wrapped_text.hpp"
 
 namespace attnviz::app {
 
@@ -17,7 +18,8 @@ float FlowItem::height(float cell, float room) const {
     const float label_w = cell >= labels_from ? labels.x : 0;
     // Wider than its row: its cells shrink to the row's width (the heatmap fits them so).
     const float fitted = std::min(cell, std::max(room - label_w, 1.0f) / static_cast<float>(std::max(cols, 1)));
-    return head_h + (fitted >= labels_from ? labels.y : 0) + static_cast<float>(rows) * fitted;
+    const float label_h = col_labels.upright_h > 0 ? col_labels.height(fitted) : labels.y;
+    return head_h + (fitted >= labels_from ? label_h : 0) + static_cast<float>(rows) * fitted;
 }
 
 float flow_height(const std::vector<FlowItem>& items, float cell, float width, ImVec2 gap) {
@@ -100,10 +102,11 @@ void scaling_combo(UiContext& ui, core::MatrixId id, std::int64_t cols, float wi
 }
 
 void draw_explanation(const core::Explanation& e, bool numbers) {
-    if (numbers) ImGui::TextUnformatted(e.title.c_str());
-    ImGui::TextDisabled("%s", e.formula.c_str());
+    // Broken only at spaces where they wrap: a number is never split across lines.
+    if (numbers) text_wrapped_at_spaces(e.title);
+    text_wrapped_at_spaces(e.formula, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (numbers)
-        for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
+        for (const std::string& line : e.lines) text_wrapped_at_spaces(line);
 }
 
 std::string pooling_note(const UiContext& ui, core::MatrixId id, float cells_per_pixel) {
@@ -147,6 +150,13 @@ ImVec2 matrix_view_gutters(const AppState& state, MatrixRef ref, const MatrixVie
     HeatmapOptions h;
     set_token_labels(state, ref, o, h);
     return heatmap_gutters(h);
+}
+
+ColLabelRoom matrix_view_col_labels(const AppState& state, const UiContext& ui, MatrixRef ref,
+                                    const MatrixViewOptions& o) {
+    HeatmapOptions h;
+    set_token_labels(state, ref, o, h);
+    return col_label_room(ui, h);
 }
 
 HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixViewOptions& o) {

@@ -32,6 +32,10 @@ struct MatrixViewOptions {
 // The room its token labels take with a viewport (see heatmap_gutters).
 ImVec2 matrix_view_gutters(const AppState& state, MatrixRef ref, const MatrixViewOptions& options);
 
+// The room its column labels take above the cells by the cells' side (see col_label_room).
+ColLabelRoom matrix_view_col_labels(const AppState& state, const UiContext& ui, MatrixRef ref,
+                                    const MatrixViewOptions& options);
+
 // Draws the matrix; returns the heatmap's hit (the hovered cell in the drawn frame, the cells' rectangle).
 HeatmapHit matrix_view(AppState& state, UiContext& ui, MatrixRef ref, const MatrixViewOptions& options);
 
@@ -43,6 +47,7 @@ struct FlowItem {
     float min_w = 0;                             // never narrower (its title's width)
     ImVec2 labels{0, 0};                         // token labels left of and above the cells (matrix_view_gutters) ...
     float labels_from = 0;                       // ... drawn from this cell size on (heatmap: 0.8 of a text line)
+    ColLabelRoom col_labels;                     // set: the column labels' height by cell side (turned where too wide)
     bool new_line = false;                       // starts a line of its own (a head's first matrix)
     float width(float cell) const;               // its width at `cell` pixels a cell
     float height(float cell, float room) const;  // its height, its cells shrunk to a row `room` wide
