@@ -11,6 +11,7 @@
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/matrix_view.hpp"
+#include "../widgets/wrapped_text.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/base/format.hpp"
@@ -175,22 +176,19 @@ void expansion_table(const AppState& state, MatrixRef result, const core::Matrix
 
 // The lesson picker: the library's lessons, the open one first in the box; picking one opens it
 // at its first step with its session. A lesson that cannot be read is listed, greyed, with why.
+// The lesson's title, whole and wrapped (a projector's text is large and a title long), then a
+// small box listing the lessons.
 void lesson_picker(AppState& state, UiContext& ui, TeachPanel& p) {
-    ImGui::SetNextItemWidth(-FLT_MIN);
-    // The title cut to the box ("…", the whole in the list), not under its arrow.
-    const float preview_w = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
-                            ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemInnerSpacing.x;
-    const bool open = ImGui::BeginCombo("##lesson", fitted_text(p.lesson->title, preview_w).c_str());
+    ImGui::PushTextWrapPos(0);
+    text_wrapped_at_spaces(p.lesson->title);
+    ImGui::PopTextWrapPos();
     ui.report_item("teach: lesson " + p.lesson->title);
-    if (!open) {
-        if (ImGui::IsItemHovered()) {  // the box may cut the title: the whole of it, and the list's use
-            ImGui::BeginTooltip();
-            text_bounded(p.lesson->title);
-            ImGui::TextDisabled("Click for the other lessons");
-            ImGui::EndTooltip();
-        }
-        return;
-    }
+    const char* const choose = "Other lessons";
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize(choose).x + ImGui::GetFrameHeight() +
+                            ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetStyle().ItemInnerSpacing.x);
+    const bool open = ImGui::BeginCombo("##lesson", choose);
+    ui.report_item("teach: lessons");
+    if (!open) return;
     if (ImGui::IsWindowAppearing()) p.library = core::list_lessons(lesson_folders());
     for (size_t k = 0; k < p.library.size(); ++k) {
         const core::LessonEntry& e = p.library[k];
