@@ -1400,7 +1400,7 @@ TEST(TorchReference, EveryConventionMatchesPyTorch) {
         // And the session written back is the same layer.
         EXPECT_EQ(json::parse(write_session(*s.value)), c.at("session"));
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"torch", "bert", "gpt2", "llama", "gptj"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"torch", "bert", "gpt2", "llama", "gptj", "plus_one"}));
 }
 
 }  // namespace
