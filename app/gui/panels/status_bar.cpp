@@ -17,6 +17,7 @@ std::string status_text(const AppState& state, float frame_ms) {
                                                                    : "temperature";
     // What a real layer adds, only when in use.
     std::string extra;
+    if (c.softmax == core::Softmax::plus_one) extra += " | softmax plus one";
     if (c.biases) extra += " | biases";
     if (c.grouped()) extra += " | " + std::to_string(c.kv_count()) + " K/V groups";
     if (c.rope.on) extra += std::string(" | RoPE ") + core::to_string(c.rope.style);
