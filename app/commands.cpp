@@ -105,9 +105,10 @@ int example_unguarded(const ExampleOptions& o) {
     }
     if (o.name == "worked-example") {
         if (o.n || o.d_model || o.heads || o.d_k || o.d_v || o.biases || o.kv_heads || o.rope_base ||
-            !o.rope_style.empty() || o.n_kv || !o.mask.empty()) {
+            !o.rope_style.empty() || o.n_kv || !o.mask.empty() || !o.softmax.empty()) {
             std::cerr << "error: the worked example is fixed; -n, --d-model, --heads, --d-k, --d-v, --biases, "
-                         "--kv-heads, --n-kv, --mask and the RoPE options apply to random and sentence only\n";
+                         "--kv-heads, --n-kv, --mask, --softmax and the RoPE options apply to random and sentence "
+                         "only\n";
             return exit_invalid;
         }
         session = core::worked_example();
@@ -169,6 +170,14 @@ int example_unguarded(const ExampleOptions& o) {
         else if (!o.mask.empty() && o.mask != "none") {
             std::cerr << "error: --mask: expected none, causal or custom, got \"" << o.mask << "\"\n";
             return exit_invalid;
+        }
+        if (!o.softmax.empty()) {
+            const std::optional<core::Softmax> softmax = core::parse_softmax(o.softmax);
+            if (!softmax) {
+                std::cerr << "error: --softmax: expected standard or plus_one, got \"" << o.softmax << "\"\n";
+                return exit_invalid;
+            }
+            c.softmax = *softmax;
         }
         core::Problems problems = core::validate(c);
         if (!problems.empty()) {

@@ -32,6 +32,7 @@ struct ExampleOptions {
     std::string rope_style;   // "", "half" or "interleaved"; either RoPE option turns RoPE on
     std::optional<int> n_kv;  // cross-attention: keys and values from a random Y of n_kv tokens
     std::string mask;         // "", "none", "causal" or "custom" (a random custom mask)
+    std::string softmax;      // "", "standard" or "plus_one"
     // sentence: its text (the tokens; n is their number) and whether X is one-hot per distinct word
     // instead of each word's embedding (core/teach/sentence.hpp); the weights are random's.
     std::string text;

@@ -211,6 +211,8 @@ CLI::App* add_example(CLI::App& cli, ExampleOptions& example, const CLI::Validat
     ex->add_option("--rope-base", example.rope_base, "RoPE base theta (random; default 10000; turns RoPE on)");
     ex->add_option("--n-kv", example.n_kv, "Cross-attention: keys and values from a random Y of N_KV tokens (random)");
     ex->add_option("--mask", example.mask, "none, causal or custom (a random custom mask; random)");
+    ex->add_option("--softmax", example.softmax,
+                   "standard or plus_one (softmax plus one, e^s / (1 + sum e^s); random, sentence)");
     ex->add_option("--text", example.text, "sentence: its words become the tokens, X a row per word");
     ex->add_flag("--one-hot", example.one_hot, "sentence: X one-hot per distinct word (default: word embeddings)");
     ex->add_option("-o,--output", example.out_path, "Where to write the session")->required()->check(not_empty);

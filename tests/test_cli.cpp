@@ -458,6 +458,37 @@ TEST_F(Cli, RandomNotDivisibleNeedsDk) {
     EXPECT_EQ(doc["W_O"].size(), 8u);  // h·d_v
 }
 
+TEST_F(Cli, ExampleRandomTakesTheSoftmaxAndComputeFollowsIt) {
+    const fs::path p = work / "plus-one.json";
+    const Outcome r =
+        run({"example", "random", "--seed", "4", "--mask", "causal", "--softmax", "plus_one", "-o", p.string()});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const json doc = json::parse(slurp(p));
+    EXPECT_EQ(doc["version"], 4);
+    EXPECT_EQ(doc["config"]["softmax"], "plus_one");
+    // The trace's rows of weights sum to below 1: Σ e^s / (1 + Σ e^s) of their scores.
+    const Outcome c = run({"compute", p.string()});
+    ASSERT_EQ(c.code, 0) << describe(c);
+    const json trace = json::parse(c.out);
+    EXPECT_EQ(trace["config"]["softmax"], "plus_one");
+    const json& head = trace["heads"][0];
+    for (std::size_t i = 0; i < head["weights"].size(); ++i) {
+        double exps = 0;
+        for (const json& s : head["scores"][i])
+            if (!s.is_null()) exps += std::exp(s.get<double>());
+        EXPECT_NEAR(head["weights_rows"][i]["sum"].get<double>(), exps / (1 + exps), 1e-12) << i;
+        EXPECT_LT(head["weights_rows"][i]["sum"].get<double>(), 1.0);
+    }
+    const fs::path bad = work / "bad.json";
+    const Outcome refused = run({"example", "random", "--softmax", "plus_two", "-o", bad.string()});
+    EXPECT_EQ(refused.code, 2) << describe(refused);
+    EXPECT_TRUE(contains(refused.err, "error: --softmax: expected standard or plus_one, got \"plus_two\""))
+        << describe(refused);
+    EXPECT_FALSE(fs::exists(bad));
+    const Outcome fixed = run({"example", "worked-example", "--softmax", "plus_one", "-o", bad.string()});
+    EXPECT_EQ(fixed.code, 2) << describe(fixed);
+}
+
 TEST_F(Cli, ExampleInvalidOptionsExit2) {
     const fs::path p = work / "x.json";
     const std::vector<std::vector<std::string>> cases = {

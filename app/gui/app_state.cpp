@@ -128,11 +128,15 @@ bool AppState::set_config(const core::Config& config, const std::string& merge) 
     }
     core::Config same_scale = config;
     same_scale.scale = session_.config.scale;
+    same_scale.softmax = session_.config.softmax;
     if (same_scale == session_.config) {
-        // Only the divisor changes: every matrix keeps its shape and values (a drag of the
-        // saturation lab's slider at n = 512 copies nothing), and the selection stays.
-        remember(ScaleChange{session_.config.scale}, "change of the scale", merge);
+        // Only the divisor or the softmax changes: every matrix keeps its shape and values (a drag
+        // of the saturation lab's slider at n = 512 copies nothing), and the selection stays.
+        const bool softmax = config.softmax != session_.config.softmax;
+        remember(ScaleChange{session_.config.scale, session_.config.softmax},
+                 softmax ? "change of the softmax" : "change of the scale", merge);
         session_.config.scale = config.scale;
+        session_.config.softmax = config.softmax;
         set_message("", false);
         mark_dirty();
         update();
@@ -431,6 +435,7 @@ bool AppState::swap_in(Change& change) {
         }
         bool operator()(ScaleChange& c) const {
             std::swap(s.session_.config.scale, c.scale);
+            std::swap(s.session_.config.softmax, c.softmax);
             return false;
         }
     };

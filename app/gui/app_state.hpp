@@ -61,7 +61,8 @@ public:
     bool set_cell(const CellRef& cell, double value);
     bool set_matrix(MatrixRef ref, const core::Matrix& values);  // shape must match
     // Resizes, keeping what fits; growing back restores what a shrink dropped. A change of the
-    // scale alone keeps the session as it is and its undo step holds only the old scale. `merge`
+    // scale or the softmax alone keeps the session as it is and its undo step holds only the old
+    // scale and softmax. `merge`
     // names a change that goes on (a slider's drag): consecutive changes with the same name undo
     // as one step.
     bool set_config(const core::Config& config, const std::string& merge = "");
@@ -192,8 +193,9 @@ private:
         // import, restore); nullopt for a change within one document (dimensions, pin).
         std::optional<std::string> file;
     };
-    struct ScaleChange {
+    struct ScaleChange {  // the scale and the softmax: what turns scores_raw into weights
         core::Scale scale;
+        core::Softmax softmax = core::Softmax::standard;
     };
     using Change = std::variant<CellChange, MatrixChange, TokenChange, SessionChange, ScaleChange>;
     struct UndoStep {

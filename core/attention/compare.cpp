@@ -102,6 +102,8 @@ std::string scale_text(const Scale& s, Notation notation) {
     return format_number(s.divisor);
 }
 
+const char* softmax_text(Softmax s) { return s == Softmax::plus_one ? "plus one" : "standard"; }
+
 std::string rope_text(const Rope& r) {
     if (!r.on) return "off";
     std::string s = "base " + format_number(r.base) + (r.style == Rope::Style::half ? ", half" : ", interleaved");
@@ -127,6 +129,7 @@ std::vector<std::string> config_changes(const Config& a, const Config& b, Notati
     note("mask", mask_name(a.mask), mask_name(b.mask));
     // The divisor in use: √d_k of another d_k is another s, already told by d_k.
     if (!(a.scale == b.scale)) note("s", scale_text(a.scale, notation), scale_text(b.scale, notation));
+    note("softmax", softmax_text(a.softmax), softmax_text(b.softmax));
     note("biases", on_off(a.biases), on_off(b.biases));
     if (a.grouped() || b.grouped()) number("K/V groups", a.kv_count(), b.kv_count());
     note("RoPE", rope_text(a.rope), rope_text(b.rope));

@@ -146,6 +146,14 @@ const char* to_string(Mask mask) {
 
 const char* to_string(Rope::Style style) { return style == Rope::Style::interleaved ? "interleaved" : "half"; }
 
+const char* to_string(Softmax softmax) { return softmax == Softmax::plus_one ? "plus_one" : "standard"; }
+
+std::optional<Softmax> parse_softmax(std::string_view text) {
+    for (const Softmax s : {Softmax::standard, Softmax::plus_one})
+        if (text == to_string(s)) return s;
+    return std::nullopt;
+}
+
 std::string to_string(const Scale& s) {
     switch (s.kind) {
         case Scale::Kind::sqrt_dk: return "sqrt_dk";

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/base/problem.hpp"
 
@@ -51,6 +52,13 @@ struct Rope {
     }
 };
 
+// The softmax that turns each row of scores into weights (docs/math.md#softmax-plus-one):
+//   standard: w_j = e^{s_j} / Σ_k e^{s_k}          (each row sums to 1)
+//   plus_one: w_j = e^{s_j} / (1 + Σ_k e^{s_k})    (softmax₁, Miller 2023: the 1 is a place for
+//             weight to go that moves nothing, so a row may sum to below 1 and a query that finds
+//             nothing relevant needs no sink key)
+enum class Softmax { standard, plus_one };
+
 struct Config {
     int n = 2;                      // sequence length (tokens, rows of X)
     int d_model = 4;                // embedding size (columns of X)
@@ -66,6 +74,7 @@ struct Config {
     // Cross-attention: keys and values come from a second input Y (n_kv×d_model) instead of X;
     // 0: self-attention (keys and values from X, n of them).
     int n_kv = 0;
+    Softmax softmax = Softmax::standard;  // how each row of scores becomes weights
 
     int concat_width() const { return heads * d_v; }  // h·d_v
     // The keys (and values) each query attends over: n_kv with a second input Y, else n. The
@@ -77,9 +86,11 @@ struct Config {
     int group_size() const { return kv_count() > 0 && heads % kv_count() == 0 ? heads / kv_count() : 1; }
     int kv_group(int head) const { return head / group_size(); }
     bool grouped() const { return kv_count() < heads; }
-    // Whether anything beyond the seeds' layer is in use (a session then needs file version 2, or
-    // 3 for cross-attention and a custom mask).
-    bool extended() const { return biases || grouped() || rope.on || cross() || mask == Mask::custom; }
+    // Whether anything beyond the seeds' layer is in use (a session then needs file version 2, 3 for
+    // cross-attention and a custom mask, 4 for softmax₁).
+    bool extended() const {
+        return biases || grouped() || rope.on || cross() || mask == Mask::custom || softmax != Softmax::standard;
+    }
     // Columns of the output: d_model with W_O, h·d_v without.
     int output_width() const { return output_projection ? d_model : concat_width(); }
     bool operator==(const Config&) const = default;
@@ -130,6 +141,10 @@ std::optional<std::string> shape_note(const Config& config);
 
 const char* to_string(Mask mask);
 const char* to_string(Rope::Style style);
+// "standard" or "plus_one", as a session file has them; parse_softmax reads them back (nullopt for
+// any other text).
+const char* to_string(Softmax softmax);
+std::optional<Softmax> parse_softmax(std::string_view text);
 // "sqrt_dk", "none", or the divisor as a number.
 std::string to_string(const Scale& scale);
 

@@ -169,14 +169,19 @@ void explain_scale(const Context& x, Explanation& e) {
     e.terms = terms;
 }
 
-// The softmax of row i of scores.
+// The softmax of row i of scores (softmax₁: the 1 in the denominator, and the row's sum below 1).
 void explain_softmax(const Context& x, Explanation& e) {
     const Symbols& sym = x.sym;
     const auto srow = x.operand(0).row(x.i);
+    const bool plus_one = x.config.softmax == Softmax::plus_one;
     SoftmaxTerms terms;
     terms.column = x.j;
-    terms.row_max = srow.maxCoeff();
+    const SoftmaxBase<double> base = softmax_base(x.config.softmax, srow.maxCoeff());
+    terms.row_max = base.m;
+    terms.constant = base.constant;
+    terms.sum = base.constant;
     std::vector<std::string> max_terms, exp_terms, exp_values;
+    if (plus_one) max_terms.push_back("0");
     for (Eigen::Index k = 0; k < srow.size(); ++k) {
         const double s = srow(k);
         const double v = std::exp(s - terms.row_max);
@@ -188,14 +193,27 @@ void explain_softmax(const Context& x, Explanation& e) {
         exp_terms.push_back("exp(" + score + " " + sym.minus + " " + operand(terms.row_max) + ")");
         exp_values.push_back(num(v));
     }
-    e.formula = std::string("weights[i][j] = exp(scores[i][j] ") + sym.minus + " m) / " + sym.sum +
-                "_k exp(scores[i][k] " + sym.minus + " m), m = the row's max (it cancels; it keeps exp finite)";
+    for (const double v : terms.exps) terms.row_sum += v / terms.sum;
+    const std::string exps_sum = sym.sum + std::string("_k exp(scores[i][k] ") + sym.minus + " m)";
+    if (plus_one) {
+        e.formula = std::string("weights[i][j] = exp(scores[i][j] ") + sym.minus + " m) / (exp(" + sym.minus + "m) + " +
+                    exps_sum + "), m = max(0, the row's max): the softmax plus one, e^s / (1 + " + sym.sum +
+                    " e^s), its 1 scaled by exp(" + sym.minus + "m) like every term";
+        exp_terms.insert(exp_terms.begin(), std::string("exp(") + sym.minus + operand(terms.row_max) + ") for the 1");
+        exp_values.insert(exp_values.begin(), num(terms.constant));
+    } else {
+        e.formula = std::string("weights[i][j] = exp(scores[i][j] ") + sym.minus + " m) / " + exps_sum +
+                    ", m = the row's max (it cancels; it keeps exp finite)";
+    }
     e.lines.push_back("m = max(" + join_capped(max_terms, ", ", sym) + ") = " + num(terms.row_max));
     e.lines.push_back("exp terms: " + join_capped(exp_terms, ", ", sym));
     e.lines.push_back("         = " + join_capped(exp_values, ", ", sym));
     e.lines.push_back("sum = " + join_capped(exp_values, " + ", sym) + " = " + num(terms.sum));
     e.lines.push_back(cell("weights", x.i, x.j) + " = " + num(terms.exps[x.j]) + " / " + num(terms.sum) + " = " +
                       num(e.value));
+    if (plus_one)
+        e.lines.push_back("row " + std::to_string(x.i) + "'s weights sum to " + num(terms.row_sum) + " = 1 " +
+                          sym.minus + " " + num(terms.constant) + " / " + num(terms.sum) + ": the rest goes to the 1");
     e.operands = {{x.operand_ref(0), x.i, -1}};
     e.terms = std::move(terms);
 }

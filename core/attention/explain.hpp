@@ -30,12 +30,14 @@ struct DivisionTerms {  // value = numerator / denominator  (scores)
     double numerator = 0;
     double denominator = 1;
 };
-struct MaskedTerms {};  // value = −∞: the key comes after the query (causal scores)
-struct SoftmaxTerms {   // value = exps[column] / sum, exps[k] = exp(scores[i][k] − row_max)
-    double row_max = 0;
+struct MaskedTerms {};         // value = −∞: the key comes after the query (causal scores)
+struct SoftmaxTerms {          // value = exps[column] / sum, exps[k] = exp(scores[i][k] − row_max)
+    double row_max = 0;        // m: the row's max, under softmax₁ max(0, the row's max) (softmax_base)
     std::vector<double> exps;  // one per key, 0 for masked keys
     int column = 0;
-    double sum = 0;
+    double constant = 0;  // softmax₁'s 1 as e^{−m}, a term of the sum; 0 for the standard softmax
+    double sum = 0;       // constant + Σ_k exps[k]
+    double row_sum = 0;   // Σ_k weights[i][k] = Σ_k exps[k] / sum: 1, below 1 under softmax₁
 };
 struct CopyTerms {  // value = source, copied from another matrix (concat; output without W_O)
     double source = 0;

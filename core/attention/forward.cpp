@@ -12,17 +12,19 @@ namespace attnviz::core {
 
 namespace {
 
-// The softmax of one row of scores `s` into `w` (the same row is fine): the row's max m is
-// subtracted, then exp (Eigen's SIMD exp) and the division by the sum Σ, which is returned with m.
-// With `masked`, entries of −∞ get weight 0 exactly (Eigen's vectorised exp clamps its argument,
-// so exp(−∞) would come out as a tiny positive number instead).
+// The softmax of one row of scores `s` into `w` (the same row is fine): softmax_base's m is
+// subtracted, then exp (Eigen's SIMD exp) and the division by the sum Σ (with softmax₁'s constant),
+// which is returned with m. With `masked`, entries of −∞ get weight 0 exactly (Eigen's vectorised
+// exp clamps its argument, so exp(−∞) would come out as a tiny positive number instead).
 template <class Scalar, class Scores, class Weights>
-Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, bool masked) {
+Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, Softmax kind, bool masked) {
     constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
-    m = s.maxCoeff();  // finite: a row always has a key it may look at
+    // m is finite: a row always has a key it may look at, or softmax₁'s m ≥ 0
+    const SoftmaxBase<Scalar> base = softmax_base(kind, Scalar(s.maxCoeff()));
+    m = base.m;
     w = (s.array() - m).exp();
     if (masked) w = (s.array() == neg_inf).select(Scalar(0), w.array());
-    const Scalar sum = w.sum();  // ≥ 1: the max entry contributes exp(0)
+    const Scalar sum = base.constant + w.sum();  // ≥ 1: the max entry (or softmax₁'s 1) contributes exp(0)
     w /= sum;
     return sum;
 }
@@ -30,9 +32,9 @@ Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, bool masked) {
 }  // namespace
 
 template <class Scalar>
-void softmax_rows(MatrixT<Scalar>& m) {
+void softmax_rows(MatrixT<Scalar>& m, Softmax kind) {
     Scalar row_max;
-    for (Eigen::Index i = 0; i < m.rows(); ++i) softmax_row(m.row(i), m.row(i), row_max, true);
+    for (Eigen::Index i = 0; i < m.rows(); ++i) softmax_row(m.row(i), m.row(i), row_max, kind, true);
 }
 
 namespace {
@@ -40,7 +42,8 @@ namespace {
 // The attention of one head once its Q, K and V are in place (llm.c style; n queries, m keys):
 //   2. dot products:  scores_raw = Q·Kᵀ (n×m)
 //   3. scale, mask:   scores = scores_raw / s; causal: j > i → −∞; custom: mask[i][j] = 0 → −∞
-//   4. softmax:       weights = exp(scores − row max) / row sum, with the row statistics
+//   4. softmax:       weights = exp(scores − m) / row sum, with the row statistics (m = the row max,
+//                     or max(0, row max) with softmax₁'s constant e^{−m} in the sum: softmax_base)
 //   5. weighted sum:  Z = weights·V (n×d_v)
 // Steps 3 and 4 run row by row (each row stays in cache; a causal row touches only its i + 1 keys).
 template <class Scalar>
@@ -65,13 +68,15 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
         if (custom)
             for (Eigen::Index j = 0; j < keys; ++j)
                 if (mask(i, j) == 0) s(j) = neg_inf;  // every row keeps a key (validate), so the max is finite
-        // 4. With w = exp(s − m) / Σ the entropy −Σ w·ln w is ln Σ − Σ w·(s − m): no log per weight
-        // (a masked key, w = 0 and s = −∞, adds nothing).
+        // 4. With w = exp(s − m) / Σ the entropy −Σ w·ln w is ln Σ·Σ w − Σ w·(s − m): no log per
+        // weight (a masked key, w = 0 and s = −∞, adds nothing).
         auto w = head.weights.row(i).head(keys);
         Scalar m;
-        const Scalar sum = softmax_row(s, w, m, custom);
+        const Scalar sum = softmax_row(s, w, m, config.softmax, custom);
         const Scalar shift = custom ? (w.array() > 0).select(w.array() * (s.array() - m), Scalar(0)).sum()
                                     : (w.array() * (s.array() - m)).sum();
+        // Under softmax₁ the weights sum to Σ_j w_j < 1, so ln Σ counts that many times.
+        const Scalar mass = config.softmax == Softmax::plus_one ? Scalar(w.sum()) : Scalar(1);
         if (keys < m_keys) {
             head.scores.row(i).tail(m_keys - keys).setConstant(neg_inf);
             head.weights.row(i).tail(m_keys - keys).setZero();  // exp(−∞) = 0
@@ -79,7 +84,7 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
         RowStats& r = rows[i];
         r.sum = w.sum();
         r.max = w.maxCoeff();
-        r.entropy = std::max(0.0, static_cast<double>(std::log(sum) - shift));
+        r.entropy = std::max(0.0, static_cast<double>(std::log(sum) * mass - shift));
     }
     // 5.
     head.Z.noalias() = head.weights * head.V;
@@ -313,8 +318,8 @@ TraceT<Scalar> forward(const Config& config, const Params& params) {
     return t;
 }
 
-template void softmax_rows<double>(MatrixT<double>&);
-template void softmax_rows<float>(MatrixT<float>&);
+template void softmax_rows<double>(MatrixT<double>&, Softmax);
+template void softmax_rows<float>(MatrixT<float>&, Softmax);
 template TraceT<double> forward<double>(const Config&, const Params&);
 template TraceT<float> forward<float>(const Config&, const Params&);
 template void forward_into<double>(TraceT<double>&, const Config&, const Params&);

@@ -7,11 +7,15 @@
 //   RoPE: Q_rot, K_rot = Q, K with row p's pairs rotated by p·θ_j (see Rope in config.hpp)
 //   scores_raw = Q·Kᵀ (n×n), or Q_rot·K_rotᵀ with RoPE
 //   scores = scores_raw / s   (s = √d_k, 1, or the user's divisor; causal mask: j > i → −∞)
-//   weights = softmax of each row of scores (n×n, stable: the row max is subtracted first)
+//   weights = softmax of each row of scores (n×n, stable: the row max is subtracted first);
+//     softmax₁ with config.softmax = plus_one: e^{s_ij} / (1 + Σ_k e^{s_ik}), rows summing to below 1
 //   Z = weights·V (n×d_v)
 // concat = [Z⁽¹⁾ … Z⁽ʰ⁾] (n×h·d_v); output = concat·W_O (+ b_O) (n×d_model), or concat without W_O.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -37,7 +41,7 @@ struct HeadTraceT {
 
 // Diagnostics of one row of weights.
 struct RowStats {
-    double sum = 0;      // Σ_j weights[i][j], 1 up to rounding
+    double sum = 0;      // Σ_j weights[i][j], 1 up to rounding (below 1 under softmax₁)
     double max = 0;      // max_j weights[i][j]
     double entropy = 0;  // −Σ_j w·ln w in nats (0·ln 0 = 0); ln(n) is uniform attention
 };
@@ -122,10 +126,42 @@ std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_
 using HeadTrace = HeadTraceT<double>;
 using Trace = TraceT<double>;
 
-// Row-wise softmax in place, stable: each row has its max subtracted before exp.
-// Entries of −∞ (masked) get weight 0. Every row must hold at least one finite entry.
+// Where the softmax of a row starts before any key is summed: a running max m₀ and a running sum
+// ℓ₀, to which each key of score s adds e^{s − m}. The one rule of Config::softmax that everything
+// computing weights follows (the forward, explain, the online softmax, the KV cache, saturation):
+//   standard: m₀ = −∞, ℓ₀ = 0   (nothing)
+//   plus_one: m₀ = 0,  ℓ₀ = 1   (softmax₁'s 1 is e^0: one more key, of score 0 and a zero value)
+struct SoftmaxStart {
+    double m = 0;
+    double l = 0;
+};
+constexpr SoftmaxStart softmax_start(Softmax kind) {
+    return kind == Softmax::plus_one ? SoftmaxStart{0.0, 1.0}
+                                     : SoftmaxStart{-std::numeric_limits<double>::infinity(), 0.0};
+}
+
+// A whole row with largest score M: its reference m = max(m₀, M), subtracted from every score
+// before exp, and the start's share of the row's sum ℓ₀·e^{m₀ − m} (e^{−m} under plus_one, 0 for
+// the standard softmax). The weights are then w_j = e^{s_j − m} / (constant + Σ_k e^{s_k − m}):
+// under plus_one m ≥ 0 keeps every term ≤ 1, so scores of 1000 stay finite, and a row with every
+// key masked (M = −∞) has m = 0, a sum of 1 and weights 0.
 template <class Scalar>
-void softmax_rows(MatrixT<Scalar>& m);
+struct SoftmaxBase {
+    Scalar m;
+    Scalar constant;
+};
+template <class Scalar>
+SoftmaxBase<Scalar> softmax_base(Softmax kind, Scalar row_max) {
+    const SoftmaxStart start = softmax_start(kind);
+    if (start.l == 0) return {row_max, Scalar(0)};
+    const Scalar m = std::max(static_cast<Scalar>(start.m), row_max);
+    return {m, static_cast<Scalar>(start.l) * std::exp(static_cast<Scalar>(start.m) - m)};
+}
+
+// Row-wise softmax in place, stable (softmax_base's m subtracted before exp). Entries of −∞
+// (masked) get weight 0. Under the standard softmax every row must hold at least one finite entry.
+template <class Scalar>
+void softmax_rows(MatrixT<Scalar>& m, Softmax kind = Softmax::standard);
 
 // The whole trace. Precondition: validate(config) and validate(config, params) are empty.
 // Heads are computed in parallel (OpenMP) when the work is large enough to gain from it.
@@ -149,8 +185,8 @@ void forward_into(TraceT<Scalar>& trace, const Config& config, const Eigen::Ref<
 // exponentials are not counted): projections, Q·Kᵀ, weights·V and W_O.
 double forward_flops(const Config& config);
 
-extern template void softmax_rows<double>(MatrixT<double>&);
-extern template void softmax_rows<float>(MatrixT<float>&);
+extern template void softmax_rows<double>(MatrixT<double>&, Softmax);
+extern template void softmax_rows<float>(MatrixT<float>&, Softmax);
 extern template TraceT<double> forward<double>(const Config&, const Params&);
 extern template TraceT<float> forward<float>(const Config&, const Params&);
 extern template void forward_into<double>(TraceT<double>&, const Config&, const Params&);

@@ -76,9 +76,9 @@ Result<KvCacheRun> kv_cache_decode(const Session& session, int prefill) {
             const HeadParams& hp = p.heads[static_cast<std::size_t>(i)];
             step.q.push_back(rotated(projected(x, hp.W_Q, hp.b_Q, c.biases), c.rope, t));
             const std::size_t g = static_cast<std::size_t>(c.kv_group(i));
-            Eigen::RowVectorXd scores = step.q.back() * K[g].transpose() / s;
-            scores = (scores.array() - scores.maxCoeff()).exp().matrix();
-            step.weights.push_back(scores / scores.sum());
+            Matrix weights = step.q.back() * K[g].transpose() / s;  // 1 × (t + 1): the scores, then
+            softmax_rows(weights, c.softmax);                       // their softmax, as the layer's
+            step.weights.push_back(weights.row(0));
             concat.segment(i * c.d_v, c.d_v) = step.weights.back() * V[g];
         }
         step.output = c.output_projection ? Eigen::RowVectorXd(concat * p.W_O) : concat;

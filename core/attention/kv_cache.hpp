@@ -1,10 +1,9 @@
 // The KV cache, step by step: how a decoder generates. The first `prefill` tokens are run at once
 // (their keys and values fill the cache); then each step decodes one token t: its query row
 // q_t = x_t·W_Q (+ b_Q, RoPE at position t), its key and value rows appended to the cache, its
-// weights softmax(q_t·K_cacheᵀ / s) over the t + 1 cached keys only (no mask is needed: the cache
-// holds no later token), z_t = weights·V_cache per head, and its output row concat(z_t)·W_O (+ b_O).
-// That row equals row t of the whole layer computed at once under a causal mask; the difference is
-// kept to show it.
+// weights softmax(q_t·K_cacheᵀ / s) (the session's softmax) over the t + 1 cached keys only (no mask is needed: the
+// cache holds no later token), z_t = weights·V_cache per head, and its output row concat(z_t)·W_O (+ b_O). That row
+// equals row t of the whole layer computed at once under a causal mask; the difference is kept to show it.
 //
 // The cache holds per layer and token a key and a value row per K/V group:
 //   bytes = tokens · kv_heads · (d_k + d_v) · bytes per value   (2 · kv_heads · d_k · bytes when d_v = d_k)

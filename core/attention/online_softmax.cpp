@@ -54,7 +54,10 @@ Result<OnlineSoftmaxRun> online_softmax(const Trace& trace, int head, int block_
     run.O = Matrix::Zero(n, d_v);
     for (int a = 0; a < n; a += block_rows) {
         const int b = std::min(n, a + block_rows);
-        std::vector<double> m(static_cast<std::size_t>(b - a), minus_infinity), l(static_cast<std::size_t>(b - a), 0.0);
+        // Every row starts where the softmax does (softmax₁: m = 0 and ℓ = 1, the constant 1 = e^0,
+        // rescaled with the rest as the max grows).
+        const SoftmaxStart start = softmax_start(trace.config.softmax);
+        std::vector<double> m(static_cast<std::size_t>(b - a), start.m), l(static_cast<std::size_t>(b - a), start.l);
         Matrix O_tilde = Matrix::Zero(b - a, d_v);
         for (int c = 0; c < n_kv; c += block_cols) {
             const int d = std::min(n_kv, c + block_cols);

@@ -2,13 +2,15 @@
 // computed tile by tile without ever holding a row of weights, as FlashAttention does in on-chip
 // memory. The queries are cut into tiles of B_r rows and the keys into tiles of B_c; for each row
 // tile, over its key tiles in order, each row i keeps
-//   m_i   the running max of its scores seen so far (−∞ before any unmasked key)
+//   m_i   the running max of its scores seen so far (−∞ before any unmasked key; see below for softmax₁)
 //   ℓ_i   the running sum Σ_j e^{S_ij − m_i} over the keys seen
 //   Õ_i   the running unnormalised output Σ_j e^{S_ij − m_i}·V_j (1 × d_v)
 // and a new tile of scores S (B_r × B_c) updates them with m_new = max(m, rowmax S):
 //   ℓ ← e^{m − m_new}·ℓ + rowsum(e^{S − m_new}),   Õ ← diag(e^{m − m_new})·Õ + e^{S − m_new}·V_tile
 // After the last key tile O = diag(ℓ)⁻¹·Õ, which is Z (softmax's max-subtraction done one tile at a
-// time: e^{m_old − m_new} rescales what was summed against an older max).
+// time: e^{m_old − m_new} rescales what was summed against an older max). Under softmax₁ each row
+// starts at m = 0, ℓ = 1 instead (softmax_start: the constant 1 is a key of score 0 and value zero,
+// seen before the first tile), so ℓ carries the 1 rescaled and Õ nothing of it.
 //
 // The memory traffic it saves (in values of the head's matrices, a simple model): standard
 // attention writes the n × n_kv scores, reads them for the softmax, writes the weights and reads

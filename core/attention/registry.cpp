@@ -184,6 +184,8 @@ std::string operation_text(MatrixId id, const Config& c, Notation notation, bool
         return c.mask == Mask::none ? s : s + ", mask";
     }
     if (id == MatrixId::output && !c.output_projection) return "concat (no W_O)";
+    if (id == MatrixId::weights && c.softmax == Softmax::plus_one)
+        return column_vectors ? "softmax plus one (columns)" : "softmax plus one (rows)";
     if (id == MatrixId::scores_raw && c.rope.on) {
         constexpr Oriented rotated{{"Q_rot·K_rotᵀ", "Q_rot*K_rot^T"}, {"K_rotᵀ·Q_rot", "K_rot^T*Q_rot"}};
         return rotated.in(notation, column_vectors);

@@ -10,8 +10,8 @@ namespace {
 
 // One row's allowed scores (its finite entries of scores_raw), gathered once and then evaluated at
 // any number of divisors. The softmax follows core::forward's steps: y = x / s, then
-// exp(y − m) with m = max y = (max x) / s (a division by s > 0 keeps the order, rounding
-// included, so that is the same m).
+// exp(y − m) with m from softmax_base of max y = (max x) / s (a division by s > 0 keeps the order,
+// rounding included, so that is the same m).
 class Row {
 public:
     explicit Row(Eigen::Index n_keys) : x_(n_keys), e_(n_keys) {}
@@ -29,15 +29,19 @@ public:
 
     int keys() const { return static_cast<int>(keys_); }
 
-    RowSaturation at(double s) {
+    RowSaturation at(double s, Softmax kind) {
         if (keys_ == 0) return {};
         const auto x = x_.head(keys_);
         auto e = e_.head(keys_);
-        const double m = x_max_ / s;
+        const SoftmaxBase<double> base = softmax_base(kind, x_max_ / s);
+        const double m = base.m;
         e = (x / s - m).exp();
-        const double sum = e.sum();                          // ≥ 1: the max contributes exp(0)
+        const double sum = base.constant + e.sum();          // ≥ 1: the max (or softmax₁'s 1) contributes exp(0)
         const double shift = (e * (x / s - m)).sum() / sum;  // Σ w·(y − m) ≤ 0
-        return {std::max(0.0, std::log(sum) - shift), 1 / sum, keys()};
+        // Σ w: 1, or below 1 under softmax₁, whose largest weight is e^{max y − m} / Σ.
+        const double mass = kind == Softmax::plus_one ? e.sum() / sum : 1.0;
+        const double max = kind == Softmax::plus_one ? std::exp(x_max_ / s - m) / sum : 1 / sum;
+        return {std::max(0.0, std::log(sum) * mass - shift), max, keys()};
     }
 
 private:
@@ -81,16 +85,16 @@ Matrix masked_scores_raw(const HeadTrace& head) {
     return out;
 }
 
-void saturate_rows(const ScoresRef& scores_raw, double s, std::vector<RowSaturation>& rows) {
+void saturate_rows(const ScoresRef& scores_raw, double s, std::vector<RowSaturation>& rows, Softmax kind) {
     rows.resize(static_cast<size_t>(scores_raw.rows()));
     Row row(scores_raw.cols());
     for (Eigen::Index i = 0; i < scores_raw.rows(); ++i) {
         row.gather(scores_raw, i);
-        rows[static_cast<size_t>(i)] = row.at(s);
+        rows[static_cast<size_t>(i)] = row.at(s, kind);
     }
 }
 
-SaturationCurves saturation_curves(const ScoresRef& scores_raw, std::span<const double> divisors) {
+SaturationCurves saturation_curves(const ScoresRef& scores_raw, std::span<const double> divisors, Softmax kind) {
     const Eigen::Index n = scores_raw.rows(), points = static_cast<Eigen::Index>(divisors.size());
     SaturationCurves c;
     c.entropy.resize(n, points);
@@ -102,7 +106,7 @@ SaturationCurves saturation_curves(const ScoresRef& scores_raw, std::span<const 
         row.gather(scores_raw, i);
         c.keys[static_cast<size_t>(i)] = row.keys();
         for (Eigen::Index p = 0; p < points; ++p) {
-            const RowSaturation r = row.at(divisors[static_cast<size_t>(p)]);
+            const RowSaturation r = row.at(divisors[static_cast<size_t>(p)], kind);
             c.entropy(i, p) = r.entropy;
             c.max(i, p) = r.max;
         }

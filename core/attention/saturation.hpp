@@ -7,6 +7,8 @@
 //   H = −Σ_j w_j·ln w_j = ln Σ − Σ_j w_j·(y_j − m)        (no log per weight, nothing overflows)
 // As s → 0 a row with one largest score goes one-hot (max → 1, H → 0): the softmax saturates and
 // its gradient, w·(1 − w) and −w_j·w_k, vanishes. As s → ∞ it goes uniform (H → ln n_keys).
+// Under softmax₁ (Softmax::plus_one) m = max(0, max y) and Σ gains e^{−m} (softmax_base): the max
+// weight is e^{max y − m} / Σ and H = ln Σ·Σ_j w_j − Σ_j w_j·(y_j − m), the weights summing to below 1.
 //
 // Why √d_k: for q, k with d_k i.i.d. entries of mean 0 and variance 1, q·k is a sum of d_k
 // products of variance 1 each, so Var(q·k) = d_k, and Var(q·k / √d_k) = 1 whatever d_k. The
@@ -65,10 +67,11 @@ Matrix masked_scores_raw(const HeadTrace& head);
 // over several calls and add up the summaries.
 using ScoresRef = Eigen::Ref<const Matrix>;
 
-// Every row of scores_raw (n×n_keys, −∞ where masked) at divisor s > 0, into `rows` (resized to
-// n). Allocates two scratch rows of n_keys for the call. A row with no allowed key (all −∞, which
-// core::validate never lets happen) gets entropy 0, max 0 and keys 0.
-void saturate_rows(const ScoresRef& scores_raw, double s, std::vector<RowSaturation>& rows);
+// Every row of scores_raw (n×n_keys, −∞ where masked) at divisor s > 0 under the softmax `kind`
+// (the trace's config.softmax), into `rows` (resized to n). Allocates two scratch rows of n_keys for the call. A row
+// with no allowed key (all −∞, which core::validate never lets happen) gets entropy 0, max 0 and keys 0.
+void saturate_rows(const ScoresRef& scores_raw, double s, std::vector<RowSaturation>& rows,
+                   Softmax kind = Softmax::standard);
 
 // Every row at every divisor: entropy and max as n×P matrices (column p: divisors[p]), and each
 // divisor's summary. Each row's allowed keys are gathered once and evaluated at every divisor
@@ -80,7 +83,8 @@ struct SaturationCurves {
     std::vector<int> keys;                     // n: allowed keys of each row
     std::vector<SaturationSummary> summaries;  // P
 };
-SaturationCurves saturation_curves(const ScoresRef& scores_raw, std::span<const double> divisors);
+SaturationCurves saturation_curves(const ScoresRef& scores_raw, std::span<const double> divisors,
+                                   Softmax kind = Softmax::standard);
 
 SaturationSummary summarize(std::span<const RowSaturation> rows);
 // The same summary from a trace's own row statistics at the divisor it applied (the keys of each

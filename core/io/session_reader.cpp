@@ -44,12 +44,15 @@ struct MatrixBuild {
     std::vector<double> data;                     // row-major
 };
 
-constexpr const char* config_keys[] = {"n",    "d_model", "heads",  "d_k",      "d_v",  "output_projection",
-                                       "mask", "scale",   "biases", "kv_heads", "rope", "n_kv"};
-// n … scale; biases, kv_heads and rope (version 2) and n_kv (version 3) are optional
+constexpr const char* config_keys[] = {"n",      "d_model", "heads",  "d_k",      "d_v",  "output_projection",
+                                       "mask",   "scale",   "biases", "kv_heads", "rope", "n_kv",
+                                       "softmax"};
+// n … scale; biases, kv_heads and rope (version 2), n_kv (version 3) and softmax (version 4) are
+// optional
 constexpr int config_required = 8;
 constexpr int rope_key = 10;
 constexpr int n_kv_key = 11;
+constexpr int softmax_key = 12;
 constexpr const char* rope_keys[] = {"base", "style", "dims"};
 constexpr const char* root_keys[] = {"format", "version", "config", "tokens",    "X",    "heads",
                                      "W_O",    "b_O",     "Y",      "kv_tokens", "mask", "pin"};
@@ -347,6 +350,15 @@ private:
         if (rope_seen_) evaluate_rope(c.rope);
         // Version 3's.
         if (config_values_[n_kv_key]) c.n_kv = whole_number(config_values_[n_kv_key], "config.n_kv", 1, Limits::max_n);
+        // Version 4's; absent: the standard softmax, as every older file has it.
+        if (const json* v = config_field(softmax_key)) {
+            const std::optional<Softmax> softmax = v->is_string() ? parse_softmax(v->get<std::string>()) : std::nullopt;
+            if (softmax)
+                c.softmax = *softmax;
+            else
+                config_problems_.add("config.softmax",
+                                     "expected \"standard\" or \"plus_one\", got " + describe_json(*v));
+        }
         return c;
     }
 
@@ -611,6 +623,12 @@ private:
 
     // -- the result
 
+    static bool known_version(const json& v) {
+        for (int version = 1; version <= session_version; ++version)
+            if (v == version) return true;
+        return false;
+    }
+
     // The file's format and version; false when they are not this reader's (nothing else is read).
     bool check_header(ProblemList& out) {
         if (!format_) {
@@ -625,8 +643,9 @@ private:
             header_.add("version", "missing");
         } else if (!version_->overflow.empty()) {
             header_.add("version", overflow_message(version_->overflow));
-        } else if (version_->value != 1 && version_->value != 2 && version_->value != 3) {
-            header_.add("version", "this attnviz reads versions 1 to 3, got " + describe_json(version_->value));
+        } else if (!known_version(version_->value)) {
+            header_.add("version", "this attnviz reads versions 1 to " + std::to_string(session_version) + ", got " +
+                                       describe_json(version_->value));
         }
         if (header_.empty()) return true;
         out.append(std::move(header_));
@@ -639,12 +658,13 @@ private:
             config_problems_.add("config", "missing");
         else if (!config_object_)
             config_problems_.add("config", "expected an object, got " + config_desc_);
-        if (config_problems_.empty() && version_->value.get<int>() < file_version(config_))
-            config_problems_.add("version", file_version(config_) == 3
-                                                ? "cross-attention (n_kv) and a custom mask need version 3, the file "
-                                                  "says " +
-                                                      version_->value.dump()
-                                                : "biases, kv_heads and rope need version 2, the file says 1");
+        if (const int need = file_version(config_); config_problems_.empty() && version_->value.get<int>() < need) {
+            const char* what = need == 4   ? "the softmax \"plus_one\" needs"
+                               : need == 3 ? "cross-attention (n_kv) and a custom mask need"
+                                           : "biases, kv_heads and rope need";
+            config_problems_.add("version", std::string(what) + " version " + std::to_string(need) +
+                                                ", the file says " + version_->value.dump());
+        }
         if (config_problems_.empty()) return true;
         out.append(std::move(config_problems_));
         return false;

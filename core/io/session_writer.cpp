@@ -75,6 +75,8 @@ public:
         if (c.biases) out += ", \"biases\": true";
         if (c.grouped()) out += ", \"kv_heads\": " + std::to_string(c.kv_count());
         if (c.cross()) out += ", \"n_kv\": " + std::to_string(c.n_kv);
+        // Version 4's only when in use.
+        if (c.softmax != Softmax::standard) out += std::string(", \"softmax\": \"") + to_string(c.softmax) + "\"";
         if (c.rope.on) {
             out += ", \"rope\": {\"base\": ";
             number(c.rope.base);

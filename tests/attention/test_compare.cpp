@@ -199,6 +199,9 @@ TEST(Compare, ConfigChangesSayWhatMovedFromWhatToWhat) {
     ASSERT_EQ(u.size(), 2u);
     EXPECT_EQ(u[0], "h 2 → 4");
     EXPECT_EQ(u[1], "n_kv none → 3");
+    b = a;
+    b.softmax = Softmax::plus_one;
+    EXPECT_EQ(config_changes(a, b, Notation::ascii), std::vector<std::string>{"softmax standard -> plus one"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/attention/presets.hpp"
+#include "core/base/format.hpp"
 #include "tests/test_support.hpp"
 
 namespace attnviz::core {
@@ -480,6 +481,41 @@ TEST(Explain, MaskedTextSaysMinusInfinity) {
     ASSERT_TRUE(w.value->as<SoftmaxTerms>());
     EXPECT_EQ(w.value->as<SoftmaxTerms>()->exps[2], 0.0);
     EXPECT_EQ(w.value->as<SoftmaxTerms>()->exps[0], 1.0);  // the only visible key is the row max
+}
+
+TEST(Explain, TheSoftmaxPlusOneShowsItsOneAndTheRowsSum) {
+    Config c = make_config(4, 6, 2, 3, 2, true, Mask::causal);
+    c.softmax = Softmax::plus_one;
+    bool above = false, below = false;  // rows whose max score is above 0 (m = it) and below (m = 0)
+    for (const std::uint64_t seed : {36u, 37u, 38u}) {
+        Session s = random_session(c, seed);
+        s.params.X *= 4;
+        const Trace t = forward<double>(c, s.params);
+        for (int h = 0; h < c.heads; ++h)
+            for (int i = 0; i < c.n; ++i)
+                for (int j = 0; j <= i; ++j) {
+                    const Result<Explanation> r = explain(s.params, t, {{MatrixId::weights, h}, i, j}, Notation::ascii);
+                    ASSERT_TRUE(r);
+                    const SoftmaxTerms* sm = r.value->as<SoftmaxTerms>();
+                    ASSERT_TRUE(sm);
+                    const auto scores = t.heads[h].scores.row(i);
+                    const double m = std::max(0.0, scores.maxCoeff());
+                    (scores.maxCoeff() > 0 ? above : below) = true;
+                    EXPECT_EQ(sm->row_max, m);
+                    EXPECT_EQ(sm->constant, std::exp(-m));
+                    double sum = std::exp(-m);
+                    for (int k = 0; k < c.n; ++k) sum += std::exp(scores(k) - m);
+                    EXPECT_TRUE(near_rel(sm->sum, sum, 1e-15));
+                    EXPECT_TRUE(near_rel(sm->exps[j] / sm->sum, t.heads[h].weights(i, j), 1e-15));
+                    EXPECT_TRUE(near_rel(sm->row_sum, t.rows[h][i].sum, 1e-14));
+                    EXPECT_LT(sm->row_sum, 1.0);
+                    const std::string text = r.value->text();
+                    EXPECT_TRUE(contains(text, "/ (exp(-m) + sum_k exp(")) << text;
+                    EXPECT_TRUE(contains(text, "for the 1")) << text;
+                    EXPECT_TRUE(contains(text, "weights sum to " + format_number(sm->row_sum))) << text;
+                }
+    }
+    EXPECT_TRUE(above && below);
 }
 
 TEST(Explain, RefusesParamsOfOtherShapesThanTheTrace) {

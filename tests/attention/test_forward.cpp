@@ -968,5 +968,113 @@ TEST(ForwardProperties, ExtremeValidInputsStayFinite) {
         for (const RowStats& r : rows) EXPECT_NEAR(r.sum, 1.0, 1e-12);
 }
 
+// ---------------------------------------------------------------------------------------------
+// softmax₁ (config.softmax = plus_one): e^{s_j} / (1 + Σ_k e^{s_k})
+
+TEST(SoftmaxPlusOne, OneKeyLeftGivesWeightBelowOne) {
+    // Every score −∞ but one: the standard softmax gives that key 1, softmax₁ e^s / (1 + e^s).
+    for (const double s : {-3.0, 0.0, 0.7, 5.0}) {
+        Matrix m{{-inf, s, -inf}};
+        softmax_rows(m, Softmax::plus_one);
+        const double want = std::exp(s) / (1 + std::exp(s));
+        EXPECT_NEAR(m(0, 1), want, 1e-15 * want) << "s = " << s;
+        EXPECT_LT(m(0, 1), 1.0);
+        EXPECT_EQ(m(0, 0), 0.0);
+        EXPECT_EQ(m(0, 2), 0.0);
+    }
+    // Every score −∞: the 1 takes all the weight, no key any (0, not 0/0).
+    Matrix none{{-inf, -inf}};
+    softmax_rows(none, Softmax::plus_one);
+    EXPECT_EQ(none(0, 0), 0.0);
+    EXPECT_EQ(none(0, 1), 0.0);
+}
+
+TEST(SoftmaxPlusOne, RowsSumBelowOneAsADirectLoopSays) {
+    Matrix m{{0.5, -1.25, 2}, {-4, -6, -5}, {0, 0, 0}, {30, -2, 29}};
+    const Matrix scores = m;
+    softmax_rows(m, Softmax::plus_one);
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        double exps = 0;
+        for (Eigen::Index k = 0; k < m.cols(); ++k) exps += std::exp(scores(i, k));
+        double sum = 0;
+        for (Eigen::Index j = 0; j < m.cols(); ++j) {
+            const double want = std::exp(scores(i, j)) / (1 + exps);
+            EXPECT_TRUE(near_rel(m(i, j), want, 1e-14)) << i << "," << j << ": " << m(i, j) << " vs " << want;
+            sum += m(i, j);
+        }
+        EXPECT_TRUE(near_rel(sum, exps / (1 + exps), 1e-14)) << "row " << i;
+        EXPECT_LT(sum, 1.0) << "row " << i;
+    }
+    // Three zeros: 1 / (1 + 3) each, the row summing to 3/4.
+    EXPECT_NEAR(m(2, 0), 0.25, 1e-16);
+}
+
+TEST(SoftmaxPlusOne, LargeScoresStayFinite) {
+    Matrix m{{1000, 999, -1000}, {-1000, -1000, -1000}, {1e300, 0, -1e300}};
+    softmax_rows(m, Softmax::plus_one);
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j) EXPECT_TRUE(std::isfinite(m(i, j))) << i << "," << j;
+    // e^1000 / (1 + e^1000 + e^999) = 1 / (e^−1000 + 1 + e^−1), the 1 negligible beside e^1000.
+    EXPECT_NEAR(m(0, 0), 1 / (1 + std::exp(-1.0)), 1e-15);
+    EXPECT_NEAR(m(0, 1), std::exp(-1.0) / (1 + std::exp(-1.0)), 1e-15);
+    EXPECT_EQ(m(0, 2), 0.0);
+    // Scores of −1000: e^−1000 underflows to 0 against the 1, which takes the whole row.
+    EXPECT_EQ(m(1, 0), 0.0);
+    EXPECT_EQ(m(2, 0), 1.0);
+}
+
+TEST(SoftmaxPlusOne, ForwardWeightsAndRowStatsMatchADirectLoop) {
+    for (Config c : property_configs()) {
+        c.softmax = Softmax::plus_one;
+        SCOPED_TRACE(describe(c, 5));
+        const Trace t = forward<double>(c, random_session(c, 5).params);
+        const Trace standard = [&] {
+            Config s = c;
+            s.softmax = Softmax::standard;
+            return forward<double>(s, random_session(c, 5).params);
+        }();
+        for (int h = 0; h < c.heads; ++h)
+            for (int i = 0; i < c.n; ++i) {
+                double exps = 0;
+                for (int k = 0; k < c.n; ++k) exps += std::exp(t.heads[h].scores(i, k));  // e^−∞ = 0
+                double sum = 0, mx = 0, ent = 0;
+                for (int j = 0; j < c.n; ++j) {
+                    const double w = t.heads[h].weights(i, j);
+                    EXPECT_TRUE(near_rel(w, std::exp(t.heads[h].scores(i, j)) / (1 + exps), 1e-12)) << h << i << j;
+                    sum += w;
+                    mx = std::max(mx, w);
+                    if (w > 0) ent -= w * std::log(w);
+                }
+                EXPECT_TRUE(near_rel(sum, exps / (1 + exps), 1e-12)) << "head " << h << " row " << i;
+                EXPECT_LT(sum, 1.0);
+                EXPECT_TRUE(near_rel(t.rows[h][i].sum, sum, 1e-12));
+                EXPECT_EQ(t.rows[h][i].max, mx);
+                EXPECT_TRUE(near_rel(t.rows[h][i].entropy, ent, 1e-11)) << t.rows[h][i].entropy << " vs " << ent;
+            }
+        // The scores do not depend on the softmax; Z is the new weights times V.
+        for (int h = 0; h < c.heads; ++h) {
+            EXPECT_EQ(t.heads[h].scores, standard.heads[h].scores);
+            expect_matrix_near(t.heads[h].Z, Matrix(t.heads[h].weights * t.heads[h].V), 1e-12, "Z");
+        }
+    }
+}
+
+TEST(SoftmaxPlusOne, ForwardWithScoresOfAThousandStaysFinite) {
+    // Scores of ±1e4 and 0.25·1e4 through the whole pass (scale none, Q = K = X with tokens ±100).
+    Config c = make_config(3, 1, 1, 1, 1, false, Mask::none, {Scale::Kind::none, 1.0});
+    c.softmax = Softmax::plus_one;
+    Params p = filled(c);
+    p.X = Matrix{{100}, {-100}, {0.5}};
+    const Trace t = forward<double>(c, p);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_TRUE(std::isfinite(t.rows[0][i].entropy));
+        for (int j = 0; j < 3; ++j) EXPECT_TRUE(std::isfinite(t.heads[0].weights(i, j))) << i << "," << j;
+    }
+    EXPECT_EQ(t.heads[0].weights(0, 0), 1.0);  // 1 / (1 + e^−1e4 + …)
+    // Row 2: scores 50, −50, 0.25: e^50 / (1 + e^50 + …) is 1 but for 1e−21.
+    EXPECT_NEAR(t.heads[0].weights(2, 0), 1.0, 1e-15);
+    EXPECT_NEAR(t.output(0, 0), 100, 1e-9);
+}
+
 }  // namespace
 }  // namespace attnviz::core

@@ -121,6 +121,18 @@ TEST(Gradient, MatchesFiniteDifferencesWithCrossAttention) {
     check_against_finite_differences(c, 21, 3, 6);
 }
 
+TEST(Gradient, MatchesFiniteDifferencesUnderTheSoftmaxPlusOne) {
+    // softmax₁'s Jacobian is softmax's, diag(w) − w·wᵀ (its 1 is a constant): the same backward.
+    Config c = make_config(4, 6, 2, 3, 2, true, Mask::causal);
+    c.softmax = Softmax::plus_one;
+    check_against_finite_differences(c, 22, 3, 4);
+    c = make_config(3, 5, 2, 3, 2, false, Mask::none, {Scale::Kind::divisor, 0.5});
+    c.softmax = Softmax::plus_one;
+    c.biases = true;
+    c.rope.on = true;
+    check_against_finite_differences(c, 23, 2, 1);
+}
+
 // Backpropagation written out with loops, straight from the chain rule, for a layer of the seeds
 // (any mask, cross-attention or not, with W_O): the analytic gradient must equal it.
 Params loop_gradient(const Config& c, const Params& p, const Trace& t, int row, int col) {

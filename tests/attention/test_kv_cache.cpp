@@ -64,6 +64,36 @@ TEST(KvCache, DecodingGivesTheCausalLayersOutputRowByRow) {
     }
 }
 
+TEST(KvCache, DecodingUnderTheSoftmaxPlusOneGivesTheCausalLayersOutput) {
+    for (const bool rope : {false, true}) {
+        const Session s = session_with([&](Config& c) {
+            c.softmax = Softmax::plus_one;
+            c.rope.on = rope;
+            c.kv_heads = 2;
+            c.biases = true;
+        });
+        Config causal = s.config;
+        causal.mask = Mask::causal;
+        const Trace whole = forward<double>(causal, s.params);
+        for (int prefill : {0, 3}) {
+            SCOPED_TRACE(std::string(rope ? "rope" : "no rope") + ", prefill " + std::to_string(prefill));
+            const Result<KvCacheRun> run = kv_cache_decode(s, prefill);
+            ASSERT_TRUE(run) << run.problems.front().str();
+            EXPECT_EQ(run.value->whole_output, whole.output);
+            EXPECT_LE(run.value->max_difference, 1e-12);
+            for (const KvCacheStep& step : run.value->steps)
+                for (int h = 0; h < 4; ++h) {
+                    // The step's weights are the causal layer's row t over keys 0 … t, summing to below 1.
+                    const Eigen::RowVectorXd& w = step.weights[static_cast<std::size_t>(h)];
+                    const auto want =
+                        whole.heads[static_cast<std::size_t>(h)].weights.row(step.token).head(step.token + 1);
+                    EXPECT_LE((w - want).cwiseAbs().maxCoeff(), 1e-12);
+                    EXPECT_LT(w.sum(), 1.0);
+                }
+        }
+    }
+}
+
 TEST(KvCache, ItsBytesFollowTheGroupsAndTheTokens) {
     // Llama 2 7B: 32 layers, 32 heads of 128, fp16, 4096 tokens: 2 GiB; Llama 3 8B's 8 K/V groups: a quarter.
     Config c;

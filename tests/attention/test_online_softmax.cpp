@@ -92,6 +92,42 @@ TEST(OnlineSoftmax, TheRunningMaxAndSumEndAtTheRowsMaxAndItsSumOfExponentials) {
     EXPECT_EQ(run.value->tiled_kv_reads, 3 * 7 * (4 + 4));
 }
 
+TEST(OnlineSoftmax, GivesZUnderTheSoftmaxPlusOne) {
+    // Rows start at m = 0, ℓ = 1 (softmax₁'s 1); scores scaled up so that some rows' max is above 0
+    // and others' below, for tiles that divide n = 7 (1, 7) and that do not (2, 3, 4).
+    for (const Mask mask : {Mask::none, Mask::causal, Mask::custom}) {
+        Session s = session_with(mask);
+        s.config.softmax = Softmax::plus_one;
+        s.params.X *= 3;
+        const Trace trace = forward<double>(s.config, s.params);
+        for (const auto& [br, bc] :
+             {std::pair{1, 1}, std::pair{2, 3}, std::pair{3, 2}, std::pair{7, 7}, std::pair{4, 100}, std::pair{7, 4}}) {
+            for (int head = 0; head < 2; ++head) {
+                SCOPED_TRACE(std::to_string(static_cast<int>(mask)) + " tiles " + std::to_string(br) + "×" +
+                             std::to_string(bc) + " head " + std::to_string(head));
+                const Result<OnlineSoftmaxRun> run = online_softmax(trace, head, br, bc);
+                ASSERT_TRUE(run);
+                const HeadTrace& h = trace.heads[static_cast<std::size_t>(head)];
+                EXPECT_LE((run.value->O - h.Z).cwiseAbs().maxCoeff(), 1e-12);
+                // After a row's last tile: m = max(0, row max) and ℓ = e^{−m} + Σ e^{S − m}.
+                for (const OnlineSoftmaxStep& step : run.value->steps) {
+                    if (step.col_end != 7) continue;
+                    for (int r = 0; r < step.row_end - step.row_begin; ++r) {
+                        const int i = step.row_begin + r;
+                        const double m = std::max(0.0, h.scores.row(i).maxCoeff());
+                        double sum = std::exp(-m);
+                        for (int j = 0; j < 7; ++j) sum += std::exp(h.scores(i, j) - m);  // e^−∞ = 0
+                        EXPECT_EQ(step.m[static_cast<std::size_t>(r)], m) << i;
+                        EXPECT_NEAR(step.l[static_cast<std::size_t>(r)], sum, 1e-12 * sum) << i;
+                    }
+                }
+            }
+        }
+        // The rows' weights sum to below 1 there, so this is not the standard softmax's Z.
+        EXPECT_LT(trace.rows[0][3].sum, 1 - 1e-6);
+    }
+}
+
 TEST(OnlineSoftmax, RefusesAHeadOrATileSizeOutOfRange) {
     const Session s = session_with(Mask::none);
     const Trace trace = forward<double>(s.config, s.params);

@@ -85,6 +85,10 @@ TEST(Registry, FactsAPanelReads) {
     EXPECT_EQ(operation_text(MatrixId::scores, c, Notation::ascii, false), "/ 0.5, mask");
     c.output_projection = false;
     EXPECT_EQ(operation_text(MatrixId::output, c, Notation::unicode, false), "concat (no W_O)");
+    EXPECT_EQ(operation_text(MatrixId::weights, c, Notation::unicode, false), "softmax (rows)");
+    c.softmax = Softmax::plus_one;
+    EXPECT_EQ(operation_text(MatrixId::weights, c, Notation::unicode, false), "softmax plus one (rows)");
+    EXPECT_EQ(operation_text(MatrixId::weights, c, Notation::ascii, true), "softmax plus one (columns)");
     EXPECT_FALSE(exists(MatrixId::W_O, c));
     EXPECT_FALSE(exists(MatrixRef{MatrixId::Q, 2}, c));  // h = 2: heads 0 and 1
     EXPECT_TRUE(exists(MatrixRef{MatrixId::Q, 1}, c));

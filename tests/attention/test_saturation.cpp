@@ -104,6 +104,33 @@ TEST(Saturation, AMaskedKeyGetsNoWeight) {
     EXPECT_NEAR(rows[2].max, want.max, 1e-15);
 }
 
+TEST(Saturation, MatchesTheTracesOwnRowsUnderTheSoftmaxPlusOne) {
+    // softmax₁'s rows: the max weight e^{max y − m} / Σ and the entropy of weights summing to below 1.
+    for (const Mask mask : {Mask::none, Mask::causal}) {
+        Config c{9, 12, 3, 4, 5, true, mask, Scale{Scale::Kind::divisor, 0.3}, false, 0, {}};
+        c.softmax = Softmax::plus_one;
+        const Session session = random_session(c, 18);
+        const Trace trace = forward<double>(c, session.params);
+        for (int h = 0; h < c.heads; ++h) {
+            const HeadTrace& head = trace.heads[static_cast<size_t>(h)];
+            std::vector<RowSaturation> rows;
+            saturate_rows(masked_scores_raw(head), trace.scale, rows, Softmax::plus_one);
+            for (int i = 0; i < c.n; ++i) {
+                const RowStats& want = trace.rows[static_cast<size_t>(h)][static_cast<size_t>(i)];
+                EXPECT_NEAR(rows[static_cast<size_t>(i)].entropy, want.entropy, 1e-13) << h << " " << i;
+                EXPECT_NEAR(rows[static_cast<size_t>(i)].max, head.weights.row(i).maxCoeff(), 1e-15) << h << " " << i;
+            }
+            const std::vector<double> grid = divisor_grid(c.d_k, 9, trace.scale);
+            const auto at = std::find(grid.begin(), grid.end(), trace.scale) - grid.begin();
+            const SaturationCurves curves = saturation_curves(masked_scores_raw(head), grid, Softmax::plus_one);
+            for (int i = 0; i < c.n; ++i) {
+                EXPECT_EQ(curves.entropy(i, at), rows[static_cast<size_t>(i)].entropy);
+                EXPECT_EQ(curves.max(i, at), rows[static_cast<size_t>(i)].max);
+            }
+        }
+    }
+}
+
 TEST(Saturation, MatchesTheTracesOwnRowsAtItsDivisor) {
     for (const Scale scale : {Scale{}, Scale{Scale::Kind::divisor, 0.3}, Scale{Scale::Kind::none, 1}}) {
         for (const Mask mask : {Mask::none, Mask::causal}) {

@@ -684,6 +684,40 @@ TEST_F(DimensionSteps, PlusAndMinusStepToTheNextValueTheLockAllows) {
     EXPECT_FALSE(state.message().error) << state.message().text;
 }
 
+// "softmax: standard | plus one" beside the scale: plus one makes the weights softmax₁ (rows summing
+// to below 1, as e^s / (1 + Σ e^s) says), the status bar says so, and undo and redo take it back
+// and forth as one step that keeps every matrix.
+TEST_F(DimensionSteps, TheSoftmaxPlusOneIsChosenBesideTheScaleAndUndone) {
+    AppState state(core::worked_example());
+    panels.maximize_at_start = app::PanelId::dimensions;  // the choice in view, below the scale
+    frames(state, 2);
+    const core::Session before = state.session();
+    click(state, "dimensions: softmax plus one");
+    ASSERT_EQ(state.config().softmax, core::Softmax::plus_one);
+    EXPECT_EQ(state.undo_label(), "change of the softmax");
+    const core::Trace& t = state.trace();
+    ASSERT_EQ(t.config.softmax, core::Softmax::plus_one);
+    for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < 2; ++i) {
+            double exps = 0;
+            for (int k = 0; k < 2; ++k) exps += std::exp(t.heads[h].scores(i, k));
+            EXPECT_NEAR(t.rows[h][i].sum, exps / (1 + exps), 1e-12);
+            EXPECT_LT(t.rows[h][i].sum, 1.0);
+        }
+    EXPECT_NE(app::status_text(state, -1).find("softmax plus one"), std::string::npos);
+    EXPECT_EQ(state.session().params, before.params);
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.session(), before);
+    frames(state, 2);
+    EXPECT_NEAR(state.trace().rows[0][0].sum, 1.0, 1e-12);
+    ASSERT_TRUE(state.redo());
+    EXPECT_EQ(state.config().softmax, core::Softmax::plus_one);
+    frames(state, 2);
+    click(state, "dimensions: softmax standard");
+    EXPECT_EQ(state.config().softmax, core::Softmax::standard);
+    EXPECT_FALSE(state.message().error) << state.message().text;
+}
+
 TEST(DimensionStep, TheLockAndTheGroupsChooseTheNextValue) {
     core::Config c = core::worked_example().config;  // d_model 4, h 2
     EXPECT_EQ(app::stepped_dimension(c, true, 'h', 1), 4);

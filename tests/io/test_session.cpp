@@ -309,7 +309,7 @@ TEST(ParseSession, BadConfigValues) {
         {"config", [](json& d) { d["config"] = json::array(); }, "object"},
         {"format", [](json& d) { d["format"] = "attnviz-trace"; }, "attnviz-session"},
         {"format", [](json& d) { d["format"] = 1; }, ""},
-        {"version", [](json& d) { d["version"] = 4; }, "4"},
+        {"version", [](json& d) { d["version"] = 5; }, "5"},
         {"version", [](json& d) { d["version"] = "1"; }, ""},
     };
     for (const auto& [path, edit, part] : cases) {
@@ -964,6 +964,60 @@ TEST(SessionVersion3, EveryNewFieldIsCheckedAtItsPath) {
     EXPECT_EQ(r.value->kv_tokens, default_kv_tokens(5));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Version 4: the softmax (config.softmax)
+
+TEST(SessionVersion4, TheSoftmaxPlusOneRoundTripsAndShowsOnlyWhenUsed) {
+    Config c = make_config(4, 6, 2, 3, 3, true, Mask::causal);
+    c.softmax = Softmax::plus_one;
+    const Session s = random_session(c, 41);
+    expect_round_trip(s);
+    const json doc = json::parse(write_session(s));
+    EXPECT_EQ(doc["version"], 4);
+    EXPECT_EQ(doc["config"]["softmax"], "plus_one");
+    EXPECT_EQ(parse_no_throw(doc.dump()).value->config.softmax, Softmax::plus_one);
+    // With cross-attention too (version 3's), still version 4.
+    Config cross = cross_config();
+    cross.softmax = Softmax::plus_one;
+    expect_round_trip(random_session(cross, 42));
+    // The standard softmax is not written: such a file stays at the version it was.
+    const json plain = json::parse(write_session(worked_example()));
+    EXPECT_FALSE(plain["config"].contains("softmax"));
+    EXPECT_EQ(plain["version"], 1);
+    // A trace says which softmax made its weights.
+    const json trace = json::parse(write_trace(forward<double>(c, s.params)));
+    EXPECT_EQ(trace["version"], 4);
+    EXPECT_EQ(trace["config"]["softmax"], "plus_one");
+}
+
+TEST(SessionVersion4, OlderFilesLoadWithTheStandardSoftmax) {
+    const Result<Session> r = parse_no_throw(worked_text);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r.value->config.softmax, Softmax::standard);
+    json doc = worked_json();
+    doc["config"]["softmax"] = "standard";  // said explicitly: the same, in any version
+    ASSERT_TRUE(parse_no_throw(doc.dump()));
+    EXPECT_EQ(parse_no_throw(doc.dump()).value->config, r.value->config);
+}
+
+TEST(SessionVersion4, AnUnknownSoftmaxOrAnOlderVersionIsRefused) {
+    json doc = worked_json();
+    doc["version"] = 4;
+    for (const json& bad : {json("plus_two"), json("Plus_One"), json(1), json(true), json(nullptr)}) {
+        doc["config"]["softmax"] = bad;
+        SCOPED_TRACE(bad.dump());
+        expect_rejected_at(doc, "config.softmax", "expected \"standard\" or \"plus_one\", got");
+    }
+    doc["config"]["softmax"] = "plus_one";
+    ASSERT_TRUE(parse_no_throw(doc.dump()));
+    for (const int version : {1, 2, 3}) {
+        doc["version"] = version;
+        expect_rejected_at(doc, "version", "needs version 4");
+    }
+    doc["version"] = 5;
+    expect_rejected_at(doc, "version", "reads versions 1 to 4");
+}
+
 TEST(SessionVersion3, TracesOfCrossAttentionHaveTheirShapes) {
     const Session s = random_session(cross_config(), 10);
     const Trace t = forward<double>(s.config, s.params);
@@ -1346,7 +1400,7 @@ TEST(TorchReference, EveryConventionMatchesPyTorch) {
         // And the session written back is the same layer.
         EXPECT_EQ(json::parse(write_session(*s.value)), c.at("session"));
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"torch", "bert", "gpt2", "llama", "gptj"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"torch", "bert", "gpt2", "llama", "gptj", "plus_one"}));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ built from the layer's PyTorch weights, and PyTorch's attention weights per head
   llama    q/k/v/o_proj without biases, grouped-query attention (repeat_kv), RoPE with
            rotate_half, causal
   gptj     RoPE on interleaved pairs (rotate_every_two) on part of each head, causal
+  plus_one softmax₁, e^s / (1 + Σ e^s), from its definition (version 4: config.softmax), causal
 
 It also writes tests/reference/checkpoints/: one layer in each convention's tensor names (torch,
 bert, gpt2, llama with its config.json), stored as F32, F16 or BF16, the X each was run on as .npy,
@@ -45,9 +46,11 @@ def session(config, x, heads, w_o, b_o=None):
     return s
 
 
-def config(n, d_model, h, d_k, d_v, mask, biases=False, kv_heads=None, rope=None):
+def config(n, d_model, h, d_k, d_v, mask, biases=False, kv_heads=None, rope=None, softmax=None):
     c = {"n": n, "d_model": d_model, "heads": h, "d_k": d_k, "d_v": d_v, "output_projection": True,
          "mask": mask, "scale": "sqrt_dk"}
+    if softmax is not None:
+        c["softmax"] = softmax
     if biases:
         c["biases"] = True
     if kv_heads is not None and kv_heads != h:
@@ -150,6 +153,27 @@ def gpt2(n=5, d_model=8, h=2):
              for j in range(3)]
     sess = session(config(n, d_model, h, d, d, "causal", biases=True), x, heads_json(*parts), c_proj_w, c_proj_b)
     return case("gpt2", "GPT-2 attention formulas (Conv1D, causal)", sess, w, out)
+
+
+def plus_one(n=6, d_model=8, h=2):
+    """softmax₁ from its definition, weights = e^s / (1 + Σ_k e^s) (Miller 2023; PyTorch has no such
+    softmax), on BERT's layer with a causal mask and X large enough for scores on both sides of 0."""
+    d = d_model // h
+    lin = [torch.nn.Linear(d_model, d_model, dtype=DT) for _ in range(4)]  # query, key, value, output dense
+    x = torch.randn(n, d_model, dtype=DT) * 2
+    with torch.no_grad():
+        q, k, v = (l(x).view(n, h, d).transpose(0, 1) for l in lin[:3])
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d)
+        scores = scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), float("-inf"))
+        e = torch.exp(scores)  # e^−∞ = 0
+        w = e / (1 + e.sum(dim=-1, keepdim=True))
+        z = w @ v
+        out = lin[3](z.transpose(0, 1).reshape(n, d_model))
+    parts = [split_heads(l.weight.detach(), l.bias.detach(), h, d) for l in lin[:3]]
+    sess = session(config(n, d_model, h, d, d, "causal", biases=True, softmax="plus_one"), x, heads_json(*parts),
+                   lin[3].weight.detach().T, lin[3].bias.detach())
+    sess["version"] = 4  # the softmax needs version 4
+    return case("plus_one", "softmax plus one from its definition (BERT's layer, causal)", sess, w, out)
 
 
 def rope_half(t, base):
@@ -327,7 +351,7 @@ def checkpoints(root):
 
 def main():
     checkpoints(os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints"))
-    cases = [torch_mha(), bert(), gpt2(), llama(), gptj()]
+    cases = [torch_mha(), bert(), gpt2(), llama(), gptj(), plus_one()]
     doc = {"generator": "tests/reference/generate.py", "torch": torch.__version__, "dtype": "float64",
            "cases": cases}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch-layers.json")

@@ -163,6 +163,12 @@ TEST(PipelineLayout, ConventionFollowsTheOrientation) {
     // Shapes as drawn: transposed, tokens as columns.
     EXPECT_EQ(node(l.layout, {MatrixId::Q, 0}).shape, "2×3");
     EXPECT_EQ(node(l.layout, {MatrixId::weights, 0}).operation, "softmax (columns)");
+    // softmax₁ says so on its arrow and in its equation.
+    Config plus_one = c;
+    plus_one.softmax = Softmax::plus_one;
+    const Laid p = lay_out(plus_one, o);
+    EXPECT_EQ(node(p.layout, {MatrixId::weights, 0}).operation, "softmax plus one (columns)");
+    EXPECT_EQ(node(p.layout, {MatrixId::weights, 0}).equation, "softmax plus one(scores(1)) by columns");
 }
 
 // The figure draws every node of the layout, in its order, each titled as the layout says.

@@ -168,6 +168,33 @@ void draw_real_layer_options(AppState& state, UiContext& ui, DimensionsPanel& pa
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("How many of each head's d_k columns RoPE turns (even; d_k: all)");
 }
 
+// The softmax that turns scores into weights: the standard one, or softmax₁ (plus one), whose rows
+// may sum to below 1. Undoable as a change of the scale is.
+void draw_softmax_options(AppState& state, UiContext& ui) {
+    core::Config now = state.config();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("softmax");
+    ImGui::SameLine();
+    int kind = static_cast<int>(now.softmax);
+    bool changed = ImGui::RadioButton("standard##softmax", &kind, 0);
+    ui.report_item("dimensions: softmax standard");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("weights = e^s / %s e^s: each row of weights sums to 1.", ui.symbols().sum);
+    same_line_if_fits(toggle_width("plus one"));
+    changed |= ImGui::RadioButton("plus one", &kind, 1);
+    ui.report_item("dimensions: softmax plus one");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "weights = e^s / (1 + %s e^s), the softmax plus one (Miller 2023): the 1 is somewhere for\n"
+            "weight to go that moves nothing, so a row sums to below 1 and a query that finds no key\n"
+            "worth attending to need not pile its weight onto a sink token.",
+            ui.symbols().sum);
+    if (changed) {
+        now.softmax = static_cast<core::Softmax>(kind);
+        state.set_config(now);
+    }
+}
+
 // The mask (none, causal, or the session's own grid, edited in the Mask panel) and
 // cross-attention (keys and values from a second input Y of n_kv tokens).
 void draw_mask_options(AppState& state, UiContext& ui, DimensionsPanel& panel, core::Config now) {
@@ -284,6 +311,7 @@ void draw_dimensions_panel(AppState& state, UiContext& ui, DimensionsPanel& pane
         }
     }
     if (scale_changed) state.set_config(now);
+    draw_softmax_options(state, ui);
 
     draw_real_layer_options(state, ui, panel);
 

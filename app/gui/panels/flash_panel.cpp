@@ -21,8 +21,8 @@ std::string value_text(double v, const UiContext& ui) {
     return core::format_number(v, 4);
 }
 
-// What a row of the step's tile held before it: the row tile's previous step, or nothing yet
-// (m = −∞, ℓ = 0) at its first key tile.
+// What a row of the step's tile held before it: the row tile's previous step, or where the softmax
+// starts (core::softmax_start: m = −∞, ℓ = 0, or softmax₁'s m = 0, ℓ = 1) at its first key tile.
 const core::OnlineSoftmaxStep* before(const core::OnlineSoftmaxRun& run, int step) {
     if (step == 0) return nullptr;
     const core::OnlineSoftmaxStep& prev = run.steps[static_cast<size_t>(step - 1)];
@@ -101,7 +101,8 @@ void draw_step_table(const core::Session& s, UiContext& ui, const core::OnlineSo
     ImGui::TableHeadersRow();
     for (int r = 0; r < step.row_end - step.row_begin; ++r) {
         const size_t k = static_cast<size_t>(r);
-        const double m_old = prev ? prev->m[k] : minus_infinity, l_old = prev ? prev->l[k] : 0.0;
+        const core::SoftmaxStart start = core::softmax_start(s.config.softmax);
+        const double m_old = prev ? prev->m[k] : start.m, l_old = prev ? prev->l[k] : start.l;
         // Nothing summed yet: nothing to rescale (1), as the core's step does.
         const double rescale = m_old == minus_infinity ? 1.0 : std::exp(m_old - step.m[k]);
         const int i = step.row_begin + r;

@@ -113,7 +113,7 @@ double round_to_3_digits(double v) {
 
 ScoresProfile scores_profile(const core::Trace& t) {
     ScoresProfile p;
-    p.counts = {t.config.d_k, static_cast<std::int64_t>(t.heads.size())};
+    p.counts = {t.config.d_k, static_cast<std::int64_t>(t.heads.size()), static_cast<std::int64_t>(t.config.softmax)};
     Eigen::VectorXd w;
     for (const core::HeadTrace& head : t.heads) {
         const Eigen::Index n = head.scores_raw.rows(), keys = head.scores_raw.cols();
@@ -204,7 +204,7 @@ bool advance_saturation(const AppState& state, SaturationPanel& p, double budget
             const Eigen::Index rows = std::clamp(static_cast<Eigen::Index>((budget - spent) / per_row), Eigen::Index{1},
                                                  n - p.next_row);
             const core::SaturationCurves block = core::saturation_curves(p.masked.middleRows(p.next_row, rows),
-                                                                         p.divisors);
+                                                                         p.divisors, t.config.softmax);
             for (size_t k = 0; k < curve.size(); ++k) curve[k] += block.summaries[k];
             spent += static_cast<double>(rows) * per_row;
             p.next_row += rows;

@@ -30,15 +30,15 @@ inline constexpr double saturation_budget = 3e6;
 inline constexpr int variance_samples = 1000;
 inline constexpr std::uint64_t variance_seed = 1;
 
-// What the curves were computed from, in a few numbers per row of every head: d_k and the
-// shapes, the masked keys (−∞ scores) of each row, and each row of scores_raw's sum of |values| and
+// What the curves were computed from, in a few numbers per row of every head: d_k, the softmax and
+// the shapes, the masked keys (−∞ scores) of each row, and each row of scores_raw's sum of |values| and
 // its sum weighted by fixed factors w_j = 1 + frac(j·φ) ∈ [1, 2) (so that no edit cancels out in
 // it but by chance). Two traces of the same inputs compare equal even when their products were
 // computed on different threads (the last bit may differ); an edit that changes a row of
 // scores_raw by more than 1e−11 of its magnitude does not. Vectorised: about 0.1 ms per head of
 // n = 512 (the scores are read, not hashed cell by cell).
 struct ScoresProfile {
-    std::vector<std::int64_t> counts;    // d_k, heads; per head: rows, columns
+    std::vector<std::int64_t> counts;    // d_k, heads, the softmax; per head: rows, columns
     std::vector<std::vector<int>> keys;  // [head][row]: the keys the row may look at (not −∞)
     // Per row: the weighted sum and the sum of |values|, each with the magnitude it is compared to.
     std::vector<std::array<double, 2>> sums;

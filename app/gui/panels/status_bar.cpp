@@ -26,6 +26,7 @@ std::vector<StatusItem> status_items(const AppState& state, float frame_ms, cons
         items.push_back({std::string("W_O ") + (c.output_projection ? "on" : "off"), 3});
         items.push_back({std::string("mask ") + core::to_string(c.mask)});
         items.push_back({std::string("scale ") + scale, 2});
+        if (c.softmax == core::Softmax::plus_one) items.push_back({"softmax plus one"});
         // What a real layer adds, only when in use.
         if (c.biases) items.push_back({"biases", 1});
         if (c.grouped()) items.push_back({std::to_string(c.kv_count()) + " K/V groups"});
