@@ -442,3 +442,20 @@ TEST(WrappedText, FormulasBreakAtSpacesNeverInsideANumber) {
     }
     ImGui::Render();
 }
+
+// A line break in a lesson's text ends its line wherever it falls; an empty line stays.
+TEST(WrappedText, ALineBreakEndsItsLine) {
+    test::HeadlessImGui imgui({800, 600});
+    ImGui::NewFrame();
+    const std::vector<std::string_view> lines = app::lines_at_spaces("one two\n\nthree four five", 10000.0f);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[0], "one two");
+    EXPECT_EQ(lines[1], "");
+    EXPECT_EQ(lines[2], "three four five");
+    const float two_words = ImGui::CalcTextSize("three four").x;
+    const std::vector<std::string_view> narrow = app::lines_at_spaces("one\nthree four five", two_words);
+    ASSERT_EQ(narrow.size(), 3u);
+    EXPECT_EQ(narrow[1], "three four");
+    EXPECT_EQ(narrow[2], "five");
+    ImGui::EndFrame();
+}

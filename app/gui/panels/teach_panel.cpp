@@ -517,17 +517,19 @@ void draw_session_warnings(AppState& state, UiContext& ui, TeachPanel& p, const 
     ImGui::Separator();
 }
 
-// The step's title, formula and text, their numbers filled in from the session.
+// The step's title, formula and text, their numbers filled in from the session, each wrapped at
+// spaces where the caller pushed a wrap position.
 void draw_step_text(UiContext& ui, const core::LessonStep& step, const core::LessonContext& context) {
     if (ui.fonts.title) ImGui::PushFont(ui.fonts.title);
-    text_bounded(step.title, ui.color_vec(Color::step_title));
+    text_wrapped_at_spaces(step.title, ui.color_vec(Color::step_title));
     if (ui.fonts.title) ImGui::PopFont();
+    // Wrapped at spaces only: ImGui's own wrapping would split a filled-in number after its '.'.
     if (!step.formula.empty()) {
         ImGui::Spacing();
-        text_bounded(core::fill_template(step.formula, context), ui.color_vec(Color::step_formula));
+        text_wrapped_at_spaces(core::fill_template(step.formula, context), ui.color_vec(Color::step_formula));
     }
     ImGui::Spacing();
-    text_bounded(core::fill_template(step.text, context));
+    text_wrapped_at_spaces(core::fill_template(step.text, context));
     ui.report_item("teach: text");
 }
 

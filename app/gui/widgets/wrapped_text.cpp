@@ -9,8 +9,10 @@
 
 namespace attnviz::app {
 
-std::vector<std::string_view> lines_at_spaces(std::string_view text, float width) {
-    std::vector<std::string_view> lines;
+namespace {
+
+// lines_at_spaces of one paragraph (no '\n'), appended to lines.
+void paragraph_lines(std::string_view text, float width, std::vector<std::string_view>& lines) {
     const std::size_t n = text.size();
     // The end of the word at `from` (after any spaces before it).
     const auto word_end = [&](std::size_t from) {
@@ -20,7 +22,8 @@ std::vector<std::string_view> lines_at_spaces(std::string_view text, float width
     const auto width_of = [&](std::size_t a, std::size_t b) {
         return ImGui::CalcTextSize(text.data() + a, text.data() + b).x;
     };
-    std::size_t begin = 0;  // the current line's first character
+    if (n == 0) lines.push_back(text);  // an empty paragraph is an empty line
+    std::size_t begin = 0;              // the current line's first character
     while (begin < n) {
         // The first word, then whole words with the spaces before them while they fit (ImGui 1.86 has
         // no kerning: a line is as wide as its pieces).
@@ -36,6 +39,17 @@ std::vector<std::string_view> lines_at_spaces(std::string_view text, float width
         lines.push_back(text.substr(begin, end - begin));
         begin = end;
         while (begin < n && text[begin] == ' ') ++begin;  // the spaces at a break are not drawn
+    }
+}
+
+}  // namespace
+
+std::vector<std::string_view> lines_at_spaces(std::string_view text, float width) {
+    std::vector<std::string_view> lines;
+    for (std::size_t begin = 0; begin < text.size();) {  // each '\n' ends a line of its own
+        const std::size_t end = std::min(text.find('\n', begin), text.size());
+        paragraph_lines(text.substr(begin, end - begin), width, lines);
+        begin = end + 1;
     }
     return lines;
 }

@@ -12,7 +12,7 @@ namespace attnviz::app {
 
 // `text` broken into lines at spaces, each as wide as `width` pixels of the current font at most
 // (a word wider than that on a line of its own); the spaces at a break are left out, the first
-// line keeps those it starts with. Views into `text`.
+// line keeps those it starts with; a '\n' always ends a line. Views into `text`.
 std::vector<std::string_view> lines_at_spaces(std::string_view text, float width);
 
 // Draws `text` (cut to max_drawn_characters) wrapped where a wrap position is pushed
