@@ -169,6 +169,29 @@ float draw_norm_weighted_head(const AppState& state, UiContext& ui, const NormWe
     return hit.cells_per_pixel;
 }
 
+// What the axes are, on the controls' line: in words, or as arrows where the words do not fit
+// (a line less for the heads); the words in its tooltip.
+void draw_axes_note(const AppState& state, const UiContext& ui) {
+    const char* axes = state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys";
+    const char* arrows = state.column_vectors() ? "↓ keys → queries" : "↓ queries → keys";
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    const float after = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+    const char* shown =
+        after + ImGui::CalcTextSize(axes).x <= right || ui.notation() != core::Notation::unicode ? axes : arrows;
+    same_line_if_fits(ImGui::CalcTextSize(shown).x);
+    ImGui::TextDisabled("%s", shown);
+    if (shown != axes && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", axes);
+}
+
+// Each head's summary of its weights, once per trace.
+void update_summaries(const AppState& state, HeadsPanel& panel) {
+    if (panel.summaries_of == state.generation() && panel.summaries.size() == state.trace().heads.size()) return;
+    panel.summaries.clear();
+    for (const core::HeadTrace& head : state.trace().heads)
+        panel.summaries.push_back(core::summarize_head(head.weights));
+    panel.summaries_of = state.generation();
+}
+
 }  // namespace
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
@@ -186,17 +209,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
         same_line_if_fits(font * 9);
         scaling_combo(ui, id, c.kv_len(), font * 9);
     }
-    // What the axes are, on the controls' line: in words, or as arrows where the words do not fit
-    // (a line less for the heads); the words in its tooltip.
-    const char* axes = state.column_vectors() ? "rows: keys, columns: queries" : "rows: queries, columns: keys";
-    const char* arrows = state.column_vectors() ? "↓ keys → queries" : "↓ queries → keys";
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    const float after = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
-    const char* shown =
-        after + ImGui::CalcTextSize(axes).x <= right || ui.notation() != core::Notation::unicode ? axes : arrows;
-    same_line_if_fits(ImGui::CalcTextSize(shown).x);
-    ImGui::TextDisabled("%s", shown);
-    if (shown != axes && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", axes);
+    draw_axes_note(state, ui);
 
     // One range for all heads, so they can be compared: every head's statistics combined (norm-weighted:
     // from 0 to the largest of every head).
@@ -214,13 +227,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     }
     o.token_rows = o.token_cols = true;
 
-    if (panel.shown == HeadsShown::weights &&
-        (panel.summaries_of != state.generation() || panel.summaries.size() != state.trace().heads.size())) {
-        panel.summaries.clear();
-        for (const core::HeadTrace& head : state.trace().heads)
-            panel.summaries.push_back(core::summarize_head(head.weights));
-        panel.summaries_of = state.generation();
-    }
+    if (panel.shown == HeadsShown::weights) update_summaries(state, panel);
 
     // The grid: the largest cells (up to 80 pixels) with which every head fits the panel, token
     // labels and titles included; each head's summary under it in as many lines as its width needs.
