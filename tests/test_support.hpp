@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/attention/config.hpp"
+#include "core/attention/presets.hpp"
 #include "core/base/problem.hpp"
 #include "core/io/tensors.hpp"
 
@@ -56,6 +57,18 @@ inline core::Config make_config(int n, int d_model, int heads, int d_k, int d_v,
     c.mask = mask;
     c.scale = scale;
     return c;
+}
+
+// One head that sends every query to token 0 (q = (10, 0) for all, k_0 = (10, 0), the other keys
+// 0: scores 100/√2 against 0), with W_V = W_O = I: a sink, and a head that copies.
+inline core::Session sink_session() {
+    core::Session s = core::random_session(make_config(3, 2, 1, 2, 2), 1);
+    s.params.X = core::Matrix{{1, 0}, {0, 1}, {0, 1}};
+    s.params.heads[0].W_Q = core::Matrix{{10, 0}, {10, 0}};
+    s.params.heads[0].W_K = core::Matrix{{10, 0}, {0, 0}};
+    s.params.heads[0].W_V = core::Matrix::Identity(2, 2);
+    s.params.W_O = core::Matrix::Identity(2, 2);
+    return s;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,22 +30,10 @@ protected:
     app::DrawReport report;
 };
 
-// One head that sends every query to token 0 (q = (10, 0) for all, k_0 = (10, 0), the other keys
-// 0: scores 100/√2 against 0), with W_V = W_O = I.
-core::Session sink_session() {
-    core::Session s = core::random_session(test::make_config(3, 2, 1, 2, 2), 1);
-    s.params.X = core::Matrix{{1, 0}, {0, 1}, {0, 1}};
-    s.params.heads[0].W_Q = core::Matrix{{10, 0}, {10, 0}};
-    s.params.heads[0].W_K = core::Matrix{{10, 0}, {0, 0}};
-    s.params.heads[0].W_V = core::Matrix::Identity(2, 2);
-    s.params.W_O = core::Matrix::Identity(2, 2);
-    return s;
-}
-
 }  // namespace
 
 TEST_F(Lab, AHeadOnTokenZeroIsASinkThatCopiesAndItsAblationRemovesTheOutput) {
-    AppState state(sink_session());
+    AppState state(test::sink_session());
     panels.lab.show_view = 4;  // Sinks
     frames(state);
     ASSERT_TRUE(panels.lab.result);

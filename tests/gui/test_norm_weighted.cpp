@@ -32,17 +32,6 @@ core::Session six_tokens_three_heads() {
     return core::random_session(c, 23);
 }
 
-// One head that sends every query to token 0 (scores 100/√2 against 0), with W_V = W_O = I.
-core::Session sink_session() {
-    core::Session s = core::random_session(test::make_config(3, 2, 1, 2, 2), 1);
-    s.params.X = core::Matrix{{1, 0}, {0, 1}, {0, 1}};
-    s.params.heads[0].W_Q = core::Matrix{{10, 0}, {10, 0}};
-    s.params.heads[0].W_K = core::Matrix{{10, 0}, {0, 0}};
-    s.params.heads[0].W_V = core::Matrix::Identity(2, 2);
-    s.params.W_O = core::Matrix::Identity(2, 2);
-    return s;
-}
-
 // The same head looking at itself: every query on its own token (q_i = k_i = 10·x_i, x_i one-hot
 // on distinct coordinates), no key taking the weight of most queries.
 core::Session diagonal_session() {
@@ -208,7 +197,7 @@ TEST_F(NormWeighted, TheHeadViewDrawsEachQueryRowOfTheNormWeightedAttentionNorma
 }
 
 TEST_F(NormWeighted, TheModelViewFlagsAHeadPuttingAllItsWeightOnTokenZero) {
-    AppState state(sink_session());
+    AppState state(test::sink_session());
     app::ModelPanel panel;
     const auto frame = [&] { app::draw_model_panel(state, imgui_.ui, panel); };
     draw(frame, 2);
