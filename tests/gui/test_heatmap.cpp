@@ -284,6 +284,30 @@ TEST_F(HeatmapHits, EachMatrixIsColouredByItsScaling) {
     ImGui::Render();
 }
 
+namespace {
+
+// Draws `m` with these options in a window of its own, in two frames (the first measures), and
+// returns the last frame's report; `hit` gets the cells' rectangle.
+app::DrawReport draw_heatmap_frames(test::HeadlessImGui& imgui, const core::Matrix& m, const app::HeatmapOptions& o,
+                                    app::HeatmapHit& hit) {
+    app::DrawReport report;
+    imgui.ui.report = &report;
+    for (int frame = 0; frame < 2; ++frame) {
+        report.clear();
+        ImGui::NewFrame();
+        ImGui::SetNextWindowPos({0, 0});
+        ImGui::SetNextWindowSize({700, 500});
+        ImGui::Begin("heatmap", nullptr, ImGuiWindowFlags_NoDecoration);
+        hit = app::heatmap(imgui.ui, "m", m, o, "m");
+        ImGui::End();
+        ImGui::Render();
+    }
+    imgui.ui.report = nullptr;
+    return report;
+}
+
+}  // namespace
+
 TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
     test::HeadlessImGui imgui({800, 600});  // the app's fonts
     // 40 px cells: 0.944 fits whole, 0.0558 without its leading zero, -123456.789 only abbreviated, 2.5e-17
@@ -293,18 +317,8 @@ TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
     o.max_cell = 40;
     o.max_size = {120, 80};
     o.range = {-1, 1, false};
-    app::DrawReport report;
-    imgui.ui.report = &report;
-    for (int frame = 0; frame < 2; ++frame) {
-        report.clear();
-        ImGui::NewFrame();
-        ImGui::SetNextWindowPos({0, 0});
-        ImGui::SetNextWindowSize({500, 500});
-        ImGui::Begin("numbers", nullptr, ImGuiWindowFlags_NoDecoration);
-        app::heatmap(imgui.ui, "m", m, o, "m");
-        ImGui::End();
-        ImGui::Render();
-    }
+    app::HeatmapHit hit;
+    const app::DrawReport report = draw_heatmap_frames(imgui, m, o, hit);
     std::map<std::pair<int, int>, std::string> printed;
     for (const auto& n : report.numbers) printed[{n.row, n.col}] = n.text;
     ASSERT_EQ(printed.size(), 6u) << "every cell prints something";
@@ -315,30 +329,6 @@ TEST(HeatmapNumbers, EachCellPrintsWhatFitsSoOneWideValueBlanksNothingElse) {
     EXPECT_EQ(printed[std::make_pair(0, 2)], std::string(core::symbols(imgui.fonts.notation).about) + "0");
     EXPECT_EQ(printed[std::make_pair(0, 1)], "-1.2e5");
 }
-
-namespace {
-
-// Draws `m` with these column labels in a frame of its own (twice: the first frame measures) and
-// returns the report; `hit` gets the cells' rectangle.
-app::DrawReport draw_labelled(test::HeadlessImGui& imgui, const core::Matrix& m, const app::HeatmapOptions& o,
-                              app::HeatmapHit& hit) {
-    app::DrawReport report;
-    imgui.ui.report = &report;
-    for (int frame = 0; frame < 2; ++frame) {
-        report.clear();
-        ImGui::NewFrame();
-        ImGui::SetNextWindowPos({0, 0});
-        ImGui::SetNextWindowSize({700, 500});
-        ImGui::Begin("labels", nullptr, ImGuiWindowFlags_NoDecoration);
-        hit = app::heatmap(imgui.ui, "m", m, o, "m");
-        ImGui::End();
-        ImGui::Render();
-    }
-    imgui.ui.report = nullptr;
-    return report;
-}
-
-}  // namespace
 
 TEST(HeatmapLabels, ColumnLabelsTooWideForTheirColumnsAreTurnedWholeNotCut) {
     test::HeadlessImGui imgui({800, 600});  // the app's fonts: 16 px, numbers 13 px
@@ -358,7 +348,7 @@ TEST(HeatmapLabels, ColumnLabelsTooWideForTheirColumnsAreTurnedWholeNotCut) {
     EXPECT_FALSE(room.turned(8));   // narrower than a line: upright, one every few columns
     EXPECT_GT(room.turned_h, room.upright_h);
     app::HeatmapHit hit;
-    const app::DrawReport report = draw_labelled(imgui, m, o, hit);
+    const app::DrawReport report = draw_heatmap_frames(imgui, m, o, hit);
     int cols = 0;
     for (const app::DrawReport::Label& l : report.labels) {
         EXPECT_FALSE(l.cut) << l.name << ": \"" << l.text << "\" shown as \"" << l.shown << "\"";
@@ -388,7 +378,7 @@ TEST(HeatmapLabels, LabelsThatFitStayUprightAndALabelPastTenEmsIsReportedCut) {
     o.max_size = {600, 400};
     o.max_cell = 40;
     app::HeatmapHit hit;
-    const app::DrawReport report = draw_labelled(imgui, m, o, hit);
+    const app::DrawReport report = draw_heatmap_frames(imgui, m, o, hit);
     ASSERT_EQ(report.labels.size(), 3u);
     EXPECT_FALSE(report.labels[0].cut);
     EXPECT_FALSE(report.labels[1].cut);
@@ -398,7 +388,7 @@ TEST(HeatmapLabels, LabelsThatFitStayUprightAndALabelPastTenEmsIsReportedCut) {
     // Without a long label the columns' labels fit upright: one line tall.
     const std::vector<std::string> short_tokens{"a", "b", "c"};
     o.col_labels = &short_tokens;
-    const app::DrawReport upright = draw_labelled(imgui, m, o, hit);
+    const app::DrawReport upright = draw_heatmap_frames(imgui, m, o, hit);
     ASSERT_EQ(upright.labels.size(), 3u);
     for (const app::DrawReport::Label& l : upright.labels) {
         EXPECT_FALSE(l.cut);
