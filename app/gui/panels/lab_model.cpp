@@ -4,6 +4,7 @@
 #include <imgui.h>
 #include <numeric>
 
+#include "../widgets/fitted_text.hpp"
 #include "core/base/format.hpp"
 
 namespace attnviz::app {
@@ -104,7 +105,11 @@ void draw_tops(UiContext& ui, const model::HeadEffect& e, const ModelRun& run) {
         for (const std::vector<model::TopToken>* top : {&e.top_before, &e.top_after}) {
             const bool has = k < top->size();
             ImGui::TableNextColumn();
-            if (has) ImGui::TextUnformatted(visible_token(run.token_text((*top)[k].id)).c_str());
+            if (has) {  // as the Next token panel shows a token: its text quoted, then its id
+                ImGui::TextUnformatted(quoted_label(run.token_text((*top)[k].id)).c_str());
+                ImGui::SameLine();
+                ImGui::TextDisabled("%d", (*top)[k].id);
+            }
             ImGui::TableNextColumn();
             if (has) ImGui::TextUnformatted(core::format_number((*top)[k].p, 4).c_str());
             if (!has) continue;
@@ -216,7 +221,7 @@ void draw_table(UiContext& ui, ModelAblation& m, ModelRun& run, int& head, int h
         ImGui::TextUnformatted(core::format_number(size(e), 4).c_str());
         ImGui::TableNextColumn();
         if (next_token && !e.top_after.empty())
-            ImGui::TextUnformatted(visible_token(run.token_text(e.top_after.front().id)).c_str());
+            ImGui::TextUnformatted(quoted_label(run.token_text(e.top_after.front().id)).c_str());
         ui.report_value("lab: model kl head " + std::to_string(e.head + 1), size(e));
     }
     ImGui::EndTable();
