@@ -170,6 +170,11 @@ void draw_effect(UiContext& ui, const ModelAblation& m, const ModelRun& run) {
                        m.key == m.job_key || !m.job.valid() ? "." : " (updating\xe2\x80\xa6)");
     if (e.next_token) {
         ImGui::Text("KL(p_before \xe2\x80\x96 p_after) = %s nats", core::format_number(e.kl, 4).c_str());
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(
+                "\xce\xa3_i p_i\xc2\xb7(ln p_i \xe2\x88\x92 ln q_i) over the vocabulary: p the next-token "
+                "distribution of the run shown, q the same with the head ablated.\n0 when the head "
+                "changes nothing.");
         ui.report_value("lab: model kl", e.kl);
         draw_tops(ui, e, run);
     } else {
