@@ -11,6 +11,7 @@
 #include "core/attention/head_analysis.hpp"
 #include "core/base/format.hpp"
 #include "core/model/analysis.hpp"
+#include "core/model/head_effect.hpp"
 
 namespace attnviz::app {
 
@@ -48,47 +49,18 @@ Json head_json(const core::Config& c, const core::Params& p, const core::Trace& 
     return out;
 }
 
-// The next-token distribution of logits (softmax, in double).
-Eigen::RowVectorXd distribution(const Eigen::RowVectorXd& logits) {
-    const Eigen::RowVectorXd e = (logits.array() - logits.maxCoeff()).exp();
-    return e / e.sum();
-}
-
-// KL(p ‖ q) in nats; q's zeros where p is not zero count as a very large divergence, not ∞.
-double kl_divergence(const Eigen::RowVectorXd& p, const Eigen::RowVectorXd& q) {
-    double kl = 0;
-    for (Eigen::Index i = 0; i < p.size(); ++i)
-        if (p(i) > 0) kl += p(i) * (std::log(p(i)) - std::log(std::max(q(i), 1e-300)));
-    return kl;
-}
-
-Json top_json(const Eigen::RowVectorXd& logits, const std::function<std::string(std::int32_t)>& token_text) {
+Json top_json(const std::vector<model::TopToken>& top, const std::function<std::string(std::int32_t)>& token_text) {
     Json out = Json::array();
-    for (const model::TopToken& t : model::top_tokens(logits, 5))
-        out.push_back({{"id", t.id}, {"token", token_text(t.id)}, {"p", t.p}});
+    for (const model::TopToken& t : top) out.push_back({{"id", t.id}, {"token", token_text(t.id)}, {"p", t.p}});
     return out;
 }
 
-// Head h of layer l zero-ablated (its d_v rows of W_O zeroed in the layer's session `s`, the layers
-// from l on recomputed): the next-token distribution's change; the state is restored after.
-Json ablation_next_token(const model::ModelFolder& m, model::RunState<double>& state, const core::Session& s, int layer,
-                         int head, const std::function<std::string(std::int32_t)>& token_text) {
-    const Eigen::RowVectorXd before = state.logits_last;
-    auto ablated = std::make_shared<core::Session>(s);
-    ablated->params.W_O.middleRows(head * s.config.d_v, s.config.d_v).setZero();
-    model::LayerRun<double>& run = state.layers[static_cast<size_t>(layer)];
-    const std::shared_ptr<const core::Session> was = run.edited;
-    run.edited = std::move(ablated);
-    Json out;
-    if (const core::Problems p = model::rerun_from(m, state, layer); p.empty()) {
-        out["kl"] = kl_divergence(distribution(before), distribution(state.logits_last));
-        out["top"] = top_json(state.logits_last, token_text);
-    } else {
-        out["problem"] = p.front().str();
-    }
-    run.edited = was;
-    model::rerun_from(m, state, layer);  // back to the run as read: the same numbers again
-    return out;
+// Head h of layer l zero-ablated (core/model/head_effect.hpp): the next-token distribution's change.
+Json ablation_next_token(const model::ModelFolder& m, const model::RunState<double>& state, int layer, int head,
+                         const std::function<std::string(std::int32_t)>& token_text) {
+    const core::Result<model::HeadEffect> effect = model::head_effect(m, state, layer, head, core::Ablation::zero);
+    if (!effect) return {{"problem", effect.problems.front().str()}};
+    return {{"kl", effect.value->kl}, {"top", top_json(effect.value->top_after, token_text)}};
 }
 
 }  // namespace
@@ -101,7 +73,7 @@ int analyze_model_command(const ForwardOptions& options, const std::string& out_
         out["model_type"] = model::to_string(m.config().architecture);
         out["tokens"] = state.tokens;
         const bool causal = state.logits_last.size() > 0;
-        if (causal) out["top"] = top_json(state.logits_last, token_text);
+        if (causal) out["top"] = top_json(model::top_tokens(state.logits_last, 5), token_text);
         out["layers"] = Json::array();
         for (size_t l = 0; l < state.layers.size(); ++l) {
             const core::Result<core::Session> session = model::layer_session(m, state, static_cast<int>(l));
@@ -114,7 +86,7 @@ int analyze_model_command(const ForwardOptions& options, const std::string& out_
             for (int h = 0; h < s.config.heads; ++h) {
                 Json head = head_json(s.config, s.params, state.layers[l].trace, h);
                 if (causal)
-                    head["ablation_next_token"] = ablation_next_token(m, state, s, static_cast<int>(l), h, token_text);
+                    head["ablation_next_token"] = ablation_next_token(m, state, static_cast<int>(l), h, token_text);
                 heads.push_back(std::move(head));
             }
             out["layers"].push_back({{"heads", std::move(heads)}});

@@ -91,6 +91,8 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
     cli.add_flag("--mean-heads", gui.mean_heads, "The head view draws the mean of the heads at start");
     cli.add_flag("--norm-weighted", gui.norm_weighted,
                  "The heads panel, the head view and the model view show the norm-weighted attention at start");
+    cli.add_option("--lab-view", gui.lab_view, "The attention lab's view at start (with --panel \"Attention lab\")")
+        ->check(CLI::IsMember({"norm-weighted", "circuits", "ablation", "rope", "sinks"}));
     cli.add_option("--sort-heads", gui.sort_heads,
                    "Model view: sort each layer's heads by entropy, distance, first or diagonal (largest first)")
         ->check(CLI::IsMember({"none", "entropy", "distance", "first", "diagonal"}));

@@ -49,7 +49,7 @@ constexpr PanelRow panel_table[] = {
     {PanelId::flash, "FlashAttention stepper", Place::lower_left, Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_flash_panel(s, ui, p.flash); }},
     {PanelId::lab, "Attention lab", Place::lower_left, Stage::views,
-     [](AppState& s, UiContext& ui, Panels& p) { draw_lab_panel(s, ui, p.lab, p.compare.a.get()); }},
+     [](AppState& s, UiContext& ui, Panels& p) { draw_lab_panel(s, ui, p.lab, p.compare.a.get(), &p.model.run); }},
 };
 
 // Row k is PanelId k, and every PanelId has its row.

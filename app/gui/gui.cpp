@@ -464,6 +464,9 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
         }
     }
     if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
+    const std::vector<std::string> lab_views = {"norm-weighted", "circuits", "ablation", "rope", "sinks"};
+    if (const auto view = std::find(lab_views.begin(), lab_views.end(), o.lab_view); view != lab_views.end())
+        panels.lab.show_view = static_cast<int>(view - lab_views.begin());
     if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
         panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
     if (!o.beside.empty() || !o.model.empty()) {
@@ -514,8 +517,9 @@ void wait_for_work(AppState& state, Panels& panels) {
     panels.model.layers.wait();  // and the model view's numbers
     panels.model.run.wait();     // and the model's run (taken in the next frame)
     state.wait_for_trace();
-    wait_for_gradient(panels.gradients);  // and the gradient asked for in the last frame
-    wait_for_compare(panels.compare);     // and the pinned session's trace
+    wait_for_gradient(panels.gradients);        // and the gradient asked for in the last frame
+    wait_for_compare(panels.compare);           // and the pinned session's trace
+    wait_for_model_ablation(panels.lab.model);  // and the lab's ablation through the model
 }
 
 // A new ImGui frame, with the input that came since the last.

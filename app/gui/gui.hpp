@@ -37,6 +37,7 @@ struct GuiOptions {
     std::optional<std::string> model_text;  // --text: the sentence a model folder runs on
     int model_layer = 0;                    // --model-layer: the model folder's block edited at start (no session)
     std::string sort_heads;                 // the model view's order at start: entropy, distance, first or diagonal
+    std::string lab_view;                   // the attention lab's view at start: norm-weighted, circuits, ablation, …
     // Any model's attention weights (.npz, .safetensors, .npy) shown in the head view and the model
     // view (the attentions mode), with their tokens from tokens_file ("": the file's own).
     std::string attentions, tokens_file;

@@ -8,6 +8,7 @@
 #    against the run without the edit, the blocks before are unchanged, the edited one, the later
 #    ones and the prediction changed (model_report_check.py edit); the same for the edits of
 #    --bench-edits, whose report says the model's reruns were shown (model_report_check.py bench);
+#  - the attention lab's ablation of a head through the model against `attnviz analyze`;
 #  - a folder without config.json, an empty sentence and a 2000-token text: the app runs and says why.
 # Exits 77 (ctest: skipped) only when no X server can be started.
 set -euo pipefail
@@ -61,6 +62,16 @@ done
     --report "$out/bench-edits.json" > "$out/bench-edits.out"
 python3 "$check" edit "$out/edit-0-before.json" "$out/bench-edits.json" 0
 python3 "$check" bench "$out/bench-edits.out"
+
+# The attention lab's Ablation view through the model: head 1 of block 0 zero-ablated, its KL and
+# top five against `attnviz analyze` of the same text (in double), each later block's change drawn.
+run lab-ablation --model "$models/gpt2" --text "Hello world" --panel "Attention lab" --lab-view ablation \
+    --size 1280x800
+"$png_check" "$out/lab-ablation.png" 1280 800
+"$ui_check" "$out/lab-ablation.json" "$out/lab-ablation.png" layout "window=Attention lab" \
+    "item=lab: through the model" "item=lab: model every head"
+"$attnviz" analyze "$models/gpt2" --text "Hello world" -o "$out/lab-analysis.json"
+python3 "$check" lab "$out/lab-ablation.json" "$out/lab-analysis.json" 0 1
 
 # What a new user may try: a folder that is no model, an empty sentence, a very long text.
 mkdir -p "$out/not-a-model"

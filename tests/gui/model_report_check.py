@@ -14,6 +14,12 @@
   model_report_check.py bench BENCH.out
       BENCH.out is what `--bench-edits N` printed for a model's block: the model's reruns were shown
       (model_runs_shown at least 1) and the last edit's on screen (last_edit_to_trace_ms set).
+  model_report_check.py lab R.json ANALYSIS.json LAYER HEAD
+      R is the attention lab's Ablation view through the model (--lab-view ablation, block LAYER
+      edited, head HEAD from 1 chosen, Z by zeros); ANALYSIS is `attnviz analyze` of the same model
+      and text (in double; the app runs in float): the KL shown agrees (1e-3 relative, and it is not
+      0), the five tokens after are its `ablation_next_token` top (ids exact, p 1e-5), the five before
+      its `top`, and each block from LAYER on has a ‖Δ residual‖ bar.
 Exit 0 when every check holds, 1 with each failure listed otherwise.
 """
 import json
@@ -104,11 +110,32 @@ def bench(out_path):
     check(b.get("model_run_median_ms", 0) > 0, "no time for the model's reruns: %s" % b)
 
 
+def lab(report_path, analysis_path, layer, head):
+    v = values(report_path)
+    with open(analysis_path) as f:
+        a = json.load(f)
+    effect = a["layers"][layer]["heads"][head - 1]["ablation_next_token"]
+    check("lab: model kl" in v, "no KL shown")
+    if "lab: model kl" in v:
+        check(v["lab: model kl"] > 0, "KL shown is 0")
+        check(close(v["lab: model kl"], effect["kl"], 1e-3, True),
+              "KL shown %g, analyze %g" % (v["lab: model kl"], effect["kl"]))
+    for when, top in (("after", effect["top"]), ("before", a["top"])):
+        for k, t in enumerate(top, 1):
+            name = "lab: model top %s %d" % (when, k)
+            check(v.get(name) == t["id"], "%s: %s, analyze %s" % (name, v.get(name), t["id"]))
+            check(close(v.get(name + " p", -1), t["p"], 1e-5), "%s p: %s, analyze %s" % (name, v.get(name + " p"), t["p"]))
+    for l in range(layer, len(a["layers"])):
+        check(v.get("lab: model residual delta %d" % l, 0) > 0, "no change shown after block %d" % l)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "reference":
         reference(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "edit":
         edit(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) == 6 and sys.argv[1] == "lab":
+        lab(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif len(sys.argv) == 3 and sys.argv[1] == "bench":
         bench(sys.argv[2])
     else:

@@ -68,7 +68,7 @@ void update_lab(const AppState& state, LabPanel& p, const Snapshot* pinned) {
     p.job_head = p.head;
 }
 
-bool lab_busy(const LabPanel& p) { return p.job.valid(); }
+bool lab_busy(const LabPanel& p) { return p.job.valid() || model_ablation_busy(p.model); }
 
 namespace {
 
@@ -249,6 +249,17 @@ void draw_ablation(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResul
                 room, &s.session.tokens, nullptr);
 }
 
+// In model mode: whether the Ablation view shows the block alone or the effect through the model.
+bool choose_in_block(UiContext& ui, ModelAblation& m) {
+    int in_block = m.in_block ? 1 : 0;
+    if (ImGui::RadioButton("through the model", &in_block, 0)) m.in_block = false;
+    ui.report_item("lab: through the model");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("in this block", &in_block, 1)) m.in_block = true;
+    ui.report_item("lab: in this block");
+    return m.in_block;
+}
+
 // The chosen pair's part of the scores, every pair's mean |part| by frequency, and the chosen
 // pair's mean part by relative position.
 void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r) {
@@ -337,7 +348,7 @@ void draw_sinks(const Snapshot& s, UiContext& ui, const LabResult& r) {
 
 }  // namespace
 
-void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& p, const Snapshot* pinned) {
+void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& p, const Snapshot* pinned, ModelRun* model_run) {
     update_lab(state, p, pinned);
     const std::shared_ptr<const Snapshot> shown = state.shown_snapshot();
     const int heads = shown->session.config.heads;
@@ -367,7 +378,12 @@ void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& p, const Snapshot*
         switch (view) {
             case 0: draw_norm_weighted(s, ui, r); break;
             case 1: draw_circuits(ui, r); break;
-            case 2: draw_ablation(s, ui, p, r); break;
+            case 2:
+                if (lab_in_model(model_run, heads) && !choose_in_block(ui, p.model))
+                    draw_model_ablation(ui, p.model, *model_run, p.head);
+                else
+                    draw_ablation(s, ui, p, r);
+                break;
             case 3: draw_rope(s, ui, p, r); break;
             default: draw_sinks(s, ui, r); break;
         }

@@ -6,7 +6,9 @@
 //                  W_OV's eigenvalues in the complex plane and its copying score
 //   Ablation       every head's ‖Δoutput‖_F when its Z is zeroed or replaced by its mean row,
 //                  sorted; Δoutput of the chosen head; with a pinned session (Compare), the
-//                  effect of patching each head's Z from it
+//                  effect of patching each head's Z from it. In model mode (the session is the
+//                  block being edited) also through the model: the next-token distribution's KL and
+//                  top 5 before/after and each later block's change (lab_model.hpp)
 //   RoPE           each rotated pair's n×m part of the raw scores (a slider over the pairs), each
 //                  pair's mean |contribution| against its frequency θ_p, and its mean contribution by
 //                  relative position
@@ -26,6 +28,8 @@
 #include "../ui_context.hpp"
 #include "../worker.hpp"
 #include "core/attention/head_analysis.hpp"
+#include "lab_model.hpp"
+#include "model_run.hpp"
 
 namespace attnviz::app {
 
@@ -61,7 +65,8 @@ struct LabPanel {
     Worker::Job<LabResult> job;
     std::uint64_t job_generation = 0;
     int job_head = -1;
-    Worker worker;  // last: joined before the members above go
+    ModelAblation model;  // the Ablation view through the model (model mode), on the model's worker
+    Worker worker;        // last: joined before the members above go
 };
 
 // Brings the panel's result up to the shown snapshot and head: at once for a small session, else
@@ -69,6 +74,8 @@ struct LabPanel {
 void update_lab(const AppState& state, LabPanel& panel, const Snapshot* pinned);
 bool lab_busy(const LabPanel& panel);
 
-void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& panel, const Snapshot* pinned);
+// `model_run`: the model mode's run (null or no model open: the session alone).
+void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& panel, const Snapshot* pinned,
+                    ModelRun* model_run = nullptr);
 
 }  // namespace attnviz::app

@@ -144,7 +144,13 @@ std::string visible_token(const std::string& text) {
     return out.empty() ? "\xE2\x88\x85" : out;  // ∅
 }
 
+void ModelRun::supersede() {
+    superseded_->store(true);
+    superseded_ = std::make_shared<std::atomic<bool>>(false);
+}
+
 void ModelRun::open(const std::string& folder, std::string text, std::int64_t memory_budget, int edit_layer) {
+    supersede();
     memory_budget_ = memory_budget;
     opening_ = folder;
     opening_text_ = text;
@@ -164,6 +170,7 @@ void ModelRun::open(const std::string& folder, std::string text, std::int64_t me
 }
 
 void ModelRun::close(Layers& layers) {
+    supersede();
     job_.cancel();
     lens_job_.cancel();
     pending_.reset();
@@ -219,6 +226,7 @@ void ModelRun::take_lens() {
 
 void ModelRun::submit(Request request) {
     lens_job_.cancel();  // the results it was for are about to be replaced
+    supersede();
     if (job_.valid()) {  // one job at a time: the newest request waits for it
         pending_ = std::move(request);
         return;

@@ -10,7 +10,9 @@
 // leaves them as they were and says why (the sentence box for its text, the app's message else).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +107,22 @@ public:
     std::string token_text(std::int32_t id) const;
     std::string token_piece(std::int32_t id) const;
 
+    // Work on the results shown, queued on the model's worker behind the job running (the attention
+    // lab's ablations through the model): `job(folder, run, stopped)` with the run of the results
+    // shown; `stopped()` says its result is no longer wanted: its handle was cancelled, or a run or
+    // edit was started since (its results will replace these). Needs results().
+    // F: T(const model::ModelFolder&, const model::RunState<float>&, const std::function<bool()>&).
+    template <class F>
+    auto on_results(F job, Worker::Priority priority = Worker::Priority::normal) {
+        return worker_.submit(
+            [folder = folder_, run = results_->run, superseded = superseded_,
+             job = std::move(job)](const Worker::Stop& stop) mutable {
+                const std::function<bool()> stopped = [&] { return stop.requested() || superseded->load(); };
+                return job(*folder, *run, stopped);
+            },
+            priority);
+    }
+
     // What a job hands back: the folder and tokenizer it opened (opening only), its results, or
     // why it has none.
     struct Outcome {
@@ -149,7 +167,10 @@ private:
     Worker::Job<Outcome> job_;
     Worker::Job<core::Result<model::LogitLens>> lens_job_;
     std::uint64_t lens_serial_ = 0;  // the results it is for
-    Worker worker_;                  // last: destroyed (joined) before the members its jobs read
+    // Set once a run or edit is started: the work of on_results for the results before it stops.
+    std::shared_ptr<std::atomic<bool>> superseded_ = std::make_shared<std::atomic<bool>>(false);
+    void supersede();
+    Worker worker_;  // last: destroyed (joined) before the members its jobs read
 };
 
 }  // namespace attnviz::app
