@@ -1,6 +1,7 @@
 #include "core/model/circuits.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -34,38 +35,46 @@ Matrix normed(const std::optional<Norm<double>>& norm, const Matrix& rows) {
     return out;
 }
 
-// The `top` largest values of each row of a matrix over the vocabulary, kept as its blocks of
-// columns come (first: the block's first id); equal values by the smaller id (ids come in order).
+// The `top` largest values of each row over the vocabulary, largest first, equal values by the
+// smaller id, whatever order the values are offered in.
 struct TopPerRow {
     int top;
     std::vector<std::vector<TokenScore>> rows;
 
     TopPerRow(Eigen::Index count, int top_) : top(top_), rows(static_cast<size_t>(count)) {}
-    void add(Eigen::Index first, const Matrix& values) {  // rows × block
-        for (Eigen::Index r = 0; r < values.rows(); ++r) {
-            std::vector<TokenScore>& best = rows[static_cast<size_t>(r)];
-            for (Eigen::Index j = 0; j < values.cols(); ++j) {
-                const double v = values(r, j);
-                if (static_cast<int>(best.size()) == top && !(v > best.back().value)) continue;
-                const auto at = std::upper_bound(best.begin(), best.end(), v,
-                                                 [](double x, const TokenScore& s) { return x > s.value; });
-                best.insert(at, {static_cast<std::int32_t>(first + j), v});
-                if (static_cast<int>(best.size()) > top) best.pop_back();
-            }
-        }
+    static bool before(const TokenScore& x, const TokenScore& y) {
+        return x.value > y.value || (x.value == y.value && x.id < y.id);
+    }
+    void offer(Eigen::Index row, TokenScore s) {
+        std::vector<TokenScore>& best = rows[static_cast<size_t>(row)];
+        if (static_cast<int>(best.size()) == top && !before(s, best.back())) return;
+        best.insert(std::upper_bound(best.begin(), best.end(), s, before), s);
+        if (static_cast<int>(best.size()) > top) best.pop_back();
     }
 };
 
-// The `top` largest of rows·N(table)ᵀ per row over the vocabulary (rows: count × d_model).
+// The `top` largest of rows·N(table)ᵀ per row over the vocabulary (rows: count × d_model). The
+// table's blocks are spread over OpenMP's threads (each block's product on one thread, not Eigen's
+// threads on a small product); each block ranks its own, then offers them to the whole ranking.
 core::Result<std::vector<std::vector<TokenScore>>> top_over_vocab(const ModelFolder& model, const std::string& table,
                                                                   const std::optional<Norm<double>>& norm,
                                                                   const Matrix& rows, int top) {
     using R = core::Result<std::vector<std::vector<TokenScore>>>;
     TopPerRow best(rows.rows(), top);
-    const core::Problems problems =
-        for_each_vocab_block<double>(model, table, [&](Eigen::Index first, const Eigen::Ref<const Matrix>& block) {
-            best.add(first, rows * normed(norm, block).transpose());  // count × block rows
-        });
+    std::mutex merging;
+    const core::Problems problems = for_each_vocab_block<double>(
+        model, table,
+        [&](Eigen::Index first, const Eigen::Ref<const Matrix>& block) {
+            const Matrix values = rows * normed(norm, block).transpose();  // count × block rows
+            TopPerRow own(rows.rows(), top);
+            for (Eigen::Index r = 0; r < values.rows(); ++r)
+                for (Eigen::Index j = 0; j < values.cols(); ++j)
+                    own.offer(r, {static_cast<std::int32_t>(first + j), values(r, j)});
+            const std::lock_guard<std::mutex> lock(merging);
+            for (Eigen::Index r = 0; r < values.rows(); ++r)
+                for (const TokenScore& s : own.rows[static_cast<size_t>(r)]) best.offer(r, s);
+        },
+        true);
     if (!problems.empty()) return R::fail(problems);
     return R::ok(std::move(best.rows));
 }

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/model/circuits.hpp"
+#include "core/model/weight_files.hpp"
 #include "model_runs.hpp"
 
 namespace {
@@ -21,6 +23,7 @@ using attnviz::test::open_model;
 using attnviz::test::run_expected;
 using attnviz::test::slurp;
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 json circuits_of(const std::string& model) { return json::parse(slurp(models_dir / model / "circuits.json")); }
 
@@ -94,6 +97,63 @@ TEST(ModelCircuits, OneTokensRowsAreThoseOfItsPlaceAmongMany) {
         for (size_t i = 0; i < 3; ++i) first.push_back(w["top_outputs"][2][i]);
         expect_ranking(one.value->heads[h].top_outputs.at(0), first, "head " + std::to_string(h));
     }
+}
+
+// A vocabulary of several blocks (for_each_vocab_block reads 2¹⁸ values at a time, 16384 rows of
+// d_model = 16): the tiny GPT-2 with its token table copied to rows 0, 16384 and 32768 of a table of
+// 40000 (the other rows 0), so that each token's row is three times in three blocks. Each OV ranking
+// is then the tiny model's best value at its three places, then its second best at two, smaller ids
+// first: the blocks' rankings are merged whole, equal values by id.
+TEST(ModelCircuits, RankingsOverSeveralBlocksAreMergedWithEqualValuesById) {
+    const attnviz::test::ScratchFolder scratch;
+    const fs::path folder = scratch.copy_of("gpt2");
+    const attnviz::core::Result<attnviz::model::WeightFiles> read = attnviz::model::WeightFiles::open(folder.string());
+    ASSERT_TRUE(read);
+    constexpr std::uint64_t vocab = 40000, block = 16384;
+    json header = json::object();
+    std::string data;
+    for (const std::string& name : read.value->names()) {
+        attnviz::core::Result<attnviz::core::Tensor> t = read.value->read(name);
+        ASSERT_TRUE(t);
+        std::vector<double> values = t.value->values;
+        std::vector<std::uint64_t> shape = t.value->shape;
+        if (name == "transformer.wte.weight") {  // V0 × 16 → 40000 × 16, copied at 0, 16384, 32768
+            values.assign(vocab * shape[1], 0.0);
+            for (std::uint64_t copy = 0; copy < 3; ++copy)
+                std::copy(t.value->values.begin(), t.value->values.end(),
+                          values.begin() + static_cast<std::ptrdiff_t>(copy * block * shape[1]));
+            shape[0] = vocab;
+        }
+        header[name] = {{"dtype", "F64"},
+                        {"shape", shape},
+                        {"data_offsets", {data.size(), data.size() + 8 * values.size()}}};
+        data.append(reinterpret_cast<const char*>(values.data()), 8 * values.size());
+    }
+    const std::string text = header.dump();
+    const std::uint64_t size = text.size();
+    std::ofstream(folder / "model.safetensors", std::ios::binary)
+        << std::string(reinterpret_cast<const char*>(&size), 8) << text << data;
+    json config = json::parse(slurp(folder / "config.json"));
+    config["vocab_size"] = vocab;
+    std::ofstream(folder / "config.json") << config.dump();
+
+    const attnviz::core::Result<ModelFolder> m = ModelFolder::open(folder.string());
+    ASSERT_TRUE(m) << m.problems.front().str();
+    const json e = circuits_of("gpt2");
+    const auto ids = e.at("token_ids").get<std::vector<std::int32_t>>();
+    const auto got = attnviz::model::token_circuits(*m.value, 0, ids, 5);
+    ASSERT_TRUE(got) << got.problems.front().str();
+    for (size_t h = 0; h < got.value->heads.size(); ++h)
+        for (size_t t = 0; t < got.value->tokens.size(); ++t) {
+            const json& want = e["token_circuits"][0]["heads"][h]["top_outputs"][t];  // over the tiny vocabulary
+            const int best = want[0][0].get<int>(), second = want[1][0].get<int>();
+            json spread = json::array();
+            for (const int id : {best, best + 16384, best + 32768}) spread.push_back({id, want[0][1]});
+            for (const int id : {second, second + 16384}) spread.push_back({id, want[1][1]});
+            ASSERT_GT(want[1][1].get<double>(), 0);  // above the zero rows' 0
+            expect_ranking(got.value->heads[h].top_outputs[t], spread,
+                           "head " + std::to_string(h) + " candidate " + std::to_string(t));
+        }
 }
 
 TEST(ModelCircuits, TokenCircuitsRefuseWhatTheyCannotRank) {
