@@ -11,6 +11,7 @@
 #include "core/attention/head_analysis.hpp"
 #include "core/base/format.hpp"
 #include "core/model/analysis.hpp"
+#include "core/model/circuits.hpp"
 #include "core/model/head_effect.hpp"
 
 namespace attnviz::app {
@@ -63,6 +64,47 @@ Json ablation_next_token(const model::ModelFolder& m, const model::RunState<doub
     return {{"kl", effect.value->kl}, {"top", top_json(effect.value->top_after, token_text)}};
 }
 
+// How many of each ranking of the token circuits: the best pairs, keys and output tokens.
+constexpr int circuit_top = 5;
+
+Json scores_json(const std::vector<model::TokenScore>& scores,
+                 const std::function<std::string(std::int32_t)>& token_text) {
+    Json out = Json::array();
+    for (const model::TokenScore& s : scores)
+        out.push_back({{"id", s.id}, {"token", token_text(s.id)}, {"value", s.value}});
+    return out;
+}
+
+// Head h's token circuits over the text's distinct tokens (core/model/circuits.hpp).
+Json token_circuits_json(const model::TokenCircuits& circuits, int head,
+                         const std::function<std::string(std::int32_t)>& token_text) {
+    const model::HeadTokenCircuits& c = circuits.heads[static_cast<size_t>(head)];
+    Json out, tokens = Json::array(), pairs = Json::array(), keys = Json::array(), outputs = Json::array();
+    for (const std::int32_t id : circuits.tokens) tokens.push_back({{"id", id}, {"token", token_text(id)}});
+    for (const model::TokenPair& p : c.top_pairs)
+        pairs.push_back({{"query", p.query},
+                         {"query_token", token_text(p.query)},
+                         {"key", p.key},
+                         {"key_token", token_text(p.key)},
+                         {"value", p.value}});
+    for (const auto& k : c.top_keys) keys.push_back(scores_json(k, token_text));
+    for (const auto& o : c.top_outputs) outputs.push_back(scores_json(o, token_text));
+    out["tokens"] = std::move(tokens);
+    out["qk"] = matrix_rows(c.qk);
+    out["top_pairs"] = std::move(pairs);
+    out["top_keys"] = std::move(keys);
+    out["top_outputs"] = std::move(outputs);
+    return out;
+}
+
+Json position_split_json(const model::PositionSplit& s) {
+    return {{"content_content", matrix_rows(s.content_content)},
+            {"content_position", matrix_rows(s.content_position)},
+            {"position_content", matrix_rows(s.position_content)},
+            {"position_position", matrix_rows(s.position_position)},
+            {"bias", matrix_rows(s.bias)}};
+}
+
 }  // namespace
 
 int analyze_model_command(const ForwardOptions& options, const std::string& out_path) {
@@ -82,9 +124,25 @@ int analyze_model_command(const ForwardOptions& options, const std::string& out_
                 return exit_invalid;
             }
             const core::Session& s = *session.value;
+            const core::Result<model::TokenCircuits> circuits = model::token_circuits(m, static_cast<int>(l),
+                                                                                      state.token_ids, circuit_top);
+            if (!circuits) {
+                report(circuits.problems, m.folder());
+                return exit_invalid;
+            }
+            core::Result<std::vector<model::PositionSplit>> split;
+            if (l == 0 && m.config().learned_positions()) {
+                split = model::position_split(m, state.token_ids);
+                if (!split) {
+                    report(split.problems, m.folder());
+                    return exit_invalid;
+                }
+            }
             Json heads = Json::array();
             for (int h = 0; h < s.config.heads; ++h) {
                 Json head = head_json(s.config, s.params, state.layers[l].trace, h);
+                head["token_circuits"] = token_circuits_json(*circuits.value, h, token_text);
+                if (split) head["position_split"] = position_split_json((*split.value)[static_cast<size_t>(h)]);
                 if (causal)
                     head["ablation_next_token"] = ablation_next_token(m, state, static_cast<int>(l), h, token_text);
                 heads.push_back(std::move(head));

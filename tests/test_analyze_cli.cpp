@@ -108,6 +108,55 @@ TEST(AnalyzeCli, AModelsLayersAreAnalysedAsTheirImportedSessions) {
     fs::remove_all(dir);
 }
 
+// A ranking as analyze writes it ([{"id", "token", "value"}, …]) as NumPy's [[id, value], …].
+json as_pairs(const json& ranking) {
+    json out = json::array();
+    for (const json& r : ranking) out.push_back({r.at("id"), r.at("value")});
+    return out;
+}
+
+// A model's token circuits (every head) and layer 0's position split (models with learned
+// positions) are tests/reference/models/circuits.py's NumPy computation from the stored weights.
+TEST(AnalyzeCli, AModelsTokenCircuitsAndPositionSplitAgreeWithNumPy) {
+    const fs::path models = fs::path(ATTNVIZ_TESTS_DIR) / "reference/models";
+    for (const std::string name : {"gpt2", "bert", "llama"}) {
+        SCOPED_TRACE(name);
+        const json want = json::parse(slurp(models / name / "circuits.json"));
+        const Outcome r = run_attnviz({"analyze", (models / name).string(), "--text", "Hello world"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const json got = json::parse(r.out);
+        ASSERT_EQ(got.at("layers").size(), want.at("token_circuits").size());
+        for (size_t l = 0; l < got["layers"].size(); ++l) {
+            const json& heads = got["layers"][l].at("heads");
+            const json& w = want["token_circuits"][l];
+            ASSERT_EQ(heads.size(), w.at("heads").size());
+            for (size_t h = 0; h < heads.size(); ++h) {
+                const json& c = heads[h].at("token_circuits");
+                ASSERT_EQ(c.at("tokens").size(), w.at("tokens").size());
+                for (size_t t = 0; t < c["tokens"].size(); ++t) {
+                    EXPECT_EQ(c["tokens"][t].at("id"), w["tokens"][t]);
+                    EXPECT_TRUE(c["tokens"][t].at("token").is_string());
+                }
+                const json& wh = w["heads"][h];
+                EXPECT_LE(max_difference(c.at("qk"), wh.at("qk")), 1e-9) << l << " " << h;
+                ASSERT_EQ(c.at("top_keys").size(), wh.at("top_keys").size());
+                for (size_t t = 0; t < wh["top_keys"].size(); ++t) {
+                    EXPECT_LE(max_difference(as_pairs(c["top_keys"][t]), wh["top_keys"][t]), 1e-9) << l << h << t;
+                    EXPECT_LE(max_difference(as_pairs(c.at("top_outputs")[t]), wh.at("top_outputs")[t]), 1e-9)
+                        << l << h << t;
+                }
+                ASSERT_EQ(c.at("top_pairs").size(), 5u);
+                EXPECT_GE(c["top_pairs"][0].at("value").get<double>(), c["top_pairs"][4].at("value").get<double>());
+                EXPECT_EQ(heads[h].contains("position_split"), l == 0 && name != "llama") << l << " " << h;
+                if (!heads[h].contains("position_split")) continue;
+                for (const auto& [part, value] : want.at("position_split")[h].items())
+                    EXPECT_LE(max_difference(heads[h]["position_split"].at(part), value), 1e-9) << h << part;
+                EXPECT_EQ(heads[h]["position_split"].size(), 5u);
+            }
+        }
+    }
+}
+
 TEST(AnalyzeCli, ErrorsAndExitCodesAsCompute) {
     const Outcome missing = run_attnviz({"analyze", "/nonexistent/session.json"});
     EXPECT_EQ(missing.code, 1);

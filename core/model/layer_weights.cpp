@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -132,9 +133,16 @@ core::Problems for_each_lm_head_block(
     const ModelFolder& model,
     const std::function<void(Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& rows)>& use,
     bool concurrent) {
+    if (model.names().lm_head.empty()) return {{"", "the model has no LM head"}};
+    return for_each_vocab_block<Scalar>(model, model.names().lm_head, use, concurrent);
+}
+
+template <class Scalar>
+core::Problems for_each_vocab_block(
+    const ModelFolder& model, const std::string& name,
+    const std::function<void(Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& rows)>& use,
+    bool concurrent) {
     const ModelConfig& c = model.config();
-    const std::string& name = model.names().lm_head;
-    if (name.empty()) return {{"", "the model has no LM head"}};
     const core::TensorInfo* info = model.weights().find(name);
     if (!info || info->shape.size() != 2 || info->shape[0] != static_cast<std::uint64_t>(c.vocab_size) ||
         info->shape[1] != static_cast<std::uint64_t>(c.d_model))
@@ -179,6 +187,28 @@ core::Problems for_each_lm_head_block(
     }
     if (failure) std::rethrow_exception(failure);
     return problems;
+}
+
+template <class Scalar>
+core::Result<MatrixT<Scalar>> read_table_rows(const ModelFolder& model, const std::string& name,
+                                              const std::vector<int>& at, Eigen::Index cols) {
+    using R = core::Result<MatrixT<Scalar>>;
+    const core::TensorInfo* info = model.weights().find(name);
+    if (info && info->shape.size() == 2 && info->shape[1] != static_cast<std::uint64_t>(cols))
+        return R::fail({{"", name + ": a row of " + std::to_string(info->shape[1]) + " values, expected " +
+                                 std::to_string(cols)}});
+    std::map<int, RowVectorT<Scalar>> rows;  // row number → its values
+    for (const int r : at) {
+        if (rows.count(r)) continue;
+        RowVectorT<Scalar> row(cols);
+        if (core::Problems p = model.weights().read_rows_into(name, static_cast<std::uint64_t>(r), 1, row.data());
+            !p.empty())
+            return R::fail(std::move(p));
+        rows.emplace(r, std::move(row));
+    }
+    MatrixT<Scalar> out(static_cast<Eigen::Index>(at.size()), cols);
+    for (size_t i = 0; i < at.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = rows.at(at[i]);
+    return R::ok(std::move(out));
 }
 
 template <class Scalar>
@@ -309,6 +339,16 @@ template core::Problems for_each_lm_head_block<float>(
     const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<float>>&)>&, bool);
 template core::Problems for_each_lm_head_block<double>(
     const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<double>>&)>&, bool);
+template core::Problems for_each_vocab_block<float>(
+    const ModelFolder&, const std::string&,
+    const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<float>>&)>&, bool);
+template core::Problems for_each_vocab_block<double>(
+    const ModelFolder&, const std::string&,
+    const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<double>>&)>&, bool);
+template core::Result<MatrixT<float>> read_table_rows<float>(const ModelFolder&, const std::string&,
+                                                             const std::vector<int>&, Eigen::Index);
+template core::Result<MatrixT<double>> read_table_rows<double>(const ModelFolder&, const std::string&,
+                                                               const std::vector<int>&, Eigen::Index);
 template core::Result<MatrixT<float>> read_matrix<float>(const ModelFolder&, const std::string&);
 template core::Result<MatrixT<double>> read_matrix<double>(const ModelFolder&, const std::string&);
 template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const std::string&, const std::string&);

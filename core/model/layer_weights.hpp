@@ -22,6 +22,13 @@ namespace attnviz::model {
 template <class Scalar>
 core::Result<MatrixT<Scalar>> read_matrix(const ModelFolder& model, const std::string& name);
 
+// Rows at[0], at[1], … of a table of the model (vocab_size × d_model and the like) as the rows of an
+// at.size() × cols matrix, each distinct row read once: a large vocabulary's table costs the rows
+// asked for, not its size. Refused: a table whose rows are not `cols` values, a row it does not have.
+template <class Scalar>
+core::Result<MatrixT<Scalar>> read_table_rows(const ModelFolder& model, const std::string& name,
+                                              const std::vector<int>& at, Eigen::Index cols);
+
 // A LayerNorm or RMSNorm from its weight (and bias) tensors, as the config has it.
 template <class Scalar>
 core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string& weight, const std::string& bias);
@@ -34,6 +41,13 @@ core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string
 template <class Scalar>
 core::Problems for_each_lm_head_block(
     const ModelFolder& model,
+    const std::function<void(Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& rows)>& use,
+    bool concurrent = false);
+// The same for any vocab_size × d_model table of the model (`name`: the token embeddings, the LM
+// head); problems of reading it.
+template <class Scalar>
+core::Problems for_each_vocab_block(
+    const ModelFolder& model, const std::string& name,
     const std::function<void(Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& rows)>& use,
     bool concurrent = false);
 
@@ -81,6 +95,16 @@ extern template core::Problems for_each_lm_head_block<float>(
     const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<float>>&)>&, bool);
 extern template core::Problems for_each_lm_head_block<double>(
     const ModelFolder&, const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<double>>&)>&, bool);
+extern template core::Problems for_each_vocab_block<float>(
+    const ModelFolder&, const std::string&,
+    const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<float>>&)>&, bool);
+extern template core::Problems for_each_vocab_block<double>(
+    const ModelFolder&, const std::string&,
+    const std::function<void(Eigen::Index, const Eigen::Ref<const MatrixT<double>>&)>&, bool);
+extern template core::Result<MatrixT<float>> read_table_rows<float>(const ModelFolder&, const std::string&,
+                                                                    const std::vector<int>&, Eigen::Index);
+extern template core::Result<MatrixT<double>> read_table_rows<double>(const ModelFolder&, const std::string&,
+                                                                      const std::vector<int>&, Eigen::Index);
 extern template core::Result<MatrixT<float>> read_matrix<float>(const ModelFolder&, const std::string&);
 extern template core::Result<MatrixT<double>> read_matrix<double>(const ModelFolder&, const std::string&);
 extern template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const std::string&, const std::string&);

@@ -1,7 +1,6 @@
 #include "core/model/runtime.hpp"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 
 #include "core/base/format.hpp"
@@ -15,39 +14,12 @@ using core::Problems;
 
 Problems fail(std::string message) { return {{"", std::move(message)}}; }
 
-// Row i of the position table for token i: i, or for RoBERTa its place among the tokens that are
-// not the pad token after pad_token_id (a pad token's own is pad_token_id), as
-// create_position_ids_from_input_ids.
-std::vector<int> positions(const ModelConfig& c, const std::vector<std::int32_t>& ids) {
-    std::vector<int> out(ids.size());
-    int counted = 0;
-    for (size_t i = 0; i < ids.size(); ++i) {
-        if (c.architecture != Architecture::roberta)
-            out[i] = static_cast<int>(i);
-        else
-            out[i] = ids[i] == c.pad_token_id ? c.pad_token_id : c.pad_token_id + ++counted;
-    }
-    return out;
-}
-
-// Adds row at[i] of a table of the model (vocab_size × d_model and the like) to row i of x. Only
-// those rows are read, each distinct one once, so a large vocabulary's table costs its tokens'
-// rows, not its size.
+// Adds row at[i] of a table of the model to row i of x (read_table_rows).
 template <class Scalar>
 Problems add_rows(const ModelFolder& model, const std::string& name, const std::vector<int>& at, MatrixT<Scalar>& x) {
-    std::map<int, RowVectorT<Scalar>> rows;  // row number → its values
-    for (const int r : at) {
-        if (rows.count(r)) continue;
-        const core::TensorInfo* info = model.weights().find(name);
-        if (info && info->shape.size() == 2 && info->shape[1] != static_cast<std::uint64_t>(x.cols()))
-            return fail(name + ": a row of " + std::to_string(info->shape[1]) + " values, expected " +
-                        std::to_string(x.cols()));
-        RowVectorT<Scalar> row(x.cols());
-        if (Problems p = model.weights().read_rows_into(name, static_cast<std::uint64_t>(r), 1, row.data()); !p.empty())
-            return p;
-        rows.emplace(r, std::move(row));
-    }
-    for (size_t i = 0; i < at.size(); ++i) x.row(static_cast<Eigen::Index>(i)) += rows.at(at[i]);
+    core::Result<MatrixT<Scalar>> rows = read_table_rows<Scalar>(model, name, at, x.cols());
+    if (!rows) return rows.problems;
+    x += *rows.value;
     return {};
 }
 
@@ -62,7 +34,8 @@ Problems embed(const ModelFolder& model, RunState<Scalar>& s) {
     if (Problems p = add_rows(model, names.token_embeddings, {s.token_ids.begin(), s.token_ids.end()}, x); !p.empty())
         return p;
     if (c.learned_positions())
-        if (Problems p = add_rows(model, names.position_embeddings, positions(c, s.token_ids), x); !p.empty()) return p;
+        if (Problems p = add_rows(model, names.position_embeddings, position_ids(c, s.token_ids), x); !p.empty())
+            return p;
     if (!names.type_embeddings.empty())  // every token of type 0
         if (Problems p = add_rows(model, names.type_embeddings, std::vector<int>(s.token_ids.size(), 0), x); !p.empty())
             return p;
@@ -187,6 +160,18 @@ Problems finish(const ModelFolder& model, RunState<Scalar>& s) {
 
 }  // namespace
 
+std::vector<int> position_ids(const ModelConfig& c, const std::vector<std::int32_t>& ids) {
+    std::vector<int> out(ids.size());
+    int counted = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (c.architecture != Architecture::roberta)
+            out[i] = static_cast<int>(i);
+        else
+            out[i] = ids[i] == c.pad_token_id ? c.pad_token_id : c.pad_token_id + ++counted;
+    }
+    return out;
+}
+
 Problems token_problems(const ModelConfig& c, const std::vector<std::int32_t>& ids) {
     core::ProblemList problems;
     const auto n = static_cast<std::int64_t>(ids.size());
@@ -199,7 +184,7 @@ Problems token_problems(const ModelConfig& c, const std::vector<std::int32_t>& i
             problems.add("", "token id " + std::to_string(ids[i]) + " (token " + std::to_string(i + 1) +
                                  ") is outside the vocabulary of " + std::to_string(c.vocab_size) + " ids");
     if (c.learned_positions() && problems.empty()) {
-        const std::vector<int> at = positions(c, ids);
+        const std::vector<int> at = position_ids(c, ids);
         const int last = *std::max_element(at.begin(), at.end());
         if (last >= c.max_positions)
             problems.add("", std::to_string(n) + " tokens need position " + std::to_string(last) +

@@ -71,6 +71,11 @@ struct RunState {
 // the sliding window holds.
 core::Problems token_problems(const ModelConfig& config, const std::vector<std::int32_t>& ids);
 
+// Row i of the learned position table for token i: i, or for RoBERTa its place among the tokens
+// that are not the pad token after pad_token_id (a pad token's own is pad_token_id), as
+// create_position_ids_from_input_ids.
+std::vector<int> position_ids(const ModelConfig& config, const std::vector<std::int32_t>& ids);
+
 // The bytes a run state of n tokens keeps (every layer's attention input, trace and output in
 // Scalar), with what one block needs while it runs (its weights converted to Scalar).
 std::int64_t run_bytes(const ModelConfig& config, int n, int scalar_bytes);

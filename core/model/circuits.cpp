@@ -1,0 +1,217 @@
+#include "core/model/circuits.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/model/layer_weights.hpp"
+#include "core/model/runtime.hpp"
+
+namespace attnviz::model {
+
+namespace {
+
+using core::Matrix;
+
+// The norm in front of layer `layer`'s attention as the token rows take it (circuits.hpp), or none.
+core::Result<std::optional<Norm<double>>> input_norm(const ModelFolder& model, int layer) {
+    using R = core::Result<std::optional<Norm<double>>>;
+    const ModelNames& names = model.names();
+    const std::string& w = model.config().pre_norm() ? names.blocks[static_cast<size_t>(layer)].norm_attention_w
+                                                     : names.embeddings_norm_w;
+    const std::string& b = model.config().pre_norm() ? names.blocks[static_cast<size_t>(layer)].norm_attention_b
+                                                     : names.embeddings_norm_b;
+    if (w.empty()) return R::ok(std::nullopt);
+    core::Result<Norm<double>> norm = read_norm<double>(model, w, b);
+    if (!norm) return R::fail(std::move(norm.problems));
+    return R::ok(std::move(*norm.value));
+}
+
+Matrix normed(const std::optional<Norm<double>>& norm, const Matrix& rows) {
+    if (!norm) return rows;
+    Matrix out;
+    norm->apply(rows, out);
+    return out;
+}
+
+// The `top` largest values of each row over the vocabulary, largest first, equal values by the
+// smaller id, whatever order the values are offered in.
+struct TopPerRow {
+    int top;
+    std::vector<std::vector<TokenScore>> rows;
+
+    TopPerRow(Eigen::Index count, int top_) : top(top_), rows(static_cast<size_t>(count)) {}
+    static bool before(const TokenScore& x, const TokenScore& y) {
+        return x.value > y.value || (x.value == y.value && x.id < y.id);
+    }
+    void offer(Eigen::Index row, TokenScore s) {
+        std::vector<TokenScore>& best = rows[static_cast<size_t>(row)];
+        if (static_cast<int>(best.size()) == top && !before(s, best.back())) return;
+        best.insert(std::upper_bound(best.begin(), best.end(), s, before), s);
+        if (static_cast<int>(best.size()) > top) best.pop_back();
+    }
+};
+
+// The `top` largest of rows·N(table)ᵀ per row over the vocabulary (rows: count × d_model). The
+// table's blocks are spread over OpenMP's threads (each block's product on one thread, not Eigen's
+// threads on a small product); each block ranks its own, then offers them to the whole ranking.
+core::Result<std::vector<std::vector<TokenScore>>> top_over_vocab(const ModelFolder& model, const std::string& table,
+                                                                  const std::optional<Norm<double>>& norm,
+                                                                  const Matrix& rows, int top) {
+    using R = core::Result<std::vector<std::vector<TokenScore>>>;
+    TopPerRow best(rows.rows(), top);
+    std::mutex merging;
+    const core::Problems problems = for_each_vocab_block<double>(
+        model, table,
+        [&](Eigen::Index first, const Eigen::Ref<const Matrix>& block) {
+            const Matrix values = rows * normed(norm, block).transpose();  // count × block rows
+            TopPerRow own(rows.rows(), top);
+            for (Eigen::Index r = 0; r < values.rows(); ++r)
+                for (Eigen::Index j = 0; j < values.cols(); ++j)
+                    own.offer(r, {static_cast<std::int32_t>(first + j), values(r, j)});
+            const std::lock_guard<std::mutex> lock(merging);
+            for (Eigen::Index r = 0; r < values.rows(); ++r)
+                for (const TokenScore& s : own.rows[static_cast<size_t>(r)]) best.offer(r, s);
+        },
+        true);
+    if (!problems.empty()) return R::fail(problems);
+    return R::ok(std::move(best.rows));
+}
+
+// The `top` largest entries of qk (k×k), largest first; equal values by query, then key id.
+std::vector<TokenPair> top_pairs(const Matrix& qk, const std::vector<std::int32_t>& tokens, int top) {
+    std::vector<TokenPair> all;
+    for (Eigen::Index a = 0; a < qk.rows(); ++a)
+        for (Eigen::Index b = 0; b < qk.cols(); ++b)
+            all.push_back({tokens[static_cast<size_t>(a)], tokens[static_cast<size_t>(b)], qk(a, b)});
+    const auto count = std::min(all.size(), static_cast<size_t>(std::max(top, 0)));
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count), all.end(),
+                      [](const TokenPair& x, const TokenPair& y) {
+                          if (x.value != y.value) return x.value > y.value;
+                          return x.query != y.query ? x.query < y.query : x.key < y.key;
+                      });
+    all.resize(count);
+    return all;
+}
+
+// Layer `layer`'s attention as a session on the rows X (its W_Q, W_K, W_V, W_O, biases, config).
+core::Result<core::Session> session_on(const ModelFolder& model, int layer, const Matrix& X,
+                                       const std::vector<std::int32_t>& ids) {
+    std::vector<std::string> labels;
+    for (const std::int32_t id : ids) labels.push_back("#" + std::to_string(id));
+    return attention_session(model, layer, X, std::move(labels));
+}
+
+}  // namespace
+
+core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, const std::vector<std::int32_t>& ids,
+                                           int top) {
+    using R = core::Result<TokenCircuits>;
+    const ModelConfig& c = model.config();
+    if (layer < 0 || layer >= c.layers) return R::fail({{"", "no layer " + std::to_string(layer) + " in the model"}});
+    TokenCircuits out;
+    for (const std::int32_t id : ids)
+        if (std::find(out.tokens.begin(), out.tokens.end(), id) == out.tokens.end()) out.tokens.push_back(id);
+    if (core::Problems p = token_problems(c, out.tokens); !p.empty()) return R::fail(std::move(p));
+    core::Result<std::optional<Norm<double>>> norm = input_norm(model, layer);
+    if (!norm) return R::fail(std::move(norm.problems));
+    const std::string& E = model.names().token_embeddings;
+    core::Result<Matrix> rows = read_table_rows<double>(model, E, {out.tokens.begin(), out.tokens.end()}, c.d_model);
+    if (!rows) return R::fail(std::move(rows.problems));
+    const Matrix X = normed(*norm.value, *rows.value);  // k × d_model: the token rows x_t
+    core::Result<core::Session> session = session_on(model, layer, X, out.tokens);
+    if (!session) return R::fail(std::move(session.problems));
+    const core::Params& p = session.value->params;
+    const int heads = session.value->config.heads, d_v = session.value->config.d_v;
+    const Eigen::Index k = X.rows();
+    // Every head's query rows x_a·W_Q·W_Kᵀ and OV rows x_t·W_V·W_O⁽ʰ⁾, stacked: (heads·k) × d_model.
+    Matrix queries(heads * k, c.d_model), values(heads * k, c.d_model);
+    for (int h = 0; h < heads; ++h) {
+        const core::HeadParams& own = p.heads[static_cast<size_t>(h)];
+        const core::HeadParams& group = p.heads[static_cast<size_t>(p.kv_owner(h))];
+        HeadTokenCircuits head;
+        const Matrix Q = X * own.W_Q;  // k × d_k
+        head.qk = Q * (X * group.W_K).transpose();
+        head.top_pairs = top_pairs(head.qk, out.tokens, top);
+        queries.middleRows(h * k, k) = Q * group.W_K.transpose();
+        values.middleRows(h * k, k) = X * group.W_V * p.W_O.middleRows(static_cast<Eigen::Index>(h) * d_v, d_v);
+        out.heads.push_back(std::move(head));
+    }
+    const std::string& W_U = model.names().lm_head.empty() ? E : model.names().lm_head;
+    core::Result<std::vector<std::vector<TokenScore>>> keys = top_over_vocab(model, E, *norm.value, queries, top);
+    if (!keys) return R::fail(std::move(keys.problems));
+    core::Result<std::vector<std::vector<TokenScore>>> outputs = top_over_vocab(model, W_U, std::nullopt, values, top);
+    if (!outputs) return R::fail(std::move(outputs.problems));
+    for (int h = 0; h < heads; ++h) {
+        const auto from = static_cast<std::ptrdiff_t>(h * k), to = from + k;
+        HeadTokenCircuits& head = out.heads[static_cast<size_t>(h)];
+        head.top_keys.assign(keys.value->begin() + from, keys.value->begin() + to);
+        head.top_outputs.assign(outputs.value->begin() + from, outputs.value->begin() + to);
+    }
+    return R::ok(std::move(out));
+}
+
+core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model,
+                                                        const std::vector<std::int32_t>& ids) {
+    using R = core::Result<std::vector<PositionSplit>>;
+    const ModelConfig& c = model.config();
+    const ModelNames& names = model.names();
+    if (!c.learned_positions()) return R::fail({{"", "the position split needs learned positions"}});
+    if (core::Problems p = token_problems(c, ids); !p.empty()) return R::fail(std::move(p));
+    core::Result<std::optional<Norm<double>>> read = input_norm(model, 0);
+    if (!read) return R::fail(std::move(read.problems));
+    if (!*read.value || (*read.value)->rms)
+        return R::fail({{"", "the position split needs a LayerNorm in front of layer 0's attention"}});
+    const Norm<double>& norm = **read.value;
+    const auto n = static_cast<Eigen::Index>(ids.size());
+    core::Result<Matrix> e = read_table_rows<double>(model, names.token_embeddings, {ids.begin(), ids.end()},
+                                                     c.d_model);
+    if (!e) return R::fail(std::move(e.problems));
+    core::Result<Matrix> pos = read_table_rows<double>(model, names.position_embeddings, position_ids(c, ids),
+                                                       c.d_model);
+    if (!pos) return R::fail(std::move(pos.problems));
+    Matrix content = *e.value;
+    if (!names.type_embeddings.empty()) {  // every token of type 0: part of the content
+        core::Result<Matrix> type = read_table_rows<double>(model, names.type_embeddings, std::vector<int>(1, 0),
+                                                            c.d_model);
+        if (!type) return R::fail(std::move(type.problems));
+        content.rowwise() += type.value->row(0);
+    }
+    // σ_i of the sum, and each part centred, scaled by 1/σ_i and γ.
+    const Matrix x = content + *pos.value;
+    const Eigen::VectorXd mean = x.rowwise().mean();
+    const Eigen::VectorXd sigma = ((x.colwise() - mean).array().square().rowwise().mean() + norm.eps).sqrt().matrix();
+    const auto part = [&](const Matrix& m) {
+        Matrix centred = m.colwise() - m.rowwise().mean();
+        centred.array().colwise() /= sigma.array();
+        centred.array().rowwise() *= norm.w.array();
+        return centred;
+    };
+    const Matrix C = part(content), P = part(*pos.value);
+    const Eigen::RowVectorXd beta = norm.b.size() ? Eigen::RowVectorXd(norm.b) : Eigen::RowVectorXd::Zero(c.d_model);
+    core::Result<core::Session> session = session_on(model, 0, (C + P).rowwise() + beta, ids);
+    if (!session) return R::fail(std::move(session.problems));
+    const core::Config& cf = session.value->config;
+    const core::Params& p = session.value->params;
+    std::vector<PositionSplit> out;
+    for (int h = 0; h < cf.heads; ++h) {
+        const core::HeadParams& own = p.heads[static_cast<size_t>(h)];
+        const core::HeadParams& group = p.heads[static_cast<size_t>(p.kv_owner(h))];
+        const Matrix QC = C * own.W_Q, QP = P * own.W_Q, KC = C * group.W_K, KP = P * group.W_K;  // n × d_k
+        Eigen::RowVectorXd B_Q = beta * own.W_Q, B_K = beta * group.W_K;                          // 1 × d_k
+        if (cf.biases) B_Q += own.b_Q, B_K += group.b_K;
+        PositionSplit s;
+        s.content_content = QC * KC.transpose();
+        s.content_position = QC * KP.transpose();
+        s.position_content = QP * KC.transpose();
+        s.position_position = QP * KP.transpose();
+        const Eigen::VectorXd by_query = (QC + QP) * B_K.transpose();   // n: the same for every key
+        const Eigen::RowVectorXd by_key = B_Q * (KC + KP).transpose();  // n: the same for every query
+        s.bias = (by_query.replicate(1, n).rowwise() + by_key).array() + B_Q.dot(B_K);
+        out.push_back(std::move(s));
+    }
+    return R::ok(std::move(out));
+}
+
+}  // namespace attnviz::model
