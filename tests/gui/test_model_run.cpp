@@ -58,6 +58,25 @@ TEST_F(ModelRun, OpensAModelFolderAndRunsTheSentence) {
     EXPECT_EQ(state.session(), AppState(core::worked_example()).session());  // no block edited: the session stays
 }
 
+TEST_F(ModelRun, TheBlocksSessionsAreLabelledAsTheSentencesChipsShowItsTokens) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_NE(run.results(), nullptr);
+    const std::vector<std::string>& texts = run.results()->texts;
+    // GPT-2's pieces of a word after a space begin with "Ġ", which the labels show as "·".
+    const auto spaced = std::find_if(texts.begin(), texts.end(),
+                                     [](const std::string& t) { return t.starts_with(" "); });
+    ASSERT_NE(spaced, texts.end());
+    const size_t at = static_cast<size_t>(spaced - texts.begin());
+    for (int r = 1; r < layers.size(); ++r) {
+        const core::Result<core::Session> session = layers.row(r).make_session();
+        ASSERT_TRUE(session) << "block " << r - 1;
+        ASSERT_EQ(session.value->tokens.size(), texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(session.value->tokens[i], app::visible_token(texts[i]));
+        EXPECT_EQ(session.value->tokens[at], "\u00b7" + texts[at].substr(1));
+    }
+}
+
 TEST_F(ModelRun, AFolderWithoutConfigIsRefusedAndTheSessionStays) {
     const std::filesystem::path empty = std::filesystem::temp_directory_path() / "attnviz-not-a-model";
     std::filesystem::create_directories(empty);

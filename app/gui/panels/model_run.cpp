@@ -69,7 +69,11 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
         out.problem = problems_text(p);
         return out;
     }
-    core::Result<model::RunState<float>> run = model::run_model<float>(folder, ids, encoded.value->tokens, budget);
+    // The blocks' sessions are labelled with the tokens as the model panels show them (GPT-2's
+    // "Ġworld" as "·world"), so the Inputs panel and the head view read as the sentence box does.
+    std::vector<std::string> labels;
+    for (const std::int32_t id : ids) labels.push_back(visible_token(tokenizer.decode({id})));
+    core::Result<model::RunState<float>> run = model::run_model<float>(folder, ids, std::move(labels), budget);
     if (!run) {
         out.problem = problems_text(run.problems);
         return out;
