@@ -522,6 +522,19 @@ void wait_for_work(AppState& state, Panels& panels) {
     wait_for_model_ablation(panels.lab.model);  // and the lab's ablation through the model
 }
 
+// The font atlas sampled nearest, as the heatmaps' textures are. Fonts are made at the size they are
+// drawn (a new text size makes them anew, never scales them), so the text looks the same; but a
+// software renderer (Mesa's llvmpipe, as under Xvfb) draws a frame in little more than half the time
+// it takes with linear sampling, and the CPU that frees goes to the trace and the model's worker.
+// Set every frame (three calls): the atlas made anew may take the old one's texture name.
+void sample_fonts_nearest() {
+    const ImTextureID fonts = ImGui::GetIO().Fonts->TexID;
+    if (!fonts) return;
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(fonts)));
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+}
+
 // A new ImGui frame, with the input that came since the last.
 void new_frame(GLFWwindow* window, WindowLink& link, UiContext& ui, bool screenshot) {
     ImGuiIO& io = ImGui::GetIO();
@@ -530,7 +543,8 @@ void new_frame(GLFWwindow* window, WindowLink& link, UiContext& ui, bool screens
         glfwSetWindowShouldClose(window, GLFW_FALSE);
         ui.request(command::Quit{});
     }
-    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplOpenGL3_NewFrame();  // makes the font texture before the first frame
+    sample_fonts_nearest();
     ImGui_ImplGlfw_NewFrame();
     link.input.feed(io);  // after the backend, whose reading of the buttons it replaces
     // A screenshot shows the app as it opens, not wherever the pointer happens to be.
@@ -651,6 +665,10 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
     int exit_code = 0;
     std::string title;
     constexpr std::chrono::microseconds frame_period(16667);
+    // While the model reruns (an edit going through its later blocks), at most 40 frames a second:
+    // under a software renderer every frame's drawing is CPU the rerun waits for, and 25 ms a frame
+    // keeps a drag smooth.
+    constexpr std::chrono::microseconds computing_period(25000);
     auto last = std::chrono::steady_clock::now();
     float frame_ms = 0, draw_ms = 0;
     FrameTimes bench;
@@ -733,7 +751,8 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
         // model needs the worker's core, which frames drawn flat out would take).
         if (frames == 0 || bench.model) {
             const auto drawn = std::chrono::steady_clock::now() - last;
-            if (drawn < frame_period) std::this_thread::sleep_for(frame_period - drawn);
+            const auto period = panels.model.run.computing() ? computing_period : frame_period;
+            if (drawn < period) std::this_thread::sleep_for(period - drawn);
         }
         const auto now = std::chrono::steady_clock::now();
         frame_ms = std::chrono::duration<float, std::milli>(now - last).count();

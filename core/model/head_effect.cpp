@@ -69,7 +69,7 @@ core::Result<HeadEffect> head_effect(const ModelFolder& model, const RunState<Sc
         Z_mean = trace.heads[static_cast<size_t>(head)].Z.template cast<double>().colwise().mean();
     core::Result<core::Session> ablated = ablated_session(*session.value, head, how, Z_mean);
     if (!ablated) return R::fail(ablated.problems);
-    RunState<Scalar> after = run;
+    RunState<Scalar> after = copy_for_rerun(run, layer);  // what the rerun reads, not what it writes
     after.layers[static_cast<size_t>(layer)].edited = std::make_shared<const core::Session>(std::move(*ablated.value));
     if (core::Problems p = rerun_from(model, after, layer); !p.empty()) return R::fail(std::move(p));
     HeadEffect e;

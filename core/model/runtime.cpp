@@ -294,6 +294,27 @@ Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer) {
     return finish(model, s);
 }
 
+template <class Scalar>
+RunState<Scalar> copy_for_rerun(const RunState<Scalar>& s, int layer) {
+    RunState<Scalar> out;
+    out.token_ids = s.token_ids;
+    out.tokens = s.tokens;
+    out.embeddings = s.embeddings;
+    out.layers.reserve(s.layers.size());
+    for (size_t l = 0; l < s.layers.size(); ++l) {
+        const LayerRun<Scalar>& from = s.layers[l];
+        if (static_cast<int>(l) < layer) {
+            out.layers.push_back(from);
+            continue;
+        }
+        LayerRun<Scalar>& to = out.layers.emplace_back();
+        to.config = from.config;
+        to.edited = from.edited;
+        if (static_cast<int>(l) == layer) to.input = from.input;
+    }
+    return out;
+}
+
 template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
                                                         std::vector<std::string>, std::int64_t, int);
 template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
@@ -305,6 +326,8 @@ template Problems run_model_into<float>(RunState<float>&, const ModelFolder&, co
 template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, const std::vector<std::int32_t>&,
                                          std::vector<std::string>, std::int64_t, int);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
+template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
+template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
 template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 
 }  // namespace attnviz::model

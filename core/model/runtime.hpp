@@ -113,6 +113,14 @@ core::Result<core::Session> layer_session(const ModelFolder& model, const RunSta
 template <class Scalar>
 core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer);
 
+// A copy of `state` to rerun from block `layer` (rerun_from): the token ids and labels, the
+// embeddings and every block before `layer` whole; of block `layer` its config, edited session and
+// input (used when it has no edited session); of each later block its config and edited session.
+// What rerun_from computes anew (the traces and outputs from block `layer` on, the hidden state and
+// the logits) is not copied: a model's run holds every block's n×n weights, tens of megabytes.
+template <class Scalar>
+RunState<Scalar> copy_for_rerun(const RunState<Scalar>& state, int layer);
+
 extern template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
                                                                std::vector<std::string>, std::int64_t, int);
 extern template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
@@ -126,6 +134,8 @@ extern template core::Problems run_model_into<double>(RunState<double>&, const M
                                                       const std::vector<std::int32_t>&, std::vector<std::string>,
                                                       std::int64_t, int);
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
+extern template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
+extern template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
 extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
 
 }  // namespace attnviz::model

@@ -153,6 +153,30 @@ TEST(ModelRerun, EditsOfLaterLayersAreKept) {
     EXPECT_TRUE(now_X == state.layers[2].input);
 }
 
+// What copy_for_rerun keeps is all rerun_from reads: Llama with block 2 edited (its W_O zeroed), the
+// copy for a rerun from each block reruns as the whole state does, number for number (a block
+// before 2 from its kept input, block 2 and after with its edit); and it holds nothing of what the
+// rerun writes.
+TEST(ModelRerun, ACopyForARerunRerunsAsTheWholeState) {
+    const ModelFolder m = open(models_dir / "llama");
+    RunState<float> state = run<float>(m, ids_of("llama"));
+    Session layer2 = session_of(m, state, 2);
+    layer2.params.W_O.setZero();
+    state.layers[2].edited = std::make_shared<const Session>(std::move(layer2));
+    for (int from = 0; from < static_cast<int>(state.layers.size()); ++from) {
+        SCOPED_TRACE("from block " + std::to_string(from));
+        RunState<float> whole = state;
+        RunState<float> copy = attnviz::model::copy_for_rerun(state, from);
+        const auto& first = copy.layers[static_cast<size_t>(from)];
+        EXPECT_TRUE(first.trace.heads.empty());
+        EXPECT_EQ(first.output.size(), 0);
+        EXPECT_EQ(copy.hidden.size(), 0);
+        ASSERT_TRUE(attnviz::model::rerun_from(m, whole, from).empty());
+        ASSERT_TRUE(attnviz::model::rerun_from(m, copy, from).empty());
+        expect_same_run(m, copy, m, whole);
+    }
+}
+
 TEST(ModelRerun, ALayerOutOfRangeOrAResizedSessionIsRefused) {
     const ModelFolder m = open(models_dir / "bert");
     RunState<double> state = run<double>(m, ids_of("bert"));

@@ -94,7 +94,7 @@ Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& token
         out.problem = "The edit of layer " + std::to_string(layer) + " was made on another sentence: not run";
         return out;
     }
-    auto run = std::make_shared<model::RunState<float>>(*base->run);
+    auto run = std::make_shared<model::RunState<float>>(model::copy_for_rerun(*base->run, layer));
     run->layers[static_cast<size_t>(layer)].edited = std::make_shared<const core::Session>(std::move(session));
     if (const core::Problems p = model::rerun_from(folder, *run, layer); !p.empty()) {
         out.problem = "The edit of layer " + std::to_string(layer) +
