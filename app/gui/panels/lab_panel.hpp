@@ -26,9 +26,11 @@
 
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
+#include "../widgets/heatmap.hpp"
 #include "../worker.hpp"
 #include "core/attention/head_analysis.hpp"
 #include "lab_model.hpp"
+#include "lab_tokens.hpp"
 #include "model_run.hpp"
 
 namespace attnviz::app {
@@ -66,6 +68,7 @@ struct LabPanel {
     std::uint64_t job_generation = 0;
     int job_head = -1;
     ModelAblation model;  // the Ablation view through the model (model mode), on the model's worker
+    LabTokens tokens;     // the token circuits and layer 0's position split (model mode), on it too
     Worker worker;        // last: joined before the members above go
 };
 
@@ -73,6 +76,14 @@ struct LabPanel {
 // on the worker (the previous result stays on screen meanwhile).
 void update_lab(const AppState& state, LabPanel& panel, const Snapshot* pinned);
 bool lab_busy(const LabPanel& panel);
+
+// A matrix of the lab as a heatmap with `room` for its cells (the labels come on top), titled and
+// reported under `name`.
+HeatmapHit lab_heatmap(UiContext& ui, const char* name, const core::Matrix& m, core::Colormap map,
+                       core::ColorRange range, ImVec2 room, const std::vector<std::string>* rows,
+                       const std::vector<std::string>* cols);
+// The symmetric range of a signed matrix: −max|v| … max|v|.
+core::ColorRange symmetric(const core::Matrix& m);
 
 // `model_run`: the model mode's run (null or no model open: the session alone).
 void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& panel, const Snapshot* pinned,
