@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <imgui.h>
 
 #include "../widgets/fitted_text.hpp"
@@ -137,12 +138,6 @@ namespace {
 
 std::string token_label(const ModelRun& run, std::int32_t id) { return visible_token(run.token_text(id)); }
 
-// A value of the vocabulary-wide rankings as a table cell, with what it is on hover.
-void ranked_value(double value, const char* what) {
-    ImGui::TextUnformatted(core::format_number(value, 4).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", what);
-}
-
 // The QK circuit over the sentence's tokens: x_a·W_QK·x_bᵀ, a the query (rows), b the key.
 void draw_qk(UiContext& ui, const model::TokenCircuits& c, const model::HeadTokenCircuits& h,
              const std::vector<std::string>& labels, int layer, float width) {
@@ -171,47 +166,82 @@ void draw_qk(UiContext& ui, const model::TokenCircuits& c, const model::HeadToke
     }
 }
 
+// A table cell: its text, and a grey note after it (a token's id).
+struct Cell {
+    std::string text, note;
+};
+
+// Begins a table of these rows whose columns are as wide as their title and widest cell from its
+// first frame on (a fitted table would measure them only in the frame after).
+bool begin_fitted_table(const char* id, const std::vector<const char*>& titles,
+                        const std::vector<std::vector<Cell>>& rows) {
+    if (!ImGui::BeginTable(id, static_cast<int>(titles.size()),
+                           ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit))
+        return false;
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    for (size_t c = 0; c < titles.size(); ++c) {
+        float width = ImGui::CalcTextSize(titles[c]).x;
+        for (const std::vector<Cell>& row : rows) {
+            const Cell& cell = row[c];
+            width = std::max(width, ImGui::CalcTextSize(cell.text.c_str()).x +
+                                        (cell.note.empty() ? 0 : gap + ImGui::CalcTextSize(cell.note.c_str()).x));
+        }
+        ImGui::TableSetupColumn(titles[c], ImGuiTableColumnFlags_WidthFixed, width);
+    }
+    ImGui::TableHeadersRow();
+    return true;
+}
+
+// A cell's text and note; the last column's hover says `what` the number is.
+void draw_cell(const Cell& cell, const char* what) {
+    ImGui::TextUnformatted(cell.text.c_str());
+    if (what && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", what);
+    if (cell.note.empty()) return;
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", cell.note.c_str());
+}
+
 // The top token pairs of the QK circuit over the sentence's tokens.
 void draw_pairs(UiContext& ui, const model::HeadTokenCircuits& h, const ModelRun& run) {
     ImGui::TextUnformatted("Top token pairs:");
-    if (!ImGui::BeginTable("##token pairs", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-    for (const char* title : {"query a", "key b", "x_a\xc2\xb7W_QK\xc2\xb7x_b\xe1\xb5\x80"})
-        ImGui::TableSetupColumn(title);
-    ImGui::TableHeadersRow();
+    std::vector<std::vector<Cell>> rows;
+    for (const model::TokenPair& p : h.top_pairs)
+        rows.push_back({{quoted_label(token_label(run, p.query)), ""},
+                        {quoted_label(token_label(run, p.key)), ""},
+                        {core::format_number(p.value, 4), ""}});
+    if (!begin_fitted_table("##token pairs", {"query a", "key b", "x_a\xc2\xb7W_QK\xc2\xb7x_b\xe1\xb5\x80"}, rows))
+        return;
     for (size_t k = 0; k < h.top_pairs.size(); ++k) {
-        const model::TokenPair& p = h.top_pairs[k];
         ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(quoted_label(token_label(run, p.query)).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(quoted_label(token_label(run, p.key)).c_str());
-        ImGui::TableNextColumn();
-        ranked_value(p.value,
-                     "x_a\xc2\xb7W_QK\xc2\xb7x_b\xe1\xb5\x80 of this query and key token: one of the "
-                     "largest entries of the heatmap");
+        for (size_t c = 0; c < 3; ++c) {
+            ImGui::TableNextColumn();
+            draw_cell(rows[k][c], c < 2 ? nullptr
+                                        : "x_a\xc2\xb7W_QK\xc2\xb7x_b\xe1\xb5\x80 of this query and key token: one "
+                                          "of the largest entries of the heatmap");
+        }
         const std::string name = "lab: tokens pair " + std::to_string(k + 1);
-        ui.report_value(name, p.value);
-        ui.report_value(name + " query", p.query);
-        ui.report_value(name + " key", p.key);
+        ui.report_value(name, h.top_pairs[k].value);
+        ui.report_value(name + " query", h.top_pairs[k].query);
+        ui.report_value(name + " key", h.top_pairs[k].key);
     }
     ImGui::EndTable();
 }
 
-// One vocabulary-wide ranking as a table: token, its id, its value.
+// One vocabulary-wide ranking as a table: each token (quoted, then its id, as the Next token panel
+// shows a token) and its value.
 void ranking_table(UiContext& ui, const char* id, const char* value_title, const std::vector<model::TokenScore>& top,
                    const ModelRun& run, const char* what, const std::string& report_as) {
-    if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-    ImGui::TableSetupColumn("token");
-    ImGui::TableSetupColumn(value_title);
-    ImGui::TableHeadersRow();
+    std::vector<std::vector<Cell>> rows;
+    for (const model::TokenScore& s : top)
+        rows.push_back(
+            {{quoted_label(token_label(run, s.id)), std::to_string(s.id)}, {core::format_number(s.value, 4), ""}});
+    if (!begin_fitted_table(id, {"token", value_title}, rows)) return;
     for (size_t k = 0; k < top.size(); ++k) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(quoted_label(token_label(run, top[k].id)).c_str());  // as the Next token panel
-        ImGui::SameLine();
-        ImGui::TextDisabled("%d", top[k].id);
+        draw_cell(rows[k][0], nullptr);
         ImGui::TableNextColumn();
-        ranked_value(top[k].value, what);
+        draw_cell(rows[k][1], what);
         const std::string name = report_as + " " + std::to_string(k + 1);
         ui.report_value(name, top[k].id);
         ui.report_value(name + " value", top[k].value);
@@ -444,28 +474,36 @@ void draw_split_parts(UiContext& ui, const LabSplit& s, size_t h, const std::vec
 
 // Every head's shares, a row each; a click on a row chooses the head.
 void draw_split_table(UiContext& ui, const LabSplit& s, int& head) {
-    if (!ImGui::BeginTable("##split heads", 7, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-    ImGui::TableSetupColumn("head");
-    for (const char* name : part_names) ImGui::TableSetupColumn(name);
-    ImGui::TableSetupColumn("max |\xce\xa3 \xe2\x88\x92 scores_raw|");
-    ImGui::TableHeadersRow();
+    std::vector<std::vector<Cell>> rows;
+    for (size_t h = 0; h < s.heads.size(); ++h) {
+        std::vector<Cell> row{{std::to_string(h + 1), ""}};
+        for (const double share : s.shares[h]) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.1f%%", share * 100);  // as under each part
+            row.push_back({text, ""});
+        }
+        row.push_back({std::isnan(s.difference[h]) ? "\xe2\x80\x94" : core::format_number(s.difference[h], 2), ""});
+        rows.push_back(std::move(row));
+    }
+    std::vector<const char*> titles{"head"};
+    titles.insert(titles.end(), std::begin(part_names), std::end(part_names));
+    titles.push_back("max |\xce\xa3 \xe2\x88\x92 scores_raw|");
+    if (!begin_fitted_table("##split heads", titles, rows)) return;
     for (size_t h = 0; h < s.heads.size(); ++h) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::PushID(static_cast<int>(h));
-        if (ImGui::Selectable(std::to_string(h + 1).c_str(), static_cast<int>(h) == head,
+        if (ImGui::Selectable(rows[h][0].text.c_str(), static_cast<int>(h) == head,
                               ImGuiSelectableFlags_SpanAllColumns))
             head = static_cast<int>(h);
         ImGui::PopID();
-        for (size_t k = 0; k < 5; ++k) {
+        for (size_t c = 1; c < rows[h].size(); ++c) {
             ImGui::TableNextColumn();
-            ImGui::Text("%.1f%%", s.shares[h][k] * 100);
+            draw_cell(rows[h][c], nullptr);
+        }
+        for (size_t k = 0; k < 5; ++k)
             ui.report_value("lab: split share " + std::string(part_keys[k]) + " head " + std::to_string(h + 1),
                             s.shares[h][k]);
-        }
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(std::isnan(s.difference[h]) ? "\xe2\x80\x94"
-                                                           : core::format_number(s.difference[h], 2).c_str());
     }
     ImGui::EndTable();
 }
