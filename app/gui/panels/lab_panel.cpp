@@ -12,6 +12,7 @@
 #include "../widgets/matrix_view.hpp"
 #include "core/attention/forward.hpp"
 #include "core/base/format.hpp"
+#include "lab_heatmap.hpp"
 
 namespace attnviz::app {
 
@@ -69,29 +70,6 @@ void update_lab(const AppState& state, LabPanel& p, const Snapshot* pinned) {
 }
 
 bool lab_busy(const LabPanel& p) { return p.job.valid() || model_ablation_busy(p.model) || lab_tokens_busy(p.tokens); }
-
-HeatmapHit lab_heatmap(UiContext& ui, const char* name, const core::Matrix& m, core::Colormap map,
-                       core::ColorRange range, ImVec2 room, const std::vector<std::string>* rows,
-                       const std::vector<std::string>* cols) {
-    HeatmapOptions o;
-    o.colormap = map;
-    o.range = range;
-    o.max_size = room;
-    o.max_cell = ImGui::GetFontSize() * 3.5f;
-    o.row_labels = rows;
-    o.col_labels = cols;
-    ImGui::BeginGroup();
-    ImGui::TextUnformatted(name);
-    const HeatmapHit hit = heatmap(ui, name, m, o, name);
-    if (ui.report) ui.report->heatmaps.push_back({name, hit.cells_min, hit.cells_max});
-    ImGui::EndGroup();
-    return hit;
-}
-
-core::ColorRange symmetric(const core::Matrix& m) {
-    const double a = m.size() > 0 ? std::max(m.cwiseAbs().maxCoeff(), 1e-300) : 1.0;
-    return {-a, a, false};
-}
 
 namespace {
 

@@ -8,17 +8,20 @@
 #include "../widgets/fitted_text.hpp"
 #include "../widgets/heatmap.hpp"
 #include "core/base/format.hpp"
+#include "lab_heatmap.hpp"
 #include "lab_model.hpp"
-#include "lab_panel.hpp"
 
 namespace attnviz::app {
 
 namespace {
 
-// Whether a job's result says it was stopped: a run or edit started since (core/model/circuits.hpp).
+// What a job answers once a run or edit has started since it was queued: its results are being
+// replaced, so it is not shown (and not asked again for them).
+constexpr const char* superseded = "superseded by a newer run";
+
 template <class T>
-bool was_stopped(const core::Result<T>& r) {
-    return !r && r.problems.size() == 1 && r.problems.front().message == "stopped";
+bool was_superseded(const core::Result<T>& r) {
+    return !r && r.problems.size() == 1 && r.problems.front().message == superseded;
 }
 
 // The position split of the run, with each part's share and the check against the run's scores_raw.
@@ -85,7 +88,7 @@ std::string position_split_note(const ModelRun* run) {
 void update_token_circuits(LabTokens& t, ModelRun& run) {
     if (t.circuits_job.ready()) {
         std::optional<core::Result<model::TokenCircuits>> done = take_model_result(t.circuits_job);
-        if (done && !was_stopped(*done)) {  // a stopped one is for results being replaced
+        if (done && !was_superseded(*done)) {
             t.circuits_key = t.circuits_job_key;
             t.circuits_problem = *done ? "" : problems_text(done->problems);
             if (*done)
@@ -103,7 +106,9 @@ void update_token_circuits(LabTokens& t, ModelRun& run) {
                                             const std::function<bool()>& stopped) {
         const std::shared_ptr<const core::Session>& edited = state.layers[static_cast<size_t>(layer)].edited;
         const model::TokenCircuitOptions options{edited ? &edited->params : nullptr, stopped};
-        return model::token_circuits(folder, layer, state.token_ids, lab_token_top, options);
+        core::Result<model::TokenCircuits> circuits = model::token_circuits(folder, layer, state.token_ids,
+                                                                            lab_token_top, options);
+        return stopped() ? core::Result<model::TokenCircuits>::fail({{"", superseded}}) : std::move(circuits);
     });
     t.circuits_job_key = want;
 }
