@@ -311,3 +311,28 @@ TEST_F(Lab, InModelModeTheTokenCircuitsAndThePositionSplitComeFromTheWorker) {
         shares += value("lab: split " + part + " share").value_or(0);
     EXPECT_NEAR(shares, 1.0, 1e-12);
 }
+
+// A block after the first (layer 1 of the tiny GPT-2 edited): the RoPE tab shows no split and says
+// why — only layer 0's input is a token's embedding plus its position.
+TEST_F(Lab, TheRopeTabSaysWhyABlockAfterTheFirstHasNoPositionSplit) {
+    AppState state(core::worked_example());
+    app::ModelRun& run = panels.model.run;
+    run.open(models + "/gpt2", "The cat sat on the mat", core::default_memory_budget, 1);
+    panels.lab.show_view = 3;
+    for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
+        run.wait();
+        app::wait_for_lab_tokens(panels.lab.tokens);
+        frames(state, 1);
+    }
+    ASSERT_EQ(run.editing_layer(), 1);
+    ASSERT_TRUE(app::lab_in_model(&run, state.config().heads));  // the session is block 1
+    const auto drawn = [&](const std::string& name) {
+        return std::any_of(report.items.begin(), report.items.end(),
+                           [&](const app::DrawReport::Item& i) { return i.name == name; });
+    };
+    EXPECT_TRUE(drawn("lab: position split note"));
+    EXPECT_FALSE(value("lab: split cc 0 0"));
+    EXPECT_FALSE(panels.lab.tokens.split_job.valid() || panels.lab.tokens.split);  // nothing was started
+    EXPECT_NE(app::position_split_note(&run).find("Layer 1 is being edited"), std::string::npos);
+    EXPECT_NE(app::position_split_note(nullptr).find("With a model"), std::string::npos);
+}

@@ -245,6 +245,7 @@ void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r
         ImGui::TextWrapped(
             "%s", position_split_note(lab_in_model(model_run, s.session.config.heads) ? model_run : nullptr).c_str());
         ImGui::PopStyleColor();
+        ui.report_item("lab: position split note");
         return;
     }
     const float font = ImGui::GetFontSize();
