@@ -1,9 +1,11 @@
 #include "core/model/circuits.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/model/layer_weights.hpp"
 #include "core/model/runtime.hpp"
@@ -56,15 +58,18 @@ struct TopPerRow {
 // The `top` largest of rows·N(table)ᵀ per row over the vocabulary (rows: count × d_model). The
 // table's blocks are spread over OpenMP's threads (each block's product on one thread, not Eigen's
 // threads on a small product); each block ranks its own, then offers them to the whole ranking.
+// Once `stopped` says so, the blocks left are skipped and the ranking refused.
 core::Result<std::vector<std::vector<TokenScore>>> top_over_vocab(const ModelFolder& model, const std::string& table,
                                                                   const std::optional<Norm<double>>& norm,
-                                                                  const Matrix& rows, int top) {
+                                                                  const Matrix& rows, int top,
+                                                                  const std::function<bool()>& stopped) {
     using R = core::Result<std::vector<std::vector<TokenScore>>>;
     TopPerRow best(rows.rows(), top);
     std::mutex merging;
     const core::Problems problems = for_each_vocab_block<double>(
         model, table,
         [&](Eigen::Index first, const Eigen::Ref<const Matrix>& block) {
+            if (stopped && stopped()) return;
             const Matrix values = rows * normed(norm, block).transpose();  // count × block rows
             TopPerRow own(rows.rows(), top);
             for (Eigen::Index r = 0; r < values.rows(); ++r)
@@ -76,6 +81,7 @@ core::Result<std::vector<std::vector<TokenScore>>> top_over_vocab(const ModelFol
         },
         true);
     if (!problems.empty()) return R::fail(problems);
+    if (stopped && stopped()) return R::fail({{"", "stopped"}});
     return R::ok(std::move(best.rows));
 }
 
@@ -103,10 +109,51 @@ core::Result<core::Session> session_on(const ModelFolder& model, int layer, cons
     return attention_session(model, layer, X, std::move(labels));
 }
 
+std::string shape_of(const Matrix& m) { return std::to_string(m.rows()) + "×" + std::to_string(m.cols()); }
+
+// The first weight of `edited` whose shape is not the stored one's ("heads[1].W_Q: the model's
+// 16×4, edited 16×2"), or "" when every one has its shape and the K/V grouping is the same.
+std::string weights_mismatch(const core::Params& stored, const core::Params& edited) {
+    if (edited.heads.size() != stored.heads.size())
+        return "the model's " + std::to_string(stored.heads.size()) + " heads, edited " +
+               std::to_string(edited.heads.size());
+    if (edited.kv_group_size != stored.kv_group_size)
+        return "the model's K/V groups of " + std::to_string(stored.kv_group_size) + " heads, edited " +
+               std::to_string(edited.kv_group_size);
+    std::vector<std::pair<std::string, std::pair<const Matrix*, const Matrix*>>> weights = {
+        {"W_O", {&stored.W_O, &edited.W_O}}, {"b_O", {&stored.b_O, &edited.b_O}}};
+    for (size_t h = 0; h < stored.heads.size(); ++h) {
+        const core::HeadParams &s = stored.heads[h], &e = edited.heads[h];
+        const std::string at = "heads[" + std::to_string(h) + "].";
+        weights.push_back({at + "W_Q", {&s.W_Q, &e.W_Q}});
+        weights.push_back({at + "W_K", {&s.W_K, &e.W_K}});
+        weights.push_back({at + "W_V", {&s.W_V, &e.W_V}});
+        weights.push_back({at + "b_Q", {&s.b_Q, &e.b_Q}});
+        weights.push_back({at + "b_K", {&s.b_K, &e.b_K}});
+        weights.push_back({at + "b_V", {&s.b_V, &e.b_V}});
+    }
+    for (const auto& [name, pair] : weights)
+        if (pair.first->rows() != pair.second->rows() || pair.first->cols() != pair.second->cols())
+            return name + ": the model's " + shape_of(*pair.first) + ", edited " + shape_of(*pair.second);
+    return "";
+}
+
+// The session's weights replaced by `edited`'s when each has the stored shape (its X kept); else
+// why they were not (and the session keeps the stored ones).
+std::string use_edited(core::Session& session, const core::Params& edited) {
+    const std::string mismatch = weights_mismatch(session.params, edited);
+    if (!mismatch.empty())
+        return "the edited weights no longer have the model's shapes (" + mismatch + "): the stored weights are used";
+    session.params.heads = edited.heads;
+    session.params.W_O = edited.W_O;
+    session.params.b_O = edited.b_O;
+    return "";
+}
+
 }  // namespace
 
 core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, const std::vector<std::int32_t>& ids,
-                                           int top) {
+                                           int top, const TokenCircuitOptions& options) {
     using R = core::Result<TokenCircuits>;
     const ModelConfig& c = model.config();
     if (layer < 0 || layer >= c.layers) return R::fail({{"", "no layer " + std::to_string(layer) + " in the model"}});
@@ -122,6 +169,10 @@ core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, 
     const Matrix X = normed(*norm.value, *rows.value);  // k × d_model: the token rows x_t
     core::Result<core::Session> session = session_on(model, layer, X, out.tokens);
     if (!session) return R::fail(std::move(session.problems));
+    if (options.edited) {
+        out.stored_because = use_edited(*session.value, *options.edited);
+        out.edited = out.stored_because.empty();
+    }
     const core::Params& p = session.value->params;
     const int heads = session.value->config.heads, d_v = session.value->config.d_v;
     const Eigen::Index k = X.rows();
@@ -139,9 +190,11 @@ core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, 
         out.heads.push_back(std::move(head));
     }
     const std::string& W_U = model.names().lm_head.empty() ? E : model.names().lm_head;
-    core::Result<std::vector<std::vector<TokenScore>>> keys = top_over_vocab(model, E, *norm.value, queries, top);
+    core::Result<std::vector<std::vector<TokenScore>>> keys = top_over_vocab(model, E, *norm.value, queries, top,
+                                                                             options.stopped);
     if (!keys) return R::fail(std::move(keys.problems));
-    core::Result<std::vector<std::vector<TokenScore>>> outputs = top_over_vocab(model, W_U, std::nullopt, values, top);
+    core::Result<std::vector<std::vector<TokenScore>>> outputs = top_over_vocab(model, W_U, std::nullopt, values, top,
+                                                                                options.stopped);
     if (!outputs) return R::fail(std::move(outputs.problems));
     for (int h = 0; h < heads; ++h) {
         const auto from = static_cast<std::ptrdiff_t>(h * k), to = from + k;
@@ -152,8 +205,8 @@ core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, 
     return R::ok(std::move(out));
 }
 
-core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model,
-                                                        const std::vector<std::int32_t>& ids) {
+core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                                                        const core::Params* edited, std::string* stored_because) {
     using R = core::Result<std::vector<PositionSplit>>;
     const ModelConfig& c = model.config();
     const ModelNames& names = model.names();
@@ -192,6 +245,8 @@ core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model
     const Eigen::RowVectorXd beta = norm.b.size() ? Eigen::RowVectorXd(norm.b) : Eigen::RowVectorXd::Zero(c.d_model);
     core::Result<core::Session> session = session_on(model, 0, (C + P).rowwise() + beta, ids);
     if (!session) return R::fail(std::move(session.problems));
+    const std::string stored = edited ? use_edited(*session.value, *edited) : "";
+    if (stored_because) *stored_because = stored;
     const core::Config& cf = session.value->config;
     const core::Params& p = session.value->params;
     std::vector<PositionSplit> out;

@@ -13,6 +13,12 @@
 // K/V group heads use the group's W_K, W_V. Each vocabulary-wide row is d_model·vocab work: the
 // table is read a block of rows at a time (for_each_vocab_block), never held whole.
 //
+// Edited weights: both may be given the layer's attention as a session being edited has it
+// (core::Params: its heads' W_Q, W_K, W_V and biases, W_O and b_O; its X and the rest ignored),
+// which then stand for the stored ones, so that an edit moves the circuits and the split. Only when
+// each of them has the stored shape and the K/V grouping is the stored one; else the stored weights
+// are used and the result says why.
+//
 // Position split (layer 0 of a model with learned positions, GPT-2, BERT, RoBERTa): the attention's
 // input is a_i = LN(e_i + p_i), e_i the token's row (+ BERT's token type row: a property of the token,
 // counted as content), p_i its position's row. LayerNorm's centring is linear and its scale 1/σ_i
@@ -26,9 +32,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/attention/matrix_types.hpp"
+#include "core/attention/params.hpp"
 #include "core/base/problem.hpp"
 #include "core/model/model_folder.hpp"
 
@@ -55,22 +64,35 @@ struct HeadTokenCircuits {
 struct TokenCircuits {
     std::vector<std::int32_t> tokens;      // the candidates: the distinct ids asked for, in their first order
     std::vector<HeadTokenCircuits> heads;  // one per head of the layer
+    bool edited = false;                   // computed with the edited weights given
+    std::string stored_because;            // why edited weights given were not used ("" when they were)
+};
+
+// What token_circuits may be given besides the candidates.
+struct TokenCircuitOptions {
+    const core::Params* edited = nullptr;  // the layer's weights as edited (above), or none: the stored ones
+    // Asked between blocks of the vocabulary: true when the result is no longer wanted, which then
+    // stops the work and refuses ("stopped").
+    std::function<bool()> stopped;
 };
 
 // Layer `layer`'s token-space circuits over the candidates `ids` (duplicates counted once), each
 // ranking its `top` largest (equal values by the smaller id, then the smaller query id). Refused:
 // no ids, an id outside the vocabulary, a tensor that cannot be read.
 core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, const std::vector<std::int32_t>& ids,
-                                           int top);
+                                           int top, const TokenCircuitOptions& options = {});
 
 // Layer 0's scores_raw of one head split as above (n×n each).
 struct PositionSplit {
     core::Matrix content_content, content_position, position_content, position_position, bias;
 };
 
-// The split of every head of layer 0 for the token ids `ids` (as a run of them has it). Refused: a
-// model without learned positions or without a LayerNorm in front of layer 0's attention, the ids'
-// token_problems, a tensor that cannot be read.
-core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model, const std::vector<std::int32_t>& ids);
+// The split of every head of layer 0 for the token ids `ids` (as a run of them has it), with layer
+// 0's weights as `edited` has them (above) when given; `stored_because` (when given) is then set to
+// why they were not used, or "". Refused: a model without learned positions or without a LayerNorm
+// in front of layer 0's attention, the ids' token_problems, a tensor that cannot be read.
+core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model, const std::vector<std::int32_t>& ids,
+                                                        const core::Params* edited = nullptr,
+                                                        std::string* stored_because = nullptr);
 
 }  // namespace attnviz::model

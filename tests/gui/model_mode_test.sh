@@ -8,7 +8,9 @@
 #    against the run without the edit, the blocks before are unchanged, the edited one, the later
 #    ones and the prediction changed (model_report_check.py edit); the same for the edits of
 #    --bench-edits, whose report says the model's reruns were shown (model_report_check.py bench);
-#  - the attention lab's ablation of a head through the model against `attnviz analyze`;
+#  - the attention lab's ablation of a head through the model against `attnviz analyze`, and its
+#    token circuits (Circuits, in token space) and layer 0's position split (RoPE) at 1024×640 and
+#    1920×1080 against the same (model_report_check.py tokens, split);
 #  - a folder without config.json, an empty sentence and a 2000-token text: the app runs and says why.
 # Exits 77 (ctest: skipped) only when no X server can be started.
 set -euo pipefail
@@ -72,6 +74,25 @@ run lab-ablation --model "$models/gpt2" --text "Hello world" --panel "Attention 
     "item=lab: through the model" "item=lab: model every head"
 "$attnviz" analyze "$models/gpt2" --text "Hello world" -o "$out/lab-analysis.json"
 python3 "$check" lab "$out/lab-ablation.json" "$out/lab-analysis.json" 0 1
+
+# The attention lab's token circuits and layer 0's position split of the tiny GPT-2 (block 0 edited,
+# head 1, nothing edited): the numbers against `attnviz analyze` of the same text, the views drawn
+# inside the lab with no label cut.
+text="The cat sat on the mat"
+"$attnviz" analyze "$models/gpt2" --text "$text" -o "$out/lab-tokens-analysis.json"
+for size in 1024x640 1920x1080; do
+    run "lab-tokens-$size" --model "$models/gpt2" --text "$text" --panel "Attention lab" --lab-view circuits \
+        --size "$size"
+    "$png_check" "$out/lab-tokens-$size.png" "${size%x*}" "${size#*x}"
+    "$ui_check" "$out/lab-tokens-$size.json" "$out/lab-tokens-$size.png" layout "window=Attention lab" \
+        "item=lab: in token space" "item=lab: token" "within=Attention lab" uncut
+    python3 "$check" tokens "$out/lab-tokens-$size.json" "$out/lab-tokens-analysis.json" 0 1
+    run "lab-split-$size" --model "$models/gpt2" --text "$text" --panel "Attention lab" --lab-view rope --size "$size"
+    "$png_check" "$out/lab-split-$size.png" "${size%x*}" "${size#*x}"
+    "$ui_check" "$out/lab-split-$size.json" "$out/lab-split-$size.png" layout "window=Attention lab" \
+        "within=Attention lab" uncut
+    python3 "$check" split "$out/lab-split-$size.json" "$out/lab-tokens-analysis.json" 1
+done
 
 # What a new user may try: a folder that is no model, an empty sentence, a very long text.
 mkdir -p "$out/not-a-model"

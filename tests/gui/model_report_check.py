@@ -20,6 +20,19 @@
       and text (in double; the app runs in float): the KL shown agrees (1e-3 relative, and it is not
       0), the five tokens after are its `ablation_next_token` top (ids exact, p 1e-5), the five before
       its `top`, and each block from LAYER on has a ‖Δ residual‖ bar.
+  model_report_check.py tokens R.json ANALYSIS.json LAYER HEAD
+      R is the attention lab's Circuits tab in token space (--lab-view circuits, block LAYER edited,
+      head HEAD from 1 chosen, nothing edited); ANALYSIS is `attnviz analyze` of the same model and
+      text: the candidate tokens (ids exact), every x_a·W_QK·x_bᵀ (1e-9 relative to the largest),
+      the top pairs (ids exact, values 1e-9), and for the token chosen (the sentence's last) its top
+      keys and output tokens (ids exact, values 1e-9) are analyze's token_circuits; stored weights.
+  model_report_check.py split R.json ANALYSIS.json HEAD
+      R is the RoPE tab of block 0 of a model with learned positions (--lab-view rope, head HEAD
+      from 1 chosen); ANALYSIS as above: each of the five parts in every cell is analyze's
+      position_split (1e-9 relative to the largest), each part's share is its mean |part| over the
+      entries the mask allows (j ≤ i for a causal LM, which has a next-token top) over their sum
+      (1e-9), and the sum's max |difference| from the run's scores_raw is float rounding (at most
+      1e-5 of max |scores_raw|); stored weights.
 Exit 0 when every check holds, 1 with each failure listed otherwise.
 """
 import json
@@ -129,6 +142,69 @@ def lab(report_path, analysis_path, layer, head):
         check(v.get("lab: model residual delta %d" % l, 0) > 0, "no change shown after block %d" % l)
 
 
+def tokens(report_path, analysis_path, layer, head):
+    v = values(report_path)
+    with open(analysis_path) as f:
+        a = json.load(f)
+    c = a["layers"][layer]["heads"][head - 1]["token_circuits"]
+    ids = [t["id"] for t in c["tokens"]]
+    shown = [v.get("lab: tokens id %d" % i) for i in range(len(ids))]
+    check(shown == ids, "candidate tokens: shown %s, analyze %s" % (shown, ids))
+    check("lab: tokens id %d" % len(ids) not in v, "more candidates shown than %d" % len(ids))
+    scale = max(abs(x) for row in c["qk"] for x in row)
+    for i, row in enumerate(c["qk"]):
+        for j, want in enumerate(row):
+            got = v.get("lab: tokens qk %d %d" % (i, j))
+            check(got is not None and abs(got - want) <= 1e-9 * scale, "qk %d %d: %s, analyze %.12g" % (i, j, got, want))
+    for k, p in enumerate(c["top_pairs"], 1):
+        name = "lab: tokens pair %d" % k
+        check(v.get(name + " query") == p["query"] and v.get(name + " key") == p["key"],
+              "%s: %s → %s, analyze %s → %s" % (name, v.get(name + " query"), v.get(name + " key"), p["query"], p["key"]))
+        check(close(v.get(name, float("nan")), p["value"], 1e-9, True), "%s: %s, analyze %s" % (name, v.get(name), p["value"]))
+    by_text = {t["token"]: t["id"] for t in c["tokens"]}
+    last = by_text.get(a["tokens"][-1])
+    check(v.get("lab: tokens chosen") == last, "token chosen %s, the sentence's last %s" % (v.get("lab: tokens chosen"), last))
+    if last in ids:
+        t = ids.index(last)
+        for what, ranking in (("key", c["top_keys"][t]), ("output", c["top_outputs"][t])):
+            for k, s in enumerate(ranking, 1):
+                name = "lab: tokens %s %d" % (what, k)
+                check(v.get(name) == s["id"], "%s: %s, analyze %s" % (name, v.get(name), s["id"]))
+                check(close(v.get(name + " value", float("nan")), s["value"], 1e-9, True),
+                      "%s value: %s, analyze %s" % (name, v.get(name + " value"), s["value"]))
+    check(v.get("lab: tokens edited") == 0, "the token circuits shown are not of the stored weights")
+
+
+def split(report_path, analysis_path, head):
+    v = values(report_path)
+    with open(analysis_path) as f:
+        a = json.load(f)
+    s = a["layers"][0]["heads"][head - 1]["position_split"]
+    parts = {"cc": "content_content", "cp": "content_position", "pc": "position_content",
+             "pp": "position_position", "bias": "bias"}
+    n = len(s["bias"])
+    causal = "top" in a
+    allowed = [(i, j) for i in range(n) for j in range(n) if j <= i or not causal]
+    scale = max(abs(x) for key in parts.values() for row in s[key] for x in row)
+    means = {}
+    for short, key in parts.items():
+        for i, row in enumerate(s[key]):
+            for j, want in enumerate(row):
+                got = v.get("lab: split %s %d %d" % (short, i, j))
+                check(got is not None and abs(got - want) <= 1e-9 * scale,
+                      "%s %d %d: %s, analyze %.12g" % (short, i, j, got, want))
+        check("lab: split %s %d 0" % (short, n) not in v, "%s: more than %d rows shown" % (short, n))
+        means[short] = sum(abs(s[key][i][j]) for i, j in allowed) / len(allowed)
+    total = sum(means.values())
+    for short, mean in means.items():
+        got = v.get("lab: split %s share" % short)
+        check(got is not None and abs(got - mean / total) <= 1e-9, "%s share: %s, analyze's parts give %.12g" % (short, got, mean / total))
+    diff, top = v.get("lab: split difference"), v.get("lab: split scores max")
+    check(diff is not None and top is not None and top > 0 and diff <= 1e-5 * top,
+          "Σ parts − scores_raw: max |difference| %s of max |scores_raw| %s" % (diff, top))
+    check(v.get("lab: split edited") == 0, "the split shown is not of the stored weights")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "reference":
         reference(sys.argv[2], sys.argv[3])
@@ -136,6 +212,10 @@ if __name__ == "__main__":
         edit(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) == 6 and sys.argv[1] == "lab":
         lab(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif len(sys.argv) == 6 and sys.argv[1] == "tokens":
+        tokens(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "split":
+        split(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) == 3 and sys.argv[1] == "bench":
         bench(sys.argv[2])
     else:

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/attention/presets.hpp"
+#include "core/model/circuits.hpp"
 #include "core/model/head_effect.hpp"
 #include "frame.hpp"
 #include "frame_driver.hpp"
@@ -195,4 +196,143 @@ TEST_F(Lab, InModelModeTheAblationRunsThroughTheLaterBlocksOnTheWorker) {
         else
             EXPECT_GT(*shown_kl, 0.0);
     }
+}
+
+namespace {
+
+// What the token view reported against core's token circuits of head `head`: the candidates, every
+// qk value, the top pairs, and the chosen token's keys and output tokens.
+void expect_tokens_shown(const app::DrawReport& report, const model::TokenCircuits& want, int head,
+                         std::int32_t chosen) {
+    const model::HeadTokenCircuits& h = want.heads[static_cast<size_t>(head)];
+    const auto value = [&](const std::string& name) { return test::reported_value(report, name); };
+    for (size_t a = 0; a < want.tokens.size(); ++a) {
+        EXPECT_EQ(value("lab: tokens id " + std::to_string(a)), want.tokens[a]) << a;
+        for (size_t b = 0; b < want.tokens.size(); ++b) {
+            const std::string name = "lab: tokens qk " + std::to_string(a) + " " + std::to_string(b);
+            ASSERT_TRUE(value(name)) << name;
+            EXPECT_EQ(*value(name), h.qk(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b))) << name;
+        }
+    }
+    EXPECT_FALSE(value("lab: tokens id " + std::to_string(want.tokens.size())));
+    for (size_t k = 0; k < h.top_pairs.size(); ++k) {
+        const std::string name = "lab: tokens pair " + std::to_string(k + 1);
+        EXPECT_EQ(value(name), h.top_pairs[k].value);
+        EXPECT_EQ(value(name + " query"), h.top_pairs[k].query);
+        EXPECT_EQ(value(name + " key"), h.top_pairs[k].key);
+    }
+    ASSERT_EQ(value("lab: tokens chosen"), chosen);
+    const auto t = static_cast<size_t>(std::find(want.tokens.begin(), want.tokens.end(), chosen) - want.tokens.begin());
+    ASSERT_LT(t, want.tokens.size());
+    for (size_t k = 0; k < static_cast<size_t>(app::lab_token_top); ++k) {
+        const std::string at = std::to_string(k + 1);
+        EXPECT_EQ(value("lab: tokens key " + at), h.top_keys[t][k].id) << at;
+        EXPECT_EQ(value("lab: tokens key " + at + " value"), h.top_keys[t][k].value) << at;
+        EXPECT_EQ(value("lab: tokens output " + at), h.top_outputs[t][k].id) << at;
+        EXPECT_EQ(value("lab: tokens output " + at + " value"), h.top_outputs[t][k].value) << at;
+    }
+}
+
+}  // namespace
+
+// attnviz --model on the tiny GPT-2, block 0 edited: the Circuits tab shows the chosen head's token
+// circuits as core computes them, from the model's worker; an edit of the block's W_Q moves them
+// (they are then those of the edited weights); the RoPE tab shows layer 0's scores split into five
+// parts whose sum is the block's scores_raw, the edit included.
+TEST_F(Lab, InModelModeTheTokenCircuitsAndThePositionSplitComeFromTheWorker) {
+    AppState state(core::worked_example());
+    app::ModelRun& run = panels.model.run;
+    run.open(models + "/gpt2", "The cat sat on the mat", core::default_memory_budget, 0);
+    const auto settle = [&] {
+        for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
+            run.wait();
+            app::wait_for_lab_tokens(panels.lab.tokens);
+            frames(state, 1);
+        }
+    };
+    settle();
+    ASSERT_EQ(run.editing_layer(), 0);
+    constexpr int head = 1;
+    panels.lab.head = head;
+    panels.lab.show_view = 1;  // Circuits
+    bool queued = false;       // seen submitted and not yet done: the frame did not compute it
+    for (int k = 0; k < 4 && !queued; ++k) {
+        frames(state, 1);
+        queued = panels.lab.tokens.circuits_job.valid() && !panels.lab.tokens.circuits;
+    }
+    EXPECT_TRUE(queued);
+    settle();
+    const std::vector<std::int32_t> ids = run.results()->run->token_ids;
+    const core::Result<model::TokenCircuits> stored = model::token_circuits(*run.folder(), 0, ids, app::lab_token_top);
+    ASSERT_TRUE(stored);
+    expect_tokens_shown(report, *stored.value, head, ids.back());  // the sentence's last token by default
+    EXPECT_EQ(value("lab: tokens edited"), 0.0);
+
+    // Head 2's W_Q edited in the block: the run is redone, and the view shows the circuits of the
+    // edited weights, which differ from the stored ones.
+    core::Matrix W_Q = state.session().params.heads[head].W_Q;
+    W_Q.col(0) *= -2.0;
+    W_Q(3, 1) += 1.5;
+    ASSERT_TRUE(state.set_matrix({core::MatrixId::W_Q, head}, W_Q));
+    settle();
+    ASSERT_EQ(run.results()->edited_layer, 0);
+    model::TokenCircuitOptions options;
+    options.edited = &state.session().params;
+    const core::Result<model::TokenCircuits> edited = model::token_circuits(*run.folder(), 0, ids, app::lab_token_top,
+                                                                            options);
+    ASSERT_TRUE(edited);
+    ASSERT_TRUE(edited.value->edited);
+    EXPECT_GT((edited.value->heads[head].qk - stored.value->heads[head].qk).cwiseAbs().maxCoeff(), 0.1);
+    expect_tokens_shown(report, *edited.value, head, ids.back());
+    EXPECT_EQ(value("lab: tokens edited"), 1.0);
+
+    // The RoPE tab of a GPT-2 block 0 (no RoPE, learned positions): the five parts of the chosen
+    // head, summed cell by cell, are the session's scores_raw (the edited block's, computed apart).
+    panels.lab.show_view = 3;
+    settle();
+    const core::Matrix& raw = state.trace().heads[head].scores_raw;
+    const double scale = raw.cwiseAbs().maxCoeff();
+    for (Eigen::Index i = 0; i < raw.rows(); ++i)
+        for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+            double sum = 0;
+            for (const std::string part : {"cc", "cp", "pc", "pp", "bias"}) {
+                const std::string name = "lab: split " + part + " " + std::to_string(i) + " " + std::to_string(j);
+                ASSERT_TRUE(value(name)) << name;
+                sum += *value(name);
+            }
+            EXPECT_NEAR(sum, raw(i, j), 1e-5 * scale) << i << " " << j;
+        }
+    EXPECT_FALSE(value("lab: split cc " + std::to_string(raw.rows()) + " 0"));
+    EXPECT_EQ(value("lab: split edited"), 1.0);
+    ASSERT_TRUE(value("lab: split difference"));
+    EXPECT_LE(*value("lab: split difference"), 1e-5 * scale);
+    double shares = 0;
+    for (const std::string part : {"cc", "cp", "pc", "pp", "bias"})
+        shares += value("lab: split " + part + " share").value_or(0);
+    EXPECT_NEAR(shares, 1.0, 1e-12);
+}
+
+// A block after the first (layer 1 of the tiny GPT-2 edited): the RoPE tab shows no split and says
+// why — only layer 0's input is a token's embedding plus its position.
+TEST_F(Lab, TheRopeTabSaysWhyABlockAfterTheFirstHasNoPositionSplit) {
+    AppState state(core::worked_example());
+    app::ModelRun& run = panels.model.run;
+    run.open(models + "/gpt2", "The cat sat on the mat", core::default_memory_budget, 1);
+    panels.lab.show_view = 3;
+    for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
+        run.wait();
+        app::wait_for_lab_tokens(panels.lab.tokens);
+        frames(state, 1);
+    }
+    ASSERT_EQ(run.editing_layer(), 1);
+    ASSERT_TRUE(app::lab_in_model(&run, state.config().heads));  // the session is block 1
+    const auto drawn = [&](const std::string& name) {
+        return std::any_of(report.items.begin(), report.items.end(),
+                           [&](const app::DrawReport::Item& i) { return i.name == name; });
+    };
+    EXPECT_TRUE(drawn("lab: position split note"));
+    EXPECT_FALSE(value("lab: split cc 0 0"));
+    EXPECT_FALSE(panels.lab.tokens.split_job.valid() || panels.lab.tokens.split);  // nothing was started
+    EXPECT_NE(app::position_split_note(&run).find("Layer 1 is being edited"), std::string::npos);
+    EXPECT_NE(app::position_split_note(nullptr).find("With a model"), std::string::npos);
 }

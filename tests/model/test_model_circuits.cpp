@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/forward.hpp"
 #include "core/model/circuits.hpp"
+#include "core/model/layer_weights.hpp"
 #include "core/model/weight_files.hpp"
 #include "model_runs.hpp"
 
@@ -21,6 +23,7 @@ using attnviz::test::max_error;
 using attnviz::test::models_dir;
 using attnviz::test::open_model;
 using attnviz::test::run_expected;
+using attnviz::test::session_of;
 using attnviz::test::slurp;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -154,6 +157,193 @@ TEST(ModelCircuits, RankingsOverSeveralBlocksAreMergedWithEqualValuesById) {
             expect_ranking(got.value->heads[h].top_outputs[t], spread,
                            "head " + std::to_string(h) + " candidate " + std::to_string(t));
         }
+}
+
+namespace {
+
+using attnviz::core::Matrix;
+
+// Layer `layer`'s stored attention weights as a session holds them (its X the tokens' rows, unused).
+attnviz::core::Params stored_params(const ModelFolder& m, int layer, const std::vector<std::int32_t>& ids) {
+    const auto session =
+        attnviz::model::attention_session(m, layer,
+                                          Matrix::Zero(static_cast<Eigen::Index>(ids.size()), m.config().d_model),
+                                          std::vector<std::string>(ids.size(), "t"));
+    if (!session) ADD_FAILURE() << session.problems.front().str();
+    return session ? session.value->params : attnviz::core::Params{};
+}
+
+// The rows of `table` for `ids`, through the tiny GPT-2's ln_1 of `layer` (as circuits.hpp's x_t).
+Matrix token_rows(const ModelFolder& m, int layer, const std::string& table, const std::vector<int>& ids) {
+    const auto rows = attnviz::model::read_table_rows<double>(m, table, ids, m.config().d_model);
+    const auto& block = m.names().blocks[static_cast<size_t>(layer)];
+    const auto norm = attnviz::model::read_norm<double>(m, block.norm_attention_w, block.norm_attention_b);
+    if (!rows || !norm) {
+        ADD_FAILURE() << "the tiny GPT-2's rows or ln_1 could not be read";
+        return {};
+    }
+    Matrix out;
+    norm.value->apply(*rows.value, out);
+    return out;
+}
+
+// Σ_c (Σ_i x[i]·A[i][c])·(Σ_j y[j]·B[j][c]): x·A·(y·B)ᵀ written as the loops it is.
+double bilinear(const Eigen::RowVectorXd& x, const Matrix& A, const Eigen::RowVectorXd& y, const Matrix& B) {
+    double sum = 0;
+    for (Eigen::Index c = 0; c < A.cols(); ++c) {
+        double xa = 0, yb = 0;
+        for (Eigen::Index i = 0; i < A.rows(); ++i) xa += x(i) * A(i, c);
+        for (Eigen::Index j = 0; j < B.rows(); ++j) yb += y(j) * B(j, c);
+        sum += xa * yb;
+    }
+    return sum;
+}
+
+}  // namespace
+
+// The layer's weights as edited in a session stand for the stored ones: head 1's W_Q and W_O edited
+// move its QK and OV numbers as a direct loop over the edited weights says, and no other head's;
+// the stored weights given as edited give today's numbers exactly.
+TEST(ModelCircuits, EditedWeightsMoveTheTokenCircuitsAsADirectLoopSays) {
+    const ModelFolder m = open_model("gpt2");
+    const auto ids = circuits_of("gpt2").at("token_ids").get<std::vector<std::int32_t>>();
+    constexpr int layer = 1, head = 1, top = 5;
+    const auto base = attnviz::model::token_circuits(m, layer, ids, top);
+    ASSERT_TRUE(base) << base.problems.front().str();
+    attnviz::core::Params edited = stored_params(m, layer, ids);
+    const auto same = attnviz::model::token_circuits(m, layer, ids, top, {&edited, {}});
+    ASSERT_TRUE(same);
+    EXPECT_TRUE(same.value->edited);
+    for (size_t h = 0; h < base.value->heads.size(); ++h) {
+        EXPECT_EQ(same.value->heads[h].qk, base.value->heads[h].qk) << h;
+        for (size_t t = 0; t < base.value->tokens.size(); ++t)
+            for (size_t r = 0; r < static_cast<size_t>(top); ++r) {
+                EXPECT_EQ(same.value->heads[h].top_keys[t][r].id, base.value->heads[h].top_keys[t][r].id);
+                EXPECT_EQ(same.value->heads[h].top_outputs[t][r].value, base.value->heads[h].top_outputs[t][r].value);
+            }
+    }
+
+    const int d_v = static_cast<int>(edited.heads[head].W_V.cols());
+    edited.heads[head].W_Q = edited.heads[head].W_Q.reverse() * -2.0;  // d_model × d_k, new values
+    edited.W_O.middleRows(head * d_v, d_v) *= -3.0;
+    const auto got = attnviz::model::token_circuits(m, layer, ids, top, {&edited, {}});
+    ASSERT_TRUE(got) << got.problems.front().str();
+    EXPECT_TRUE(got.value->edited);
+    EXPECT_EQ(got.value->stored_because, "");
+    const std::vector<std::int32_t>& tokens = got.value->tokens;
+    const std::vector<int> all_ids = [&] {
+        std::vector<int> v(static_cast<size_t>(m.config().vocab_size));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int>(i);
+        return v;
+    }();
+    const Matrix x = token_rows(m, layer, m.names().token_embeddings, {tokens.begin(), tokens.end()});
+    const Matrix vocab = token_rows(m, layer, m.names().token_embeddings, all_ids);
+    const auto W_U = attnviz::model::read_table_rows<double>(m, m.names().lm_head, all_ids, m.config().d_model);
+    ASSERT_TRUE(W_U);
+    const attnviz::core::HeadParams& p = edited.heads[head];
+    const Matrix W_O = edited.W_O.middleRows(head * d_v, d_v);
+    const attnviz::model::HeadTokenCircuits& g = got.value->heads[head];
+    for (Eigen::Index a = 0; a < x.rows(); ++a) {
+        for (Eigen::Index b = 0; b < x.rows(); ++b)
+            EXPECT_NEAR(g.qk(a, b), bilinear(x.row(a), p.W_Q, x.row(b), p.W_K), 1e-12) << a << " " << b;
+        // Every key and output token of the vocabulary by the loops, the best five of each.
+        std::vector<attnviz::model::TokenScore> keys, outputs;
+        for (int u = 0; u < m.config().vocab_size; ++u) {
+            keys.push_back({u, bilinear(x.row(a), p.W_Q, vocab.row(u), p.W_K)});
+            double logit = 0;
+            for (Eigen::Index c = 0; c < W_O.cols(); ++c) {
+                double ov = 0;
+                for (Eigen::Index v = 0; v < d_v; ++v) {
+                    double xv = 0;
+                    for (Eigen::Index i = 0; i < x.cols(); ++i) xv += x(a, i) * p.W_V(i, v);
+                    ov += xv * W_O(v, c);
+                }
+                logit += ov * (*W_U.value)(u, c);
+            }
+            outputs.push_back({u, logit});
+        }
+        for (auto* ranking : {&keys, &outputs})
+            std::stable_sort(ranking->begin(), ranking->end(),
+                             [](const auto& l, const auto& r) { return l.value > r.value; });
+        for (size_t r = 0; r < static_cast<size_t>(top); ++r) {
+            const auto t = static_cast<size_t>(a);
+            EXPECT_EQ(g.top_keys[t][r].id, keys[r].id) << a << " rank " << r;
+            EXPECT_NEAR(g.top_keys[t][r].value, keys[r].value, 1e-12);
+            EXPECT_EQ(g.top_outputs[t][r].id, outputs[r].id) << a << " rank " << r;
+            EXPECT_NEAR(g.top_outputs[t][r].value, outputs[r].value, 1e-12);
+        }
+    }
+    EXPECT_GT((g.qk - base.value->heads[head].qk).cwiseAbs().maxCoeff(), 1e-3);  // the edit moved it
+    EXPECT_NE(g.top_outputs[0][0].value, base.value->heads[head].top_outputs[0][0].value);
+    for (size_t h = 0; h < base.value->heads.size(); ++h)
+        if (h != static_cast<size_t>(head)) {
+            EXPECT_EQ(got.value->heads[h].qk, base.value->heads[h].qk) << h;
+        }
+}
+
+// Edited weights of other shapes (a head's W_Q of one more column, or a head fewer) do not stand
+// for the stored ones: the stored weights are used, and the result says why.
+TEST(ModelCircuits, EditedWeightsOfOtherShapesFallBackToTheStoredOnes) {
+    const ModelFolder m = open_model("gpt2");
+    const auto ids = circuits_of("gpt2").at("token_ids").get<std::vector<std::int32_t>>();
+    const auto base = attnviz::model::token_circuits(m, 0, ids, 3);
+    ASSERT_TRUE(base);
+    attnviz::core::Params wider = stored_params(m, 0, ids);
+    wider.heads[2].W_Q.conservativeResize(Eigen::NoChange, wider.heads[2].W_Q.cols() + 1);
+    wider.heads[2].W_Q.rightCols(1).setOnes();
+    attnviz::core::Params fewer = stored_params(m, 0, ids);
+    fewer.heads.pop_back();
+    for (const auto* edited : {&wider, &fewer}) {
+        const auto got = attnviz::model::token_circuits(m, 0, ids, 3, {edited, {}});
+        ASSERT_TRUE(got);
+        EXPECT_FALSE(got.value->edited);
+        EXPECT_NE(got.value->stored_because.find("stored weights are used"), std::string::npos);
+        for (size_t h = 0; h < base.value->heads.size(); ++h)
+            EXPECT_EQ(got.value->heads[h].qk, base.value->heads[h].qk);
+    }
+    EXPECT_NE(attnviz::model::token_circuits(m, 0, ids, 3, {&wider, {}}).value->stored_because.find("heads[2].W_Q"),
+              std::string::npos);
+    const auto run = run_expected<double>(m, expected_of("gpt2"));
+    std::string why;
+    const auto split = attnviz::model::position_split(m, run.token_ids, &wider, &why);
+    ASSERT_TRUE(split);
+    EXPECT_NE(why.find("heads[2].W_Q"), std::string::npos);
+    const attnviz::model::PositionSplit& s = (*split.value)[2];
+    const Matrix sum = s.content_content + s.content_position + s.position_content + s.position_position + s.bias;
+    EXPECT_LE((sum - run.layers[0].trace.heads[2].scores_raw).cwiseAbs().maxCoeff(), 1e-9);
+}
+
+// Work no longer wanted stops between blocks of the vocabulary and is refused.
+TEST(ModelCircuits, TokenCircuitsStopWhenAsked) {
+    const ModelFolder m = open_model("gpt2");
+    const auto got = attnviz::model::token_circuits(m, 0, {1, 2}, 3, {nullptr, [] { return true; }});
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.problems.front().message, "stopped");
+}
+
+// Block 0 edited (head 1's W_Q and W_K scaled, b_Q changed): the split of the edited weights adds up
+// to the scores_raw of the edited session's forward on the run's own input.
+TEST(ModelCircuits, ThePositionSplitOfEditedWeightsAddsUpToTheEditedScores) {
+    const ModelFolder m = open_model("gpt2");
+    const auto run = run_expected<double>(m, expected_of("gpt2"));
+    attnviz::core::Session session = session_of(m, run, 0);
+    session.params.heads[1].W_Q *= 1.5;
+    session.params.heads[1].W_K = session.params.heads[1].W_K.reverse().eval();
+    session.params.heads[1].b_Q.array() += 0.25;
+    const attnviz::core::Trace trace = attnviz::core::forward<double>(session.config, session.params);
+    std::string why = "unset";
+    const auto split = attnviz::model::position_split(m, run.token_ids, &session.params, &why);
+    ASSERT_TRUE(split) << split.problems.front().str();
+    EXPECT_EQ(why, "");
+    for (size_t h = 0; h < split.value->size(); ++h) {
+        const attnviz::model::PositionSplit& s = (*split.value)[h];
+        const Matrix sum = s.content_content + s.content_position + s.position_content + s.position_position + s.bias;
+        EXPECT_LE((sum - trace.heads[h].scores_raw).cwiseAbs().maxCoeff(), 1e-9) << h;
+    }
+    const auto stored = attnviz::model::position_split(m, run.token_ids);
+    ASSERT_TRUE(stored);
+    EXPECT_GT(((*split.value)[1].content_content - (*stored.value)[1].content_content).cwiseAbs().maxCoeff(), 1e-3);
+    EXPECT_EQ((*split.value)[0].content_content, (*stored.value)[0].content_content);
 }
 
 TEST(ModelCircuits, TokenCircuitsRefuseWhatTheyCannotRank) {

@@ -16,30 +16,16 @@ bool lab_in_model(const ModelRun* run, int heads) {
     return layer < layers.size() && layers[layer].config.heads == heads;
 }
 
-namespace {
-
-// The problems' first as a line, or what the job threw.
-template <class T>
-std::optional<core::Result<T>> take_result(Worker::Job<core::Result<T>>& job) {
-    try {
-        return job.take();
-    } catch (const std::exception& e) {
-        return core::Result<T>::fail({{"", e.what()}});
-    }
-}
-
-}  // namespace
-
 void update_model_ablation(ModelAblation& m, ModelRun& run, int head) {
     if (m.job.ready()) {
-        if (std::optional<core::Result<model::HeadEffect>> done = take_result(m.job)) {
+        if (std::optional<core::Result<model::HeadEffect>> done = take_model_result(m.job)) {
             m.key = m.job_key;
             m.problem = *done ? "" : problems_text(done->problems);
             if (*done) m.effect = std::move(*done->value);
         }
     }
     if (m.table_job.ready()) {
-        if (std::optional<core::Result<std::vector<model::HeadEffect>>> done = take_result(m.table_job)) {
+        if (std::optional<core::Result<std::vector<model::HeadEffect>>> done = take_model_result(m.table_job)) {
             m.table_key = m.table_job_key;
             m.table_problem = *done ? "" : problems_text(done->problems);
             m.table = *done ? std::move(*done->value) : std::vector<model::HeadEffect>{};

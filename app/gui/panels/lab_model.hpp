@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,16 @@ struct ModelAblation {
     AblationKey table_job_key;
     std::shared_ptr<std::atomic<int>> table_done = std::make_shared<std::atomic<int>>(0);  // heads run so far
 };
+
+// A finished job's result, or what the job threw as a problem.
+template <class T>
+std::optional<core::Result<T>> take_model_result(Worker::Job<core::Result<T>>& job) {
+    try {
+        return job.take();
+    } catch (const std::exception& e) {
+        return core::Result<T>::fail({{"", e.what()}});
+    }
+}
 
 // Whether the lab works through the model: a model is open and the session is its block being edited.
 bool lab_in_model(const ModelRun* run, int heads);

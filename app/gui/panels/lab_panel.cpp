@@ -12,6 +12,7 @@
 #include "../widgets/matrix_view.hpp"
 #include "core/attention/forward.hpp"
 #include "core/base/format.hpp"
+#include "lab_heatmap.hpp"
 
 namespace attnviz::app {
 
@@ -68,34 +69,9 @@ void update_lab(const AppState& state, LabPanel& p, const Snapshot* pinned) {
     p.job_head = p.head;
 }
 
-bool lab_busy(const LabPanel& p) { return p.job.valid() || model_ablation_busy(p.model); }
+bool lab_busy(const LabPanel& p) { return p.job.valid() || model_ablation_busy(p.model) || lab_tokens_busy(p.tokens); }
 
 namespace {
-
-// A matrix of the lab as a heatmap in `room`, reported under `name`.
-HeatmapHit lab_heatmap(UiContext& ui, const char* name, const core::Matrix& m, core::Colormap map,
-                       core::ColorRange range, ImVec2 room, const std::vector<std::string>* rows,
-                       const std::vector<std::string>* cols) {
-    HeatmapOptions o;
-    o.colormap = map;
-    o.range = range;
-    o.max_size = room;
-    o.max_cell = ImGui::GetFontSize() * 3.5f;
-    o.row_labels = rows;
-    o.col_labels = cols;
-    ImGui::BeginGroup();
-    ImGui::TextUnformatted(name);
-    const HeatmapHit hit = heatmap(ui, name, m, o, name);
-    if (ui.report) ui.report->heatmaps.push_back({name, hit.cells_min, hit.cells_max});
-    ImGui::EndGroup();
-    return hit;
-}
-
-// The symmetric range of a signed matrix: −max|v| … max|v|.
-core::ColorRange symmetric(const core::Matrix& m) {
-    const double a = m.size() > 0 ? std::max(m.cwiseAbs().maxCoeff(), 1e-300) : 1.0;
-    return {-a, a, false};
-}
 
 void draw_norm_weighted(const Snapshot& s, UiContext& ui, const LabResult& r) {
     const core::Matrix& weights = s.trace.heads[static_cast<size_t>(r.head)].weights;
@@ -262,9 +238,14 @@ bool choose_in_block(UiContext& ui, ModelAblation& m) {
 
 // The chosen pair's part of the scores, every pair's mean |part| by frequency, and the chosen
 // pair's mean part by relative position.
-void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r) {
+void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r, const ModelRun* model_run) {
     if (r.rope.pairs.empty()) {
         ImGui::TextDisabled("This session has no RoPE (Dimensions > RoPE).");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped(
+            "%s", position_split_note(lab_in_model(model_run, s.session.config.heads) ? model_run : nullptr).c_str());
+        ImGui::PopStyleColor();
+        ui.report_item("lab: position split note");
         return;
     }
     const float font = ImGui::GetFontSize();
@@ -377,14 +358,22 @@ void draw_lab_panel(AppState& state, UiContext& ui, LabPanel& p, const Snapshot*
         if (p.show_view == view) p.show_view.reset();  // chosen (ImGui selects it a frame after asked)
         switch (view) {
             case 0: draw_norm_weighted(s, ui, r); break;
-            case 1: draw_circuits(ui, r); break;
+            case 1:
+                if (!lab_in_model(model_run, heads) || !draw_token_circuits(ui, p.tokens, *model_run, p.head))
+                    draw_circuits(ui, r);
+                break;
             case 2:
                 if (lab_in_model(model_run, heads) && !choose_in_block(ui, p.model))
                     draw_model_ablation(ui, p.model, *model_run, p.head);
                 else
                     draw_ablation(s, ui, p, r);
                 break;
-            case 3: draw_rope(s, ui, p, r); break;
+            case 3:
+                if (r.rope.pairs.empty() && lab_in_model(model_run, heads) && position_split_applies(*model_run))
+                    draw_position_split(ui, p.tokens, *model_run, p.head);
+                else
+                    draw_rope(s, ui, p, r, model_run);
+                break;
             default: draw_sinks(s, ui, r); break;
         }
         ui.report_item(std::string("lab: view ") + titles[view]);

@@ -3,7 +3,8 @@
 //   Norm-weighted  ‖α_ij·f_h(x_j)‖ beside the weights α_ij: how far key j moves query i's output;
 //                  hover a cell for ‖f_h(x_j)‖, α_ij and their product
 //   Circuits       W_QK = W_Q·W_Kᵀ and W_OV = W_V·W_O⁽ʰ⁾ as heatmaps, their singular values as bars,
-//                  W_OV's eigenvalues in the complex plane and its copying score
+//                  W_OV's eigenvalues in the complex plane and its copying score; in model mode
+//                  also in token space (lab_tokens.hpp)
 //   Ablation       every head's ‖Δoutput‖_F when its Z is zeroed or replaced by its mean row,
 //                  sorted; Δoutput of the chosen head; with a pinned session (Compare), the
 //                  effect of patching each head's Z from it. In model mode (the session is the
@@ -11,7 +12,8 @@
 //                  top 5 before/after and each later block's change (lab_model.hpp)
 //   RoPE           each rotated pair's n×m part of the raw scores (a slider over the pairs), each
 //                  pair's mean |contribution| against its frequency θ_p, and its mean contribution by
-//                  relative position
+//                  relative position; in model mode, for block 0 of a model with learned positions
+//                  (no RoPE), its scores split into content and position parts (lab_tokens.hpp)
 //   Sinks          per head the key with the largest mean weight and the share of queries putting
 //                  at least 0.3 of their weight on it
 // Everything is computed once per trace snapshot and head (on the worker for large sessions),
@@ -29,6 +31,7 @@
 #include "../worker.hpp"
 #include "core/attention/head_analysis.hpp"
 #include "lab_model.hpp"
+#include "lab_tokens.hpp"
 #include "model_run.hpp"
 
 namespace attnviz::app {
@@ -66,6 +69,7 @@ struct LabPanel {
     std::uint64_t job_generation = 0;
     int job_head = -1;
     ModelAblation model;  // the Ablation view through the model (model mode), on the model's worker
+    LabTokens tokens;     // the token circuits and layer 0's position split (model mode), on it too
     Worker worker;        // last: joined before the members above go
 };
 
