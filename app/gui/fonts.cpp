@@ -21,6 +21,7 @@ Fonts load_fonts(float size_pixels, const char* path) {
         0x25A0, 0x25FF,  // geometric shapes: ▶ ■
         0x2713, 0x2717,  // check marks: ✓ ✗ (the exercise's right and wrong)
         0x2C60, 0x2C7F,  // Latin extended-C: ⱼ
+        0xFFFD, 0xFFFD,  // the replacement character: a token that holds part of a character (a byte)
         0,
     };
     const float numbers_size = std::round(size_pixels * 0.8f);

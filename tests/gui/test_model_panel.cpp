@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ImTextCharFromUtf8
 
 #include <algorithm>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "core/attention/presets.hpp"
 #include "core/io/import.hpp"
 #include "core/io/session_file.hpp"
+#include "core/model/tokenizer.hpp"
 #include "frame.hpp"
 #include "frame_driver.hpp"
 #include "headless.hpp"
@@ -370,4 +372,28 @@ TEST_F(ModelPanel, TheMenusOpenTheirDialogsAndImportAllLayersHandsItsRequestOver
     EXPECT_EQ(layers.row(2).name, "layer 2");
     EXPECT_EQ(layers.row(2).heads, 2);
     EXPECT_EQ(state.session(), core::worked_example());  // beside it, not instead of it
+}
+
+// Every token of the test GPT-2's vocabulary, decoded and made visible as the model panels show it,
+// is drawn with the app's font's own glyphs for its Latin-1 characters and U+FFFD: a control
+// character is shown escaped (\x01), and a byte token that holds part of a character decodes to
+// U+FFFD, which ImGui would otherwise draw as "?", a character the text never had. (Scripts the
+// font lacks, as the vocabulary's few CJK tokens, still show its fallback.)
+TEST_F(ModelPanel, EveryTokenOfTheVocabularyHasItsGlyphsInTheFont) {
+    const core::Result<model::Tokenizer> tokenizer = model::load_tokenizer(ATTNVIZ_REFERENCE_DIR "/models/gpt2");
+    ASSERT_TRUE(tokenizer);
+    const ImFont* font = ImGui::GetIO().Fonts->Fonts[0];
+    int replaced = 0;
+    for (std::size_t id = 0; id < tokenizer.value->vocab_size(); ++id) {
+        const std::string text = app::visible_token(tokenizer.value->decode({static_cast<std::int32_t>(id)}));
+        for (const char* c = text.c_str(); *c;) {
+            unsigned int codepoint = 0;
+            c += ImTextCharFromUtf8(&codepoint, c, nullptr);
+            replaced += codepoint == 0xFFFD;
+            if (codepoint >= 0x100 && codepoint != 0xFFFD) continue;
+            EXPECT_NE(font->FindGlyphNoFallback(static_cast<ImWchar>(codepoint)), nullptr)
+                << "token " << id << " \"" << text << "\": no glyph for U+" << std::hex << codepoint;
+        }
+    }
+    EXPECT_GT(replaced, 0);  // the vocabulary's byte tokens are among them
 }

@@ -142,6 +142,10 @@ std::string visible_token(const std::string& text) {
             out += "\\n";
         else if (c == '\t')
             out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else if (const auto byte = static_cast<unsigned char>(c); byte < 0x20 || byte == 0x7F)
+            out += "\\x" + std::string{"0123456789ABCDEF"[byte >> 4], "0123456789ABCDEF"[byte & 15]};
         else
             out += c;
     }

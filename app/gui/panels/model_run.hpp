@@ -33,7 +33,8 @@ namespace attnviz::app {
 inline constexpr const char* default_model_text = "The quick brown fox jumps over the lazy dog.";
 
 // A token's text as the model panels show it: spaces as "·" (GPT-2's " world" is "·world"), line
-// breaks and tabs as \n and \t, "∅" for a token that decodes to nothing, so every token shows.
+// breaks and tabs as \n, \r and \t, the other control characters as \xNN, "∅" for a token that
+// decodes to nothing, so every token shows.
 std::string visible_token(const std::string& text);
 
 // One forward pass as the model panels show it (the run in float, every number of it computed on
