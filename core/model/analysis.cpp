@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 
+#include "core/attention/head_analysis.hpp"
 #include "core/model/layer_weights.hpp"
 
 namespace attnviz::model {
@@ -114,8 +115,44 @@ core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scal
 
 template core::Matrix residual_norms<float>(const RunState<float>&);
 template core::Matrix residual_norms<double>(const RunState<double>&);
+template <class Scalar>
+core::Result<std::vector<core::Matrix>> norm_weighted_block(const ModelFolder& model, const RunState<Scalar>& s,
+                                                            int layer) {
+    using R = core::Result<std::vector<core::Matrix>>;
+    if (layer < 0 || layer >= static_cast<int>(s.layers.size()))
+        return R::fail({{"", "no block " + std::to_string(layer) + " in the run"}});
+    const LayerRun<Scalar>& block = s.layers[static_cast<size_t>(layer)];
+    const core::Config& c = block.config;
+    MatrixT<Scalar> W_O;  // h·d_v × d_model
+    if (c.output_projection && block.edited) {
+        W_O = block.edited->params.W_O.template cast<Scalar>();
+    } else if (c.output_projection) {
+        const core::Result<AttentionWeights<Scalar>> w = read_attention<Scalar>(model, layer);
+        if (!w) return R::fail(w.problems);
+        const auto stored = w.value->W_O.view().map();
+        if (w.value->o_transposed)
+            W_O = stored.transpose();
+        else
+            W_O = stored;
+    }
+    std::vector<core::Matrix> out;
+    for (size_t h = 0; h < block.trace.heads.size(); ++h) {
+        const core::HeadTraceT<Scalar>& head = block.trace.heads[h];
+        const auto rows = static_cast<Eigen::Index>(h) * c.d_v;
+        const MatrixT<Scalar> f = c.output_projection ? MatrixT<Scalar>(head.V * W_O.middleRows(rows, c.d_v)) : head.V;
+        const Eigen::RowVectorXd norms = f.rowwise().norm().transpose().template cast<double>();  // 1×n
+        const core::Matrix weighted = head.weights.template cast<double>().array().rowwise() * norms.array();
+        out.push_back(core::norm_weighted_rows(weighted));
+    }
+    return R::ok(std::move(out));
+}
+
 template std::vector<core::Matrix> attention_rollout<float>(const RunState<float>&);
 template std::vector<core::Matrix> attention_rollout<double>(const RunState<double>&);
+template core::Result<std::vector<core::Matrix>> norm_weighted_block<float>(const ModelFolder&, const RunState<float>&,
+                                                                            int);
+template core::Result<std::vector<core::Matrix>> norm_weighted_block<double>(const ModelFolder&,
+                                                                             const RunState<double>&, int);
 template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&,
                                                    const std::function<bool()>&);
 template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&,

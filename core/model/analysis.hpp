@@ -39,6 +39,15 @@ core::Matrix residual_norms(const RunState<Scalar>& state);
 template <class Scalar>
 std::vector<core::Matrix> attention_rollout(const RunState<Scalar>& state);
 
+// Block `layer`'s norm-weighted attention as the model view draws it, from the run's own trace: per
+// head α_ij·‖f_h(x_j)‖ with f_h(x_j) = V⁽ʰ⁾_j·W_O⁽ʰ⁾ (V with its bias, as the trace has it; W_O⁽ʰ⁾ the
+// rows h·d_v … of the block's edited session's W_O, or the folder's; V alone without an output
+// projection), each query row divided by its sum (core::norm_weighted_rows): what core::norm_weighted
+// gives for the block's session. h matrices of n × n; refused when the block's W_O cannot be read.
+template <class Scalar>
+core::Result<std::vector<core::Matrix>> norm_weighted_block(const ModelFolder& model, const RunState<Scalar>& state,
+                                                            int layer);
+
 struct LogitLens {
     Eigen::Matrix<std::int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> ids;  // (L+1) × n
     core::Matrix p;                                                                    // (L+1) × n
@@ -56,6 +65,10 @@ extern template core::Matrix residual_norms<float>(const RunState<float>&);
 extern template core::Matrix residual_norms<double>(const RunState<double>&);
 extern template std::vector<core::Matrix> attention_rollout<float>(const RunState<float>&);
 extern template std::vector<core::Matrix> attention_rollout<double>(const RunState<double>&);
+extern template core::Result<std::vector<core::Matrix>> norm_weighted_block<float>(const ModelFolder&,
+                                                                                   const RunState<float>&, int);
+extern template core::Result<std::vector<core::Matrix>> norm_weighted_block<double>(const ModelFolder&,
+                                                                                    const RunState<double>&, int);
 extern template core::Result<LogitLens> logit_lens<float>(const ModelFolder&, const RunState<float>&,
                                                           const std::function<bool()>&);
 extern template core::Result<LogitLens> logit_lens<double>(const ModelFolder&, const RunState<double>&,

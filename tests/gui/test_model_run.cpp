@@ -10,6 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/attention/forward.hpp"
+#include "core/attention/head_analysis.hpp"
+#include "core/attention/layer_summary.hpp"
 #include "core/attention/presets.hpp"
 #include "frame.hpp"
 #include "frame_driver.hpp"
@@ -74,6 +77,36 @@ TEST_F(ModelRun, TheBlocksSessionsAreLabelledAsTheSentencesChipsShowItsTokens) {
         ASSERT_EQ(session.value->tokens.size(), texts.size());
         for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(session.value->tokens[i], app::visible_token(texts[i]));
         EXPECT_EQ(session.value->tokens[at], "\u00b7" + texts[at].substr(1));
+    }
+}
+
+// The model view's norm-weighted thumbnails of every block are what core::norm_weighted gives for
+// the block's session (its V through its W_O, each query row divided by its sum), float to 1e-5, and
+// are not the weights' (the values' norms differ from key to key).
+TEST_F(ModelRun, EveryBlockHasTheThumbnailsOfItsNormWeightedAttention) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget);
+    settle();
+    ASSERT_GT(layers.size(), 1);
+    for (int r = 1; r < layers.size(); ++r) {
+        SCOPED_TRACE("block " + std::to_string(r - 1));
+        const core::LayerSummary& summary = *layers.row(r).summary;
+        const core::Result<core::Session> session = layers.row(r).make_session();
+        ASSERT_TRUE(session);
+        const core::Config& c = session.value->config;
+        const core::Trace trace = core::forward<double>(c, session.value->params);
+        ASSERT_EQ(summary.norm_thumbnails.size(), trace.heads.size());
+        double unlike_weights = 0;
+        for (int h = 0; h < c.heads; ++h) {
+            const core::HeadThumbnail expected =
+                core::thumbnail(core::norm_weighted_rows(core::norm_weighted(c, session.value->params, trace, h)));
+            const core::Matrix& shown = summary.norm_thumbnails[static_cast<size_t>(h)].cells;
+            ASSERT_EQ(shown.rows(), expected.cells.rows());
+            ASSERT_EQ(shown.cols(), expected.cells.cols());
+            EXPECT_LT((shown - expected.cells).cwiseAbs().maxCoeff(), 1e-5) << "head " << h + 1;
+            unlike_weights = std::max(unlike_weights,
+                                      (shown - summary.thumbnails[static_cast<size_t>(h)].cells).cwiseAbs().maxCoeff());
+        }
+        EXPECT_GT(unlike_weights, 1e-3);
     }
 }
 

@@ -15,14 +15,21 @@ double ms_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A block's heads' numbers from its float trace (the summaries are computed in double).
-std::shared_ptr<const core::LayerSummary> summarize(const core::TraceT<float>& trace) {
+// Block `layer`'s heads' numbers from its float trace (the summaries are computed in double), with
+// the thumbnails of its norm-weighted attention (none when the block's W_O cannot be read: the model
+// view then draws the weights and says why).
+std::shared_ptr<const core::LayerSummary> summarize(const model::ModelFolder& folder, const model::RunState<float>& run,
+                                                    int layer) {
+    const core::TraceT<float>& trace = run.layers[static_cast<size_t>(layer)].trace;
     std::vector<core::Matrix> weights;
     weights.reserve(trace.heads.size());
     for (const core::HeadTraceT<float>& h : trace.heads) weights.push_back(h.weights.cast<double>());
     std::vector<const core::Matrix*> pointers;
     for (const core::Matrix& w : weights) pointers.push_back(&w);
-    return std::make_shared<const core::LayerSummary>(core::summarize_layer(pointers));
+    core::LayerSummary summary = core::summarize_layer(pointers);
+    if (const core::Result<std::vector<core::Matrix>> norm = model::norm_weighted_block(folder, run, layer))
+        for (const core::Matrix& m : *norm.value) summary.norm_thumbnails.push_back(core::thumbnail(m));
+    return std::make_shared<const core::LayerSummary>(std::move(summary));
 }
 
 // What the panels show of a run: the blocks' summaries (those before `from` taken from `base`), the
@@ -34,7 +41,7 @@ std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const mo
     for (const std::int32_t id : run->token_ids) r->texts.push_back(tokenizer.decode({id}));
     for (size_t l = 0; l < run->layers.size(); ++l)
         r->summaries.push_back(base && static_cast<int>(l) < from ? base->summaries[l]
-                                                                  : summarize(run->layers[l].trace));
+                                                                  : summarize(folder, *run, static_cast<int>(l)));
     r->logits = run->logits_last.cast<double>();
     if (folder.config().causal()) {
         r->lens_to_come = true;  // ModelRun::start_lens
