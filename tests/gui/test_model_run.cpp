@@ -202,6 +202,19 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     EXPECT_FALSE(after.logits == before->logits_last.cast<double>());
     EXPECT_EQ(after.summaries[0], run.before_edit()->summaries[0]);  // reused, not recomputed
     EXPECT_TRUE(layers.editing(state, 2));
+    // An edit of W_O moves the block's norm-weighted thumbnails as its session's norm_weighted says.
+    const core::Result<core::CellRef> w_o = core::parse_cell_ref("W_O:0:0");
+    ASSERT_TRUE(w_o);
+    ASSERT_TRUE(state.set_cell(*w_o.value, 25.0));
+    settle();
+    const core::Session& edited = state.session();
+    const core::Trace trace = core::forward<double>(edited.config, edited.params);
+    const core::Matrix expected =
+        core::thumbnail(core::norm_weighted_rows(core::norm_weighted(edited.config, edited.params, trace, 0))).cells;
+    const core::Matrix& shown = run.results()->summaries[1]->norm_thumbnails.at(0).cells;
+    ASSERT_EQ(shown.rows(), expected.rows());
+    EXPECT_LT((shown - expected).cwiseAbs().maxCoeff(), 1e-5);
+    EXPECT_GT((shown - after.summaries[1]->norm_thumbnails.at(0).cells).cwiseAbs().maxCoeff(), 1e-4);
     // Another session (other dimensions) in the editor: its edits no longer run through the model.
     ASSERT_TRUE(state.restore_unsaved(core::worked_example(), "", "back"));
     run.update(state, layers, 200);
