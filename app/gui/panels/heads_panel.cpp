@@ -192,6 +192,17 @@ void update_summaries(const AppState& state, HeadsPanel& panel) {
     panel.summaries_of = state.generation();
 }
 
+// One range for all heads, so they can be compared: every head's statistics combined into `all`
+// (norm-weighted, `nw` given: from 0 to the largest of every head).
+core::ColorRange heads_range(const AppState& state, UiContext& ui, core::MatrixId id, const NormWeighted* nw, bool clip,
+                             core::Scaling scaling, core::ValueStats& all) {
+    if (nw) return core::ColorRange{0, nw->top > 0 ? nw->top : 1.0, false};
+    for (const core::HeadTrace& head : state.trace().heads)
+        all = core::combine(all, ui.heatmaps.stats(id == core::MatrixId::scores ? head.scores : head.weights,
+                                                   state.generation(), clip || scaling == core::Scaling::percentile));
+    return clip ? core::auto_outlier_range(all) : core::color_range(core::info(id).colors, scaling, all);
+}
+
 }  // namespace
 
 void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
@@ -211,20 +222,11 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     }
     draw_axes_note(state, ui);
 
-    // One range for all heads, so they can be compared: every head's statistics combined (norm-weighted:
-    // from 0 to the largest of every head).
     const core::Scaling scaling = ui.scaling(id, c.kv_len());
     const bool clip = !norm && ui.clips_outliers(id, c.kv_len());
     core::ValueStats all;
     MatrixViewOptions o;
-    if (norm) {
-        o.range = core::ColorRange{0, nw->top > 0 ? nw->top : 1.0, false};
-    } else {
-        for (const core::HeadTrace& head : state.trace().heads)
-            all = core::combine(all, ui.heatmaps.stats(scores ? head.scores : head.weights, state.generation(),
-                                                       clip || scaling == core::Scaling::percentile));
-        o.range = clip ? core::auto_outlier_range(all) : core::color_range(core::info(id).colors, scaling, all);
-    }
+    o.range = heads_range(state, ui, id, nw, clip, scaling, all);
     o.token_rows = o.token_cols = true;
 
     if (panel.shown == HeadsShown::weights) update_summaries(state, panel);
