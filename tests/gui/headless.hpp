@@ -3,6 +3,8 @@
 // whole frames of the app, and reads back the numbers a frame reported.
 #pragma once
 
+#include <cfloat>
+
 #include <imgui.h>
 
 #include <optional>
@@ -53,6 +55,21 @@ public:
             ImGui::Render();
         }
         ui.report = kept;
+    }
+
+    // A click at the middle of `item` (as a frame's report drew it, and read before the first frame,
+    // which clears that report): the pointer there for a frame, the button down for one and up for
+    // one, then the pointer away.
+    void click(app::AppState& state, app::Panels& panels, const app::DrawReport::Item& item,
+               app::DrawReport* report = nullptr) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.MousePos = {(item.min.x + item.max.x) / 2, (item.min.y + item.max.y) / 2};
+        frames(state, panels, 1, report);
+        io.MouseDown[0] = true;
+        frames(state, panels, 1, report);
+        io.MouseDown[0] = false;
+        frames(state, panels, 1, report);
+        io.MousePos = {-FLT_MAX, -FLT_MAX};
     }
 
     app::Fonts fonts;

@@ -28,6 +28,17 @@ protected:
         imgui_.frames(state, panels, count, &report);
     }
     std::optional<double> value(const std::string& name) const { return test::reported_value(report, name); }
+    // Frames until the model's run and the lab's jobs on its worker have finished and been taken (at
+    // least three, at most 50).
+    void settle_model(AppState& state) {
+        app::ModelRun& run = panels.model.run;
+        for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
+            run.wait();
+            app::wait_for_model_ablation(panels.lab.model);
+            app::wait_for_lab_tokens(panels.lab.tokens);
+            frames(state, 1);
+        }
+    }
 
     test::HeadlessImGui imgui_;
     app::Panels panels;
@@ -123,14 +134,7 @@ TEST_F(Lab, InModelModeTheAblationRunsThroughTheLaterBlocksOnTheWorker) {
     AppState state(core::worked_example());
     app::ModelRun& run = panels.model.run;
     run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
-    const auto settle = [&] {
-        for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
-            run.wait();
-            app::wait_for_model_ablation(panels.lab.model);
-            frames(state, 1);
-        }
-    };
-    settle();
+    settle_model(state);
     ASSERT_EQ(run.editing_layer(), 0);
     panels.lab.head = 1;
     panels.lab.show_view = 2;
@@ -140,7 +144,7 @@ TEST_F(Lab, InModelModeTheAblationRunsThroughTheLaterBlocksOnTheWorker) {
         queued = panels.lab.model.job.valid() && !panels.lab.model.effect;
     }
     EXPECT_TRUE(queued);
-    settle();
+    settle_model(state);
     const auto shown = [&] { return run.results()->run; };
     const core::Result<model::HeadEffect> zero = model::head_effect(*run.folder(), *shown(), 0, 1,
                                                                     core::Ablation::zero);
@@ -149,7 +153,7 @@ TEST_F(Lab, InModelModeTheAblationRunsThroughTheLaterBlocksOnTheWorker) {
     expect_effect_shown(report, *zero.value);
 
     panels.lab.model.how = core::Ablation::mean;
-    settle();
+    settle_model(state);
     const core::Result<model::HeadEffect> mean = model::head_effect(*run.folder(), *shown(), 0, 1,
                                                                     core::Ablation::mean);
     ASSERT_TRUE(mean);
@@ -164,7 +168,7 @@ TEST_F(Lab, InModelModeTheAblationRunsThroughTheLaterBlocksOnTheWorker) {
     W_O.middleRows(2 * d_v, d_v).setZero();
     ASSERT_TRUE(state.set_matrix({core::MatrixId::W_O, 0}, W_O));
     panels.lab.head = 2;
-    settle();
+    settle_model(state);
     ASSERT_EQ(run.results()->edited_layer, 0);
     ASSERT_TRUE(value("lab: model kl"));
     EXPECT_EQ(*value("lab: model kl"), 0.0);
@@ -175,15 +179,8 @@ TEST_F(Lab, InModelModeTheAblationRunsThroughTheLaterBlocksOnTheWorker) {
     const auto item = std::find_if(report.items.begin(), report.items.end(),
                                    [](const app::DrawReport::Item& i) { return i.name == "lab: model every head"; });
     ASSERT_NE(item, report.items.end());
-    ImGuiIO& io = ImGui::GetIO();
-    io.MousePos = {(item->min.x + item->max.x) / 2, (item->min.y + item->max.y) / 2};
-    frames(state, 1);
-    io.MouseDown[0] = true;
-    frames(state, 1);
-    io.MouseDown[0] = false;
-    frames(state, 1);
-    io.MousePos = {-FLT_MAX, -FLT_MAX};
-    settle();
+    imgui_.click(state, panels, *item, &report);
+    settle_model(state);
     for (int h = 0; h < 4; ++h) {
         const core::Result<model::HeadEffect> e = model::head_effect(*run.folder(), *shown(), 0, h,
                                                                      core::Ablation::zero);
@@ -243,14 +240,7 @@ TEST_F(Lab, InModelModeTheTokenCircuitsAndThePositionSplitComeFromTheWorker) {
     AppState state(core::worked_example());
     app::ModelRun& run = panels.model.run;
     run.open(models + "/gpt2", "The cat sat on the mat", core::default_memory_budget, 0);
-    const auto settle = [&] {
-        for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
-            run.wait();
-            app::wait_for_lab_tokens(panels.lab.tokens);
-            frames(state, 1);
-        }
-    };
-    settle();
+    settle_model(state);
     ASSERT_EQ(run.editing_layer(), 0);
     constexpr int head = 1;
     panels.lab.head = head;
@@ -261,7 +251,7 @@ TEST_F(Lab, InModelModeTheTokenCircuitsAndThePositionSplitComeFromTheWorker) {
         queued = panels.lab.tokens.circuits_job.valid() && !panels.lab.tokens.circuits;
     }
     EXPECT_TRUE(queued);
-    settle();
+    settle_model(state);
     const std::vector<std::int32_t> ids = run.results()->run->token_ids;
     const core::Result<model::TokenCircuits> stored = model::token_circuits(*run.folder(), 0, ids, app::lab_token_top);
     ASSERT_TRUE(stored);
@@ -274,7 +264,7 @@ TEST_F(Lab, InModelModeTheTokenCircuitsAndThePositionSplitComeFromTheWorker) {
     W_Q.col(0) *= -2.0;
     W_Q(3, 1) += 1.5;
     ASSERT_TRUE(state.set_matrix({core::MatrixId::W_Q, head}, W_Q));
-    settle();
+    settle_model(state);
     ASSERT_EQ(run.results()->edited_layer, 0);
     model::TokenCircuitOptions options;
     options.edited = &state.session().params;
@@ -289,7 +279,7 @@ TEST_F(Lab, InModelModeTheTokenCircuitsAndThePositionSplitComeFromTheWorker) {
     // The RoPE tab of a GPT-2 block 0 (no RoPE, learned positions): the five parts of the chosen
     // head, summed cell by cell, are the session's scores_raw (the edited block's, computed apart).
     panels.lab.show_view = 3;
-    settle();
+    settle_model(state);
     const core::Matrix& raw = state.trace().heads[head].scores_raw;
     const double scale = raw.cwiseAbs().maxCoeff();
     for (Eigen::Index i = 0; i < raw.rows(); ++i)
@@ -319,11 +309,7 @@ TEST_F(Lab, TheRopeTabSaysWhyABlockAfterTheFirstHasNoPositionSplit) {
     app::ModelRun& run = panels.model.run;
     run.open(models + "/gpt2", "The cat sat on the mat", core::default_memory_budget, 1);
     panels.lab.show_view = 3;
-    for (int k = 0; k < 50 && (run.busy() || app::lab_busy(panels.lab) || k < 3); ++k) {
-        run.wait();
-        app::wait_for_lab_tokens(panels.lab.tokens);
-        frames(state, 1);
-    }
+    settle_model(state);
     ASSERT_EQ(run.editing_layer(), 1);
     ASSERT_TRUE(app::lab_in_model(&run, state.config().heads));  // the session is block 1
     const auto drawn = [&](const std::string& name) {

@@ -86,14 +86,7 @@ protected:
         for (const app::DrawReport::Item& item : report_.items)
             if (item.name == name) at = &item;
         ASSERT_NE(at, nullptr) << name << " was not drawn";
-        ImGuiIO& io = ImGui::GetIO();
-        io.MousePos = {(at->min.x + at->max.x) / 2, (at->min.y + at->max.y) / 2};
-        frames(state, 1);
-        io.MouseDown[0] = true;
-        frames(state, 1);
-        io.MouseDown[0] = false;
-        frames(state, 1);
-        io.MousePos = {-FLT_MAX, -FLT_MAX};
+        imgui_.click(state, panels_, *at);
     }
 
     test::HeadlessImGui imgui_;
