@@ -35,6 +35,14 @@ RunState<Scalar> run(const ModelFolder& m, const std::vector<std::int32_t>& ids)
     return std::move(*s.value);
 }
 
+// Block `layer`'s session with its W_O zeroed (its attention then adds nothing), set as its edit.
+template <class Scalar>
+void zero_output_projection(const ModelFolder& m, RunState<Scalar>& state, int layer) {
+    Session session = session_of(m, state, layer);
+    session.params.W_O.setZero();
+    state.layers[static_cast<size_t>(layer)].edited = std::make_shared<const Session>(std::move(session));
+}
+
 std::vector<std::int32_t> ids_of(const std::string& model) {
     return attnviz::test::expected_of(model).at("token_ids").get<std::vector<std::int32_t>>();
 }
@@ -129,9 +137,7 @@ TEST(ModelRerun, RerunningWithoutAnEditGivesTheSameRun) {
 TEST(ModelRerun, EditsOfLaterLayersAreKept) {
     const ModelFolder m = open(models_dir / "llama");
     RunState<double> state = run<double>(m, ids_of("llama"));
-    Session layer2 = session_of(m, state, 2);
-    layer2.params.W_O.setZero();
-    state.layers[2].edited = std::make_shared<const Session>(std::move(layer2));
+    zero_output_projection(m, state, 2);
     ASSERT_TRUE(attnviz::model::rerun_from(m, state, 2).empty());
     EXPECT_TRUE(state.layers[2].trace.output.isZero(0));
     const attnviz::core::Matrix layer2_X = state.layers[2].edited->params.X;
@@ -160,9 +166,7 @@ TEST(ModelRerun, EditsOfLaterLayersAreKept) {
 TEST(ModelRerun, ACopyForARerunRerunsAsTheWholeState) {
     const ModelFolder m = open(models_dir / "llama");
     RunState<float> state = run<float>(m, ids_of("llama"));
-    Session layer2 = session_of(m, state, 2);
-    layer2.params.W_O.setZero();
-    state.layers[2].edited = std::make_shared<const Session>(std::move(layer2));
+    zero_output_projection(m, state, 2);
     for (int from = 0; from < static_cast<int>(state.layers.size()); ++from) {
         SCOPED_TRACE("from block " + std::to_string(from));
         RunState<float> whole = state;
