@@ -48,9 +48,23 @@ Matrix value_outputs(const Config& c, const Params& p, const Trace& t, int head)
 }
 
 Matrix norm_weighted(const Config& c, const Params& p, const Trace& t, int head) {
-    const Eigen::RowVectorXd norms = value_outputs(c, p, t, head).rowwise().norm().transpose();  // 1×m
-    return t.heads[static_cast<size_t>(head)].weights.array().rowwise() * norms.array();
+    const HeadTrace& h = t.heads[static_cast<size_t>(head)];
+    return c.output_projection ? norm_weighted<double>(h.weights, h.V, output_rows(c, p, head))
+                               : norm_weighted<double>(h.weights, h.V, Matrix());
 }
+
+template <class Scalar>
+Matrix norm_weighted(const MatrixT<Scalar>& weights, const MatrixT<Scalar>& V,
+                     const Eigen::Ref<const MatrixT<Scalar>>& W_O_rows) {
+    const MatrixT<Scalar> f = W_O_rows.size() ? MatrixT<Scalar>(V * W_O_rows) : V;            // m×d_model, or m×d_v
+    const Eigen::RowVectorXd norms = f.rowwise().norm().transpose().template cast<double>();  // 1×m
+    return weights.template cast<double>().array().rowwise() * norms.array();
+}
+
+template Matrix norm_weighted<float>(const MatrixT<float>&, const MatrixT<float>&,
+                                     const Eigen::Ref<const MatrixT<float>>&);
+template Matrix norm_weighted<double>(const MatrixT<double>&, const MatrixT<double>&,
+                                      const Eigen::Ref<const MatrixT<double>>&);
 
 Matrix norm_weighted_rows(const Matrix& norm_weighted) {
     Matrix out = norm_weighted;  // n×m

@@ -34,11 +34,22 @@ Matrix value_outputs(const Config& config, const Params& params, const Trace& tr
 
 // α_ij·‖f_h(x_j)‖, n×m (masked weights are 0, so their entries are 0).
 Matrix norm_weighted(const Config& config, const Params& params, const Trace& trace, int head);
+// The same from one head's numbers in either scalar type (a model run's float blocks): its weights
+// (n×m), its V (m×d_v, b_V included) and its rows of W_O (d_v×d_model; empty without an output
+// projection: f_h(x_j) = V_j). ‖f_h(x_j)‖ is computed in Scalar.
+template <class Scalar>
+Matrix norm_weighted(const MatrixT<Scalar>& weights, const MatrixT<Scalar>& V,
+                     const Eigen::Ref<const MatrixT<Scalar>>& W_O_rows);
 // The norm-weighted attention with each query row divided by its sum (a row of zeros stays 0): the
 // share of the query's moved output each key gives, a distribution over the keys as the weights
 // are, for the views that draw by relative strength (the head view's lines, the model view's
 // thumbnails).
 Matrix norm_weighted_rows(const Matrix& norm_weighted);
+
+extern template Matrix norm_weighted<float>(const MatrixT<float>&, const MatrixT<float>&,
+                                            const Eigen::Ref<const MatrixT<float>>&);
+extern template Matrix norm_weighted<double>(const MatrixT<double>&, const MatrixT<double>&,
+                                             const Eigen::Ref<const MatrixT<double>>&);
 
 struct Circuits {
     Matrix W_QK;                                       // d_model×d_model

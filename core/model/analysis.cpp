@@ -139,9 +139,9 @@ core::Result<std::vector<core::Matrix>> norm_weighted_block(const ModelFolder& m
     for (size_t h = 0; h < block.trace.heads.size(); ++h) {
         const core::HeadTraceT<Scalar>& head = block.trace.heads[h];
         const auto rows = static_cast<Eigen::Index>(h) * c.d_v;
-        const MatrixT<Scalar> f = c.output_projection ? MatrixT<Scalar>(head.V * W_O.middleRows(rows, c.d_v)) : head.V;
-        const Eigen::RowVectorXd norms = f.rowwise().norm().transpose().template cast<double>();  // 1×n
-        const core::Matrix weighted = head.weights.template cast<double>().array().rowwise() * norms.array();
+        const core::Matrix weighted =
+            c.output_projection ? core::norm_weighted<Scalar>(head.weights, head.V, W_O.middleRows(rows, c.d_v))
+                                : core::norm_weighted<Scalar>(head.weights, head.V, W_O);  // W_O empty: V
         out.push_back(core::norm_weighted_rows(weighted));
     }
     return R::ok(std::move(out));
