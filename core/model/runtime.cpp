@@ -276,7 +276,7 @@ core::Result<core::Session> layer_session(const ModelFolder& model, const RunSta
 }
 
 template <class Scalar>
-Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer) {
+Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer, const std::function<bool()>& stopped) {
     const ModelConfig& c = model.config();
     if (layer < 0 || layer >= c.layers || static_cast<int>(s.layers.size()) != c.layers)
         return fail("block " + std::to_string(layer) + " is not one of the model's " + std::to_string(c.layers));
@@ -288,9 +288,12 @@ Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer) {
                         ": the edited attention must keep n, d_model and an output of n × d_model");
         if (Problems p = core::validate(*edited); !p.empty()) return p;
     }
-    if (Problems p = run_block(model, s, layer, true); !p.empty()) return p;
-    for (int later = layer + 1; later < c.layers; ++later)
-        if (Problems p = run_block(model, s, later, false); !p.empty()) return p;
+    const auto stop = [&] { return stopped && stopped(); };
+    for (int block = layer; block < c.layers; ++block) {
+        if (stop()) return fail("stopped before block " + std::to_string(block));
+        if (Problems p = run_block(model, s, block, block == layer); !p.empty()) return p;
+    }
+    if (stop()) return fail("stopped before the logits");
     return finish(model, s);
 }
 
@@ -325,9 +328,9 @@ template Problems run_model_into<float>(RunState<float>&, const ModelFolder&, co
                                         std::vector<std::string>, std::int64_t, int);
 template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, const std::vector<std::int32_t>&,
                                          std::vector<std::string>, std::int64_t, int);
-template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
+template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int, const std::function<bool()>&);
 template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
 template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
-template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
+template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int, const std::function<bool()>&);
 
 }  // namespace attnviz::model

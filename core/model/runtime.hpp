@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,10 +109,13 @@ core::Result<core::Session> layer_session(const ModelFolder& model, const RunSta
 // (its `edited` session set or changed: its X or its weights, not its dimensions; or set back to
 // null, the folder's weights again): the blocks before it are not touched; block `layer` runs its
 // session as it is (or the folder's weights on its input); each later block keeps its edited
-// session's weights, or the folder's, and takes its new attention input as X. On a problem the
-// state is left partly recomputed (keep a copy to go back to).
+// session's weights, or the folder's, and takes its new attention input as X. `stopped`, when
+// given, is asked before each block and before the logits, and ends the rerun early when it says
+// so (a problem then: an edit superseded by a newer one). On a problem the state is left partly
+// recomputed (keep a copy to go back to).
 template <class Scalar>
-core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer);
+core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer,
+                          const std::function<bool()>& stopped = {});
 
 // A copy of `state` to rerun from block `layer` (rerun_from): the token ids and labels, the
 // embeddings and every block before `layer` whole; of block `layer` its config, edited session and
@@ -133,9 +137,11 @@ extern template core::Problems run_model_into<float>(RunState<float>&, const Mod
 extern template core::Problems run_model_into<double>(RunState<double>&, const ModelFolder&,
                                                       const std::vector<std::int32_t>&, std::vector<std::string>,
                                                       std::int64_t, int);
-extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int);
+extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int,
+                                                 const std::function<bool()>&);
 extern template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
 extern template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
-extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int);
+extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int,
+                                                  const std::function<bool()>&);
 
 }  // namespace attnviz::model

@@ -181,6 +181,30 @@ TEST(ModelRerun, ACopyForARerunRerunsAsTheWholeState) {
     }
 }
 
+// A rerun asked to stop stops before the next block (an edit superseded by a newer one): the
+// blocks it ran are computed, the later ones and the logits are not, and it says where it stopped;
+// a stop that never says so changes nothing.
+TEST(ModelRerun, ARerunStopsBeforeTheNextBlockWhenAsked) {
+    const ModelFolder m = open(models_dir / "llama");
+    const RunState<float> state = run<float>(m, ids_of("llama"));
+    ASSERT_EQ(state.layers.size(), 3u);
+    int asked = 0;
+    RunState<float> stopped = attnviz::model::copy_for_rerun(state, 0);
+    const attnviz::core::Problems p =
+        attnviz::model::rerun_from(m, stopped, 0, [&asked] { return ++asked > 2; });  // stop before block 2
+    ASSERT_FALSE(p.empty());
+    EXPECT_EQ(p.front().message, "stopped before block 2");
+    EXPECT_EQ(asked, 3);
+    EXPECT_EQ(stopped.layers[1].output, state.layers[1].output);
+    EXPECT_EQ(stopped.layers[2].output.size(), 0);
+    EXPECT_EQ(stopped.logits_last.size(), 0);
+    asked = 0;
+    RunState<float> whole = attnviz::model::copy_for_rerun(state, 1);
+    ASSERT_TRUE(attnviz::model::rerun_from(m, whole, 1, [&asked] { return ++asked > 10; }).empty());
+    EXPECT_EQ(asked, 3);  // before blocks 1 and 2 and before the logits
+    expect_same_run(m, whole, m, state);
+}
+
 TEST(ModelRerun, ALayerOutOfRangeOrAResizedSessionIsRefused) {
     const ModelFolder m = open(models_dir / "bert");
     RunState<double> state = run<double>(m, ids_of("bert"));
