@@ -546,7 +546,11 @@ bool AppState::update() {
             dirty_ = false;
             if (!worker_) worker_ = std::make_unique<TraceWorker>();
             awaited_ = ++requested_;
-            worker_->request(session_, awaited_, std::move(spare_));
+            // The worker copies the session: only the matrices changed since the trace shown go
+            // from here (a real layer's weights are tens of megabytes; a drag changes a cell).
+            std::shared_ptr<const core::Session> shown;
+            if (shown_) shown = std::shared_ptr<const core::Session>(shown_, &shown_->session);
+            worker_->request(core::SessionPatch(std::move(shown), session_), awaited_, std::move(spare_));
         }
     }
     return shown;

@@ -21,7 +21,7 @@ std::shared_ptr<Snapshot> compute_snapshot(core::Session session, std::uint64_t 
     return s;
 }
 
-void TraceWorker::request(core::Session session, std::uint64_t generation, core::Trace reuse) {
+void TraceWorker::request(core::SessionPatch session, std::uint64_t generation, core::Trace reuse) {
     bool waiting;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -54,8 +54,11 @@ void TraceWorker::compute_pending() {
         request.swap(pending_);
     }
     if (!request) return;
-    std::shared_ptr<Snapshot> done = compute_snapshot(std::move(request->session), request->generation,
-                                                      &request->reuse);
+    core::Session session = request->session.make();
+    core::Trace reuse = std::move(request->reuse);
+    const std::uint64_t generation = request->generation;
+    request.reset();  // the patch's base (an earlier snapshot's session) is let go before this one is shown
+    std::shared_ptr<Snapshot> done = compute_snapshot(std::move(session), generation, &reuse);
     std::lock_guard<std::mutex> lock(mutex_);
     if (!finished_ || finished_->generation < done->generation) finished_ = std::move(done);
 }

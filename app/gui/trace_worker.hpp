@@ -12,6 +12,7 @@
 
 #include "core/attention/forward.hpp"
 #include "core/attention/session.hpp"
+#include "core/attention/session_patch.hpp"
 #include "worker.hpp"
 
 namespace attnviz::app {
@@ -36,9 +37,10 @@ public:
     TraceWorker(const TraceWorker&) = delete;
     TraceWorker& operator=(const TraceWorker&) = delete;
 
-    // Asks for the snapshot of `session`; a request that has not started yet is dropped for it.
-    // `reuse` lends the buffers of an earlier trace (see compute_snapshot).
-    void request(core::Session session, std::uint64_t generation, core::Trace reuse = {});
+    // Asks for the snapshot of `session` (made whole on the worker: the caller copies only what
+    // changed since the session of its patch's base); a request that has not started yet is
+    // dropped for it. `reuse` lends the buffers of an earlier trace (see compute_snapshot).
+    void request(core::SessionPatch session, std::uint64_t generation, core::Trace reuse = {});
     // The newest finished snapshot not taken yet, or nullptr.
     std::shared_ptr<Snapshot> take();
     // Blocks until no request is waiting or being computed.
@@ -50,14 +52,14 @@ private:
     void compute_pending();  // on the worker: the newest request, if still waiting
 
     struct Request {
-        core::Session session;
+        core::SessionPatch session;
         std::uint64_t generation;
         core::Trace reuse;
     };
     mutable std::mutex mutex_;  // guards pending_ and finished_
     std::optional<Request> pending_;
     std::shared_ptr<Snapshot> finished_;
-    Worker worker_;  // last: destroyed (joined) before the members its jobs read
+    Worker worker_{"trace"};  // last: destroyed (joined) before the members its jobs read
 };
 
 }  // namespace attnviz::app

@@ -23,13 +23,12 @@ void start_trace(const AppState& state, ComparePanel& p) {
         p.error = "A's trace is not computed: " + problem->message;
         return;
     }
-    core::Session inputs = *p.pin;
     if (core::forward_flops(c) <= state.sync_limit()) {
-        p.a = compute_snapshot(std::move(inputs), 1);
+        p.a = compute_snapshot(*p.pin, 1);
     } else {
         if (!p.worker) p.worker = std::make_unique<TraceWorker>();
         ++p.requested;
-        p.worker->request(std::move(inputs), p.requested);
+        p.worker->request(core::SessionPatch(p.pin, *p.pin), p.requested);  // the worker copies it
         p.awaiting = true;
     }
 }

@@ -1,0 +1,36 @@
+// A session as the input matrices in which it differs from a base session held elsewhere (shared,
+// never changed): it is made again (make()) where the copy costs nothing to the one who asked, a
+// worker thread, while only the changed matrices were copied. A real model's layer holds tens of
+// megabytes of weights; a drag edits a cell of X.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/attention/session.hpp"
+
+namespace attnviz::core {
+
+class SessionPatch {
+public:
+    // `session` as a patch of `base`: its config, labels and pin must be the base's and its params'
+    // shapes too, else the patch is a whole copy.
+    SessionPatch(std::shared_ptr<const Session> base, const Session& session);
+    // The session the patch was made of, exactly.
+    Session make() const;
+    // How many values the patch copied (a whole copy: every value of the session's params).
+    std::int64_t copied_values() const;
+
+private:
+    struct Part {
+        int head = -1;  // -1: a matrix of the layer (X, Y, mask, W_O, b_O); else that head's
+        int index = 0;  // which of them
+        Matrix values;
+    };
+    std::shared_ptr<const Session> base_;
+    std::shared_ptr<const Session> whole_;  // when the session is not a patch of the base
+    std::vector<Part> parts_;
+};
+
+}  // namespace attnviz::core
