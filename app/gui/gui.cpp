@@ -31,6 +31,7 @@
 #include "fonts.hpp"
 #include "frame.hpp"
 #include "frame_driver.hpp"
+#include "frame_fingerprint.hpp"
 #include "input_queue.hpp"
 #include "layout_file.hpp"
 #include "theme.hpp"
@@ -53,7 +54,12 @@ std::string layout_file() {
     return dir.empty() ? "" : dir + "/layout.ini";
 }
 
+// How many times a texture was made, replaced or deleted: a frame that draws the same quads with
+// a texture whose pixels changed is another frame (FrameSkipper).
+std::uint64_t texture_changes = 0;
+
 ImTextureID upload_texture(ImTextureID previous, int cols, int rows, const std::uint32_t* rgba) {
+    ++texture_changes;
     GLuint tex = static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(previous));
     if (!tex) {
         glGenTextures(1, &tex);
@@ -70,6 +76,7 @@ ImTextureID upload_texture(ImTextureID previous, int cols, int rows, const std::
 }
 
 void delete_texture(ImTextureID texture) {
+    ++texture_changes;
     const GLuint tex = static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(texture));
     glDeleteTextures(1, &tex);
 }
@@ -165,6 +172,8 @@ bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) 
 // The frame times of --bench-frames / --bench-edits.
 struct FrameTimes {
     std::vector<double> ms;
+    int drawn = 0;      // of those frames, the ones drawn (the others were the frame on screen already)
+    double base_x = 0;  // X[0][0] before the edits
     std::chrono::steady_clock::time_point last_edit;
     double last_edit_to_trace_ms = -1;
     std::vector<double> trace_ms;  // the compute time of each trace shown while editing
@@ -178,13 +187,14 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-// One JSON object on stdout: median_ms, p95_ms, max_ms, frames (and for edits last_edit_to_trace_ms,
+// One JSON object on stdout: median_ms, p95_ms, max_ms, frames, frames_drawn (and for edits last_edit_to_trace_ms,
 // traces_shown, trace_median_ms; for a model's block model_runs_shown, model_run_median_ms).
 void print_frame_times(FrameTimes t, bool edits) {
     std::sort(t.ms.begin(), t.ms.end());
     nlohmann::json out;
     const size_t n = t.ms.size();
     out["frames"] = n;
+    out["frames_drawn"] = t.drawn;
     out["median_ms"] = n ? t.ms[n / 2] : 0.0;
     out["p95_ms"] = n ? t.ms[std::min(n - 1, static_cast<size_t>(0.95 * n))] : 0.0;
     out["max_ms"] = n ? t.ms.back() : 0.0;
@@ -207,6 +217,7 @@ struct WindowLink {
     UiContext* ui = nullptr;
     InputQueue input;
     int wake_frames = 3;
+    bool damaged = true;             // the window's pixels must be drawn anew (exposed, resized)
     int windowed[4] = {0, 0, 0, 0};  // x, y, width, height before full screen, to go back to
 };
 
@@ -216,6 +227,12 @@ WindowLink* link_of(GLFWwindow* w) { return static_cast<WindowLink*>(glfwGetWind
 // layout over two or three).
 void wake(GLFWwindow* w) {
     if (WindowLink* link = link_of(w)) link->wake_frames = 3;
+}
+
+// The window's pixels were lost or resized: the next frame is drawn whatever it holds.
+void damage(GLFWwindow* w) {
+    wake(w);
+    if (WindowLink* link = link_of(w)) link->damaged = true;
 }
 
 // The window's callbacks: keys, typed characters and mouse buttons go to the input queue (ImGui
@@ -251,8 +268,8 @@ void install_input_callbacks(GLFWwindow* window) {
     });
     glfwSetMonitorCallback(ImGui_ImplGlfw_MonitorCallback);
     glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { wake(w); });
-    glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { wake(w); });
-    glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { wake(w); });
+    glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { damage(w); });
+    glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { damage(w); });
     glfwSetWindowCloseCallback(window, [](GLFWwindow* w) { wake(w); });
     glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
         WindowLink* link = link_of(w);
@@ -571,6 +588,7 @@ void follow_appearance(UiContext& ui, const Appearance& wanted) {
     if (ui.look == wanted) return;
     if (apply_appearance(ui, wanted) && ImGui::GetIO().Fonts->TexID) {
         ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ++texture_changes;
         ImGui_ImplOpenGL3_CreateFontsTexture();
     }
 }
@@ -622,9 +640,8 @@ void export_window(GLFWwindow* window, AppState& state, Panels& panels) {
     }
 }
 
-// The frame ImGui has built, drawn on the window's background.
-void render(GLFWwindow* window, const UiContext& ui) {
-    ImGui::Render();
+// The frame ImGui has built, drawn on the window's background (in the back buffer).
+void draw_to_back_buffer(GLFWwindow* window, const UiContext& ui) {
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
@@ -632,6 +649,19 @@ void render(GLFWwindow* window, const UiContext& ui) {
     glClearColor(background.x, background.y, background.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+// Ends ImGui's frame and draws it, unless it is the frame on screen already (then the window keeps
+// it, and its CPU goes to the workers). Returns whether it was drawn (and is to be shown).
+bool render(GLFWwindow* window, const UiContext& ui, FrameSkipper& skipper, bool damaged) {
+    ImGui::Render();
+    FrameInputs inputs;
+    glfwGetFramebufferSize(window, &inputs.framebuffer_width, &inputs.framebuffer_height);
+    inputs.background = ui.color_vec(Color::background);
+    inputs.texture_uploads = texture_changes;
+    if (!skipper.must_draw(*ImGui::GetDrawData(), inputs, damaged)) return false;
+    draw_to_back_buffer(window, ui);
+    return true;
 }
 
 // What a run of a fixed number of frames leaves: the screenshot and the report. Returns the exit code.
@@ -657,6 +687,21 @@ struct FrameLoop {
     bool screenshot = false, benchmark = false;
 };
 
+// --bench-edits: one edit of X[0][0] in measured frame `measured` (of `edits`), as a drag would make
+// (of a model's block: its attention's input, each edit run through the model from that block on).
+void bench_edit(int edits, int measured, AppState& state, const ModelRun& model, FrameTimes& bench,
+                std::uint64_t& model_serial) {
+    if (measured == 0) {
+        bench.base_x = state.session().params.X(0, 0);
+        bench.model = model.editing_layer() >= 0;
+        if (const ModelResults* r = model.results()) model_serial = r->serial;
+    }
+    if (measured < edits) {
+        state.set_cell({{core::MatrixId::X, 0}, 0, 0}, bench.base_x + 0.01 * (measured + 1));
+        bench.last_edit = std::chrono::steady_clock::now();
+    }
+}
+
 // The frames, until the user quits or the fixed number is drawn. Returns the exit code.
 int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiContext& ui, Panels& panels) {
     GLFWwindow* window = loop.window;
@@ -672,23 +717,17 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
     constexpr std::chrono::microseconds computing_period(25000);
     auto last = std::chrono::steady_clock::now();
     float frame_ms = 0, draw_ms = 0;
+    // The status bar's frame time (of the frames drawn), taken twice a second: a number changing
+    // every frame cannot be read, and a frame showing it would never be the frame on screen again.
+    float shown_draw_ms = 0;
+    auto draw_ms_taken = last;
+    FrameSkipper skipper;
     FrameTimes bench;
-    double base_x = 0;
     std::uint64_t model_serial = 0;  // the model's results last seen
     for (int frame = 0; !panels.quit; ++frame) {
-        // --bench-edits: one edit of X[0][0] per measured frame, as a drag would make (of a model's
-        // block: its attention's input, each edit run through the model from that block on).
         const int measured = frame - bench_warmup;
         const bool editing = o.bench_edits > 0 && measured >= 0;
-        if (editing && measured == 0) {
-            base_x = state.session().params.X(0, 0);
-            bench.model = panels.model.run.editing_layer() >= 0;
-            if (const ModelResults* r = panels.model.run.results()) model_serial = r->serial;
-        }
-        if (editing && measured < o.bench_edits) {
-            state.set_cell({{core::MatrixId::X, 0}, 0, 0}, base_x + 0.01 * (measured + 1));
-            bench.last_edit = std::chrono::steady_clock::now();
-        }
+        if (editing) bench_edit(o.bench_edits, measured, state, panels.model.run, bench, model_serial);
         // A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows
         // the trace of the session it opened, not one still being computed.
         if (frames > 0 && !editing) wait_for_work(state, panels);
@@ -714,7 +753,11 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
         const std::uint64_t shown_before = state.generation();
         // The last frame's drawing time, while frames follow one another (after a sleep it
         // would say nothing about the app's speed).
-        draw_frame(state, ui, panels, busy ? draw_ms : -1.0f);
+        if (shown_draw_ms == 0 || work_start - draw_ms_taken >= std::chrono::milliseconds(500)) {
+            shown_draw_ms = draw_ms;
+            draw_ms_taken = work_start;
+        }
+        draw_frame(state, ui, panels, busy ? shown_draw_ms : -1.0f);
         loop.autosave.tick(state);
         if (std::string now_title = window_title(state, panels); now_title != title) {
             title = std::move(now_title);
@@ -725,8 +768,15 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
             model_serial = r->serial;
             if (r->edited_layer >= 0) bench.model_ms.push_back(r->compute_ms);
         }
-        render(window, ui);
+        // The frame benchmark draws every frame: it measures what drawing one costs.
+        bool drawn = render(window, ui, skipper, link.damaged || o.bench_frames > 0);
+        link.damaged = false;
         if (!loop.ini.empty() && io.WantSaveIniSettings) save_layout(loop.ini);
+        const auto draw_for_reading = [&] {  // an export or a screenshot reads the back buffer
+            if (!drawn) draw_to_back_buffer(window, ui);
+            drawn = true;
+        };
+        if (!panels.export_dialog.window_png_path.empty()) draw_for_reading();
         export_window(window, state, panels);
         // The edit benchmark ends once the last edit's trace is on screen (and, for a model's block,
         // the model view and prediction of its rerun).
@@ -737,23 +787,28 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
         if (last_frame && loop.benchmark) {
             const auto now = std::chrono::steady_clock::now();
             bench.ms.push_back(std::chrono::duration<float, std::milli>(now - last).count());
+            ++bench.drawn;  // it is drawn to be read (below)
             if (edits_shown)
                 bench.last_edit_to_trace_ms = std::chrono::duration<double, std::milli>(now - bench.last_edit).count();
         }
         if (last_frame) {
+            draw_for_reading();
             exit_code = write_last_frame(window, o, ui, loop.report);
             break;
         }
-        draw_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - work_start).count();
-        glfwSwapBuffers(window);
+        if (drawn) {
+            draw_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - work_start).count();
+            glfwSwapBuffers(window);
+            if (loop.benchmark && measured >= 0) ++bench.drawn;
+        }
         // At most 60 frames a second when the swap does not wait for the display (a software
         // renderer, Xvfb): the time left goes to the trace worker instead of frames nobody sees.
         // The edits of a model's block are measured so too (the window as used: a rerun of the
         // model needs the worker's core, which frames drawn flat out would take).
         if (frames == 0 || bench.model) {
-            const auto drawn = std::chrono::steady_clock::now() - last;
+            const auto elapsed = std::chrono::steady_clock::now() - last;
             const auto period = panels.model.run.computing() ? computing_period : frame_period;
-            if (drawn < period) std::this_thread::sleep_for(period - drawn);
+            if (elapsed < period) std::this_thread::sleep_for(period - elapsed);
         }
         const auto now = std::chrono::steady_clock::now();
         frame_ms = std::chrono::duration<float, std::milli>(now - last).count();
