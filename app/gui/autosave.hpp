@@ -51,8 +51,8 @@ public:
 
 private:
     core::AutosaveStore store_;
-    Worker::Job<void> write_;  // the last write (its outcome is read through last_problems())
-    Worker worker_;            // last: joined before the store it writes through goes
+    Worker::Job<void> write_;    // the last write (its outcome is read through last_problems())
+    Worker worker_{"autosave"};  // last: joined before the store it writes through goes
 };
 
 class Autosaver {

@@ -39,7 +39,7 @@ private:
     std::optional<NormWeighted> result_;
     Worker::Job<NormWeighted> job_;
     std::uint64_t job_generation_ = 0;
-    Worker worker_;  // last: joined before the members above go
+    Worker worker_{"norm-weighted"};  // last: joined before the members above go
 };
 
 }  // namespace attnviz::app

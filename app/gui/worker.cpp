@@ -2,12 +2,14 @@
 
 #include <omp.h>
 #if defined(__linux__)
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
 
 #include <algorithm>
+#include <string>
 
 namespace attnviz::app {
 
@@ -32,6 +34,10 @@ void lower_thread_priority() {
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
 }
+
+EveryCore::EveryCore() : threads_(omp_get_max_threads()) { omp_set_num_threads(omp_get_num_procs()); }
+
+EveryCore::~EveryCore() { omp_set_num_threads(threads_); }
 
 Worker::~Worker() {
     std::vector<Entry> dropped;
@@ -99,6 +105,10 @@ void Worker::wait() const {
 }
 
 void Worker::run() {
+#if defined(__linux__)
+    const std::string name = std::string(name_).substr(0, 15);
+    pthread_setname_np(pthread_self(), name.c_str());
+#endif
     if (lowered_) lower_thread_priority();
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {

@@ -35,6 +35,20 @@ namespace attnviz::app {
 // frames. A Worker's thread calls it first unless asked not to.
 void lower_thread_priority();
 
+// While it lives, OpenMP on the calling worker thread uses every core instead of the share
+// lower_thread_priority leaves it: for a job the window waits for with nothing else to draw (a
+// model's rerun after an edit), whose threads still yield to the window's when they compete.
+class EveryCore {
+public:
+    EveryCore();
+    ~EveryCore();
+    EveryCore(const EveryCore&) = delete;
+    EveryCore& operator=(const EveryCore&) = delete;
+
+private:
+    int threads_;  // the thread's OpenMP threads before
+};
+
 class Worker {
 public:
     // Jobs of a higher priority run first (a queued job is never interrupted by one).
@@ -116,9 +130,10 @@ public:
         std::shared_ptr<Slot> slot_;
     };
 
-    // lowered: the thread runs at a lower priority (lower_thread_priority); a thread that only
-    // waits for a child process (the desktop file dialog) need not.
-    explicit Worker(bool lowered = true) : lowered_(lowered) {}
+    // name: the thread's, as a debugger or profiler lists it (at most 15 bytes kept). lowered: the
+    // thread runs at a lower priority (lower_thread_priority); a thread that only waits for a child
+    // process (the desktop file dialog) need not.
+    explicit Worker(const char* name = "worker", bool lowered = true) : name_(name), lowered_(lowered) {}
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
@@ -167,6 +182,7 @@ private:
     // Marks a job done and wakes whoever waits on it.
     static void finish(Ticket& ticket);
 
+    const char* const name_;
     const bool lowered_;
     mutable std::mutex mutex_;
     mutable std::condition_variable changed_;  // a job queued or finished, or the end

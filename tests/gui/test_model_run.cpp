@@ -223,6 +223,51 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     EXPECT_FALSE(run.computing());
 }
 
+// A drag's edits (one a frame): the first runs through the model at once; the next ones wait for
+// a pause, the model showing the first meanwhile, and the run after the pause is of the last; a
+// drag that goes on past max_unshown_seconds shows a run on the way.
+TEST_F(ModelRun, ADragsEditsRunThroughTheModelWhenTheyPause) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
+    settle();
+    ASSERT_EQ(run.editing_layer(), 0);
+    const std::uint64_t opened = run.results()->serial;
+    const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
+    ASSERT_TRUE(cell);
+    const auto shown_value = [&] {  // the cell's value in the session the model's results ran
+        const core::Matrix* m = core::find_input(run.results()->run->layers[0].edited->params, cell.value->matrix);
+        return m ? (*m)(cell.value->row, cell.value->col) : NAN;
+    };
+    double now = 100;
+    const auto edit_frame = [&](double value) {  // a frame with an edit; the worker is let finish first
+        run.wait();
+        ASSERT_TRUE(state.set_cell(*cell.value, value));
+        run.update(state, layers, now);
+        now += 0.02;
+    };
+    edit_frame(1.0);
+    for (const double value : {2.0, 3.0, 4.0, 5.0}) edit_frame(value);
+    ASSERT_EQ(run.results()->serial, opened + 1);  // the first edit, taken at the second frame
+    EXPECT_EQ(shown_value(), 1.0);
+    EXPECT_TRUE(run.computing());    // the last edits wait
+    run.update(state, layers, now);  // a frame without an edit: they run
+    settle(now);
+    EXPECT_EQ(run.results()->serial, opened + 2);
+    EXPECT_EQ(shown_value(), 5.0);
+    // A long drag: runs on the way, each of one of its edits, at most max_unshown_seconds apart.
+    std::vector<double> shown;
+    for (int k = 1; k <= 60; ++k) {
+        edit_frame(5.0 + k);
+        if (run.results()->serial != opened + 2 + shown.size()) shown.push_back(shown_value());
+    }
+    const double drag_seconds = 60 * 0.02;
+    EXPECT_GE(shown.size(), static_cast<size_t>(drag_seconds / (app::ModelRun::max_unshown_seconds + 0.04)));
+    EXPECT_LE(shown.size(), static_cast<size_t>(drag_seconds / app::ModelRun::max_unshown_seconds) + 1);
+    for (const double v : shown) EXPECT_TRUE(v > 5.0 && v < 65.0) << v;
+    run.update(state, layers, now);
+    settle(now);
+    EXPECT_EQ(shown_value(), 65.0);
+}
+
 // An edit made while a new sentence runs belongs to the old sentence: it is dropped, not run on
 // the new one's blocks.
 TEST_F(ModelRun, AnEditOfTheOldSentenceIsNotRunOnTheNewOne) {

@@ -123,7 +123,7 @@ private:
     Worker::Job<NativeAnswer> native_;
     // Runs the native dialog (a thread that only waits for the tool: not lowered). Last: destroyed,
     // and so joined, first.
-    Worker worker_{false};
+    Worker worker_{"file dialog", false};
 };
 
 // Recent files (File > Open Recent): at most `max` absolute canonical paths (links resolved), newest

@@ -86,10 +86,10 @@ struct GradientPanel {
     Worker::Job<core::Result<GradientResult>> job;
     std::uint64_t job_generation = 0;
     int job_row = -1, job_col = -1;
-    std::uint64_t serial = 0;  // the last result's
-    int computed = 0;          // gradients computed so far (at once or on the thread)
-    int highlighted = -1;      // an entry of the largest list hovered: outlined in its heatmap
-    Worker worker;             // computes `job`; last: joined before the members above go
+    std::uint64_t serial = 0;   // the last result's
+    int computed = 0;           // gradients computed so far (at once or on the thread)
+    int highlighted = -1;       // an entry of the largest list hovered: outlined in its heatmap
+    Worker worker{"gradient"};  // computes `job`; last: joined before the members above go
 };
 
 // Shows the gradient of output[row][col]: refused with an error message (and nothing changes)

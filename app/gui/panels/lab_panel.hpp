@@ -68,9 +68,9 @@ struct LabPanel {
     Worker::Job<LabResult> job;
     std::uint64_t job_generation = 0;
     int job_head = -1;
-    ModelAblation model;  // the Ablation view through the model (model mode), on the model's worker
-    LabTokens tokens;     // the token circuits and layer 0's position split (model mode), on it too
-    Worker worker;        // last: joined before the members above go
+    ModelAblation model;   // the Ablation view through the model (model mode), on the model's worker
+    LabTokens tokens;      // the token circuits and layer 0's position split (model mode), on it too
+    Worker worker{"lab"};  // last: joined before the members above go
 };
 
 // Brings the panel's result up to the shown snapshot and head: at once for a small session, else

@@ -118,7 +118,7 @@ private:
     int editing_row_ = -1;
     std::uint64_t editing_revision_ = 0;
     bool model_ = false;
-    Worker worker_;  // last: destroyed (joined) before the members its tasks read
+    Worker worker_{"model layers"};  // last: destroyed (joined) before the members its tasks read
 };
 
 }  // namespace attnviz::app

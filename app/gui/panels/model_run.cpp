@@ -1,5 +1,6 @@
 #include "model_run.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <new>
 
@@ -39,9 +40,19 @@ std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const mo
                                       int from) {
     auto r = std::make_shared<ModelResults>();
     for (const std::int32_t id : run->token_ids) r->texts.push_back(tokenizer.decode({id}));
-    for (size_t l = 0; l < run->layers.size(); ++l)
-        r->summaries.push_back(base && static_cast<int>(l) < from ? base->summaries[l]
-                                                                  : summarize(folder, *run, static_cast<int>(l)));
+    const int blocks = static_cast<int>(run->layers.size());
+    r->summaries.resize(static_cast<size_t>(blocks));
+    std::atomic<bool> out_of_memory = false;  // nothing may leave an OpenMP loop: said after it
+#pragma omp parallel for schedule(dynamic)
+    for (int l = 0; l < blocks; ++l) {  // the blocks share the cores
+        try {
+            r->summaries[static_cast<size_t>(l)] = base && l < from ? base->summaries[static_cast<size_t>(l)]
+                                                                    : summarize(folder, *run, l);
+        } catch (const std::bad_alloc&) {
+            out_of_memory = true;
+        }
+    }
+    if (out_of_memory) throw std::bad_alloc();
     r->logits = run->logits_last.cast<double>();
     if (folder.config().causal()) {
         r->lens_to_come = true;  // ModelRun::start_lens
@@ -92,9 +103,10 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
 }
 
 // Block `layer`'s session replaced by `session` in a copy of `base`'s run, that block and every
-// later one rerun.
+// later one rerun, unless `stopped` says so before a block (a newer edit came).
 Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
-                 std::shared_ptr<const ModelResults> base, int layer, core::Session session) {
+                 std::shared_ptr<const ModelResults> base, int layer, core::Session session,
+                 const std::function<bool()>& stopped) {
     const auto start = std::chrono::steady_clock::now();
     Outcome out;
     if (!(session.config == base->run->layers[static_cast<size_t>(layer)].config)) {
@@ -103,7 +115,8 @@ Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& token
     }
     auto run = std::make_shared<model::RunState<float>>(model::copy_for_rerun(*base->run, layer));
     run->layers[static_cast<size_t>(layer)].edited = std::make_shared<const core::Session>(std::move(session));
-    if (const core::Problems p = model::rerun_from(folder, *run, layer); !p.empty()) {
+    if (const core::Problems p = model::rerun_from(folder, *run, layer, stopped); !p.empty()) {
+        out.stopped = stopped();
         out.problem = "The edit of layer " + std::to_string(layer) +
                       " could not run through the model: " + problems_text(p);
         return out;
@@ -173,6 +186,7 @@ void ModelRun::open(const std::string& folder, std::string text, std::int64_t me
     pending_.reset();
     text_changed_at_ = -1;
     lens_job_.cancel();
+    rerun_stop_.reset();
     job_ = worker_.submit([folder, text = std::move(text), memory_budget](const Worker::Stop&) {
         try {
             return open_folder(folder, text, memory_budget);
@@ -189,6 +203,8 @@ void ModelRun::close(Layers& layers) {
     job_.cancel();
     lens_job_.cancel();
     pending_.reset();
+    edit_waiting_ = false;
+    rerun_stop_.reset();
     folder_.reset();
     tokenizer_.reset();
     results_.reset();
@@ -200,7 +216,7 @@ void ModelRun::close(Layers& layers) {
     layers.clear();
 }
 
-bool ModelRun::busy() const { return job_.valid() || pending_.has_value() || text_changed_at_ >= 0; }
+bool ModelRun::busy() const { return computing() || text_changed_at_ >= 0; }
 
 void ModelRun::set_text(std::string text, double now) {
     if (text == text_) return;
@@ -211,6 +227,9 @@ void ModelRun::set_text(std::string text, double now) {
 void ModelRun::begin_edit(const AppState& state, int layer) {
     if (!results_ || layer < 0 || layer >= static_cast<int>(results_->run->layers.size())) return;
     editing_ = layer;
+    unshown_since_ = -1;
+    edit_waiting_ = false;
+    changed_last_frame_ = false;
     edited_ = std::make_shared<const core::Session>(state.session());
     seen_revision_ = state.revision();
 }
@@ -250,10 +269,15 @@ void ModelRun::submit(Request request) {
     std::shared_ptr<const model::Tokenizer> tokenizer = tokenizer_;
     const std::int64_t budget = memory_budget_;
     std::shared_ptr<const ModelResults> base = results_;
-    job_ = worker_.submit([folder, tokenizer, budget, base, request = std::move(request)](const Worker::Stop&) {
+    rerun_stop_ = request.text ? nullptr : std::make_shared<std::atomic<bool>>(false);
+    rerun_layer_ = request.layer;
+    job_ = worker_.submit([folder, tokenizer, budget, base, rerun_stop = rerun_stop_,
+                           request = std::move(request)](const Worker::Stop& stop) {
         try {
+            const EveryCore every_core;  // the model view and the prediction wait for this run
             if (request.text) return run_text(*folder, *tokenizer, *request.text, budget);
-            return run_edit(*folder, *tokenizer, base, request.layer, request.session);
+            const std::function<bool()> stopped = [&] { return stop.requested() || rerun_stop->load(); };
+            return run_edit(*folder, *tokenizer, base, request.layer, request.session->make(), stopped);
         } catch (const std::bad_alloc&) {
             Outcome out;
             out.problem = "Out of memory while running the model";
@@ -262,27 +286,45 @@ void ModelRun::submit(Request request) {
     });
 }
 
-// The session being edited changed: it runs through the model from its block, unless it is no
-// longer that block (its shape changed, another file was opened).
-void ModelRun::check_edit(AppState& state, Layers& layers) {
-    if (editing_ < 0 || !edited_ || !results_ || state.revision() == seen_revision_) return;
-    seen_revision_ = state.revision();
-    const core::Session& block = *edited_;
-    if (!(state.config() == block.config) || !state.file_path().empty()) {
-        state.set_message("The session being edited is no longer layer " + std::to_string(editing_) +
-                              " of the model (its shape changed or another file was opened): its edits no longer "
-                              "run through the model. Click a layer in the model view to edit it.",
-                          false);
-        editing_ = -1;
-        layers.end_editing();
+// The session being edited changed: it runs through the model from its block once the worker is
+// free. An edit after a frame without one runs at once; the edits of a drag (one a frame) stop the
+// rerun of the block's older session before its next block and wait for a pause (a frame without
+// an edit), or until they have gone max_unshown_seconds unshown. Editing ends when the session is
+// no longer that block (its shape changed, another file was opened).
+void ModelRun::check_edit(AppState& state, Layers& layers, double now) {
+    const bool changed = state.revision() != seen_revision_;
+    const bool dragged = changed && changed_last_frame_;
+    changed_last_frame_ = changed;
+    if (editing_ < 0 || !edited_ || !results_) return;
+    if (changed) {
+        seen_revision_ = state.revision();
+        if (!(state.config() == edited_->config) || !state.file_path().empty()) {
+            state.set_message("The session being edited is no longer layer " + std::to_string(editing_) +
+                                  " of the model (its shape changed or another file was opened): its edits no "
+                                  "longer run through the model. Click a layer in the model view to edit it.",
+                              false);
+            editing_ = -1;
+            edit_waiting_ = false;
+            layers.end_editing();
+            return;
+        }
+        edit_waiting_ = true;
+        if (unshown_since_ < 0) unshown_since_ = now;
+    }
+    if (!edit_waiting_) return;
+    const bool overdue = now - unshown_since_ >= max_unshown_seconds;
+    if (job_.valid()) {
+        if (changed && !overdue && rerun_stop_ && rerun_layer_ == editing_)
+            rerun_stop_->store(true);  // a rerun of this block's older session: replaced by this one
         return;
     }
-    if (job_.valid()) {  // the worker is busy: the session is taken once it is free
-        pending_ = Request{std::nullopt, editing_, {}, true};
+    if (dragged && !overdue) return;  // the edits go on: wait for a pause
+    edit_waiting_ = false;
+    if (state.session() == *edited_) {
+        unshown_since_ = -1;  // edited back to what the model shows
         return;
     }
-    if (state.session() == block) return;
-    submit({std::nullopt, editing_, state.session()});
+    submit({std::nullopt, editing_, core::SessionPatch(edited_, state.session())});
 }
 
 void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
@@ -312,7 +354,7 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
     if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
         editing_ = -1;
         edited_.reset();
-        if (pending_ && !pending_->text) pending_.reset();
+        edit_waiting_ = false;
     }
     outcome.results->serial = ++serial_;
     results_ = std::move(outcome.results);
@@ -352,23 +394,23 @@ void ModelRun::update(AppState& state, Layers& layers, double now) {
         } catch (const std::exception& e) {
             state.set_message(std::string("The model could not run: ") + e.what(), true);
         }
-        if (outcome) take(state, layers, std::move(*outcome));
+        rerun_stop_.reset();
+        if (outcome && !outcome->stopped) {
+            take(state, layers, std::move(*outcome));
+            unshown_since_ = edit_waiting_ ? now : -1;  // the edits since wait their turn
+        }
         if (pending_ && folder_) {
             Request next = std::move(*pending_);
             pending_.reset();
-            if (!next.from_state)
-                submit(std::move(next));
-            else if (next.layer == editing_ && edited_ && state.config() == edited_->config &&
-                     !(state.session() == *edited_))  // still that block, and changed since its last run
-                submit({std::nullopt, next.layer, state.session()});
+            submit(std::move(next));
         }
     }
     if (!folder_) return;
     if (text_changed_at_ >= 0 && now - text_changed_at_ >= debounce_seconds) {
         text_changed_at_ = -1;
-        submit({text_, -1, {}});
+        submit({text_, -1, std::nullopt});
     }
-    check_edit(state, layers);
+    check_edit(state, layers, now);
 }
 
 std::string ModelRun::token_text(std::int32_t id) const {

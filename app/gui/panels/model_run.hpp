@@ -21,6 +21,7 @@
 #include "../app_state.hpp"
 #include "../worker.hpp"
 #include "core/attention/layer_summary.hpp"
+#include "core/attention/session_patch.hpp"
 #include "core/model/analysis.hpp"
 #include "core/model/model_folder.hpp"
 #include "core/model/runtime.hpp"
@@ -76,7 +77,7 @@ public:
     // Opening, running or rerunning, or a sentence waiting to be run.
     bool busy() const;
     // A job is running whose results will replace those shown.
-    bool computing() const { return job_.valid() || pending_.has_value(); }
+    bool computing() const { return job_.valid() || pending_.has_value() || edit_waiting_; }
     // Blocks until the worker has finished (tests, screenshots); update() then takes the results
     // (and starts the logit lens's job, which a second wait() and update() take).
     void wait() const {
@@ -132,23 +133,26 @@ public:
         std::shared_ptr<ModelResults> results;
         std::string problem;
         bool text_problem = false;  // the sentence's (shown in the box), else the model's (a message)
+        bool stopped = false;       // a rerun stopped for a newer edit of its block: nothing to take
     };
+    // A drag's edits (one a frame) wait for a pause, and stop the rerun in flight of the block they
+    // edit (its results would be replaced at once), until they have gone this long unshown: then a
+    // rerun starts and finishes, so a long drag still shows how the model follows it.
+    static constexpr double max_unshown_seconds = 1.0;
 
 private:
     struct Request {
         std::optional<std::string> text;  // a new sentence
-        int layer = -1;                   // else an edit of this block's session
-        core::Session session;
-        // An edit waiting for the worker: its session is the app's as it is when the worker is free
-        // (the newest edit wins), not a copy made at every frame of a drag.
-        bool from_state = false;
+        int layer = -1;                   // else an edit of this block's session:
+        // the session as the matrices it changed of the one last run (copied whole on the worker)
+        std::optional<core::SessionPatch> session;
     };
     void submit(Request request);
     // Starts the logit lens of the results shown, and takes it once it is done.
     void start_lens();
     void take_lens();
     void take(AppState& state, Layers& layers, Outcome outcome);
-    void check_edit(AppState& state, Layers& layers);
+    void check_edit(AppState& state, Layers& layers, double now);
 
     std::shared_ptr<const model::ModelFolder> folder_;
     std::shared_ptr<const model::Tokenizer> tokenizer_;
@@ -158,12 +162,21 @@ private:
     std::string opening_text_;  // the sentence it opens with
     int edit_layer_ = -1;
     std::int64_t memory_budget_ = core::default_memory_budget;
-    std::optional<Request> pending_;  // to run once the job running has finished
-    double text_changed_at_ = -1;     // ≥ 0: the sentence changed then and is not run yet
-    int editing_ = -1;                // the block being edited, -1: none
+    std::optional<Request> pending_;  // a sentence to run once the job running has finished
+    // The block's session changed since it was last run through the model: it is run once the
+    // worker is free and the edits pause (check_edit), as it is then (a drag's newest edit), not a
+    // copy made at every frame.
+    bool edit_waiting_ = false;
+    bool changed_last_frame_ = false;  // the last update saw an edit (the next one's is a drag's)
+    double text_changed_at_ = -1;      // ≥ 0: the sentence changed then and is not run yet
+    int editing_ = -1;                 // the block being edited, -1: none
     // Its session as last run through the model (as opened, then each edit's), to tell an edit from none.
     std::shared_ptr<const core::Session> edited_;
     std::uint64_t seen_revision_ = 0;
+    double unshown_since_ = -1;  // ≥ 0: the block's session changed then, and the model does not show it yet
+    // The rerun in flight (of block rerun_layer_) stops when this is set; null while a sentence runs.
+    std::shared_ptr<std::atomic<bool>> rerun_stop_;
+    int rerun_layer_ = -1;
     std::uint64_t serial_ = 0;
     Worker::Job<Outcome> job_;
     Worker::Job<core::Result<model::LogitLens>> lens_job_;
@@ -171,7 +184,7 @@ private:
     // Set once a run or edit is started: the work of on_results for the results before it stops.
     std::shared_ptr<std::atomic<bool>> superseded_ = std::make_shared<std::atomic<bool>>(false);
     void supersede();
-    Worker worker_;  // last: destroyed (joined) before the members its jobs read
+    Worker worker_{"model run"};  // last: destroyed (joined) before the members its jobs read
 };
 
 }  // namespace attnviz::app
