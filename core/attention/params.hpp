@@ -1,6 +1,8 @@
 // The numbers a user edits: the input X and every weight matrix.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +15,14 @@ namespace attnviz::core {
 
 enum class MatrixId;  // registry.hpp
 
+// Whether each matrix of `a` is the same (shape and values) as the one at its place in `b`.
+template <std::size_t N>
+bool same_matrices(const std::array<const Matrix*, N>& a, const std::array<const Matrix*, N>& b) {
+    for (std::size_t k = 0; k < N; ++k)
+        if (!same(*a[k], *b[k])) return false;
+    return true;
+}
+
 struct HeadParams {
     Matrix W_Q;  // d_model×d_k
     Matrix W_K;  // d_model×d_k  } under grouped-query attention only the first head of each group
@@ -20,10 +30,10 @@ struct HeadParams {
     Matrix b_Q;  // 1×d_k   biases: held at these shapes (zeros by default) and applied while
     Matrix b_K;  // 1×d_k   config.biases is on
     Matrix b_V;  // 1×d_v
-    bool operator==(const HeadParams& o) const {
-        return same(W_Q, o.W_Q) && same(W_K, o.W_K) && same(W_V, o.W_V) && same(b_Q, o.b_Q) && same(b_K, o.b_K) &&
-               same(b_V, o.b_V);
-    }
+    // Every matrix above, in that order (what == compares, what a session patch copies).
+    std::array<const Matrix*, 6> matrices() const { return {&W_Q, &W_K, &W_V, &b_Q, &b_K, &b_V}; }
+    std::array<Matrix*, 6> matrices() { return {&W_Q, &W_K, &W_V, &b_Q, &b_K, &b_V}; }
+    bool operator==(const HeadParams& o) const { return same_matrices(matrices(), o.matrices()); }
 };
 
 struct Params {
@@ -37,9 +47,11 @@ struct Params {
 
     // The head whose W_K, W_V, b_K and b_V head `head` uses: the first of its group.
     int kv_owner(int head) const { return head - head % kv_group_size; }
+    // The layer's own matrices (the heads' are theirs), in the order above.
+    std::array<const Matrix*, 5> matrices() const { return {&X, &Y, &mask, &W_O, &b_O}; }
+    std::array<Matrix*, 5> matrices() { return {&X, &Y, &mask, &W_O, &b_O}; }
     bool operator==(const Params& o) const {
-        return same(X, o.X) && same(Y, o.Y) && same(mask, o.mask) && heads == o.heads && same(W_O, o.W_O) &&
-               same(b_O, o.b_O) && kv_group_size == o.kv_group_size;
+        return same_matrices(matrices(), o.matrices()) && heads == o.heads && kv_group_size == o.kv_group_size;
     }
 };
 

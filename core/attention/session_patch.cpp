@@ -1,19 +1,10 @@
 #include "core/attention/session_patch.hpp"
 
-#include <array>
 #include <cstring>
 
 namespace attnviz::core {
 
 namespace {
-
-// The matrices of the layer and of one head, in a fixed order (a Part's index).
-std::array<Matrix*, 5> layer_matrices(Params& p) { return {&p.X, &p.Y, &p.mask, &p.W_O, &p.b_O}; }
-std::array<const Matrix*, 5> layer_matrices(const Params& p) { return {&p.X, &p.Y, &p.mask, &p.W_O, &p.b_O}; }
-std::array<Matrix*, 6> head_matrices(HeadParams& h) { return {&h.W_Q, &h.W_K, &h.W_V, &h.b_Q, &h.b_K, &h.b_V}; }
-std::array<const Matrix*, 6> head_matrices(const HeadParams& h) {
-    return {&h.W_Q, &h.W_K, &h.W_V, &h.b_Q, &h.b_K, &h.b_V};
-}
 
 // Whether two matrices of one shape hold other bits (a bitwise compare: far faster than comparing
 // values, and a value copied that compares equal changes nothing).
@@ -33,10 +24,10 @@ bool patchable(const Session& base, const Session& s) {
     const Params &a = base.params, &b = s.params;
     if (!(base.config == s.config) || base.tokens != s.tokens || base.kv_tokens != s.kv_tokens || base.pin != s.pin ||
         a.kv_group_size != b.kv_group_size || a.heads.size() != b.heads.size() ||
-        !same_shapes(layer_matrices(a), layer_matrices(b)))
+        !same_shapes(a.matrices(), b.matrices()))
         return false;
     for (size_t h = 0; h < a.heads.size(); ++h)
-        if (!same_shapes(head_matrices(a.heads[h]), head_matrices(b.heads[h]))) return false;
+        if (!same_shapes(a.heads[h].matrices(), b.heads[h].matrices())) return false;
     return true;
 }
 
@@ -48,11 +39,11 @@ SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& s
         base_.reset();
         return;
     }
-    const auto layer_a = layer_matrices(base_->params), layer_b = layer_matrices(session.params);
+    const auto layer_a = base_->params.matrices(), layer_b = session.params.matrices();
     for (size_t k = 0; k < layer_a.size(); ++k)
         if (differ(*layer_a[k], *layer_b[k])) parts_.push_back({-1, static_cast<int>(k), *layer_b[k]});
     for (size_t h = 0; h < session.params.heads.size(); ++h) {
-        const auto head_a = head_matrices(base_->params.heads[h]), head_b = head_matrices(session.params.heads[h]);
+        const auto head_a = base_->params.heads[h].matrices(), head_b = session.params.heads[h].matrices();
         for (size_t k = 0; k < head_a.size(); ++k)
             if (differ(*head_a[k], *head_b[k]))
                 parts_.push_back({static_cast<int>(h), static_cast<int>(k), *head_b[k]});
@@ -63,10 +54,9 @@ Session SessionPatch::make() const {
     if (whole_) return *whole_;
     Session s = *base_;
     for (const Part& part : parts_) {
-        Matrix* to =
-            part.head < 0
-                ? layer_matrices(s.params)[static_cast<size_t>(part.index)]
-                : head_matrices(s.params.heads[static_cast<size_t>(part.head)])[static_cast<size_t>(part.index)];
+        Matrix* to = part.head < 0
+                         ? s.params.matrices()[static_cast<size_t>(part.index)]
+                         : s.params.heads[static_cast<size_t>(part.head)].matrices()[static_cast<size_t>(part.index)];
         *to = part.values;
     }
     return s;
@@ -75,9 +65,9 @@ Session SessionPatch::make() const {
 std::int64_t SessionPatch::copied_values() const {
     std::int64_t values = 0;
     if (whole_) {
-        for (const Matrix* m : layer_matrices(whole_->params)) values += m->size();
+        for (const Matrix* m : whole_->params.matrices()) values += m->size();
         for (const HeadParams& h : whole_->params.heads)
-            for (const Matrix* m : head_matrices(h)) values += m->size();
+            for (const Matrix* m : h.matrices()) values += m->size();
         return values;
     }
     for (const Part& part : parts_) values += part.values.size();

@@ -24,8 +24,8 @@ public:
 
 private:
     struct Part {
-        int head = -1;  // -1: a matrix of the layer (X, Y, mask, W_O, b_O); else that head's
-        int index = 0;  // which of them
+        int head = -1;  // -1: a matrix of the layer; else that head's
+        int index = 0;  // its place in Params::matrices() or HeadParams::matrices()
         Matrix values;
     };
     std::shared_ptr<const Session> base_;
