@@ -31,7 +31,7 @@ void lower_thread_priority() {
 #if defined(__linux__)
     // On Linux a nice value belongs to one thread: the worker yields the CPU to the window (and to a
     // software renderer's threads) when they compete, so a long trace does not stretch frames.
-    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), worker_nice);
 #endif
 }
 

@@ -3,6 +3,11 @@
 // queued one never runs, a running one is asked to stop), and a Worker destroyed while a job runs
 // stops it, joins, and frees what the dropped jobs held.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <chrono>
@@ -234,3 +239,25 @@ TEST(Worker, AnIdleWorkerEndsAtOnceAndOneNeverUsedStartsNoThread) {
     job.wait();
     EXPECT_EQ(job.take().value_or(0), 1);
 }
+
+#if defined(__linux__)
+// A job runs at the lowest priority (the window's threads, a software renderer's included, come
+// first); a Worker made not lowered runs at its creator's.
+TEST(Worker, ItsThreadRunsAtTheLowestPriorityUnlessAskedNot) {
+    const auto nice_of_this_thread = [] {
+        errno = 0;
+        return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    };
+    const int creator = nice_of_this_thread();
+    ASSERT_LT(creator, attnviz::app::worker_nice) << "the test runs at the lowest priority already";
+    Worker lowered("lowered");
+    Worker::Job<int> job = lowered.submit([&](const Worker::Stop&) { return nice_of_this_thread(); });
+    job.wait();
+    EXPECT_EQ(job.take().value_or(-100), attnviz::app::worker_nice);
+    Worker as_creator("as creator", false);
+    job = as_creator.submit([&](const Worker::Stop&) { return nice_of_this_thread(); });
+    job.wait();
+    EXPECT_EQ(job.take().value_or(-100), creator);
+    EXPECT_EQ(nice_of_this_thread(), creator);  // the workers' threads only
+}
+#endif
