@@ -193,7 +193,7 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     ASSERT_TRUE(cell);
     ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
     settle();
-    const app::ModelResults& after = *run.results();
+    const app::ModelResults after = *run.results();  // a copy: the results shown change below
     EXPECT_EQ(after.edited_layer, 1);
     ASSERT_NE(run.before_edit(), nullptr);
     EXPECT_EQ(run.before_edit()->run, before);
@@ -223,9 +223,9 @@ TEST_F(ModelRun, AnEditRunsFromItsBlockOn) {
     EXPECT_FALSE(run.computing());
 }
 
-// A drag's edits (one a frame): the first runs through the model at once; the next ones wait for
-// a pause, the model showing the first meanwhile, and the run after the pause is of the last; a
-// drag that goes on past max_unshown_seconds shows a run on the way.
+// An edit runs through the model at the next frame without one: a single edit at the next frame, a
+// drag's (one a frame) when it pauses, of its last edit; a drag that goes on past
+// max_unshown_seconds shows a run on the way.
 TEST_F(ModelRun, ADragsEditsRunThroughTheModelWhenTheyPause) {
     run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
     settle();
@@ -244,12 +244,21 @@ TEST_F(ModelRun, ADragsEditsRunThroughTheModelWhenTheyPause) {
         run.update(state, layers, now);
         now += 0.02;
     };
+    // One edit: it runs at the next frame, which has none.
     edit_frame(1.0);
-    for (const double value : {2.0, 3.0, 4.0, 5.0}) edit_frame(value);
-    ASSERT_EQ(run.results()->serial, opened + 1);  // the first edit, taken at the second frame
+    run.wait();
+    EXPECT_EQ(run.results()->serial, opened);
+    EXPECT_TRUE(run.computing());  // it waits for that frame
+    run.update(state, layers, now);
+    settle(now);
+    ASSERT_EQ(run.results()->serial, opened + 1);
     EXPECT_EQ(shown_value(), 1.0);
-    EXPECT_TRUE(run.computing());    // the last edits wait
-    run.update(state, layers, now);  // a frame without an edit: they run
+    // A drag: no edit runs while it goes on, the last one once it pauses.
+    for (const double value : {2.0, 3.0, 4.0, 5.0}) edit_frame(value);
+    run.wait();
+    EXPECT_EQ(run.results()->serial, opened + 1);
+    EXPECT_TRUE(run.computing());    // the edits wait
+    run.update(state, layers, now);  // a frame without an edit: the last one runs
     settle(now);
     EXPECT_EQ(run.results()->serial, opened + 2);
     EXPECT_EQ(shown_value(), 5.0);
@@ -402,7 +411,7 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
     const core::Result<core::CellRef> cell = core::parse_cell_ref("W_Q:1:0:0");
     ASSERT_TRUE(cell);
     ASSERT_TRUE(state.set_cell(*cell.value, 3.0));
-    frames(1);  // the edit is seen and run
+    frames(2);  // the edit is seen, and run at the next frame (without one)
     panels.model.run.wait();
     frames(1);
     EXPECT_EQ(panels.model.run.results()->edited_layer, 1);

@@ -229,7 +229,6 @@ void ModelRun::begin_edit(const AppState& state, int layer) {
     editing_ = layer;
     unshown_since_ = -1;
     edit_waiting_ = false;
-    changed_last_frame_ = false;
     edited_ = std::make_shared<const core::Session>(state.session());
     seen_revision_ = state.revision();
 }
@@ -287,14 +286,14 @@ void ModelRun::submit(Request request) {
 }
 
 // The session being edited changed: it runs through the model from its block once the worker is
-// free. An edit after a frame without one runs at once; the edits of a drag (one a frame) stop the
-// rerun of the block's older session before its next block and wait for a pause (a frame without
-// an edit), or until they have gone max_unshown_seconds unshown. Editing ends when the session is
-// no longer that block (its shape changed, another file was opened).
+// free and a frame has passed without an edit (a single edit: the next frame; a drag, one edit a
+// frame: when it pauses), or once the edits have gone max_unshown_seconds unshown. An edit stops
+// the rerun in flight of the block's older session before its next block. So the first edit of a
+// drag starts no rerun that its next edit would stop, and its frame does not also copy the session
+// for one. Editing ends when the session is no longer that block (its shape changed, another file
+// was opened).
 void ModelRun::check_edit(AppState& state, Layers& layers, double now) {
     const bool changed = state.revision() != seen_revision_;
-    const bool dragged = changed && changed_last_frame_;
-    changed_last_frame_ = changed;
     if (editing_ < 0 || !edited_ || !results_) return;
     if (changed) {
         seen_revision_ = state.revision();
@@ -318,7 +317,7 @@ void ModelRun::check_edit(AppState& state, Layers& layers, double now) {
             rerun_stop_->store(true);  // a rerun of this block's older session: replaced by this one
         return;
     }
-    if (dragged && !overdue) return;  // the edits go on: wait for a pause
+    if (changed && !overdue) return;  // an edit this frame: wait for one without
     edit_waiting_ = false;
     if (state.session() == *edited_) {
         unshown_since_ = -1;  // edited back to what the model shows

@@ -135,9 +135,10 @@ public:
         bool text_problem = false;  // the sentence's (shown in the box), else the model's (a message)
         bool stopped = false;       // a rerun stopped for a newer edit of its block: nothing to take
     };
-    // A drag's edits (one a frame) wait for a pause, and stop the rerun in flight of the block they
-    // edit (its results would be replaced at once), until they have gone this long unshown: then a
-    // rerun starts and finishes, so a long drag still shows how the model follows it.
+    // Edits wait for a frame without one (a drag's, one a frame, for a pause), and stop the rerun in
+    // flight of the block they edit (its results would be replaced at once), until they have gone
+    // this long unshown: then a rerun starts and finishes, so a long drag still shows how the model
+    // follows it.
     static constexpr double max_unshown_seconds = 1.0;
 
 private:
@@ -167,9 +168,8 @@ private:
     // worker is free and the edits pause (check_edit), as it is then (a drag's newest edit), not a
     // copy made at every frame.
     bool edit_waiting_ = false;
-    bool changed_last_frame_ = false;  // the last update saw an edit (the next one's is a drag's)
-    double text_changed_at_ = -1;      // ≥ 0: the sentence changed then and is not run yet
-    int editing_ = -1;                 // the block being edited, -1: none
+    double text_changed_at_ = -1;  // ≥ 0: the sentence changed then and is not run yet
+    int editing_ = -1;             // the block being edited, -1: none
     // Its session as last run through the model (as opened, then each edit's), to tell an edit from none.
     std::shared_ptr<const core::Session> edited_;
     std::uint64_t seen_revision_ = 0;
