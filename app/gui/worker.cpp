@@ -3,6 +3,7 @@
 #include <omp.h>
 #if defined(__linux__)
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,9 +30,13 @@ void lower_thread_priority() {
     // A core left to the UI thread, so frames keep their pace while the worker computes.
     if (omp_get_num_procs() > 1) omp_set_num_threads(std::max(1, omp_get_num_procs() - 1));
 #if defined(__linux__)
-    // On Linux a nice value belongs to one thread: the worker yields the CPU to the window (and to a
-    // software renderer's threads) when they compete, so a long trace does not stretch frames.
+    // On Linux a nice value and a scheduling policy belong to one thread (and pass to the threads it
+    // starts, its OpenMP team's): the worker yields the CPU to the window (and to a software
+    // renderer's threads) when they compete, so a long trace does not stretch frames. The idle
+    // policy also takes away the head start a thread waking after a wait has over the others.
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), worker_nice);
+    sched_param idle{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 #endif
 }
 

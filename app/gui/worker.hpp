@@ -31,12 +31,12 @@
 namespace attnviz::app {
 
 // Makes the calling thread a background worker: it leaves a core to the UI thread (OpenMP) and, on
-// Linux, yields the CPU to the window when they compete (nice worker_nice), so long work does not
-// stretch frames. A Worker's thread calls it first unless asked not to.
+// Linux, yields the CPU to the window when they compete (nice worker_nice, scheduled as SCHED_IDLE),
+// so long work does not stretch frames. A Worker's thread calls it first unless asked not to.
 void lower_thread_priority();
 // The lowest priority: under a software renderer the window's frames are drawn by threads of their
-// own (Mesa's llvmpipe), which a worker at nice 10 still delayed by up to 15 ms a frame; at 19
-// they take the CPU as soon as they wake. The workers keep what the frames leave.
+// own (Mesa's llvmpipe), which a worker at nice 10 still delayed by up to 15 ms a frame; at 19, and
+// idle-scheduled, they take the CPU as soon as they wake. The workers keep what the frames leave.
 inline constexpr int worker_nice = 19;
 
 // While it lives, OpenMP on the calling worker thread uses every core instead of the share

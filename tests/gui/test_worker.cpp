@@ -3,6 +3,8 @@
 // queued one never runs, a running one is asked to stop), and a Worker destroyed while a job runs
 // stops it, joins, and frees what the dropped jobs held.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "worker.hpp"
@@ -241,23 +244,30 @@ TEST(Worker, AnIdleWorkerEndsAtOnceAndOneNeverUsedStartsNoThread) {
 }
 
 #if defined(__linux__)
-// A job runs at the lowest priority (the window's threads, a software renderer's included, come
-// first); a Worker made not lowered runs at its creator's.
+// A job runs at the lowest priority, idle-scheduled (the window's threads, a software renderer's
+// included, come first); a Worker made not lowered runs as its creator does.
 TEST(Worker, ItsThreadRunsAtTheLowestPriorityUnlessAskedNot) {
-    const auto nice_of_this_thread = [] {
+    // This thread's nice value, and whether it is idle-scheduled.
+    const auto priority_of_this_thread = [] {
         errno = 0;
-        return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+        const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+        int policy = -1;
+        sched_param param{};
+        pthread_getschedparam(pthread_self(), &policy, &param);
+        return std::pair<int, bool>(nice, policy == SCHED_IDLE);
     };
-    const int creator = nice_of_this_thread();
-    ASSERT_LT(creator, attnviz::app::worker_nice) << "the test runs at the lowest priority already";
+    const std::pair<int, bool> creator = priority_of_this_thread();
+    ASSERT_LT(creator.first, attnviz::app::worker_nice) << "the test runs at the lowest priority already";
+    ASSERT_FALSE(creator.second) << "the test runs idle-scheduled already";
     Worker lowered("lowered");
-    Worker::Job<int> job = lowered.submit([&](const Worker::Stop&) { return nice_of_this_thread(); });
+    Worker::Job<std::pair<int, bool>> job =
+        lowered.submit([&](const Worker::Stop&) { return priority_of_this_thread(); });
     job.wait();
-    EXPECT_EQ(job.take().value_or(-100), attnviz::app::worker_nice);
+    EXPECT_EQ(job.take(), std::make_optional(std::pair<int, bool>(attnviz::app::worker_nice, true)));
     Worker as_creator("as creator", false);
-    job = as_creator.submit([&](const Worker::Stop&) { return nice_of_this_thread(); });
+    job = as_creator.submit([&](const Worker::Stop&) { return priority_of_this_thread(); });
     job.wait();
-    EXPECT_EQ(job.take().value_or(-100), creator);
-    EXPECT_EQ(nice_of_this_thread(), creator);  // the workers' threads only
+    EXPECT_EQ(job.take(), std::make_optional(creator));
+    EXPECT_EQ(priority_of_this_thread(), creator);  // the workers' threads only
 }
 #endif
