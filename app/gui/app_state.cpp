@@ -85,7 +85,7 @@ bool AppState::set_cell(const CellRef& cell, double value) {
     const std::string name = core::label(cell, core::Notation::ascii);
     remember(CellChange{cell, (*m)(cell.row, cell.col)}, "edit of " + name, "cell " + name);
     (*m)(cell.row, cell.col) = value;
-    mark_dirty();
+    mark_dirty(cell.matrix);
     return true;
 }
 
@@ -113,7 +113,7 @@ bool AppState::set_matrix(MatrixRef ref, const core::Matrix& values) {
         }
     remember(MatrixChange{ref, *m}, "change of " + core::label(ref, core::Notation::ascii));
     *m = values;
-    mark_dirty();
+    mark_dirty(ref);
     return true;
 }
 
@@ -537,7 +537,9 @@ bool AppState::update() {
         if (core::forward_flops(session_.config) <= sync_limit_flops_) {
             dirty_ = false;
             awaited_ = 0;  // this trace supersedes whatever the worker is still computing
-            adopt(compute_snapshot(session_, ++requested_, &spare_));
+            std::shared_ptr<Snapshot> now = compute_snapshot(session_, ++requested_, &spare_);
+            count_changes_from(requested_);  // before adopt(), which may take the change back
+            adopt(std::move(now));
             shown = true;
         } else if (!worker_ || worker_->idle()) {
             // One request at a time, with the session as it is now: while the worker computes,
@@ -548,9 +550,15 @@ bool AppState::update() {
             awaited_ = ++requested_;
             // The worker copies the session: only the matrices changed since the trace shown go
             // from here (a real layer's weights are tens of megabytes; a drag changes a cell).
+            // Where the trace shown is of the session last asked for and only edits of named
+            // matrices followed, only those are compared (a drag's frame: X, not every weight).
             std::shared_ptr<const core::Session> shown;
             if (shown_) shown = std::shared_ptr<const core::Session>(shown_, &shown_->session);
-            worker_->request(core::SessionPatch(std::move(shown), session_), awaited_, std::move(spare_));
+            const bool known = !other_changes_ && shown_ && shown_->generation == changes_from_;
+            worker_->request(known ? core::SessionPatch(std::move(shown), session_, edited_matrices_)
+                                   : core::SessionPatch(std::move(shown), session_),
+                             awaited_, std::move(spare_));
+            count_changes_from(awaited_);
         }
     }
     return shown;
@@ -563,6 +571,18 @@ void AppState::wait_for_trace() {
         worker_->wait();
         update();
     }
+}
+
+void AppState::mark_dirty(const MatrixRef& edited) {
+    dirty_ = true;
+    if (std::find(edited_matrices_.begin(), edited_matrices_.end(), edited) == edited_matrices_.end())
+        edited_matrices_.push_back(edited);
+}
+
+void AppState::count_changes_from(std::uint64_t generation) {
+    edited_matrices_.clear();
+    other_changes_ = false;
+    changes_from_ = generation;
 }
 
 void AppState::adopt(std::shared_ptr<Snapshot> snapshot) {

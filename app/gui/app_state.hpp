@@ -221,7 +221,16 @@ private:
     // Shows a finished snapshot (when it is newer than the shown one).
     void adopt(std::shared_ptr<Snapshot> snapshot);
     core::Matrix* mutable_matrix(MatrixRef ref);
-    void mark_dirty() { dirty_ = true; }
+    // The session changed: its trace is computed again. With the matrix an edit changed (set_cell,
+    // set_matrix), the worker's next request compares only the matrices so named with the trace's
+    // session; after any other change it compares them all.
+    void mark_dirty() {
+        dirty_ = true;
+        other_changes_ = true;
+    }
+    void mark_dirty(const MatrixRef& edited);
+    // A trace of the session as it is now was asked for (`generation`): changes count from here.
+    void count_changes_from(std::uint64_t generation);
     // After the session was replaced or reshaped (dimensions, preset, file, undo): the old
     // selection's cells no longer mean anything, the viewed head may be gone, and the trace is
     // recomputed at once, so no reader ever pairs the new params with a trace of other shapes.
@@ -236,6 +245,11 @@ private:
     core::Trace spare_;                    // buffers of an earlier trace, lent to the next one
     std::unique_ptr<TraceWorker> worker_;  // started when a session is first too large to compute at once
     bool dirty_ = true;
+    // How the session changed since the one of trace generation changes_from_: the matrices edited,
+    // and whether anything else changed (then unknown: every matrix is compared).
+    std::vector<MatrixRef> edited_matrices_;
+    bool other_changes_ = true;
+    std::uint64_t changes_from_ = 0;
     std::uint64_t awaited_ = 0;    // the generation asked of the worker and not shown yet (0: none)
     std::uint64_t requested_ = 0;  // the generation of the newest request
     double sync_limit_flops_ = 5e7;

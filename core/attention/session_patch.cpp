@@ -1,5 +1,6 @@
 #include "core/attention/session_patch.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace attnviz::core {
@@ -33,7 +34,8 @@ bool patchable(const Session& base, const Session& s) {
 
 }  // namespace
 
-SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& session) : base_(std::move(base)) {
+template <class Compared>
+void SessionPatch::take_differences(const Session& session, const Compared& compared) {
     if (!base_ || !patchable(*base_, session)) {
         whole_ = std::make_shared<const Session>(session);
         base_.reset();
@@ -41,13 +43,27 @@ SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& s
     }
     const auto layer_a = base_->params.matrices(), layer_b = session.params.matrices();
     for (size_t k = 0; k < layer_a.size(); ++k)
-        if (differ(*layer_a[k], *layer_b[k])) parts_.push_back({-1, static_cast<int>(k), *layer_b[k]});
+        if (compared(layer_b[k]) && differ(*layer_a[k], *layer_b[k]))
+            parts_.push_back({-1, static_cast<int>(k), *layer_b[k]});
     for (size_t h = 0; h < session.params.heads.size(); ++h) {
         const auto head_a = base_->params.heads[h].matrices(), head_b = session.params.heads[h].matrices();
         for (size_t k = 0; k < head_a.size(); ++k)
-            if (differ(*head_a[k], *head_b[k]))
+            if (compared(head_b[k]) && differ(*head_a[k], *head_b[k]))
                 parts_.push_back({static_cast<int>(h), static_cast<int>(k), *head_b[k]});
     }
+}
+
+SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& session) : base_(std::move(base)) {
+    take_differences(session, [](const Matrix*) { return true; });
+}
+
+SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& session,
+                           const std::vector<MatrixRef>& may_differ)
+    : base_(std::move(base)) {
+    std::vector<const Matrix*> named;  // the matrices of `session` that may_differ names
+    for (const MatrixRef& ref : may_differ)
+        if (const Matrix* m = find_input(session.params, ref)) named.push_back(m);
+    take_differences(session, [&](const Matrix* m) { return std::find(named.begin(), named.end(), m) != named.end(); });
 }
 
 Session SessionPatch::make() const {

@@ -1,11 +1,12 @@
 // Tests of core/attention/session_patch.hpp: a session made again from a patch of a base is the
-// session exactly, and the patch copies only the matrices that changed, unless more than values
-// changed (then it is a whole copy).
+// session exactly, and the patch copies only the matrices that changed (of those named, where the
+// caller names them), unless more than values changed (then it is a whole copy).
 #include "core/attention/session_patch.hpp"
 
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 #include "core/attention/presets.hpp"
 
@@ -75,6 +76,32 @@ TEST(SessionPatch, AnotherConfigLabelOrShapeIsAWholeCopy) {
         EXPECT_TRUE(patch.make() == *s);
         EXPECT_GE(patch.copied_values(), every_value - 1);
     }
+}
+
+// Where the caller names the matrices it edited, only those are compared: each named and changed is
+// copied once (a K/V group's W_K named through any head of the group), a change not named is not
+// seen (the caller's promise), and more than values changed is still a whole copy.
+TEST(SessionPatch, NamedMatricesAloneAreCompared) {
+    const auto base = std::make_shared<const Session>(random_session(layer_config(), 11));
+    Session edited = *base;
+    edited.params.X(1, 1) += 1;
+    Matrix* group_w_k = find_input(edited.params, {MatrixId::W_K, 3});  // head 3's is its group's, head 2's
+    ASSERT_NE(group_w_k, nullptr);
+    (*group_w_k)(0, 0) = 5;
+    const std::vector<MatrixRef> named = {{MatrixId::X, 0}, {MatrixId::W_K, 3}, {MatrixId::W_V, 1}};
+    const SessionPatch patch(base, edited, named);
+    EXPECT_EQ(patch.copied_values(), 5 * 12 + 12 * 3);
+    EXPECT_TRUE(patch.make() == edited);
+    const SessionPatch partial(base, edited, {{MatrixId::X, 0}});
+    EXPECT_EQ(partial.copied_values(), 5 * 12);
+    const Session made = partial.make();
+    EXPECT_EQ(made.params.X, edited.params.X);
+    EXPECT_EQ(made.params.heads[2].W_K, base->params.heads[2].W_K);
+    Session relabelled = edited;
+    relabelled.tokens[0] = "dog";
+    const SessionPatch whole(base, relabelled, named);
+    EXPECT_TRUE(whole.make() == relabelled);
+    EXPECT_GT(whole.copied_values(), 5 * 12 + 12 * 12);
 }
 
 }  // namespace

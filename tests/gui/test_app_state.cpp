@@ -464,6 +464,52 @@ TEST(Worker, ABurstOfEditsEndsWithTheTraceOfTheLastState) {
     EXPECT_DOUBLE_EQ((*state.matrix({MatrixId::X, 0}))(24 % 12, 24 % 8), 2.4);
 }
 
+// The worker's requests compare only the matrices edited since the last request where nothing else
+// changed; whatever mix of edits, undos, redos, labels and settings comes, the trace shown once the
+// worker is done is of the session exactly.
+TEST(Worker, EveryMixOfChangesEndsWithTheSessionItself) {
+    core::Config c{6, 8, 2, 4, 4, true, core::Mask::none, {}, false, 0, {}};
+    AppState state(core::random_session(c, 5));
+    state.set_sync_limit(0);
+    unsigned seed = 17;
+    const auto next = [&](unsigned below) {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) % below;
+    };
+    for (int step = 0; step < 300; ++step) {
+        const int head = static_cast<int>(next(2));
+        const double value = 0.01 * step;
+        switch (next(8)) {
+            case 0: ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, static_cast<int>(next(6)), 1}, value)); break;
+            case 1: ASSERT_TRUE(state.set_cell({{MatrixId::W_Q, head}, 2, static_cast<int>(next(4))}, value)); break;
+            case 2: ASSERT_TRUE(state.set_cell({{MatrixId::b_V, head}, 0, 3}, value)); break;
+            case 3: {
+                core::Matrix w_o = state.session().params.W_O;
+                w_o(1, static_cast<int>(next(8))) = value;
+                ASSERT_TRUE(state.set_matrix({MatrixId::W_O, 0}, w_o));
+                break;
+            }
+            case 4: state.undo(); break;
+            case 5: state.redo(); break;
+            case 6: ASSERT_TRUE(state.set_token(static_cast<int>(next(6)), "t" + std::to_string(step))); break;
+            default: {
+                core::Config scaled = state.config();
+                scaled.scale.kind = core::Scale::Kind::divisor;
+                scaled.scale.divisor = next(2) ? 0.5 : 2.0;
+                ASSERT_TRUE(state.set_config(scaled));
+            }
+        }
+        state.update();  // as a frame would
+        if (next(5) == 0) {
+            state.wait_for_trace();
+            ASSERT_EQ(state.shown().session, state.session()) << "step " << step;
+        }
+    }
+    state.wait_for_trace();
+    EXPECT_EQ(state.shown().session, state.session());
+    EXPECT_TRUE(core::same(state.trace().output, fresh(state.session()).output));
+}
+
 TEST(Worker, ASnapshotIsNeverPairedWithOtherParams) {
     AppState state(core::random_session({10, 8, 2, 4, 4, true, core::Mask::none, {}, false, 0, {}}, 4));
     state.set_sync_limit(0);
