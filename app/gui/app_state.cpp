@@ -537,9 +537,9 @@ bool AppState::update() {
         if (core::forward_flops(session_.config) <= sync_limit_flops_) {
             dirty_ = false;
             awaited_ = 0;  // this trace supersedes whatever the worker is still computing
-            std::shared_ptr<Snapshot> now = compute_snapshot(session_, ++requested_, &spare_);
-            count_changes_from(requested_);  // before adopt(), which may take the change back
-            adopt(std::move(now));
+            asked_generation_ = ++requested_;
+            asked_at_change_ = change_count_;
+            adopt(compute_snapshot(session_, requested_, &spare_));
             shown = true;
         } else if (!worker_ || worker_->idle()) {
             // One request at a time, with the session as it is now: while the worker computes,
@@ -554,11 +554,13 @@ bool AppState::update() {
             // matrices followed, only those are compared (a drag's frame: X, not every weight).
             std::shared_ptr<const core::Session> shown;
             if (shown_) shown = std::shared_ptr<const core::Session>(shown_, &shown_->session);
-            const bool known = !other_changes_ && shown_ && shown_->generation == changes_from_;
-            worker_->request(known ? core::SessionPatch(std::move(shown), session_, edited_matrices_)
-                                   : core::SessionPatch(std::move(shown), session_),
+            std::optional<std::vector<MatrixRef>> edited;
+            if (shown_ && shown_->generation == asked_generation_) edited = matrices_edited_since(asked_at_change_);
+            worker_->request(edited ? core::SessionPatch(std::move(shown), session_, *edited)
+                                    : core::SessionPatch(std::move(shown), session_),
                              awaited_, std::move(spare_));
-            count_changes_from(awaited_);
+            asked_generation_ = awaited_;
+            asked_at_change_ = change_count_;
         }
     }
     return shown;
@@ -573,16 +575,24 @@ void AppState::wait_for_trace() {
     }
 }
 
-void AppState::mark_dirty(const MatrixRef& edited) {
+void AppState::count_change(const std::optional<MatrixRef>& edited) {
     dirty_ = true;
-    if (std::find(edited_matrices_.begin(), edited_matrices_.end(), edited) == edited_matrices_.end())
-        edited_matrices_.push_back(edited);
+    changes_.push_back({++change_count_, edited});
+    if (changes_.size() > recalled_changes) {
+        recalled_from_ = changes_.front().count;
+        changes_.erase(changes_.begin());
+    }
 }
 
-void AppState::count_changes_from(std::uint64_t generation) {
-    edited_matrices_.clear();
-    other_changes_ = false;
-    changes_from_ = generation;
+std::optional<std::vector<MatrixRef>> AppState::matrices_edited_since(std::uint64_t since) const {
+    if (since < recalled_from_ || since > change_count_) return std::nullopt;
+    std::vector<MatrixRef> edited;
+    for (const CountedChange& c : changes_) {
+        if (c.count <= since) continue;
+        if (!c.edited) return std::nullopt;
+        if (std::find(edited.begin(), edited.end(), *c.edited) == edited.end()) edited.push_back(*c.edited);
+    }
+    return edited;
 }
 
 void AppState::adopt(std::shared_ptr<Snapshot> snapshot) {

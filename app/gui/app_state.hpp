@@ -159,6 +159,12 @@ public:
     bool modified() const { return modified_; }
     // Counts the changes of the session (every edit, undo and redo): what an autosave compares.
     std::uint64_t revision() const { return revision_; }
+    // Every change of the session counts (an edit, an undo, a new file, …): the count now, and the
+    // matrices edited (set_cell, set_matrix) since the count was `since`, or nullopt when anything
+    // else changed since then (or too many changes to recall): then any matrix may differ. What a
+    // copy of the session made at `since` needs to become the session again (core::SessionPatch).
+    std::uint64_t change_count() const { return change_count_; }
+    std::optional<std::vector<MatrixRef>> matrices_edited_since(std::uint64_t since) const;
 
     // The column-vector view (seed 004): every matrix drawn as the transpose of its row form, so
     // tokens are columns. Only the views change; the session and the math stay in row form.
@@ -221,16 +227,11 @@ private:
     // Shows a finished snapshot (when it is newer than the shown one).
     void adopt(std::shared_ptr<Snapshot> snapshot);
     core::Matrix* mutable_matrix(MatrixRef ref);
-    // The session changed: its trace is computed again. With the matrix an edit changed (set_cell,
-    // set_matrix), the worker's next request compares only the matrices so named with the trace's
-    // session; after any other change it compares them all.
-    void mark_dirty() {
-        dirty_ = true;
-        other_changes_ = true;
-    }
-    void mark_dirty(const MatrixRef& edited);
-    // A trace of the session as it is now was asked for (`generation`): changes count from here.
-    void count_changes_from(std::uint64_t generation);
+    // The session changed: its trace is computed again, and the change is counted, with the matrix
+    // it edited (set_cell, set_matrix) or as any other change.
+    void mark_dirty() { count_change(std::nullopt); }
+    void mark_dirty(const MatrixRef& edited) { count_change(edited); }
+    void count_change(const std::optional<MatrixRef>& edited);
     // After the session was replaced or reshaped (dimensions, preset, file, undo): the old
     // selection's cells no longer mean anything, the viewed head may be gone, and the trace is
     // recomputed at once, so no reader ever pairs the new params with a trace of other shapes.
@@ -245,11 +246,18 @@ private:
     core::Trace spare_;                    // buffers of an earlier trace, lent to the next one
     std::unique_ptr<TraceWorker> worker_;  // started when a session is first too large to compute at once
     bool dirty_ = true;
-    // How the session changed since the one of trace generation changes_from_: the matrices edited,
-    // and whether anything else changed (then unknown: every matrix is compared).
-    std::vector<MatrixRef> edited_matrices_;
-    bool other_changes_ = true;
-    std::uint64_t changes_from_ = 0;
+    // The newest changes of the session, oldest first: the count after each, and the matrix it
+    // edited (none: any other change). The changes after recalled_from_ are all here.
+    struct CountedChange {
+        std::uint64_t count;
+        std::optional<MatrixRef> edited;
+    };
+    std::vector<CountedChange> changes_;
+    std::uint64_t change_count_ = 0;
+    std::uint64_t recalled_from_ = 0;
+    static constexpr size_t recalled_changes = 64;
+    // The newest trace asked for: its generation, and the change count then (its session's).
+    std::uint64_t asked_generation_ = 0, asked_at_change_ = 0;
     std::uint64_t awaited_ = 0;    // the generation asked of the worker and not shown yet (0: none)
     std::uint64_t requested_ = 0;  // the generation of the newest request
     double sync_limit_flops_ = 5e7;

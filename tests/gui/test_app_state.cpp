@@ -63,6 +63,32 @@ TEST(AppState, EditOfXFlowsIntoEveryIntermediateOnUpdate) {
     EXPECT_NEAR(state.trace().output(0, 0), h1.Z(0, 0), 1e-12);  // W_O is the identity
 }
 
+// Every change counts; since a count, the matrices edited are named, unless anything else changed
+// (a label, an undo) or the changes since are too many to recall.
+TEST(AppState, ChangesCountAndNameTheMatricesEdited) {
+    AppState state(core::worked_example());
+    const std::uint64_t start = state.change_count();
+    const MatrixRef x{MatrixId::X, 0}, w_o{MatrixId::W_O, 0};
+    ASSERT_TRUE(state.set_cell({x, 0, 0}, 2.5));
+    core::Matrix doubled = state.session().params.W_O * 2;
+    ASSERT_TRUE(state.set_matrix(w_o, doubled));
+    ASSERT_TRUE(state.set_cell({x, 1, 0}, -1));
+    EXPECT_EQ(state.change_count(), start + 3);
+    EXPECT_EQ(state.matrices_edited_since(start), std::make_optional(std::vector<MatrixRef>{x, w_o}));
+    EXPECT_EQ(state.matrices_edited_since(start + 2), std::make_optional(std::vector<MatrixRef>{x}));
+    EXPECT_EQ(state.matrices_edited_since(start + 3), std::make_optional(std::vector<MatrixRef>{}));
+    EXPECT_EQ(state.matrices_edited_since(start + 4), std::nullopt);  // not a count there has been
+    ASSERT_TRUE(state.set_token(0, "cat"));
+    EXPECT_EQ(state.matrices_edited_since(start), std::nullopt);
+    const std::uint64_t labelled = state.change_count();
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.matrices_edited_since(labelled), std::nullopt);
+    const std::uint64_t undone = state.change_count();
+    for (int k = 0; k < 100; ++k) ASSERT_TRUE(state.set_cell({x, 0, 1}, 0.01 * k));
+    EXPECT_EQ(state.matrices_edited_since(undone), std::nullopt);  // too many to recall
+    EXPECT_EQ(state.matrices_edited_since(state.change_count() - 10), std::make_optional(std::vector<MatrixRef>{x}));
+}
+
 TEST(AppState, RefusesNonFiniteValuesAndKeepsTheOldOne) {
     AppState state(core::worked_example());
     EXPECT_FALSE(state.set_cell({{MatrixId::W_K, 1}, 2, 1}, std::numeric_limits<double>::quiet_NaN()));

@@ -275,6 +275,14 @@ TEST_F(ModelRun, ADragsEditsRunThroughTheModelWhenTheyPause) {
     run.update(state, layers, now);
     settle(now);
     EXPECT_EQ(shown_value(), 65.0);
+    EXPECT_EQ(*run.results()->run->layers[0].edited, state.session());
+    // An undo (not an edit of a named matrix): the session run is still the editor's exactly.
+    ASSERT_TRUE(state.undo());
+    run.update(state, layers, now);
+    run.update(state, layers, now + 0.02);
+    settle(now);
+    EXPECT_EQ(*run.results()->run->layers[0].edited, state.session());
+    EXPECT_NE(shown_value(), 65.0);
 }
 
 // An edit made while a new sentence runs belongs to the old sentence: it is dropped, not run on

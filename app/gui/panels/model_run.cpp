@@ -230,6 +230,7 @@ void ModelRun::begin_edit(const AppState& state, int layer) {
     unshown_since_ = -1;
     edit_waiting_ = false;
     edited_ = std::make_shared<const core::Session>(state.session());
+    edited_at_change_ = state.change_count();
     seen_revision_ = state.revision();
 }
 
@@ -323,7 +324,13 @@ void ModelRun::check_edit(AppState& state, Layers& layers, double now) {
         unshown_since_ = -1;  // edited back to what the model shows
         return;
     }
-    submit({std::nullopt, editing_, core::SessionPatch(edited_, state.session())});
+    // Only the matrices edited since edited_ was the session are compared (a drag's: X), where
+    // nothing else changed.
+    const std::optional<std::vector<MatrixRef>> edited = state.matrices_edited_since(edited_at_change_);
+    submit({std::nullopt, editing_,
+            edited ? core::SessionPatch(edited_, state.session(), *edited)
+                   : core::SessionPatch(edited_, state.session())});
+    submitted_at_change_ = state.change_count();
 }
 
 void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
@@ -357,7 +364,10 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
     }
     outcome.results->serial = ++serial_;
     results_ = std::move(outcome.results);
-    if (edit && edited_layer == editing_) edited_ = results_->run->layers[static_cast<size_t>(edited_layer)].edited;
+    if (edit && edited_layer == editing_) {
+        edited_ = results_->run->layers[static_cast<size_t>(edited_layer)].edited;
+        edited_at_change_ = submitted_at_change_;
+    }
     std::vector<Layers::Row> rows;
     const std::shared_ptr<const model::RunState<float>> run = results_->run;
     for (size_t l = 0; l < run->layers.size(); ++l) {

@@ -172,6 +172,8 @@ private:
     int editing_ = -1;             // the block being edited, -1: none
     // Its session as last run through the model (as opened, then each edit's), to tell an edit from none.
     std::shared_ptr<const core::Session> edited_;
+    std::uint64_t edited_at_change_ = 0;     // the session's change count when edited_ was the session
+    std::uint64_t submitted_at_change_ = 0;  // the change count of the edit rerun last asked for
     std::uint64_t seen_revision_ = 0;
     double unshown_since_ = -1;  // ≥ 0: the block's session changed then, and the model does not show it yet
     // The rerun in flight (of block rerun_layer_) stops when this is set; null while a sentence runs.
