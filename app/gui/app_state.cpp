@@ -556,9 +556,7 @@ bool AppState::update() {
             if (shown_) shown = std::shared_ptr<const core::Session>(shown_, &shown_->session);
             std::optional<std::vector<MatrixRef>> edited;
             if (shown_ && shown_->generation == asked_generation_) edited = matrices_edited_since(asked_at_change_);
-            worker_->request(edited ? core::SessionPatch(std::move(shown), session_, *edited)
-                                    : core::SessionPatch(std::move(shown), session_),
-                             awaited_, std::move(spare_));
+            worker_->request(core::SessionPatch(std::move(shown), session_, edited), awaited_, std::move(spare_));
             asked_generation_ = awaited_;
             asked_at_change_ = change_count_;
         }

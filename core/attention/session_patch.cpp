@@ -34,13 +34,21 @@ bool patchable(const Session& base, const Session& s) {
 
 }  // namespace
 
-template <class Compared>
-void SessionPatch::take_differences(const Session& session, const Compared& compared) {
+SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& session,
+                           const std::optional<std::vector<MatrixRef>>& may_differ)
+    : base_(std::move(base)) {
     if (!base_ || !patchable(*base_, session)) {
         whole_ = std::make_shared<const Session>(session);
         base_.reset();
         return;
     }
+    std::vector<const Matrix*> named;  // the matrices of `session` that may_differ names
+    if (may_differ)
+        for (const MatrixRef& ref : *may_differ)
+            if (const Matrix* m = find_input(session.params, ref)) named.push_back(m);
+    const auto compared = [&](const Matrix* m) {
+        return !may_differ || std::find(named.begin(), named.end(), m) != named.end();
+    };
     const auto layer_a = base_->params.matrices(), layer_b = session.params.matrices();
     for (size_t k = 0; k < layer_a.size(); ++k)
         if (compared(layer_b[k]) && differ(*layer_a[k], *layer_b[k]))
@@ -51,19 +59,6 @@ void SessionPatch::take_differences(const Session& session, const Compared& comp
             if (compared(head_b[k]) && differ(*head_a[k], *head_b[k]))
                 parts_.push_back({static_cast<int>(h), static_cast<int>(k), *head_b[k]});
     }
-}
-
-SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& session) : base_(std::move(base)) {
-    take_differences(session, [](const Matrix*) { return true; });
-}
-
-SessionPatch::SessionPatch(std::shared_ptr<const Session> base, const Session& session,
-                           const std::vector<MatrixRef>& may_differ)
-    : base_(std::move(base)) {
-    std::vector<const Matrix*> named;  // the matrices of `session` that may_differ names
-    for (const MatrixRef& ref : may_differ)
-        if (const Matrix* m = find_input(session.params, ref)) named.push_back(m);
-    take_differences(session, [&](const Matrix* m) { return std::find(named.begin(), named.end(), m) != named.end(); });
 }
 
 Session SessionPatch::make() const {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/attention/registry.hpp"
@@ -16,22 +17,18 @@ namespace attnviz::core {
 class SessionPatch {
 public:
     // `session` as a patch of `base`: its config, labels and pin must be the base's and its params'
-    // shapes too, else the patch is a whole copy.
-    SessionPatch(std::shared_ptr<const Session> base, const Session& session);
-    // The same, where the caller knows that `session` differs from `base` at most in the matrices
-    // `may_differ` names (those it edited since `base` was made of it): only they are compared, so
-    // the patch costs what they hold, not every weight of the layer. Else a whole copy, as above.
-    SessionPatch(std::shared_ptr<const Session> base, const Session& session, const std::vector<MatrixRef>& may_differ);
+    // shapes too, else the patch is a whole copy. Where the caller knows that `session` differs
+    // from `base` at most in the matrices `may_differ` names (those it edited since `base` was made
+    // of it), only they are compared, so the patch costs what they hold, not every weight of the
+    // layer; nullopt: every matrix is compared.
+    SessionPatch(std::shared_ptr<const Session> base, const Session& session,
+                 const std::optional<std::vector<MatrixRef>>& may_differ = std::nullopt);
     // The session the patch was made of, exactly.
     Session make() const;
     // How many values the patch copied (a whole copy: every value of the session's params).
     std::int64_t copied_values() const;
 
 private:
-    // Copies the matrices of `session` whose bits differ from the base's, of those `compared` lets
-    // through (a matrix of `session`); a whole copy where the session is no patch of the base.
-    template <class Compared>
-    void take_differences(const Session& session, const Compared& compared);
     struct Part {
         int head = -1;  // -1: a matrix of the layer; else that head's
         int index = 0;  // its place in Params::matrices() or HeadParams::matrices()

@@ -92,7 +92,7 @@ TEST(SessionPatch, NamedMatricesAloneAreCompared) {
     const SessionPatch patch(base, edited, named);
     EXPECT_EQ(patch.copied_values(), 5 * 12 + 12 * 3);
     EXPECT_TRUE(patch.make() == edited);
-    const SessionPatch partial(base, edited, {{MatrixId::X, 0}});
+    const SessionPatch partial(base, edited, std::vector<MatrixRef>{{MatrixId::X, 0}});
     EXPECT_EQ(partial.copied_values(), 5 * 12);
     const Session made = partial.make();
     EXPECT_EQ(made.params.X, edited.params.X);

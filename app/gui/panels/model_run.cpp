@@ -326,10 +326,8 @@ void ModelRun::check_edit(AppState& state, Layers& layers, double now) {
     }
     // Only the matrices edited since edited_ was the session are compared (a drag's: X), where
     // nothing else changed.
-    const std::optional<std::vector<MatrixRef>> edited = state.matrices_edited_since(edited_at_change_);
     submit({std::nullopt, editing_,
-            edited ? core::SessionPatch(edited_, state.session(), *edited)
-                   : core::SessionPatch(edited_, state.session())});
+            core::SessionPatch(edited_, state.session(), state.matrices_edited_since(edited_at_change_))});
     submitted_at_change_ = state.change_count();
 }
 
