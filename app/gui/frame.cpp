@@ -117,6 +117,7 @@ void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, 
     const bool tabbed = !alone && panels_in_place(row.place) > 1;
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    (tabbed ? ImGuiWindowFlags_NoTitleBar : 0);
+    ImGui::SetNextWindowBgAlpha(0);  // no background of its own: the places tile the window (theme.hpp)
     if (ImGui::Begin(row.title, nullptr, flags)) {
         record_window(ui, row.title);
         const ImVec2 pos = ImGui::GetWindowPos();
@@ -143,6 +144,10 @@ void draw_attentions_windows(AppState& state, UiContext& ui, Panels& p, const La
     const Rect right{{work.pos.x + half + splitter_width, work.pos.y},
                      {work.size.x - half - splitter_width, work.size.y}};
     const bool one = p.maximized >= 0 && shows_attentions(panel_table[static_cast<size_t>(p.maximized)].id);
+    if (!one)  // the gap between the two, in the colour behind the windows (the panels draw no background)
+        ImGui::GetBackgroundDrawList()->AddRectFilled({left.pos.x + left.size.x, work.pos.y},
+                                                      {right.pos.x, work.pos.y + work.size.y},
+                                                      ui.color(Color::background));
     for (PanelId id : {PanelId::head_view, PanelId::model}) {
         const int index = static_cast<int>(id);
         if (one && p.maximized != index) continue;
@@ -154,11 +159,12 @@ void draw_attentions_windows(AppState& state, UiContext& ui, Panels& p, const La
 
 }  // namespace
 
-// The lesson fills the window between the menu and the status bar.
+// The lesson fills the window between the menu and the status bar (drawing no background: theme.hpp).
 void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, float status_h) {
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos({0, menu_h});
     ImGui::SetNextWindowSize({io.DisplaySize.x, io.DisplaySize.y - menu_h - status_h});
+    ImGui::SetNextWindowBgAlpha(0);
     const char* title = "Teach: attention step by step";
     if (ImGui::Begin(title, nullptr,
                      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |

@@ -36,12 +36,13 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     else
         draw_explorer_windows(state, ui, p, menu_h, status_h);
 
-    // The status bar is pinned to the bottom edge.
+    // The status bar is pinned to the bottom edge (drawing no background: theme.hpp).
     const Rect status = status_rect(io.DisplaySize, status_h);
     ImGui::SetNextWindowPos(status.pos);
     ImGui::SetNextWindowSize(status.size);
     const ImGuiWindowFlags bar = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    ImGui::SetNextWindowBgAlpha(0);
     if (ImGui::Begin("##status", nullptr, bar)) draw_status_bar(state, ui, p.status, status_lines);
     ImGui::End();
     draw_message_log(state, ui, p.status);

@@ -640,12 +640,15 @@ void export_window(GLFWwindow* window, AppState& state, Panels& panels) {
     }
 }
 
-// The frame ImGui has built, drawn on the window's background (in the back buffer).
+// What the frame is cleared to: the background of the windows that tile it, which draw none.
+ImVec4 clear_color(const UiContext& ui) { return window_background_over(ui.color_vec(Color::background)); }
+
+// The frame ImGui has built, drawn in the back buffer.
 void draw_to_back_buffer(GLFWwindow* window, const UiContext& ui) {
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
-    const ImVec4 background = ui.color_vec(Color::background);
+    const ImVec4 background = clear_color(ui);
     glClearColor(background.x, background.y, background.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -657,7 +660,7 @@ bool render(GLFWwindow* window, const UiContext& ui, FrameSkipper& skipper, bool
     ImGui::Render();
     FrameInputs inputs;
     glfwGetFramebufferSize(window, &inputs.framebuffer_width, &inputs.framebuffer_height);
-    inputs.background = ui.color_vec(Color::background);
+    inputs.background = clear_color(ui);
     inputs.texture_uploads = texture_changes;
     if (!skipper.must_draw(*ImGui::GetDrawData(), inputs, damaged)) return false;
     draw_to_back_buffer(window, ui);

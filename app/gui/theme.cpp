@@ -1,5 +1,6 @@
 #include "theme.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "fonts.hpp"
@@ -99,6 +100,17 @@ ImGuiStyle theme_style(Theme theme, float scale) {
     s.Colors[ImGuiCol_PopupBg].w = 1.0f;
     s.ScaleAllSizes(scale);
     return s;
+}
+
+ImVec4 window_background_over(ImVec4 behind) {
+    // As an 8-bit framebuffer blends: each colour and the alpha in 255ths, each product rounded.
+    const auto byte = [](float v) { return std::round(std::clamp(v, 0.0f, 1.0f) * 255); };
+    const ImVec4 own = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    const float alpha = byte(own.w);
+    const auto over = [&](float top, float under) {
+        return (std::round(byte(top) * alpha / 255) + std::round(byte(under) * (255 - alpha) / 255)) / 255;
+    };
+    return {over(own.x, behind.x), over(own.y, behind.y), over(own.z, behind.z), 1.0f};
 }
 
 bool apply_appearance(UiContext& ui, const Appearance& a) {

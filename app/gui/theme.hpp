@@ -19,4 +19,10 @@ ImGuiStyle theme_style(Theme theme, float scale);
 // made again (gui.cpp) before the next frame.
 bool apply_appearance(UiContext& ui, const Appearance& appearance);
 
+// The colour of a window's own background (the style's WindowBg) laid over `behind`. The windows
+// that tile the screen (the panels, the lesson, the status bar) draw no background: the frame is
+// cleared to this colour instead, the same picture, since a software renderer shades every pixel
+// of a filled rectangle (a third of a frame's drawing) while a clear only writes them.
+ImVec4 window_background_over(ImVec4 behind);
+
 }  // namespace attnviz::app

@@ -123,6 +123,30 @@ TEST(Themes, DarkIsImGuisDarkWithOpaquePopups) {
     EXPECT_EQ(app::make_palette(Theme::dark)[static_cast<size_t>(Color::background)], IM_COL32(23, 26, 31, 255));
 }
 
+// The panels draw no background of their own: the frame is cleared to the colour their background
+// has over the palette's, as an 8-bit framebuffer blends it. Dark: WindowBg 0.06 (15 of 255) at
+// alpha 0.94 (240) over (23, 26, 31): 15·240/255 = 14.1 → 14, plus 23·15/255 = 1.4 → 1, 26·15/255 =
+// 1.5 → 2, 31·15/255 = 1.8 → 2: (15, 16, 16), the ground the dark screenshots check. Light and high
+// contrast have opaque windows: their own colour.
+TEST(Themes, TheFrameIsClearedToTheColourOfTheWindowsBackground) {
+    test::HeadlessImGui imgui;
+    const std::pair<Theme, core::Rgba> expected[] = {{Theme::dark, {15, 16, 16, 255}},
+                                                     {Theme::light, {240, 240, 240, 255}},
+                                                     {Theme::high_contrast, {0, 0, 0, 255}}};
+    for (const auto& [theme, colour] : expected) {
+        ImGui::GetStyle() = app::theme_style(theme, 1);
+        const app::Palette palette = app::make_palette(theme);
+        const ImVec4 behind = ImGui::ColorConvertU32ToFloat4(palette[static_cast<size_t>(Color::background)]);
+        const ImVec4 cleared = app::window_background_over(behind);
+        EXPECT_EQ(rgba(cleared), colour) << app::theme_name(theme);
+        EXPECT_FLOAT_EQ(cleared.w, 1.0f);
+        // Within a 255th of the exact blend.
+        const ImVec4 exact = over(ImGui::GetStyle().Colors[ImGuiCol_WindowBg], behind);
+        EXPECT_NEAR(cleared.x, exact.x, 1.0f / 255) << app::theme_name(theme);
+        EXPECT_NEAR(cleared.z, exact.z, 1.0f / 255) << app::theme_name(theme);
+    }
+}
+
 // --- The text size.
 
 // Scale 2: the fonts are rasterised at 32 px (their glyphs twice as tall in the atlas, not one
