@@ -584,9 +584,11 @@ float content_scale_of(GLFWwindow* window) {
 
 // The look asked for, made between two frames: the style, the palette and, for a new text size, the
 // fonts, whose texture the renderer then makes anew (before the first frame it makes it itself).
+// Whether it had made one is read first: the atlas made anew has forgotten its texture.
 void follow_appearance(UiContext& ui, const Appearance& wanted) {
     if (ui.look == wanted) return;
-    if (apply_appearance(ui, wanted) && ImGui::GetIO().Fonts->TexID) {
+    const bool had_texture = ImGui::GetIO().Fonts->TexID != nullptr;
+    if (apply_appearance(ui, wanted) && had_texture) {
         ImGui_ImplOpenGL3_DestroyFontsTexture();
         ++texture_changes;
         ImGui_ImplOpenGL3_CreateFontsTexture();

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# presentation_test.sh ATTNVIZ OUTDIR
+# presentation_test.sh ATTNVIZ UI_CHECK OUTDIR
 # The real window under Xvfb, driven by xdotool, for what only a real window does:
 #  1. F11: the window fills the monitor (1280×800 here), F11 again: back to its size and place;
 #  2. Ctrl+= while frames are drawn: the fonts are rasterised anew and the GL font texture made
-#     again mid-run (the last frame's text is 20 px, scale 1.25), and the window goes on;
+#     again mid-run (the last frame's text is 20 px, scale 1.25, drawn with the new glyphs: the
+#     screenshot shows it in the theme's white), and the window goes on;
 #  3. the text size chosen is kept in the layout file and used at the next start; --ui-scale wins
 #     over it;
 #  4. a HiDPI screen (Xft.dpi 192, a content scale of 2) doubles the text at start.
 # Exits 77 (ctest: skipped) only when no X server can be started or xdotool or xprop is missing.
 set -euo pipefail
-attnviz=$1 out=$2
+attnviz=$1 ui_check=$2 out=$3
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -75,14 +76,16 @@ echo "Ctrl+= twice: scale=1.5 kept in the layout file"
 
 # 2. Ctrl+= while frames are being drawn: the text of the last frame is 20 px (from 16).
 rm -rf "$XDG_CONFIG_HOME"
-"$attnviz" --size 1024x640 --frames 3000 --report "$out/runtime.json" &
+"$attnviz" --size 1024x640 --frames 3000 --report "$out/runtime.json" --screenshot "$out/runtime.png" &
 app_pid=$!
 window=$(window_of)
 xdotool key ctrl+equal
 wait "$app_pid" || fail "the run with a change of text size failed"
 app_pid=""
 [ "$(font_px "$out/runtime.json")" = 20 ] || fail "after Ctrl+= mid-run the text is $(font_px "$out/runtime.json") px, not 20"
-echo "Ctrl+= mid-run: fonts made anew at 20 px"
+"$ui_check" "$out/runtime.json" "$out/runtime.png" "ink=Dimensions=#ffffff" ||
+    fail "after Ctrl+= mid-run the text is not drawn with the new fonts ($out/runtime.png)"
+echo "Ctrl+= mid-run: fonts made anew at 20 px, the text drawn with them"
 
 # 3 (second half). The kept size at the next start (24 px), the command line's over it (16 px).
 mkdir -p "$XDG_CONFIG_HOME/attnviz"

@@ -27,6 +27,8 @@
 //   inside=NAME@WINDOW  the item or heatmap NAME lies wholly inside that window (not cut by its edges)
 //   ground=WINDOW=#RRGGBB  the colour most of that window's pixels have (its background: the theme's)
 //                     is this one, within 8 in each channel
+//   ink=WINDOW=#RRGGBB  at least 1 % of that window's pixels have this colour (the theme's text),
+//                     within 8 in each channel: its text is drawn with the font's glyphs
 //   value=NAME=NUMBER the report's value NAME (a number a panel showed) is NUMBER, within 0.01
 //   uncut             no label the report lists (a heatmap's row and column labels, the status bar's
 //                     line and message) was cut: each was drawn whole, inside the window
@@ -429,36 +431,66 @@ int check_item(const json& report, const unsigned char* pixels, int w, int h, co
     return 1;
 }
 
-int check_ground(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+// A window's colours: how many of its pixels have each (0xRRGGBB). Parses "WINDOW=#RRGGBB" from
+// `spec` into `title` and `wanted`; false (with a message) when it is no such spec.
+bool window_colours(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec,
+                    const char* check, std::string& title, unsigned& wanted, std::map<unsigned, int>& colours) {
     const size_t eq = spec.rfind('=');
-    unsigned wanted = 0;
     if (eq == std::string::npos || std::sscanf(spec.c_str() + eq + 1, "#%06x", &wanted) != 1) {
-        std::printf("bad check \"ground=%s\": expected WINDOW=#RRGGBB\n", spec.c_str());
-        return 1;
+        std::printf("bad check \"%s=%s\": expected WINDOW=#RRGGBB\n", check, spec.c_str());
+        return false;
     }
-    const std::string title = spec.substr(0, eq);
+    title = spec.substr(0, eq);
     const Box b = window_box(report, title);
-    std::map<unsigned, int> colours;
     for (int y = std::max(0, int(b.y0)); y < std::min(h, int(b.y1)); ++y)
         for (int x = std::max(0, int(b.x0)); x < std::min(w, int(b.x1)); ++x) {
             const unsigned char* p = pixels + 4 * (static_cast<size_t>(y) * w + x);
             ++colours[(unsigned(p[0]) << 16) | (unsigned(p[1]) << 8) | p[2]];
         }
-    if (colours.empty()) {
-        std::printf("ground: no window \"%s\" was drawn\n", title.c_str());
-        return 1;
-    }
+    if (colours.empty()) std::printf("%s: no window \"%s\" was drawn\n", check, title.c_str());
+    return !colours.empty();
+}
+
+// The largest difference of two colours (0xRRGGBB) in one channel.
+int colour_distance(unsigned a, unsigned b) {
+    int diff = 0;
+    for (int k = 0; k < 3; ++k)
+        diff = std::max(diff,
+                        std::abs(static_cast<int>((a >> (8 * k)) & 0xFF) - static_cast<int>((b >> (8 * k)) & 0xFF)));
+    return diff;
+}
+
+int check_ground(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+    std::string title;
+    unsigned wanted = 0;
+    std::map<unsigned, int> colours;
+    if (!window_colours(report, pixels, w, h, spec, "ground", title, wanted, colours)) return 1;
     unsigned ground = 0;
     int most = 0;
     for (const auto& [c, n] : colours)
         if (n > most) most = n, ground = c;
-    int diff = 0;
-    for (int k = 0; k < 3; ++k)
-        diff = std::max(diff, std::abs(static_cast<int>((ground >> (8 * k)) & 0xFF) -
-                                       static_cast<int>((wanted >> (8 * k)) & 0xFF)));
+    const int diff = colour_distance(ground, wanted);
     std::printf("ground: \"%s\" is mostly #%06x%s\n", title.c_str(), ground,
-                diff <= 8 ? "" : (", not " + spec.substr(eq + 1)).c_str());
+                diff <= 8 ? "" : (", not " + spec.substr(spec.rfind('=') + 1)).c_str());
     return diff <= 8 ? 0 : 1;
+}
+
+// The window's text is drawn in the theme's text colour: at least 1 % of its pixels have it (within
+// 8 in each channel). Glyphs drawn without the font's texture are flat blocks of another colour.
+int check_ink(const json& report, const unsigned char* pixels, int w, int h, const std::string& spec) {
+    std::string title;
+    unsigned wanted = 0;
+    std::map<unsigned, int> colours;
+    if (!window_colours(report, pixels, w, h, spec, "ink", title, wanted, colours)) return 1;
+    long inked = 0, all = 0;
+    for (const auto& [c, n] : colours) {
+        all += n;
+        if (colour_distance(c, wanted) <= 8) inked += n;
+    }
+    const double share = 100.0 * static_cast<double>(inked) / static_cast<double>(all);
+    std::printf("ink: %.2f%% of \"%s\" is %s%s\n", share, title.c_str(), spec.substr(spec.rfind('=') + 1).c_str(),
+                share >= 1 ? "" : " (under 1%: its text is not drawn in that colour)");
+    return share >= 1 ? 0 : 1;
 }
 
 int check_value(const json& report, const std::string& spec) {
@@ -500,7 +532,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "usage: ui_check REPORT.json SCREENSHOT.png [layout] [varied] [calm=PREFIX] [readable=WINDOW] "
                      "[fills=WINDOW:P] [within=WINDOW] [inside=NAME@WINDOW] [[!]window=TITLE] "
-                     "[[!]item=NAME] [ground=WINDOW=#RRGGBB] [value=NAME=NUMBER] "
+                     "[[!]item=NAME] [ground=WINDOW=#RRGGBB] [ink=WINDOW=#RRGGBB] [value=NAME=NUMBER] "
                      "[NAME:ROW:COL=TEXT ...]\n");
         return 2;
     }
@@ -546,6 +578,8 @@ int main(int argc, char** argv) {
             failures += check_inside(report, check.substr(7));
         else if (check.rfind("ground=", 0) == 0)
             failures += check_ground(report, pixels, w, h, check.substr(7));
+        else if (check.rfind("ink=", 0) == 0)
+            failures += check_ink(report, pixels, w, h, check.substr(4));
         else if (check.rfind("value=", 0) == 0)
             failures += check_value(report, check.substr(6));
         else if (check == "uncut")
