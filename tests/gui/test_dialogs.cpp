@@ -12,6 +12,8 @@
 #include <functional>
 
 #include "core/attention/presets.hpp"
+#include "core/base/file_io.hpp"
+#include "core/io/session_file.hpp"
 #include "frame_commands.hpp"
 #include "window_test.hpp"
 
@@ -108,6 +110,51 @@ INSTANTIATE_TEST_SUITE_P(DefaultLayoutAndTeachMode, EveryMenuDialog,
                              return std::string(std::get<0>(info.param).name) +
                                     (std::get<1>(info.param) ? "InTeachMode" : "");
                          });
+
+// "Save and quit" of a session without a file asks where to save it, and quits once saved there; a
+// cancelled save keeps the window open, and a later Save as… does not quit.
+TEST_F(Dialogs, SaveAndQuitOfANewSessionQuitsOnceSaved) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnviz_save_and_quit";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(panels.menu.save_files.go_to(dir.string()));  // where the save browser suggests session.json
+    AppState state(core::worked_example());
+    state.set_cell({{core::MatrixId::X, 0}, 0, 0}, 3.0);
+    frames(state, 2);
+    imgui_.ui.request(app::command::Quit{});
+    frames(state, 3);
+    click(state, "quit: save", 2);
+    ASSERT_EQ(count("files: Save"), 1) << "asks where";
+    EXPECT_FALSE(panels.quit);
+    frames(state, 2);
+    click(state, "files: cancel", 2);  // cancelled: the window stays, unsaved
+    ASSERT_FALSE(panels.menu.save_files.is_open());
+    EXPECT_FALSE(panels.quit);
+    EXPECT_TRUE(state.modified());
+    imgui_.ui.request(app::command::SaveAs{});  // a later Save as… saves and stays
+    frames(state, 3);
+    panels.menu.save_files.confirm();  // Save, on the name it suggests
+    frames(state, 2);
+    EXPECT_FALSE(state.modified());
+    EXPECT_FALSE(panels.quit);
+    std::filesystem::remove(dir / "session.json");
+    AppState fresh(core::worked_example());  // another new session, edited
+    fresh.set_cell({{core::MatrixId::X, 0}, 0, 0}, 4.0);
+    frames(fresh, 2);
+    imgui_.ui.request(app::command::Quit{});
+    frames(fresh, 3);
+    click(fresh, "quit: save", 2);
+    ASSERT_TRUE(panels.menu.save_files.is_open());
+    panels.menu.save_files.confirm();  // saved where it suggested: quits
+    frames(fresh, 2);
+    EXPECT_TRUE(panels.quit);
+    const core::Result<std::string> text = core::read_file((dir / "session.json").string());
+    ASSERT_TRUE(text) << "saved";
+    const core::Result<core::Session> saved = core::parse_session(*text.value);
+    ASSERT_TRUE(saved);
+    EXPECT_EQ(saved.value->params.X(0, 0), 4.0);
+    std::filesystem::remove_all(dir);
+}
 
 // attnviz --dialog save, then Ctrl+O: the two built-in browsers were one window holding both, and
 // the Save browser, cancelled, lived on out of sight taking keys.

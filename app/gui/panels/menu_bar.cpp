@@ -204,7 +204,11 @@ void open_quit_dialog() { ImGui::OpenPopup(quit_title); }
 void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit) {
     if (const std::optional<std::string> path = menu.open_files.draw(ui)) open_and_note(state, menu, *path);
     if (const std::optional<std::string> path = menu.save_files.draw(ui))
-        if (state.save_file(*path)) menu.recent.add(*path);
+        if (state.save_file(*path)) {
+            menu.recent.add(*path);
+            quit = quit || menu.quit_when_saved;
+        }
+    if (!menu.save_files.is_open()) menu.quit_when_saved = false;
     draw_import_dialog(state, ui, menu.import);
 
     draw_random_x_notice(menu, ui);
@@ -213,10 +217,14 @@ void draw_menu_dialogs(AppState& state, UiContext& ui, MenuBar& menu, bool& quit
     if (ImGui::BeginPopupModal(quit_title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::TextUnformatted("The session has changes that are not saved.");
         if (ImGui::Button("Save and quit")) {
-            // Without a file this asks where first; quitting then waits for another Quit.
-            if (save_or_ask(state, menu)) quit = true;
+            // Without a file this asks where first, and quits once saved there.
+            if (save_or_ask(state, menu))
+                quit = true;
+            else
+                menu.quit_when_saved = menu.save_files.is_open();
             ImGui::CloseCurrentPopup();
         }
+        ui.report_item("quit: save");
         ImGui::SameLine();
         if (ImGui::Button("Quit without saving")) {
             quit = true;

@@ -21,6 +21,9 @@ struct MenuBar {
     // A checkpoint just opened without an X (File > Open, a dropped file, the command line): the
     // window says plainly that X is random, with a way to import it with one.
     std::string random_x;
+    // "Save and quit" of a session without a file asked where to save it: the window quits once it
+    // is saved there (a cancelled or failed save keeps it open).
+    bool quit_when_saved = false;
 };
 
 // The file types of sessions and of what File > Open imports.
