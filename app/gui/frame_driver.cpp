@@ -1,5 +1,7 @@
 #include "frame_driver.hpp"
 
+#include <imgui_internal.h>
+
 #include "frame_commands.hpp"
 #include "panels/teach_menu.hpp"
 
@@ -51,6 +53,13 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
 
     ui.heatmaps.end_frame();
     run_commands(state, ui, p);
+}
+
+bool imgui_settling(int& popups_seen) {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    const bool changed = g.OpenPopupStack.Size != popups_seen;
+    popups_seen = g.OpenPopupStack.Size;
+    return changed || (g.DimBgRatio > 0.0f && g.DimBgRatio < 1.0f);
 }
 
 }  // namespace attnviz::app

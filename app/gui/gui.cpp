@@ -729,6 +729,7 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
     FrameSkipper skipper;
     FrameTimes bench;
     std::uint64_t model_serial = 0;  // the model's results last seen
+    int popups_seen = 0;             // ImGui's open popups after the last frame
     for (int frame = 0; !panels.quit; ++frame) {
         const int measured = frame - bench_warmup;
         const bool editing = o.bench_edits > 0 && measured >= 0;
@@ -763,6 +764,7 @@ int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiCo
             draw_ms_taken = work_start;
         }
         draw_frame(state, ui, panels, busy ? shown_draw_ms : -1.0f);
+        if (imgui_settling(popups_seen)) link.wake_frames = std::max(link.wake_frames, 2);
         loop.autosave.tick(state);
         if (std::string now_title = window_title(state, panels); now_title != title) {
             title = std::move(now_title);

@@ -111,6 +111,41 @@ INSTANTIATE_TEST_SUITE_P(DefaultLayoutAndTeachMode, EveryMenuDialog,
                                     (std::get<1>(info.param) ? "InTeachMode" : "");
                          });
 
+// The window keeps drawing while a dialog comes on screen: the frame its popup opens in, the
+// frames of the modal's dimming fading in, and again while it fades out once closed; then it may
+// sleep. Before, a dialog chosen from a menu waited for the next input to show.
+TEST_F(Dialogs, TheWindowDrawsOnWhileADialogComesAndGoes) {
+    AppState state(core::worked_example());
+    frames(state, 2);
+    int popups = 0;
+    EXPECT_FALSE(app::imgui_settling(popups)) << "nothing open, nothing fading";
+    imgui_.ui.request(app::command::Open{});
+    const auto settling_frames = [&] {
+        int count = 0;
+        for (int k = 0; k < 120; ++k) {
+            frames(state);
+            if (!app::imgui_settling(popups)) break;
+            ++count;
+        }
+        return count;
+    };
+    frames(state);  // runs the command (the loop draws it: a command is waiting)
+    EXPECT_FALSE(app::imgui_settling(popups)) << "the dialog opens in the next frame";
+    const int coming = settling_frames();
+    ASSERT_EQ(count("files: Open"), 1) << "the dialog is on screen";
+    // 1/60 s a frame (the headless context's), the dimming 6 per second: about ten frames.
+    EXPECT_GE(coming, 8);
+    EXPECT_LE(coming, 14);
+    EXPECT_FLOAT_EQ(ImGui::GetCurrentContext()->DimBgRatio, 1.0f) << "dimmed whole when it sleeps";
+    frames(state, 3);
+    EXPECT_FALSE(app::imgui_settling(popups)) << "an open dialog alone draws nothing";
+    press(state, escape_key);
+    const int going = settling_frames();
+    EXPECT_EQ(item("files: Open"), nullptr);
+    EXPECT_GE(going, 3);
+    EXPECT_FLOAT_EQ(ImGui::GetCurrentContext()->DimBgRatio, 0.0f);
+}
+
 // "Save and quit" of a session without a file asks where to save it, and quits once saved there; a
 // cancelled save keeps the window open, and a later Save as… does not quit.
 TEST_F(Dialogs, SaveAndQuitOfANewSessionQuitsOnceSaved) {

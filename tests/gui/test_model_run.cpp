@@ -164,12 +164,14 @@ TEST_F(ModelRun, TheLogitLensFollowsTheRun) {
     ASSERT_NE(run.results(), nullptr);
     EXPECT_TRUE(run.results()->lens_to_come);
     EXPECT_FALSE(run.results()->lens);
+    EXPECT_TRUE(run.busy()) << "the window draws frames until the lens is shown";
     const std::uint64_t serial = run.results()->serial;
     const std::shared_ptr<const model::RunState<float>> shown = run.results()->run;
     run.wait();
     run.update(state, layers, 100);
     ASSERT_TRUE(run.results()->lens);
     EXPECT_FALSE(run.results()->lens_to_come);
+    EXPECT_FALSE(run.busy()) << "and sleeps once it is";
     EXPECT_EQ(run.results()->serial, serial);
     EXPECT_EQ(run.results()->run, shown);
     const core::Result<model::LogitLens> want = model::logit_lens(*run.folder(), *shown);

@@ -216,7 +216,7 @@ void ModelRun::close(Layers& layers) {
     layers.clear();
 }
 
-bool ModelRun::busy() const { return computing() || text_changed_at_ >= 0; }
+bool ModelRun::busy() const { return computing() || lens_job_.valid() || text_changed_at_ >= 0; }
 
 void ModelRun::set_text(std::string text, double now) {
     if (text == text_) return;

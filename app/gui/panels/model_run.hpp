@@ -74,7 +74,8 @@ public:
     // No model: the model view goes back to layers opened beside the session.
     void close(Layers& layers);
     bool is_open() const { return folder_ != nullptr; }
-    // Opening, running or rerunning, or a sentence waiting to be run.
+    // Opening, running or rerunning, a sentence waiting to be run, or the logit lens to come: the
+    // window draws frames meanwhile, so that what comes is shown without waiting for input.
     bool busy() const;
     // A job is running whose results will replace those shown.
     bool computing() const { return job_.valid() || pending_.has_value() || edit_waiting_; }
