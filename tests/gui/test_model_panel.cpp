@@ -390,3 +390,27 @@ TEST_F(ModelPanel, EveryTokenOfTheVocabularyHasItsGlyphsInTheFont) {
     }
     EXPECT_GT(replaced, 0);  // the vocabulary's byte tokens are among them
 }
+
+// A model opened with its own text (File > Open model…, --model DIR --text) shows that text in the
+// sentence box from the frame the model opens in: the box took it after drawing, and a window that
+// then slept showed the empty box's hint over the model's chips. Text being typed stays the user's.
+TEST_F(ModelPanel, TheSentenceBoxHoldsTheModelsTextBeforeItIsDrawn) {
+    AppState state(core::worked_example());
+    app::ModelRun& run = panels_.model.run;
+    run.open(std::string(ATTNVIZ_REFERENCE_DIR) + "/models/gpt2", "Hello world", core::default_memory_budget);
+    run.wait();
+    ImGui::NewFrame();
+    app::update_model_panel(state, panels_.model);  // as draw_frame does, before any panel is drawn
+    ImGui::Render();
+    ASSERT_TRUE(run.is_open());
+    EXPECT_EQ(panels_.model.sentence, "Hello world");
+    frames(state);
+    EXPECT_EQ(panels_.model.sentence, "Hello world");
+    EXPECT_FALSE(panels_.model.typing);
+    panels_.model.typing = true;  // the box being typed in: what it holds is not replaced
+    panels_.model.sentence = "Hello wor";
+    ImGui::NewFrame();
+    app::update_model_panel(state, panels_.model);
+    ImGui::Render();
+    EXPECT_EQ(panels_.model.sentence, "Hello wor");
+}

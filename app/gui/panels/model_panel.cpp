@@ -130,6 +130,7 @@ void update_model_panel(AppState& state, ModelPanel& p) {
     p.layers.set_memory_budget(state.memory_budget());
     p.layers.poll(state);
     p.run.update(state, p.layers, ImGui::GetTime());
+    if (!p.typing && p.sentence != p.run.text()) p.sentence = p.run.text();
 }
 
 void open_beside_dialog(const AppState& state, ModelPanel& p) {
@@ -502,7 +503,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p, const Atten
         if (!p.run.opening().empty())
             ImGui::TextDisabled("Opening the model %s...",
                                 fitted_text(p.run.opening(), ImGui::GetFontSize() * 30).c_str());
-        if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence);
+        if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence, p.typing);
     }
     draw_model_controls(ui, p, weights_only);
     if (!p.run.is_open() || weights_only) draw_order_line(p, weights_only);  // a model's rows need the room

@@ -42,6 +42,7 @@ struct ModelPanel {
     ImportDialog import_all;                   // File > Import all layers…
     FileChooser model_folder;                  // File > Open model…
     std::string sentence;                      // the sentence box's text (model mode)
+    bool typing = false;                       // the sentence box is being typed in (its text is the user's)
     ModelRun run;                              // model mode: a model folder and its run (declared last: its
                                                // worker ends before the rows it fills)
     ModelPanel() { import_all.all_layers = true; }
@@ -53,7 +54,8 @@ using core::head_key_name;
 using core::head_key_text;
 
 // Every frame, whether the panel is shown or not: the layers' finished work (new rows, numbers,
-// failures as messages).
+// failures as messages), the model's run, and the sentence box's text: the model's, unless it is
+// being typed in (a model opened with its own text shows it from the frame it opens in).
 void update_model_panel(AppState& state, ModelPanel& panel);
 // Every frame, after every window (a dialog opens whatever panel or tab is shown): the panel's
 // dialogs (Open beside…, Import all layers…).

@@ -78,12 +78,12 @@ void draw_chips(UiContext& ui, const ModelRun& run, const ModelResults& r) {
 
 }  // namespace
 
-void draw_model_sentence(UiContext& ui, ModelRun& run, std::string& buffer) {
+void draw_model_sentence(UiContext& ui, ModelRun& run, std::string& buffer, bool& typing) {
     ImGui::SetNextItemWidth(-FLT_MIN);
     if (ImGui::InputTextWithHint("##model sentence", "Type a sentence: the model runs on it as you type", &buffer))
         run.set_text(buffer, ImGui::GetTime());
     ui.report_item("model: sentence");
-    if (!ImGui::IsItemActive() && buffer != run.text()) buffer = run.text();  // a model opened with its own text
+    typing = ImGui::IsItemActive();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("The text the model runs on: tokenized and run again a moment after you stop typing");
     const ModelResults* r = run.results();

@@ -10,7 +10,8 @@
 
 namespace attnviz::app {
 
-// `buffer`: the box's text, kept between frames (set from the run's text while not being typed in).
-void draw_model_sentence(UiContext& ui, ModelRun& run, std::string& buffer);
+// `buffer`: the box's text, kept between frames (update_model_panel sets it to the run's text while
+// not being typed in); `typing` says, after the frame, whether it is.
+void draw_model_sentence(UiContext& ui, ModelRun& run, std::string& buffer, bool& typing);
 
 }  // namespace attnviz::app
