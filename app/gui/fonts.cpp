@@ -10,6 +10,7 @@ Fonts load_fonts(float size_pixels, const char* path) {
     ImGuiIO& io = ImGui::GetIO();
     static const ImWchar ranges[] = {
         0x0020, 0x00FF,  // Basic Latin, Latin-1 (·, ×, ÷, ¹ ² ³)
+        0x0100, 0x024F,  // Latin extended-A and -B: GPT-2's pieces spell bytes with them (Ġ a space, Ċ a newline)
         0x02B0, 0x02FF,  // spacing modifier letters: ʰ ˣ
         0x0370, 0x03FF,  // Greek
         0x1D00, 0x1DBF,  // phonetic extensions: ᵀ and other modifier letters
@@ -18,6 +19,7 @@ Fonts load_fonts(float size_pixels, const char* path) {
         0x2100, 0x214F,  // letterlike symbols: ℝ
         0x2190, 0x21FF,  // arrows
         0x2200, 0x22FF,  // mathematical operators: √ Σ − ∞ ≈ ≠
+        0x2580, 0x259F,  // block elements: ▁, SentencePiece's space in Llama's and Mistral's pieces
         0x25A0, 0x25FF,  // geometric shapes: ▶ ■
         0x2713, 0x2717,  // check marks: ✓ ✗ (the exercise's right and wrong)
         0x2C60, 0x2C7F,  // Latin extended-C: ⱼ

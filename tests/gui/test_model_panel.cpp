@@ -391,6 +391,31 @@ TEST_F(ModelPanel, EveryTokenOfTheVocabularyHasItsGlyphsInTheFont) {
     EXPECT_GT(replaced, 0);  // the vocabulary's byte tokens are among them
 }
 
+// The vocabulary pieces a chip's tooltip shows are drawn with the font's own glyphs: GPT-2's spell
+// bytes with Latin extended letters (Ġ a space, Ċ a newline), Llama's a space with ▁. Before, they
+// showed the fallback: "Ġthe" as "?the".
+TEST_F(ModelPanel, EveryPieceOfTheVocabulariesHasItsGlyphsInTheFont) {
+    const ImFont* font = ImGui::GetIO().Fonts->Fonts[0];
+    for (const char* model : {"gpt2", "llama"}) {
+        const core::Result<model::Tokenizer> tokenizer =
+            model::load_tokenizer(std::string(ATTNVIZ_REFERENCE_DIR "/models/") + model);
+        ASSERT_TRUE(tokenizer) << model;
+        int checked = 0;
+        for (std::size_t id = 0; id < tokenizer.value->vocab_size(); ++id) {
+            const std::string piece = tokenizer.value->token_text(static_cast<std::int32_t>(id));
+            for (const char* c = piece.c_str(); *c;) {
+                unsigned int codepoint = 0;
+                c += ImTextCharFromUtf8(&codepoint, c, nullptr);
+                if (codepoint < 0x20 || (codepoint >= 0x2E80 && codepoint != 0xFFFD)) continue;  // CJK, emoji
+                if (codepoint >= 0x100) ++checked;
+                EXPECT_NE(font->FindGlyphNoFallback(static_cast<ImWchar>(codepoint)), nullptr)
+                    << model << " piece " << id << " \"" << piece << "\": no glyph for U+" << std::hex << codepoint;
+            }
+        }
+        EXPECT_GT(checked, 10) << model << ": its pieces spell with letters beyond Latin-1";
+    }
+}
+
 // A model opened with its own text (File > Open model…, --model DIR --text) shows that text in the
 // sentence box from the frame the model opens in: the box took it after drawing, and a window that
 // then slept showed the empty box's hint over the model's chips. Text being typed stays the user's.
