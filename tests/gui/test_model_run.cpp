@@ -19,6 +19,7 @@
 #include "headless.hpp"
 #include "panels/model_layers.hpp"
 #include "panels/model_run.hpp"
+#include "panels/next_token_panel.hpp"
 
 using namespace attnviz;
 using app::AppState;
@@ -448,3 +449,15 @@ TEST(ModelMode, FileOpenModelOpensTheFolderChosen) {
 }
 
 }  // namespace
+
+// The Next token panel's change column: signed with four decimals, and a change that rounds to none
+// is "0" (it read "+0.0000" or "-0.0000", a sign that meant nothing).
+TEST(NextTokenChange, SignedFourDecimalsAndZeroForNone) {
+    EXPECT_EQ(app::probability_change_text(0.0123), "+0.0123");
+    EXPECT_EQ(app::probability_change_text(-0.2), "-0.2000");
+    EXPECT_EQ(app::probability_change_text(0.00005), "+0.0001");
+    EXPECT_EQ(app::probability_change_text(0.00004), "0");
+    EXPECT_EQ(app::probability_change_text(-0.00004), "0");
+    EXPECT_EQ(app::probability_change_text(0.0), "0");
+    EXPECT_EQ(app::probability_change_text(-0.0), "0");
+}

@@ -105,7 +105,7 @@ void draw_table(UiContext& ui, const NextTokenPanel& p, const ModelRun& run) {
         if (e.new_entry)
             ImGui::TextColored(ui.color_vec(Color::ok_text), "new");
         else if (p.compared)
-            ImGui::Text("%+.4f", e.top.p - e.p_before);
+            ImGui::TextUnformatted(probability_change_text(e.top.p - e.p_before).c_str());
         if (p.compared && ImGui::IsItemHovered())
             ImGui::SetTooltip("p %.4f now, %.4f before the edit%s", e.top.p, e.p_before,
                               e.new_entry ? " (not among the top before)" : "");
@@ -118,6 +118,13 @@ void draw_table(UiContext& ui, const NextTokenPanel& p, const ModelRun& run) {
 }
 
 }  // namespace
+
+std::string probability_change_text(double change) {
+    if (!(std::abs(change) >= 0.00005)) return "0";  // (NaN too: no change to show)
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.4f", change);
+    return text;
+}
 
 void draw_next_token_panel(AppState&, UiContext& ui, NextTokenPanel& p, const ModelRun& run) {
     const ModelResults* r = run.results();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "../app_state.hpp"
@@ -31,5 +32,9 @@ struct NextTokenPanel {
 };
 
 void draw_next_token_panel(AppState& state, UiContext& ui, NextTokenPanel& panel, const ModelRun& run);
+
+// A change of probability as the table's "change" column shows it: signed, four decimals ("+0.0123",
+// "-0.2000"), and "0" for a change that rounds to none (not "+0.0000" or "-0.0000").
+std::string probability_change_text(double change);
 
 }  // namespace attnviz::app
