@@ -289,7 +289,7 @@ TEST_F(ModelRun, ADragsEditsRunThroughTheModelWhenTheyPause) {
 }
 
 // An edit made while a new sentence runs belongs to the old sentence: it is dropped, not run on
-// the new one's blocks.
+// the new one's blocks, and the window says so.
 TEST_F(ModelRun, AnEditOfTheOldSentenceIsNotRunOnTheNewOne) {
     run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
     settle();
@@ -307,6 +307,10 @@ TEST_F(ModelRun, AnEditOfTheOldSentenceIsNotRunOnTheNewOne) {
     ASSERT_TRUE(tokenizer);
     EXPECT_EQ(run.results()->run->token_ids, tokenizer.value->encode("Hello").value->ids);
     EXPECT_FALSE(state.message().error) << state.message().text;
+    // Said, not silent: the session keeps its edit, which the model no longer runs.
+    EXPECT_NE(state.message().text.find("layer 0 on the previous sentence) keeps its edits"), std::string::npos)
+        << state.message().text;
+    EXPECT_EQ(state.session().params.heads[0].W_Q(0, 0), 3.0);
 }
 
 TEST_F(ModelRun, AnEncoderHasNoPredictionAndNoLens) {

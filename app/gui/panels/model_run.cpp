@@ -356,6 +356,14 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
     const bool edit = edited_layer >= 0;
     before_ = edit ? results_ : nullptr;
     if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
+        if (editing_ >= 0 && !opened)
+            state.set_message(
+                "The new sentence runs through the model's own weights: the session being edited "
+                "(layer " +
+                    std::to_string(editing_) +
+                    " on the previous sentence) keeps its edits, which no longer run through the "
+                    "model. Click a head in the model view to edit its layer on this sentence.",
+                false);
         editing_ = -1;
         edited_.reset();
         edit_waiting_ = false;
