@@ -143,9 +143,8 @@ void draw_rollout(ModelAnalysisPanel& p, const ModelResults& r, core::Colormap m
         ImGui::SetTooltip(
             "Attention rollout after this layer (Abnar & Zuidema 2020): row i, how much of position i "
             "comes from each input position; rows sum to 1");
-    std::vector<std::string> rows;
-    for (const std::string& t : r.texts) rows.push_back(quoted_label(t));
-    draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, visible_tokens(r), rows, "Attention rollout", map);
+    const std::vector<std::string> tokens = visible_tokens(r);  // rows and columns named alike (·the)
+    draw_heatmap(r.rollout[static_cast<size_t>(layer)], 1.0, tokens, tokens, "Attention rollout", map);
 }
 
 void draw_norms(const ModelResults& r, core::Colormap map) {
