@@ -288,6 +288,17 @@ TEST_F(ModelRun, ADragsEditsRunThroughTheModelWhenTheyPause) {
     EXPECT_NE(shown_value(), 65.0);
 }
 
+// A new sentence while a block is open for editing but not edited says nothing of edits.
+TEST_F(ModelRun, ANewSentenceWithoutEditsSaysNothingOfThem) {
+    run.open(models + "/gpt2", "Hello world", core::default_memory_budget, 0);
+    settle();
+    ASSERT_EQ(run.editing_layer(), 0);
+    run.set_text("Hello there", 1);
+    settle(3);
+    EXPECT_EQ(run.text(), "Hello there");
+    EXPECT_EQ(state.message().text.find("keeps its edits"), std::string::npos) << state.message().text;
+}
+
 // An edit made while a new sentence runs belongs to the old sentence: it is dropped, not run on
 // the new one's blocks, and the window says so.
 TEST_F(ModelRun, AnEditOfTheOldSentenceIsNotRunOnTheNewOne) {

@@ -356,7 +356,11 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
     const bool edit = edited_layer >= 0;
     before_ = edit ? results_ : nullptr;
     if (!edit) {  // a new sentence: the blocks are as read, and an edit made on the old one is dropped
-        if (editing_ >= 0 && !opened)
+        // Said where the block carries edits: its shown run is an edit's, or an edit is still to run.
+        const bool had_edits = editing_ >= 0 && !opened &&
+                               ((results_ && results_->edited_layer == editing_) || edit_waiting_ ||
+                                (edited_ && !(state.session() == *edited_)));
+        if (had_edits)
             state.set_message(
                 "The new sentence runs through the model's own weights: the session being edited "
                 "(layer " +
