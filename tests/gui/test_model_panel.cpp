@@ -438,4 +438,8 @@ TEST_F(ModelPanel, TheSentenceBoxHoldsTheModelsTextBeforeItIsDrawn) {
     app::update_model_panel(state, panels_.model);
     ImGui::Render();
     EXPECT_EQ(panels_.model.sentence, "Hello wor");
+    ImGui::NewFrame();  // a frame that did not draw the box (its panel hidden): typed in no more
+    app::update_model_panel(state, panels_.model);
+    ImGui::Render();
+    EXPECT_EQ(panels_.model.sentence, "Hello world");
 }

@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "../widgets/colormap.hpp"
 #include "../widgets/fitted_text.hpp"
@@ -130,7 +131,9 @@ void update_model_panel(AppState& state, ModelPanel& p) {
     p.layers.set_memory_budget(state.memory_budget());
     p.layers.poll(state);
     p.run.update(state, p.layers, ImGui::GetTime());
-    if (!p.typing && p.sentence != p.run.text()) p.sentence = p.run.text();
+    // The box's text is the user's while it was being typed in at the last frame that drew it (a box
+    // not drawn since, its panel hidden, is being typed in no more).
+    if (!std::exchange(p.typing, false) && p.sentence != p.run.text()) p.sentence = p.run.text();
 }
 
 void open_beside_dialog(const AppState& state, ModelPanel& p) {

@@ -42,7 +42,7 @@ struct ModelPanel {
     ImportDialog import_all;                   // File > Import all layers…
     FileChooser model_folder;                  // File > Open model…
     std::string sentence;                      // the sentence box's text (model mode)
-    bool typing = false;                       // the sentence box is being typed in (its text is the user's)
+    bool typing = false;                       // the sentence box was being typed in at the last frame
     ModelRun run;                              // model mode: a model folder and its run (declared last: its
                                                // worker ends before the rows it fills)
     ModelPanel() { import_all.all_layers = true; }
