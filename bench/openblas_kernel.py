@@ -7,6 +7,7 @@ PyTorch the kernel of the instructions the CPU has (OPENBLAS_CORETYPE=SkylakeX w
 Haswell with AVX2) when OpenBLAS chose one older than AVX; otherwise OpenBLAS's own choice (the
 caller's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are left out: they pin an older kernel).
 """
+import functools
 import os
 import re
 import subprocess
@@ -24,24 +25,34 @@ def cpu_flags():
         return set()
 
 
-def pytorch_env(python, threads):
-    """The environment of a PyTorch run on `threads` threads, and a note on its kernel ("" if OpenBLAS's own)."""
-    env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)
-    env.pop("OPENBLAS_L2_SIZE", None)
-    env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = str(threads)
+@functools.lru_cache(maxsize=None)
+def better_kernel(python):
+    """OPENBLAS_CORETYPE for PyTorch's runs and a note saying why, or (None, "") to keep OpenBLAS's
+    own choice. Asked of OpenBLAS once per Python (it loads with PyTorch: a second or two)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     probe = subprocess.run([python, "-c", "import torch; torch.ones(2, 2) @ torch.ones(2, 2)"], capture_output=True,
                            text=True, env=dict(env, OPENBLAS_VERBOSE="2"))
     found = re.search(r"Core: (\w+)", probe.stdout + probe.stderr)
     chosen = found.group(1) if found else None
     if chosen not in PRE_AVX:
-        return env, ""
+        return None, ""
     flags = cpu_flags()
     if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
         better = "SkylakeX"
     elif {"avx2", "fma"} <= flags:
         better = "Haswell"
     else:
-        return env, ""
-    env["OPENBLAS_CORETYPE"] = better
-    return env, f"OpenBLAS took this CPU for a {chosen} (no AVX): PyTorch runs with OPENBLAS_CORETYPE={better}"
+        return None, ""
+    return better, f"OpenBLAS took this CPU for a {chosen} (no AVX): PyTorch runs with OPENBLAS_CORETYPE={better}"
+
+
+def pytorch_env(python, threads):
+    """The environment of a PyTorch run on `threads` threads, and a note on its kernel ("" if OpenBLAS's own)."""
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = str(threads)
+    kernel, note = better_kernel(python)
+    if kernel:
+        env["OPENBLAS_CORETYPE"] = kernel
+    return env, note
