@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/attention/gemm.hpp"
 #include "core/attention/registry.hpp"
 
 namespace attnviz::core {
@@ -53,10 +54,8 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
     const bool causal = config.mask == Mask::causal, custom = config.mask == Mask::custom;
     constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
     // 2.
-    if (config.rope.on)
-        head.scores_raw.noalias() = head.Q_rot * head.K_rot.transpose();
-    else
-        head.scores_raw.noalias() = head.Q * head.K.transpose();
+    const MatrixT<Scalar>&Q = config.rope.on ? head.Q_rot : head.Q, &K = config.rope.on ? head.K_rot : head.K;
+    project<Scalar>(Q, view_of(K), true, head.scores_raw);
     head.scores.resize(n, m_keys);
     head.weights.resize(n, m_keys);
     rows.resize(n);
@@ -87,7 +86,7 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
         r.entropy = std::max(0.0, static_cast<double>(std::log(sum) * mass - shift));
     }
     // 5.
-    head.Z.noalias() = head.weights * head.V;
+    project<Scalar>(head.weights, view_of(head.V), false, head.Z);
 }
 
 // RoPE of one head's Q or K into `out`: row p's pair j turned by the angle whose cosine and sine
@@ -207,8 +206,7 @@ MatrixView<Scalar> in_scalar(const Matrix& m, MatrixT<Scalar>& scratch) {
 template <class Scalar>
 void gather_projections(const Config& c, const Params& params, MatrixT<Scalar>& W, MatrixT<Scalar>& b) {
     const int d_k = c.d_k, d_v = c.d_v;
-    W.resize(c.d_model, qkv_stride<Scalar>(c));
-    W.rightCols(W.cols() - qkv_columns(c)).setZero();
+    W.resize(c.d_model, qkv_columns(c));
     if (c.biases) b.resize(1, qkv_columns(c));
 #pragma omp parallel for if (static_cast <double>(c.d_model) * qkv_columns(c) > 1e6)
     for (int h = 0; h < c.heads; ++h) {
@@ -251,17 +249,14 @@ void output_of(TraceT<Scalar>& t, const Config& config, const LayerWeightsT<Scal
         t.output = t.concat;
         return;
     }
-    if (w.o_transposed)
-        t.output.noalias() = t.concat * w.W_O.map().transpose();  // n×d_model
-    else
-        t.output.noalias() = t.concat * w.W_O.map();
+    project<Scalar>(t.concat, w.W_O, w.W_O_floats, w.o_transposed, t.output);  // n×d_model
     if (!w.b_O.empty()) t.output.rowwise() += w.b_O.map().row(0);
 }
 
 }  // namespace
 
 // The layer (shapes: X n×d_model; W_qkv as LayerWeightsT lays it out; W_O h·d_v×d_model):
-//   1. projections of every head in one product: X·W_qkv (+ b_qkv on every row), n×qkv_stride; each
+//   1. projections of every head in one product: X·W_qkv (+ b_qkv on every row), n×qkv_columns; each
 //      head's Q, K, V are its columns of it (a K/V group's serve each of its heads)
 //   2–5. each head's attention (attend_heads), heads in parallel
 //   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
@@ -272,10 +267,7 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<cons
     t.scale = config.scale.value(config.d_k);
     // 1.
     MatrixT<Scalar>& P = t.scratch.projections;
-    if (w.qkv_transposed)
-        P.noalias() = X * w.W_qkv.map().transpose();
-    else
-        P.noalias() = X * w.W_qkv.map();
+    project<Scalar>(X, w.W_qkv, w.W_qkv_floats, w.qkv_transposed, P);
     if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
     // 2–5.
     attend_heads(t, config, mask, [&](int h, HeadTraceT<Scalar>& head) {

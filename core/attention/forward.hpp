@@ -66,46 +66,29 @@ struct TraceT {
     Scratch scratch;
 };
 
-// A row-major matrix of values held elsewhere (rows × cols), which must outlive its use.
-template <class Scalar>
-struct MatrixView {
-    const Scalar* data = nullptr;
-    Eigen::Index rows = 0, cols = 0;
-    Eigen::Map<const MatrixT<Scalar>> map() const { return {data, rows, cols}; }
-    bool empty() const { return rows == 0 || cols == 0; }
-};
-template <class Scalar>
-MatrixView<Scalar> view_of(const MatrixT<Scalar>& m) {
-    return {m.data(), m.rows(), m.cols()};
-}
-
 // A layer's weights in the compute type as forward_into multiplies by them, each a view of values
 // held elsewhere (a session's converted into the trace's scratch space, or a model's where it keeps
 // them). g = config.kv_count() K/V groups; head i uses group config.kv_group(i).
-//   W_qkv  every head's W_Q, then every group's W_K, then every group's W_V, side by side, then
-//          zeros: d_model × qkv_stride<Scalar>(config); or, `qkv_transposed`, its transpose
-//          (nn.Linear's query, key and value weights one under the other, then rows of zeros)
+//   W_qkv  every head's W_Q, then every group's W_K, then every group's W_V, side by side:
+//          d_model × qkv_columns(config); or, `qkv_transposed`, its transpose (nn.Linear's query,
+//          key and value weights one under the other)
 //   b_qkv  1 × qkv_columns(config): the biases in the same order (empty without biases)
 //   W_O    h·d_v × d_model, or, `o_transposed`, d_model × h·d_v (with the output projection)
 //   b_O    1 × d_model (empty without biases)
+// In a double forward W_qkv and W_O may be float values instead (W_qkv_floats, W_O_floats: a model's
+// F32 weights where it holds them; W_qkv, W_O then empty), widened as the product packs them.
 template <class Scalar>
 struct LayerWeightsT {
     MatrixView<Scalar> W_qkv, b_qkv, W_O, b_O;
     bool qkv_transposed = false, o_transposed = false;
+    MatrixView<float> W_qkv_floats, W_O_floats;
 };
 
 // The columns of X·W_qkv: h·d_k + g·(d_k + d_v); and where head i's Q, K and V start among them.
+// The product (gemm.hpp) sums every column the same way wherever it lies: a grouped layer gives what
+// the same layer with each head's own copy of its K/V gives, and a model's weights in their own
+// layout what its session gives, number for number.
 inline int qkv_columns(const Config& c) { return c.heads * c.d_k + c.kv_count() * (c.d_k + c.d_v); }
-// The columns X·W_qkv is computed with: qkv_columns rounded up to whole row panels of Eigen's GEMM
-// kernel (mr: three SIMD packets), the extra ones zero. Every projection then takes the same path
-// through the kernel, which sums its products in the same order wherever its column lies: a grouped
-// layer gives what the same layer with each head's own copy of its K/V gives, and a model's weights
-// in their own layout what its session gives, number for number.
-template <class Scalar>
-int qkv_stride(const Config& c) {
-    constexpr int mr = Eigen::internal::gebp_traits<Scalar, Scalar>::mr;
-    return (qkv_columns(c) + mr - 1) / mr * mr;
-}
 inline int q_column(const Config& c, int head) { return head * c.d_k; }
 inline int k_column(const Config& c, int head) { return c.heads * c.d_k + c.kv_group(head) * c.d_k; }
 inline int v_column(const Config& c, int head) {

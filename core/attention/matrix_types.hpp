@@ -20,4 +20,17 @@ bool same(const MatrixT<Scalar>& a, const MatrixT<Scalar>& b) {
     return a.rows() == b.rows() && a.cols() == b.cols() && a == b;
 }
 
+// A row-major matrix of values held elsewhere (rows × cols), which must outlive its use.
+template <class Scalar>
+struct MatrixView {
+    const Scalar* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;
+    Eigen::Map<const MatrixT<Scalar>> map() const { return {data, rows, cols}; }
+    bool empty() const { return rows == 0 || cols == 0; }
+};
+template <class Scalar>
+MatrixView<Scalar> view_of(const MatrixT<Scalar>& m) {
+    return {m.data(), m.rows(), m.cols()};
+}
+
 }  // namespace attnviz::core

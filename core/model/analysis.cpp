@@ -129,11 +129,7 @@ core::Result<std::vector<core::Matrix>> norm_weighted_block(const ModelFolder& m
     } else if (c.output_projection) {
         const core::Result<AttentionWeights<Scalar>> w = read_attention<Scalar>(model, layer);
         if (!w) return R::fail(w.problems);
-        const auto stored = w.value->W_O.view().map();
-        if (w.value->o_transposed)
-            W_O = stored.transpose();
-        else
-            W_O = stored;
+        W_O = w.value->output_weights();
     }
     std::vector<core::Matrix> out;
     for (size_t h = 0; h < block.trace.heads.size(); ++h) {

@@ -96,15 +96,22 @@ public:
         return m.row(0);
     }
 
+    // For a double run, a 2-D tensor the folder holds in memory as F32: its values where they lie,
+    // which the products widen as they pack them; else none (empty).
+    template <class Scalar>
+    core::MatrixView<float> floats(const std::string& name) const {
+        if (!std::is_same_v<Scalar, double> || name.empty()) return {};
+        const core::TensorInfo* info = model_.weights().find(name);
+        const float* values = model_.weights().in_place<float>(name);
+        if (!values || !info || info->shape.size() != 2) return {};
+        return {values, static_cast<Eigen::Index>(info->shape[0]), static_cast<Eigen::Index>(info->shape[1])};
+    }
+
     template <class Scalar>
     Projection<Scalar> projection(const std::string& weight, const std::string& bias) {
         Projection<Scalar> p;
-        const core::TensorInfo* info = model_.weights().find(weight);
-        const float* floats = std::is_same_v<Scalar, double> ? model_.weights().in_place<float>(weight) : nullptr;
-        if (floats && info && info->shape.size() == 2)  // cast a piece at a time where it is used
-            p.floats = {floats, static_cast<Eigen::Index>(info->shape[0]), static_cast<Eigen::Index>(info->shape[1])};
-        else
-            p.W = weights<Scalar>(weight);
+        p.floats = floats<Scalar>(weight);
+        if (!p.floats.data) p.W = weights<Scalar>(weight);
         p.transposed = !model_.conv1d();
         p.b = row<Scalar>(bias);
         return p;
@@ -267,32 +274,34 @@ core::Result<core::Config> attention_config(const ModelFolder& model, int layer,
 }
 
 template <class Scalar>
+MatrixT<Scalar> AttentionWeights<Scalar>::output_weights() const {
+    if (W_O_floats.data) {
+        const auto stored = W_O_floats.map().template cast<Scalar>();
+        return o_transposed ? MatrixT<Scalar>(stored.transpose()) : MatrixT<Scalar>(stored);
+    }
+    return o_transposed ? MatrixT<Scalar>(W_O.map().transpose()) : MatrixT<Scalar>(W_O.map());
+}
+
+template <class Scalar>
 core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, int layer) {
     using R = core::Result<AttentionWeights<Scalar>>;
     const ModelConfig& c = model.config();
     const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
     Reads r(model);
     AttentionWeights<Scalar> w;
-    // The columns forward_into computes X·W_qkv with (zeros past Q, K, V).
-    core::Result<core::Config> config = attention_config(model, layer, 1);
-    if (!config) return R::fail(std::move(config.problems));
-    const Eigen::Index stride = core::qkv_stride<Scalar>(*config.value);
     const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
     if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V, as LayerWeightsT has them
-        w.W_qkv = r.weights<Scalar>(b.qkv);
-        if (w.W_qkv.cols() != stride && r.ok()) {  // padded with columns of zeros
-            MatrixT<Scalar> padded = MatrixT<Scalar>::Zero(c.d_model, stride);
-            padded.leftCols(w.W_qkv.cols()) = w.W_qkv.map();
-            w.W_qkv = std::move(padded);
-        }
+        w.W_qkv_floats = r.floats<Scalar>(b.qkv);
+        if (!w.W_qkv_floats.data) w.W_qkv = r.weights<Scalar>(b.qkv);
         w.b_qkv = r.weights<Scalar>(b.qkv_b);
-    } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other, then zeros
-        w.W_qkv = r.stacked<Scalar>({{b.q, q}, {b.k, kv}, {b.v, kv}, {"", stride - q - 2 * kv}}, c.d_model);
+    } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other
+        w.W_qkv = r.stacked<Scalar>({{b.q, q}, {b.k, kv}, {b.v, kv}}, c.d_model);
         w.qkv_transposed = true;
         if (!b.q_b.empty() || !b.k_b.empty() || !b.v_b.empty())
             w.b_qkv = MatrixT<Scalar>(r.stacked<Scalar>({{b.q_b, q}, {b.k_b, kv}, {b.v_b, kv}}, 1).transpose());
     }
-    w.W_O = r.weights<Scalar>(b.o);
+    w.W_O_floats = r.floats<Scalar>(b.o);
+    if (!w.W_O_floats.data) w.W_O = r.weights<Scalar>(b.o);
     w.o_transposed = !model.conv1d();
     w.b_O = r.weights<Scalar>(b.o_b);
     if (!r.ok()) return R::fail(r.take());
@@ -355,6 +364,8 @@ template core::Result<Norm<float>> read_norm<float>(const ModelFolder&, const st
 template core::Result<Norm<double>> read_norm<double>(const ModelFolder&, const std::string&, const std::string&);
 template core::Result<BlockWeights<float>> read_block<float>(const ModelFolder&, int);
 template core::Result<BlockWeights<double>> read_block<double>(const ModelFolder&, int);
+template struct AttentionWeights<float>;
+template struct AttentionWeights<double>;
 template core::Result<AttentionWeights<float>> read_attention<float>(const ModelFolder&, int);
 template core::Result<AttentionWeights<double>> read_attention<double>(const ModelFolder&, int);
 

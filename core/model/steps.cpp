@@ -1,5 +1,7 @@
 #include "core/model/steps.hpp"
 
+#include "core/attention/gemm.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <unsupported/Eigen/SpecialFunctions>  // Array::erf
@@ -22,43 +24,9 @@ void Norm<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const {
     out = ((out.array().colwise() / deviation).rowwise() * w.array()).rowwise() + b.array();
 }
 
-namespace {
-
-// y = x·W (x·Wᵀ when transposed) with W's float values cast to Scalar a piece of about 256 K values
-// (whole row panels of Eigen's GEMM kernel, mr columns of y each) at a time.
-template <class Scalar>
-void apply_cast(const core::MatrixView<float>& floats, bool transposed, const MatrixT<Scalar>& x, MatrixT<Scalar>& y) {
-    constexpr Eigen::Index mr = Eigen::internal::gebp_traits<Scalar, Scalar>::mr;
-    const Eigen::Index d_out = transposed ? floats.rows : floats.cols, d_in = transposed ? floats.cols : floats.rows;
-    const Eigen::Index piece =
-        std::max<Eigen::Index>(1, (Eigen::Index{1} << 18) / std::max<Eigen::Index>(d_in, 1) / mr) * mr;
-    y.resize(x.rows(), d_out);
-    MatrixT<Scalar> W;  // the piece, cast (its rows spread over OpenMP's threads)
-    const auto all = floats.map();
-    for (Eigen::Index first = 0; first < d_out; first += piece) {
-        const Eigen::Index count = std::min(piece, d_out - first);
-        using Part = Eigen::Ref<const MatrixT<float>, 0, Eigen::OuterStride<>>;
-        const Part part = transposed ? Part(all.middleRows(first, count)) : Part(all.middleCols(first, count));
-        W.resize(part.rows(), part.cols());  // count × d_in, or d_in × count
-#pragma omp parallel for if (part.size() > (1 << 16))
-        for (Eigen::Index r = 0; r < part.rows(); ++r) W.row(r) = part.row(r).template cast<Scalar>();
-        if (transposed)
-            y.middleCols(first, count).noalias() = x * W.transpose();
-        else
-            y.middleCols(first, count).noalias() = x * W;
-    }
-}
-
-}  // namespace
-
 template <class Scalar>
 void Projection<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const {
-    if (floats.data)
-        apply_cast(floats, transposed, x, y);
-    else if (transposed)
-        y.noalias() = x * W.map().transpose();
-    else
-        y.noalias() = x * W.map();
+    core::project<Scalar>(x, W.view(), floats, transposed, y);
     if (b.size()) y.rowwise() += b;
 }
 

@@ -1,5 +1,6 @@
 // The small steps of a transformer block around its attention: norms, projections and the MLP's
-// nonlinearity, each on a whole n×d matrix (one token per row) with Eigen's matrix products.
+// nonlinearity, each on a whole n×d matrix (one token per row); the products are core::project's
+// (gemm.hpp: its own kernel in double, Eigen's in float).
 #pragma once
 
 #include <Eigen/Core>
@@ -58,9 +59,8 @@ private:
 // A linear map of each row: y = x·W + b, with W d_in×d_out as GPT-2's Conv1D stores it, or
 // y = x·Wᵀ + b with W d_out×d_in as nn.Linear stores it (`transposed`); b 1×d_out or empty.
 // Or W as float values held elsewhere (`floats`, W then empty: a double run's F32 weights held in
-// memory), cast to Scalar a piece of output columns at a time as they are used, into a buffer that
-// stays in the cache, instead of once whole; each piece is whole panels of the GEMM kernel, so every
-// value is the one the product with the whole W cast gives.
+// memory), widened to double by core::product a panel at a time as it packs them, never whole; every
+// value is the one the product with the whole W widened gives.
 template <class Scalar>
 struct Projection {
     Weights<Scalar> W;
