@@ -54,7 +54,8 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
     const bool causal = config.mask == Mask::causal, custom = config.mask == Mask::custom;
     constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
     // 2.
-    const MatrixT<Scalar>&Q = config.rope.on ? head.Q_rot : head.Q, &K = config.rope.on ? head.K_rot : head.K;
+    const MatrixT<Scalar>& Q = config.rope.on ? head.Q_rot : head.Q;
+    const MatrixT<Scalar>& K = config.rope.on ? head.K_rot : head.K;
     project<Scalar>(Q, view_of(K), true, head.scores_raw);
     head.scores.resize(n, m_keys);
     head.weights.resize(n, m_keys);

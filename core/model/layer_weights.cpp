@@ -11,21 +11,6 @@ namespace attnviz::model {
 
 namespace {
 
-// Float values as doubles (exactly), rows × cols, the rows spread over OpenMP's threads when there
-// are many (a block's weights: megabytes).
-MatrixT<double> widened(const float* values, Eigen::Index rows, Eigen::Index cols) {
-    MatrixT<double> out(rows, cols);
-    const Eigen::Map<const MatrixT<float>> in(values, rows, cols);
-    constexpr Eigen::Index piece = 64;  // rows at a time
-    const Eigen::Index pieces = (rows + piece - 1) / piece;
-#pragma omp parallel for if (rows * cols > (1 << 20))
-    for (Eigen::Index k = 0; k < pieces; ++k) {
-        const Eigen::Index first = k * piece, count = std::min(piece, rows - first);
-        out.middleRows(first, count) = in.middleRows(first, count).cast<double>();
-    }
-    return out;
-}
-
 // Reading several tensors, the problems of all of them kept.
 class Reads {
 public:
@@ -54,8 +39,7 @@ public:
     core::Matrix matrix(const std::string& name, bool transpose = false) { return as<double>(name, transpose); }
 
     // The tensor as weights in Scalar: where the folder holds its values in memory as Scalar, those
-    // values; held as float for a double run, those cast (they are known to be finite); else
-    // converted from their stored dtype (as()).
+    // values; else converted from their stored dtype (as()).
     template <class Scalar>
     Weights<Scalar> weights(const std::string& name) {
         if (name.empty()) return {};
@@ -65,8 +49,6 @@ public:
         const auto cols = static_cast<Eigen::Index>(info->shape.back());
         if (const Scalar* values = model_.weights().in_place<Scalar>(name))
             return Weights<Scalar>::in_place({values, rows, cols});
-        if constexpr (std::is_same_v<Scalar, double>)
-            if (const float* values = model_.weights().in_place<float>(name)) return widened(values, rows, cols);
         return as<Scalar>(name);
     }
 
@@ -107,11 +89,18 @@ public:
         return {values, static_cast<Eigen::Index>(info->shape[0]), static_cast<Eigen::Index>(info->shape[1])};
     }
 
+    // A matrix as the products take it (core::project): its F32 values where they lie (`floats`), or
+    // else weights in Scalar (`W`).
+    template <class Scalar>
+    void multiplier(const std::string& name, Weights<Scalar>& W, core::MatrixView<float>& floats_of_it) {
+        floats_of_it = floats<Scalar>(name);
+        if (!floats_of_it.data) W = weights<Scalar>(name);
+    }
+
     template <class Scalar>
     Projection<Scalar> projection(const std::string& weight, const std::string& bias) {
         Projection<Scalar> p;
-        p.floats = floats<Scalar>(weight);
-        if (!p.floats.data) p.W = weights<Scalar>(weight);
+        multiplier<Scalar>(weight, p.W, p.floats);
         p.transposed = !model_.conv1d();
         p.b = row<Scalar>(bias);
         return p;
@@ -291,8 +280,7 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
     AttentionWeights<Scalar> w;
     const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
     if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V, as LayerWeightsT has them
-        w.W_qkv_floats = r.floats<Scalar>(b.qkv);
-        if (!w.W_qkv_floats.data) w.W_qkv = r.weights<Scalar>(b.qkv);
+        r.multiplier<Scalar>(b.qkv, w.W_qkv, w.W_qkv_floats);
         w.b_qkv = r.weights<Scalar>(b.qkv_b);
     } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other
         w.W_qkv = r.stacked<Scalar>({{b.q, q}, {b.k, kv}, {b.v, kv}}, c.d_model);
@@ -300,8 +288,7 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
         if (!b.q_b.empty() || !b.k_b.empty() || !b.v_b.empty())
             w.b_qkv = MatrixT<Scalar>(r.stacked<Scalar>({{b.q_b, q}, {b.k_b, kv}, {b.v_b, kv}}, 1).transpose());
     }
-    w.W_O_floats = r.floats<Scalar>(b.o);
-    if (!w.W_O_floats.data) w.W_O = r.weights<Scalar>(b.o);
+    r.multiplier<Scalar>(b.o, w.W_O, w.W_O_floats);
     w.o_transposed = !model.conv1d();
     w.b_O = r.weights<Scalar>(b.o_b);
     if (!r.ok()) return R::fail(r.take());

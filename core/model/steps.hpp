@@ -1,6 +1,6 @@
 // The small steps of a transformer block around its attention: norms, projections and the MLP's
 // nonlinearity, each on a whole n×d matrix (one token per row); the products are core::project's
-// (gemm.hpp: its own kernel in double, Eigen's in float).
+// (core/attention/gemm.hpp).
 #pragma once
 
 #include <Eigen/Core>
