@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench_gemm.hpp"
+#include "bench_timing.hpp"
 #include "cli_output.hpp"
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
@@ -20,27 +22,6 @@
 namespace attnviz::app {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct Timing {
-    double median_ms = 0, min_ms = 0;
-};
-
-// Runs `work` once to warm up, then `reps` times; the median and the fastest run.
-template <class Work>
-Timing time_runs(int reps, Work work) {
-    work();
-    std::vector<double> ms;
-    for (int k = 0; k < reps; ++k) {
-        const auto start = Clock::now();
-        work();
-        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    const size_t mid = ms.size() / 2;
-    return {ms.size() % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2, ms.front()};
-}
 
 template <class Scalar>
 int run(const BenchOptions& o, const core::Config& c, int threads) {
@@ -191,6 +172,7 @@ int bench_command(const BenchOptions& o) {
         return exit_invalid;
     }
     if (!o.model.empty()) return bench_model(o);
+    if (o.gemm) return bench_gemm(o.reps, use_threads(o.threads), o.json);
     core::Config c;
     c.n = o.n;
     c.d_model = o.d_model;

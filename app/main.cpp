@@ -2,6 +2,7 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "analyze_command.hpp"
 #include "bench_command.hpp"
 #include "commands.hpp"
+#include "core/attention/gemm.hpp"
 #include "flash_command.hpp"
 #include "forward_command.hpp"
 #include "gui/gui.hpp"
@@ -303,6 +305,9 @@ CLI::App* add_bench(CLI::App& cli, BenchOptions& bench, std::string& memory_budg
     be->add_option("--model", bench.model,
                    "A model folder: time its whole forward pass on --n random token ids instead (with the "
                    "last position's logits)");
+    be->add_flag("--gemm", bench.gemm,
+                 "Time the matrix products alone at a layer's shapes, float and double, in GFLOP/s, with the "
+                 "kernel used");
     add_memory_budget(memory_budget, be);
     return be;
 }
@@ -365,6 +370,8 @@ int main(int argc, char** argv) {
 
     GuiOptions gui;
     add_gui_options(cli, gui);
+    bool version = false;
+    cli.add_flag("--version", version, "Print attnviz's version and the kernel its matrix products run on, exit");
     std::string memory_budget;
     add_memory_budget(memory_budget, &cli);
     ComputeArgs compute_args;
@@ -393,6 +400,17 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // --help is a "parse error" with exit code 0; every real usage error exits with 2.
         return cli.exit(e) == 0 ? exit_ok : exit_invalid;
+    }
+    // ATTNVIZ_KERNEL=generic|avx2|avx512 forces the products' kernel; one this CPU lacks is refused.
+    if (const std::string why = attnviz::core::gemm::choose(std::getenv("ATTNVIZ_KERNEL")); !why.empty()) {
+        std::cerr << "error: " << why << "\n";
+        return exit_invalid;
+    }
+    if (version) {
+        const attnviz::core::gemm::Kernel kernel = attnviz::core::gemm::kernel();
+        std::cout << "attnviz " << ATTNVIZ_VERSION << "\nkernel: " << attnviz::core::gemm::name(kernel) << " ("
+                  << attnviz::core::gemm::description(kernel) << ")\n";
+        return exit_ok;
     }
     std::int64_t budget = attnviz::core::default_memory_budget;
     if (!memory_budget.empty()) {

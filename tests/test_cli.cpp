@@ -1085,6 +1085,76 @@ TEST_F(Cli, BenchWarnsOfMoreThreadsThanCoresAndNamesItsDtype) {
     EXPECT_TRUE(contains(r.err, "(the inputs and every intermediate in double)")) << describe(r);
 }
 
+// The kernels this CPU runs, from /proc/cpuinfo's flags (read here, not by attnviz's own test), best last.
+std::vector<std::string> kernels_of_this_cpu() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line) && line.rfind("flags", 0) != 0) {
+    }
+    std::istringstream words(line);
+    std::vector<std::string> flags{std::istream_iterator<std::string>(words), {}};
+    const auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+    std::vector<std::string> kernels{"generic"};
+    if (has("avx2") && has("fma") && has("f16c")) kernels.push_back("avx2");
+    if (has("avx512f")) kernels.push_back("avx512");
+    return kernels;
+}
+
+TEST_F(Cli, VersionNamesTheKernelOfThisCpuOrTheOneForced) {
+    const std::vector<std::string> kernels = kernels_of_this_cpu();
+    Outcome r = run({"--version"});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "attnviz ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "kernel: " + kernels.back() + " (")) << r.out;
+    for (const std::string& kernel : kernels) {
+        r = run_argv({"/bin/sh", "-c", "ATTNVIZ_KERNEL=\"$1\" exec \"$0\" --version", ATTNVIZ_BIN, kernel});
+        ASSERT_EQ(r.code, 0) << describe(r);
+        EXPECT_TRUE(contains(r.out, "kernel: " + kernel + " (")) << r.out;
+    }
+}
+
+TEST_F(Cli, AKernelThisCpuLacksOrNoKernelIsRefused) {
+    const std::vector<std::string> kernels = kernels_of_this_cpu();
+    for (const std::string kernel : {"avx2", "avx512"}) {
+        if (std::find(kernels.begin(), kernels.end(), kernel) != kernels.end()) continue;
+        const Outcome r =
+            run_argv({"/bin/sh", "-c", "ATTNVIZ_KERNEL=\"$1\" exec \"$0\" --version", ATTNVIZ_BIN, kernel});
+        EXPECT_EQ(r.code, 2) << describe(r);
+        EXPECT_TRUE(contains(r.err, std::string("error: ATTNVIZ_KERNEL=") + kernel + ": this CPU has no "))
+            << describe(r);
+        EXPECT_TRUE(contains(r.err, "(its best kernel is " + kernels.back() + ")")) << describe(r);
+    }
+    const Outcome r =
+        run_argv({"/bin/sh", "-c", "ATTNVIZ_KERNEL=sse9 exec \"$0\" bench --n 8 --d-model 4 --heads 2", ATTNVIZ_BIN});
+    EXPECT_EQ(r.code, 2) << describe(r);
+    EXPECT_TRUE(contains(r.err, "ATTNVIZ_KERNEL=sse9: not a kernel; one of generic, avx2, avx512")) << describe(r);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(Cli, BenchGemmTimesEveryShapeInBothDtypesWithItsKernel) {
+    const Outcome r = run({"bench", "--gemm", "--reps", "1", "--threads", "1", "--json"});
+    ASSERT_EQ(r.code, 0) << describe(r);
+    const json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["kernel"], kernels_of_this_cpu().back());
+    EXPECT_EQ(j["threads"], 1);
+    ASSERT_TRUE(j["rows"].is_array());
+    int floats = 0, doubles = 0, bf16 = 0;
+    for (const json& row : j["rows"]) {
+        (row["dtype"] == "float" ? floats : doubles) += 1;
+        bf16 += row["weights"] == "bf16";
+        const double flops = 2.0 * row["m"].get<double>() * row["d_in"].get<double>() * row["d_out"].get<double>();
+        EXPECT_NEAR(row["gflops"].get<double>(), flops / (row["min_ms"].get<double>() * 1e6), 1e-6 * flops);
+    }
+    EXPECT_EQ(floats, 7);
+    EXPECT_EQ(doubles, 5);
+    EXPECT_EQ(bf16, 1);
+    const Outcome table = run({"bench", "--gemm", "--reps", "1"});
+    EXPECT_EQ(table.code, 0) << describe(table);
+    EXPECT_TRUE(contains(table.out, "kernel " + kernels_of_this_cpu().back() + " (")) << table.out;
+    EXPECT_TRUE(contains(table.out, "GFLOP/s")) << table.out;
+}
+
 TEST_F(Cli, RecoverDiscardSaysWhatItDid) {
     const fs::path dir = work / "state";
     {

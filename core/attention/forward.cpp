@@ -23,7 +23,7 @@ Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, Softmax kind, bool m
     // m is finite: a row always has a key it may look at, or softmax₁'s m ≥ 0
     const SoftmaxBase<Scalar> base = softmax_base(kind, Scalar(s.maxCoeff()));
     m = base.m;
-    w = (s.array() - m).exp();
+    w = exp_or_zero(s.array() - m);
     if (masked) w = (s.array() == neg_inf).select(Scalar(0), w.array());
     const Scalar sum = base.constant + w.sum();  // ≥ 1: the max entry (or softmax₁'s 1) contributes exp(0)
     w /= sum;
@@ -250,7 +250,7 @@ void output_of(TraceT<Scalar>& t, const Config& config, const LayerWeightsT<Scal
         t.output = t.concat;
         return;
     }
-    project<Scalar>(t.concat, w.W_O, w.W_O_floats, w.o_transposed, t.output);  // n×d_model
+    project<Scalar>(t.concat, w.W_O, w.o_transposed, t.output);  // n×d_model
     if (!w.b_O.empty()) t.output.rowwise() += w.b_O.map().row(0);
 }
 
@@ -268,7 +268,7 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<cons
     t.scale = config.scale.value(config.d_k);
     // 1.
     MatrixT<Scalar>& P = t.scratch.projections;
-    project<Scalar>(X, w.W_qkv, w.W_qkv_floats, w.qkv_transposed, P);
+    project<Scalar>(X, w.W_qkv, w.qkv_transposed, P);
     if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
     // 2–5.
     attend_heads(t, config, mask, [&](int h, HeadTraceT<Scalar>& head) {

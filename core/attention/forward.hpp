@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/attention/config.hpp"
+#include "core/attention/gemm.hpp"
 #include "core/attention/matrix_types.hpp"
 #include "core/attention/params.hpp"
 
@@ -75,13 +76,15 @@ struct TraceT {
 //   b_qkv  1 × qkv_columns(config): the biases in the same order (empty without biases)
 //   W_O    h·d_v × d_model, or, `o_transposed`, d_model × h·d_v (with the output projection)
 //   b_O    1 × d_model (empty without biases)
-// In a double forward W_qkv and W_O may be float values instead (W_qkv_floats, W_O_floats: a model's
-// F32 weights where it holds them; W_qkv, W_O then empty), widened as the product packs them.
+// W_qkv and W_O may be a model's weights as its file stores them (F32 in a double forward, BF16,
+// F16: gemm.hpp's WeightsView), widened as the product packs them.
 template <class Scalar>
 struct LayerWeightsT {
-    MatrixView<Scalar> W_qkv, b_qkv, W_O, b_O;
+    WeightsView<Scalar> W_qkv;
+    MatrixView<Scalar> b_qkv;
+    WeightsView<Scalar> W_O;
+    MatrixView<Scalar> b_O;
     bool qkv_transposed = false, o_transposed = false;
-    MatrixView<float> W_qkv_floats, W_O_floats;
 };
 
 // The columns of X·W_qkv: h·d_k + g·(d_k + d_v); and where head i's Q, K and V start among them.

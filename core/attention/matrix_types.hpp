@@ -5,6 +5,10 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cmath>
+#include <limits>
+
+#include "core/base/half.hpp"
 
 namespace attnviz::core {
 
@@ -28,6 +32,16 @@ struct MatrixView {
     Eigen::Map<const MatrixT<Scalar>> map() const { return {data, rows, cols}; }
     bool empty() const { return rows == 0 || cols == 0; }
 };
+// e^x of each entry of x (scores or logits less their max), 0 where e^x is below the smallest
+// normal number: Eigen's vectorised exp clamps x there (with AVX2, e^−50000 came out near 10^−308,
+// not IEEE's 0), so a row that is one-hot to the last digit is one-hot in its weights too.
+template <class Derived>
+auto exp_or_zero(const Eigen::ArrayBase<Derived>& x) {
+    using Scalar = typename Derived::Scalar;
+    const Scalar lowest = std::log(std::numeric_limits<Scalar>::min());
+    return (x < lowest).select(Scalar(0), x.exp());
+}
+
 template <class Scalar>
 MatrixView<Scalar> view_of(const MatrixT<Scalar>& m) {
     return {m.data(), m.rows(), m.cols()};

@@ -16,6 +16,7 @@
 #include <new>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 #include "core/base/format.hpp"
 #include "core/io/json_read.hpp"
@@ -1142,14 +1143,24 @@ Problems TensorFile::keep_in_memory() {
     }
 }
 
+// Whether every one of k 16-bit values is finite (its exponent bits not all ones: 0x7c00 for
+// float16, 0x7f80 for bfloat16).
+template <class Half>
+bool all_finite(const Half* p, std::uint64_t k) {
+    const std::uint16_t exponent = std::is_same_v<Half, bfloat16> ? 0x7f80 : 0x7c00;
+    std::uint16_t any = 0;  // nonzero once some value has all exponent bits set
+    for (std::uint64_t i = 0; i < k; ++i) any |= static_cast<std::uint16_t>((p[i].bits & exponent) == exponent);
+    return any == 0;
+}
+
 template <class T>
 const T* TensorFile::in_place(std::string_view wanted) const {
     const TensorInfo* info = find(wanted);
     const unsigned char* bytes = source_->storage();
     if (!info || !bytes || info->entry >= 0 || (info->fortran_order && info->shape.size() > 1)) return nullptr;
     const Element e = element_of(info->dtype);
-    if (!e.readable || e.bfloat || e.size != static_cast<int>(sizeof(T)) || e.big_endian ||
-        std::endian::native != std::endian::little)
+    if (!e.readable || e.bfloat != std::is_same_v<T, bfloat16> || e.size != static_cast<int>(sizeof(T)) ||
+        e.big_endian || std::endian::native != std::endian::little)
         return nullptr;
     const std::optional<std::uint64_t> count = element_count(info->shape);
     if (!count || info->offset > source_->size() || info->bytes > source_->size() - info->offset ||
@@ -1158,11 +1169,16 @@ const T* TensorFile::in_place(std::string_view wanted) const {
     const unsigned char* at = bytes + info->offset;
     if (reinterpret_cast<std::uintptr_t>(at) % alignof(T) != 0) return nullptr;
     const T* values = reinterpret_cast<const T*>(at);
-    return first_not_finite(values, *count) == *count ? values : nullptr;
+    if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>)
+        return all_finite(values, *count) ? values : nullptr;
+    else
+        return first_not_finite(values, *count) == *count ? values : nullptr;
 }
 
 template const float* TensorFile::in_place<float>(std::string_view) const;
 template const double* TensorFile::in_place<double>(std::string_view) const;
+template const bfloat16* TensorFile::in_place<bfloat16>(std::string_view) const;
+template const float16* TensorFile::in_place<float16>(std::string_view) const;
 
 std::uint64_t TensorFile::byte_size() const { return source_->size(); }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/half.hpp"
 #include "core/base/problem.hpp"
 
 namespace attnviz::core {
@@ -71,8 +72,9 @@ public:
 
     // A tensor's values where they lie, for use as they are: when the file was read into memory by
     // keep_in_memory (and the tensor is not in an .npz) and they are stored as T (F32 or <f4 for
-    // float, F64 or <f8 for double) in this machine's byte order, in C order, and every one is
-    // finite (a pass over them). Else nullptr: read_rows_into converts them.
+    // float, F64 or <f8 for double, BF16 for bfloat16, F16 or <f2 for float16) in this machine's
+    // byte order, in C order, and every one is finite (a pass over them). Else nullptr:
+    // read_rows_into converts them.
     template <class T>
     const T* in_place(std::string_view name) const;
 

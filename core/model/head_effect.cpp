@@ -8,7 +8,7 @@ namespace attnviz::model {
 
 Eigen::RowVectorXd next_token_distribution(const Eigen::Ref<const Eigen::RowVectorXd>& logits) {
     if (logits.size() == 0) return {};
-    const Eigen::RowVectorXd e = (logits.array() - logits.maxCoeff()).exp();
+    const Eigen::RowVectorXd e = core::exp_or_zero(logits.array() - logits.maxCoeff());
     return e / e.sum();
 }
 

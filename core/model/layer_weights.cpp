@@ -48,7 +48,7 @@ public:
         const auto rows = info->shape.size() == 2 ? static_cast<Eigen::Index>(info->shape[0]) : 1;
         const auto cols = static_cast<Eigen::Index>(info->shape.back());
         if (const Scalar* values = model_.weights().in_place<Scalar>(name))
-            return Weights<Scalar>::in_place({values, rows, cols});
+            return Weights<Scalar>::in_place(core::MatrixView<Scalar>{values, rows, cols});
         return as<Scalar>(name);
     }
 
@@ -78,29 +78,34 @@ public:
         return m.row(0);
     }
 
-    // For a double run, a 2-D tensor the folder holds in memory as F32: its values where they lie,
-    // which the products widen as they pack them; else none (empty).
+    // A 2-D tensor as the products take it (core::project): its values where the folder holds them
+    // in memory as Scalar, as F32 (a double run), BF16 or F16, widened as they are packed; else
+    // converted to Scalar (as()).
     template <class Scalar>
-    core::MatrixView<float> floats(const std::string& name) const {
-        if (!std::is_same_v<Scalar, double> || name.empty()) return {};
+    Weights<Scalar> multiplier(const std::string& name) {
+        if (name.empty()) return {};
         const core::TensorInfo* info = model_.weights().find(name);
-        const float* values = model_.weights().in_place<float>(name);
-        if (!values || !info || info->shape.size() != 2) return {};
-        return {values, static_cast<Eigen::Index>(info->shape[0]), static_cast<Eigen::Index>(info->shape[1])};
-    }
-
-    // A matrix as the products take it (core::project): its F32 values where they lie (`floats`), or
-    // else weights in Scalar (`W`).
-    template <class Scalar>
-    void multiplier(const std::string& name, Weights<Scalar>& W, core::MatrixView<float>& floats_of_it) {
-        floats_of_it = floats<Scalar>(name);
-        if (!floats_of_it.data) W = weights<Scalar>(name);
+        if (!info || info->shape.size() != 2) return weights<Scalar>(name);
+        const auto rows = static_cast<Eigen::Index>(info->shape[0]), cols = static_cast<Eigen::Index>(info->shape[1]);
+        const WeightFiles& files = model_.weights();
+        core::WeightsView<Scalar> view;
+        if (const Scalar* values = files.in_place<Scalar>(name))
+            view.values = {values, rows, cols};
+        else if (const float* floats = std::is_same_v<Scalar, double> ? files.in_place<float>(name) : nullptr)
+            view.floats = {floats, rows, cols};
+        else if (const core::bfloat16* b = files.in_place<core::bfloat16>(name))
+            view.bfloat16s = {b, rows, cols};
+        else if (const core::float16* h = files.in_place<core::float16>(name))
+            view.float16s = {h, rows, cols};
+        else
+            return as<Scalar>(name);
+        return Weights<Scalar>::in_place(view);
     }
 
     template <class Scalar>
     Projection<Scalar> projection(const std::string& weight, const std::string& bias) {
         Projection<Scalar> p;
-        multiplier<Scalar>(weight, p.W, p.floats);
+        p.W = multiplier<Scalar>(weight);
         p.transposed = !model_.conv1d();
         p.b = row<Scalar>(bias);
         return p;
@@ -264,11 +269,8 @@ core::Result<core::Config> attention_config(const ModelFolder& model, int layer,
 
 template <class Scalar>
 MatrixT<Scalar> AttentionWeights<Scalar>::output_weights() const {
-    if (W_O_floats.data) {
-        const auto stored = W_O_floats.map().template cast<Scalar>();
-        return o_transposed ? MatrixT<Scalar>(stored.transpose()) : MatrixT<Scalar>(stored);
-    }
-    return o_transposed ? MatrixT<Scalar>(W_O.map().transpose()) : MatrixT<Scalar>(W_O.map());
+    const MatrixT<Scalar> stored = core::widened(W_O.view());
+    return o_transposed ? MatrixT<Scalar>(stored.transpose()) : stored;
 }
 
 template <class Scalar>
@@ -280,7 +282,7 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
     AttentionWeights<Scalar> w;
     const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
     if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V, as LayerWeightsT has them
-        r.multiplier<Scalar>(b.qkv, w.W_qkv, w.W_qkv_floats);
+        w.W_qkv = r.multiplier<Scalar>(b.qkv);
         w.b_qkv = r.weights<Scalar>(b.qkv_b);
     } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other
         w.W_qkv = r.stacked<Scalar>({{b.q, q}, {b.k, kv}, {b.v, kv}}, c.d_model);
@@ -288,7 +290,7 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
         if (!b.q_b.empty() || !b.k_b.empty() || !b.v_b.empty())
             w.b_qkv = MatrixT<Scalar>(r.stacked<Scalar>({{b.q_b, q}, {b.k_b, kv}, {b.v_b, kv}}, 1).transpose());
     }
-    r.multiplier<Scalar>(b.o, w.W_O, w.W_O_floats);
+    w.W_O = r.multiplier<Scalar>(b.o);
     w.o_transposed = !model.conv1d();
     w.b_O = r.weights<Scalar>(b.o_b);
     if (!r.ok()) return R::fail(r.take());

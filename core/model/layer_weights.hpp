@@ -71,17 +71,15 @@ core::Result<core::Config> attention_config(const ModelFolder& model, int layer,
 // compute type: GPT-2's c_attn (d_model × 3·d_model, the columns Q, K, V) and c_proj as they are
 // (Conv1D: x·W); nn.Linear's query, key and value weights one under the other (their transpose),
 // its biases side by side (zero where one is missing), and o_proj (transposed). The forward of a
-// session attention_session makes with the same X gives the same numbers. In a double run, c_attn
-// and c_proj held in memory as F32 stay so (W_qkv_floats, W_O_floats; W_qkv, W_O then empty): the
-// forward's product widens them as it goes.
+// session attention_session makes with the same X gives the same numbers. c_attn, c_proj and
+// o_proj held in memory stay as stored (F32 in a double run, BF16, F16: Reads::multiplier), which
+// the forward's product widens as it goes; the query, key and value weights are stacked in Scalar.
 template <class Scalar>
 struct AttentionWeights {
     Weights<Scalar> W_qkv, b_qkv, W_O, b_O;
     bool qkv_transposed = false, o_transposed = false;
-    core::MatrixView<float> W_qkv_floats, W_O_floats;
     core::LayerWeightsT<Scalar> layer() const {
-        return {W_qkv.view(),   b_qkv.view(), W_O.view(),   b_O.view(),
-                qkv_transposed, o_transposed, W_qkv_floats, W_O_floats};
+        return {W_qkv.view(), b_qkv.view().values, W_O.view(), b_O.view().values, qkv_transposed, o_transposed};
     }
     // W_O as h·d_v × d_model in Scalar, whatever its layout and dtype.
     MatrixT<Scalar> output_weights() const;

@@ -26,7 +26,7 @@ void Norm<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const {
 
 template <class Scalar>
 void Projection<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const {
-    core::project<Scalar>(x, W.view(), floats, transposed, y);
+    core::project<Scalar>(x, W.view(), transposed, y);
     if (b.size()) y.rowwise() += b;
 }
 

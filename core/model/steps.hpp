@@ -31,47 +31,40 @@ struct Norm {
     void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const;
 };
 
-// A matrix of weights in the compute type: values of its own, or a model's values where the
-// folder holds them in memory (WeightFiles::in_place), used as they are; the folder outlives every
-// weight read from it. Copies share the values.
+// A matrix of weights: values of its own in the compute type, or a model's values where the folder
+// holds them in memory (WeightFiles::in_place), used as they are: in the compute type, or stored as
+// F32 (a double run), BF16 or F16 and widened by core::product a panel at a time as it packs them
+// (core::WeightsView). The folder outlives every weight read from it. Copies share the values.
 template <class Scalar>
 class Weights {
 public:
     Weights() = default;
     Weights(MatrixT<Scalar> own)  // NOLINT: implicit, so that `W = matrix` holds its own values
         : own_(std::make_shared<const MatrixT<Scalar>>(std::move(own))), view_(core::view_of(*own_)) {}
-    static Weights in_place(core::MatrixView<Scalar> view) {
+    static Weights in_place(core::WeightsView<Scalar> view) {
         Weights w;
         w.view_ = view;
         return w;
     }
-    Eigen::Map<const MatrixT<Scalar>> map() const { return view_.map(); }
-    const core::MatrixView<Scalar>& view() const { return view_; }
-    Eigen::Index rows() const { return view_.rows; }
-    Eigen::Index cols() const { return view_.cols; }
+    const core::WeightsView<Scalar>& view() const { return view_; }
+    Eigen::Index rows() const { return view_.rows(); }
+    Eigen::Index cols() const { return view_.cols(); }
     bool empty() const { return view_.empty(); }
 
 private:
     std::shared_ptr<const MatrixT<Scalar>> own_;  // null for values in place
-    core::MatrixView<Scalar> view_;
+    core::WeightsView<Scalar> view_;
 };
 
 // A linear map of each row: y = x·W + b, with W d_in×d_out as GPT-2's Conv1D stores it, or
 // y = x·Wᵀ + b with W d_out×d_in as nn.Linear stores it (`transposed`); b 1×d_out or empty.
-// Or W as float values held elsewhere (`floats`, W then empty: a double run's F32 weights held in
-// memory), widened to double by core::product a panel at a time as it packs them, never whole; every
-// value is the one the product with the whole W widened gives.
 template <class Scalar>
 struct Projection {
     Weights<Scalar> W;
-    core::MatrixView<float> floats;
     bool transposed = false;
     RowVectorT<Scalar> b;
 
-    Eigen::Index d_out() const {
-        const Eigen::Index rows = floats.data ? floats.rows : W.rows(), cols = floats.data ? floats.cols : W.cols();
-        return transposed ? rows : cols;
-    }
+    Eigen::Index d_out() const { return transposed ? W.rows() : W.cols(); }
     // y (n×d_out) = x (n×d_in) through the map.
     void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& y) const;
 };

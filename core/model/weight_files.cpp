@@ -219,27 +219,33 @@ core::Problems WeightFiles::keep_in_memory() {
     for (core::TensorFile& f : files_)
         if (core::Problems p = f.keep_in_memory(); !p.empty()) return p;
     for (const auto& [name, file] : where_) {
-        if (const float* values = files_[file].in_place<float>(name)) in_place_float_.emplace(name, values);
-        if (const double* values = files_[file].in_place<double>(name)) in_place_double_.emplace(name, values);
+        const core::TensorFile& f = files_[file];
+        InPlace values{f.in_place<float>(name), f.in_place<double>(name), f.in_place<core::bfloat16>(name),
+                       f.in_place<core::float16>(name)};
+        if (values.f32 || values.f64 || values.bf16 || values.f16) in_place_.emplace(name, values);
     }
     return {};
 }
 
 template <class T>
 const T* WeightFiles::in_place(std::string_view name) const {
-    const auto& found = [&]() -> const auto& {
-        if constexpr (std::is_same_v<T, float>)
-            return in_place_float_;
-        else
-            return in_place_double_;
-    }
-    ();
-    const auto it = found.find(name);
-    return it == found.end() ? nullptr : it->second;
+    const auto it = in_place_.find(name);
+    if (it == in_place_.end()) return nullptr;
+    const InPlace& v = it->second;
+    if constexpr (std::is_same_v<T, float>)
+        return v.f32;
+    else if constexpr (std::is_same_v<T, double>)
+        return v.f64;
+    else if constexpr (std::is_same_v<T, core::bfloat16>)
+        return v.bf16;
+    else
+        return v.f16;
 }
 
 template const float* WeightFiles::in_place<float>(std::string_view) const;
 template const double* WeightFiles::in_place<double>(std::string_view) const;
+template const core::bfloat16* WeightFiles::in_place<core::bfloat16>(std::string_view) const;
+template const core::float16* WeightFiles::in_place<core::float16>(std::string_view) const;
 
 bool WeightFiles::in_memory() const {
     return std::all_of(files_.begin(), files_.end(), [](const core::TensorFile& f) { return f.in_memory(); });

@@ -65,8 +65,9 @@ public:
     // Whether the files are held in memory (else each run reads them from the disk).
     bool in_memory() const;
     // A tensor's values where they lie in memory, to be used as they are, when they are stored as T
-    // (F32 for float, F64 for double) and finite (core::TensorFile::in_place, looked for once by
-    // keep_in_memory); else nullptr, and read_into converts them.
+    // (F32 for float, F64 for double, BF16 for core::bfloat16, F16 for core::float16) and finite
+    // (core::TensorFile::in_place, looked for once by keep_in_memory); else nullptr, and read_into
+    // converts them.
     template <class T>
     const T* in_place(std::string_view name) const;
     // Every tensor's name, sorted.
@@ -76,9 +77,15 @@ private:
     std::string label_;
     std::vector<core::TensorFile> files_;
     std::map<std::string, std::size_t, std::less<>> where_;  // tensor name → its file in files_
-    // The tensors usable in place (keep_in_memory), by name: their values in files_' memory.
-    std::map<std::string, const float*, std::less<>> in_place_float_;
-    std::map<std::string, const double*, std::less<>> in_place_double_;
+    // The tensors usable in place (keep_in_memory), by name: their values in files_' memory, as the
+    // one type they are stored in (the others null).
+    struct InPlace {
+        const float* f32;
+        const double* f64;
+        const core::bfloat16* bf16;
+        const core::float16* f16;
+    };
+    std::map<std::string, InPlace, std::less<>> in_place_;
 };
 
 }  // namespace attnviz::model

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/attention/gemm.hpp"
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/io/session_file.hpp"
@@ -261,6 +262,24 @@ TEST_F(Headless, StatusBarShowsTheFrameTimeOnlyWhileItMeansSomething) {
 // first) until the message fits beside them; where not even the items that stay do, the message
 // goes on a second line whole and the line takes back what fits; nothing is cut with "…" but a
 // message wider than the bar itself.
+TEST_F(Headless, StatusBarsTooltipNamesTheKernelOfTheProducts) {
+    ImGui::NewFrame();
+    const std::vector<app::StatusItem> items{{"n=6 d_model=8"}, {"trace 0.06 ms", 1}};
+    const auto w = [](const std::string& s) { return ImGui::CalcTextSize(s.c_str()).x; };
+    for (const core::gemm::Kernel kernel : core::gemm::cpu_kernels()) {
+        ASSERT_TRUE(core::gemm::use(kernel));
+        const std::string named = std::string("kernel ") + core::gemm::name(kernel) + " (";
+        // The whole line shown: the tooltip names the kernel alone.
+        const std::string whole = app::status_tooltip(app::status_layout(items, "", 1000));
+        EXPECT_EQ(whole.rfind("Matrix products: " + named, 0), 0u) << whole;
+        // An item left out: the whole line first, then the kernel.
+        const std::string part = app::status_tooltip(app::status_layout(items, "", w("n=6 d_model=8") + 1));
+        EXPECT_EQ(part.rfind("n=6 d_model=8 | trace 0.06 ms\nMatrix products: " + named, 0), 0u) << part;
+    }
+    core::gemm::choose(nullptr);
+    ImGui::EndFrame();
+}
+
 TEST_F(Headless, StatusBarLeavesItemsOutInOrderThenMovesTheMessageBelowInsteadOfCutting) {
     ImGui::NewFrame();
     const std::vector<app::StatusItem> items{{"n=6 d_model=8 h=4 d_k=2 d_v=2"},

@@ -93,8 +93,8 @@ TEST(ModelReference, EachLayerIsTheSessionImportGives) {
 }
 
 // A block's W_O as read for a run (AttentionWeights::output_weights, the norm-weighted attention's)
-// is its session's, in double: F32 weights kept in float where the folder holds them (widened by
-// the products; GPT-2's c_proj as x·W, BERT's o_proj as x·Wᵀ), Llama's BF16 converted.
+// is its session's, in double: the weights kept as the folder holds them (widened by the products):
+// F32 (GPT-2's c_proj as x·W, BERT's o_proj as x·Wᵀ), Llama's BF16.
 TEST(ModelReference, ABlocksOutputWeightsAreItsSessionsWhateverTheirDtypeAndLayout) {
     for (const std::string name : {"gpt2", "bert", "llama"}) {
         SCOPED_TRACE(name);
@@ -102,8 +102,9 @@ TEST(ModelReference, ABlocksOutputWeightsAreItsSessionsWhateverTheirDtypeAndLayo
         const RunState<double> s = run_expected<double>(m, expected_of(name));
         const auto w = attnviz::model::read_attention<double>(m, 0);
         ASSERT_TRUE(w);
-        EXPECT_EQ(w.value->W_O_floats.data != nullptr, name != "llama");
-        EXPECT_EQ(w.value->W_qkv_floats.data != nullptr, name == "gpt2");  // c_attn; the others stacked
+        EXPECT_EQ(w.value->W_O.view().floats.data != nullptr, name != "llama");
+        EXPECT_EQ(w.value->W_O.view().bfloat16s.data != nullptr, name == "llama");
+        EXPECT_EQ(w.value->W_qkv.view().floats.data != nullptr, name == "gpt2");  // c_attn; the others stacked
         EXPECT_EQ(w.value->output_weights(), attnviz::test::session_of(m, s, 0).params.W_O);
     }
 }

@@ -99,7 +99,7 @@ TEST(ModelSteps, ProjectionInBothLayouts) {
     conv.W = matrix({{1, 2, 0}, {0, 1, -1}});  // 2 → 3
     conv.b = row({0.5, 0, 0});
     Projection<double> linear = conv;
-    linear.W = M(conv.W.map().transpose());
+    linear.W = M(conv.W.view().values.map().transpose());
     linear.transposed = true;
     M a, b;
     conv.apply(matrix({{1, 1}, {2, 0}}), a);

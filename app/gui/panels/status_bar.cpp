@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../widgets/fitted_text.hpp"
+#include "core/attention/gemm.hpp"
 #include "core/base/format.hpp"
 
 namespace attnviz::app {
@@ -101,6 +102,12 @@ StatusLayout status_bar_layout(const AppState& state, float frame_ms, const std:
     return l;
 }
 
+std::string status_tooltip(const StatusLayout& layout) {
+    const core::gemm::Kernel kernel = core::gemm::kernel();
+    std::string text = layout.line != layout.whole_line ? layout.whole_line + "\n" : "";
+    return text + "Matrix products: kernel " + core::gemm::name(kernel) + " (" + core::gemm::description(kernel) + ")";
+}
+
 float status_bar_height(const StatusLayout& layout) {
     return ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y +
            static_cast<float>(layout.lines - 1) * ImGui::GetTextLineHeightWithSpacing();
@@ -112,7 +119,7 @@ void draw_status_bar(AppState& state, UiContext& ui, StatusBar& bar, const Statu
         ImGui::SameLine();
     }
     ImGui::TextUnformatted(l.line.c_str());
-    if (l.line != l.whole_line && ImGui::IsItemHovered()) tooltip_text(l.whole_line);
+    if (ImGui::IsItemHovered()) tooltip_text(status_tooltip(l));
     ui.report_item("status: line");
     ui.report_label("status: line", l.whole_line, l.line, ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), l.line_cut);
     const Message& msg = state.message();

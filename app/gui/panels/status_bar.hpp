@@ -48,6 +48,9 @@ struct StatusLayout {
     bool computing = false;  // "computing…" first: a new trace is on its way (the session's, not attentions')
 };
 StatusLayout status_layout(const std::vector<StatusItem>& items, const std::string& message, float width);
+// The status line's tooltip: the whole line where some of it is left out, and the kernel the matrix
+// products run on (core/attention/gemm.hpp: chosen for this CPU, or by ATTNVIZ_KERNEL).
+std::string status_tooltip(const StatusLayout& layout);
 
 // The status bar's layout this frame (status_layout for the window's width) and its height.
 StatusLayout status_bar_layout(const AppState& state, float frame_ms, const std::string& attentions = "");
