@@ -2,6 +2,10 @@
 
 #include <omp.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -28,13 +32,22 @@ const KernelSet& set_of(Kernel kernel) {
     return generic_kernels();
 }
 
+// The best kernel this CPU runs, from its cpuid bits (as BLIS's bli_cpuid does): the instructions,
+// and that the operating system saves the registers they use (XCR0: the YMM state for AVX2, the
+// opmask and ZMM state too for AVX-512).
 Kernel best_of_cpu() {
-#if defined(__x86_64__) || defined(__i386__)
-    // __builtin_cpu_supports also asks whether the operating system saves the registers (XGETBV).
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return Kernel::avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-        return Kernel::avx2;
+#if defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return Kernel::generic;
+    const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+    if (!osxsave || !avx) return Kernel::generic;
+    unsigned xcr0_low = 0, xcr0_high = 0;
+    __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    if ((xcr0_low & 0x6) != 0x6) return Kernel::generic;  // the SSE and AVX states
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return Kernel::generic;
+    const bool avx2 = b & (1u << 5), avx512f = b & (1u << 16);
+    if (avx512f && fma && f16c && avx2 && (xcr0_low & 0xe0) == 0xe0) return Kernel::avx512;
+    if (avx2 && fma && f16c) return Kernel::avx2;
 #endif
     return Kernel::generic;
 }

@@ -225,7 +225,8 @@ std::int64_t run_bytes(const ModelConfig& c, int n, int scalar_bytes) {
 
 template <class Scalar>
 Problems run_model_into(RunState<Scalar>& s, const ModelFolder& model, const std::vector<std::int32_t>& ids,
-                        std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
+                        std::vector<std::string> tokens, std::int64_t memory_budget, int blocks,
+                        const AfterBlock<Scalar>& after_block) {
     const ModelConfig& c = model.config();
     if (Problems p = token_problems(c, ids); !p.empty()) return p;
     if (blocks == 0 || blocks > c.layers)
@@ -244,8 +245,10 @@ Problems run_model_into(RunState<Scalar>& s, const ModelFolder& model, const std
     if (Problems p = embed(model, s); !p.empty()) return p;
     s.layers.resize(static_cast<size_t>(whole ? c.layers : blocks));
     for (LayerRun<Scalar>& run : s.layers) run.edited.reset();
-    for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer)
+    for (int layer = 0; layer < static_cast<int>(s.layers.size()); ++layer) {
         if (Problems p = run_block(model, s, layer, false); !p.empty()) return p;
+        if (after_block && !after_block(s, layer + 1)) return fail("stopped after block " + std::to_string(layer));
+    }
     if (!whole) {
         s.hidden = s.layers.back().output;
         s.logits_last.resize(0);
@@ -256,10 +259,11 @@ Problems run_model_into(RunState<Scalar>& s, const ModelFolder& model, const std
 
 template <class Scalar>
 core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
-                                         std::vector<std::string> tokens, std::int64_t memory_budget, int blocks) {
+                                         std::vector<std::string> tokens, std::int64_t memory_budget, int blocks,
+                                         const AfterBlock<Scalar>& after_block) {
     using R = core::Result<RunState<Scalar>>;
     RunState<Scalar> s;
-    if (Problems p = run_model_into(s, model, ids, std::move(tokens), memory_budget, blocks); !p.empty())
+    if (Problems p = run_model_into(s, model, ids, std::move(tokens), memory_budget, blocks, after_block); !p.empty())
         return R::fail(std::move(p));
     return R::ok(std::move(s));
 }
@@ -319,15 +323,17 @@ RunState<Scalar> copy_for_rerun(const RunState<Scalar>& s, int layer) {
 }
 
 template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                        std::vector<std::string>, std::int64_t, int);
+                                                        std::vector<std::string>, std::int64_t, int,
+                                                        const AfterBlock<float>&);
 template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                          std::vector<std::string>, std::int64_t, int);
+                                                          std::vector<std::string>, std::int64_t, int,
+                                                          const AfterBlock<double>&);
 template core::Result<core::Session> layer_session<float>(const ModelFolder&, const RunState<float>&, int);
 template core::Result<core::Session> layer_session<double>(const ModelFolder&, const RunState<double>&, int);
 template Problems run_model_into<float>(RunState<float>&, const ModelFolder&, const std::vector<std::int32_t>&,
-                                        std::vector<std::string>, std::int64_t, int);
+                                        std::vector<std::string>, std::int64_t, int, const AfterBlock<float>&);
 template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, const std::vector<std::int32_t>&,
-                                         std::vector<std::string>, std::int64_t, int);
+                                         std::vector<std::string>, std::int64_t, int, const AfterBlock<double>&);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int, const std::function<bool()>&);
 template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
 template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);

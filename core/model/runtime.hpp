@@ -86,10 +86,16 @@ std::int64_t run_bytes(const ModelConfig& config, int n, int scalar_bytes);
 // that overflow (a session's input must stay finite and within core::Limits::max_abs_value).
 // `blocks` in 1..layers runs only the first `blocks` blocks and stops there: no final norm and no
 // logits (`hidden` is the last block's output, `logits_last` empty; such a state cannot be rerun).
+// `after_block`, when given, is called after each block with the state and the blocks done so far
+// (block done − 1 is complete: its trace and output), so a caller can show the blocks as they come;
+// it returns false to stop the run there (a problem: "stopped after block …").
+template <class Scalar>
+using AfterBlock = std::function<bool(const RunState<Scalar>& state, int done)>;
 template <class Scalar>
 core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::vector<std::int32_t>& ids,
                                          std::vector<std::string> tokens,
-                                         std::int64_t memory_budget = core::default_memory_budget, int blocks = -1);
+                                         std::int64_t memory_budget = core::default_memory_budget, int blocks = -1,
+                                         const AfterBlock<Scalar>& after_block = {});
 
 // The same into `state`, whose matrices are reused where their sizes match (a run of as many tokens
 // as the last allocates, and page-faults, nothing new), its edits dropped: what run_model gives, or
@@ -97,7 +103,7 @@ core::Result<RunState<Scalar>> run_model(const ModelFolder& model, const std::ve
 template <class Scalar>
 core::Problems run_model_into(RunState<Scalar>& state, const ModelFolder& model, const std::vector<std::int32_t>& ids,
                               std::vector<std::string> tokens, std::int64_t memory_budget = core::default_memory_budget,
-                              int blocks = -1);
+                              int blocks = -1, const AfterBlock<Scalar>& after_block = {});
 
 // Block `layer`'s attention as a session: the edited one, or the one `attnviz import` makes of
 // the layer's tensors with the block's input as X (layer_weights.hpp: attention_session) and the
@@ -126,17 +132,19 @@ template <class Scalar>
 RunState<Scalar> copy_for_rerun(const RunState<Scalar>& state, int layer);
 
 extern template core::Result<RunState<float>> run_model<float>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                               std::vector<std::string>, std::int64_t, int);
+                                                               std::vector<std::string>, std::int64_t, int,
+                                                               const AfterBlock<float>&);
 extern template core::Result<RunState<double>> run_model<double>(const ModelFolder&, const std::vector<std::int32_t>&,
-                                                                 std::vector<std::string>, std::int64_t, int);
+                                                                 std::vector<std::string>, std::int64_t, int,
+                                                                 const AfterBlock<double>&);
 extern template core::Result<core::Session> layer_session<float>(const ModelFolder&, const RunState<float>&, int);
 extern template core::Result<core::Session> layer_session<double>(const ModelFolder&, const RunState<double>&, int);
 extern template core::Problems run_model_into<float>(RunState<float>&, const ModelFolder&,
                                                      const std::vector<std::int32_t>&, std::vector<std::string>,
-                                                     std::int64_t, int);
+                                                     std::int64_t, int, const AfterBlock<float>&);
 extern template core::Problems run_model_into<double>(RunState<double>&, const ModelFolder&,
                                                       const std::vector<std::int32_t>&, std::vector<std::string>,
-                                                      std::int64_t, int);
+                                                      std::int64_t, int, const AfterBlock<double>&);
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int,
                                                  const std::function<bool()>&);
 extern template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);

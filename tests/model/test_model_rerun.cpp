@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <numeric>
 #include <tuple>
 
 #include "core/model/runtime.hpp"
@@ -253,6 +254,44 @@ TEST(ModelRun, RunningTheFirstBlocksGivesTheWholeRunsFirstBlocks) {
                   std::string::npos)
             << refused.problems.front().str();
     }
+}
+
+// A run tells after each block how far it is, that block complete as the whole run has it (what the
+// app shows while a model opens), and stops where the caller says so.
+TEST(ModelRun, EachBlockIsToldAsItIsDoneAndTheRunStopsWhenAsked) {
+    const ModelFolder m = open(models_dir / "llama");
+    const std::vector<std::int32_t> ids = ids_of("llama");
+    const RunState<double> whole = run<double>(m, ids);
+    const int layers = static_cast<int>(whole.layers.size());
+    ASSERT_GE(layers, 2);
+    std::vector<int> told;
+    const auto after_block = [&](const RunState<double>& state, int done) {
+        told.push_back(done);
+        const auto& block = state.layers[static_cast<size_t>(done - 1)];
+        EXPECT_TRUE(attnviz::core::same(block.output, whole.layers[static_cast<size_t>(done - 1)].output)) << done;
+        EXPECT_TRUE(attnviz::core::same(block.trace.heads[0].weights,
+                                        whole.layers[static_cast<size_t>(done - 1)].trace.heads[0].weights))
+            << done;
+        return true;
+    };
+    attnviz::core::Result<RunState<double>> all = attnviz::model::run_model<double>(m, ids, {}, 1 << 30, -1,
+                                                                                    after_block);
+    ASSERT_TRUE(all) << all.problems.front().str();
+    std::vector<int> every(static_cast<size_t>(layers));
+    std::iota(every.begin(), every.end(), 1);
+    EXPECT_EQ(told, every);
+    EXPECT_EQ(all.value->logits_last, whole.logits_last);
+    // Stopped after the first block: no run, and the problem says where.
+    told.clear();
+    const auto stop_at_one = [&](const RunState<double>&, int done) {
+        told.push_back(done);
+        return done < 1;
+    };
+    attnviz::core::Result<RunState<double>> stopped = attnviz::model::run_model<double>(m, ids, {}, 1 << 30, -1,
+                                                                                        stop_at_one);
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(stopped.problems.front().message, "stopped after block 0");
+    EXPECT_EQ(told, std::vector<int>{1});
 }
 
 // A run into the state of an earlier one (of fewer tokens, with an edited block) is the fresh run

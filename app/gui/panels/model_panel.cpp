@@ -308,7 +308,9 @@ ModelGrid model_grid(const AppState& state, const UiContext& ui, const ModelPane
             if (g.editing[static_cast<size_t>(r)]) g.first = 1;
         if (p.layers.model()) g.first = 1;  // this session is one of the model's blocks
         g.model = p.layers.model();
-        g.computing = p.run.computing();
+        // While a model opens, its rows are the blocks done so far (final) and those to come (each
+        // computing on its own): only a run of a new sentence or an edit shows the previous one's.
+        g.computing = p.run.computing() && p.run.opening().empty();
         if (g.model && p.run.results()) g.tokens = &p.run.results()->run->tokens;
     }
     g.session_tokens = &core::key_tokens(state.shown().session);
@@ -491,6 +493,24 @@ void draw_grid_row(UiContext& ui, const ModelPanel& p, int r, const ModelGrid& g
     ImGui::PopID();
 }
 
+// A run of a sentence in flight (a model opening, a new sentence): its blocks done of all as a bar,
+// and Cancel.
+void draw_run_progress(AppState& state, UiContext& ui, ModelRun& run) {
+    const std::optional<ModelRun::Progress> progress = run.progress();
+    if (!progress) return;
+    const std::string label = "block " + std::to_string(std::min(progress->done + 1, progress->total)) + " of " +
+                              std::to_string(progress->total);
+    const float cancel_w = ImGui::CalcTextSize("Cancel").x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::ProgressBar(static_cast<float>(progress->done) / static_cast<float>(std::max(progress->total, 1)),
+                       {-(cancel_w + ImGui::GetStyle().ItemSpacing.x), 0}, label.c_str());
+    ui.report_item("model: progress");
+    ui.report_value("model: blocks done", progress->done);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) run.cancel(state);
+    ui.report_item("model: cancel");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Stop this run after the block it is running");
+}
+
 }  // namespace
 
 void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p, const AttentionsMode* attentions) {
@@ -507,6 +527,7 @@ void draw_model_panel(AppState& state, UiContext& ui, ModelPanel& p, const Atten
             ImGui::TextDisabled("Opening the model %s...",
                                 fitted_text(p.run.opening(), ImGui::GetFontSize() * 30).c_str());
         if (p.run.is_open()) draw_model_sentence(ui, p.run, p.sentence, p.typing);
+        draw_run_progress(state, ui, p.run);
     }
     draw_model_controls(ui, p, weights_only);
     if (!p.run.is_open() || weights_only) draw_order_line(p, weights_only);  // a model's rows need the room

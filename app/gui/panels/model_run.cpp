@@ -35,19 +35,22 @@ std::shared_ptr<const core::LayerSummary> summarize(const model::ModelFolder& fo
 
 // What the panels show of a run: the blocks' summaries (those before `from` taken from `base`), the
 // prediction, rollout and the residual norms; the logit lens comes after (ModelRun::start_lens).
+// `done`: the blocks' summaries already made as they ran (RunProgress), used as they are.
 std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const model::Tokenizer& tokenizer,
                                       std::shared_ptr<const model::RunState<float>> run, const ModelResults* base,
-                                      int from) {
+                                      int from, std::vector<std::shared_ptr<const core::LayerSummary>> done = {}) {
     auto r = std::make_shared<ModelResults>();
     for (const std::int32_t id : run->token_ids) r->texts.push_back(tokenizer.decode({id}));
     const int blocks = static_cast<int>(run->layers.size());
+    r->summaries = std::move(done);
     r->summaries.resize(static_cast<size_t>(blocks));
     std::atomic<bool> out_of_memory = false;  // nothing may leave an OpenMP loop: said after it
 #pragma omp parallel for schedule(dynamic)
     for (int l = 0; l < blocks; ++l) {  // the blocks share the cores
         try {
-            r->summaries[static_cast<size_t>(l)] = base && l < from ? base->summaries[static_cast<size_t>(l)]
-                                                                    : summarize(folder, *run, l);
+            std::shared_ptr<const core::LayerSummary>& summary = r->summaries[static_cast<size_t>(l)];
+            if (!summary)
+                summary = base && l < from ? base->summaries[static_cast<size_t>(l)] : summarize(folder, *run, l);
         } catch (const std::bad_alloc&) {
             out_of_memory = true;
         }
@@ -67,9 +70,10 @@ std::shared_ptr<ModelResults> analyse(const model::ModelFolder& folder, const mo
     return r;
 }
 
-// The tokens of `text` run through the model, or why not (the text's problem).
+// The tokens of `text` run through the model, or why not (the text's problem). Each block's numbers
+// are made as soon as it has run and handed to `progress`, which can stop the run.
 Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& tokenizer, const std::string& text,
-                 std::int64_t budget) {
+                 std::int64_t budget, RunProgress& progress) {
     const auto start = std::chrono::steady_clock::now();
     Outcome out;
     out.text_problem = true;
@@ -91,13 +95,36 @@ Outcome run_text(const model::ModelFolder& folder, const model::Tokenizer& token
     // "Ġworld" as "·world"), so the Inputs panel and the head view read as the sentence box does.
     std::vector<std::string> labels;
     for (const std::int32_t id : ids) labels.push_back(visible_token(tokenizer.decode({id})));
-    core::Result<model::RunState<float>> run = model::run_model<float>(folder, ids, std::move(labels), budget);
+    {
+        std::lock_guard<std::mutex> lock(progress.m);
+        progress.n = static_cast<int>(ids.size());
+        progress.heads = folder.config().heads;
+        progress.summaries.clear();
+    }
+    progress.total = folder.config().layers;
+    const auto after_block = [&](const model::RunState<float>& state, int done) {
+        std::shared_ptr<const core::LayerSummary> summary = summarize(folder, state, done - 1);
+        {
+            std::lock_guard<std::mutex> lock(progress.m);
+            progress.summaries.push_back(std::move(summary));
+        }
+        progress.done = done;
+        return !progress.cancelled.load();
+    };
+    core::Result<model::RunState<float>> run = model::run_model<float>(folder, ids, std::move(labels), budget, -1,
+                                                                       after_block);
     if (!run) {
-        out.problem = problems_text(run.problems);
+        out.stopped = progress.cancelled.load();
+        out.problem = out.stopped ? "cancelled" : problems_text(run.problems);
         return out;
     }
+    std::vector<std::shared_ptr<const core::LayerSummary>> done;
+    {
+        std::lock_guard<std::mutex> lock(progress.m);
+        done = progress.summaries;
+    }
     out.results = analyse(folder, tokenizer, std::make_shared<const model::RunState<float>>(std::move(*run.value)),
-                          nullptr, -1);
+                          nullptr, -1, std::move(done));
     out.results->compute_ms = ms_since(start);
     return out;
 }
@@ -127,7 +154,7 @@ Outcome run_edit(const model::ModelFolder& folder, const model::Tokenizer& token
 }
 
 // Opens the folder and its tokenizer and runs `text`.
-Outcome open_folder(const std::string& path, const std::string& text, std::int64_t budget) {
+Outcome open_folder(const std::string& path, const std::string& text, std::int64_t budget, RunProgress& progress) {
     Outcome out;
     core::Result<model::ModelFolder> folder = model::ModelFolder::open(path);
     if (!folder) {
@@ -139,7 +166,8 @@ Outcome open_folder(const std::string& path, const std::string& text, std::int64
         out.problem = "Could not open the model " + path + ": no tokenizer: " + problems_text(tokenizer.problems);
         return out;
     }
-    out = run_text(*folder.value, *tokenizer.value, text, budget);
+    out = run_text(*folder.value, *tokenizer.value, text, budget, progress);
+    if (out.stopped) return out;
     if (!out.results) {
         out.problem = "Could not run the model " + path + " on \"" + core::bounded_text(text, 40) +
                       "\": " + out.problem;
@@ -187,9 +215,11 @@ void ModelRun::open(const std::string& folder, std::string text, std::int64_t me
     text_changed_at_ = -1;
     lens_job_.cancel();
     rerun_stop_.reset();
-    job_ = worker_.submit([folder, text = std::move(text), memory_budget](const Worker::Stop&) {
+    progress_ = std::make_shared<RunProgress>();
+    streamed_ = 0;
+    job_ = worker_.submit([folder, text = std::move(text), memory_budget, progress = progress_](const Worker::Stop&) {
         try {
-            return open_folder(folder, text, memory_budget);
+            return open_folder(folder, text, memory_budget, *progress);
         } catch (const std::bad_alloc&) {
             Outcome out;
             out.problem = "Could not open the model " + folder + ": out of memory";
@@ -200,6 +230,8 @@ void ModelRun::open(const std::string& folder, std::string text, std::int64_t me
 
 void ModelRun::close(Layers& layers) {
     supersede();
+    if (progress_) progress_->cancelled = true;
+    progress_.reset();
     job_.cancel();
     lens_job_.cancel();
     pending_.reset();
@@ -271,11 +303,12 @@ void ModelRun::submit(Request request) {
     std::shared_ptr<const ModelResults> base = results_;
     rerun_stop_ = request.text ? nullptr : std::make_shared<std::atomic<bool>>(false);
     rerun_layer_ = request.layer;
-    job_ = worker_.submit([folder, tokenizer, budget, base, rerun_stop = rerun_stop_,
+    progress_ = request.text ? std::make_shared<RunProgress>() : nullptr;
+    job_ = worker_.submit([folder, tokenizer, budget, base, rerun_stop = rerun_stop_, progress = progress_,
                            request = std::move(request)](const Worker::Stop& stop) {
         try {
             const EveryCore every_core;  // the model view and the prediction wait for this run
-            if (request.text) return run_text(*folder, *tokenizer, *request.text, budget);
+            if (request.text) return run_text(*folder, *tokenizer, *request.text, budget, *progress);
             const std::function<bool()> stopped = [&] { return stop.requested() || rerun_stop->load(); };
             return run_edit(*folder, *tokenizer, base, request.layer, request.session->make(), stopped);
         } catch (const std::bad_alloc&) {
@@ -414,9 +447,14 @@ void ModelRun::update(AppState& state, Layers& layers, double now) {
             state.set_message(std::string("The model could not run: ") + e.what(), true);
         }
         rerun_stop_.reset();
+        const bool opening = !opening_.empty();
+        progress_.reset();
         if (outcome && !outcome->stopped) {
             take(state, layers, std::move(*outcome));
             unshown_since_ = edit_waiting_ ? now : -1;  // the edits since wait their turn
+        } else if (outcome && opening) {                // an opening cancelled: its streamed rows go
+            opening_.clear();
+            layers.clear();
         }
         if (pending_ && folder_) {
             Request next = std::move(*pending_);
@@ -424,12 +462,55 @@ void ModelRun::update(AppState& state, Layers& layers, double now) {
             submit(std::move(next));
         }
     }
+    if (progress_ && !opening_.empty()) stream_rows(layers);
     if (!folder_) return;
     if (text_changed_at_ >= 0 && now - text_changed_at_ >= debounce_seconds) {
         text_changed_at_ = -1;
         submit({text_, -1, std::nullopt});
     }
     check_edit(state, layers, now);
+}
+
+std::optional<ModelRun::Progress> ModelRun::progress() const {
+    if (!progress_ || !job_.valid() || progress_->total.load() == 0) return std::nullopt;
+    return Progress{progress_->done.load(), progress_->total.load()};
+}
+
+void ModelRun::cancel(AppState& state) {
+    if (!progress_ || !job_.valid()) return;
+    progress_->cancelled = true;
+    pending_.reset();
+    state.set_message(opening_.empty() ? "Cancelled the run of the new sentence: the previous one stays shown"
+                                       : "Cancelled opening the model " + opening_,
+                      false);
+}
+
+void ModelRun::stream_rows(Layers& layers) {
+    std::vector<std::shared_ptr<const core::LayerSummary>> done;
+    int n = 0, heads = 0;
+    {
+        std::lock_guard<std::mutex> lock(progress_->m);
+        if (static_cast<int>(progress_->summaries.size()) <= streamed_) return;
+        done = progress_->summaries;
+        n = progress_->n;
+        heads = progress_->heads;
+    }
+    streamed_ = static_cast<int>(done.size());
+    std::vector<Layers::Row> rows;
+    for (int l = 0; l < progress_->total.load(); ++l) {
+        Layers::Row row;
+        row.name = "layer " + std::to_string(l);
+        row.source = opening_ + ", block " + std::to_string(l);
+        row.make_session = [l] {
+            return core::Result<core::Session>::fail(
+                {{"", "block " + std::to_string(l) + " can be edited once the model has opened"}});
+        };
+        if (l < static_cast<int>(done.size())) row.summary = done[static_cast<size_t>(l)];
+        row.n = row.keys = n;
+        row.heads = heads;
+        rows.push_back(std::move(row));
+    }
+    layers.set_model_rows(std::move(rows), false);
 }
 
 std::string ModelRun::token_text(std::int32_t id) const {

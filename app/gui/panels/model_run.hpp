@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,17 @@ struct ModelResults {
     std::uint64_t serial = 0;           // new with every run
 };
 
+// How far a run of a sentence through the model has come, shared by its job (which writes it after
+// each block) and the window (which reads it every frame): the blocks done of all, each done
+// block's numbers for the model view as they come, and the window's wish to stop it.
+struct RunProgress {
+    std::atomic<int> done{0}, total{0};  // blocks; total 0 until the folder is open and the text tokenized
+    std::atomic<bool> cancelled{false};
+    mutable std::mutex m;                                              // guards what follows
+    int n = 0, heads = 0;                                              // the run's tokens and each block's heads
+    std::vector<std::shared_ptr<const core::LayerSummary>> summaries;  // of blocks 0 … done − 1
+};
+
 class ModelRun {
 public:
     ModelRun() = default;
@@ -85,6 +97,16 @@ public:
         job_.wait();
         lens_job_.wait();
     }
+
+    // The blocks done of all by the run of a sentence in flight (opening or a new sentence), for a
+    // progress bar; nullopt when none runs or its block count is not known yet.
+    struct Progress {
+        int done = 0, total = 0;
+    };
+    std::optional<Progress> progress() const;
+    // Stops the run of a sentence in flight after its block running: an opening leaves no model
+    // open; a new sentence leaves the previous one's results shown. Said in the app's message.
+    void cancel(AppState& state);
 
     // The sentence box's text: run once it has not changed for `debounce_seconds`.
     void set_text(std::string text, double now);
@@ -154,6 +176,8 @@ private:
     void start_lens();
     void take_lens();
     void take(AppState& state, Layers& layers, Outcome outcome);
+    // While a model opens: the model view's rows from the blocks done so far, the rest computing.
+    void stream_rows(Layers& layers);
     void check_edit(AppState& state, Layers& layers, double now);
 
     std::shared_ptr<const model::ModelFolder> folder_;
@@ -182,6 +206,8 @@ private:
     int rerun_layer_ = -1;
     std::uint64_t serial_ = 0;
     Worker::Job<Outcome> job_;
+    std::shared_ptr<RunProgress> progress_;  // of the job running a sentence (opening or new); null else
+    int streamed_ = 0;                       // blocks of progress_ shown as rows while opening
     Worker::Job<core::Result<model::LogitLens>> lens_job_;
     std::uint64_t lens_serial_ = 0;  // the results it is for
     // Set once a run or edit is started: the work of on_results for the results before it stops.
