@@ -12,8 +12,13 @@ std::shared_ptr<Snapshot> compute_snapshot(core::Session session, std::uint64_t 
     const auto start = std::chrono::steady_clock::now();
     try {
         core::forward_into(s->trace, session.config, session.params);
+        s->head_summaries.resize(s->trace.heads.size());
+#pragma omp parallel for schedule(dynamic)
+        for (std::size_t h = 0; h < s->trace.heads.size(); ++h)
+            s->head_summaries[h] = core::summarize_head(s->trace.heads[h].weights);
     } catch (const std::bad_alloc&) {
         s->trace = core::Trace{};
+        s->head_summaries.clear();
         s->out_of_memory = true;
     }
     s->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

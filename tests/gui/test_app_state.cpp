@@ -558,6 +558,29 @@ TEST(Worker, ASnapshotIsNeverPairedWithOtherParams) {
     EXPECT_DOUBLE_EQ(state.selected_explanation()->value, fresh(state.session()).heads[1].Q(3, 2));
 }
 
+// The heads panel's numbers come with the snapshot, made on the worker: each head's summary of the
+// very weights it is shown with, in the synchronous path and the worker's alike.
+TEST(Worker, EachSnapshotCarriesItsHeadsSummaries) {
+    for (const int sync_limit : {0, 1 << 30}) {
+        AppState state(core::random_session({12, 8, 4, 2, 2, true, core::Mask::causal, {}, false, 0, {}}, 5));
+        state.set_sync_limit(sync_limit);
+        ASSERT_TRUE(state.set_cell({{MatrixId::X, 0}, 2, 3}, 4.0));
+        state.wait_for_trace();
+        state.update();
+        const app::Snapshot& shown = state.shown();
+        ASSERT_EQ(shown.session.params.X(2, 3), 4.0);
+        ASSERT_EQ(shown.head_summaries.size(), 4u);
+        for (size_t h = 0; h < 4; ++h) {
+            const core::HeadSummary want = core::summarize_head(shown.trace.heads[h].weights);
+            EXPECT_EQ(shown.head_summaries[h].mean_entropy, want.mean_entropy) << h;
+            EXPECT_EQ(shown.head_summaries[h].mean_distance, want.mean_distance) << h;
+            EXPECT_EQ(shown.head_summaries[h].first_share, want.first_share) << h;
+            EXPECT_EQ(shown.head_summaries[h].diagonal_share, want.diagonal_share) << h;
+        }
+        EXPECT_GT(shown.head_summaries[1].mean_entropy, 0.0);
+    }
+}
+
 TEST(Worker, ANewShapeIsShownOnlyWithItsOwnTrace) {
     AppState state(core::worked_example());
     state.set_sync_limit(0);

@@ -183,15 +183,6 @@ void draw_axes_note(const AppState& state, const UiContext& ui) {
     if (shown != axes && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", axes);
 }
 
-// Each head's summary of its weights, once per trace.
-void update_summaries(const AppState& state, HeadsPanel& panel) {
-    if (panel.summaries_of == state.generation() && panel.summaries.size() == state.trace().heads.size()) return;
-    panel.summaries.clear();
-    for (const core::HeadTrace& head : state.trace().heads)
-        panel.summaries.push_back(core::summarize_head(head.weights));
-    panel.summaries_of = state.generation();
-}
-
 // One range for all heads, so they can be compared: every head's statistics combined into `all`
 // (norm-weighted, `nw` given: from 0 to the largest of every head).
 core::ColorRange heads_range(const AppState& state, UiContext& ui, core::MatrixId id, const NormWeighted* nw, bool clip,
@@ -229,8 +220,6 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     o.range = heads_range(state, ui, id, nw, clip, scaling, all);
     o.token_rows = o.token_cols = true;
 
-    if (panel.shown == HeadsShown::weights) update_summaries(state, panel);
-
     // The grid: the largest cells (up to 80 pixels) with which every head fits the panel, token
     // labels and titles included; each head's summary under it in as many lines as its width needs.
     const bool t = state.column_vectors();
@@ -251,7 +240,9 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
     // narrow, unless that costs more than a sixth of the cells and leaves them under 1.75 ems (many
     // heads of many tokens): then on one line, cut (its tooltip has it all). Planned without a vertical scrollbar, then
     // again with one when the grid needs it.
-    const bool summaries = panel.shown == HeadsShown::weights && !panel.summaries.empty();
+    // Each head's summary under its weights, made with the trace on its worker (Snapshot).
+    const std::vector<core::HeadSummary>& head_summaries = state.shown().head_summaries;
+    const bool summaries = panel.shown == HeadsShown::weights && !head_summaries.empty();
     const auto column_w = [&](const HeadsGrid& g, float width) {
         return (width - gap * static_cast<float>(g.columns - 1)) / static_cast<float>(g.columns);
     };
@@ -268,7 +259,7 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
         if (!summaries) return {grid_with(width, 0), 0};
         const HeadsGrid one = grid_with(width, 1);
         ImGui::PushFont(summary_font(ui));
-        const size_t lines = summary_lines(panel.summaries.front(), column_w(one, width), 2).size();
+        const size_t lines = summary_lines(head_summaries.front(), column_w(one, width), 2).size();
         ImGui::PopFont();
         if (lines <= 1) return {one, 1};
         const HeadsGrid two = grid_with(width, lines);
@@ -305,8 +296,8 @@ void draw_heads_panel(AppState& state, UiContext& ui, HeadsPanel& panel) {
                                         grid.cell, *o.range, o.title_text.empty() ? title : o.title_text));
         else
             cells_per_pixel = std::max(cells_per_pixel, matrix_view(state, ui, {id, h}, o).cells_per_pixel);
-        if (summaries && h < static_cast<int>(panel.summaries.size()))
-            summary_below(ui, panel.summaries[static_cast<size_t>(h)], h, column, plan.lines, c.kv_len());
+        if (summaries && h < static_cast<int>(head_summaries.size()))
+            summary_below(ui, head_summaries[static_cast<size_t>(h)], h, column, plan.lines, c.kv_len());
         ImGui::EndGroup();
         if ((h + 1) % grid.columns == 0 && h + 1 < c.heads) ImGui::Dummy({0, gap - 2 * spacing});
     }

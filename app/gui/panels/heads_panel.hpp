@@ -22,10 +22,7 @@ enum class HeadsShown { weights, norm_weighted, scores };
 
 struct HeadsPanel {
     HeadsShown shown = HeadsShown::weights;
-    // Each head's summary (core/attention/head_summary.hpp) under its weights, computed once per trace.
-    std::vector<core::HeadSummary> summaries;
-    std::uint64_t summaries_of = 0;  // the generation they are of
-    NormWeightedCache norm;          // the norm-weighted attention, computed once per snapshot
+    NormWeightedCache norm;  // the norm-weighted attention, computed once per snapshot
 };
 
 // A head's summary as one line: "H 0.21  |i-j| 0.03  diag 97%  first 47%" (under its heatmap it
