@@ -297,6 +297,43 @@ TEST(TensorFile, ValuesHeldInMemoryAreUsedInPlace) {
     EXPECT_NE(nan.problems.front().message.find("element 1 is NaN"), std::string::npos) << nan.problems.front().str();
 }
 
+// BF16 and F16 tensors held in memory are used in place as their 16-bit patterns (the products widen
+// them), each only as its own type, and not when one value is infinite or NaN (exponent all ones).
+TEST(TensorFile, HalvesHeldInMemoryAreUsedInPlaceAsTheirBits) {
+    const std::vector<std::uint16_t> bf = {0x3f80, 0xc000, 0x0001, 0x7f7f};  // 1, -2, a subnormal, the largest
+    const std::vector<std::uint16_t> h = {0x3c00, 0x8001, 0x7bff};           // 1, -2^-24, 65504
+    const std::vector<std::uint16_t> bf_inf = {0x3f80, 0x7f80}, h_nan = {0x7e00};
+    std::string data;
+    for (const auto* v : {&bf, &h, &bf_inf, &h_nan})
+        data += std::string(reinterpret_cast<const char*>(v->data()), v->size() * 2);
+    std::string header = R"({"bf": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]},)"
+                         R"( "h": {"dtype": "F16", "shape": [3], "data_offsets": [8, 14]},)"
+                         R"( "bf_inf": {"dtype": "BF16", "shape": [2], "data_offsets": [14, 18]},)"
+                         R"( "h_nan": {"dtype": "F16", "shape": [1], "data_offsets": [18, 20]}})";
+    while (header.size() % 8 != 5) header += ' ';
+    TempDir dir("attnviz_in_place_halves");
+    ASSERT_TRUE(dir.created());
+    const std::string path = (dir.path() / "w.safetensors").string();
+    ASSERT_TRUE(attnviz::core::write_file_atomic(path, safetensors(header, data)).empty());
+    Result<TensorFile> file = TensorFile::open(path);
+    ASSERT_TRUE(file) << file.problems.front().str();
+    EXPECT_EQ(file.value->in_place<attnviz::core::bfloat16>("bf"), nullptr);  // read from the disk
+    ASSERT_TRUE(file.value->keep_in_memory().empty());
+    const attnviz::core::bfloat16* b = file.value->in_place<attnviz::core::bfloat16>("bf");
+    const attnviz::core::float16* f = file.value->in_place<attnviz::core::float16>("h");
+    ASSERT_NE(b, nullptr);
+    ASSERT_NE(f, nullptr);
+    for (size_t k = 0; k < bf.size(); ++k) EXPECT_EQ(b[k].bits, bf[k]) << k;
+    for (size_t k = 0; k < h.size(); ++k) EXPECT_EQ(f[k].bits, h[k]) << k;
+    EXPECT_EQ(attnviz::core::to_float(b[1]), -2.0f);
+    EXPECT_EQ(attnviz::core::to_float(f[2]), 65504.0f);
+    EXPECT_EQ(file.value->in_place<attnviz::core::float16>("bf"), nullptr);  // each only as its own type
+    EXPECT_EQ(file.value->in_place<attnviz::core::bfloat16>("h"), nullptr);
+    EXPECT_EQ(file.value->in_place<float>("bf"), nullptr);
+    EXPECT_EQ(file.value->in_place<attnviz::core::bfloat16>("bf_inf"), nullptr);
+    EXPECT_EQ(file.value->in_place<attnviz::core::float16>("h_nan"), nullptr);
+}
+
 TEST(TensorFile, LyingSafetensorsAreRefused) {
     const std::string data(24, '\0');  // 6 F32 values of 0
     const std::string good = R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})";
