@@ -268,7 +268,19 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<cons
     t.scale = config.scale.value(config.d_k);
     // 1.
     MatrixT<Scalar>& P = t.scratch.projections;
-    project<Scalar>(X, w.W_qkv, w.qkv_transposed, P);
+    if (w.W_qkv_parts[0].empty()) {
+        project<Scalar>(X, w.W_qkv, w.qkv_transposed, P);
+    } else {
+        Eigen::Index columns = 0;
+        for (const WeightsView<Scalar>& part : w.W_qkv_parts) columns += part.empty() ? 0 : part.rows();
+        P.resize(X.rows(), columns);
+        Eigen::Index at = 0;
+        for (const WeightsView<Scalar>& part : w.W_qkv_parts) {
+            if (part.empty()) continue;
+            project_into<Scalar>(X, part, true, P.middleCols(at, part.rows()));
+            at += part.rows();
+        }
+    }
     if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
     // 2–5.
     attend_heads(t, config, mask, [&](int h, HeadTraceT<Scalar>& head) {

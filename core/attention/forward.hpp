@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -78,9 +79,13 @@ struct TraceT {
 //   b_O    1 × d_model (empty without biases)
 // W_qkv and W_O may be a model's weights as its file stores them (F32 in a double forward, BF16,
 // F16: gemm.hpp's WeightsView), widened as the product packs them.
+// With `qkv_transposed`, W_qkv may instead be given as its rows in up to three parts, one under
+// the other (W_qkv_parts; W_qkv then empty): nn.Linear's query, key and value weights where they
+// lie, multiplied each into its columns of X·W_qkv (the same numbers: gemm.hpp).
 template <class Scalar>
 struct LayerWeightsT {
     WeightsView<Scalar> W_qkv;
+    std::array<WeightsView<Scalar>, 3> W_qkv_parts{};
     MatrixView<Scalar> b_qkv;
     WeightsView<Scalar> W_O;
     MatrixView<Scalar> b_O;

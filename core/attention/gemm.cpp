@@ -197,6 +197,11 @@ void product(RowsInT<Scalar> x, const MatrixView<Weight>& W, bool transposed, Ro
 template <class Scalar>
 void project(RowsInT<Scalar> x, const WeightsView<Scalar>& W, bool transposed, MatrixT<Scalar>& y) {
     y.resize(x.rows(), transposed ? W.rows() : W.cols());
+    project_into<Scalar>(x, W, transposed, y);
+}
+
+template <class Scalar>
+void project_into(RowsInT<Scalar> x, const WeightsView<Scalar>& W, bool transposed, RowsOutT<Scalar> y) {
     if (W.bfloat16s.data) return product<Scalar, bfloat16>(x, W.bfloat16s, transposed, y);
     if (W.float16s.data) return product<Scalar, float16>(x, W.float16s, transposed, y);
     if constexpr (std::is_same_v<Scalar, double>)
@@ -225,6 +230,8 @@ MatrixT<Scalar> widened(const WeightsView<Scalar>& W) {
 
 template void project<double>(RowsInT<double>, const WeightsView<double>&, bool, MatrixT<double>&);
 template void project<float>(RowsInT<float>, const WeightsView<float>&, bool, MatrixT<float>&);
+template void project_into<double>(RowsInT<double>, const WeightsView<double>&, bool, RowsOutT<double>);
+template void project_into<float>(RowsInT<float>, const WeightsView<float>&, bool, RowsOutT<float>);
 template MatrixT<double> widened<double>(const WeightsView<double>&);
 template MatrixT<float> widened<float>(const WeightsView<float>&);
 template void product<double, double>(RowsInT<double>, const MatrixView<double>&, bool, RowsOutT<double>);

@@ -76,9 +76,11 @@ struct WeightsView {
     bool empty() const { return rows() == 0 || cols() == 0; }
 };
 
-// y = x·W (or x·Wᵀ), resized.
+// y = x·W (or x·Wᵀ), resized; project_into writes a block of a matrix (y has its shape already).
 template <class Scalar>
 void project(RowsInT<Scalar> x, const WeightsView<Scalar>& W, bool transposed, MatrixT<Scalar>& y);
+template <class Scalar>
+void project_into(RowsInT<Scalar> x, const WeightsView<Scalar>& W, bool transposed, RowsOutT<Scalar> y);
 template <class Scalar>
 void project(RowsInT<Scalar> x, const MatrixView<Scalar>& W, bool transposed, MatrixT<Scalar>& y) {
     project<Scalar>(x, WeightsView<Scalar>(W), transposed, y);
@@ -90,6 +92,8 @@ MatrixT<Scalar> widened(const WeightsView<Scalar>& W);
 
 extern template void project<double>(RowsInT<double>, const WeightsView<double>&, bool, MatrixT<double>&);
 extern template void project<float>(RowsInT<float>, const WeightsView<float>&, bool, MatrixT<float>&);
+extern template void project_into<double>(RowsInT<double>, const WeightsView<double>&, bool, RowsOutT<double>);
+extern template void project_into<float>(RowsInT<float>, const WeightsView<float>&, bool, RowsOutT<float>);
 extern template MatrixT<double> widened<double>(const WeightsView<double>&);
 extern template MatrixT<float> widened<float>(const WeightsView<float>&);
 extern template void product<double, double>(RowsInT<double>, const MatrixView<double>&, bool, RowsOutT<double>);

@@ -6,6 +6,7 @@
 // makes of that layer (attention_session); the rest become the steps of steps.hpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -73,13 +74,17 @@ core::Result<core::Config> attention_config(const ModelFolder& model, int layer,
 // its biases side by side (zero where one is missing), and o_proj (transposed). The forward of a
 // session attention_session makes with the same X gives the same numbers. c_attn, c_proj and
 // o_proj held in memory stay as stored (F32 in a double run, BF16, F16: Reads::multiplier), which
-// the forward's product widens as it goes; the query, key and value weights are stacked in Scalar.
+// the forward's product widens as it goes; so do the query, key and value weights (W_qkv_parts).
 template <class Scalar>
 struct AttentionWeights {
     Weights<Scalar> W_qkv, b_qkv, W_O, b_O;
+    std::array<Weights<Scalar>, 3> W_qkv_parts;  // nn.Linear's query, key and value weights (W_qkv empty)
     bool qkv_transposed = false, o_transposed = false;
     core::LayerWeightsT<Scalar> layer() const {
-        return {W_qkv.view(), b_qkv.view().values, W_O.view(), b_O.view().values, qkv_transposed, o_transposed};
+        return {W_qkv.view(),        {W_qkv_parts[0].view(), W_qkv_parts[1].view(), W_qkv_parts[2].view()},
+                b_qkv.view().values, W_O.view(),
+                b_O.view().values,   qkv_transposed,
+                o_transposed};
     }
     // W_O as h·d_v × d_model in Scalar, whatever its layout and dtype.
     MatrixT<Scalar> output_weights() const;

@@ -245,6 +245,11 @@ TEST_P(GemmKernel, InFloatEveryEntryIsTheSumOfItsProductsAndLiesAnywhere) {
         MatrixF alone(m, d_out);
         product<float, float>(x, view_of(right), false, alone);
         EXPECT_EQ(alone, MatrixF(y.rightCols(d_out))) << shape(m, d_in, d_out);
+        // W's transpose stored (nn.Linear's layout), packed through a transpose: the same numbers.
+        const MatrixF W_t = W.transpose();
+        MatrixF y_t(m, d_out + 50);
+        product<float, float>(x, view_of(W_t), true, y_t);
+        EXPECT_EQ(y_t, y) << shape(m, d_in, d_out + 50) << " transposed";
     }
 }
 

@@ -94,7 +94,8 @@ TEST(ModelReference, EachLayerIsTheSessionImportGives) {
 
 // A block's W_O as read for a run (AttentionWeights::output_weights, the norm-weighted attention's)
 // is its session's, in double: the weights kept as the folder holds them (widened by the products):
-// F32 (GPT-2's c_proj as x·W, BERT's o_proj as x·Wᵀ), Llama's BF16.
+// F32 (GPT-2's c_proj as x·W, BERT's o_proj as x·Wᵀ), Llama's BF16; so are the query, key and
+// value weights of nn.Linear layouts, in three parts.
 TEST(ModelReference, ABlocksOutputWeightsAreItsSessionsWhateverTheirDtypeAndLayout) {
     for (const std::string name : {"gpt2", "bert", "llama"}) {
         SCOPED_TRACE(name);
@@ -104,7 +105,11 @@ TEST(ModelReference, ABlocksOutputWeightsAreItsSessionsWhateverTheirDtypeAndLayo
         ASSERT_TRUE(w);
         EXPECT_EQ(w.value->W_O.view().floats.data != nullptr, name != "llama");
         EXPECT_EQ(w.value->W_O.view().bfloat16s.data != nullptr, name == "llama");
-        EXPECT_EQ(w.value->W_qkv.view().floats.data != nullptr, name == "gpt2");  // c_attn; the others stacked
+        EXPECT_EQ(w.value->W_qkv.view().floats.data != nullptr, name == "gpt2");  // c_attn; the others in parts
+        for (const auto& part : w.value->W_qkv_parts) {                           // q_proj, k_proj, v_proj as they lie
+            EXPECT_EQ(part.view().floats.data != nullptr, name == "bert");
+            EXPECT_EQ(part.view().bfloat16s.data != nullptr, name == "llama");
+        }
         EXPECT_EQ(w.value->output_weights(), attnviz::test::session_of(m, s, 0).params.W_O);
     }
 }
