@@ -14,17 +14,14 @@ namespace attnviz::core {
 namespace {
 
 // The softmax of one row of scores `s` into `w` (the same row is fine): softmax_base's m is
-// subtracted, then exp (Eigen's SIMD exp) and the division by the sum Σ (with softmax₁'s constant),
-// which is returned with m. With `masked`, entries of −∞ get weight 0 exactly (Eigen's vectorised
-// exp clamps its argument, so exp(−∞) would come out as a tiny positive number instead).
+// subtracted, then exp (Eigen's SIMD exp; entries of −∞ get weight 0 exactly: exp_or_zero) and the
+// division by the sum Σ (with softmax₁'s constant), which is returned with m.
 template <class Scalar, class Scores, class Weights>
-Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, Softmax kind, bool masked) {
-    constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
+Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, Softmax kind) {
     // m is finite: a row always has a key it may look at, or softmax₁'s m ≥ 0
     const SoftmaxBase<Scalar> base = softmax_base(kind, Scalar(s.maxCoeff()));
     m = base.m;
-    w = exp_or_zero(s.array() - m);
-    if (masked) w = (s.array() == neg_inf).select(Scalar(0), w.array());
+    exp_or_zero(s.array() - m, w.array());
     const Scalar sum = base.constant + w.sum();  // ≥ 1: the max entry (or softmax₁'s 1) contributes exp(0)
     w /= sum;
     return sum;
@@ -35,7 +32,7 @@ Scalar softmax_row(const Scores& s, Weights&& w, Scalar& m, Softmax kind, bool m
 template <class Scalar>
 void softmax_rows(MatrixT<Scalar>& m, Softmax kind) {
     Scalar row_max;
-    for (Eigen::Index i = 0; i < m.rows(); ++i) softmax_row(m.row(i), m.row(i), row_max, kind, true);
+    for (Eigen::Index i = 0; i < m.rows(); ++i) softmax_row(m.row(i), m.row(i), row_max, kind);
 }
 
 namespace {
@@ -72,7 +69,7 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
         // weight (a masked key, w = 0 and s = −∞, adds nothing).
         auto w = head.weights.row(i).head(keys);
         Scalar m;
-        const Scalar sum = softmax_row(s, w, m, config.softmax, custom);
+        const Scalar sum = softmax_row(s, w, m, config.softmax);
         const Scalar shift = custom ? (w.array() > 0).select(w.array() * (s.array() - m), Scalar(0)).sum()
                                     : (w.array() * (s.array() - m)).sum();
         // Under softmax₁ the weights sum to Σ_j w_j < 1, so ln Σ counts that many times.

@@ -32,14 +32,19 @@ struct MatrixView {
     Eigen::Map<const MatrixT<Scalar>> map() const { return {data, rows, cols}; }
     bool empty() const { return rows == 0 || cols == 0; }
 };
-// e^x of each entry of x (scores or logits less their max), 0 where e^x is below the smallest
-// normal number: Eigen's vectorised exp clamps x there (with AVX2, e^−50000 came out near 10^−308,
-// not IEEE's 0), so a row that is one-hot to the last digit is one-hot in its weights too.
-template <class Derived>
-auto exp_or_zero(const Eigen::ArrayBase<Derived>& x) {
-    using Scalar = typename Derived::Scalar;
-    const Scalar lowest = std::log(std::numeric_limits<Scalar>::min());
-    return (x < lowest).select(Scalar(0), x.exp());
+// e = e^x for each entry of the vector x (scores or logits less their max; e may be x itself),
+// with 0 where e^x is below twice the smallest normal number: Eigen's vectorised exp clamps x
+// (with AVX2, e^−50000 came out near 10^−308, not IEEE's 0), so a row that is one-hot to the last
+// digit is one-hot in its weights too, and a masked score (−∞) gets weight 0 exactly. The exp is
+// Eigen's (SIMD); only the comparison goes entry by entry (a select over the exp would not be
+// vectorised: libm's exp for every entry).
+template <class X, class E>
+void exp_or_zero(const Eigen::ArrayBase<X>& x, E&& e) {
+    using Scalar = typename X::Scalar;
+    constexpr Scalar tiny = 2 * std::numeric_limits<Scalar>::min();
+    e = x.exp();
+    for (Eigen::Index i = 0; i < e.size(); ++i)
+        if (e(i) < tiny) e(i) = 0;
 }
 
 template <class Scalar>

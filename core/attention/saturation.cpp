@@ -35,7 +35,7 @@ public:
         auto e = e_.head(keys_);
         const SoftmaxBase<double> base = softmax_base(kind, x_max_ / s);
         const double m = base.m;
-        e = exp_or_zero(x / s - m);
+        exp_or_zero(x / s - m, e);
         const double sum = base.constant + e.sum();          // ≥ 1: the max (or softmax₁'s 1) contributes exp(0)
         const double shift = (e * (x / s - m)).sum() / sum;  // Σ w·(y − m) ≤ 0
         // Σ w: 1, or below 1 under softmax₁, whose largest weight is e^{max y − m} / Σ.

@@ -14,7 +14,8 @@ std::vector<TopToken> top_tokens(const Eigen::Ref<const Eigen::RowVectorXd>& log
     if (logits.size() == 0 || k <= 0 || !(temperature > 0)) return {};
     const Eigen::RowVectorXd scaled = logits / temperature;
     const double max = scaled.maxCoeff();
-    const Eigen::RowVectorXd e = core::exp_or_zero(scaled.array() - max);
+    Eigen::RowVectorXd e(scaled.size());
+    core::exp_or_zero(scaled.array() - max, e.array());
     const double sum = e.sum();
     std::vector<std::int32_t> order(static_cast<size_t>(logits.size()));
     std::iota(order.begin(), order.end(), 0);
@@ -97,7 +98,9 @@ core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scal
                     best(r) = top;
                     best_id(r) = static_cast<int>(first + j);
                 }
-                sum(r) += core::exp_or_zero(logits.row(r).array() - best(r)).sum();
+                // The sum reaches 1 here (best's own e^0), so the 10^−308 Eigen's exp gives for a
+                // far smaller logit instead of 0 adds nothing.
+                sum(r) += (logits.row(r).array() - best(r)).exp().sum();
             }
         });
     if (!problems.empty()) return R::fail(problems);

@@ -8,7 +8,8 @@ namespace attnviz::model {
 
 Eigen::RowVectorXd next_token_distribution(const Eigen::Ref<const Eigen::RowVectorXd>& logits) {
     if (logits.size() == 0) return {};
-    const Eigen::RowVectorXd e = core::exp_or_zero(logits.array() - logits.maxCoeff());
+    Eigen::RowVectorXd e(logits.size());
+    core::exp_or_zero(logits.array() - logits.maxCoeff(), e.array());
     return e / e.sum();
 }
 
