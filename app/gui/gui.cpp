@@ -35,6 +35,7 @@
 #include "input_queue.hpp"
 #include "layout_file.hpp"
 #include "theme.hpp"
+#include "worker.hpp"
 
 namespace attnviz::app {
 
@@ -856,6 +857,8 @@ int run_gui(const GuiOptions& o) {
     const int frames = benchmark      ? bench_warmup + std::max(o.bench_frames, 1)
                        : o.frames > 0 ? o.frames
                                       : (o.screenshot_path.empty() ? 0 : 3);
+    // Every frame of a screenshot or --frames run waits for the workers: they keep their priority.
+    if (frames > 0 && !benchmark) set_workers_lowered(false);
     // The session file is read before any window opens. One that cannot be opened is reported on
     // stderr in every mode; a run that only renders or measures (a screenshot, --frames, the
     // benchmarks) ends there, instead of showing the worked example in its place. The window opens

@@ -16,6 +16,8 @@ namespace attnviz::app {
 
 namespace {
 
+std::atomic<bool> workers_lowered{true};
+
 // The heap's order: the entry that runs next compares greatest (highest priority, then first queued).
 struct RunsLater {
     template <class Entry>
@@ -39,6 +41,8 @@ void lower_thread_priority() {
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 #endif
 }
+
+void set_workers_lowered(bool lowered) { workers_lowered = lowered; }
 
 EveryCore::EveryCore() : threads_(omp_get_max_threads()) { omp_set_num_threads(omp_get_num_procs()); }
 
@@ -114,7 +118,7 @@ void Worker::run() {
     const std::string name = std::string(name_).substr(0, 15);
     pthread_setname_np(pthread_self(), name.c_str());
 #endif
-    if (lowered_) lower_thread_priority();
+    if (lowered_ && workers_lowered) lower_thread_priority();
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
         changed_.wait(lock, [this] { return stop_ || !queue_.empty(); });

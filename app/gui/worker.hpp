@@ -34,6 +34,11 @@ namespace attnviz::app {
 // Linux, yields the CPU to the window when they compete (nice worker_nice, scheduled as SCHED_IDLE),
 // so long work does not stretch frames. A Worker's thread calls it first unless asked not to.
 void lower_thread_priority();
+// Whether Worker threads started from now on lower their priority (the default). A run of a fixed
+// number of frames that is not a benchmark (a screenshot, --frames) turns it off before its first
+// job: each of its frames waits for the workers, which idle-scheduled get almost no CPU while other
+// processes keep the cores busy (a screenshot beside other tests then waited minutes).
+void set_workers_lowered(bool lowered);
 // The lowest priority: under a software renderer the window's frames are drawn by threads of their
 // own (Mesa's llvmpipe), which a worker at nice 10 still delayed by up to 15 ms a frame; at 19, and
 // idle-scheduled, they take the CPU as soon as they wake. The workers keep what the frames leave.

@@ -245,7 +245,8 @@ TEST(Worker, AnIdleWorkerEndsAtOnceAndOneNeverUsedStartsNoThread) {
 
 #if defined(__linux__)
 // A job runs at the lowest priority, idle-scheduled (the window's threads, a software renderer's
-// included, come first); a Worker made not lowered runs as its creator does.
+// included, come first); a Worker made not lowered, or started after set_workers_lowered(false),
+// runs as its creator does.
 TEST(Worker, ItsThreadRunsAtTheLowestPriorityUnlessAskedNot) {
     // This thread's nice value, and whether it is idle-scheduled.
     const auto priority_of_this_thread = [] {
@@ -269,5 +270,12 @@ TEST(Worker, ItsThreadRunsAtTheLowestPriorityUnlessAskedNot) {
     job.wait();
     EXPECT_EQ(job.take(), std::make_optional(creator));
     EXPECT_EQ(priority_of_this_thread(), creator);  // the workers' threads only
+    // A screenshot's workers (set_workers_lowered(false) before they start) keep their creator's.
+    attnviz::app::set_workers_lowered(false);
+    Worker for_screenshot("screenshot");
+    job = for_screenshot.submit([&](const Worker::Stop&) { return priority_of_this_thread(); });
+    job.wait();
+    attnviz::app::set_workers_lowered(true);
+    EXPECT_EQ(job.take(), std::make_optional(creator));
 }
 #endif
