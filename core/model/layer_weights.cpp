@@ -285,15 +285,9 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
         w.W_qkv = r.multiplier<Scalar>(b.qkv);
         w.b_qkv = r.weights<Scalar>(b.qkv_b);
     } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other, as they lie
-        const std::pair<const std::string*, Eigen::Index> parts[3] = {{&b.q, q}, {&b.k, kv}, {&b.v, kv}};
-        for (int k = 0; k < 3; ++k) {
-            const auto& [name, rows] = parts[k];
-            Weights<Scalar>& part = w.W_qkv_parts[static_cast<size_t>(k)] = r.multiplier<Scalar>(*name);
-            if (r.ok() && (part.rows() != rows || part.cols() != c.d_model))
-                return R::fail({{"", *name + ": expected " + std::to_string(rows) + " × " + std::to_string(c.d_model) +
-                                         " values, the file has " + std::to_string(part.rows()) + " × " +
-                                         std::to_string(part.cols())}});
-        }
+        // Their shapes (q × d_model, kv × d_model) were checked when the folder was opened.
+        const std::string* names[3] = {&b.q, &b.k, &b.v};
+        for (size_t k = 0; k < 3; ++k) w.W_qkv_parts[k] = r.multiplier<Scalar>(*names[k]);
         w.qkv_transposed = true;
         if (!b.q_b.empty() || !b.k_b.empty() || !b.v_b.empty())
             w.b_qkv = MatrixT<Scalar>(r.stacked<Scalar>({{b.q_b, q}, {b.k_b, kv}, {b.v_b, kv}}, 1).transpose());
