@@ -30,8 +30,9 @@ std::int64_t input_numbers(const Config& c) {
 std::int64_t total_numbers(const Config& c) {
     const std::int64_t n = c.n, m = c.kv_len(), h = c.heads, dk = c.d_k, dv = c.d_v;
     // per head: Q (n×d_k), K (m×d_k), V (m×d_v), Z (n×d_v), scores_raw, scores, weights (n×m),
-    // m = kv_len() keys (and the rotated Q, K with RoPE)
-    const std::int64_t per_head = (c.rope.on ? 2 : 1) * (n + m) * dk + (n + m) * dv + 3 * n * m;
+    // m = kv_len() keys
+    // (and the rotated Q, K with RoPE, scores_capped with soft-capping)
+    const std::int64_t per_head = (c.rope.on ? 2 : 1) * (n + m) * dk + (n + m) * dv + (c.softcap > 0 ? 4 : 3) * n * m;
     return input_numbers(c) + h * per_head + n * h * dv + n * c.output_width();
 }
 
@@ -87,6 +88,27 @@ void check_range(Problems& out, const char* field, int value, int max) {
         out.push_back(
             {std::string("config.") + field, std::to_string(value) + " is over the limit of " + std::to_string(max)});
 }
+void validate_rope_scaling(Problems& out, const RopeScaling& s) {
+    using K = RopeScaling::Kind;
+    if (s.kind == K::none) return;
+    const auto bad = [&](const char* field, const std::string& message) {
+        out.push_back({std::string("config.rope.scaling.") + field, message});
+    };
+    if (!(std::isfinite(s.factor) && s.factor >= 1 && s.factor <= Limits::max_rope_factor))
+        bad("factor", "must be a number from 1 to " + format_number(Limits::max_rope_factor) + ", got " +
+                          format_number(s.factor));
+    if (s.kind != K::linear && (s.original_max_positions < 1 || s.original_max_positions > (1 << 24)))
+        bad("original_max_positions", "must be a whole number from 1 to " + std::to_string(1 << 24) + ", got " +
+                                          std::to_string(s.original_max_positions));
+    if (s.kind == K::llama3) {
+        if (!(std::isfinite(s.low_freq_factor) && s.low_freq_factor > 0))
+            bad("low_freq_factor", "must be a number above 0, got " + format_number(s.low_freq_factor));
+        else if (!(std::isfinite(s.high_freq_factor) && s.high_freq_factor > s.low_freq_factor))
+            bad("high_freq_factor", "must be a number above low_freq_factor = " + format_number(s.low_freq_factor) +
+                                        ", got " + format_number(s.high_freq_factor));
+    }
+}
+
 }  // namespace
 
 Problems validate(const Config& c) {
@@ -121,7 +143,25 @@ Problems validate(const Config& c) {
                            "the rotated columns must be an even number from 2 to d_k = " + std::to_string(c.d_k) +
                                (c.rope.dims == 0 ? " (by default all d_k, which is odd here)" : "") + ", got " +
                                std::to_string(dims)});
+        validate_rope_scaling(out, c.rope.scaling);
+        if (c.rope.scaling.kind == RopeScaling::Kind::dynamic && dims < 4 && dims % 2 == 0)
+            out.push_back({"config.rope.scaling",
+                           "dynamic scaling needs at least 4 rotated columns, got " + std::to_string(dims)});
     }
+    if (c.window != 0 && (c.mask == Mask::custom || c.cross()))
+        out.push_back({"config.window", std::string("a sliding window goes with a causal mask or none, over X's own "
+                                                    "tokens; ") +
+                                            (c.cross() ? "under cross-attention" : "with a custom mask") +
+                                            " draw the window into the custom mask instead"});
+    if (c.window < 0 || c.window > Limits::max_n)
+        out.push_back({"config.window", "a sliding window is a whole number of keys from 1 to " +
+                                            std::to_string(Limits::max_n) + " (0: none), got " +
+                                            std::to_string(c.window)});
+    if (c.softcap != 0 &&
+        !(std::isfinite(c.softcap) && c.softcap >= Limits::min_softcap && c.softcap <= Limits::max_softcap))
+        out.push_back({"config.softcap", "the soft-cap c must be a number from " + format_number(Limits::min_softcap) +
+                                             " to " + format_number(Limits::max_softcap) + " (0: none), got " +
+                                             format_number(c.softcap)});
     if (out.empty() && input_numbers(c) > Limits::max_input_numbers)
         out.push_back({"config", "the inputs of these dimensions hold " + std::to_string(input_numbers(c)) +
                                      " numbers, over the limit of " + std::to_string(Limits::max_input_numbers)});
@@ -145,6 +185,23 @@ const char* to_string(Mask mask) {
 }
 
 const char* to_string(Rope::Style style) { return style == Rope::Style::interleaved ? "interleaved" : "half"; }
+
+const char* to_string(RopeScaling::Kind kind) {
+    switch (kind) {
+        case RopeScaling::Kind::none: return "none";
+        case RopeScaling::Kind::linear: return "linear";
+        case RopeScaling::Kind::dynamic: return "dynamic";
+        case RopeScaling::Kind::llama3: return "llama3";
+    }
+    return "none";
+}
+
+std::optional<RopeScaling::Kind> parse_rope_scaling(std::string_view text) {
+    using K = RopeScaling::Kind;
+    for (const K k : {K::none, K::linear, K::dynamic, K::llama3})
+        if (text == to_string(k)) return k;
+    return std::nullopt;
+}
 
 const char* to_string(Softmax softmax) { return softmax == Softmax::plus_one ? "plus_one" : "standard"; }
 

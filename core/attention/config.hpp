@@ -8,6 +8,7 @@
 //   embeddings (RoPE) applied to Q and K.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,22 +34,50 @@ struct Scale {
     bool operator==(const Scale& o) const { return kind == o.kind && (kind != Kind::divisor || divisor == o.divisor); }
 };
 
+// How a RoPE's frequencies are stretched for contexts longer than the model was trained on (Hugging
+// Face's rope_scaling; θ_i = base^(−2i/dims) the plain frequency of pair i, λ_i = 2π/θ_i its wavelength):
+//   none
+//   linear   θ_i / factor                              (position interpolation)
+//   dynamic  plain RoPE with the base base·(factor·n/L − (factor − 1))^(dims/(dims − 2)) when the
+//            n positions exceed L = original_max_positions, else the plain base (dynamic NTK)
+//   llama3   λ_i < L/high_freq_factor: θ_i; λ_i > L/low_freq_factor: θ_i / factor; between, the
+//            blend (1 − t)·θ_i/factor + t·θ_i, t = (L/λ_i − low_freq_factor)/(high_freq_factor −
+//            low_freq_factor) (Llama 3.1 and 3.2)
+struct RopeScaling {
+    enum class Kind { none, linear, dynamic, llama3 };
+    Kind kind = Kind::none;
+    double factor = 1;               // ≥ 1
+    double low_freq_factor = 1;      // llama3
+    double high_freq_factor = 4;     // llama3, > low_freq_factor
+    int original_max_positions = 0;  // dynamic and llama3: L ≥ 1
+    bool operator==(const RopeScaling& o) const {
+        return kind == o.kind &&
+               (kind == Kind::none ||
+                (factor == o.factor && (kind == Kind::linear || original_max_positions == o.original_max_positions) &&
+                 (kind != Kind::llama3 ||
+                  (low_freq_factor == o.low_freq_factor && high_freq_factor == o.high_freq_factor))));
+    }
+};
+
 // Rotary position embeddings (RoPE): the query and key of position p have each pair of their first
-// `dims` columns rotated by the angle p·θ_i, θ_i = base^(−2i/dims), i = 0 … dims/2 − 1.
+// `dims` columns rotated by the angle p·θ_i, θ_i = base^(−2i/dims), i = 0 … dims/2 − 1 (stretched
+// by `scaling`).
 //   half:        pairs (i, i + dims/2), as rotate_half in Llama and GPT-NeoX
 //   interleaved: pairs (2i, 2i + 1), as GPT-J
-// Columns from `dims` on are not rotated.
+// Columns from `dims` on are not rotated (partial rotary: GPT-NeoX's rotary_pct, Phi's
+// partial_rotary_factor).
 struct Rope {
     enum class Style { half, interleaved };
     bool on = false;
     double base = 10000;  // θ
     Style style = Style::half;
     int dims = 0;  // rotated columns of each head's Q and K; 0: all d_k of them
+    RopeScaling scaling;
 
     int rotated(int d_k) const { return dims > 0 ? dims : d_k; }
     // Only what is in use counts: with RoPE off the other fields are not part of the layer.
     bool operator==(const Rope& o) const {
-        return on == o.on && (!on || (base == o.base && style == o.style && dims == o.dims));
+        return on == o.on && (!on || (base == o.base && style == o.style && dims == o.dims && scaling == o.scaling));
     }
 };
 
@@ -75,6 +104,12 @@ struct Config {
     // 0: self-attention (keys and values from X, n of them).
     int n_kv = 0;
     Softmax softmax = Softmax::standard;  // how each row of scores becomes weights
+    // A sliding window: query i sees no key j ≤ i − window (the `window` − 1 keys before it, itself
+    // and, without a causal mask, the keys after it), as Mistral's and Gemma 2's local layers; 0: none.
+    int window = 0;
+    // Soft-capping of the scores (Gemma 2): scores_capped = c·tanh(scores / c) before the softmax,
+    // every score pressed into (−c, c); 0: none.
+    double softcap = 0;
 
     int concat_width() const { return heads * d_v; }  // h·d_v
     // The keys (and values) each query attends over: n_kv with a second input Y, else n. The
@@ -86,10 +121,17 @@ struct Config {
     int group_size() const { return kv_count() > 0 && heads % kv_count() == 0 ? heads / kv_count() : 1; }
     int kv_group(int head) const { return head / group_size(); }
     bool grouped() const { return kv_count() < heads; }
+    // Whether key j is hidden from query i by the causal mask or the sliding window (not the custom
+    // mask: see the session's mask).
+    bool hides(int i, int j) const { return (mask == Mask::causal && j > i) || (window > 0 && j <= i - window); }
+    // The first key query i may see under the sliding window (0 without one).
+    int first_key(int i) const { return window > 0 ? std::max(0, i - window + 1) : 0; }
     // Whether anything beyond the seeds' layer is in use (a session then needs file version 2, 3 for
-    // cross-attention and a custom mask, 4 for softmax₁).
+    // cross-attention and a custom mask, 4 for softmax₁, 5 for a sliding window, soft-capping or
+    // scaled RoPE).
     bool extended() const {
-        return biases || grouped() || rope.on || cross() || mask == Mask::custom || softmax != Softmax::standard;
+        return biases || grouped() || rope.on || cross() || mask == Mask::custom || softmax != Softmax::standard ||
+               window > 0 || softcap > 0;
     }
     // Columns of the output: d_model with W_O, h·d_v without.
     int output_width() const { return output_projection ? d_model : concat_width(); }
@@ -113,6 +155,10 @@ struct Limits {
     static constexpr double min_divisor = 1e-6;
     // The largest RoPE base θ (real models use 10⁴ to 10⁶; angles stay meaningful far beyond).
     static constexpr double max_rope_base = 1e12;
+    // The largest RoPE scaling factor (real models use 2 to 64).
+    static constexpr double max_rope_factor = 1e6;
+    // The soft-cap c: from 10⁻³ (tanh saturates every score beyond) to 10⁶ (real models use 30 and 50).
+    static constexpr double min_softcap = 1e-3, max_softcap = 1e6;
 };
 
 // How many numbers the inputs of this config hold, and the inputs and the full trace together.
@@ -141,6 +187,10 @@ std::optional<std::string> shape_note(const Config& config);
 
 const char* to_string(Mask mask);
 const char* to_string(Rope::Style style);
+// "none", "linear", "dynamic", "llama3", as Hugging Face's rope_type and a session file have them;
+// parse_rope_scaling reads them back.
+const char* to_string(RopeScaling::Kind kind);
+std::optional<RopeScaling::Kind> parse_rope_scaling(std::string_view text);
 // "standard" or "plus_one", as a session file has them; parse_softmax reads them back (nullopt for
 // any other text).
 const char* to_string(Softmax softmax);

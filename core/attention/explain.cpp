@@ -149,17 +149,20 @@ void explain_dot_products(const Context& x, Explanation& e) {
     e.terms = std::move(terms);
 }
 
-// scores_raw / s, or −∞ where the causal mask hides the key.
+// scores_raw / s, or −∞ where the causal mask, the sliding window or the custom mask hides the key.
 void explain_scale(const Context& x, Explanation& e) {
     e.operands = {{x.operand_ref(0), x.i, x.j}};
     const bool causal = x.config.mask == Mask::causal && x.j > x.i;
-    if (causal || (x.config.mask == Mask::custom && x.params.mask(x.i, x.j) == 0)) {
+    const bool outside_window = !causal && x.config.hides(x.i, x.j);
+    if (causal || outside_window || (x.config.mask == Mask::custom && x.params.mask(x.i, x.j) == 0)) {
         e.terms = MaskedTerms{};
-        e.formula = causal ? "causal mask: key " + std::to_string(x.j) + " comes after query " + std::to_string(x.i)
-                           : "mask[" + std::to_string(x.i) + "][" + std::to_string(x.j) + "] = 0: query " +
-                                 std::to_string(x.i) + " may not attend to key " + std::to_string(x.j);
+        const std::string i = std::to_string(x.i), j = std::to_string(x.j);
+        e.formula = causal           ? "causal mask: key " + j + " comes after query " + i
+                    : outside_window ? "sliding window of " + std::to_string(x.config.window) + ": key " + j + " is " +
+                                           std::to_string(x.i - x.j) + " positions before query " + i + ", outside it"
+                                     : "mask[" + i + "][" + j + "] = 0: query " + i + " may not attend to key " + j;
         e.lines.push_back(std::string("= ") + x.sym.neg_inf + ", so its weight will be exp(" + x.sym.neg_inf + ") = 0");
-        if (!causal) e.operands.push_back({{MatrixId::mask, 0}, x.i, x.j});
+        if (!causal && !outside_window) e.operands.push_back({{MatrixId::mask, 0}, x.i, x.j});
         return;
     }
     const DivisionTerms terms{x.operand(0)(x.i, x.j), x.trace.scale};
@@ -167,6 +170,25 @@ void explain_scale(const Context& x, Explanation& e) {
     e.lines.push_back("= " + num(terms.numerator) + " / " + num(terms.denominator));
     e.lines.push_back("= " + num(e.value));
     e.terms = terms;
+}
+
+// c·tanh(scores / c): every score pressed into (−c, c), small ones nearly unchanged; a masked score
+// stays −∞.
+void explain_softcap(const Context& x, Explanation& e) {
+    e.operands = {{x.operand_ref(0), x.i, x.j}};
+    const double score = x.operand(0)(x.i, x.j), c = x.config.softcap;
+    if (score == -std::numeric_limits<double>::infinity()) {
+        e.terms = MaskedTerms{};
+        e.formula = "scores[i][j] is masked: it stays " + std::string(x.sym.neg_inf);
+        e.lines.push_back(std::string("= ") + x.sym.neg_inf);
+        return;
+    }
+    e.formula = "scores_capped[i][j] = c" + std::string(x.sym.dot) + "tanh(scores[i][j] / c), c = " + num(c) +
+                ": soft-capping keeps every score between " + x.sym.minus + num(c) + " and " + num(c);
+    e.lines.push_back("= " + num(c) + x.sym.dot + "tanh(" + operand(score) + " / " + num(c) + ")");
+    e.lines.push_back("= " + num(c) + x.sym.dot + operand(std::tanh(score / c)));
+    e.lines.push_back("= " + num(e.value));
+    e.terms = SoftcapTerms{score, c};
 }
 
 // The softmax of row i of scores (softmax₁: the 1 in the denominator, and the row's sum below 1).
@@ -262,8 +284,9 @@ void explain_rotation(const Context& x, Explanation& e) {
     t.position = x.i;
     t.pair = j;
     t.partner = first ? cols.second : cols.first;
-    t.theta = std::pow(rope.base, -2.0 * j / dims);
-    t.angle = rope_angle(rope, d_k, x.i, j);
+    const int positions = std::max(x.config.n, x.config.kv_len());
+    t.theta = rope_frequency(rope, d_k, j, positions);
+    t.angle = rope_angle(rope, d_k, x.i, j, positions);
     t.x = in(x.i, x.j);
     t.partner_x = in(x.i, t.partner);
     t.sign = first ? -1 : 1;
@@ -273,7 +296,11 @@ void explain_rotation(const Context& x, Explanation& e) {
     e.formula = std::string("RoPE (") + to_string(rope.style) + " pairs): columns " + std::to_string(cols.first) +
                 " and " + std::to_string(cols.second) + " of row " + p + " turn together by the angle p" + x.sym.dot +
                 theta + "_" + jj + ", " + theta + "_" + jj + " = " + num(rope.base) + "^(" + x.sym.minus + "2" +
-                x.sym.dot + jj + "/" + std::to_string(dims) + ") = " + num(t.theta);
+                x.sym.dot + jj + "/" + std::to_string(dims) + ")" +
+                (rope.scaling.kind == RopeScaling::Kind::none
+                     ? std::string()
+                     : std::string(" stretched by ") + to_string(rope.scaling.kind) + " scaling") +
+                " = " + num(t.theta);
     e.lines.push_back("angle = " + p + x.sym.dot + num(t.theta) + " = " + num(t.angle) +
                       " rad; cos = " + num(std::cos(t.angle)) + ", sin = " + num(std::sin(t.angle)));
     e.lines.push_back("= " + cell(src, x.i, x.j) + x.sym.dot + "cos " + (first ? x.sym.minus : std::string("+")) + " " +
@@ -290,7 +317,7 @@ using Explainer = void (*)(const Context&, Explanation&);
 
 // One function per operation, in Operation order.
 constexpr Explainer explainers[] = {
-    explain_input,   explain_product,      explain_dot_products,  explain_scale,
+    explain_input,   explain_product,      explain_dot_products,  explain_scale,    explain_softcap,
     explain_softmax, explain_weighted_sum, explain_concatenation, explain_rotation,
 };
 static_assert(std::size(explainers) == static_cast<size_t>(Operation::count), "one explainer per operation");

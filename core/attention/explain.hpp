@@ -30,7 +30,7 @@ struct DivisionTerms {  // value = numerator / denominator  (scores)
     double numerator = 0;
     double denominator = 1;
 };
-struct MaskedTerms {};         // value = −∞: the key comes after the query (causal scores)
+struct MaskedTerms {};         // value = −∞: the mask or the sliding window hides the key
 struct SoftmaxTerms {          // value = exps[column] / sum, exps[k] = exp(scores[i][k] − row_max)
     double row_max = 0;        // m: the row's max, under softmax₁ max(0, the row's max) (softmax_base)
     std::vector<double> exps;  // one per key, 0 for masked keys
@@ -53,7 +53,12 @@ struct RotationTerms {     // RoPE: value = x·cos(angle) + sign·partner·sin(a
     double partner_x = 0;  // the unrotated value of the partner column
     double sign = 0;       // −1 for the pair's first column, +1 for its second
 };
-using Terms = std::variant<InputTerms, SumTerms, DivisionTerms, MaskedTerms, SoftmaxTerms, CopyTerms, RotationTerms>;
+struct SoftcapTerms {  // value = cap·tanh(score / cap)  (scores_capped)
+    double score = 0;  // scores[i][j]
+    double cap = 0;    // c
+};
+using Terms = std::variant<InputTerms, SumTerms, DivisionTerms, MaskedTerms, SoftmaxTerms, CopyTerms, RotationTerms,
+                           SoftcapTerms>;
 
 struct Explanation {
     CellRef cell;                   // the cell explained

@@ -39,16 +39,21 @@ namespace {
 
 // The attention of one head once its Q, K and V are in place (llm.c style; n queries, m keys):
 //   2. dot products:  scores_raw = Q·Kᵀ (n×m)
-//   3. scale, mask:   scores = scores_raw / s; causal: j > i → −∞; custom: mask[i][j] = 0 → −∞
+//   3. scale, mask:   scores = scores_raw / s; causal: j > i → −∞; sliding window: j ≤ i − window →
+//                     −∞; custom: mask[i][j] = 0 → −∞
+//      soft-cap:      scores_capped = c·tanh(scores / c) (−∞ stays), the softmax's input
 //   4. softmax:       weights = exp(scores − m) / row sum, with the row statistics (m = the row max,
 //                     or max(0, row max) with softmax₁'s constant e^{−m} in the sum: softmax_base)
 //   5. weighted sum:  Z = weights·V (n×d_v)
-// Steps 3 and 4 run row by row (each row stays in cache; a causal row touches only its i + 1 keys).
+// Steps 3 and 4 run row by row (each row stays in cache; a causal row touches only its keys up to
+// i, a windowed one only its last `window`).
 template <class Scalar>
 void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config& config, const Matrix& mask,
             Scalar scale) {
     const Eigen::Index n = config.n, m_keys = config.kv_len();
     const bool causal = config.mask == Mask::causal, custom = config.mask == Mask::custom;
+    const bool capped = config.softcap > 0;
+    const auto c = static_cast<Scalar>(config.softcap);
     constexpr Scalar neg_inf = -std::numeric_limits<Scalar>::infinity();
     // 2.
     const MatrixT<Scalar>& Q = config.rope.on ? head.Q_rot : head.Q;
@@ -56,28 +61,43 @@ void attend(HeadTraceT<Scalar>& head, std::vector<RowStats>& rows, const Config&
     project<Scalar>(Q, view_of(K), true, head.scores_raw);
     head.scores.resize(n, m_keys);
     head.weights.resize(n, m_keys);
+    if (capped)
+        head.scores_capped.resize(n, m_keys);
+    else
+        head.scores_capped.resize(0, 0);
+    MatrixT<Scalar>& input = capped ? head.scores_capped : head.scores;  // the softmax's
     rows.resize(n);
     for (Eigen::Index i = 0; i < n; ++i) {
-        const Eigen::Index keys = causal ? i + 1 : m_keys;  // the keys row i may look at (causal: n = m)
+        // The keys row i may look at: first … end − 1 (causal: n = m).
+        const Eigen::Index first = config.first_key(static_cast<int>(i)), end = causal ? i + 1 : m_keys;
+        const Eigen::Index keys = end - first;
         // 3. (a division, not a multiplication by 1/s: the value is exactly scores_raw / s)
-        auto s = head.scores.row(i).head(keys);
-        s = head.scores_raw.row(i).head(keys).array() / scale;
+        auto s = head.scores.row(i).segment(first, keys);
+        s = head.scores_raw.row(i).segment(first, keys).array() / scale;
         if (custom)
             for (Eigen::Index j = 0; j < keys; ++j)
-                if (mask(i, j) == 0) s(j) = neg_inf;  // every row keeps a key (validate), so the max is finite
-        // 4. With w = exp(s − m) / Σ the entropy −Σ w·ln w is ln Σ·Σ w − Σ w·(s − m): no log per
-        // weight (a masked key, w = 0 and s = −∞, adds nothing).
-        auto w = head.weights.row(i).head(keys);
+                if (mask(i, first + j) == 0) s(j) = neg_inf;  // every row keeps a key (validate): a finite max
+        if (capped) input.row(i).segment(first, keys) = c * (s.array() / c).tanh();  // tanh(−∞) · c is −c: masked after
+        auto x = input.row(i).segment(first, keys);
+        if (capped && custom)
+            for (Eigen::Index j = 0; j < keys; ++j)
+                if (mask(i, first + j) == 0) x(j) = neg_inf;
+        // 4. With w = exp(x − m) / Σ the entropy −Σ w·ln w is ln Σ·Σ w − Σ w·(x − m): no log per
+        // weight (a masked key, w = 0 and x = −∞, adds nothing).
+        auto w = head.weights.row(i).segment(first, keys);
         Scalar m;
-        const Scalar sum = softmax_row(s, w, m, config.softmax);
-        const Scalar shift = custom ? (w.array() > 0).select(w.array() * (s.array() - m), Scalar(0)).sum()
-                                    : (w.array() * (s.array() - m)).sum();
+        const Scalar sum = softmax_row(x, w, m, config.softmax);
+        const Scalar shift = custom ? (w.array() > 0).select(w.array() * (x.array() - m), Scalar(0)).sum()
+                                    : (w.array() * (x.array() - m)).sum();
         // Under softmax₁ the weights sum to Σ_j w_j < 1, so ln Σ counts that many times.
         const Scalar mass = config.softmax == Softmax::plus_one ? Scalar(w.sum()) : Scalar(1);
-        if (keys < m_keys) {
-            head.scores.row(i).tail(m_keys - keys).setConstant(neg_inf);
-            head.weights.row(i).tail(m_keys - keys).setZero();  // exp(−∞) = 0
+        for (MatrixT<Scalar>* hidden : {&head.scores, &head.scores_capped}) {
+            if (hidden->size() == 0) continue;
+            hidden->row(i).head(first).setConstant(neg_inf);
+            hidden->row(i).tail(m_keys - end).setConstant(neg_inf);
         }
+        head.weights.row(i).head(first).setZero();  // exp(−∞) = 0
+        head.weights.row(i).tail(m_keys - end).setZero();
         RowStats& r = rows[i];
         r.sum = w.sum();
         r.max = w.maxCoeff();
@@ -116,9 +136,31 @@ RopePair rope_pair(const Rope& rope, int d_k, int j) {
     return rope.style == Rope::Style::half ? RopePair{j, j + dims / 2} : RopePair{2 * j, 2 * j + 1};
 }
 
-double rope_angle(const Rope& rope, int d_k, int position, int j) {
+double rope_frequency(const Rope& rope, int d_k, int j, int n) {
     const double dims = rope.rotated(d_k);
-    return position * std::pow(rope.base, -2.0 * j / dims);
+    const RopeScaling& s = rope.scaling;
+    using K = RopeScaling::Kind;
+    double base = rope.base;
+    if (s.kind == K::dynamic && n > s.original_max_positions)
+        base *= std::pow(s.factor * n / s.original_max_positions - (s.factor - 1), dims / (dims - 2));
+    const double theta = std::pow(base, -2.0 * j / dims);
+    switch (s.kind) {
+        case K::none:
+        case K::dynamic: return theta;
+        case K::linear: return theta / s.factor;
+        case K::llama3: {
+            const double wavelength = 2 * M_PI / theta, L = s.original_max_positions;
+            if (wavelength < L / s.high_freq_factor) return theta;
+            if (wavelength > L / s.low_freq_factor) return theta / s.factor;
+            const double t = (L / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+            return (1 - t) * theta / s.factor + t * theta;
+        }
+    }
+    return theta;
+}
+
+double rope_angle(const Rope& rope, int d_k, int position, int j, int n) {
+    return position * rope_frequency(rope, d_k, j, n);
 }
 
 std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_k, int column) {
@@ -154,9 +196,12 @@ void attend_heads(TraceT<Scalar>& t, const Config& config, const Matrix& mask, c
         const int pairs = config.rope.rotated(d_k) / 2, positions = std::max(config.n, config.kv_len());
         cos.resize(positions, pairs);
         sin.resize(positions, pairs);
+        std::vector<double> frequency(static_cast<size_t>(pairs));
+        for (int j = 0; j < pairs; ++j)
+            frequency[static_cast<size_t>(j)] = rope_frequency(config.rope, d_k, j, positions);
         for (int p = 0; p < positions; ++p)
             for (int j = 0; j < pairs; ++j) {
-                const double angle = rope_angle(config.rope, d_k, p, j);
+                const double angle = p * frequency[static_cast<size_t>(j)];
                 cos(p, j) = static_cast<Scalar>(std::cos(angle));
                 sin(p, j) = static_cast<Scalar>(std::sin(angle));
             }
@@ -344,6 +389,7 @@ const Matrix* find_computed(const Trace& t, const MatrixRef& ref) {
         case MatrixId::K_rot: return &head().K_rot;
         case MatrixId::scores_raw: return &head().scores_raw;
         case MatrixId::scores: return &head().scores;
+        case MatrixId::scores_capped: return &head().scores_capped;
         case MatrixId::weights: return &head().weights;
         case MatrixId::Z: return &head().Z;
         case MatrixId::concat: return &t.concat;

@@ -6,7 +6,9 @@
 //     attention)
 //   RoPE: Q_rot, K_rot = Q, K with row p's pairs rotated by p·θ_j (see Rope in config.hpp)
 //   scores_raw = Q·Kᵀ (n×n), or Q_rot·K_rotᵀ with RoPE
-//   scores = scores_raw / s   (s = √d_k, 1, or the user's divisor; causal mask: j > i → −∞)
+//   scores = scores_raw / s   (s = √d_k, 1, or the user's divisor; causal mask: j > i → −∞;
+//     sliding window: j ≤ i − window → −∞)
+//   soft-capping: scores_capped = c·tanh(scores / c), the softmax's input in place of scores
 //   weights = softmax of each row of scores (n×n, stable: the row max is subtracted first);
 //     softmax₁ with config.softmax = plus_one: e^{s_ij} / (1 + Σ_k e^{s_ik}), rows summing to below 1
 //   Z = weights·V (n×d_v)
@@ -30,15 +32,16 @@ namespace attnviz::core {
 
 template <class Scalar>
 struct HeadTraceT {
-    MatrixT<Scalar> Q;           // n×d_k
-    MatrixT<Scalar> K;           // n×d_k
-    MatrixT<Scalar> V;           // n×d_v
-    MatrixT<Scalar> Q_rot;       // n×d_k, Q with RoPE (empty without)
-    MatrixT<Scalar> K_rot;       // n×d_k, K with RoPE (empty without)
-    MatrixT<Scalar> scores_raw;  // n×n, Q·Kᵀ (Q_rot·K_rotᵀ with RoPE)
-    MatrixT<Scalar> scores;      // n×n, scores_raw / s, −∞ where masked
-    MatrixT<Scalar> weights;     // n×n, row-wise softmax of scores
-    MatrixT<Scalar> Z;           // n×d_v, weights·V
+    MatrixT<Scalar> Q;              // n×d_k
+    MatrixT<Scalar> K;              // n×d_k
+    MatrixT<Scalar> V;              // n×d_v
+    MatrixT<Scalar> Q_rot;          // n×d_k, Q with RoPE (empty without)
+    MatrixT<Scalar> K_rot;          // n×d_k, K with RoPE (empty without)
+    MatrixT<Scalar> scores_raw;     // n×n, Q·Kᵀ (Q_rot·K_rotᵀ with RoPE)
+    MatrixT<Scalar> scores;         // n×n, scores_raw / s, −∞ where masked
+    MatrixT<Scalar> scores_capped;  // n×n, c·tanh(scores / c) with soft-capping (empty without)
+    MatrixT<Scalar> weights;        // n×n, row-wise softmax of scores (of scores_capped with soft-capping)
+    MatrixT<Scalar> Z;              // n×d_v, weights·V
 };
 
 // Diagnostics of one row of weights.
@@ -104,12 +107,14 @@ inline int v_column(const Config& c, int head) {
 }
 
 // RoPE, one pair of columns at a time. Pair j (0 ≤ j < dims/2) of a d_k-column row: its two
-// columns, and the angle it turns by at position p: p·θ_j, θ_j = base^(−2j/dims).
+// columns, its frequency θ_j = base^(−2j/dims) as rope.scaling stretches it for a layer of n
+// positions (config.hpp: RopeScaling), and the angle it turns by at position p: p·θ_j.
 struct RopePair {
     int first, second;  // x' [first] = x[first]·cos − x[second]·sin; x'[second] = x[second]·cos + x[first]·sin
 };
 RopePair rope_pair(const Rope& rope, int d_k, int j);
-double rope_angle(const Rope& rope, int d_k, int position, int j);
+double rope_frequency(const Rope& rope, int d_k, int j, int n);
+double rope_angle(const Rope& rope, int d_k, int position, int j, int n);
 // The pair a rotated column belongs to and whether it is the pair's first column, or nullopt for a
 // column RoPE leaves alone (from `dims` on).
 std::optional<std::pair<int, bool>> rope_pair_of_column(const Rope& rope, int d_k, int column);

@@ -1,5 +1,6 @@
 #include "core/attention/gradient.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -11,13 +12,13 @@ namespace {
 
 // RoPE backwards: the gradient of a rotated matrix turned back, pair by pair (the transpose of
 // each rotation); columns RoPE leaves alone pass through.
-Matrix unrotate(const Matrix& d_rot, const Rope& rope, int d_k) {
+Matrix unrotate(const Matrix& d_rot, const Rope& rope, int d_k, int positions) {
     Matrix d = d_rot;
     const int pairs = rope.rotated(d_k) / 2;
     for (int j = 0; j < pairs; ++j) {
         const RopePair p = rope_pair(rope, d_k, j);
         for (Eigen::Index pos = 0; pos < d_rot.rows(); ++pos) {
-            const double angle = rope_angle(rope, d_k, static_cast<int>(pos), j);
+            const double angle = rope_angle(rope, d_k, static_cast<int>(pos), j, positions);
             const double c = std::cos(angle), s = std::sin(angle);
             const double a = d_rot(pos, p.first), b = d_rot(pos, p.second);
             d(pos, p.first) = a * c + b * s;
@@ -75,14 +76,21 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
         Matrix d_S = A.cwiseProduct(d_A);
         const Eigen::VectorXd row_dot = d_S.rowwise().sum();
         d_S -= A.cwiseProduct(row_dot.replicate(1, A.cols()));
+        // Soft-capping: d scores = d scores_capped · (1 − tanh²(scores / c)), tanh(scores / c) =
+        // scores_capped / c (a masked score, −∞ in both, has no gradient).
+        if (c.softcap > 0)
+            d_S = (A.array() > 0)
+                      .select(d_S.array() * (1 - (ht.scores_capped.array() / c.softcap).square()), 0.0)
+                      .matrix();
         const Matrix d_raw = d_S / t.scale;
         const Matrix& Qr = c.rope.on ? ht.Q_rot : ht.Q;
         const Matrix& Kr = c.rope.on ? ht.K_rot : ht.K;
         Matrix d_Q = d_raw * Kr;              // n×d_k
         Matrix d_K = d_raw.transpose() * Qr;  // m×d_k
         if (c.rope.on) {
-            d_Q = unrotate(d_Q, c.rope, c.d_k);
-            d_K = unrotate(d_K, c.rope, c.d_k);
+            const int positions = std::max(c.n, c.kv_len());
+            d_Q = unrotate(d_Q, c.rope, c.d_k, positions);
+            d_K = unrotate(d_K, c.rope, c.d_k, positions);
         }
         const HeadParams& own = p.heads[static_cast<size_t>(h)];
         const int owner = p.kv_owner(h);

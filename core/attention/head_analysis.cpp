@@ -144,7 +144,7 @@ std::vector<RopePairProfile> rope_pair_profiles(const Config& c, const RopeSplit
         const Matrix& part = split.pairs[j];  // n×m
         const Eigen::Index n = part.rows(), m = part.cols();
         RopePairProfile profile;
-        profile.theta = rope_angle(c.rope, c.d_k, 1, static_cast<int>(j));
+        profile.theta = rope_frequency(c.rope, c.d_k, static_cast<int>(j), std::max(c.n, c.kv_len()));
         profile.mean_abs = part.size() > 0 ? part.cwiseAbs().mean() : 0.0;
         if (n > 0 && m > 0) {
             std::vector<double> sum(static_cast<size_t>(n + m - 1), 0.0), count(sum.size(), 0.0);

@@ -2,20 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace attnviz::core {
 
 namespace {
 
-// Row x with RoPE at `position` (a copy: the row as RoPE leaves it).
-Eigen::RowVectorXd rotated(const Eigen::RowVectorXd& x, const Rope& rope, int position) {
+// Row x with RoPE at `position` (a copy: the row as RoPE leaves it), the frequencies those of a
+// layer of n positions.
+Eigen::RowVectorXd rotated(const Eigen::RowVectorXd& x, const Rope& rope, int position, int n) {
     if (!rope.on) return x;
     const int d_k = static_cast<int>(x.size());
     Eigen::RowVectorXd out = x;
     for (int j = 0; j < rope.rotated(d_k) / 2; ++j) {
         const RopePair p = rope_pair(rope, d_k, j);
-        const double angle = rope_angle(rope, d_k, position, j), c = std::cos(angle), s = std::sin(angle);
+        const double angle = rope_angle(rope, d_k, position, j, n), c = std::cos(angle), s = std::sin(angle);
         out(p.first) = x(p.first) * c - x(p.second) * s;
         out(p.second) = x(p.second) * c + x(p.first) * s;
     }
@@ -62,7 +64,7 @@ Result<KvCacheRun> kv_cache_decode(const Session& session, int prefill) {
         const Eigen::RowVectorXd x = p.X.row(t);
         for (int g = 0; g < groups; ++g) {
             const HeadParams& owner = p.heads[static_cast<std::size_t>(g * group_size)];
-            step.k.push_back(rotated(projected(x, owner.W_K, owner.b_K, c.biases), c.rope, t));
+            step.k.push_back(rotated(projected(x, owner.W_K, owner.b_K, c.biases), c.rope, t, c.n));
             step.v.push_back(projected(x, owner.W_V, owner.b_V, c.biases));
             Matrix& Kg = K[static_cast<std::size_t>(g)];
             Matrix& Vg = V[static_cast<std::size_t>(g)];
@@ -74,10 +76,13 @@ Result<KvCacheRun> kv_cache_decode(const Session& session, int prefill) {
         Eigen::RowVectorXd concat(c.heads * c.d_v);
         for (int i = 0; i < c.heads; ++i) {
             const HeadParams& hp = p.heads[static_cast<std::size_t>(i)];
-            step.q.push_back(rotated(projected(x, hp.W_Q, hp.b_Q, c.biases), c.rope, t));
+            step.q.push_back(rotated(projected(x, hp.W_Q, hp.b_Q, c.biases), c.rope, t, c.n));
             const std::size_t g = static_cast<std::size_t>(c.kv_group(i));
             Matrix weights = step.q.back() * K[g].transpose() / s;  // 1 × (t + 1): the scores, then
-            softmax_rows(weights, c.softmax);                       // their softmax, as the layer's
+            if (c.softcap > 0) weights = c.softcap * (weights.array() / c.softcap).tanh();  // capped,
+            for (int j = 0; j < t + 1; ++j)  // the keys the sliding window has left behind hidden,
+                if (c.hides(t, j)) weights(0, j) = -std::numeric_limits<double>::infinity();
+            softmax_rows(weights, c.softmax);  // their softmax, as the layer's
             step.weights.push_back(weights.row(0));
             concat.segment(i * c.d_v, c.d_v) = step.weights.back() * V[g];
         }

@@ -48,7 +48,8 @@ Result<OnlineSoftmaxRun> online_softmax(const Trace& trace, int head, int block_
             return Result<OnlineSoftmaxRun>::fail(
                 {{name, "expected 1 to " + std::to_string(max_block) + ", got " + std::to_string(size)}});
     const HeadTrace& h = trace.heads[static_cast<std::size_t>(head)];
-    const int n = static_cast<int>(h.scores.rows()), n_kv = static_cast<int>(h.scores.cols());
+    const Matrix& scores = h.scores_capped.size() > 0 ? h.scores_capped : h.scores;  // the softmax's input
+    const int n = static_cast<int>(scores.rows()), n_kv = static_cast<int>(scores.cols());
     const int d_v = static_cast<int>(h.V.cols()), d_k = static_cast<int>(h.K.cols());
     OnlineSoftmaxRun run;
     run.O = Matrix::Zero(n, d_v);
@@ -61,7 +62,7 @@ Result<OnlineSoftmaxRun> online_softmax(const Trace& trace, int head, int block_
         Matrix O_tilde = Matrix::Zero(b - a, d_v);
         for (int c = 0; c < n_kv; c += block_cols) {
             const int d = std::min(n_kv, c + block_cols);
-            step(h.scores, h.V, a, c, d, m, l, O_tilde);
+            step(scores, h.V, a, c, d, m, l, O_tilde);
             run.steps.push_back({a, b, c, d, m, l});
         }
         // O = diag(ℓ)⁻¹·Õ (a row with every key masked has no weights: zeros, as Z has).

@@ -62,6 +62,8 @@ constexpr MatrixInfo table[] = {
      {{"Q·Kᵀ", "Q*K^T"}, {"Kᵀ·Q", "K^T*Q"}}, {{"QKᵀ", "QK^T"}, {"KᵀQ", "K^T Q"}}, 0},
     {M::scores, "scores", true, false, false, D::n, D::n_kv, {M::scores_raw, none}, none, Op::scale, C::diverging,
      same("÷ s", "/ s"), same("÷ s", "/ s"), 0},
+    {M::scores_capped, "scores_capped", true, false, false, D::n, D::n_kv, {M::scores, none}, none, Op::softcap,
+     C::diverging, same("c·tanh(scores / c)", "c*tanh(scores / c)"), same("soft-cap", "soft-cap"), needs_softcap},
     {M::weights, "weights", true, false, false, D::n, D::n_kv, {M::scores, none}, none, Op::softmax, C::unit_interval,
      {{"softmax (rows)", "softmax (rows)"}, {"softmax (columns)", "softmax (columns)"}},
      {{"softmax →", "softmax ->"}, {"softmax ↓", "softmax (col)"}}, 0},
@@ -97,6 +99,7 @@ constexpr Feature features[] = {
     {needs_rope, [](const Config& c) { return c.rope.on; }, "RoPE is off"},
     {needs_cross, [](const Config& c) { return c.cross(); }, "this layer has no cross-attention input"},
     {needs_custom_mask, [](const Config& c) { return c.mask == Mask::custom; }, "this layer has no custom mask"},
+    {needs_softcap, [](const Config& c) { return c.softcap > 0; }, "this layer has no soft-capping"},
 };
 
 }  // namespace
@@ -154,6 +157,7 @@ bool exists(MatrixId id, const Config& c) { return absence(id, c) == nullptr; }
 MatrixId operand_of(MatrixId id, int k, const Config& c) {
     if (id == MatrixId::scores_raw && c.rope.on) return k == 0 ? MatrixId::Q_rot : MatrixId::K_rot;
     if ((id == MatrixId::K || id == MatrixId::V) && k == 0 && c.cross()) return MatrixId::Y;
+    if (id == MatrixId::weights && k == 0 && c.softcap > 0) return MatrixId::scores_capped;
     return info(id).operands[k];
 }
 
@@ -181,8 +185,12 @@ std::string operation_text(MatrixId id, const Config& c, Notation notation, bool
                         : c.scale.kind == Scale::Kind::none
                             ? std::string(sym.divide) + " 1 (no scaling)"
                             : std::string(sym.divide) + " " + format_number(c.scale.divisor);
+        if (c.window > 0) return s + ", window " + std::to_string(c.window);
         return c.mask == Mask::none ? s : s + ", mask";
     }
+    if (id == MatrixId::scores_capped)
+        return format_number(c.softcap) + (notation == Notation::unicode ? "·tanh(scores / " : "*tanh(scores / ") +
+               format_number(c.softcap) + ")";
     if (id == MatrixId::output && !c.output_projection) return "concat (no W_O)";
     if (id == MatrixId::weights && c.softmax == Softmax::plus_one)
         return column_vectors ? "softmax plus one (columns)" : "softmax plus one (rows)";

@@ -10,7 +10,8 @@
 //                          with biases b_Q, b_K (1×d_k), b_V (1×d_v); W_O ((h·d_v)×d_model, while
 //                          the output projection is on) and b_O (1×d_model, with biases)
 //   computed (the trace):  per head Q (n×d_k), K (m×d_k), V (m×d_v), with RoPE Q_rot (n×d_k),
-//                          K_rot (m×d_k), scores_raw, scores, weights (n×m), Z (n×d_v), where
+//                          K_rot (m×d_k), scores_raw, scores, with soft-capping scores_capped,
+//                          weights (n×m), Z (n×d_v), where
 //                          m = kv_len() is n, or n_kv under cross-attention; concat (n×h·d_v);
 //                          output (n×d_model, or n×h·d_v without W_O)
 #pragma once
@@ -51,6 +52,7 @@ enum class MatrixId {
     K_rot,
     scores_raw,
     scores,
+    scores_capped,
     weights,
     Z,
     concat,
@@ -74,7 +76,8 @@ enum class Operation {
     input,          // typed by the user
     product,        // A·B: row i of A times column j of B (Q, K, V; output with W_O)
     dot_products,   // Q·Kᵀ: query i with key j
-    scale,          // scores_raw / s, −∞ where the causal mask hides the key
+    scale,          // scores_raw / s, −∞ where the causal mask or the sliding window hides the key
+    softcap,        // c·tanh(scores / c)
     softmax,        // each row's softmax
     weighted_sum,   // weights·V
     concatenation,  // [Z⁽¹⁾ … Z⁽ʰ⁾]
@@ -100,11 +103,12 @@ struct Oriented {
 // What of the config a matrix can need to exist in a layer; each has a reason for its absence
 // ("the output projection is off", see absence()).
 enum Need : unsigned {
-    needs_biases = 1,       // config.biases
-    needs_W_O = 2,          // config.output_projection
-    needs_rope = 4,         // config.rope.on
-    needs_cross = 8,        // cross-attention (config.n_kv > 0)
-    needs_custom_mask = 16  // config.mask == Mask::custom
+    needs_biases = 1,        // config.biases
+    needs_W_O = 2,           // config.output_projection
+    needs_rope = 4,          // config.rope.on
+    needs_cross = 8,         // cross-attention (config.n_kv > 0)
+    needs_custom_mask = 16,  // config.mask == Mask::custom
+    needs_softcap = 32       // config.softcap > 0
 };
 
 struct MatrixInfo {
@@ -128,10 +132,12 @@ const MatrixInfo& info(MatrixId id);
 
 // Every id, in pipeline order.
 inline constexpr MatrixId all_matrix_ids[] = {
-    MatrixId::X,       MatrixId::Y,   MatrixId::mask,   MatrixId::W_Q,   MatrixId::W_K,        MatrixId::W_V,
-    MatrixId::b_Q,     MatrixId::b_K, MatrixId::b_V,    MatrixId::W_O,   MatrixId::b_O,        MatrixId::Q,
-    MatrixId::K,       MatrixId::V,   MatrixId::Q_rot,  MatrixId::K_rot, MatrixId::scores_raw, MatrixId::scores,
-    MatrixId::weights, MatrixId::Z,   MatrixId::concat, MatrixId::output};
+    MatrixId::X,          MatrixId::Y,      MatrixId::mask,          MatrixId::W_Q,
+    MatrixId::W_K,        MatrixId::W_V,    MatrixId::b_Q,           MatrixId::b_K,
+    MatrixId::b_V,        MatrixId::W_O,    MatrixId::b_O,           MatrixId::Q,
+    MatrixId::K,          MatrixId::V,      MatrixId::Q_rot,         MatrixId::K_rot,
+    MatrixId::scores_raw, MatrixId::scores, MatrixId::scores_capped, MatrixId::weights,
+    MatrixId::Z,          MatrixId::concat, MatrixId::output};
 static_assert(std::size(all_matrix_ids) == matrix_count, "all_matrix_ids lists every MatrixId once");
 
 inline const char* name(MatrixId id) { return info(id).name; }
@@ -151,7 +157,8 @@ const char* absence(MatrixId id, const Config& config);
 // The first of its needs the config does not meet (in the order absence() names them), or 0.
 unsigned missing_need(MatrixId id, const Config& config);
 // Operand k (0 or 1) of a matrix under this config: scores_raw is Q_rot·K_rotᵀ with RoPE; K and V
-// are Y·W_K and Y·W_V under cross-attention.
+// are Y·W_K and Y·W_V under cross-attention; weights are the softmax of scores_capped with
+// soft-capping.
 MatrixId operand_of(MatrixId id, int k, const Config& config);
 // Its shape under a config: extent(rows) × extent(cols).
 int rows_of(MatrixId id, const Config& config);

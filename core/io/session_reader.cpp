@@ -44,16 +44,20 @@ struct MatrixBuild {
     std::vector<double> data;                     // row-major
 };
 
-constexpr const char* config_keys[] = {"n",      "d_model", "heads",  "d_k",      "d_v",  "output_projection",
-                                       "mask",   "scale",   "biases", "kv_heads", "rope", "n_kv",
-                                       "softmax"};
-// n … scale; biases, kv_heads and rope (version 2), n_kv (version 3) and softmax (version 4) are
-// optional
+constexpr const char* config_keys[] = {"n",       "d_model", "heads",  "d_k",      "d_v",  "output_projection",
+                                       "mask",    "scale",   "biases", "kv_heads", "rope", "n_kv",
+                                       "softmax", "window",  "softcap"};
+// n … scale; biases, kv_heads and rope (version 2), n_kv (version 3), softmax (version 4), window
+// and softcap (version 5) are optional
 constexpr int config_required = 8;
 constexpr int rope_key = 10;
 constexpr int n_kv_key = 11;
 constexpr int softmax_key = 12;
-constexpr const char* rope_keys[] = {"base", "style", "dims"};
+constexpr int window_key = 13;
+constexpr int softcap_key = 14;
+// base, style, dims (version 2); scaling and its fields (version 5)
+constexpr const char* rope_keys[] = {
+    "base", "style", "dims", "scaling", "factor", "low_freq_factor", "high_freq_factor", "original_max_positions"};
 constexpr const char* root_keys[] = {"format", "version", "config", "tokens",    "X",    "heads",
                                      "W_O",    "b_O",     "Y",      "kv_tokens", "mask", "pin"};
 
@@ -359,6 +363,15 @@ private:
                 config_problems_.add("config.softmax",
                                      "expected \"standard\" or \"plus_one\", got " + describe_json(*v));
         }
+        // Version 5's; absent: none (validate(config) checks the soft-cap's range).
+        if (config_values_[window_key])
+            c.window = whole_number(config_values_[window_key], "config.window", 1, Limits::max_n);
+        if (const json* v = config_field(softcap_key)) {
+            if (v->is_number())
+                c.softcap = v->get<double>();
+            else
+                config_problems_.add("config.softcap", "expected a number, got " + describe_json(*v));
+        }
         return c;
     }
 
@@ -388,6 +401,50 @@ private:
                                      "expected \"half\" or \"interleaved\", got " + describe_json(v->value));
         }
         if (rope_values_[2]) rope.dims = whole_number(rope_values_[2], "config.rope.dims", 2, Limits::max_d_k);
+        evaluate_rope_scaling(rope.scaling);
+    }
+
+    // config.rope's "scaling": "linear" | "dynamic" | "llama3" with "factor", and for dynamic and
+    // llama3 "original_max_positions", for llama3 "low_freq_factor" and "high_freq_factor"
+    // (validate(config) checks their ranges).
+    void evaluate_rope_scaling(RopeScaling& s) {
+        const auto number = [&](int k, const char* field, double& into) {
+            const auto& v = rope_values_[k];
+            const std::string path = std::string("config.rope.") + field;
+            if (!v)
+                config_problems_.add(path, std::string("missing (") + to_string(s.kind) + " scaling needs it)");
+            else if (!v->overflow.empty())
+                config_problems_.add(path, overflow_message(v->overflow));
+            else if (!v->value.is_number())
+                config_problems_.add(path, "expected a number, got " + describe_json(v->value));
+            else
+                into = v->value.get<double>();
+        };
+        const auto& kind = rope_values_[3];
+        if (!kind) return;
+        const std::optional<RopeScaling::Kind> k =
+            kind->value.is_string() ? parse_rope_scaling(kind->value.get<std::string>()) : std::nullopt;
+        if (!k) {
+            config_problems_.add("config.rope.scaling",
+                                 "expected \"none\", \"linear\", \"dynamic\" or \"llama3\", got " +
+                                     describe_json(kind->value));
+            return;
+        }
+        s.kind = *k;
+        if (s.kind == RopeScaling::Kind::none) return;
+        number(4, "factor", s.factor);
+        if (s.kind != RopeScaling::Kind::linear) {
+            if (!rope_values_[7])
+                config_problems_.add("config.rope.original_max_positions",
+                                     std::string("missing (") + to_string(s.kind) + " scaling needs it)");
+            else
+                s.original_max_positions = whole_number(rope_values_[7], "config.rope.original_max_positions", 1,
+                                                        1 << 24);
+        }
+        if (s.kind == RopeScaling::Kind::llama3) {
+            number(5, "low_freq_factor", s.low_freq_factor);
+            number(6, "high_freq_factor", s.high_freq_factor);
+        }
     }
 
     // -- matrices
@@ -659,7 +716,8 @@ private:
         else if (!config_object_)
             config_problems_.add("config", "expected an object, got " + config_desc_);
         if (const int need = file_version(config_); config_problems_.empty() && version_->value.get<int>() < need) {
-            const char* what = need == 4   ? "the softmax \"plus_one\" needs"
+            const char* what = need == 5   ? "a sliding window, soft-capping and scaled RoPE need"
+                               : need == 4 ? "the softmax \"plus_one\" needs"
                                : need == 3 ? "cross-attention (n_kv) and a custom mask need"
                                            : "biases, kv_heads and rope need";
             config_problems_.add("version", std::string(what) + " version " + std::to_string(need) +

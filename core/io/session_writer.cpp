@@ -61,6 +61,21 @@ public:
         out += indent + "\"" + k + "\": ";
     }
 
+    // RoPE's scaling as fields of config.rope: "scaling" and what that kind uses.
+    void rope_scaling(const RopeScaling& s) {
+        using K = RopeScaling::Kind;
+        if (s.kind == K::none) return;
+        out += std::string(", \"scaling\": \"") + to_string(s.kind) + "\", \"factor\": ";
+        number(s.factor);
+        if (s.kind != K::linear) out += ", \"original_max_positions\": " + std::to_string(s.original_max_positions);
+        if (s.kind == K::llama3) {
+            out += ", \"low_freq_factor\": ";
+            number(s.low_freq_factor);
+            out += ", \"high_freq_factor\": ";
+            number(s.high_freq_factor);
+        }
+    }
+
     void config(const Config& c) {
         out += "{\"n\": " + std::to_string(c.n) + ", \"d_model\": " + std::to_string(c.d_model) +
                ", \"heads\": " + std::to_string(c.heads) + ", \"d_k\": " + std::to_string(c.d_k) +
@@ -82,7 +97,14 @@ public:
             number(c.rope.base);
             out += std::string(", \"style\": \"") + to_string(c.rope.style) + "\"";
             if (c.rope.dims > 0) out += ", \"dims\": " + std::to_string(c.rope.dims);
+            rope_scaling(c.rope.scaling);  // version 5's
             out += "}";
+        }
+        // Version 5's only when in use.
+        if (c.window > 0) out += ", \"window\": " + std::to_string(c.window);
+        if (c.softcap > 0) {
+            out += ", \"softcap\": ";
+            number(c.softcap);
         }
         out += "}";
     }

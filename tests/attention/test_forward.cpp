@@ -72,14 +72,40 @@ void add_bias(Grid& g, const Matrix& b) {
 }
 
 // RoPE written out pair by pair: row p's pair (a, b) turns by p·base^(−2k/d).
-Grid rope_loop(const Grid& in, const Rope& rope, int d_k) {
+// Pair k's inverse frequency for a layer of n positions, as Hugging Face's rope init functions
+// compute it (modeling_rope_utils.py: default, linear, dynamic, llama3).
+double inv_freq_loop(const Rope& rope, int d, int k, int n) {
+    const RopeScaling& s = rope.scaling;
+    double base = rope.base;
+    if (s.kind == RopeScaling::Kind::dynamic) {
+        const double seq_len = std::max(n, s.original_max_positions);
+        base = base * std::pow(s.factor * seq_len / s.original_max_positions - (s.factor - 1),
+                               static_cast<double>(d) / (d - 2));
+    }
+    double inv = 1.0 / std::pow(base, 2.0 * k / d);
+    if (s.kind == RopeScaling::Kind::linear) inv /= s.factor;
+    if (s.kind == RopeScaling::Kind::llama3) {
+        const double low_wavelen = s.original_max_positions / s.low_freq_factor;
+        const double high_wavelen = s.original_max_positions / s.high_freq_factor;
+        const double wavelen = 2 * M_PI / inv;
+        double scaled = wavelen > low_wavelen ? inv / s.factor : inv;
+        const double smooth = (s.original_max_positions / wavelen - s.low_freq_factor) /
+                              (s.high_freq_factor - s.low_freq_factor);
+        if (!(wavelen < high_wavelen) && !(wavelen > low_wavelen))
+            scaled = (1 - smooth) * scaled / s.factor + smooth * scaled;
+        inv = scaled;
+    }
+    return inv;
+}
+
+Grid rope_loop(const Grid& in, const Rope& rope, int d_k, int n) {
     Grid out = in;
     const int d = rope.dims > 0 ? rope.dims : d_k;
     for (size_t p = 0; p < in.size(); ++p)
         for (int k = 0; k < d / 2; ++k) {
             const int a = rope.style == Rope::Style::half ? k : 2 * k;
             const int b = rope.style == Rope::Style::half ? k + d / 2 : 2 * k + 1;
-            const double angle = static_cast<double>(p) * std::pow(rope.base, -2.0 * k / d);
+            const double angle = static_cast<double>(p) * inv_freq_loop(rope, d, k, n);
             out[p][a] = in[p][a] * std::cos(angle) - in[p][b] * std::sin(angle);
             out[p][b] = in[p][b] * std::cos(angle) + in[p][a] * std::sin(angle);
         }
@@ -111,8 +137,9 @@ RefTrace reference_forward(const Config& c, const Params& p) {
             add_bias(r.K, kv.b_K);
             add_bias(r.V, kv.b_V);
         }
-        r.Q_rot = c.rope.on ? rope_loop(r.Q, c.rope, c.d_k) : r.Q;
-        r.K_rot = c.rope.on ? rope_loop(r.K, c.rope, c.d_k) : r.K;
+        const int positions = std::max(c.n, m);
+        r.Q_rot = c.rope.on ? rope_loop(r.Q, c.rope, c.d_k, positions) : r.Q;
+        r.K_rot = c.rope.on ? rope_loop(r.K, c.rope, c.d_k, positions) : r.K;
         r.scores_raw = grid(c.n, m);
         r.scores = grid(c.n, m);
         r.weights = grid(c.n, m);
@@ -121,8 +148,12 @@ RefTrace reference_forward(const Config& c, const Params& p) {
                 double dot = 0;
                 for (int k = 0; k < c.d_k; ++k) dot += r.Q_rot[i][k] * r.K_rot[j][k];
                 r.scores_raw[i][j] = dot;
-                const bool masked = (c.mask == Mask::causal && j > i) || (c.mask == Mask::custom && p.mask(i, j) == 0);
+                const bool masked = (c.mask == Mask::causal && j > i) ||
+                                    (c.mask == Mask::custom && p.mask(i, j) == 0) ||
+                                    (c.window > 0 && i - j >= c.window);
                 r.scores[i][j] = masked ? -inf : dot / s;
+                // Gemma 2's soft-capping: tanh(s / c)·c, before the mask.
+                if (c.softcap > 0) r.scores[i][j] = masked ? -inf : std::tanh(dot / s / c.softcap) * c.softcap;
             }
         for (int i = 0; i < c.n; ++i) {
             double mx = -inf;
@@ -157,19 +188,19 @@ std::vector<Config> extended_configs() {
     c.kv_heads = 2;
     out.push_back(c);  // groups of 3 heads
     c = make_config(9, 8, 2, 6, 4, false, Mask::none);
-    c.rope = {true, 10000, Rope::Style::half, 0};
+    c.rope = {true, 10000, Rope::Style::half, 0, {}};
     out.push_back(c);  // RoPE, half
-    c.rope = {true, 100, Rope::Style::interleaved, 4};
+    c.rope = {true, 100, Rope::Style::interleaved, 4, {}};
     out.push_back(c);  // RoPE, interleaved, 4 of 6 columns
     c = make_config(12, 16, 8, 8, 8, true, Mask::causal);
     c.biases = true;
     c.kv_heads = 2;
-    c.rope = {true, 500000, Rope::Style::half, 0};
+    c.rope = {true, 500000, Rope::Style::half, 0, {}};
     out.push_back(c);  // all three, Llama-like
     c = make_config(64, 32, 4, 16, 16, true, Mask::none);
     c.biases = true;
     c.kv_heads = 1;
-    c.rope = {true, 10000, Rope::Style::interleaved, 8};
+    c.rope = {true, 10000, Rope::Style::interleaved, 8, {}};
     out.push_back(c);  // multi-query, large enough for heads in parallel
     c = make_config(4, 6, 2, 3, 2, true, Mask::none);
     c.n_kv = 7;
@@ -183,11 +214,29 @@ std::vector<Config> extended_configs() {
     c.n_kv = 9;
     c.biases = true;
     c.kv_heads = 2;
-    c.rope = {true, 10000, Rope::Style::half, 0};
+    c.rope = {true, 10000, Rope::Style::half, 0, {}};
     out.push_back(c);  // cross-attention with everything else
     c = make_config(48, 32, 4, 16, 16, true, Mask::custom);
     c.n_kv = 80;
     out.push_back(c);  // large enough for heads in parallel
+    c = make_config(9, 8, 4, 4, 4, true, Mask::causal);
+    c.window = 3;
+    c.softcap = 0.7;
+    c.kv_heads = 2;
+    c.rope = {true, 10000, Rope::Style::half, 0, {RopeScaling::Kind::llama3, 8, 1, 4, 4}};
+    out.push_back(c);  // Gemma 2's local layer: a window of 3, soft-capping that bites, Llama 3's RoPE
+    c = make_config(7, 8, 2, 4, 4, true, Mask::none);
+    c.window = 2;
+    c.softcap = 30;
+    c.rope = {true, 10000, Rope::Style::half, 2, {RopeScaling::Kind::linear, 4, 1, 4, 0}};
+    out.push_back(c);  // a window without the causal mask, partial rotary with linear scaling
+    c = make_config(64, 32, 4, 16, 16, true, Mask::causal);
+    c.window = 20;
+    c.softcap = 1;
+    c.rope = {true, 10000, Rope::Style::half, 8, {RopeScaling::Kind::dynamic, 2, 1, 4, 16}};
+    out.push_back(c);  // heads in parallel; dynamic NTK for 64 positions beyond 16
+    c.rope.scaling.original_max_positions = 128;
+    out.push_back(c);  // dynamic NTK within the trained length: the plain frequencies
     return out;
 }
 
@@ -340,6 +389,16 @@ TEST(ForwardExtended, MatchesDirectLoopReference) {
                 EXPECT_EQ(t.heads[h].Q_rot.size(), 0);
             }
             expect_matrix_near(t.heads[h].scores_raw, to_matrix(ref.heads[h].scores_raw), 1e-12, "scores_raw" + hs);
+            const Matrix& softmax_input = c.softcap > 0 ? t.heads[h].scores_capped : t.heads[h].scores;
+            EXPECT_EQ(t.heads[h].scores_capped.size(), c.softcap > 0 ? t.heads[h].scores.size() : 0);
+            for (int i = 0; i < c.n; ++i)
+                for (int j = 0; j < c.kv_len(); ++j) {
+                    const double want = ref.heads[h].scores[i][j];
+                    if (std::isinf(want))
+                        EXPECT_EQ(softmax_input(i, j), want) << i << " " << j;
+                    else
+                        EXPECT_TRUE(near_rel(softmax_input(i, j), want, 1e-12)) << i << " " << j;
+                }
             expect_matrix_near(t.heads[h].weights, to_matrix(ref.heads[h].weights), 1e-12, "weights" + hs);
             expect_matrix_near(t.heads[h].Z, to_matrix(ref.heads[h].Z), 1e-12, "Z" + hs);
         }
@@ -416,7 +475,7 @@ TEST(ForwardExtended, RopeScoresDependOnlyOnRelativePosition) {
     // the score of query p and key p + δ depends on δ alone (without RoPE it would be constant).
     for (const auto style : {Rope::Style::half, Rope::Style::interleaved}) {
         Config c = make_config(10, 6, 2, 4, 4, true, Mask::none);
-        c.rope = {true, 10000, style, 0};
+        c.rope = {true, 10000, style, 0, {}};
         Session s = random_session(c, 12);
         for (int p = 1; p < c.n; ++p) s.params.X.row(p) = s.params.X.row(0);
         const Trace t = forward<double>(c, s.params);

@@ -1,6 +1,6 @@
 // Decoding with a KV cache gives the causal layer's output row by row (double, ≤ 1e-12) with
-// biases, RoPE, K/V groups and without the output projection; each step's weights cover only the
-// cache; the cache's bytes follow 2 · layers · kv_heads · d_k · bytes a token.
+// biases, RoPE, K/V groups, a sliding window, soft-capping and without the output projection; each step's weights cover
+// only the cache; the cache's bytes follow 2 · layers · kv_heads · d_k · bytes a token.
 #include <gtest/gtest.h>
 
 #include "core/attention/kv_cache.hpp"
@@ -37,6 +37,13 @@ TEST(KvCache, DecodingGivesTheCausalLayersOutputRowByRow) {
         {"2 K/V groups", [](Config& c) { c.kv_heads = 2; }},
         {"no output projection", [](Config& c) { c.output_projection = false; }},
         {"mask none in the session", [](Config& c) { c.mask = Mask::none; }},
+        {"Gemma 2's: a window of 3 keys, soft-capping at 0.5, Llama 3's RoPE",
+         [](Config& c) {
+             c.window = 3;
+             c.softcap = 0.5;
+             c.rope.on = true;
+             c.rope.scaling = {RopeScaling::Kind::llama3, 8, 1, 4, 2};
+         }},
     };
     for (const auto& [name, change] : variants) {
         const Session s = session_with(change);

@@ -14,8 +14,10 @@ using namespace attnviz::core;
 
 namespace {
 
-Session session_with(Mask mask, int n_kv = 0) {
+Session session_with(Mask mask, int n_kv = 0, int window = 0, double softcap = 0) {
     Config c = worked_example().config;
+    c.window = window;
+    c.softcap = softcap;
     c.n = 7;
     c.d_model = 8;
     c.heads = 2;
@@ -33,9 +35,15 @@ Session session_with(Mask mask, int n_kv = 0) {
 }  // namespace
 
 TEST(OnlineSoftmax, GivesZForEveryTileSizeMaskAndCrossAttention) {
-    for (const auto& [mask, n_kv] : {std::pair{Mask::none, 0}, std::pair{Mask::causal, 0}, std::pair{Mask::custom, 0},
-                                     std::pair{Mask::none, 5}, std::pair{Mask::custom, 9}}) {
-        const Session s = session_with(mask, n_kv);
+    struct Case {
+        Mask mask;
+        int n_kv = 0, window = 0;
+        double softcap = 0;
+    };
+    for (const auto& [mask, n_kv, window, softcap] :
+         {Case{Mask::none}, Case{Mask::causal}, Case{Mask::custom}, Case{Mask::none, 5}, Case{Mask::custom, 9},
+          Case{Mask::causal, 0, 3, 0.5}}) {  // the last: Gemma 2's window and soft-capping
+        const Session s = session_with(mask, n_kv, window, softcap);
         const Trace trace = forward<double>(s.config, s.params);
         for (const auto& [br, bc] : {std::pair{1, 1}, std::pair{2, 3}, std::pair{3, 2}, std::pair{7, 7},
                                      std::pair{4, 100}, std::pair{100, 1}}) {

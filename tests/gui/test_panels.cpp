@@ -405,8 +405,10 @@ TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
 TEST_F(Headless, EveryCellOfEveryMatrixHasAnExplanation) {
     // Biases, one K/V group for both heads, RoPE, a custom mask and cross-attention from Y's 4
     // tokens: every matrix of the registry exists.
-    const core::Rope rope{true, 10000, core::Rope::Style::half, 0};
-    AppState state(core::random_session({3, 4, 2, 2, 2, true, core::Mask::custom, {}, true, 1, rope, 4}, 9));
+    const core::Rope rope{true, 10000, core::Rope::Style::half, 0, {}};
+    core::Config all{3, 4, 2, 2, 2, true, core::Mask::custom, {}, true, 1, rope, 4};
+    all.softcap = 0.5;  // scores_capped too
+    AppState state(core::random_session(all, 9));
     for (MatrixId id : core::all_matrix_ids)
         for (int h = 0; h < 2; ++h) {
             const core::Matrix* m = state.matrix({id, h});

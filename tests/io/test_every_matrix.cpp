@@ -40,7 +40,13 @@ std::vector<Session> sessions() {
     with_everything.params.mask(0, 1) = 0;
     Config no_projection = make_config(3, 4, 2, 2, 3, false, Mask::causal);
     no_projection.biases = true;
-    return {with_everything, random_session(no_projection, 22)};
+    // Gemma 2's mechanisms: soft-capping that bites (c = 0.5), a sliding window of 2 keys, scaled RoPE.
+    Config capped = make_config(4, 4, 2, 2, 2, true, Mask::causal);
+    capped.softcap = 0.5;
+    capped.window = 2;
+    capped.rope.on = true;
+    capped.rope.scaling = {RopeScaling::Kind::llama3, 8, 1, 4, 2};
+    return {with_everything, random_session(no_projection, 22), random_session(capped, 23)};
 }
 
 // The cell each matrix is checked at: its last one.
@@ -76,6 +82,11 @@ void check_matrix(const Session& saved, const Session& loaded, const Trace& t, c
         double total = sum->has_bias ? sum->bias : 0;
         for (const Product& p : sum->products) total += p.a * p.b;
         EXPECT_TRUE(near_rel(total, value, 1e-12));
+    }
+    if (const SoftcapTerms* cap = e.value->as<SoftcapTerms>()) {
+        EXPECT_EQ(cap->cap, c.softcap);
+        EXPECT_TRUE(near_rel(cap->cap * std::tanh(cap->score / cap->cap), value, 1e-15));
+        EXPECT_LT(std::abs(value), c.softcap);
     }
 
     // Exported as `attnviz export --matrix … --format csv` writes it: the numbers read back.

@@ -309,7 +309,7 @@ TEST(ParseSession, BadConfigValues) {
         {"config", [](json& d) { d["config"] = json::array(); }, "object"},
         {"format", [](json& d) { d["format"] = "attnviz-trace"; }, "attnviz-session"},
         {"format", [](json& d) { d["format"] = 1; }, ""},
-        {"version", [](json& d) { d["version"] = 5; }, "5"},
+        {"version", [](json& d) { d["version"] = 6; }, "6"},
         {"version", [](json& d) { d["version"] = "1"; }, ""},
     };
     for (const auto& [path, edit, part] : cases) {
@@ -782,7 +782,7 @@ Config llama_like() {
     Config c = make_config(5, 8, 4, 4, 2, true, Mask::causal);
     c.biases = true;
     c.kv_heads = 2;
-    c.rope = {true, 500000, Rope::Style::interleaved, 2};
+    c.rope = {true, 500000, Rope::Style::interleaved, 2, {}};
     return c;
 }
 
@@ -864,7 +864,7 @@ TEST(SessionVersion2, EveryNewFieldIsCheckedAtItsPath) {
     doc["config"]["rope"] = json::object();
     const Result<Session> r = parse_no_throw(doc.dump());
     ASSERT_TRUE(r) << all_text(r.problems);
-    EXPECT_EQ(r.value->config.rope, (Rope{true, 10000, Rope::Style::half, 0}));
+    EXPECT_EQ(r.value->config.rope, (Rope{true, 10000, Rope::Style::half, 0, {}}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1014,8 +1014,55 @@ TEST(SessionVersion4, AnUnknownSoftmaxOrAnOlderVersionIsRefused) {
         doc["version"] = version;
         expect_rejected_at(doc, "version", "needs version 4");
     }
-    doc["version"] = 5;
-    expect_rejected_at(doc, "version", "reads versions 1 to 4");
+    doc["version"] = 6;
+    expect_rejected_at(doc, "version", "reads versions 1 to 5");
+}
+
+// Version 5: a sliding window, soft-capping and RoPE's scaling are carried, refused in an older
+// version and refused when impossible.
+TEST(SessionVersion5, WindowSoftcapAndRopeScalingReadBackAndAreChecked) {
+    Config c = make_config(4, 4, 2, 2, 2, true, Mask::causal);
+    c.window = 3;
+    c.softcap = 50;
+    c.rope.on = true;
+    c.rope.dims = 2;
+    c.rope.scaling = {RopeScaling::Kind::llama3, 8, 1, 4, 8192};
+    const Session s = random_session(c, 31);
+    const std::string text = write_session(s);
+    const Result<Session> r = parse_no_throw(text);
+    ASSERT_TRUE(r.value) << r.problems[0].message;
+    EXPECT_EQ(r.value->config, c);
+    EXPECT_EQ(write_session(*r.value), text);
+    json doc = json::parse(text);
+    EXPECT_EQ(doc["version"], 5);
+    EXPECT_EQ(doc["config"]["rope"]["scaling"], "llama3");
+    for (const int version : {2, 3, 4}) {
+        json older = doc;
+        older["version"] = version;
+        expect_rejected_at(older, "version", "need version 5");
+    }
+    const std::vector<std::tuple<std::string, std::function<void(json&)>, std::string>> cases = {
+        {"config.window", [](json& d) { d["config"]["window"] = 0; }, "at least 1"},
+        {"config.window", [](json& d) { d["config"]["window"] = 1.5; }, "whole number"},
+        {"config.softcap", [](json& d) { d["config"]["softcap"] = -1; }, "soft-cap"},
+        {"config.softcap", [](json& d) { d["config"]["softcap"] = "50"; }, "expected a number"},
+        {"config.rope.scaling", [](json& d) { d["config"]["rope"]["scaling"] = "yarn"; }, "\"llama3\""},
+        {"config.rope.scaling.factor", [](json& d) { d["config"]["rope"]["factor"] = 0.5; }, "from 1"},
+        {"config.rope.original_max_positions", [](json& d) { d["config"]["rope"].erase("original_max_positions"); },
+         "missing"},
+        {"config.rope.scaling.high_freq_factor", [](json& d) { d["config"]["rope"]["high_freq_factor"] = 1; },
+         "above low_freq_factor"},
+    };
+    for (const auto& [path, edit, part] : cases) {
+        json bad = doc;
+        edit(bad);
+        SCOPED_TRACE(path);
+        expect_rejected_at(bad, path, part);
+    }
+    // A window with a custom mask is refused: the window belongs in the mask then.
+    Config custom = make_config(3, 4, 2, 2, 2, true, Mask::custom);
+    custom.window = 2;
+    EXPECT_FALSE(validate(custom).empty());
 }
 
 TEST(SessionVersion3, TracesOfCrossAttentionHaveTheirShapes) {
