@@ -89,7 +89,9 @@ core::Result<LogitLens> logit_lens(const ModelFolder& model, const RunState<Scal
     const core::Problems problems =
         for_each_lm_head_block<double>(model, [&](Eigen::Index first, const Eigen::Ref<const core::Matrix>& W_U_rows) {
             if (stop || (stopped && (stop = stopped()))) return;
-            const core::Matrix logits = normed * W_U_rows.transpose();  // rows × count
+            core::Matrix logits = normed * W_U_rows.transpose();           // rows × count
+            if (const double cap = model.config().final_softcap; cap > 0)  // Gemma 2's, as the run's logits
+                logits = cap * (logits.array() / cap).tanh();
             for (Eigen::Index r = 0; r < rows; ++r) {
                 Eigen::Index j = 0;
                 const double top = logits.row(r).maxCoeff(&j);

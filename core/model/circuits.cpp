@@ -30,10 +30,12 @@ core::Result<std::optional<Norm<double>>> input_norm(const ModelFolder& model, i
     return R::ok(std::move(*norm.value));
 }
 
-Matrix normed(const std::optional<Norm<double>>& norm, const Matrix& rows) {
+// Embedding rows as they enter the norm (times Gemma's √d_model), through it; without a norm the
+// rows as they are (the LM head's).
+Matrix normed(const std::optional<Norm<double>>& norm, const Matrix& rows, double embedding_scale) {
     if (!norm) return rows;
     Matrix out;
-    norm->apply(rows, out);
+    norm->apply(embedding_scale == 1 ? rows : Matrix(rows * embedding_scale), out);
     return out;
 }
 
@@ -70,7 +72,8 @@ core::Result<std::vector<std::vector<TokenScore>>> top_over_vocab(const ModelFol
         model, table,
         [&](Eigen::Index first, const Eigen::Ref<const Matrix>& block) {
             if (stopped && stopped()) return;
-            const Matrix values = rows * normed(norm, block).transpose();  // count × block rows
+            const Matrix values =
+                rows * normed(norm, block, model.config().embedding_scale).transpose();  // count × block rows
             TopPerRow own(rows.rows(), top);
             for (Eigen::Index r = 0; r < values.rows(); ++r)
                 for (Eigen::Index j = 0; j < values.cols(); ++j)
@@ -166,7 +169,7 @@ core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, 
     const std::string& E = model.names().token_embeddings;
     core::Result<Matrix> rows = read_table_rows<double>(model, E, {out.tokens.begin(), out.tokens.end()}, c.d_model);
     if (!rows) return R::fail(std::move(rows.problems));
-    const Matrix X = normed(*norm.value, *rows.value);  // k × d_model: the token rows x_t
+    const Matrix X = normed(*norm.value, *rows.value, c.embedding_scale);  // k × d_model: the token rows x_t
     core::Result<core::Session> session = session_on(model, layer, X, out.tokens);
     if (!session) return R::fail(std::move(session.problems));
     if (options.edited) {

@@ -1,6 +1,7 @@
 #include "core/model/layer_weights.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <map>
 #include <tuple>
@@ -111,6 +112,23 @@ public:
         return p;
     }
 
+    // GPT-NeoX's query_key_value (3·h·d_k × d_model, or its bias of 3·h·d_k) with its rows put in
+    // LayerWeightsT's order: head 0's q, k, v rows, head 1's, … become every head's q rows, then
+    // every k, then every v (a bias: one column). Empty for "" and after a problem.
+    template <class Scalar>
+    MatrixT<Scalar> per_head_to_qkv(const std::string& name, int heads, int d_k) {
+        MatrixT<Scalar> stored = as<Scalar>(name);
+        if (stored.size() == 0) return {};
+        if (stored.rows() == 1) stored.transposeInPlace();  // a bias: a column
+        MatrixT<Scalar> out(stored.rows(), stored.cols());
+        if (stored.rows() != Eigen::Index{3} * heads * d_k) return {};  // the shape was checked on opening
+        for (int h = 0; h < heads; ++h)
+            for (int part = 0; part < 3; ++part)
+                out.middleRows((Eigen::Index{part} * heads + h) * d_k,
+                               d_k) = stored.middleRows((Eigen::Index{h} * 3 + part) * d_k, d_k);
+        return out;
+    }
+
     core::Problems take() { return std::move(problems_); }
     bool ok() const { return problems_.empty(); }
 
@@ -217,6 +235,7 @@ core::Result<Norm<Scalar>> read_norm(const ModelFolder& model, const std::string
     Reads r(model);
     Norm<Scalar> n;
     n.rms = model.config().rms_norm();
+    n.plus_one = model.config().norm_plus_one;
     n.eps = model.config().norm_eps;
     n.w = r.row<Scalar>(weight);
     n.b = r.row<Scalar>(bias);
@@ -231,7 +250,9 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
     BlockWeights<Scalar> w;
     core::Problems problems;
     for (auto [norm, weight, bias] : {std::tuple{&w.norm_attention, &b.norm_attention_w, &b.norm_attention_b},
-                                      std::tuple{&w.norm_mlp, &b.norm_mlp_w, &b.norm_mlp_b}}) {
+                                      std::tuple{&w.norm_mlp, &b.norm_mlp_w, &b.norm_mlp_b},
+                                      std::tuple{&w.post_attention, &b.post_attention_w, &b.post_attention_b},
+                                      std::tuple{&w.post_mlp, &b.post_mlp_w, &b.post_mlp_b}}) {
         core::Result<Norm<Scalar>> n = read_norm<Scalar>(model, *weight, *bias);
         if (!n) return R::fail(std::move(n.problems));
         *norm = std::move(*n.value);
@@ -239,8 +260,9 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
     Reads r(model);
     w.mlp.activation = model.config().activation;
     w.mlp.gated = model.config().gated_mlp();
-    w.mlp.up = r.projection<Scalar>(b.up, b.up_b);
-    if (w.mlp.gated) w.mlp.gate = r.projection<Scalar>(b.gate, b.gate_b);
+    w.mlp.fused_gate_up = !b.gate_up.empty();
+    w.mlp.up = r.projection<Scalar>(w.mlp.fused_gate_up ? b.gate_up : b.up, b.up_b);
+    if (w.mlp.gated && !w.mlp.fused_gate_up) w.mlp.gate = r.projection<Scalar>(b.gate, b.gate_b);
     w.mlp.down = r.projection<Scalar>(b.down, b.down_b);
     if (!r.ok()) return R::fail(r.take());
     return R::ok(std::move(w));
@@ -258,10 +280,15 @@ core::Result<core::Config> attention_config(const ModelFolder& model, int layer,
     cf.mask = c.causal() ? core::Mask::causal : core::Mask::none;
     for (const std::string* bias : {&b.qkv_b, &b.q_b, &b.k_b, &b.v_b, &b.o_b}) cf.biases |= !bias->empty();
     cf.kv_heads = c.kv_heads == c.heads ? 0 : c.kv_heads;
-    if (c.llama_family()) {
+    if (c.rope()) {
         cf.rope.on = true;
         cf.rope.base = c.rope_theta;
+        cf.rope.dims = c.rope_dims;
+        cf.rope.scaling = c.rope_scaling;
     }
+    if (c.windowed_layer(layer) && c.sliding_window < n) cf.window = c.sliding_window;
+    if (c.query_pre_attn_scalar > 0) cf.scale = {core::Scale::Kind::divisor, std::sqrt(c.query_pre_attn_scalar)};
+    cf.softcap = c.attn_softcap;
     if (core::Problems problems = core::validate(cf); !problems.empty())
         return core::Result<core::Config>::fail(std::move(problems));
     return core::Result<core::Config>::ok(cf);
@@ -281,8 +308,14 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
     Reads r(model);
     AttentionWeights<Scalar> w;
     const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
-    if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V, as LayerWeightsT has them
+    if (!b.qkv.empty() && model.qkv_layout() == QkvLayout::per_head) {  // GPT-NeoX: into Q, K, V order
+        w.W_qkv = r.per_head_to_qkv<Scalar>(b.qkv, c.heads, c.d_k);
+        w.qkv_transposed = true;
+        if (!b.qkv_b.empty()) w.b_qkv = MatrixT<Scalar>(r.per_head_to_qkv<Scalar>(b.qkv_b, c.heads, c.d_k).transpose());
+    } else if (!b.qkv.empty()) {  // GPT-2's c_attn (columns Q, K, V) or Phi-3's qkv_proj (rows), as LayerWeightsT has
+                                  // them
         w.W_qkv = r.multiplier<Scalar>(b.qkv);
+        w.qkv_transposed = model.qkv_layout() == QkvLayout::rows;
         w.b_qkv = r.weights<Scalar>(b.qkv_b);
     } else {  // nn.Linear: y = x·Wᵀ, the query, key and value weights one under the other, as they lie
         // Their shapes (q × d_model, kv × d_model) were checked when the folder was opened.
@@ -308,12 +341,21 @@ core::Result<core::Session> attention_session(const ModelFolder& model, int laye
     Reads r(model);
     const bool linear = !model.conv1d();  // y = x·Wᵀ: transposed to x·W
     core::LayerProjections p;
-    if (!b.qkv.empty()) {  // GPT-2's c_attn: d_model × 3·d_model, columns Q, K, V
-        const core::Matrix all = r.matrix(b.qkv), all_b = r.matrix(b.qkv_b);
+    if (!b.qkv.empty()) {  // as x·W: d_model × (h + 2·kv)·d_k, the columns of Q, K, V
+        const ModelConfig& c = model.config();
+        const QkvLayout layout = model.qkv_layout();
+        core::Matrix all, all_b;
+        if (layout == QkvLayout::per_head) {
+            all = r.per_head_to_qkv<double>(b.qkv, c.heads, c.d_k).transpose();
+            all_b = r.per_head_to_qkv<double>(b.qkv_b, c.heads, c.d_k);
+            if (all_b.cols() == 1) all_b.transposeInPlace();
+        } else {
+            all = r.matrix(b.qkv, layout == QkvLayout::rows), all_b = r.matrix(b.qkv_b);
+        }
         if (!r.ok()) return R::fail(r.take());
-        const Eigen::Index d = all.cols() / 3;
-        p.W_Q = all.leftCols(d), p.W_K = all.middleCols(d, d), p.W_V = all.rightCols(d);
-        if (all_b.size()) p.b_Q = all_b.leftCols(d), p.b_K = all_b.middleCols(d, d), p.b_V = all_b.rightCols(d);
+        const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
+        p.W_Q = all.leftCols(q), p.W_K = all.middleCols(q, kv), p.W_V = all.rightCols(kv);
+        if (all_b.size()) p.b_Q = all_b.leftCols(q), p.b_K = all_b.middleCols(q, kv), p.b_V = all_b.rightCols(kv);
     } else {
         p.W_Q = r.matrix(b.q, linear), p.W_K = r.matrix(b.k, linear), p.W_V = r.matrix(b.v, linear);
         p.b_Q = r.matrix(b.q_b), p.b_K = r.matrix(b.k_b), p.b_V = r.matrix(b.v_b);

@@ -58,6 +58,8 @@ struct BlockWeights {
     Norm<Scalar> norm_attention;  // before the attention (pre-norm) or after its residual sum (post-norm)
     Norm<Scalar> norm_mlp;        // before the MLP (pre-norm) or after its residual sum (post-norm)
     Mlp<Scalar> mlp;
+    // Gemma 2's norms of the attention's and the MLP's outputs before their residual sums (none: no weights).
+    Norm<Scalar> post_attention, post_mlp;
 };
 
 template <class Scalar>
@@ -65,7 +67,9 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
 
 // Layer `layer`'s attention config for n tokens: n, d_model, heads, d_k = d_v, W_O on, a causal
 // mask for the causal LMs, biases when the layer has any (the missing ones zero), kv_heads for
-// grouped-query attention, RoPE (rotate_half pairs, base rope_theta) for the Llama family.
+// grouped-query attention, RoPE (rotate_half pairs, base rope_theta, the rotated columns and the
+// scaling of the config) for the RoPE families; the model's sliding window where this layer has
+// it, Gemma 2's scale √query_pre_attn_scalar and soft-cap.
 core::Result<core::Config> attention_config(const ModelFolder& model, int layer, int n);
 
 // Layer `layer`'s attention weights as the core's forward takes them (core::LayerWeightsT), in the

@@ -17,6 +17,10 @@ const char* to_string(Architecture a) {
         case Architecture::llama: return "llama";
         case Architecture::mistral: return "mistral";
         case Architecture::qwen2: return "qwen2";
+        case Architecture::gpt_neox: return "gpt_neox";
+        case Architecture::gemma: return "gemma";
+        case Architecture::gemma2: return "gemma2";
+        case Architecture::phi3: return "phi3";
     }
     return "gpt2";
 }
@@ -121,6 +125,11 @@ public:
 
     bool ok() const { return problems_.empty(); }
     core::Problems take() && { return std::move(problems_).take(); }
+    const std::string& file() const { return file_; }
+    // The problems of a nested object's fields, read with a Fields of their own.
+    void take_from(Fields&& nested) {
+        for (core::Problem& p : std::move(nested).take()) problems_.push_back(std::move(p));
+    }
 
 private:
     const json& doc_;
@@ -129,8 +138,9 @@ private:
 };
 
 std::optional<Architecture> architecture_named(const std::string& name) {
-    for (Architecture a : {Architecture::gpt2, Architecture::bert, Architecture::roberta, Architecture::llama,
-                           Architecture::mistral, Architecture::qwen2})
+    for (Architecture a :
+         {Architecture::gpt2, Architecture::bert, Architecture::roberta, Architecture::llama, Architecture::mistral,
+          Architecture::qwen2, Architecture::gpt_neox, Architecture::gemma, Architecture::gemma2, Architecture::phi3})
         if (name == to_string(a)) return a;
     return std::nullopt;
 }
@@ -193,6 +203,88 @@ void read_bert(Fields& f, ModelConfig& c) {
                                                 std::to_string(c.pad_token_id + 1));
 }
 
+// rope_scaling: none, {"rope_type": "default"}, or the types attnviz runs: "linear" {factor},
+// "dynamic" {factor} (L: max_position_embeddings, or the scaling's original_max_position_embeddings),
+// "llama3" {factor, low_freq_factor, high_freq_factor, original_max_position_embeddings}. Older
+// configs say "type" for "rope_type".
+void read_rope_scaling(Fields& f, ModelConfig& c) {
+    const nlohmann::json* scaling = f.find({"rope_scaling"});
+    if (!scaling) return;
+    if (!scaling->is_object()) {
+        f.refuse("rope_scaling", "expected an object with rope_type, got " + core::describe_json(*scaling));
+        return;
+    }
+    const std::string file = f.file() + ": rope_scaling";  // outlives `s`, which keeps a reference
+    Fields s(*scaling, file);
+    const std::string type = s.text({"rope_type", "type"}, "default");
+    using K = core::RopeScaling::Kind;
+    core::RopeScaling& r = c.rope_scaling;
+    if (type == "default") {
+        r.kind = K::none;
+    } else if (type == "linear" || type == "dynamic" || type == "llama3") {
+        r.kind = type == "linear" ? K::linear : type == "dynamic" ? K::dynamic : K::llama3;
+        r.factor = s.number({"factor"}, 0, core::Limits::max_rope_factor, 0);
+        if (r.factor < 1) s.refuse("factor", "missing or below 1 (" + type + " scaling stretches by it)");
+        if (r.kind == K::dynamic)
+            r.original_max_positions = s.integer({"original_max_position_embeddings"}, 1, ModelLimits::max_positions,
+                                                 std::max(1, c.max_positions));
+        if (r.kind == K::llama3) {
+            r.original_max_positions = s.integer({"original_max_position_embeddings"}, 1, ModelLimits::max_positions);
+            r.low_freq_factor = s.number({"low_freq_factor"}, 0, 1e6, 0);
+            r.high_freq_factor = s.number({"high_freq_factor"}, 0, 1e6, 0);
+            if (!(r.low_freq_factor > 0)) s.refuse("low_freq_factor", "missing (llama3 scaling needs it)");
+            if (!(r.high_freq_factor > r.low_freq_factor))
+                s.refuse("high_freq_factor", "missing or not above low_freq_factor (llama3 scaling needs it)");
+        }
+    } else {
+        s.refuse("rope_type", core::describe_text(type) +
+                                  " is a RoPE scaling attnviz does not run (default, linear, dynamic, llama3)");
+    }
+    f.take_from(std::move(s));
+}
+
+// Gemma and Gemma 2: head_dim apart from d_model / heads, RMSNorm by (1 + w), embeddings × √d_model,
+// GeGLU; Gemma 2's sandwich norms, query_pre_attn_scalar, soft-caps and windows on the even layers.
+void read_gemma(Fields& f, ModelConfig& c) {
+    c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
+    c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+    c.norm_plus_one = true;
+    c.embedding_scale = std::sqrt(static_cast<double>(c.d_model));
+    read_activation(f, c, "hidden_activation", "gelu_pytorch_tanh");
+    if (c.architecture != Architecture::gemma2) return;
+    c.sandwich_norms = true;
+    c.query_pre_attn_scalar = f.number({"query_pre_attn_scalar"}, 0, 1e9, 256);
+    c.attn_softcap = f.number({"attn_logit_softcapping"}, 0, core::Limits::max_softcap, 0);
+    c.final_softcap = f.number({"final_logit_softcapping"}, 0, core::Limits::max_softcap, 0);
+    if (f.present("attn_logit_softcapping") && !f.find({"attn_logit_softcapping"})) c.attn_softcap = 0;
+    if (c.attn_softcap != 0 && c.attn_softcap < core::Limits::min_softcap)
+        f.refuse("attn_logit_softcapping",
+                 "a soft-cap must be at least " + core::format_number(core::Limits::min_softcap));
+    if (!f.present("sliding_window") || f.find({"sliding_window"}))
+        c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions, 4096);
+}
+
+// GPT-NeoX (Pythia): hidden_size, num_hidden_layers, num_attention_heads, intermediate_size,
+// max_position_embeddings, layer_norm_eps, rotary_pct, rotary_emb_base (or rope_theta),
+// use_parallel_residual; biases on the attention and the MLP, an untied embed_out.
+void read_gpt_neox(Fields& f, ModelConfig& c) {
+    using core::Limits;
+    c.d_model = f.integer({"hidden_size"}, 1, Limits::max_d_model);
+    c.layers = f.integer({"num_hidden_layers"}, 1, ModelLimits::max_layers);
+    c.heads = f.integer({"num_attention_heads"}, 1, Limits::max_heads);
+    c.d_ff = f.integer({"intermediate_size"}, 1, ModelLimits::max_d_ff);
+    c.max_positions = f.integer({"max_position_embeddings"}, 1, ModelLimits::max_positions, 2048);
+    c.norm_eps = f.number({"layer_norm_eps"}, 0, ModelLimits::max_norm_eps, 1e-5);
+    c.rope_theta = f.number({"rotary_emb_base", "rope_theta"}, 1, Limits::max_rope_base, 10000);
+    read_activation(f, c, "hidden_act", "gelu");
+    c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
+    c.qkv_bias = c.o_bias = f.boolean("attention_bias", true);
+    c.mlp_bias = true;
+    c.parallel_residual = f.boolean("use_parallel_residual", true);
+    c.rotary_fraction = f.number({"rotary_pct", "partial_rotary_factor"}, 0, 1, 0.25);
+    read_rope_scaling(f, c);
+}
+
 // Llama, Mistral and Qwen2: hidden_size, num_hidden_layers, num_attention_heads,
 // num_key_value_heads, head_dim, intermediate_size, rms_norm_eps, rope_theta.
 void read_llama(Fields& f, ModelConfig& c) {
@@ -207,16 +299,7 @@ void read_llama(Fields& f, ModelConfig& c) {
     c.rope_theta = f.number({"rope_theta"}, 1, Limits::max_rope_base, 10000);
     read_activation(f, c, "hidden_act", "silu");
     c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
-    // rope_scaling: none, or {"rope_type": "default"} (plain RoPE, as some configs spell it out).
-    if (const nlohmann::json* scaling = f.find({"rope_scaling"})) {
-        const auto named_default = [&](const char* key) {
-            const auto it = scaling->find(key);
-            return it != scaling->end() && *it == "default";
-        };
-        const bool plain = scaling->is_object() && scaling->size() == 1 &&
-                           (named_default("rope_type") || named_default("type"));
-        if (!plain) f.only("rope_scaling", nullptr, "scaled RoPE");
-    }
+    read_rope_scaling(f, c);
     switch (c.architecture) {
         case Architecture::llama:
             c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
@@ -224,8 +307,18 @@ void read_llama(Fields& f, ModelConfig& c) {
             break;
         case Architecture::qwen2:
             c.qkv_bias = true;
-            if (f.boolean("use_sliding_window", false))
+            if (f.boolean("use_sliding_window", false)) {
                 c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions, 4096);
+                c.window_from_layer = f.integer({"max_window_layers"}, 0, ModelLimits::max_layers, 28);
+            }
+            break;
+        case Architecture::gemma:
+        case Architecture::gemma2: read_gemma(f, c); break;
+        case Architecture::phi3:
+            c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+            c.rotary_fraction = f.number({"partial_rotary_factor"}, 0, 1, 1);
+            if (f.find({"sliding_window"}))
+                c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions);
             break;
         default:  // mistral: absent, MistralConfig's 4096; null, none
             if (!f.present("sliding_window") || f.find({"sliding_window"}))
@@ -249,7 +342,7 @@ core::Result<ModelConfig> read_model_config(std::string_view text, const std::st
     if (!architecture) {
         f.refuse("model_type",
                  (type.empty() ? std::string("missing") : core::describe_text(type) + " is not a model attnviz runs") +
-                     " (gpt2, bert, roberta, llama, mistral or qwen2)");
+                     " (gpt2, bert, roberta, llama, mistral, qwen2, gpt_neox, gemma, gemma2 or phi3)");
         return R::fail(std::move(f).take());
     }
     c.architecture = *architecture;
@@ -258,6 +351,8 @@ core::Result<ModelConfig> read_model_config(std::string_view text, const std::st
         read_gpt2(f, c);
     else if (c.encoder())
         read_bert(f, c);
+    else if (c.architecture == Architecture::gpt_neox)
+        read_gpt_neox(f, c);
     else
         read_llama(f, c);
     if (c.kv_heads == 0) c.kv_heads = c.heads;
@@ -268,9 +363,9 @@ core::Result<ModelConfig> read_model_config(std::string_view text, const std::st
     if (c.heads % c.kv_heads != 0)
         f.refuse("num_key_value_heads", std::to_string(c.kv_heads) + " K/V groups do not divide " +
                                             std::to_string(c.heads) + " heads (num_attention_heads)");
-    const char* head_dim = c.llama_family() ? "head_dim" : "";
-    if (*head_dim && f.find({head_dim})) {
-        c.d_k = f.integer({head_dim}, 1, core::Limits::max_d_k);
+    const bool own_head_dim = c.rope() && c.architecture != Architecture::gpt_neox && f.find({"head_dim"});
+    if (own_head_dim) {
+        c.d_k = f.integer({"head_dim"}, 1, core::Limits::max_d_k);
     } else if (c.d_model % c.heads != 0) {
         f.refuse(c.architecture == Architecture::gpt2 ? "n_head" : "num_attention_heads",
                  std::to_string(c.heads) + " heads do not divide the width " + std::to_string(c.d_model) +
@@ -278,9 +373,22 @@ core::Result<ModelConfig> read_model_config(std::string_view text, const std::st
     } else {
         c.d_k = c.d_model / c.heads;
     }
-    if (f.ok() && c.llama_family() && c.d_k % 2 != 0)
-        f.refuse(*head_dim && f.find({head_dim}) ? head_dim : "num_attention_heads",
-                 "RoPE needs an even head size, got d_k = " + std::to_string(c.d_k));
+    // The columns RoPE turns: all of d_k, or the first rotary_pct (partial_rotary_factor) of them,
+    // as int(d_k · fraction) in Hugging Face's code; an even number from 2 on.
+    if (f.ok() && c.rope()) {
+        const char* field = c.rotary_fraction < 1
+                                ? (c.architecture == Architecture::gpt_neox ? "rotary_pct" : "partial_rotary_factor")
+                            : own_head_dim ? "head_dim"
+                                           : "num_attention_heads";
+        const int dims = static_cast<int>(c.d_k * c.rotary_fraction);
+        if (dims < 2 || dims % 2 != 0)
+            f.refuse(field, "RoPE needs an even number of columns from 2 on, got " + std::to_string(dims) +
+                                " of d_k = " + std::to_string(c.d_k));
+        else if (dims < c.d_k)
+            c.rope_dims = dims;
+        if (c.rope_scaling.kind == core::RopeScaling::Kind::dynamic && dims < 4)
+            f.refuse("rope_scaling", "dynamic scaling needs at least 4 rotated columns, got " + std::to_string(dims));
+    }
     if (!f.ok()) return R::fail(std::move(f).take());
     return R::ok(c);
 }

@@ -77,6 +77,28 @@ ModelNames bert_names(const ModelConfig& c, const WeightFiles& w) {
     return n;
 }
 
+ModelNames gpt_neox_names(const ModelConfig& c, const WeightFiles& w) {
+    const std::string p = prefix_of(w, "embed_in.weight", "gpt_neox.");
+    ModelNames n;
+    n.token_embeddings = p + "embed_in.weight";
+    n.final_norm_w = p + "final_layer_norm.weight", n.final_norm_b = p + "final_layer_norm.bias";
+    n.lm_head = c.tie_word_embeddings ? n.token_embeddings : "embed_out.weight";
+    const auto bias = [&](bool on, const std::string& weight) {
+        return on ? weight.substr(0, weight.size() - 6) + "bias" : std::string();
+    };
+    for (int L = 0; L < c.layers; ++L) {
+        const std::string b = p + "layers." + std::to_string(L) + ".";
+        BlockNames& k = n.blocks.emplace_back();
+        k.norm_attention_w = b + "input_layernorm.weight", k.norm_attention_b = b + "input_layernorm.bias";
+        k.qkv = b + "attention.query_key_value.weight", k.qkv_b = bias(c.qkv_bias, k.qkv);
+        k.o = b + "attention.dense.weight", k.o_b = bias(c.o_bias, k.o);
+        k.norm_mlp_w = b + "post_attention_layernorm.weight", k.norm_mlp_b = b + "post_attention_layernorm.bias";
+        k.up = b + "mlp.dense_h_to_4h.weight", k.up_b = b + "mlp.dense_h_to_4h.bias";
+        k.down = b + "mlp.dense_4h_to_h.weight", k.down_b = b + "mlp.dense_4h_to_h.bias";
+    }
+    return n;
+}
+
 ModelNames llama_names(const ModelConfig& c, const WeightFiles& w) {
     const std::string p = prefix_of(w, "embed_tokens.weight", "model.");
     ModelNames n;
@@ -97,6 +119,17 @@ ModelNames llama_names(const ModelConfig& c, const WeightFiles& w) {
         k.norm_mlp_w = b + "post_attention_layernorm.weight";
         k.gate = b + "mlp.gate_proj.weight", k.up = b + "mlp.up_proj.weight", k.down = b + "mlp.down_proj.weight";
         k.gate_b = bias(c.mlp_bias, k.gate), k.up_b = bias(c.mlp_bias, k.up), k.down_b = bias(c.mlp_bias, k.down);
+        if (c.sandwich_norms) {  // Gemma 2
+            k.post_attention_w = k.norm_mlp_w;
+            k.norm_mlp_w = b + "pre_feedforward_layernorm.weight";
+            k.post_mlp_w = b + "post_feedforward_layernorm.weight";
+        }
+        if (c.architecture == Architecture::phi3) {
+            k.q = k.k = k.v = k.q_b = k.k_b = k.v_b = k.gate = k.gate_b = k.up_b = "";
+            k.qkv = a + "qkv_proj.weight";
+            k.up = "";
+            k.gate_up = b + "mlp.gate_up_proj.weight";
+        }
     }
     return n;
 }
@@ -104,6 +137,7 @@ ModelNames llama_names(const ModelConfig& c, const WeightFiles& w) {
 ModelNames names_of(const ModelConfig& c, const WeightFiles& w) {
     if (c.architecture == Architecture::gpt2) return gpt2_names(c, w);
     if (c.encoder()) return bert_names(c, w);
+    if (c.architecture == Architecture::gpt_neox) return gpt_neox_names(c, w);
     return llama_names(c, w);
 }
 
@@ -144,8 +178,9 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c, const ModelNa
     for (const BlockNames& b : n.blocks) {
         vector(b.norm_attention_w, d, "d_model");
         vector(b.norm_attention_b, d, "d_model");
-        weight(b.qkv, d, 3 * d, "d_model", "3·d_model");
-        vector(b.qkv_b, 3 * d, "3·d_model");
+        const bool all_heads = c.kv_heads == c.heads;
+        weight(b.qkv, d, q + 2 * kv, "d_model", all_heads ? "3·heads·d_k" : "(heads + 2·kv_heads)·d_k");
+        vector(b.qkv_b, q + 2 * kv, all_heads ? "3·heads·d_k" : "(heads + 2·kv_heads)·d_k");
         weight(b.q, d, q, "d_model", "heads·d_k");
         weight(b.k, d, kv, "d_model", "kv_heads·d_k");
         weight(b.v, d, kv, "d_model", "kv_heads·d_k");
@@ -160,8 +195,13 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c, const ModelNa
         vector(b.up_b, ff, "d_ff");
         weight(b.gate, d, ff, "d_model", "d_ff");
         vector(b.gate_b, ff, "d_ff");
+        weight(b.gate_up, d, 2 * ff, "d_model", "2·d_ff");
         weight(b.down, ff, d, "d_ff", "d_model");
         vector(b.down_b, d, "d_model");
+        vector(b.post_attention_w, d, "d_model");
+        vector(b.post_attention_b, d, "d_model");
+        vector(b.post_mlp_w, d, "d_model");
+        vector(b.post_mlp_b, d, "d_model");
     }
     vector(n.final_norm_w, d, "d_model");
     vector(n.final_norm_b, d, "d_model");

@@ -11,6 +11,12 @@
 //   llama    embed_tokens; layers.L.{input_layernorm, self_attn.{q,k,v,o}_proj,
 //   mistral  post_attention_layernorm, mlp.{gate,up,down}_proj}; norm; lm_head (unless tied)
 //   qwen2    (nn.Linear: W is d_out×d_in, y = x·Wᵀ + b)
+//   gemma    Llama's names; gemma2 adds pre_feedforward_layernorm (the MLP's norm) and
+//   gemma2   post_feedforward_layernorm, its post_attention_layernorm acting on the attention's output
+//   phi3     Llama's, with self_attn.qkv_proj (rows Q, K, V) and mlp.gate_up_proj (rows gate, up)
+//   gpt_neox embed_in; layers.L.{input_layernorm, attention.query_key_value (rows q, k, v of head
+//            0, then of head 1, …), attention.dense, post_attention_layernorm, mlp.dense_h_to_4h,
+//            mlp.dense_4h_to_h}; final_layer_norm; embed_out (unless tied)
 #pragma once
 
 #include <cstdint>
@@ -29,16 +35,27 @@ struct BlockNames {
     // The attention sublayer's norm: before the attention in pre-norm blocks (GPT-2's ln_1, Llama's
     // input_layernorm), after its residual sum in post-norm ones (BERT's attention.output.LayerNorm).
     std::string norm_attention_w, norm_attention_b;
-    std::string qkv, qkv_b;              // GPT-2's c_attn: Q, K and V side by side (Conv1D)
+    std::string qkv, qkv_b;              // Q, K and V in one tensor (ModelFolder::qkv_layout)
     std::string q, k, v, q_b, k_b, v_b;  // separate projections (nn.Linear)
     std::string o, o_b;                  // the output projection
+    // A norm of the attention's output before its residual sum (Gemma 2's post_attention_layernorm).
+    std::string post_attention_w, post_attention_b;
     // The MLP sublayer's norm: GPT-2's ln_2, Llama's post_attention_layernorm (before the MLP), BERT's
     // output.LayerNorm (after its residual sum).
     std::string norm_mlp_w, norm_mlp_b;
     std::string up, up_b;      // GPT-2's mlp.c_fc, BERT's intermediate.dense, Llama's mlp.up_proj
     std::string gate, gate_b;  // Llama's mlp.gate_proj
     std::string down, down_b;  // GPT-2's mlp.c_proj, BERT's output.dense, Llama's mlp.down_proj
+    std::string gate_up;       // Phi-3's mlp.gate_up_proj: the gate's rows, then the up projection's
+    // A norm of the MLP's output before its residual sum (Gemma 2's post_feedforward_layernorm).
+    std::string post_mlp_w, post_mlp_b;
 };
+
+// How a fused query-key-value tensor lays out its parts:
+//   columns   GPT-2's c_attn, d_model × 3·d_model (Conv1D): the columns of Q, then K, then V
+//   rows      Phi-3's qkv_proj, (h + 2·kv)·d_k × d_model: the rows of every head's Q, then K, then V
+//   per_head  GPT-NeoX's query_key_value, 3·d_model × d_model: head 0's q, k and v rows, then head 1's …
+enum class QkvLayout { columns, rows, per_head };
 
 struct ModelNames {
     std::string token_embeddings;                      // vocab_size × d_model
@@ -70,6 +87,11 @@ public:
     // GPT-2's Conv1D weights are d_in×d_out (y = x·W); every other model's are nn.Linear's
     // d_out×d_in (y = x·Wᵀ).
     bool conv1d() const { return config_.architecture == Architecture::gpt2; }
+    QkvLayout qkv_layout() const {
+        return conv1d()                                         ? QkvLayout::columns
+               : config_.architecture == Architecture::gpt_neox ? QkvLayout::per_head
+                                                                : QkvLayout::rows;
+    }
 
 private:
     std::string folder_;

@@ -33,6 +33,7 @@ Problems embed(const ModelFolder& model, RunState<Scalar>& s) {
     x.setZero(n, c.d_model);
     if (Problems p = add_rows(model, names.token_embeddings, {s.token_ids.begin(), s.token_ids.end()}, x); !p.empty())
         return p;
+    if (c.embedding_scale != 1) x *= static_cast<Scalar>(c.embedding_scale);  // Gemma: × √d_model
     if (c.learned_positions())
         if (Problems p = add_rows(model, names.position_embeddings, position_ids(c, s.token_ids), x); !p.empty())
             return p;
@@ -108,10 +109,25 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
 
     // 3. residual, 4. MLP
     MatrixT<Scalar> x1, m, hidden;
-    if (c.pre_norm()) {
-        x1 = x + run.trace.output;
-        w.norm_mlp.apply(x1, m);
+    if (c.parallel_residual) {  // GPT-NeoX: x + attn(ln₁x) + mlp(ln₂x)
+        w.norm_mlp.apply(x, m);
         w.mlp.apply(m, run.output, hidden);
+        run.output += x + run.trace.output;
+    } else if (c.pre_norm()) {
+        if (w.post_attention.w.size()) {  // Gemma 2: the attention's output normed before the sum
+            w.post_attention.apply(run.trace.output, m);
+            x1 = x + m;
+        } else {
+            x1 = x + run.trace.output;
+        }
+        w.norm_mlp.apply(x1, m);
+        if (w.post_mlp.w.size()) {  // Gemma 2: the MLP's output normed before the sum
+            MatrixT<Scalar> f;
+            w.mlp.apply(m, f, hidden);
+            w.post_mlp.apply(f, run.output);
+        } else {
+            w.mlp.apply(m, run.output, hidden);
+        }
         run.output += x1;
     } else {
         const MatrixT<Scalar> summed = x + run.trace.output;
@@ -153,6 +169,10 @@ Problems finish(const ModelFolder& model, RunState<Scalar>& s) {
     s.logits_last.resize(0);
     if (c.causal())
         if (Problems p = last_logits(model, s); !p.empty()) return p;
+    if (c.final_softcap > 0) {  // Gemma 2: c·tanh(logits / c)
+        const auto cap = static_cast<Scalar>(c.final_softcap);
+        s.logits_last = cap * (s.logits_last.array() / cap).tanh();
+    }
     if (!s.hidden.allFinite() || !s.logits_last.allFinite())
         return fail("the model's values overflow: the hidden state or the logits are not finite");
     return {};
@@ -195,9 +215,6 @@ Problems token_problems(const ModelConfig& c, const std::vector<std::int32_t>& i
                                             std::to_string(c.pad_token_id + 1)
                                       : ""));
     }
-    if (c.sliding_window > 0 && n > c.sliding_window)
-        problems.add("", std::to_string(n) + " tokens, more than the model's sliding window of " +
-                             std::to_string(c.sliding_window) + " (attnviz runs sequences the window covers whole)");
     return std::move(problems).take();
 }
 
@@ -209,7 +226,8 @@ std::int64_t run_bytes(const ModelConfig& c, int n, int scalar_bytes) {
     cf.d_k = cf.d_v = c.d_k;
     cf.kv_heads = c.kv_heads;
     cf.biases = true;
-    cf.rope.on = c.llama_family();
+    cf.rope.on = c.rope();
+    cf.softcap = c.attn_softcap;
     const std::int64_t inputs = core::input_numbers(cf), trace = core::total_numbers(cf) - inputs;
     const std::int64_t nd = std::int64_t{n} * c.d_model, s = scalar_bytes;
     const std::int64_t per_layer = trace * s + 2 * nd * s;  // the trace, the attention's input, the output

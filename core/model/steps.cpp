@@ -12,10 +12,17 @@ template <class Scalar>
 void Norm<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out) const {
     using Column = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
     const Scalar e = static_cast<Scalar>(eps);
+    if (w.size() == 0) {
+        out = x;
+        return;
+    }
     if (rms) {
-        // 1/√(mean(x²) + eps) per row, then x times it, then times w (Llama's order).
+        // 1/√(mean(x²) + eps) per row, then x times it, then times w (Llama's order), or 1 + w.
         const Column inv = ((x.array().square().rowwise().mean()) + e).rsqrt();
-        out = (x.array().colwise() * inv).rowwise() * w.array();
+        if (plus_one)
+            out = (x.array().colwise() * inv).rowwise() * (w.array() + Scalar(1));
+        else
+            out = (x.array().colwise() * inv).rowwise() * w.array();
         return;
     }
     const Column mean = x.array().rowwise().mean();
@@ -65,7 +72,14 @@ void activate(Activation activation, MatrixT<Scalar>& m) {
 
 template <class Scalar>
 void Mlp<Scalar>::apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out, MatrixT<Scalar>& hidden) const {
-    if (gated) {
+    if (gated && fused_gate_up) {
+        MatrixT<Scalar> both;
+        up.apply(x, both);  // n×2·d_ff: the gate's outputs, then the up projection's
+        const Eigen::Index d_ff = both.cols() / 2;
+        hidden = both.leftCols(d_ff);
+        activate(activation, hidden);
+        hidden.array() *= both.rightCols(d_ff).array();
+    } else if (gated) {
         gate.apply(x, hidden);  // n×d_ff
         activate(activation, hidden);
         MatrixT<Scalar> lifted;

@@ -20,9 +20,12 @@ using RowVectorT = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
 // A norm of each row x (1×d) of a matrix:
 //   LayerNorm  (x − mean(x)) / √(var(x) + eps) · w + b     var the biased variance (as nn.LayerNorm)
 //   RMSNorm    w · (x / √(mean(x²) + eps))                 (Llama's LlamaRMSNorm; no bias)
+//              (1 + w) · (x / √(mean(x²) + eps))           (Gemma's, `plus_one`)
+// A norm without weights (w empty) is none: apply() copies.
 template <class Scalar>
 struct Norm {
     bool rms = false;
+    bool plus_one = false;
     double eps = 1e-5;
     RowVectorT<Scalar> w;  // 1×d
     RowVectorT<Scalar> b;  // 1×d (LayerNorm only)
@@ -76,11 +79,14 @@ void activate(Activation activation, MatrixT<Scalar>& m);
 // The MLP of a block on x (n×d_model) into out (n×d_model), `hidden` (n×d_ff) its scratch:
 //   plain (GPT-2, BERT):  out = act(x·W_up + b_up)·W_down + b_down
 //   gated (Llama family): out = (act(x·W_gate) ⊙ (x·W_up))·W_down        (SwiGLU with act = silu)
+// Phi-3 stores W_gate and W_up as one gate_up_proj, its first d_ff outputs the gate's: `up` is then
+// that fused projection (2·d_ff outputs) and `gate` empty.
 template <class Scalar>
 struct Mlp {
     Activation activation = Activation::gelu;
     bool gated = false;
-    Projection<Scalar> up, gate, down;  // gate only when gated
+    bool fused_gate_up = false;
+    Projection<Scalar> up, gate, down;  // gate only when gated and not fused
 
     void apply(const MatrixT<Scalar>& x, MatrixT<Scalar>& out, MatrixT<Scalar>& hidden) const;
 };

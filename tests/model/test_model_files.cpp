@@ -122,17 +122,21 @@ TEST(ModelConfig, SizesThatAreZeroNegativeOrAbsurdAreRefused) {
              {"intermediate_size", 32.5, "intermediate_size: expected a whole number"},
              {"num_attention_heads", 5, "num_attention_heads: 5 heads do not divide the width 32 (hidden_size)"},
              {"num_key_value_heads", 3, "num_key_value_heads: 3 K/V groups do not divide 4 heads"},
-             {"head_dim", 7, "head_dim: RoPE needs an even head size, got d_k = 7"},
+             {"head_dim", 7, "head_dim: RoPE needs an even number of columns from 2 on, got 7 of d_k = 7"},
              {"rms_norm_eps", 0, "rms_norm_eps: expected a number above 0 and at most 0.1, got 0"},
              {"rms_norm_eps", -1e-6, "rms_norm_eps: expected a number above 0"},
              {"rope_theta", 1, "rope_theta: expected a number above 1 and at most 1e+12, got 1"},
              {"rope_scaling", json{{"rope_type", "llama3"}, {"factor", 8}},
-              "rope_scaling: an object: scaled RoPE is not supported"},
+              "rope_scaling: low_freq_factor: missing (llama3 scaling needs it)"},
+             {"rope_scaling", json{{"rope_type", "yarn"}, {"factor", 8}},
+              "rope_scaling: rope_type: the text \"yarn\" is a RoPE scaling attnviz does not run"},
+             {"rope_scaling", json{{"type", "linear"}, {"factor", 0.5}}, "rope_scaling: factor: missing or below 1"},
+             {"rope_scaling", 3, "rope_scaling: expected an object with rope_type, got 3"},
              {"hidden_act", "tanh", "hidden_act: the text \"tanh\" is not an activation attnviz runs"},
              {"tie_word_embeddings", 1, "tie_word_embeddings: expected true or false, got 1"},
              {"model_type", "t5",
               "model_type: the text \"t5\" is not a model attnviz runs (gpt2, bert, roberta, "
-              "llama, mistral or qwen2)"}}) {
+              "llama, mistral, qwen2, gpt_neox, gemma, gemma2 or phi3)"}}) {
         json c = llama_config();
         c[field] = value;
         EXPECT_TRUE(has(config_refusal(c), part)) << field;
@@ -399,11 +403,10 @@ TEST(ModelTokens, IdsAndLengthsTheModelCannotRunAreRefused) {
     std::vector<std::int32_t> padded(22, 7);
     padded.insert(padded.end(), 5, 1);
     EXPECT_TRUE(attnviz::model::token_problems(roberta.value->config(), padded).empty());
-    // A sliding window: only sequences it covers whole.
+    // A sliding window shorter than the sequence runs (the window is the attention's: forward.hpp).
     ModelConfig windowed = c;
     windowed.sliding_window = 4;
-    EXPECT_TRUE(has(all_text(attnviz::model::token_problems(windowed, {1, 2, 3, 4, 5})),
-                    "5 tokens, more than the model's sliding window of 4"));
+    EXPECT_TRUE(attnviz::model::token_problems(windowed, {1, 2, 3, 4, 5}).empty());
 }
 
 TEST(ModelTokens, ARunOverTheMemoryBudgetIsRefused) {
@@ -418,3 +421,50 @@ TEST(ModelTokens, ARunOverTheMemoryBudgetIsRefused) {
 }
 
 }  // namespace
+
+// The new families' impossible values are refused, naming the field and the file.
+TEST(ModelConfig, TheNewFamiliesImpossibleValuesAreRefused) {
+    const json neox = {{"model_type", "gpt_neox"}, {"vocab_size", 100},
+                       {"hidden_size", 32},        {"num_hidden_layers", 2},
+                       {"num_attention_heads", 4}, {"intermediate_size", 64},
+                       {"rotary_pct", 0.5},        {"use_parallel_residual", true}};
+    const json gemma2 = {{"model_type", "gemma2"},
+                         {"vocab_size", 100},
+                         {"hidden_size", 32},
+                         {"num_hidden_layers", 2},
+                         {"num_attention_heads", 4},
+                         {"intermediate_size", 64},
+                         {"head_dim", 16},
+                         {"query_pre_attn_scalar", 16},
+                         {"attn_logit_softcapping", 50.0},
+                         {"final_logit_softcapping", 30.0},
+                         {"sliding_window", 8}};
+    EXPECT_EQ(config_refusal(neox), "(read)");
+    EXPECT_EQ(config_refusal(gemma2), "(read)");
+    const Result<ModelConfig> g = read_model_config(gemma2.dump(), "config.json");
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g.value->d_k, 16);  // head_dim apart from d_model / heads = 8
+    EXPECT_TRUE(g.value->windowed_layer(0) && !g.value->windowed_layer(1) && g.value->windowed_layer(2));
+    EXPECT_TRUE(g.value->norm_plus_one && g.value->sandwich_norms && g.value->rms_norm());
+    EXPECT_EQ(g.value->activation, attnviz::model::Activation::gelu_new);
+    const Result<ModelConfig> n = read_model_config(neox.dump(), "config.json");
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(n.value->parallel_residual && n.value->rope() && !n.value->rms_norm() && !n.value->gated_mlp());
+    EXPECT_EQ(n.value->rope_dims, 4);  // half of d_k = 8
+    for (const auto& [base, field, value, part] : std::vector<std::tuple<json, std::string, json, std::string>>{
+             {neox, "rotary_pct", 0, "config.json: rotary_pct: expected a number above 0 and at most 1, got 0"},
+             {neox, "rotary_pct", 1.5, "rotary_pct: expected a number above 0 and at most 1, got 1.5"},
+             {neox, "rotary_pct", 0.1, "rotary_pct: RoPE needs an even number of columns from 2 on, got 0 of d_k = 8"},
+             {neox, "use_parallel_residual", "yes", "use_parallel_residual: expected true or false"},
+             {gemma2, "attn_logit_softcapping", 0, "attn_logit_softcapping: expected a number above 0"},
+             {gemma2, "final_logit_softcapping", -30, "final_logit_softcapping: expected a number above 0"},
+             {gemma2, "sliding_window", 0, "sliding_window: expected a whole number from 1"},
+             {gemma2, "head_dim", 7, "head_dim: RoPE needs an even number of columns from 2 on, got 7"},
+             {gemma2, "query_pre_attn_scalar", 0, "query_pre_attn_scalar: expected a number above 0"},
+             {gemma2, "rope_scaling", json{{"rope_type", "longrope"}},
+              "rope_scaling: rope_type: the text \"longrope\" is a RoPE scaling attnviz does not run"}}) {
+        json c = base;
+        c[field] = value;
+        EXPECT_TRUE(has(config_refusal(c), part)) << field << ": " << config_refusal(c);
+    }
+}

@@ -4,6 +4,8 @@
 // the hidden state and the last position's logits. Double agrees to 1e-9 (measured: 9e-15), float to 2e-5 (3e-6).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,8 @@ using attnviz::test::open_model;
 using attnviz::test::run_expected;
 using nlohmann::json;
 
-const std::vector<std::string> models = {"gpt2", "bert", "roberta", "llama", "qwen2"};
+const std::vector<std::string> models = {"gpt2",    "bert",   "roberta", "llama",           "qwen2",  "llama3",
+                                         "mistral", "pythia", "gemma",   "neox-sequential", "gemma2", "phi3"};
 
 // Every compared matrix of one model within `tolerance` (relative above 1, absolute below).
 template <class Scalar>
@@ -138,3 +141,59 @@ TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
 }
 
 }  // namespace
+
+// The families' mechanisms as the run applies them, and each block's session recomputing its
+// trace: the editor gets the block exactly as the model runs it.
+TEST(ModelReference, TheNewFamiliesBlocksAreTheirSessions) {
+    for (const std::string name : {"llama3", "mistral", "pythia", "neox-sequential", "gemma", "gemma2", "phi3"}) {
+        SCOPED_TRACE(name);
+        const ModelFolder m = open_model(name);
+        const RunState<double> s = run_expected<double>(m, expected_of(name));
+        for (int L = 0; L < static_cast<int>(s.layers.size()); ++L) {
+            const attnviz::core::Session session = attnviz::test::session_of(m, s, L);
+            EXPECT_TRUE(session.config == s.layers[L].config) << "layer " << L;
+            const attnviz::core::Trace t = attnviz::core::forward<double>(session.config, session.params);
+            for (int h = 0; h < session.config.heads; ++h)
+                EXPECT_LE((t.heads[h].weights - s.layers[L].trace.heads[h].weights).cwiseAbs().maxCoeff(), 1e-12)
+                    << "layer " << L << " head " << h;
+            EXPECT_LE((t.output - s.layers[L].trace.output).cwiseAbs().maxCoeff(), 1e-12) << "layer " << L;
+        }
+    }
+}
+
+TEST(ModelReference, TheNewFamiliesMechanismsAreWhereTheirConfigsSay) {
+    using attnviz::core::RopeScaling;
+    const auto run = [](const std::string& name) { return run_expected<double>(open_model(name), expected_of(name)); };
+    // Gemma 2: a window of 4 on layers 0 and 2, shorter than the 10 tokens (the keys 4 or more
+    // before a query get no weight); none on layer 1; soft-capping at 0.5 that bites (scores beyond
+    // the cap, pressed inside it); the scale √12.
+    const RunState<double> g2 = run("gemma2");
+    ASSERT_EQ(g2.token_ids.size(), 10u);
+    for (int L = 0; L < 3; ++L) {
+        const auto& c = g2.layers[L].config;
+        EXPECT_EQ(c.window, L % 2 == 0 ? 4 : 0) << L;
+        EXPECT_EQ(c.softcap, 0.5);
+        EXPECT_EQ(c.scale.value(c.d_k), std::sqrt(12.0));
+        EXPECT_EQ(c.d_k, 8);  // head_dim, apart from d_model / heads = 4
+        const auto& head = g2.layers[L].trace.heads[0];
+        EXPECT_EQ(head.weights(9, 5) == 0, L % 2 == 0) << L;
+        EXPECT_GT(head.weights(9, 6), 0);
+        double beyond = 0;
+        for (const auto& h : g2.layers[L].trace.heads)
+            beyond = std::max(beyond, h.scores.array().isFinite().select(h.scores.array().abs(), 0.0).maxCoeff());
+        EXPECT_GT(beyond, 0.5) << "layer " << L << ": some score beyond the cap";
+        EXPECT_LT(head.scores_capped.array().isFinite().select(head.scores_capped.array().abs(), 0.0).maxCoeff(), 0.5);
+    }
+    EXPECT_LT(g2.logits_last.cwiseAbs().maxCoeff(), 2.0);  // the final soft-cap
+    // Mistral: the window on every layer; Llama 3: its RoPE scaling; Pythia and Phi-3: partial rotary.
+    EXPECT_EQ(run("mistral").layers[1].config.window, 4);
+    const auto& l3 = run("llama3").layers[0].config.rope.scaling;
+    EXPECT_EQ(l3.kind, RopeScaling::Kind::llama3);
+    EXPECT_EQ(l3.original_max_positions, 4);
+    EXPECT_EQ(run("pythia").layers[0].config.rope.dims, 2);
+    EXPECT_EQ(run("neox-sequential").layers[0].config.rope.dims, 2);
+    const RunState<double> phi3 = run("phi3");
+    EXPECT_EQ(phi3.layers[0].config.rope.dims, 2);
+    EXPECT_EQ(phi3.layers[0].config.window, 6);
+    EXPECT_EQ(phi3.layers[0].config.kv_heads, 2);
+}

@@ -17,6 +17,17 @@ the model's definition, with PyTorch's tensors in float64:
            untied lm_head; stored BF16 in two shards listed by model.safetensors.index.json (layer 1's
            attention split across them)
   qwen2    Llama's blocks with q/k/v biases, one K/V group, rope_theta 10⁶, tied embeddings; F32
+  llama3   Llama with rope_scaling "llama3" (factor 8, L = 4, so every frequency band is hit); F32
+  mistral  Llama's blocks with a sliding window of 4 keys, shorter than the sentence; F32
+  pythia   gpt_neox: LayerNorms with biases, query_key_value fused per head, RoPE on half of each
+           head (rotary_pct 0.5), the parallel residual, gelu, an untied embed_out; F16 in two shards
+  neox-sequential  gpt_neox with use_parallel_residual false and rotary_pct 0.25; F32
+  gemma    RMSNorm by (1 + w), embeddings × √d_model, GeGLU, head_dim 8 apart from d_model / h,
+           one K/V group, tied; BF16
+  gemma2   gemma's with post-attention, pre- and post-feed-forward norms, query_pre_attn_scalar 12,
+           attention soft-capping at 0.5 and final soft-capping at 2 (both bite), a sliding window of
+           4 on the even layers; F32
+  phi3     fused qkv_proj and gate_up_proj, partial_rotary_factor 0.5, a sliding window of 6; F32
 
 Each folder holds config.json, the weights, tokenizer.json (a link to a tokenizer of
 tests/model/data) and expected.json: the token ids (Hugging Face's ids for the text, from the
@@ -131,6 +142,48 @@ def rope_half(t, base):
     emb = torch.cat((freqs, freqs), dim=-1)
     x1, x2 = t[..., :dim // 2], t[..., dim // 2:]
     return t * emb.cos() + torch.cat((-x2, x1), dim=-1) * emb.sin()
+
+
+def rope_partial(t, base, rotary, inv_freq=None):
+    """RoPE on the first `rotary` columns of each head (rotate_half over them), the rest passed through;
+    inv_freq, when given, replaces the plain frequencies."""
+    n = t.shape[-2]
+    if inv_freq is None:
+        inv_freq = 1.0 / (base ** (torch.arange(0, rotary, 2, dtype=DT) / rotary))
+    freqs = torch.outer(torch.arange(n, dtype=DT), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    r, rest = t[..., :rotary], t[..., rotary:]
+    x1, x2 = r[..., :rotary // 2], r[..., rotary // 2:]
+    return torch.cat((r * emb.cos() + torch.cat((-x2, x1), dim=-1) * emb.sin(), rest), dim=-1)
+
+
+def llama3_inv_freq(base, dim, factor, low, high, old_len):
+    """_compute_llama3_parameters of modeling_rope_utils.py, in float64."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=DT) / dim))
+    low_wavelen, high_wavelen = old_len / low, old_len / high
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+    smooth = (old_len / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+    return torch.where(medium, smoothed, scaled)
+
+
+def attention_full(q, k, v, scale, window=0, softcap=0.0):
+    """Causal attention with Gemma 2's order: scores·scaling, soft-cap tanh(s/c)·c, then the causal
+    mask and the sliding window (key j hidden from query i when j ≤ i − window)."""
+    scores = (q @ k.transpose(-1, -2)) * scale
+    if softcap:
+        scores = torch.tanh(scores / softcap) * softcap
+    n = q.shape[-2]
+    i = torch.arange(n).view(-1, 1)
+    j = torch.arange(n).view(1, -1)
+    hidden = j > i
+    if window:
+        hidden = hidden | (j <= i - window)
+    scores = scores.masked_fill(hidden, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w, w @ v
 
 
 def top(logits, k=10):
@@ -254,6 +307,182 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
     return c, w, out, hidden, hidden[-1] @ head.T
 
 
+def llama_windowed(kind, ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, theta=10000.0, eps=1e-5, window=0,
+                   rope_scaling=None):
+    """Llama's blocks with a sliding window on every layer (Mistral) or Llama 3's RoPE scaling."""
+    dh = d // h
+    c = {"model_type": kind, "architectures": ["LlamaForCausalLM" if kind == "llama" else "MistralForCausalLM"],
+         "vocab_size": vocab, "hidden_size": d, "num_hidden_layers": layers, "num_attention_heads": h,
+         "num_key_value_heads": kv, "intermediate_size": ff, "hidden_act": "silu", "max_position_embeddings": 128,
+         "rms_norm_eps": eps, "rope_theta": theta, "rope_scaling": rope_scaling, "tie_word_embeddings": False}
+    if kind == "mistral":
+        c["sliding_window"] = window
+    inv = None
+    if rope_scaling:
+        inv = llama3_inv_freq(theta, dh, rope_scaling["factor"], rope_scaling["low_freq_factor"],
+                              rope_scaling["high_freq_factor"], rope_scaling["original_max_position_embeddings"])
+    w, p = Weights(torch.float32), "model."
+
+    def linear(x, name, d_in, d_out, std):
+        return x @ w.normal(name + ".weight", (d_out, d_in), std).T
+
+    x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
+    w.embeddings = x
+    out = []
+    for L in range(layers):
+        b = p + "layers.%d." % L
+        a = rms_norm(x, w.near_one(b + "input_layernorm.weight", d), eps)
+        s = b + "self_attn."
+        q = rope_partial(heads(linear(a, s + "q_proj", d, h * dh, 0.25), h), theta, dh, inv)
+        k = rope_partial(heads(linear(a, s + "k_proj", d, kv * dh, 0.25), kv), theta, dh, inv)
+        v = heads(linear(a, s + "v_proj", d, kv * dh, 0.4), kv)
+        weights, z = attention_full(q, k.repeat_interleave(h // kv, dim=0), v.repeat_interleave(h // kv, dim=0),
+                                    1 / math.sqrt(dh), window)
+        x = x + linear(merge(z), s + "o_proj", h * dh, d, 0.3)
+        m = rms_norm(x, w.near_one(b + "post_attention_layernorm.weight", d), eps)
+        g = silu(linear(m, b + "mlp.gate_proj", d, ff, 0.3)) * linear(m, b + "mlp.up_proj", d, ff, 0.3)
+        x = x + linear(g, b + "mlp.down_proj", ff, d, 0.3)
+        out.append({"attention_input": a, "weights": weights, "output": x})
+    norm = w.near_one(p + "norm.weight", d)
+    hidden = rms_norm(x, norm, eps)
+    head = w.normal("lm_head.weight", (vocab, d), 0.3)
+    w.lens = lambda stream: rms_norm(stream, norm, eps) @ head.T
+    return c, w, out, hidden, hidden[-1] @ head.T
+
+
+def gpt_neox(ids, vocab, dtype, d=16, layers=2, h=4, ff=48, rotary_pct=0.5, parallel=True, eps=1e-5, base=10000.0):
+    """GPT-NeoX (Pythia): query_key_value viewed as (n, h, 3·d_h), q, k, v side by side per head; RoPE
+    on the first int(d_h·rotary_pct) columns; x + attn(ln₁x) + mlp(ln₂x), or the two in sequence."""
+    dh = d // h
+    rot = int(dh * rotary_pct)
+    c = {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": vocab, "hidden_size": d,
+         "num_hidden_layers": layers, "num_attention_heads": h, "intermediate_size": ff, "hidden_act": "gelu",
+         "rotary_pct": rotary_pct, "rotary_emb_base": base, "max_position_embeddings": 64, "layer_norm_eps": eps,
+         "use_parallel_residual": parallel, "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 0}
+    w, p = Weights(dtype), "gpt_neox."
+
+    def linear(x, name, d_in, d_out, std):
+        return x @ w.normal(name + ".weight", (d_out, d_in), std).T + w.normal(name + ".bias", (d_out,), 0.1)
+
+    def ln(x, name):
+        return layer_norm(x, w.near_one(name + ".weight", d), w.normal(name + ".bias", (d,), 0.1), eps)
+
+    x = w.normal(p + "embed_in.weight", (vocab, d), 1.0)[ids]
+    w.embeddings = x
+    n = len(ids)
+    out = []
+    for L in range(layers):
+        b = p + "layers.%d." % L
+        a = ln(x, b + "input_layernorm")
+        qkv = linear(a, b + "attention.query_key_value", d, 3 * d, 0.3).view(n, h, 3 * dh).transpose(0, 1)
+        q, k, v = qkv[..., :dh], qkv[..., dh:2 * dh], qkv[..., 2 * dh:]
+        q, k = rope_partial(q, base, rot), rope_partial(k, base, rot)
+        weights, z = attention_full(q, k, v, 1 / math.sqrt(dh))
+        attn = linear(merge(z), b + "attention.dense", d, d, 0.3)
+        if parallel:
+            m = ln(x, b + "post_attention_layernorm")
+            f = linear(gelu(linear(m, b + "mlp.dense_h_to_4h", d, ff, 0.3)), b + "mlp.dense_4h_to_h", ff, d, 0.2)
+            x = x + attn + f
+        else:
+            x = x + attn
+            m = ln(x, b + "post_attention_layernorm")
+            x = x + linear(gelu(linear(m, b + "mlp.dense_h_to_4h", d, ff, 0.3)), b + "mlp.dense_4h_to_h", ff, d, 0.2)
+        out.append({"attention_input": a, "weights": weights, "output": x})
+    final = w.near_one(p + "final_layer_norm.weight", d), w.normal(p + "final_layer_norm.bias", (d,), 0.1)
+    hidden = layer_norm(x, *final, eps)
+    head = w.normal("embed_out.weight", (vocab, d), 0.3)
+    w.lens = lambda stream: layer_norm(stream, *final, eps) @ head.T
+    return c, w, out, hidden, hidden[-1] @ head.T
+
+
+def gemma_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=1, dh=8, ff=32, eps=1e-6, theta=10000.0,
+               query_pre_attn_scalar=None, attn_cap=None, final_cap=None, window=None):
+    """Gemma (kind "gemma") or Gemma 2 ("gemma2"): RMSNorm·(1 + w), embeddings × √d, GeGLU with
+    gelu_pytorch_tanh, head_dim apart from d / h; Gemma 2's sandwich norms, scale, soft-caps, and the
+    sliding window on even layers."""
+    g2 = kind == "gemma2"
+    c = {"model_type": kind, "architectures": ["GemmaForCausalLM" if not g2 else "Gemma2ForCausalLM"],
+         "vocab_size": vocab, "hidden_size": d, "num_hidden_layers": layers, "num_attention_heads": h,
+         "num_key_value_heads": kv, "head_dim": dh, "intermediate_size": ff, "hidden_act": "gelu",
+         "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 128, "rms_norm_eps": eps,
+         "rope_theta": theta, "attention_bias": False, "tie_word_embeddings": True, "bos_token_id": 1}
+    if g2:
+        c.update({"query_pre_attn_scalar": query_pre_attn_scalar, "attn_logit_softcapping": attn_cap,
+                  "final_logit_softcapping": final_cap, "sliding_window": window})
+    w, p = Weights(dtype), "model."
+
+    def norm(x, name):
+        return rms_norm(x, 1 + w.normal(name, (d,), 0.2), eps)
+
+    def linear(x, name, d_in, d_out, std):
+        return x @ w.normal(name + ".weight", (d_out, d_in), std).T
+
+    x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids] * math.sqrt(d)
+    w.embeddings = x
+    scale = (query_pre_attn_scalar if g2 else dh) ** -0.5
+    out = []
+    for L in range(layers):
+        b = p + "layers.%d." % L
+        a = norm(x, b + "input_layernorm.weight")
+        s = b + "self_attn."
+        q = rope_half(heads(linear(a, s + "q_proj", d, h * dh, 0.3), h), theta)
+        k = rope_half(heads(linear(a, s + "k_proj", d, kv * dh, 0.3), kv), theta)
+        v = heads(linear(a, s + "v_proj", d, kv * dh, 0.4), kv)
+        weights, z = attention_full(q, k.repeat_interleave(h // kv, dim=0), v.repeat_interleave(h // kv, dim=0),
+                                    scale, window if g2 and L % 2 == 0 else 0, attn_cap if g2 else 0)
+        attn = linear(merge(z), s + "o_proj", h * dh, d, 0.3)
+        if g2:
+            x = x + norm(attn, b + "post_attention_layernorm.weight")
+            m = norm(x, b + "pre_feedforward_layernorm.weight")
+        else:
+            x = x + attn
+            m = norm(x, b + "post_attention_layernorm.weight")
+        f = gelu_new(linear(m, b + "mlp.gate_proj", d, ff, 0.3)) * linear(m, b + "mlp.up_proj", d, ff, 0.3)
+        f = linear(f, b + "mlp.down_proj", ff, d, 0.3)
+        x = x + (norm(f, b + "post_feedforward_layernorm.weight") if g2 else f)
+        out.append({"attention_input": a, "weights": weights, "output": x})
+    final = 1 + w.normal(p + "norm.weight", (d,), 0.2)
+    hidden = rms_norm(x, final, eps)
+    head = w.get(p + "embed_tokens.weight")
+    cap = (lambda t: torch.tanh(t / final_cap) * final_cap) if g2 and final_cap else (lambda t: t)
+    w.lens = lambda stream: cap(rms_norm(stream, final, eps) @ head.T)
+    return c, w, out, hidden, cap(hidden[-1] @ head.T)
+
+
+def phi3(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-5, theta=10000.0, partial=0.5, window=6):
+    """Phi-3: qkv_proj rows [q; k; v], gate_up_proj rows [gate; up], RoPE on the first half of each head."""
+    dh = d // h
+    c = {"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "vocab_size": vocab, "hidden_size": d,
+         "num_hidden_layers": layers, "num_attention_heads": h, "num_key_value_heads": kv, "intermediate_size": ff,
+         "hidden_act": "silu", "max_position_embeddings": 128, "original_max_position_embeddings": 128,
+         "rms_norm_eps": eps, "rope_theta": theta, "rope_scaling": None, "partial_rotary_factor": partial,
+         "sliding_window": window, "tie_word_embeddings": False, "bos_token_id": 1}
+    w, p = Weights(torch.float32), "model."
+    x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
+    w.embeddings = x
+    out = []
+    rot = int(dh * partial)
+    for L in range(layers):
+        b = p + "layers.%d." % L
+        a = rms_norm(x, w.near_one(b + "input_layernorm.weight", d), eps)
+        s = b + "self_attn."
+        qkv = a @ w.normal(s + "qkv_proj.weight", ((h + 2 * kv) * dh, d), 0.25).T
+        q, k, v = qkv[:, :h * dh], qkv[:, h * dh:(h + kv) * dh], qkv[:, (h + kv) * dh:]
+        q, k, v = rope_partial(heads(q, h), theta, rot), rope_partial(heads(k, kv), theta, rot), heads(v, kv)
+        weights, z = attention_full(q, k.repeat_interleave(h // kv, dim=0), v.repeat_interleave(h // kv, dim=0),
+                                    1 / math.sqrt(dh), window)
+        x = x + merge(z) @ w.normal(s + "o_proj.weight", (d, h * dh), 0.3).T
+        m = rms_norm(x, w.near_one(b + "post_attention_layernorm.weight", d), eps)
+        gu = m @ w.normal(b + "mlp.gate_up_proj.weight", (2 * ff, d), 0.3).T
+        x = x + (silu(gu[:, :ff]) * gu[:, ff:]) @ w.normal(b + "mlp.down_proj.weight", (d, ff), 0.3).T
+        out.append({"attention_input": a, "weights": weights, "output": x})
+    norm = w.near_one(p + "norm.weight", d)
+    hidden = rms_norm(x, norm, eps)
+    head = w.normal("lm_head.weight", (vocab, d), 0.3)
+    w.lens = lambda stream: rms_norm(stream, norm, eps) @ head.T
+    return c, w, out, hidden, hidden[-1] @ head.T
+
+
 # ---------------------------------------------------------------------------------------------
 # What the model view shows beside the attention (core/model/analysis.hpp), from their definitions
 
@@ -332,8 +561,11 @@ def write(name, tokenizer, text, made, shards=None):
     print("wrote", folder)
 
 
-def main():
+def main(only=None):
     text = "Hello world"
+    if only:  # the families added later, each from a seed of its own (the folders above stay as they are)
+        write_new_families(text, only)
+        return
     write("gpt2", "gpt2-tiny", text, gpt2(fixture_ids("gpt2-tiny", text), vocab_size("gpt2-tiny")))
     write("bert", "bert-tiny", text,
           bert_like("bert", fixture_ids("bert-tiny", text), vocab_size("bert-tiny"), torch.float32, gamma_beta=True))
@@ -349,5 +581,31 @@ def main():
                      theta=1e6, eps=1e-6, qkv_bias=True, tied=True))
 
 
+def write_new_families(text, only):
+    ll = fixture_ids("llama2-tiny", text), vocab_size("llama2-tiny")
+    g2 = fixture_ids("gpt2-tiny", text), vocab_size("gpt2-tiny")
+    made = {
+        "llama3": lambda: ("llama2-tiny", llama_windowed(
+            "llama", *ll, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 4}), None),
+        "mistral": lambda: ("llama2-tiny", llama_windowed("mistral", *ll, window=4), None),
+        "pythia": lambda: ("gpt2-tiny", gpt_neox(*g2, torch.float16), [9, None]),
+        "neox-sequential": lambda: ("gpt2-tiny", gpt_neox(*g2, torch.float32, d=32, rotary_pct=0.25, parallel=False),
+                                    None),
+        "gemma": lambda: ("llama2-tiny", gemma_like("gemma", *ll, torch.bfloat16), None),
+        "gemma2": lambda: ("llama2-tiny", gemma_like("gemma2", *ll, torch.float32, layers=3,
+                                                     query_pre_attn_scalar=12, attn_cap=0.5, final_cap=2.0,
+                                                     window=4), None),
+        "phi3": lambda: ("llama2-tiny", phi3(*ll), None),
+    }
+    for seed, name in enumerate(made):
+        if name not in only:
+            continue
+        torch.manual_seed(20261129 + seed)
+        tokenizer, model, shards = made[name]()
+        write(name, tokenizer, text, model, shards)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    main(sys.argv[1:])
