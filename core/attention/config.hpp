@@ -71,8 +71,8 @@ struct Rope {
     bool on = false;
     double base = 10000;  // θ
     Style style = Style::half;
-    int dims = 0;  // rotated columns of each head's Q and K; 0: all d_k of them
-    RopeScaling scaling;
+    int dims = 0;              // rotated columns of each head's Q and K; 0: all d_k of them
+    RopeScaling scaling = {};  // none
 
     int rotated(int d_k) const { return dims > 0 ? dims : d_k; }
     // Only what is in use counts: with RoPE off the other fields are not part of the layer.

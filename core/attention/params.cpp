@@ -106,6 +106,7 @@ auto input_in(P& p, MatrixId id, int h, int kv_h) -> decltype(&p.X) {
         case MatrixId::K_rot:
         case MatrixId::scores_raw:
         case MatrixId::scores:
+        case MatrixId::scores_capped:
         case MatrixId::weights:
         case MatrixId::Z:
         case MatrixId::concat:
@@ -281,6 +282,7 @@ double fill_value(MatrixId id, int head, int r, int c, int cols) {
         case MatrixId::K_rot:
         case MatrixId::scores_raw:
         case MatrixId::scores:
+        case MatrixId::scores_capped:
         case MatrixId::weights:
         case MatrixId::Z:
         case MatrixId::concat:

@@ -35,7 +35,8 @@ std::string equation_text(const MatrixRef& ref, const Config& c, int heads, Nota
         }
         case MatrixId::weights:
             return (c.softmax == Softmax::plus_one ? "softmax plus one(" : "softmax(") +
-                   label(MatrixRef{MatrixId::scores, ref.head}, nt) + (column_vectors ? ") by columns" : ") by rows");
+                   label(MatrixRef{operand_of(MatrixId::weights, 0, c), ref.head}, nt) +
+                   (column_vectors ? ") by columns" : ") by rows");
         case MatrixId::concat: {
             if (heads <= 1) return label(MatrixRef{MatrixId::Z, 0}, nt);
             std::string zs = "[" + label(MatrixRef{MatrixId::Z, 0}, nt) + " ";

@@ -49,6 +49,7 @@ const Matrix& matrix_of(const Params& p, const Trace& t, MatrixId id, int h) {
         case MatrixId::K_rot: return t.heads[h].K_rot;
         case MatrixId::scores_raw: return t.heads[h].scores_raw;
         case MatrixId::scores: return t.heads[h].scores;
+        case MatrixId::scores_capped: return t.heads[h].scores_capped;
         case MatrixId::weights: return t.heads[h].weights;
         case MatrixId::Z: return t.heads[h].Z;
         case MatrixId::concat: return t.concat;
@@ -183,6 +184,20 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
             ASSERT_EQ(e.operands.size(), 2u);
             EXPECT_EQ(e.operands[0], (CellRef{{c.rope.on ? MatrixId::Q_rot : MatrixId::Q, h}, i, -1}));
             EXPECT_EQ(e.operands[1], (CellRef{{c.rope.on ? MatrixId::K_rot : MatrixId::K, h}, j, -1}));
+            break;
+        }
+        case MatrixId::scores_capped: {
+            ASSERT_EQ(e.operands.size(), 1u);
+            EXPECT_EQ(e.operands[0], (CellRef{{MatrixId::scores, h}, i, j}));
+            if (std::isinf(value)) {
+                EXPECT_TRUE(e.as<MaskedTerms>());
+                break;
+            }
+            const SoftcapTerms* cap = e.as<SoftcapTerms>();
+            ASSERT_TRUE(cap);
+            EXPECT_EQ(cap->score, t.heads[h].scores(i, j));
+            EXPECT_EQ(cap->cap, c.softcap);
+            EXPECT_TRUE(near_rel(cap->cap * std::tanh(cap->score / cap->cap), value, 1e-15));
             break;
         }
         case MatrixId::scores:
