@@ -187,7 +187,8 @@ TEST(ModelReference, TheNewFamiliesMechanismsAreWhereTheirConfigsSay) {
     EXPECT_LT(g2.logits_last.cwiseAbs().maxCoeff(), 2.0);  // the final soft-cap
     // Mistral: the window on every layer; Llama 3: its RoPE scaling; Pythia and Phi-3: partial rotary.
     EXPECT_EQ(run("mistral").layers[1].config.window, 4);
-    const auto& l3 = run("llama3").layers[0].config.rope.scaling;
+    const RunState<double> llama3 = run("llama3");
+    const RopeScaling& l3 = llama3.layers[0].config.rope.scaling;
     EXPECT_EQ(l3.kind, RopeScaling::Kind::llama3);
     EXPECT_EQ(l3.original_max_positions, 4);
     EXPECT_EQ(run("pythia").layers[0].config.rope.dims, 2);
