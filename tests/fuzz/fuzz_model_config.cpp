@@ -26,7 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(c.d_model >= 1 && c.d_model <= core::Limits::max_d_model, "d_model outside its limits");
     check(c.layers >= 1 && c.layers <= model::ModelLimits::max_layers, "layers outside their limits");
     check(c.heads >= 1 && c.kv_heads >= 1 && c.heads % c.kv_heads == 0, "K/V groups that do not divide the heads");
-    check(c.d_k >= 1 && (!!c.rope() || c.d_k % 2 == 0 || c.rope_dims > 0), "a head size RoPE cannot rotate");
+    check(c.d_k >= 1, "a head without columns");
+    check(!c.rope() ||
+              (c.rope_dims > 0 ? c.rope_dims >= 2 && c.rope_dims % 2 == 0 && c.rope_dims < c.d_k : c.d_k % 2 == 0),
+          "a head size RoPE cannot rotate");
     check(c.vocab_size >= 1 && c.d_ff >= 1 && c.norm_eps > 0, "a size or epsilon of zero");
     check(!c.learned_positions() || c.max_positions >= 1, "a learned position table without rows");
     check(!c.encoder() || c.type_vocab_size >= 1, "BERT without a token type");
