@@ -383,14 +383,7 @@ private:
             return;
         }
         rope.on = true;
-        if (const auto& v = rope_values_[0]) {
-            if (!v->overflow.empty())
-                config_problems_.add("config.rope.base", overflow_message(v->overflow));
-            else if (v->value.is_number())
-                rope.base = v->value.get<double>();  // validate(config) checks its range
-            else
-                config_problems_.add("config.rope.base", "expected a number, got " + describe_json(v->value));
-        }
+        rope_number(0, "base", rope.base, "");  // validate(config) checks its range
         if (const auto& v = rope_values_[1]) {
             if (v->value == "half")
                 rope.style = Rope::Style::half;
@@ -404,21 +397,28 @@ private:
         evaluate_rope_scaling(rope.scaling);
     }
 
+    // The number config.rope.FIELD (rope_values_[k]) into `into`; when absent, the problem `missing`
+    // ("": none, `into` kept).
+    void rope_number(int k, const char* field, double& into, const std::string& missing) {
+        const auto& v = rope_values_[static_cast<std::size_t>(k)];
+        const std::string path = std::string("config.rope.") + field;
+        if (!v) {
+            if (!missing.empty()) config_problems_.add(path, missing);
+        } else if (!v->overflow.empty()) {
+            config_problems_.add(path, overflow_message(v->overflow));
+        } else if (!v->value.is_number()) {
+            config_problems_.add(path, "expected a number, got " + describe_json(v->value));
+        } else {
+            into = v->value.get<double>();
+        }
+    }
+
     // config.rope's "scaling": "linear" | "dynamic" | "llama3" with "factor", and for dynamic and
     // llama3 "original_max_positions", for llama3 "low_freq_factor" and "high_freq_factor"
     // (validate(config) checks their ranges).
     void evaluate_rope_scaling(RopeScaling& s) {
         const auto number = [&](int k, const char* field, double& into) {
-            const auto& v = rope_values_[k];
-            const std::string path = std::string("config.rope.") + field;
-            if (!v)
-                config_problems_.add(path, std::string("missing (") + to_string(s.kind) + " scaling needs it)");
-            else if (!v->overflow.empty())
-                config_problems_.add(path, overflow_message(v->overflow));
-            else if (!v->value.is_number())
-                config_problems_.add(path, "expected a number, got " + describe_json(v->value));
-            else
-                into = v->value.get<double>();
+            rope_number(k, field, into, std::string("missing (") + to_string(s.kind) + " scaling needs it)");
         };
         const auto& kind = rope_values_[3];
         if (!kind) return;

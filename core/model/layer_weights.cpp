@@ -119,9 +119,9 @@ public:
     MatrixT<Scalar> per_head_to_qkv(const std::string& name, int heads, int d_k) {
         MatrixT<Scalar> stored = as<Scalar>(name);
         if (stored.size() == 0) return {};
-        if (stored.rows() == 1) stored.transposeInPlace();  // a bias: a column
-        MatrixT<Scalar> out(stored.rows(), stored.cols());
+        if (stored.rows() == 1) stored.transposeInPlace();              // a bias: a column
         if (stored.rows() != Eigen::Index{3} * heads * d_k) return {};  // the shape was checked on opening
+        MatrixT<Scalar> out(stored.rows(), stored.cols());
         for (int h = 0; h < heads; ++h)
             for (int part = 0; part < 3; ++part)
                 out.middleRows((Eigen::Index{part} * heads + h) * d_k,

@@ -179,13 +179,20 @@ void read_gpt2(Fields& f, ModelConfig& c) {
     f.only("add_cross_attention", false, "cross-attention to an encoder");
 }
 
-// BERT and RoBERTa: hidden_size, num_hidden_layers, num_attention_heads, intermediate_size,
-// max_position_embeddings, type_vocab_size; post-norm, biases everywhere, no LM head.
-void read_bert(Fields& f, ModelConfig& c) {
+// The sizes BERT, GPT-NeoX and the Llama family name alike: hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size.
+void read_hf_sizes(Fields& f, ModelConfig& c) {
     using core::Limits;
     c.d_model = f.integer({"hidden_size"}, 1, Limits::max_d_model);
     c.layers = f.integer({"num_hidden_layers"}, 1, ModelLimits::max_layers);
     c.heads = f.integer({"num_attention_heads"}, 1, Limits::max_heads);
+}
+
+// BERT and RoBERTa: hidden_size, num_hidden_layers, num_attention_heads, intermediate_size,
+// max_position_embeddings, type_vocab_size; post-norm, biases everywhere, no LM head.
+void read_bert(Fields& f, ModelConfig& c) {
+    using core::Limits;
+    read_hf_sizes(f, c);
     c.d_ff = f.integer({"intermediate_size"}, 1, ModelLimits::max_d_ff);
     c.max_positions = f.integer({"max_position_embeddings"}, 1, ModelLimits::max_positions);
     c.type_vocab_size = f.integer({"type_vocab_size"}, 1, ModelLimits::max_type_vocab, 2);
@@ -256,7 +263,6 @@ void read_gemma(Fields& f, ModelConfig& c) {
     c.query_pre_attn_scalar = f.number({"query_pre_attn_scalar"}, 0, 1e9, 256);
     c.attn_softcap = f.number({"attn_logit_softcapping"}, 0, core::Limits::max_softcap, 0);
     c.final_softcap = f.number({"final_logit_softcapping"}, 0, core::Limits::max_softcap, 0);
-    if (f.present("attn_logit_softcapping") && !f.find({"attn_logit_softcapping"})) c.attn_softcap = 0;
     if (c.attn_softcap != 0 && c.attn_softcap < core::Limits::min_softcap)
         f.refuse("attn_logit_softcapping",
                  "a soft-cap must be at least " + core::format_number(core::Limits::min_softcap));
@@ -269,9 +275,7 @@ void read_gemma(Fields& f, ModelConfig& c) {
 // use_parallel_residual; biases on the attention and the MLP, an untied embed_out.
 void read_gpt_neox(Fields& f, ModelConfig& c) {
     using core::Limits;
-    c.d_model = f.integer({"hidden_size"}, 1, Limits::max_d_model);
-    c.layers = f.integer({"num_hidden_layers"}, 1, ModelLimits::max_layers);
-    c.heads = f.integer({"num_attention_heads"}, 1, Limits::max_heads);
+    read_hf_sizes(f, c);
     c.d_ff = f.integer({"intermediate_size"}, 1, ModelLimits::max_d_ff);
     c.max_positions = f.integer({"max_position_embeddings"}, 1, ModelLimits::max_positions, 2048);
     c.norm_eps = f.number({"layer_norm_eps"}, 0, ModelLimits::max_norm_eps, 1e-5);
@@ -289,9 +293,7 @@ void read_gpt_neox(Fields& f, ModelConfig& c) {
 // num_key_value_heads, head_dim, intermediate_size, rms_norm_eps, rope_theta.
 void read_llama(Fields& f, ModelConfig& c) {
     using core::Limits;
-    c.d_model = f.integer({"hidden_size"}, 1, Limits::max_d_model);
-    c.layers = f.integer({"num_hidden_layers"}, 1, ModelLimits::max_layers);
-    c.heads = f.integer({"num_attention_heads"}, 1, Limits::max_heads);
+    read_hf_sizes(f, c);
     c.kv_heads = f.integer({"num_key_value_heads"}, 1, Limits::max_heads, c.heads);
     c.d_ff = f.integer({"intermediate_size"}, 1, ModelLimits::max_d_ff);
     c.max_positions = f.integer({"max_position_embeddings"}, 1, ModelLimits::max_positions, 0);

@@ -87,6 +87,15 @@ class Weights:
     def get(self, name):
         return self.stored[name].to(DT)
 
+    def linear(self, x, name, d_in, d_out, std, bias_std=None):
+        """x·Wᵀ (+ b) of the nn.Linear `name`: its weight drawn first, then its bias (when bias_std is given)."""
+        y = x @ self.normal(name + ".weight", (d_out, d_in), std).T
+        return y if bias_std is None else y + self.normal(name + ".bias", (d_out,), bias_std)
+
+    def layer_norm(self, x, name, d, eps, scale="weight", shift="bias"):
+        """The nn.LayerNorm `name` (its scale near 1, then its shift) applied to x."""
+        return layer_norm(x, self.near_one(name + "." + scale, d), self.normal(name + "." + shift, (d,), 0.1), eps)
+
 
 # ---------------------------------------------------------------------------------------------
 # The steps, from their definitions
@@ -235,10 +244,10 @@ def bert_like(kind, ids, vocab, dtype, d=16, layers=2, h=2, ff=32, positions=24,
     scale, shift = ("gamma", "beta") if gamma_beta else ("weight", "bias")
 
     def ln(x, name):
-        return layer_norm(x, w.near_one(name + "." + scale, d), w.normal(name + "." + shift, (d,), 0.1), eps)
+        return w.layer_norm(x, name, d, eps, scale, shift)
 
     def linear(x, name, d_in, d_out, std):
-        return x @ w.normal(name + ".weight", (d_out, d_in), std).T + w.normal(name + ".bias", (d_out,), 0.1)
+        return w.linear(x, name, d_in, d_out, std, 0.1)
 
     t = torch.tensor(ids)
     if kind == "roberta":
@@ -281,8 +290,7 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
     w, p = Weights(dtype), "model."
 
     def linear(x, name, d_in, d_out, std, bias=False):
-        y = x @ w.normal(name + ".weight", (d_out, d_in), std).T
-        return y + w.normal(name + ".bias", (d_out,), 0.2) if bias else y
+        return w.linear(x, name, d_in, d_out, std, 0.2 if bias else None)
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
     w.embeddings = x
@@ -324,7 +332,7 @@ def llama_windowed(kind, ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, theta=100
     w, p = Weights(torch.float32), "model."
 
     def linear(x, name, d_in, d_out, std):
-        return x @ w.normal(name + ".weight", (d_out, d_in), std).T
+        return w.linear(x, name, d_in, d_out, std)
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
     w.embeddings = x
@@ -362,10 +370,10 @@ def gpt_neox(ids, vocab, dtype, d=16, layers=2, h=4, ff=48, rotary_pct=0.5, para
     w, p = Weights(dtype), "gpt_neox."
 
     def linear(x, name, d_in, d_out, std):
-        return x @ w.normal(name + ".weight", (d_out, d_in), std).T + w.normal(name + ".bias", (d_out,), 0.1)
+        return w.linear(x, name, d_in, d_out, std, 0.1)
 
     def ln(x, name):
-        return layer_norm(x, w.near_one(name + ".weight", d), w.normal(name + ".bias", (d,), 0.1), eps)
+        return w.layer_norm(x, name, d, eps)
 
     x = w.normal(p + "embed_in.weight", (vocab, d), 1.0)[ids]
     w.embeddings = x
@@ -415,7 +423,7 @@ def gemma_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=1, dh=8, ff=32, 
         return rms_norm(x, 1 + w.normal(name, (d,), 0.2), eps)
 
     def linear(x, name, d_in, d_out, std):
-        return x @ w.normal(name + ".weight", (d_out, d_in), std).T
+        return w.linear(x, name, d_in, d_out, std)
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids] * math.sqrt(d)
     w.embeddings = x
@@ -466,15 +474,15 @@ def phi3(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-5, theta=10000.0, 
         b = p + "layers.%d." % L
         a = rms_norm(x, w.near_one(b + "input_layernorm.weight", d), eps)
         s = b + "self_attn."
-        qkv = a @ w.normal(s + "qkv_proj.weight", ((h + 2 * kv) * dh, d), 0.25).T
+        qkv = w.linear(a, s + "qkv_proj", d, (h + 2 * kv) * dh, 0.25)
         q, k, v = qkv[:, :h * dh], qkv[:, h * dh:(h + kv) * dh], qkv[:, (h + kv) * dh:]
         q, k, v = rope_partial(heads(q, h), theta, rot), rope_partial(heads(k, kv), theta, rot), heads(v, kv)
         weights, z = attention_full(q, k.repeat_interleave(h // kv, dim=0), v.repeat_interleave(h // kv, dim=0),
                                     1 / math.sqrt(dh), window)
-        x = x + merge(z) @ w.normal(s + "o_proj.weight", (d, h * dh), 0.3).T
+        x = x + w.linear(merge(z), s + "o_proj", h * dh, d, 0.3)
         m = rms_norm(x, w.near_one(b + "post_attention_layernorm.weight", d), eps)
-        gu = m @ w.normal(b + "mlp.gate_up_proj.weight", (2 * ff, d), 0.3).T
-        x = x + (silu(gu[:, :ff]) * gu[:, ff:]) @ w.normal(b + "mlp.down_proj.weight", (d, ff), 0.3).T
+        gu = w.linear(m, b + "mlp.gate_up_proj", d, 2 * ff, 0.3)
+        x = x + w.linear(silu(gu[:, :ff]) * gu[:, ff:], b + "mlp.down_proj", ff, d, 0.3)
         out.append({"attention_input": a, "weights": weights, "output": x})
     norm = w.near_one(p + "norm.weight", d)
     hidden = rms_norm(x, norm, eps)
