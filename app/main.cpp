@@ -14,6 +14,7 @@
 #include "bench_command.hpp"
 #include "commands.hpp"
 #include "core/attention/gemm.hpp"
+#include "core/model/hub_cache.hpp"
 #include "flash_command.hpp"
 #include "forward_command.hpp"
 #include "gui/gui.hpp"
@@ -347,6 +348,21 @@ CLI::App* add_forward(CLI::App& cli, ForwardOptions& forward, const CLI::Validat
     return fwd;
 }
 
+// A model named as on the hub (gpt2, EleutherAI/pythia-160m) that is no path here: its folder in
+// the local Hugging Face hub cache. False, the problem written, when it is not there.
+bool find_in_hub_cache(std::string* argument) {
+    if (!argument || argument->empty()) return true;
+    namespace model = attnviz::model;
+    const attnviz::core::Result<std::string> found =
+        model::resolve_model_argument(*argument, model::HubEnvironment::from_process());
+    if (!found) {
+        for (const attnviz::core::Problem& p : found.problems) std::cerr << "error: " << p.str() << "\n";
+        return false;
+    }
+    *argument = *found.value;
+    return true;
+}
+
 }  // namespace
 }  // namespace attnviz::app
 
@@ -423,6 +439,14 @@ int main(int argc, char** argv) {
     }
     gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
         flash.memory_budget = budget;
+    std::string* const model_argument = fwd->parsed()                   ? &forward.model
+                                        : tok->parsed()                 ? &tokenize.model
+                                        : analyze->parsed()             ? &analyze_args.session
+                                        : be->parsed()                  ? &bench.model
+                                        : import->parsed()              ? &import_options.checkpoint
+                                        : cli.get_subcommands().empty() ? &gui.model
+                                                                        : nullptr;
+    if (!find_in_hub_cache(model_argument)) return exit_io;
     // The commands report their own failures; this is the last line of defence, so that running
     // out of memory anywhere is an error message and exit code 1, never an abort.
     try {

@@ -64,6 +64,10 @@ struct OpenBeside {  // ask for a session to show beside this one in the model v
 struct OpenModel {  // ask for a model folder (config.json, weights, tokenizer) to run in the model view
     static constexpr bool opens_dialog = true;
 };
+struct OpenModelFolder {  // a model folder chosen without a dialog (File > Open cached model): run in the model view
+    std::string folder;
+    static constexpr bool opens_dialog = false;
+};
 struct ImportAllLayers {  // ask for a checkpoint whose layers open beside this session in the model view
     static constexpr bool opens_dialog = true;
 };
@@ -129,10 +133,10 @@ struct ToggleFocus {  // teach mode with only the step's text and matrices, larg
 
 using Command =
     std::variant<command::Open, command::NewSentence, command::ImportLayer, command::OpenBeside, command::OpenModel,
-                 command::ImportAllLayers, command::OpenAttentions, command::CloseAttentions, command::Save,
-                 command::SaveAs, command::Export, command::Quit, command::Undo, command::Redo, command::ToggleTeach,
-                 command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare, command::ViewHead,
-                 command::SetAppearance, command::ToggleFullScreen, command::ToggleFocus>;
+                 command::OpenModelFolder, command::ImportAllLayers, command::OpenAttentions, command::CloseAttentions,
+                 command::Save, command::SaveAs, command::Export, command::Quit, command::Undo, command::Redo,
+                 command::ToggleTeach, command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare,
+                 command::ViewHead, command::SetAppearance, command::ToggleFullScreen, command::ToggleFocus>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

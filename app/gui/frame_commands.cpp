@@ -68,6 +68,10 @@ struct Dispatch {
         open_model_dialog(state, p.model);
         show_panel(p, PanelId::model);
     }
+    void operator()(const command::OpenModelFolder& c) {
+        open_model(state, p.model, c.folder);
+        show_panel(p, PanelId::model);
+    }
     void operator()(command::ImportAllLayers) {
         if (weights_only("Import all layers")) return;
         open_import_dialog(p.model.import_all);

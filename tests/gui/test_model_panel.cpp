@@ -11,11 +11,13 @@
 #include <map>
 #include <numeric>
 
+#include "../model/hub_cache_tree.hpp"
 #include "../test_support.hpp"
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
 #include "core/io/import.hpp"
 #include "core/io/session_file.hpp"
+#include "core/model/hub_cache.hpp"
 #include "core/model/tokenizer.hpp"
 #include "frame.hpp"
 #include "frame_driver.hpp"
@@ -442,4 +444,28 @@ TEST_F(ModelPanel, TheSentenceBoxHoldsTheModelsTextBeforeItIsDrawn) {
     app::update_model_panel(state, panels_.model);
     ImGui::Render();
     EXPECT_EQ(panels_.model.sentence, "Hello world");
+}
+
+// File > Open cached model: a model of the local hub cache (symlinked blobs, as the hub lays them out)
+// is listed with its type and size, and its entry's command runs it in the model view.
+TEST_F(ModelPanel, AModelOfTheHubCacheIsListedAndOpensInTheModelView) {
+    test::TempDir dir("attnviz_hub");
+    ASSERT_TRUE(dir.created());
+    test::add_to_hub_cache(dir.path() / "hub", "models--google--gemma-2-tiny",
+                           std::string(ATTNVIZ_REFERENCE_DIR) + "/models/gemma2",
+                           "0123456789abcdef0123456789abcdef01234567");
+    const std::vector<model::CachedModel> cached =
+        model::list_cached_models({(dir.path() / "hub").string(), "", "", ""});
+    ASSERT_EQ(cached.size(), 1u);
+    EXPECT_EQ(cached[0].name, "google/gemma-2-tiny");
+    EXPECT_EQ(cached[0].model_type, "gemma2");
+    AppState state(core::worked_example());
+    imgui_.ui.request(app::command::OpenModelFolder{cached[0].folder});
+    frames(state);
+    app::ModelRun& run = panels_.model.run;
+    run.wait();
+    frames(state);
+    ASSERT_TRUE(run.is_open());
+    EXPECT_EQ(run.folder()->config().architecture, model::Architecture::gemma2);
+    EXPECT_EQ(run.folder()->folder(), cached[0].folder);
 }

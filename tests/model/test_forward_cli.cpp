@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hub_cache_tree.hpp"
 #include "model_test_support.hpp"
 #include "process.hpp"
 
@@ -134,6 +135,37 @@ TEST_F(ForwardCli, WithoutATokenizerIdsAreLabelledByThemselves) {
     const Outcome text = run({dir.string(), "--text", "Hello"});
     EXPECT_EQ(text.code, 2);
     EXPECT_NE(text.err.find("no tokenizer in the folder"), std::string::npos) << text.err;
+}
+
+// A model named as on the hub runs from the local cache ($HF_HUB_CACHE: symlinked blobs, refs/main),
+// for forward and tokenize alike; one not there is refused, naming where it was looked for (exit 1).
+TEST_F(ForwardCli, AHubNameRunsTheModelOfTheLocalCache) {
+    const fs::path cache = scratch.path / "hub";
+    attnviz::test::add_to_hub_cache(cache, "models--EleutherAI--pythia-tiny", models_dir / "pythia",
+                                    "0123456789abcdef0123456789abcdef01234567");
+    ASSERT_EQ(setenv("HF_HUB_CACHE", cache.c_str(), 1), 0);
+    const json e = expected_of("pythia");
+    const Outcome o = run({"EleutherAI/pythia-tiny", "--text", e.at("text"), "--dtype", "double"});
+    ASSERT_EQ(o.code, 0) << o.err;
+    EXPECT_EQ(written().at("model_type"), "gpt_neox");
+    EXPECT_EQ(written().at("token_ids"), e.at("token_ids"));
+    EXPECT_LE(max_error(written().at("hidden"), e.at("hidden")), 1e-9);
+    const Outcome tokens = run_attnviz({"tokenize", "EleutherAI/pythia-tiny", "--text", e.at("text")});
+    ASSERT_EQ(tokens.code, 0) << tokens.err;
+    EXPECT_EQ(json::parse(tokens.out).at("ids"), e.at("token_ids"));
+
+    scratch.write(out, "before");
+    const Outcome missing = run({"EleutherAI/pythia-huge", "--text", "x"});
+    unsetenv("HF_HUB_CACHE");
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_EQ(missing.err.rfind("error: EleutherAI/pythia-huge: no such folder here, nor in the Hugging Face hub "
+                                "cache (looked in " +
+                                    (cache / "models--EleutherAI--pythia-huge").string(),
+                                0),
+              0u)
+        << missing.err;
+    EXPECT_NE(missing.err.find("huggingface-cli download EleutherAI/pythia-huge"), std::string::npos) << missing.err;
+    EXPECT_EQ(slurp(out), "before");
 }
 
 // Each failure: its exit code and message, and the output left as it was.

@@ -5,9 +5,34 @@
 
 #include <filesystem>
 
+#include "core/base/format.hpp"
+
 namespace attnviz::app {
 
 namespace {
+
+// File > Open cached model: the models of the local Hugging Face hub cache (listed when the menu
+// opens), each with its type and size; where there are none, the folders looked in.
+void draw_cached_models_menu(MenuBar& menu, UiContext& ui) {
+    if (!ImGui::BeginMenu("Open cached model")) return;
+    if (ImGui::IsWindowAppearing()) {
+        const model::HubEnvironment env = model::HubEnvironment::from_process();
+        menu.cached_models = model::list_cached_models(env);
+        menu.cache_folders = model::hub_cache_folders(env);
+    }
+    if (menu.cached_models.empty()) {
+        ImGui::TextDisabled("No model in the Hugging Face hub cache. Looked in:");
+        for (const std::string& folder : menu.cache_folders) ImGui::TextDisabled("  %s", folder.c_str());
+        ImGui::TextDisabled("huggingface-cli download NAME puts one there (attnviz downloads nothing).");
+    }
+    for (const model::CachedModel& m : menu.cached_models) {
+        const std::string detail = (m.model_type.empty() ? std::string("no config.json") : m.model_type) + ", " +
+                                   core::format_bytes(static_cast<long long>(m.bytes));
+        if (ImGui::MenuItem(m.name.c_str(), detail.c_str())) ui.request(command::OpenModelFolder{m.folder});
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m.folder.c_str());
+    }
+    ImGui::EndMenu();
+}
 
 // The dialog Quit opens when the session has unsaved changes.
 constexpr const char* quit_title = "Unsaved changes";
@@ -129,6 +154,8 @@ void draw_menu_bar(AppState& state, UiContext& ui, MenuBar& menu, const Attentio
             if (ImGui::IsItemHovered())
                 ImGui::SetTooltip(
                     "A Hugging Face model folder (GPT-2, BERT, Llama...): type a sentence, see every layer");
+            draw_cached_models_menu(menu, ui);
+            ui.report_item("file: open cached model");
             if (ImGui::MenuItem("Open attentions...")) ui.request(command::OpenAttentions{});
             ui.report_item("file: open attentions");
             if (ImGui::IsItemHovered())

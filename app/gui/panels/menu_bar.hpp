@@ -9,6 +9,7 @@
 #include "../app_state.hpp"
 #include "../ui_context.hpp"
 #include "attentions_mode.hpp"
+#include "core/model/hub_cache.hpp"
 #include "file_chooser.hpp"
 #include "import_dialog.hpp"
 
@@ -18,6 +19,10 @@ struct MenuBar {
     FileChooser open_files, save_files;
     RecentFiles recent;   // File > Open Recent
     ImportDialog import;  // File > Import layer…
+    // File > Open cached model: the hub cache's models and the folders looked in, as listed when the
+    // menu last opened.
+    std::vector<model::CachedModel> cached_models;
+    std::vector<std::string> cache_folders;
     // A checkpoint just opened without an X (File > Open, a dropped file, the command line): the
     // window says plainly that X is random, with a way to import it with one.
     std::string random_x;

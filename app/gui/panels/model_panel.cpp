@@ -146,9 +146,12 @@ void open_model_dialog(const AppState& state, ModelPanel& p) {
                         {}, p.run.folder() ? p.run.folder()->folder() : state.file_path());
 }
 
+void open_model(const AppState& state, ModelPanel& p, const std::string& folder) {
+    p.run.open(folder, p.run.is_open() ? p.run.text() : default_model_text, state.memory_budget());
+}
+
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& p) {
-    if (const std::optional<std::string> folder = p.model_folder.draw(ui))
-        p.run.open(*folder, p.run.is_open() ? p.run.text() : default_model_text, state.memory_budget());
+    if (const std::optional<std::string> folder = p.model_folder.draw(ui)) open_model(state, p, *folder);
     if (const std::optional<std::string> path = p.beside_files.draw(ui)) {
         std::vector<std::string> paths{*path};
         for (std::string& more : p.beside_files.take_more()) paths.push_back(std::move(more));

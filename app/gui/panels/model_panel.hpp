@@ -62,6 +62,8 @@ void update_model_panel(AppState& state, ModelPanel& panel);
 void draw_model_dialogs(AppState& state, UiContext& ui, ModelPanel& panel);
 // Opens File > Open model…'s folder chooser.
 void open_model_dialog(const AppState& state, ModelPanel& panel);
+// Runs a model folder in the model view, on the sentence shown (or a short default one).
+void open_model(const AppState& state, ModelPanel& panel, const std::string& folder);
 // Opens File > Open beside…'s file chooser.
 void open_beside_dialog(const AppState& state, ModelPanel& panel);
 
