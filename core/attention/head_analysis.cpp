@@ -138,28 +138,39 @@ RopeSplit rope_split(const Config& c, const Trace& t, int head) {
     return out;
 }
 
+namespace {
+
+// A part of scores_raw (n×m): its mean |value| and its mean at each offset key − query.
+RopePairProfile profile_of(const Matrix& part) {
+    const Eigen::Index n = part.rows(), m = part.cols();
+    RopePairProfile profile;
+    profile.mean_abs = part.size() > 0 ? part.cwiseAbs().mean() : 0.0;
+    if (n > 0 && m > 0) {
+        std::vector<double> sum(static_cast<size_t>(n + m - 1), 0.0), count(sum.size(), 0.0);
+        for (Eigen::Index i = 0; i < n; ++i)
+            for (Eigen::Index k = 0; k < m; ++k) {
+                const size_t offset = static_cast<size_t>(k - i + n - 1);
+                sum[offset] += part(i, k);
+                count[offset] += 1;
+            }
+        for (size_t o = 0; o < sum.size(); ++o) sum[o] /= count[o];
+        profile.by_offset = std::move(sum);
+    }
+    return profile;
+}
+
+}  // namespace
+
 std::vector<RopePairProfile> rope_pair_profiles(const Config& c, const RopeSplit& split) {
     std::vector<RopePairProfile> out;
     for (size_t j = 0; j < split.pairs.size(); ++j) {
-        const Matrix& part = split.pairs[j];  // n×m
-        const Eigen::Index n = part.rows(), m = part.cols();
-        RopePairProfile profile;
+        RopePairProfile profile = profile_of(split.pairs[j]);
         profile.theta = rope_frequency(c.rope, c.d_k, static_cast<int>(j), std::max(c.n, c.kv_len()));
-        profile.mean_abs = part.size() > 0 ? part.cwiseAbs().mean() : 0.0;
-        if (n > 0 && m > 0) {
-            std::vector<double> sum(static_cast<size_t>(n + m - 1), 0.0), count(sum.size(), 0.0);
-            for (Eigen::Index i = 0; i < n; ++i)
-                for (Eigen::Index k = 0; k < m; ++k) {
-                    const size_t offset = static_cast<size_t>(k - i + n - 1);
-                    sum[offset] += part(i, k);
-                    count[offset] += 1;
-                }
-            for (size_t o = 0; o < sum.size(); ++o) sum[o] /= count[o];
-            profile.by_offset = std::move(sum);
-        }
         out.push_back(std::move(profile));
     }
     return out;
 }
+
+RopePairProfile rope_rest_profile(const RopeSplit& split) { return profile_of(split.rest); }
 
 }  // namespace attnviz::core

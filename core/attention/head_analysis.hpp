@@ -99,5 +99,7 @@ struct RopePairProfile {
     std::vector<double> by_offset;  // index offset + n − 1
 };
 std::vector<RopePairProfile> rope_pair_profiles(const Config& config, const RopeSplit& split);
+// The same of the columns RoPE leaves unrotated (partial rotary; θ 0): position plays no part in them.
+RopePairProfile rope_rest_profile(const RopeSplit& split);
 
 }  // namespace attnviz::core

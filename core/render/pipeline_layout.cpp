@@ -57,6 +57,16 @@ std::string convention_text(const Config& c, Notation nt, bool column_vectors) {
 
 namespace {
 
+int chain_row(MatrixId id) {
+    switch (id) {
+        case MatrixId::scores_raw: return pipeline_row::scores_raw;
+        case MatrixId::scores: return pipeline_row::scores;
+        case MatrixId::scores_capped: return pipeline_row::scores_capped;
+        case MatrixId::weights: return pipeline_row::weights;
+        default: return pipeline_row::Z;
+    }
+}
+
 // Builds the layout node by node and edge by edge.
 struct Builder {
     const Session& session;
@@ -114,18 +124,20 @@ struct Builder {
             edge(products[1], k_in, PipelineRoute::down,
                  info(MatrixId::K_rot).heading.in(o.notation, o.column_vectors));
         }
-        const MatrixId chain_ids[] = {MatrixId::scores_raw, MatrixId::scores, MatrixId::weights, MatrixId::Z};
-        int chain[4];
-        for (int j = 0; j < 4; ++j) chain[j] = node(chain_ids[j], slot, pipeline_row::scores_raw + j, 0, 2);
+        // The chain, a node a row: scores_capped only where the layer soft-caps its scores.
+        std::vector<int> chain;
+        for (const MatrixId id :
+             {MatrixId::scores_raw, MatrixId::scores, MatrixId::scores_capped, MatrixId::weights, MatrixId::Z})
+            if (exists(id, c)) chain.push_back(node(id, slot, chain_row(id), 0, 2));
         // Q·Kᵀ once, on the second of the two arrows into scores_raw.
-        edge(q_in, chain[0], PipelineRoute::down);
-        edge(k_in, chain[0], PipelineRoute::down, out.nodes[static_cast<std::size_t>(chain[0])].operation);
-        for (int j = 0; j + 1 < 4; ++j)
+        edge(q_in, chain.front(), PipelineRoute::down);
+        edge(k_in, chain.front(), PipelineRoute::down, out.nodes[static_cast<std::size_t>(chain.front())].operation);
+        for (std::size_t j = 0; j + 1 < chain.size(); ++j)
             edge(chain[j], chain[j + 1], PipelineRoute::down,
                  out.nodes[static_cast<std::size_t>(chain[j + 1])].operation);
         // V joins at the weighted sum.
-        edge(products[2], chain[3], PipelineRoute::side);
-        return chain[3];
+        edge(products[2], chain.back(), PipelineRoute::side);
+        return chain.back();
     }
 };
 

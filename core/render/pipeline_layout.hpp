@@ -1,6 +1,6 @@
 // The pipeline's one layout, drawn twice: by the Pipeline panel with ImGui and by pipeline_figure as
 // SVG or PNG. It says which nodes there are (X → W_Q, W_K, W_V → Q, K, V (→ Q_rot, K_rot) →
-// scores_raw → scores → weights → Z, per head, → concat (→ W_O) → output), their text, where each
+// scores_raw → scores (→ scores_capped) → weights → Z, per head, → concat (→ W_O) → output), their text, where each
 // stands on a grid of rows and columns, the edges between them with the note each carries, and the
 // convention line. Each drawing turns rows and columns into its own units (ImGui's font, the
 // figure's text_width()), so the layout measures no text.
@@ -17,16 +17,19 @@
 namespace attnviz::core {
 
 // The rows of the grid, from the top. A row without nodes (the weights' without weight nodes, the
-// rotated one without RoPE) is left out by the drawings.
+// rotated one without RoPE, the capped scores' without soft-capping) is left out by the drawings.
 namespace pipeline_row {
 inline constexpr int inputs = 0;       // X; Y beside it under cross-attention
 inline constexpr int projections = 1;  // W_Q, W_K, W_V
 inline constexpr int qkv = 2;          // Q, K, V
 inline constexpr int rotated = 3;      // Q_rot, K_rot
-inline constexpr int scores_raw = 4;   // then scores (5), weights (6), Z (7): the chain
-inline constexpr int Z = 7;
-inline constexpr int concat = 8;  // W_O beside it
-inline constexpr int output = 9;
+inline constexpr int scores_raw = 4;   // the chain: scores_raw, scores, (scores_capped,) weights, Z
+inline constexpr int scores = 5;
+inline constexpr int scores_capped = 6;  // with soft-capping only
+inline constexpr int weights = 7;
+inline constexpr int Z = 8;
+inline constexpr int concat = 9;  // W_O beside it
+inline constexpr int output = 10;
 }  // namespace pipeline_row
 
 struct PipelineNode {

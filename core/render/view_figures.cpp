@@ -583,7 +583,11 @@ struct PipelineDraw {
         row_y[pipeline_row::rotated] = row_y[pipeline_row::qkv] + node_h + row_gap;
         const double chain = trace.config.rope.on ? row_y[pipeline_row::rotated] + node_h + row_gap
                                                   : row_y[pipeline_row::rotated];
-        for (int j = 0; j < 4; ++j) row_y[pipeline_row::scores_raw + j] = chain + j * (node_h + row_gap);
+        // The chain's rows, scores_capped's only with soft-capping.
+        int placed = 0;
+        for (int r = pipeline_row::scores_raw; r <= pipeline_row::Z; ++r)
+            if (r != pipeline_row::scores_capped || trace.config.softcap > 0)
+                row_y[r] = chain + placed++ * (node_h + row_gap);
         panel_bottom = row_y[pipeline_row::Z] + node_h + 10;
         row_y[pipeline_row::concat] = panel_bottom + row_gap + 6;
         row_y[pipeline_row::output] = row_y[pipeline_row::concat] + node_h + row_gap + 6;

@@ -84,6 +84,30 @@ TEST_F(Lab, RopePairsProfilesAreShownOnlyWithRope) {
     EXPECT_FALSE(value("lab: rope mean abs"));
 }
 
+// Partial rotary: past the pairs, the columns RoPE leaves alone, their part of scores_raw and its
+// mean |value| (the part Q·Kᵀ has from those columns, with no position in it).
+TEST_F(Lab, PartialRotaryShowsTheUnrotatedColumns) {
+    core::Config c = test::make_config(5, 8, 1, 6, 4);
+    c.rope.on = true;
+    c.rope.dims = 2;
+    AppState state(core::random_session(c, 4));
+    panels.lab.show_view = 3;
+    panels.lab.pair = 1;  // one pair (columns 0 and 1), then the rest: columns 2 to 5
+    frames(state);
+    ASSERT_TRUE(panels.lab.result);
+    ASSERT_EQ(panels.lab.result->rope.pairs.size(), 1u);
+    const core::HeadTrace& h = state.trace().heads[0];
+    const core::Matrix rest = h.Q_rot.rightCols(4) * h.K_rot.rightCols(4).transpose();
+    EXPECT_LE((panels.lab.result->rope.rest - rest).cwiseAbs().maxCoeff(), 1e-12);
+    ASSERT_TRUE(value("lab: rope rest mean abs"));
+    EXPECT_NEAR(*value("lab: rope rest mean abs"), rest.cwiseAbs().mean(), 1e-12);
+    EXPECT_GT(*value("lab: rope rest mean abs"), 0.0);
+    EXPECT_FALSE(value("lab: rope mean abs"));  // the pair's view is not the one drawn
+    // The unrotated columns are Q's and K's as projected: RoPE left them as they were.
+    EXPECT_EQ(h.Q_rot.rightCols(4), h.Q.rightCols(4));
+    EXPECT_NE(h.Q_rot.row(3).head(2), h.Q.row(3).head(2));
+}
+
 // A session over the synchronous limit: the lab's numbers come from the worker, for the snapshot on
 // screen and the head chosen.
 TEST_F(Lab, ALargeSessionsNumbersComeFromTheWorker) {

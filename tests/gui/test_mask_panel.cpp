@@ -139,7 +139,10 @@ TEST_F(MaskEditor, WithoutACustomMaskTheButtonStartsOneFromTheCausalMask) {
     AppState state(core::random_session({4, 8, 2, 4, 4, true, core::Mask::causal, {}, false, 0, {}}, 5));
     MaskPanel panel;
     draw(state, panel);
-    EXPECT_TRUE(report.heatmaps.empty());  // no grid yet
+    // The rule's grid, read only: the causal triangle.
+    ASSERT_EQ(report.heatmaps.size(), 1u);
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) EXPECT_EQ(panel.rule(i, j), j <= i ? 1.0 : 0.0) << i << "," << j;
     core::Config custom = state.config();
     custom.mask = core::Mask::custom;
     ASSERT_TRUE(state.set_config(custom));
@@ -218,4 +221,42 @@ TEST(CrossAttentionState, EveryPanelDrawsACrossAttentionSessionWithACustomMask) 
     }
     EXPECT_FALSE(state.message().error) << state.message().text;
     EXPECT_EQ(state.trace().heads[0].weights.cols(), 6);
+}
+
+// Without a custom mask the panel draws the rule: the causal triangle cut by the sliding window, a
+// band of `window` keys; "Use a custom mask" starts from that grid, as one mask with no window.
+TEST_F(MaskEditor, TheRuleIsDrawnWithItsSlidingWindowAndACustomMaskStartsFromIt) {
+    AppState state(core::random_session({6, 8, 2, 4, 4, true, core::Mask::causal, {}, false, 0, {}}, 5));
+    core::Config windowed = state.config();
+    windowed.window = 3;
+    ASSERT_TRUE(state.set_config(windowed));
+    MaskPanel panel;
+    draw(state, panel, 2);
+    bool drawn = false;
+    for (const auto& h : report.heatmaps) drawn |= h.matrix == "mask";
+    EXPECT_TRUE(drawn);
+    ASSERT_EQ(panel.rule.rows(), 6);
+    ASSERT_EQ(panel.rule.cols(), 6);
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) EXPECT_EQ(panel.rule(i, j), j <= i && i - j < 3 ? 1.0 : 0.0) << i << " " << j;
+    // The weights agree: what the grid hides has weight 0.
+    EXPECT_EQ(state.trace().heads[0].weights(5, 2), 0.0);
+    EXPECT_GT(state.trace().heads[0].weights(5, 3), 0.0);
+
+    const app::DrawReport::Item* button = nullptr;
+    for (const auto& item : report.items)
+        if (item.name == "mask: use a custom mask") button = &item;
+    ASSERT_NE(button, nullptr);
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = {(button->min.x + button->max.x) / 2, (button->min.y + button->max.y) / 2};
+    draw(state, panel);
+    io.MouseDown[0] = true;
+    draw(state, panel);
+    io.MouseDown[0] = false;
+    draw(state, panel);
+    io.MousePos = {-100, -100};
+    EXPECT_EQ(state.config().mask, core::Mask::custom);
+    EXPECT_EQ(state.config().window, 0);
+    EXPECT_TRUE(core::same(mask(state), panel.rule)) << mask(state) << "\n" << state.message().text;
+    EXPECT_EQ(mask(state).sum(), 1 + 2 + 3 + 3 + 3 + 3);
 }

@@ -247,6 +247,29 @@ TEST_F(Headless, StatusBarNamesTheDimensions) {
     EXPECT_NE(text.find("W_O off"), std::string::npos);
 }
 
+// The mechanisms of today's models are named where the layer uses them: the sliding window, the
+// soft-cap, partial rotary and RoPE's scaling, and the scale's divisor (query_pre_attn_scalar).
+TEST_F(Headless, StatusBarNamesTheWindowTheSoftCapAndPartialRotary) {
+    core::Config c{6, 8, 2, 4, 4, false, core::Mask::causal, {}, false, 0, {}};
+    AppState plain(core::random_session(c, 1));
+    const std::string before = app::status_text(plain, 16.0f);
+    EXPECT_EQ(before.find("sliding window"), std::string::npos) << before;
+    EXPECT_EQ(before.find("soft-cap"), std::string::npos) << before;
+    c.window = 3;
+    c.softcap = 50;
+    c.rope.on = true;
+    c.rope.dims = 2;
+    c.rope.scaling.kind = core::RopeScaling::Kind::linear;
+    c.rope.scaling.factor = 8;
+    c.scale = {core::Scale::Kind::divisor, 16};
+    AppState state(core::random_session(c, 1));
+    const std::string text = app::status_text(state, 16.0f);
+    EXPECT_NE(text.find("| sliding window 3 |"), std::string::npos) << text;
+    EXPECT_NE(text.find("| soft-cap 50 |"), std::string::npos) << text;
+    EXPECT_NE(text.find("| RoPE half, 2 of 4 columns, linear ×8 |"), std::string::npos) << text;
+    EXPECT_NE(text.find("| scale divisor 16 |"), std::string::npos) << text;
+}
+
 // The frame time shows while frames follow one another (frame_ms ≥ 0), as ms or s; an idle
 // window's last frame (frame_ms < 0) shows none: "frame 270 ms" read as a slow app.
 TEST_F(Headless, StatusBarShowsTheFrameTimeOnlyWhileItMeansSomething) {

@@ -117,6 +117,41 @@ TEST(PipelineLayout, RopeCrossAttentionAndNoOutputProjection) {
     EXPECT_EQ(l.layout.find({MatrixId::W_O, 0}), -1);
 }
 
+// Soft-capping: scores_capped between scores and the softmax, on its own row, the cap on its arrow;
+// the figure gives it a row of its own too.
+TEST(PipelineLayout, SoftCappingPutsTheCappedScoresBeforeTheSoftmax) {
+    Config c = make_config(3, 8, 1, 4, 4);
+    c.softcap = 30;
+    PipelineLayoutOptions o;
+    o.notation = Notation::ascii;
+    o.weight_nodes = false;
+    const Laid l = lay_out(c, o);
+    EXPECT_EQ(labels_of(l.layout),
+              (std::vector<std::string>{"X", "Q(1)", "K(1)", "V(1)", "scores_raw(1)", "scores(1)", "scores_capped(1)",
+                                        "weights(1)", "Z(1)", "concat", "output"}));
+    const std::vector<std::string> edges = edges_of(l.layout);
+    EXPECT_NE(std::find(edges.begin(), edges.end(), "scores(1) -> scores_capped(1): 30*tanh(scores / 30)"),
+              edges.end());
+    EXPECT_NE(std::find(edges.begin(), edges.end(), "scores_capped(1) -> weights(1): softmax (rows)"), edges.end());
+    EXPECT_EQ(node(l.layout, {MatrixId::scores_capped, 0}).row, pipeline_row::scores_capped);
+    EXPECT_EQ(node(l.layout, {MatrixId::scores_capped, 0}).caption(), "scores_capped(1) 3×3");
+    EXPECT_EQ(node(l.layout, {MatrixId::weights, 0}).equation, "softmax(scores_capped(1)) by rows");
+    // The figure draws the capped scores as a node of their own.
+    const Figure f = pipeline_figure(l.session, l.trace, FigureStyle{});
+    std::vector<std::string> drawn;
+    for (const Element& e : f.elements)
+        if (const auto* g = std::get_if<Group>(&e); g && g->klass == "node") drawn.push_back(g->tooltip);
+    const auto at = [&](const std::string& start) {
+        for (std::size_t k = 0; k < drawn.size(); ++k)
+            if (drawn[k].rfind(start, 0) == 0) return static_cast<int>(k);
+        return -1;
+    };
+    EXPECT_GE(at("scores_capped⁽¹⁾ = "), 0);
+    // Without the cap, neither the node nor its row.
+    const Laid plain = lay_out(make_config(3, 8, 1, 4, 4), o);
+    EXPECT_EQ(plain.layout.find({MatrixId::scores_capped, 0}), -1);
+}
+
 TEST(PipelineLayout, FigureNodesWithWeightsBiasesAndLeftOutHeads) {
     Config c = make_config(4, 12, 6, 2, 2);
     c.biases = true;

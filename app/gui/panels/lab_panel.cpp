@@ -35,6 +35,7 @@ LabResult compute_lab(std::shared_ptr<const Snapshot> snapshot, int head, const 
     }
     r.rope = core::rope_split(c, t, head);
     r.rope_profiles = core::rope_pair_profiles(c, r.rope);
+    r.rope_rest = core::rope_rest_profile(r.rope);
     for (const core::RopePairProfile& profile : r.rope_profiles) r.rope_thetas.push_back(profile.theta);
     r.snapshot = std::move(snapshot);
     return r;
@@ -238,6 +239,51 @@ bool choose_in_block(UiContext& ui, ModelAblation& m) {
 
 // The chosen pair's part of the scores, every pair's mean |part| by frequency, and the chosen
 // pair's mean part by relative position.
+// The columns partial rotary leaves alone (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor):
+// their part of scores_raw, and its mean by relative position, flat but for what the tokens say.
+void draw_rope_rest(const Snapshot& s, UiContext& ui, const LabResult& r) {
+    const core::Config& c = s.session.config;
+    const float font = ImGui::GetFontSize();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float side = std::max(font * 8, std::min(avail.y - font * 3, avail.x * 0.4f));
+    lab_heatmap(ui, "the unrotated columns' part of scores_raw", r.rope.rest, core::Colormap::diverging,
+                symmetric(r.rope.rest), {side, side}, &s.session.tokens, &core::key_tokens(s.session));
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    const float plot_w = std::max(font * 12, ImGui::GetContentRegionAvail().x - font);
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + plot_w);
+    ImGui::TextDisabled(
+        "Columns %d to %d of each head's Q and K pass through RoPE unturned: their part of the scores is the "
+        "same for a pair of tokens at any distance. Mean |part| %s, against %s for the rotated pairs together.",
+        c.rope.rotated(c.d_k), c.d_k - 1, core::format_number(r.rope_rest.mean_abs, 4).c_str(),
+        core::format_number(r.rope.pairs.empty() ? 0.0
+                                                 : std::accumulate(r.rope_profiles.begin(), r.rope_profiles.end(), 0.0,
+                                                                   [](double a, const core::RopePairProfile& q) {
+                                                                       return a + q.mean_abs;
+                                                                   }),
+                            4)
+            .c_str());
+    ImGui::PopTextWrapPos();
+    const core::RopePairProfile& rest = r.rope_rest;
+    if (!rest.by_offset.empty()) {
+        std::vector<double> offsets;
+        const int n = static_cast<int>(r.rope.rest.rows());
+        for (size_t o = 0; o < rest.by_offset.size(); ++o) offsets.push_back(static_cast<double>(o) - (n - 1));
+        LinePlot structure;
+        structure.title = "their mean part by relative position (key \xe2\x88\x92 query)";
+        structure.x = offsets;
+        structure.log_x = false;
+        structure.x_min = offsets.front(), structure.x_max = std::max(offsets.back(), offsets.front() + 1);
+        const auto [lo, hi] = std::minmax_element(rest.by_offset.begin(), rest.by_offset.end());
+        structure.y_min = std::min(0.0, *lo), structure.y_max = std::max(*hi, structure.y_min + 1e-12);
+        structure.series.push_back({rest.by_offset, ui.color(Color::plot_current), 2});
+        draw_line_plot("##rope rest structure", structure,
+                       {plot_w, std::max(font * 6, ImGui::GetContentRegionAvail().y - font)}, ui);
+    }
+    ImGui::EndGroup();
+    ui.report_value("lab: rope rest mean abs", rest.mean_abs);
+}
+
 void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r, const ModelRun* model_run) {
     if (r.rope.pairs.empty()) {
         ImGui::TextDisabled("This session has no RoPE (Dimensions > RoPE).");
@@ -248,16 +294,32 @@ void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r
         ui.report_item("lab: position split note");
         return;
     }
+    const core::Config& c = s.session.config;
     const float font = ImGui::GetFontSize();
     const int pairs = static_cast<int>(r.rope.pairs.size());
-    p.pair = std::clamp(p.pair, 0, pairs - 1);
+    // Partial rotary: one more choice past the pairs, the columns left unrotated.
+    const bool partial = c.rope.rotated(c.d_k) < c.d_k;
+    p.pair = std::clamp(p.pair, 0, pairs - (partial ? 0 : 1));
     ImGui::SetNextItemWidth(font * 12);
     int shown = p.pair + 1;
-    if (ImGui::SliderInt("##pair", &shown, 1, pairs, "pair %d", ImGuiSliderFlags_AlwaysClamp)) p.pair = shown - 1;
+    if (ImGui::SliderInt("##pair", &shown, 1, pairs + (partial ? 1 : 0),
+                         shown > pairs ? "unrotated columns" : "pair %d", ImGuiSliderFlags_AlwaysClamp))
+        p.pair = shown - 1;
     ui.report_item("lab: rope pair");
+    const auto partial_note = [&] {
+        if (partial)
+            ImGui::TextDisabled("RoPE turns %d of d_k = %d columns (%d pairs); %d pass through unturned",
+                                c.rope.rotated(c.d_k), c.d_k, pairs, c.d_k - c.rope.rotated(c.d_k));
+    };
+    if (p.pair == pairs) {
+        partial_note();
+        draw_rope_rest(s, ui, r);
+        return;
+    }
     const core::RopePairProfile& profile = r.rope_profiles[static_cast<size_t>(p.pair)];
     ImGui::SameLine();
     ImGui::Text("\xce\xb8_p = %s rad per token", core::format_number(profile.theta, 4).c_str());
+    partial_note();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float side = std::max(font * 8, std::min(avail.y - font * 3, avail.x * 0.4f));
     const core::Matrix& part = r.rope.pairs[static_cast<size_t>(p.pair)];

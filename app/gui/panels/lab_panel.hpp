@@ -50,6 +50,7 @@ struct LabResult {
     std::vector<core::Sink> sinks;      // per head
     core::RopeSplit rope;               // of the head; empty without RoPE
     std::vector<core::RopePairProfile> rope_profiles;
+    core::RopePairProfile rope_rest;  // the unrotated columns' part (partial rotary)
     std::vector<double> rope_thetas;  // θ_p per pair, for the plot's x
 };
 

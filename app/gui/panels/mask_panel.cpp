@@ -1,6 +1,7 @@
 #include "mask_panel.hpp"
 
 #include <algorithm>
+#include <array>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -22,22 +23,109 @@ bool apply_mask_preset(AppState& state, const core::Result<core::Matrix>& preset
 
 namespace {
 
-// Without a custom mask: what one is, and the way to start one.
-void draw_no_custom_mask(AppState& state, UiContext& ui) {
+// The mask the layer's rule makes (causal, none, each with or without a sliding window): 1 where
+// query i may attend to key j. Kept while the rule and the shape stay.
+const core::Matrix& rule_mask(const core::Config& c, MaskPanel& panel) {
+    const std::array<int, 4> key{c.n, c.kv_len(), static_cast<int>(c.mask), c.window};
+    if (panel.rule_key != key) {
+        panel.rule_key = key;
+        ++panel.rule_generation;
+        panel.rule.resize(c.n, c.kv_len());
+        for (int i = 0; i < c.n; ++i)
+            for (int j = 0; j < c.kv_len(); ++j) panel.rule(i, j) = c.hides(i, j) ? 0.0 : 1.0;
+    }
+    return panel.rule;
+}
+
+// What the rule hides from query i's key j, for the grid's tooltip.
+const char* hidden_by(const core::Config& c, int i, int j) {
+    if (c.mask == core::Mask::causal && j > i) return "hidden by the causal mask (a later token)";
+    if (c.window > 0 && j <= i - c.window) return "hidden by the sliding window (too far back)";
+    return "may attend";
+}
+
+// The sliding window's field: 0 for none; a change is one undoable edit of the config.
+void draw_window_field(AppState& state, UiContext& ui, MaskPanel& panel) {
+    const core::Config& c = state.config();
+    if (!panel.window_editing) panel.layer_window = c.window;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    ImGui::InputInt("sliding window (keys; 0: none)", &panel.layer_window);
+    ui.report_item("mask: sliding window");
+    panel.window_editing = ImGui::IsItemActive();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Query i sees only the last w keys up to itself: keys i - w + 1 ... i\n"
+            "(Mistral, Qwen2, Phi-3; Gemma 2 on every other layer). 0: no window.");
+    if (ImGui::IsItemDeactivatedAfterEdit() && panel.layer_window != c.window) {
+        core::Config changed = c;
+        changed.window = std::max(panel.layer_window, 0);
+        if (state.set_config(changed))
+            state.set_message(changed.window > 0 ? "Sliding window of " + std::to_string(changed.window) + " keys"
+                                                 : std::string("No sliding window"),
+                              false);
+    }
+}
+
+// Without a custom mask: the rule in words and as a grid (the window drawn), the window's field,
+// what a custom mask is and the way to start one.
+void draw_no_custom_mask(AppState& state, UiContext& ui, MaskPanel& panel) {
     const core::Config& c = state.config();
     ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(c.mask == core::Mask::causal ? "This layer uses the causal mask: query i sees keys 0 to i."
-                                                        : "This layer uses no mask: every query sees every key.");
-    ImGui::TextDisabled(
-        "A custom mask is a grid of 1 (the query may attend to the key) and 0 (it may not: its score becomes %s, "
-        "its weight 0). Padding, sliding windows and packed documents are such grids.",
-        ui.symbols().neg_inf);
+    std::string rule = c.mask == core::Mask::causal ? "This layer uses the causal mask: query i sees keys 0 to i"
+                                                    : "This layer uses no mask: every query sees every key";
+    if (c.window > 0)
+        rule = c.mask == core::Mask::causal
+                   ? "This layer uses the causal mask with a sliding window of " + std::to_string(c.window) +
+                         ": query i sees keys i - " + std::to_string(c.window - 1) + " to i"
+                   : "This layer uses a sliding window of " + std::to_string(c.window) +
+                         " and no causal mask: query "
+                         "i sees keys from i - " +
+                         std::to_string(c.window - 1) + " on";
+    ImGui::TextUnformatted((rule + ".").c_str());
     ImGui::PopTextWrapPos();
-    if (ImGui::Button(c.mask == core::Mask::causal ? "Use a custom mask, starting from the causal one"
-                                                   : "Use a custom mask")) {
+    if (!c.cross()) draw_window_field(state, ui, panel);
+    if (ImGui::CollapsingHeader("What a custom mask is")) {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled(
+            "A custom mask is a grid of 1 (the query may attend to the key) and 0 (it may not: its score becomes "
+            "%s, its weight 0). Padding, sliding windows and packed documents are such grids.",
+            ui.symbols().neg_inf);
+        ImGui::PopTextWrapPos();
+    }
+    const char* start = c.window > 0                   ? "Use a custom mask, starting from this one"
+                        : c.mask == core::Mask::causal ? "Use a custom mask, starting from the causal one"
+                                                       : "Use a custom mask";
+    const bool use_custom = ImGui::Button(start);
+    ui.report_item("mask: use a custom mask");
+    if (use_custom) {
+        // A custom mask holds the window itself (the two together are refused): the grid as drawn.
+        const core::Matrix drawn = rule_mask(c, panel);
+        const bool windowed = c.window > 0;
         core::Config custom = c;
         custom.mask = core::Mask::custom;
-        state.set_config(custom);
+        custom.window = 0;
+        if (state.set_config(custom) && windowed) state.set_matrix({core::MatrixId::mask, 0}, drawn);
+        return;  // the config changed under `c`: the next frame draws the custom mask
+    }
+    // The rule's grid, read only: the window's band and the causal triangle.
+    HeatmapOptions o;
+    o.colormap = ui.colormap(core::MatrixId::mask);
+    o.range = {0, 1, false};
+    o.number_digits = 1;
+    o.max_cell = ImGui::GetFontSize() * 3;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y, 50.0f)};
+    o.row_labels = &state.session().tokens;
+    o.col_labels = &core::key_tokens(state.session());
+    const core::Matrix& grid = rule_mask(c, panel);
+    o.generation = panel.rule_generation;
+    const HeatmapHit hit = heatmap(ui, "mask rule grid", grid, o, "mask");
+    if (ui.report) ui.report->heatmaps.push_back({"mask", hit.cells_min, hit.cells_max});
+    if (hit.hovered) {
+        const auto& keys = core::key_tokens(state.session());
+        ImGui::SetTooltip("query %d %s, key %d %s: %s", hit.row, quoted_label(state.session().tokens[hit.row]).c_str(),
+                          hit.col, quoted_label(keys[static_cast<size_t>(hit.col)]).c_str(),
+                          hidden_by(c, hit.row, hit.col));
     }
 }
 
@@ -96,7 +184,7 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
     const core::Config& c = state.config();
     if (c.mask != core::Mask::custom) {
         panel.painting.reset();
-        draw_no_custom_mask(state, ui);
+        draw_no_custom_mask(state, ui, panel);
         return;
     }
     const core::Matrix& mask = *state.input({core::MatrixId::mask, 0});

@@ -12,15 +12,33 @@
 
 namespace attnviz::app {
 
+namespace {
+
+// "RoPE half", with what a layer of today's models adds: "RoPE half, 16 of 64 columns, llama3 ×8".
+std::string rope_text(const core::Config& c) {
+    std::string text = std::string("RoPE ") + core::to_string(c.rope.style);
+    if (c.rope.dims > 0 && c.rope.dims < c.d_k)
+        text += ", " + std::to_string(c.rope.dims) + " of " + std::to_string(c.d_k) + " columns";
+    if (c.rope.scaling.kind != core::RopeScaling::Kind::none)
+        text += std::string(", ") + core::to_string(c.rope.scaling.kind) + " ×" +
+                core::format_number(c.rope.scaling.factor);
+    return text;
+}
+
+}  // namespace
+
 std::vector<StatusItem> status_items(const AppState& state, float frame_ms, const std::string& attentions) {
     std::vector<StatusItem> items;
     if (!attentions.empty()) {
         items.push_back({"weights only: " + attentions});
     } else {
         const core::Config& c = state.config();
-        const char* scale = c.scale.kind == core::Scale::Kind::sqrt_dk ? core::symbols(state.notation()).sqrt_dk
-                            : c.scale.kind == core::Scale::Kind::none  ? "none"
-                                                                       : "temperature";
+        // A divisor of the user's or of the model's (Gemma 2's √query_pre_attn_scalar): its value.
+        const std::string scale = c.scale.kind == core::Scale::Kind::sqrt_dk
+                                      ? std::string(core::symbols(state.notation()).sqrt_dk)
+                                  : c.scale.kind == core::Scale::Kind::none
+                                      ? std::string("none")
+                                      : "divisor " + core::format_number(c.scale.divisor);
         char dims[160];
         std::snprintf(dims, sizeof dims, "n=%d d_model=%d h=%d d_k=%d d_v=%d", c.n, c.d_model, c.heads, c.d_k, c.d_v);
         items.push_back({dims});
@@ -31,7 +49,9 @@ std::vector<StatusItem> status_items(const AppState& state, float frame_ms, cons
         // What a real layer adds, only when in use.
         if (c.biases) items.push_back({"biases", 1});
         if (c.grouped()) items.push_back({std::to_string(c.kv_count()) + " K/V groups"});
-        if (c.rope.on) items.push_back({std::string("RoPE ") + core::to_string(c.rope.style)});
+        if (c.rope.on) items.push_back({rope_text(c)});
+        if (c.window > 0) items.push_back({"sliding window " + std::to_string(c.window)});
+        if (c.softcap > 0) items.push_back({"soft-cap " + core::format_number(c.softcap)});
         if (c.cross()) items.push_back({"cross-attention, n_kv=" + std::to_string(c.n_kv)});
         items.push_back({std::string("tokens as ") + (state.column_vectors() ? "columns" : "rows"), 4});
         items.push_back({"trace " + core::format_duration(state.compute_ms()), 5});
