@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # model_mode_test.sh ATTNVIZ PNG_CHECK UI_CHECK OUTDIR
 # The model mode in the real window under Xvfb, on the tiny test models of tests/reference/models:
-#  - GPT-2 and BERT on "Hello world" at 1024×640 and 1920×1080: screenshots (not blank, the layout
+#  - GPT-2, BERT, Gemma 2 (windows, soft-caps) and Pythia (partial rotary, the parallel residual) on
+#    "Hello world" at 1024×640 and 1920×1080: screenshots (not blank, the layout
 #    fills the window, the panels' labels readable) and the draw report's numbers against the
 #    reference forward pass (model_report_check.py reference);
 #  - GPT-2 with a cell of block 0, then of block 1, edited (--set on the block being edited):
@@ -38,7 +39,7 @@ run() {  # run NAME ARGS...: a screenshot and its report
     "$attnviz" "$@" --screenshot "$out/$name.png" --frames 4 --report "$out/$name.json"
 }
 
-for model in gpt2 bert; do
+for model in gpt2 bert gemma2 pythia; do
     for size in 1024x640 1920x1080; do
         name="$model-$size"
         run "$name" --model "$models/$model" --text "Hello world" --size "$size"

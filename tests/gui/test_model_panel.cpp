@@ -468,4 +468,13 @@ TEST_F(ModelPanel, AModelOfTheHubCacheIsListedAndOpensInTheModelView) {
     ASSERT_TRUE(run.is_open());
     EXPECT_EQ(run.folder()->config().architecture, model::Architecture::gemma2);
     EXPECT_EQ(run.folder()->folder(), cached[0].folder);
+    // Each block's row names what its layer adds: Gemma 2's window on the even layers, the soft-cap on all.
+    const app::Layers& layers = panels_.model.layers;
+    // Row 0 is the session being edited (still the worked example: plain attention), then blocks 0 to 2.
+    ASSERT_EQ(layers.size(), 4);
+    EXPECT_EQ(layers.row(0).mechanisms, "");
+    EXPECT_EQ(layers.row(1).mechanisms, "window 4, soft-cap 0.5");
+    EXPECT_EQ(layers.row(2).mechanisms, "soft-cap 0.5");
+    EXPECT_EQ(layers.row(3).mechanisms, "window 4, soft-cap 0.5");
+    EXPECT_EQ(app::row_mechanisms(core::worked_example().config), "");
 }

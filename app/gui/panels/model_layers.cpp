@@ -8,6 +8,7 @@
 #include <new>
 
 #include "core/base/file_io.hpp"
+#include "core/base/format.hpp"
 #include "core/io/session_file.hpp"
 
 namespace attnviz::app {
@@ -37,11 +38,19 @@ Layers::Row row_of(std::shared_ptr<const core::Session> session, std::string nam
     row.n = session->config.n;
     row.keys = session->config.kv_len();
     row.heads = session->config.heads;
+    row.mechanisms = row_mechanisms(session->config);
     row.session = std::move(session);
     return row;
 }
 
 }  // namespace
+
+std::string row_mechanisms(const core::Config& c) {
+    std::string out;
+    if (c.window > 0) out = "window " + std::to_string(c.window);
+    if (c.softcap > 0) out += (out.empty() ? "" : ", ") + std::string("soft-cap ") + core::format_number(c.softcap);
+    return out;
+}
 
 struct Layers::Slot {
     std::mutex m;
@@ -305,6 +314,7 @@ void Layers::sync(const AppState& state) {
     r.n = c.n;
     r.keys = c.kv_len();
     r.heads = c.heads;
+    r.mechanisms = row_mechanisms(c);
     r.error = shown.out_of_memory ? "its trace did not fit in memory" : "";
     row0_generation_ = state.generation();
     std::int64_t weights = 0;

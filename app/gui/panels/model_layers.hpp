@@ -29,6 +29,10 @@ namespace attnviz::app {
 // Problems as one line for a message: the first four, "; " between them.
 std::string problems_text(const core::Problems& problems);
 
+// What a layer adds to the seeds' attention, as its row says it: its sliding window and soft-cap
+// ("window 4, soft-cap 0.5"); "" for plain attention.
+std::string row_mechanisms(const core::Config& c);
+
 class Layers {
 public:
     struct Row {
@@ -44,6 +48,7 @@ public:
         std::uint64_t serial = 0;  // new with every summary: keys its thumbnails' textures
         bool held = true;          // its session's bytes count against the budget here (not a model run's block)
         int n = 0, keys = 0, heads = 0;
+        std::string mechanisms;  // what the layer adds to plain attention: "window 4, soft-cap 0.5" (row_mechanisms)
         bool computing() const { return !summary && error.empty(); }
     };
 

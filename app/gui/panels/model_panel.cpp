@@ -372,6 +372,7 @@ void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, I
         ImGui::BeginTooltip();
         ImGui::Text("%s: %s", row.name.c_str(), row.source.c_str());
         ImGui::Text("n = %d queries, %d keys, h = %d heads", row.n, row.keys, row.heads);
+        if (!row.mechanisms.empty()) ImGui::Text("%s", row.mechanisms.c_str());
         for (const std::string& note : row.notes) ImGui::TextDisabled("%s", note.c_str());
         if (!row.error.empty()) ImGui::TextColored(ui.color_vec(Color::error_text), "%s", row.error.c_str());
         if (editable) ImGui::TextDisabled("Right-click: edit this layer, or close it");
@@ -391,9 +392,15 @@ void draw_row_name(UiContext& ui, const Layers::Row& row, int r, bool editing, I
     const std::string state_line = row.computing() || (g.model && g.computing) ? "computing..."
                                    : !row.error.empty()                        ? "not computed"
                                    : editing                                   ? "being edited"
-                                             : "n " + std::to_string(row.n) + ", h " + std::to_string(row.heads);
+                                   : !row.mechanisms.empty()
+                                       ? row.mechanisms
+                                       : "n " + std::to_string(row.n) + ", h " + std::to_string(row.heads);
+    // Fitted in the small font it is drawn in (the tooltip has it whole).
+    ImGui::PushFont(g.small);
+    const std::string shown = fitted_text(state_line, g.name_w - g.gap);
+    ImGui::PopFont();
     draw->AddText(g.small, g.small_size, {o.x, o.y + ImGui::GetTextLineHeightWithSpacing()},
-                  row.error.empty() ? g.dim_col : ui.color(Color::error_text), state_line.c_str());
+                  row.error.empty() ? g.dim_col : ui.color(Color::error_text), shown.c_str());
 }
 
 // Head h of row r at a: its thumbnail with its number and sort value under it, outlined among the

@@ -426,6 +426,7 @@ void ModelRun::take(AppState& state, Layers& layers, Outcome outcome) {
         row.n = c.n;
         row.keys = c.kv_len();
         row.heads = c.heads;
+        row.mechanisms = row_mechanisms(c);
         rows.push_back(std::move(row));
     }
     layers.set_model_rows(std::move(rows), edit);
