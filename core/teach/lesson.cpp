@@ -203,6 +203,8 @@ constexpr Condition conditions[] = {
     {"rope", "rotary position embeddings (RoPE)", [](const LessonContext& c) { return c.session->config.rope.on; }},
     {"grouped", "K/V groups (fewer K/V heads than heads)",
      [](const LessonContext& c) { return c.session->config.grouped(); }},
+    {"window", "a sliding window", [](const LessonContext& c) { return c.session->config.window > 0; }},
+    {"softcap", "soft-capped scores", [](const LessonContext& c) { return c.session->config.softcap > 0; }},
     {"exercise", "an exercise in progress", [](const LessonContext& c) { return c.hidden.has_value(); }},
     {"columns", "the column-vector view", [](const LessonContext& c) { return c.column_vectors; }},
 };
@@ -296,6 +298,7 @@ std::optional<std::string> size_value(const std::string& name, const LessonConte
         {"kv_heads", c.kv_count()},
         {"group", c.group_size()},
         {"rope_dims", c.rope.on ? c.rope.rotated(c.d_k) : 0},
+        {"window", c.window},
         {"kv_bytes", kv_cache_bytes(c, 1, 1, sizeof(double))},
         {"kv_bytes_ungrouped", kv_cache_bytes(c, 1, 1, sizeof(double), false)},
     };
@@ -303,6 +306,7 @@ std::optional<std::string> size_value(const std::string& name, const LessonConte
         if (name == key) return std::to_string(v);
     if (name == "s") return format_number(ctx.trace->scale);
     if (name == "rope_base") return format_number(c.rope.base);
+    if (name == "softcap") return format_number(c.softcap);
     return std::nullopt;
 }
 

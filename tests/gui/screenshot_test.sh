@@ -371,7 +371,8 @@ PY
         # Text at 24 px on the light window, every window in place, every matrix's cells numbered,
         # at least 20 px and inside the lesson's window, the step's text drawn.
         teach="Teach: attention step by step"
-        for name in worked-example causal-mask multi-head scaling rope kv-cache flash-attention cross-attention; do
+        for name in worked-example causal-mask multi-head scaling rope sliding-window kv-cache flash-attention \
+            cross-attention; do
             last=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["steps"]))' \
                 "$(dirname "$0")/../../assets/lessons/$name.json")
             for step in 1 "$last"; do

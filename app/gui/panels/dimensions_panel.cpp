@@ -193,6 +193,20 @@ void draw_softmax_options(AppState& state, UiContext& ui) {
         now.softmax = static_cast<core::Softmax>(kind);
         state.set_config(now);
     }
+    // Soft-capping (Gemma 2): scores_capped = c·tanh(scores / c) is the softmax's input; 0: none.
+    double cap = now.softcap;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    if (ImGui::InputDouble("soft-cap c", &cap, 0, 0, "%.6g", ImGuiInputTextFlags_EnterReturnsTrue) ||
+        ImGui::IsItemDeactivatedAfterEdit()) {
+        now.softcap = std::max(cap, 0.0);
+        if (now.softcap != state.config().softcap) state.set_config(now);
+    }
+    ui.report_item("dimensions: soft-cap");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Gemma 2's soft-capping: scores_capped = c%stanh(scores / c) goes into the softmax, every\n"
+            "score squeezed into (-c, c). 0: none.",
+            ui.symbols().dot);
 }
 
 // The mask (none, causal, or the session's own grid, edited in the Mask panel) and
