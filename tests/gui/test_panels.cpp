@@ -728,6 +728,48 @@ TEST_F(DimensionSteps, PlusAndMinusStepToTheNextValueTheLockAllows) {
     EXPECT_FALSE(state.message().error) << state.message().text;
 }
 
+// The soft-cap typed into the Dimensions panel (Enter applies it): scores_capped = c·tanh(scores / c)
+// becomes the softmax's input, one undo step takes it back.
+TEST_F(DimensionSteps, TheSoftCapIsTypedAndUndone) {
+    AppState state(core::worked_example());
+    panels.maximize_at_start = app::PanelId::dimensions;
+    frames(state, 2);
+    ASSERT_NE(item("dimensions: soft-cap"), nullptr);
+    const app::DrawReport::Item field = *item("dimensions: soft-cap");  // the report is drawn anew each frame
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyMap[ImGuiKey_Enter] = 1;
+    io.KeyMap[ImGuiKey_Backspace] = 2;
+    io.MousePos = {field.min.x + 40, (field.min.y + field.max.y) / 2};  // in the box, after its "0"
+    frames(state, 1);
+    io.MouseDown[0] = true;
+    frames(state, 1);
+    io.MouseDown[0] = false;
+    frames(state, 1);
+    for (int k = 0; k < 3; ++k) {  // "0" away
+        io.KeysDown[2] = true;
+        frames(state, 1);
+        io.KeysDown[2] = false;
+        frames(state, 1);
+    }
+    io.AddInputCharactersUTF8("0.5");
+    frames(state, 1);
+    EXPECT_EQ(state.config().softcap, 0.0) << "nothing applies before Enter";
+    io.KeysDown[1] = true;
+    frames(state, 1);
+    io.KeysDown[1] = false;
+    frames(state, 2);
+    ASSERT_EQ(state.config().softcap, 0.5) << state.message().text;
+    const core::HeadTrace& h = state.trace().heads[0];
+    ASSERT_EQ(h.scores_capped.rows(), h.scores.rows());
+    for (Eigen::Index i = 0; i < h.scores.rows(); ++i)
+        for (Eigen::Index j = 0; j < h.scores.cols(); ++j)
+            EXPECT_NEAR(h.scores_capped(i, j), 0.5 * std::tanh(h.scores(i, j) / 0.5), 1e-15);
+    EXPECT_NE(app::status_text(state, -1).find("soft-cap 0.5"), std::string::npos);
+    ASSERT_TRUE(state.undo());
+    EXPECT_EQ(state.config().softcap, 0.0);
+    EXPECT_EQ(state.session(), core::worked_example());
+}
+
 // "softmax: standard | plus one" beside the scale: plus one makes the weights softmax₁ (rows summing
 // to below 1, as e^s / (1 + Σ e^s) says), the status bar says so, and undo and redo take it back
 // and forth as one step that keeps every matrix.
