@@ -57,16 +57,6 @@ std::string convention_text(const Config& c, Notation nt, bool column_vectors) {
 
 namespace {
 
-int chain_row(MatrixId id) {
-    switch (id) {
-        case MatrixId::scores_raw: return pipeline_row::scores_raw;
-        case MatrixId::scores: return pipeline_row::scores;
-        case MatrixId::scores_capped: return pipeline_row::scores_capped;
-        case MatrixId::weights: return pipeline_row::weights;
-        default: return pipeline_row::Z;
-    }
-}
-
 // Builds the layout node by node and edge by edge.
 struct Builder {
     const Session& session;
@@ -124,11 +114,13 @@ struct Builder {
             edge(products[1], k_in, PipelineRoute::down,
                  info(MatrixId::K_rot).heading.in(o.notation, o.column_vectors));
         }
-        // The chain, a node a row: scores_capped only where the layer soft-caps its scores.
+        // The chain, a node a row (the rows scores_raw … Z in this order): scores_capped only where the
+        // layer soft-caps its scores.
+        const MatrixId chain_ids[] = {MatrixId::scores_raw, MatrixId::scores, MatrixId::scores_capped,
+                                      MatrixId::weights, MatrixId::Z};
         std::vector<int> chain;
-        for (const MatrixId id :
-             {MatrixId::scores_raw, MatrixId::scores, MatrixId::scores_capped, MatrixId::weights, MatrixId::Z})
-            if (exists(id, c)) chain.push_back(node(id, slot, chain_row(id), 0, 2));
+        for (int j = 0; j < 5; ++j)
+            if (exists(chain_ids[j], c)) chain.push_back(node(chain_ids[j], slot, pipeline_row::scores_raw + j, 0, 2));
         // Q·Kᵀ once, on the second of the two arrows into scores_raw.
         edge(q_in, chain.front(), PipelineRoute::down);
         edge(k_in, chain.front(), PipelineRoute::down, out.nodes[static_cast<std::size_t>(chain.front())].operation);

@@ -239,6 +239,24 @@ bool choose_in_block(UiContext& ui, ModelAblation& m) {
 
 // The chosen pair's part of the scores, every pair's mean |part| by frequency, and the chosen
 // pair's mean part by relative position.
+// A part of scores_raw's mean at each relative position key − query (a RopePairProfile's by_offset,
+// offsets −(n − 1) on), as a line; nothing when it has none.
+void draw_by_offset(const char* id, const char* title, const core::RopePairProfile& profile, int n, ImVec2 size,
+                    UiContext& ui) {
+    if (profile.by_offset.empty()) return;
+    std::vector<double> offsets;
+    for (size_t o = 0; o < profile.by_offset.size(); ++o) offsets.push_back(static_cast<double>(o) - (n - 1));
+    LinePlot structure;
+    structure.title = title;
+    structure.x = offsets;
+    structure.log_x = false;
+    structure.x_min = offsets.front(), structure.x_max = std::max(offsets.back(), offsets.front() + 1);
+    const auto [lo, hi] = std::minmax_element(profile.by_offset.begin(), profile.by_offset.end());
+    structure.y_min = std::min(0.0, *lo), structure.y_max = std::max(*hi, structure.y_min + 1e-12);
+    structure.series.push_back({profile.by_offset, ui.color(Color::plot_current), 2});
+    draw_line_plot(id, structure, size, ui);
+}
+
 // The columns partial rotary leaves alone (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor):
 // their part of scores_raw, and its mean by relative position, flat but for what the tokens say.
 void draw_rope_rest(const Snapshot& s, UiContext& ui, const LabResult& r) {
@@ -265,21 +283,9 @@ void draw_rope_rest(const Snapshot& s, UiContext& ui, const LabResult& r) {
             .c_str());
     ImGui::PopTextWrapPos();
     const core::RopePairProfile& rest = r.rope_rest;
-    if (!rest.by_offset.empty()) {
-        std::vector<double> offsets;
-        const int n = static_cast<int>(r.rope.rest.rows());
-        for (size_t o = 0; o < rest.by_offset.size(); ++o) offsets.push_back(static_cast<double>(o) - (n - 1));
-        LinePlot structure;
-        structure.title = "their mean part by relative position (key \xe2\x88\x92 query)";
-        structure.x = offsets;
-        structure.log_x = false;
-        structure.x_min = offsets.front(), structure.x_max = std::max(offsets.back(), offsets.front() + 1);
-        const auto [lo, hi] = std::minmax_element(rest.by_offset.begin(), rest.by_offset.end());
-        structure.y_min = std::min(0.0, *lo), structure.y_max = std::max(*hi, structure.y_min + 1e-12);
-        structure.series.push_back({rest.by_offset, ui.color(Color::plot_current), 2});
-        draw_line_plot("##rope rest structure", structure,
-                       {plot_w, std::max(font * 6, ImGui::GetContentRegionAvail().y - font)}, ui);
-    }
+    draw_by_offset("##rope rest structure", "their mean part by relative position (key \xe2\x88\x92 query)", rest,
+                   static_cast<int>(r.rope.rest.rows()),
+                   {plot_w, std::max(font * 6, ImGui::GetContentRegionAvail().y - font)}, ui);
     ImGui::EndGroup();
     ui.report_value("lab: rope rest mean abs", rest.mean_abs);
 }
@@ -307,9 +313,11 @@ void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r
         p.pair = shown - 1;
     ui.report_item("lab: rope pair");
     const auto partial_note = [&] {
-        if (partial)
-            ImGui::TextDisabled("RoPE turns %d of d_k = %d columns (%d pairs); %d pass through unturned",
-                                c.rope.rotated(c.d_k), c.d_k, pairs, c.d_k - c.rope.rotated(c.d_k));
+        if (!partial) return;
+        ImGui::PushTextWrapPos(0);  // wrapped, never cut at a narrow panel's edge
+        ImGui::TextDisabled("RoPE turns %d of d_k = %d columns (%d pairs); %d pass through unturned",
+                            c.rope.rotated(c.d_k), c.d_k, pairs, c.d_k - c.rope.rotated(c.d_k));
+        ImGui::PopTextWrapPos();
     };
     if (p.pair == pairs) {
         partial_note();
@@ -344,18 +352,8 @@ void draw_rope(const Snapshot& s, UiContext& ui, LabPanel& p, const LabResult& r
     freq.series.push_back({ys, ui.color(Color::plot_mean), 2});
     freq.vertical.push_back({profile.theta, ui.color(Color::plot_current), "pair " + std::to_string(p.pair + 1)});
     draw_line_plot("##rope frequency", freq, {plot_w, plot_h}, ui);
-    std::vector<double> offsets;
-    const int n = static_cast<int>(part.rows());
-    for (size_t o = 0; o < profile.by_offset.size(); ++o) offsets.push_back(static_cast<double>(o) - (n - 1));
-    LinePlot structure;
-    structure.title = "the pair's mean part by relative position (key \xe2\x88\x92 query)";
-    structure.x = offsets;
-    structure.log_x = false;
-    structure.x_min = offsets.front(), structure.x_max = std::max(offsets.back(), offsets.front() + 1);
-    const auto [lo, hi] = std::minmax_element(profile.by_offset.begin(), profile.by_offset.end());
-    structure.y_min = std::min(0.0, *lo), structure.y_max = std::max(*hi, structure.y_min + 1e-12);
-    structure.series.push_back({profile.by_offset, ui.color(Color::plot_current), 2});
-    draw_line_plot("##rope structure", structure, {plot_w, plot_h}, ui);
+    draw_by_offset("##rope structure", "the pair's mean part by relative position (key \xe2\x88\x92 query)", profile,
+                   static_cast<int>(part.rows()), {plot_w, plot_h}, ui);
     ImGui::EndGroup();
     ui.report_value("lab: rope mean abs", profile.mean_abs);
 }

@@ -23,6 +23,21 @@ bool apply_mask_preset(AppState& state, const core::Result<core::Matrix>& preset
 
 namespace {
 
+// A grid of 0 and 1 filling the panel's room, the session's tokens on both axes: the mask's, or the
+// rule's.
+HeatmapOptions grid_options(const AppState& state, UiContext& ui) {
+    HeatmapOptions o;
+    o.colormap = ui.colormap(core::MatrixId::mask);
+    o.range = {0, 1, false};
+    o.number_digits = 1;
+    o.max_cell = ImGui::GetFontSize() * 3;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y, 50.0f)};
+    o.row_labels = &state.session().tokens;
+    o.col_labels = &core::key_tokens(state.session());
+    return o;
+}
+
 // The mask the layer's rule makes (causal, none, each with or without a sliding window): 1 where
 // query i may attend to key j. Kept while the rule and the shape stay.
 const core::Matrix& rule_mask(const core::Config& c, MaskPanel& panel) {
@@ -108,15 +123,7 @@ void draw_no_custom_mask(AppState& state, UiContext& ui, MaskPanel& panel) {
         return;  // the config changed under `c`: the next frame draws the custom mask
     }
     // The rule's grid, read only: the window's band and the causal triangle.
-    HeatmapOptions o;
-    o.colormap = ui.colormap(core::MatrixId::mask);
-    o.range = {0, 1, false};
-    o.number_digits = 1;
-    o.max_cell = ImGui::GetFontSize() * 3;
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y, 50.0f)};
-    o.row_labels = &state.session().tokens;
-    o.col_labels = &core::key_tokens(state.session());
+    HeatmapOptions o = grid_options(state, ui);
     const core::Matrix& grid = rule_mask(c, panel);
     o.generation = panel.rule_generation;
     const HeatmapHit hit = heatmap(ui, "mask rule grid", grid, o, "mask");
@@ -208,15 +215,7 @@ void draw_mask_panel(AppState& state, UiContext& ui, MaskPanel& panel) {
 
     // The grid: the editable session's mask (or the drag's copy), with the tokens on both axes.
     const core::Matrix& shown = panel.painting ? *panel.painting : mask;
-    HeatmapOptions o;
-    o.colormap = ui.colormap(core::MatrixId::mask);
-    o.range = {0, 1, false};
-    o.number_digits = 1;
-    o.max_cell = ImGui::GetFontSize() * 3;
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    o.max_size = {std::max(avail.x, 50.0f), std::max(avail.y, 50.0f)};
-    o.row_labels = &state.session().tokens;
-    o.col_labels = &core::key_tokens(state.session());
+    HeatmapOptions o = grid_options(state, ui);
     o.generation = state.revision() * 2 + (panel.painting ? 1 : 0);
     const HeatmapHit hit = heatmap(ui, "mask grid", shown, o, "mask");
     if (ui.report) ui.report->heatmaps.push_back({"mask", hit.cells_min, hit.cells_max});
