@@ -24,6 +24,7 @@ std::int64_t input_numbers(const Config& c) {
     if (c.cross()) numbers += std::int64_t{c.n_kv} * d;                   // Y
     if (c.mask == Mask::custom) numbers += n * std::int64_t{c.kv_len()};  // the mask
     if (c.biases) numbers += h * dk + g * (dk + dv) + (c.output_projection ? d : 0);
+    if (c.qk_norm.on) numbers += (h + g) * dk;  // q_norm, k_norm
     return numbers;
 }
 
@@ -162,6 +163,15 @@ Problems validate(const Config& c) {
         out.push_back({"config.softcap", "the soft-cap c must be a number from " + format_number(Limits::min_softcap) +
                                              " to " + format_number(Limits::max_softcap) + " (0: none), got " +
                                              format_number(c.softcap)});
+    if (c.qk_norm.on && c.cross())
+        out.push_back({"config.qk_norm",
+                       "q/k norms go with self-attention: under cross-attention each head projects "
+                       "X and Y itself"});
+    if (c.qk_norm.on &&
+        !(std::isfinite(c.qk_norm.eps) && c.qk_norm.eps > 0 && c.qk_norm.eps <= Limits::max_qk_norm_eps))
+        out.push_back({"config.qk_norm.eps", "the q/k norms' eps must be a number above 0 and at most " +
+                                                 format_number(Limits::max_qk_norm_eps) + ", got " +
+                                                 format_number(c.qk_norm.eps)});
     if (out.empty() && input_numbers(c) > Limits::max_input_numbers)
         out.push_back({"config", "the inputs of these dimensions hold " + std::to_string(input_numbers(c)) +
                                      " numbers, over the limit of " + std::to_string(Limits::max_input_numbers)});

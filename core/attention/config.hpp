@@ -5,7 +5,8 @@
 //   Beyond the seeds, as real layers have them (each off by default, which is the seeds' layer):
 //   biases b_Q, b_K ∈ R^{1×d_k}, b_V ∈ R^{1×d_v} per head and b_O ∈ R^{1×d_model}; grouped-query
 //   attention (kv_heads K/V groups shared by heads / kv_heads query heads each); rotary position
-//   embeddings (RoPE) applied to Q and K.
+//   embeddings (RoPE) applied to Q and K; norms of Q and K over all heads (q_norm ∈ R^{1×h·d_k},
+//   k_norm ∈ R^{1×g·d_k}, g the K/V groups).
 #pragma once
 
 #include <algorithm>
@@ -81,6 +82,17 @@ struct Rope {
     }
 };
 
+// Norms of the queries and keys over all heads (OLMo 2's q_norm and k_norm), before RoPE: each row
+// of [Q⁽¹⁾ … Q⁽ʰ⁾] (every head's Q side by side, h·d_k values) is divided by its root mean square
+// and multiplied by the weights q_norm, each row of the K/V groups' [K⁽¹⁾ … K⁽ᵍ⁾] alike by k_norm:
+//   Q ← Q / √(mean(Q²) + eps) ⊙ q_norm
+// so the heads' queries are scaled together, by one number per token.
+struct QkNorm {
+    bool on = false;
+    double eps = 1e-6;  // > 0
+    bool operator==(const QkNorm& o) const { return on == o.on && (!on || eps == o.eps); }
+};
+
 // The softmax that turns each row of scores into weights (docs/math.md#softmax-plus-one):
 //   standard: w_j = e^{s_j} / Σ_k e^{s_k}          (each row sums to 1)
 //   plus_one: w_j = e^{s_j} / (1 + Σ_k e^{s_k})    (softmax₁, Miller 2023: the 1 is a place for
@@ -110,6 +122,7 @@ struct Config {
     // Soft-capping of the scores (Gemma 2): scores_capped = c·tanh(scores / c) before the softmax,
     // every score pressed into (−c, c); 0: none.
     double softcap = 0;
+    QkNorm qk_norm = {};  // norms of Q and K over all heads (off)
 
     int concat_width() const { return heads * d_v; }  // h·d_v
     // The keys (and values) each query attends over: n_kv with a second input Y, else n. The
@@ -127,11 +140,11 @@ struct Config {
     // The first key query i may see under the sliding window (0 without one).
     int first_key(int i) const { return window > 0 ? std::max(0, i - window + 1) : 0; }
     // Whether anything beyond the seeds' layer is in use (a session then needs file version 2, 3 for
-    // cross-attention and a custom mask, 4 for softmax₁, 5 for a sliding window, soft-capping or
-    // scaled RoPE).
+    // cross-attention and a custom mask, 4 for softmax₁, 5 for a sliding window, soft-capping, q/k
+    // norms or scaled RoPE).
     bool extended() const {
         return biases || grouped() || rope.on || cross() || mask == Mask::custom || softmax != Softmax::standard ||
-               window > 0 || softcap > 0;
+               window > 0 || softcap > 0 || qk_norm.on;
     }
     // Columns of the output: d_model with W_O, h·d_v without.
     int output_width() const { return output_projection ? d_model : concat_width(); }
@@ -159,6 +172,8 @@ struct Limits {
     static constexpr double max_rope_factor = 1e6;
     // The soft-cap c: from 10⁻³ (tanh saturates every score beyond) to 10⁶ (real models use 30 and 50).
     static constexpr double min_softcap = 1e-3, max_softcap = 1e6;
+    // The q/k norms' eps: above 0 (a row of zeros would divide by 0) and at most 1 (models use 1e-6).
+    static constexpr double max_qk_norm_eps = 1;
 };
 
 // How many numbers the inputs of this config hold, and the inputs and the full trace together.

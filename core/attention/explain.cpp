@@ -81,6 +81,32 @@ void add_sum_lines(Explanation& e, const SumTerms& terms, const Symbols& sym) {
     e.lines.push_back("= " + num(e.value));
 }
 
+// Q or K under q/k norms: the sum (the projection, as without them), then divided by the RMS of
+// the token's row over every head (or K/V group) and times the norm's weight of the column.
+void add_norm_lines(const Context& x, Explanation& e, SumTerms& terms) {
+    const bool q = x.matrix.id == MatrixId::Q;
+    const int column = (q ? x.head : x.config.kv_group(x.head)) * x.config.d_k + x.j;
+    const MatrixId weights = q ? MatrixId::q_norm : MatrixId::k_norm;
+    terms.normed = true;
+    terms.rms = (q ? x.trace.q_rms : x.trace.k_rms)(x.i, 0);
+    terms.weight = (q ? x.params.q_norm : x.params.k_norm)(0, column);
+    double projected = terms.has_bias ? terms.bias : 0;
+    for (const Product& p : terms.products) projected += p.a * p.b;
+    const std::string w = std::string(name(weights)) + "[" + std::to_string(column) + "]";
+    e.formula += std::string(", then normed over every ") + (q ? "head" : "K/V group") + ": " + x.sym.divide + " rms" +
+                 x.sym.dot + w + " (rms: of row " + std::to_string(x.i) + " of every " +
+                 (q ? "head's X" : "group's X") + x.sym.dot + (q ? "W_Q" : "W_K") + ", with eps " +
+                 num(x.config.qk_norm.eps) + ")";
+    e.operands.push_back({{weights, 0}, 0, column});
+    std::vector<std::string> factors;
+    for (const Product& p : terms.products) factors.push_back(operand(p.a) + x.sym.dot + operand(p.b));
+    const std::string bias = terms.has_bias ? " + " + operand(terms.bias) : "";
+    e.lines.push_back("= (" + join_capped(factors, " + ", x.sym) + bias + ") " + x.sym.divide + " rms" + x.sym.dot + w);
+    e.lines.push_back("= " + operand(projected) + " " + x.sym.divide + " " + num(terms.rms) + x.sym.dot +
+                      operand(terms.weight));
+    e.lines.push_back("= " + num(e.value));
+}
+
 void explain_input(const Context& x, Explanation& e) {
     e.terms = InputTerms{};
     const std::string i = std::to_string(x.i), j = std::to_string(x.j);
@@ -132,7 +158,11 @@ void explain_product(const Context& x, Explanation& e) {
         terms.bias = (*find_matrix(x.params, x.trace, bias))(0, x.j);
         e.operands.push_back({bias, 0, x.j});
     }
-    add_sum_lines(e, terms, x.sym);
+    if ((x.matrix.id == MatrixId::Q || x.matrix.id == MatrixId::K) && x.config.qk_norm.on) {
+        add_norm_lines(x, e, terms);
+    } else {
+        add_sum_lines(e, terms, x.sym);
+    }
     e.terms = std::move(terms);
 }
 

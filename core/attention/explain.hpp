@@ -25,6 +25,10 @@ struct SumTerms {      // value = Σ products[k].a · products[k].b (+ bias)  (Q
     std::vector<Product> products;
     double bias = 0;        // added to the sum when the layer has biases (Q, K, V, output)
     bool has_bias = false;  // whether it does
+    // Q and K under q/k norms: value = (Σ + bias) / rms · weight, rms the row's over every head
+    // (trace q_rms or k_rms), weight the column's of q_norm or k_norm.
+    bool normed = false;
+    double rms = 1, weight = 1;
 };
 struct DivisionTerms {  // value = numerator / denominator  (scores)
     double numerator = 0;

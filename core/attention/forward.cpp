@@ -285,6 +285,20 @@ void cross_projections(const Config& config, const Params& params, int h, HeadTr
     head.V = v.template cast<Scalar>();
 }
 
+// The q/k norm of the columns `x` of every row (n × width): each row divided by its RMS
+// √(mean(x²) + eps), kept in `rms` (n×1), and times the weights w (1 × width).
+template <class Scalar, class Columns>
+void rms_norm_rows(Columns x, const MatrixView<Scalar>& w, double eps, MatrixT<Scalar>& rms) {
+    const Eigen::Index width = x.cols();
+    rms.resize(x.rows(), 1);
+    const auto weights = w.map().row(0);
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        const Scalar r = std::sqrt(x.row(i).squaredNorm() / static_cast<Scalar>(width) + static_cast<Scalar>(eps));
+        rms(i, 0) = r;
+        x.row(i) = (x.row(i) * (Scalar(1) / r)).cwiseProduct(weights);
+    }
+}
+
 // 6. output = concat·W_O (+ b_O), or concat without W_O.
 template <class Scalar>
 void output_of(TraceT<Scalar>& t, const Config& config, const LayerWeightsT<Scalar>& w) {
@@ -300,7 +314,8 @@ void output_of(TraceT<Scalar>& t, const Config& config, const LayerWeightsT<Scal
 
 // The layer (shapes: X n×d_model; W_qkv as LayerWeightsT lays it out; W_O h·d_v×d_model):
 //   1. projections of every head in one product: X·W_qkv (+ b_qkv on every row), n×qkv_columns; each
-//      head's Q, K, V are its columns of it (a K/V group's serve each of its heads)
+//      head's Q, K, V are its columns of it (a K/V group's serve each of its heads); with q/k norms
+//      the Q columns (h·d_k) and the K columns (g·d_k) of each row normed, each block as one
 //   2–5. each head's attention (attend_heads), heads in parallel
 //   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
 template <class Scalar>
@@ -324,6 +339,15 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<cons
         }
     }
     if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
+    if (config.qk_norm.on) {
+        const Eigen::Index q_width = Eigen::Index{config.heads} * config.d_k,
+                           k_width = Eigen::Index{config.kv_count()} * config.d_k;
+        rms_norm_rows<Scalar>(P.leftCols(q_width), w.q_norm, config.qk_norm.eps, t.q_rms);
+        rms_norm_rows<Scalar>(P.middleCols(q_width, k_width), w.k_norm, config.qk_norm.eps, t.k_rms);
+    } else {
+        t.q_rms.resize(0, 0);
+        t.k_rms.resize(0, 0);
+    }
     // 2–5.
     attend_heads(t, config, mask, [&](int h, HeadTraceT<Scalar>& head) {
         head.Q = P.middleCols(q_column(config, h), config.d_k);
@@ -347,6 +371,10 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params)
         gather_projections(config, params, s.W_qkv, s.b_qkv);
         w.W_qkv = view_of(s.W_qkv);
         if (config.biases) w.b_qkv = view_of(s.b_qkv);
+        if (config.qk_norm.on) {
+            w.q_norm = in_scalar(params.q_norm, s.q_norm);
+            w.k_norm = in_scalar(params.k_norm, s.k_norm);
+        }
         const MatrixView<Scalar> X = in_scalar(params.X, s.X);
         forward_into<Scalar>(t, config, X.map(), w, params.mask);
         return;
@@ -405,6 +433,8 @@ const Matrix* find_computed(const Trace& t, const MatrixRef& ref) {
         case MatrixId::b_V:
         case MatrixId::W_O:
         case MatrixId::b_O:
+        case MatrixId::q_norm:
+        case MatrixId::k_norm:
         case MatrixId::count: return nullptr;  // inputs live in the params
     }
     return nullptr;

@@ -4,6 +4,8 @@
 //   Q = X·W_Q (n×d_k)   K = X·W_K (n×d_k)   V = X·W_V (n×d_v)
 //     (+ b_Q, b_K, b_V on every row with biases; W_K, W_V of head i's K/V group under grouped-query
 //     attention)
+//   q/k norms (config.qk_norm): each row of [Q⁽¹⁾ … Q⁽ʰ⁾] divided by its RMS √(mean(q²) + eps) and
+//     times q_norm, each row of the groups' [K⁽¹⁾ … K⁽ᵍ⁾] alike by k_norm; Q and K are then these
 //   RoPE: Q_rot, K_rot = Q, K with row p's pairs rotated by p·θ_j (see Rope in config.hpp)
 //   scores_raw = Q·Kᵀ (n×n), or Q_rot·K_rotᵀ with RoPE
 //   scores = scores_raw / s   (s = √d_k, 1, or the user's divisor; causal mask: j > i → −∞;
@@ -59,13 +61,17 @@ struct TraceT {
     std::vector<std::vector<RowStats>> rows;  // [head][query row] stats of weights
     MatrixT<Scalar> concat;                   // n×(h·d_v)
     MatrixT<Scalar> output;                   // n×d_model with W_O, n×(h·d_v) without
+    // With q/k norms, each row's RMS √(mean(x²) + eps) of every head's X·W_Q (+ b_Q) side by side
+    // (q_rms, n×1) and of every group's X·W_K (+ b_K) (k_rms, n×1), what its row was divided by;
+    // empty without.
+    MatrixT<Scalar> q_rms, k_rms;
 
     // Scratch space of forward_into, kept so a recompute of the same size allocates nothing: the
     // session's inputs in the compute type as LayerWeightsT lays them out (X, W_qkv, b_qkv, W_O,
     // b_O; those already in it are used where they are), X·W_qkv (n×qkv_columns), and RoPE's
     // cosines and sines (n×dims/2). Not part of the trace: its contents mean nothing to a reader.
     struct Scratch {
-        MatrixT<Scalar> X, W_qkv, b_qkv, W_O, b_O, projections;
+        MatrixT<Scalar> X, W_qkv, b_qkv, W_O, b_O, q_norm, k_norm, projections;
         Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> cos, sin;
     };
     Scratch scratch;
@@ -80,6 +86,7 @@ struct TraceT {
 //   b_qkv  1 × qkv_columns(config): the biases in the same order (empty without biases)
 //   W_O    h·d_v × d_model, or, `o_transposed`, d_model × h·d_v (with the output projection)
 //   b_O    1 × d_model (empty without biases)
+//   q_norm 1 × h·d_k and k_norm 1 × g·d_k: the q/k norms' weights (empty without them)
 // W_qkv and W_O may be a model's weights as its file stores them (F32 in a double forward, BF16,
 // F16: gemm.hpp's WeightsView), widened as the product packs them.
 // With `qkv_transposed`, W_qkv may instead be given as its rows in up to three parts, one under
@@ -93,6 +100,7 @@ struct LayerWeightsT {
     WeightsView<Scalar> W_O;
     MatrixView<Scalar> b_O;
     bool qkv_transposed = false, o_transposed = false;
+    MatrixView<Scalar> q_norm, k_norm;
 };
 
 // The columns of X·W_qkv: h·d_k + g·(d_k + d_v); and where head i's Q, K and V start among them.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/base/format.hpp"
 
@@ -36,6 +37,48 @@ void accumulate(Matrix& into, const Matrix& add) {
         into += add;
 }
 
+// The RMS norm y = x / r ⊙ w of each row backwards (r = √(mean(x²) + eps), D columns):
+//   dx = (w ⊙ dy) / r − x · Σ_j (w_j·dy_j·x_j) / (D·r³),   dw = Σ_rows dy ⊙ x / r
+// for the block of columns x (n×D) given its gradient dy, in place; dw into `d_weights`.
+void unnorm_block(const Matrix& x, const Eigen::VectorXd& r, const Matrix& w, Matrix& dy, Matrix& d_weights) {
+    const auto D = static_cast<double>(x.cols());
+    d_weights = Matrix::Zero(1, x.cols());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        const Eigen::RowVectorXd wdy = w.row(0).cwiseProduct(dy.row(i));
+        d_weights.row(0) += dy.row(i).cwiseProduct(x.row(i)) / r(i);
+        dy.row(i) = wdy / r(i) - x.row(i) * (wdy.dot(x.row(i)) / (D * r(i) * r(i) * r(i)));
+    }
+}
+
+// The q/k norms backwards: every head's d_Q (of the normed Q) side by side becomes that of X·W_Q +
+// b_Q; every group's d_K (summed over the heads sharing it) that of X·W_K + b_K, then held by the
+// group's first head (the others' emptied). The norms' weights' gradients into d.q_norm, d.k_norm.
+void unnorm(const Config& c, const Params& p, const Trace& t, std::vector<Matrix>& d_Q, std::vector<Matrix>& d_K,
+            Params& d) {
+    const int groups = c.kv_count(), d_k = c.d_k;
+    Matrix x_q(c.n, c.heads * d_k), dy_q(c.n, c.heads * d_k);
+    Matrix x_k(c.n, groups * d_k), dy_k = Matrix::Zero(c.n, groups * d_k);
+    for (int h = 0; h < c.heads; ++h) {
+        const HeadParams& own = p.heads[static_cast<size_t>(h)];
+        Matrix q = p.X * own.W_Q;
+        if (c.biases) q.rowwise() += own.b_Q.row(0);
+        x_q.middleCols(h * d_k, d_k) = q;
+        dy_q.middleCols(h * d_k, d_k) = d_Q[static_cast<size_t>(h)];
+        const int g = c.kv_group(h);
+        dy_k.middleCols(g * d_k, d_k) += d_K[static_cast<size_t>(h)];
+        if (p.kv_owner(h) != h) continue;
+        Matrix k = p.X * own.W_K;
+        if (c.biases) k.rowwise() += own.b_K.row(0);
+        x_k.middleCols(g * d_k, d_k) = k;
+    }
+    unnorm_block(x_q, t.q_rms.col(0), p.q_norm, dy_q, d.q_norm);
+    unnorm_block(x_k, t.k_rms.col(0), p.k_norm, dy_k, d.k_norm);
+    for (int h = 0; h < c.heads; ++h) {
+        d_Q[static_cast<size_t>(h)] = dy_q.middleCols(h * d_k, d_k);
+        d_K[static_cast<size_t>(h)] = p.kv_owner(h) == h ? Matrix(dy_k.middleCols(c.kv_group(h) * d_k, d_k)) : Matrix();
+    }
+}
+
 }  // namespace
 
 Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace& t, int row, int col) {
@@ -66,12 +109,15 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
     const bool cross = c.cross();
     const Matrix& kv_input = cross ? p.Y : p.X;  // m×d_model
     if (cross) g.d.Y = Matrix::Zero(p.Y.rows(), p.Y.cols());
+    // The gradients of each head's Q and K as the scores use them (normed with q/k norms), and of V.
+    std::vector<Matrix> d_Q(static_cast<size_t>(c.heads)), d_K(static_cast<size_t>(c.heads)),
+        d_V(static_cast<size_t>(c.heads));
     for (int h = 0; h < c.heads; ++h) {
         const HeadTrace& ht = t.heads[static_cast<size_t>(h)];
         const Matrix d_Z = d_concat.middleCols(static_cast<Eigen::Index>(h) * c.d_v, c.d_v);  // n×d_v
         const Matrix& A = ht.weights;
-        const Matrix d_A = d_Z * ht.V.transpose();  // n×m
-        const Matrix d_V = A.transpose() * d_Z;     // m×d_v
+        const Matrix d_A = d_Z * ht.V.transpose();          // n×m
+        d_V[static_cast<size_t>(h)] = A.transpose() * d_Z;  // m×d_v
         // The softmax's Jacobian, row by row; masked keys have A = 0.
         Matrix d_S = A.cwiseProduct(d_A);
         const Eigen::VectorXd row_dot = d_S.rowwise().sum();
@@ -85,28 +131,38 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
         const Matrix d_raw = d_S / t.scale;
         const Matrix& Qr = c.rope.on ? ht.Q_rot : ht.Q;
         const Matrix& Kr = c.rope.on ? ht.K_rot : ht.K;
-        Matrix d_Q = d_raw * Kr;              // n×d_k
-        Matrix d_K = d_raw.transpose() * Qr;  // m×d_k
+        Matrix& dq = d_Q[static_cast<size_t>(h)];
+        Matrix& dk = d_K[static_cast<size_t>(h)];
+        dq = d_raw * Kr;              // n×d_k
+        dk = d_raw.transpose() * Qr;  // m×d_k
         if (c.rope.on) {
             const int positions = std::max(c.n, c.kv_len());
-            d_Q = unrotate(d_Q, c.rope, c.d_k, positions);
-            d_K = unrotate(d_K, c.rope, c.d_k, positions);
+            dq = unrotate(dq, c.rope, c.d_k, positions);
+            dk = unrotate(dk, c.rope, c.d_k, positions);
         }
+    }
+    if (c.qk_norm.on) unnorm(c, p, t, d_Q, d_K, g.d);
+    for (int h = 0; h < c.heads; ++h) {
         const HeadParams& own = p.heads[static_cast<size_t>(h)];
         const int owner = p.kv_owner(h);
         const HeadParams& kv = p.heads[static_cast<size_t>(owner)];
         HeadParams& dh = g.d.heads[static_cast<size_t>(h)];
         HeadParams& dkv = g.d.heads[static_cast<size_t>(owner)];
-        dh.W_Q = p.X.transpose() * d_Q;
-        accumulate(dkv.W_K, kv_input.transpose() * d_K);
-        accumulate(dkv.W_V, kv_input.transpose() * d_V);
+        const Matrix &dq = d_Q[static_cast<size_t>(h)], &dk = d_K[static_cast<size_t>(h)],
+                     &dv = d_V[static_cast<size_t>(h)];
+        dh.W_Q = p.X.transpose() * dq;
+        g.d.X += dq * own.W_Q.transpose();
+        Matrix& d_kv_input = cross ? g.d.Y : g.d.X;
+        accumulate(dkv.W_V, kv_input.transpose() * dv);
+        d_kv_input += dv * kv.W_V.transpose();
         if (c.biases) {
-            dh.b_Q = d_Q.colwise().sum();
-            accumulate(dkv.b_K, d_K.colwise().sum());
-            accumulate(dkv.b_V, d_V.colwise().sum());
+            dh.b_Q = dq.colwise().sum();
+            accumulate(dkv.b_V, dv.colwise().sum());
         }
-        g.d.X += d_Q * own.W_Q.transpose();
-        (cross ? g.d.Y : g.d.X) += d_K * kv.W_K.transpose() + d_V * kv.W_V.transpose();
+        if (!dk.size()) continue;  // q/k norms: the group's K gradient is its first head's (unnorm)
+        accumulate(dkv.W_K, kv_input.transpose() * dk);
+        if (c.biases) accumulate(dkv.b_K, dk.colwise().sum());
+        d_kv_input += dk * kv.W_K.transpose();
     }
     return R::ok(std::move(g));
 }

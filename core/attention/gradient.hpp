@@ -10,6 +10,8 @@
 //   S = S_raw / s                      dS_raw = dS / s
 //   S_raw = Q_rot·K_rotᵀ               dQ_rot = dS_raw·K_rot, dK_rot = dS_rawᵀ·Q_rot
 //   RoPE (a rotation of each pair)     dQ = the pair turned back by the same angle
+//   q/k norms: y = x / r ⊙ w over      dx = (w ⊙ dy) / r − x·Σ_j(w_j·dy_j·x_j) / (D·r³),
+//   every head's row (D = h·d_k)       dw = Σ_rows dy ⊙ x / r (K: every group's row, D = g·d_k)
 //   Q = X·W_Q + b_Q (K, V alike)       dW_Q = Xᵀ·dQ, db_Q = Σ_rows dQ, dX += dQ·W_Qᵀ
 //   (cross-attention: K = Y·W_K + b_K   dW_K = Yᵀ·dK, dY += dK·W_Kᵀ; V alike; a custom mask, like
 //   the causal one, leaves masked weights at 0, so nothing flows through them)
@@ -30,7 +32,7 @@ namespace attnviz::core {
 // without cross-attention; the mask is not differentiable and stays empty).
 struct Gradients {
     int row = 0, col = 0;  // the output cell
-    Params d;              // d.X, d.Y, d.heads[i].W_Q …, d.W_O, d.b_O
+    Params d;              // d.X, d.Y, d.heads[i].W_Q …, d.W_O, d.b_O, d.q_norm, d.k_norm
 };
 
 // The gradient of output[row][col] for a session's params and the trace forward() computed from

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace attnviz::core {
 
@@ -28,6 +29,22 @@ Eigen::RowVectorXd projected(const Eigen::RowVectorXd& x, const Matrix& W, const
     Eigen::RowVectorXd r = x * W;
     if (biases) r += b;
     return r;
+}
+
+// The rows of every head (or K/V group) for one token, normed together as the q/k norms do: divided
+// by the RMS of all of them side by side, times the norm's weights `w` (1 × parts·width).
+void norm_together(std::vector<Eigen::RowVectorXd>& parts, const Matrix& w, double eps) {
+    double squares = 0, count = 0;
+    for (const Eigen::RowVectorXd& r : parts) {
+        squares += r.squaredNorm();
+        count += static_cast<double>(r.size());
+    }
+    const double inv = 1 / std::sqrt(squares / count + eps);
+    Eigen::Index at = 0;
+    for (Eigen::RowVectorXd& r : parts) {
+        r = (r * inv).cwiseProduct(w.row(0).segment(at, r.size()));
+        at += r.size();
+    }
 }
 
 }  // namespace
@@ -62,21 +79,32 @@ Result<KvCacheRun> kv_cache_decode(const Session& session, int prefill) {
         KvCacheStep step;
         step.token = t;
         const Eigen::RowVectorXd x = p.X.row(t);
+        std::vector<Eigen::RowVectorXd> k_rows, q_rows;  // every group's new key, every head's query
         for (int g = 0; g < groups; ++g) {
             const HeadParams& owner = p.heads[static_cast<std::size_t>(g * group_size)];
-            step.k.push_back(rotated(projected(x, owner.W_K, owner.b_K, c.biases), c.rope, t, c.n));
+            k_rows.push_back(projected(x, owner.W_K, owner.b_K, c.biases));
             step.v.push_back(projected(x, owner.W_V, owner.b_V, c.biases));
+        }
+        for (int i = 0; i < c.heads; ++i) {
+            const HeadParams& hp = p.heads[static_cast<std::size_t>(i)];
+            q_rows.push_back(projected(x, hp.W_Q, hp.b_Q, c.biases));
+        }
+        if (c.qk_norm.on) {
+            norm_together(k_rows, p.k_norm, c.qk_norm.eps);
+            norm_together(q_rows, p.q_norm, c.qk_norm.eps);
+        }
+        for (int g = 0; g < groups; ++g) {
+            step.k.push_back(rotated(k_rows[static_cast<std::size_t>(g)], c.rope, t, c.n));
             Matrix& Kg = K[static_cast<std::size_t>(g)];
             Matrix& Vg = V[static_cast<std::size_t>(g)];
             Kg.conservativeResize(t + 1, Eigen::NoChange);
             Vg.conservativeResize(t + 1, Eigen::NoChange);
             Kg.row(t) = step.k.back();
-            Vg.row(t) = step.v.back();
+            Vg.row(t) = step.v[static_cast<std::size_t>(g)];
         }
         Eigen::RowVectorXd concat(c.heads * c.d_v);
         for (int i = 0; i < c.heads; ++i) {
-            const HeadParams& hp = p.heads[static_cast<std::size_t>(i)];
-            step.q.push_back(rotated(projected(x, hp.W_Q, hp.b_Q, c.biases), c.rope, t, c.n));
+            step.q.push_back(rotated(q_rows[static_cast<std::size_t>(i)], c.rope, t, c.n));
             const std::size_t g = static_cast<std::size_t>(c.kv_group(i));
             Matrix weights = step.q.back() * K[g].transpose() / s;  // 1 × (t + 1): the scores, then
             if (c.softcap > 0) weights = c.softcap * (weights.array() / c.softcap).tanh();  // capped,

@@ -99,6 +99,8 @@ auto input_in(P& p, MatrixId id, int h, int kv_h) -> decltype(&p.X) {
         case MatrixId::b_V: return &group().b_V;
         case MatrixId::W_O: return &p.W_O;
         case MatrixId::b_O: return &p.b_O;
+        case MatrixId::q_norm: return &p.q_norm;
+        case MatrixId::k_norm: return &p.k_norm;
         case MatrixId::Q:
         case MatrixId::K:
         case MatrixId::V:
@@ -275,6 +277,8 @@ double fill_value(MatrixId id, int head, int r, int c, int cols) {
         case MatrixId::b_K:
         case MatrixId::b_V:
         case MatrixId::b_O: return 0.0;
+        case MatrixId::q_norm:
+        case MatrixId::k_norm: return 1.0;  // a norm's weights start at 1 (the plain RMS norm)
         case MatrixId::Q:
         case MatrixId::K:
         case MatrixId::V:
@@ -293,9 +297,11 @@ double fill_value(MatrixId id, int head, int r, int c, int cols) {
 }
 
 // Whether an input the config does not use is still held: W_O and the biases keep their values
-// while switched off (turned on again, they come back); Y and the mask are dropped (while the
-// session is open they come back from the memory of resize()).
-bool held_while_unused(MatrixId id) { return id != MatrixId::Y && id != MatrixId::mask; }
+// while switched off (turned on again, they come back); Y, the mask and the q/k norms' weights are
+// dropped (while the session is open they come back from the memory of resize()).
+bool held_while_unused(MatrixId id) {
+    return id != MatrixId::Y && id != MatrixId::mask && id != MatrixId::q_norm && id != MatrixId::k_norm;
+}
 
 }  // namespace
 

@@ -43,13 +43,15 @@ struct Params {
     std::vector<HeadParams> heads;  // h entries
     Matrix W_O;                     // (h·d_v)×d_model; kept in memory while output_projection is off
     Matrix b_O;                     // 1×d_model; applied with W_O while config.biases is on
+    Matrix q_norm;                  // 1×h·d_k with config.qk_norm (the queries' norm weights), else empty
+    Matrix k_norm;                  // 1×g·d_k with config.qk_norm (the keys' norm weights), else empty
     int kv_group_size = 1;          // query heads per K/V group (config.group_size())
 
     // The head whose W_K, W_V, b_K and b_V head `head` uses: the first of its group.
     int kv_owner(int head) const { return head - head % kv_group_size; }
     // The layer's own matrices (the heads' are theirs), in the order above.
-    std::array<const Matrix*, 5> matrices() const { return {&X, &Y, &mask, &W_O, &b_O}; }
-    std::array<Matrix*, 5> matrices() { return {&X, &Y, &mask, &W_O, &b_O}; }
+    std::array<const Matrix*, 7> matrices() const { return {&X, &Y, &mask, &W_O, &b_O, &q_norm, &k_norm}; }
+    std::array<Matrix*, 7> matrices() { return {&X, &Y, &mask, &W_O, &b_O, &q_norm, &k_norm}; }
     bool operator==(const Params& o) const {
         return same_matrices(matrices(), o.matrices()) && heads == o.heads && kv_group_size == o.kv_group_size;
     }
@@ -98,6 +100,7 @@ bool has_shapes(const Config& config, const Params& params);
 //   W_Q/W_K/W_V of head ≥ 2: fill_random(1 + weight, head, r, c) (weight: 0 W_Q, 1 W_K, 2 W_V)
 //   W_O:          1 when r == c, else 0 (the identity)
 //   biases:       0
+//   q_norm, k_norm: 1
 // The random values depend only on the cell's place, never on the session or the order of the
 // changes: the same cell always gets the same value.
 double fill_weight(Weight weight, int head, int r, int c, int cols);

@@ -92,6 +92,11 @@ Session random_session(const Config& config, std::uint64_t seed) {
             for (int j = 0; j < config.kv_len(); ++j)
                 s.params.mask(i, j) = j == i % config.kv_len() || s.params.mask(i, j) >= 0 ? 1.0 : 0.0;
     }
+    // The q/k norms' weights 1 + U(−0.5, 0.5), as trained norms are near 1; drawn last too.
+    if (config.qk_norm.on) {
+        s.params.q_norm = u.matrix(1, config.heads * config.d_k, 0.5).array() + 1.0;
+        s.params.k_norm = u.matrix(1, config.kv_count() * config.d_k, 0.5).array() + 1.0;
+    }
     return s;
 }
 

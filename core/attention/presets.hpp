@@ -19,7 +19,8 @@ Session worked_example();
 // Glorot-uniform weights, W ~ U(−a, a) with a = √(6 / (fan_in + fan_out)), and X ~ U(−1, 1),
 // all drawn from one seeded generator in a fixed order (X, then per head W_Q, W_K, W_V, then W_O,
 // then the biases, U(−0.1, 0.1) when config.biases is on, then Y ~ U(−1, 1) under cross-attention,
-// then a custom mask allowing each key with probability 1/2 and key i mod kv_len always), so a seed
+// then a custom mask allowing each key with probability 1/2 and key i mod kv_len always, then the
+// q/k norms' weights 1 + U(−0.5, 0.5) when config.qk_norm is on), so a seed
 // gives the same session on every machine. With K/V groups, each group keeps its first head's W_K, W_V.
 // Precondition: validate(config) is empty.
 Session random_session(const Config& config, std::uint64_t seed);

@@ -45,6 +45,10 @@ constexpr MatrixInfo table[] = {
      same("a weight", "a weight"), same("W_O", "W_O"), needs_W_O},
     {M::b_O, "b_O", false, false, true, D::one, D::d_model, {none, none}, none, Op::input, C::diverging,
      same("a bias", "a bias"), same("b_O", "b_O"), needs_biases | needs_W_O},
+    {M::q_norm, "q_norm", false, false, true, D::one, D::q_width, {none, none}, none, Op::input, C::diverging,
+     same("a norm's weight", "a norm's weight"), same("q_norm", "q_norm"), needs_qk_norm},
+    {M::k_norm, "k_norm", false, false, true, D::one, D::k_width, {none, none}, none, Op::input, C::diverging,
+     same("a norm's weight", "a norm's weight"), same("k_norm", "k_norm"), needs_qk_norm},
     {M::Q, "Q", true, false, false, D::n, D::d_k, {M::X, M::W_Q}, M::b_Q, Op::product, C::diverging,
      {{"X·W_Q", "X*W_Q"}, {"W_Qᵀ·X", "W_Q^T*X"}},
      {{"Q = X·W_Q", "Q = X*W_Q"}, {"Q = W_Qᵀ·X", "Q = W_Q^T*X"}}, 0},
@@ -100,6 +104,7 @@ constexpr Feature features[] = {
     {needs_cross, [](const Config& c) { return c.cross(); }, "this layer has no cross-attention input"},
     {needs_custom_mask, [](const Config& c) { return c.mask == Mask::custom; }, "this layer has no custom mask"},
     {needs_softcap, [](const Config& c) { return c.softcap > 0; }, "this layer has no soft-capping"},
+    {needs_qk_norm, [](const Config& c) { return c.qk_norm.on; }, "this layer has no q/k norms"},
 };
 
 }  // namespace
@@ -116,6 +121,8 @@ int extent(Dim dim, const Config& c) {
         case Dim::d_v: return c.d_v;
         case Dim::concat_width: return c.concat_width();
         case Dim::output_width: return c.output_width();
+        case Dim::q_width: return c.heads * c.d_k;
+        case Dim::k_width: return c.kv_count() * c.d_k;
     }
     return 0;
 }
@@ -207,11 +214,15 @@ std::string operation_text(MatrixId id, const Config& c, Notation notation, bool
     std::string text = info(id).formula.in(notation, column_vectors);
     const MatrixId bias = info(id).bias;
     if (bias != MatrixId::count && exists(bias, c)) text += std::string(" + ") + name(bias);
+    if ((id == MatrixId::Q || id == MatrixId::K) && c.qk_norm.on)  // OLMo 2: RMS over all heads, then the weights
+        return "norm(" + text + ")" + (notation == Notation::unicode ? "·" : "*") +
+               (id == MatrixId::Q ? "q_norm" : "k_norm");
     return text;
 }
 
 std::string heading_text(MatrixId id, const Config& c, Notation notation, bool column_vectors) {
-    if ((id == MatrixId::K || id == MatrixId::V) && c.cross())
+    if (((id == MatrixId::K || id == MatrixId::V) && c.cross()) ||
+        ((id == MatrixId::Q || id == MatrixId::K) && c.qk_norm.on))
         return std::string(name(id)) + " = " + operation_text(id, c, notation, column_vectors);
     return info(id).heading.in(notation, column_vectors);
 }

@@ -8,7 +8,8 @@
 //                          values' input; with a custom mask, mask (n×kv_len, 0/1);
 //                          per head W_Q, W_K (d_model×d_k), W_V (d_model×d_v);
 //                          with biases b_Q, b_K (1×d_k), b_V (1×d_v); W_O ((h·d_v)×d_model, while
-//                          the output projection is on) and b_O (1×d_model, with biases)
+//                          the output projection is on) and b_O (1×d_model, with biases); with q/k
+//                          norms q_norm (1×h·d_k) and k_norm (1×g·d_k, g the K/V groups)
 //   computed (the trace):  per head Q (n×d_k), K (m×d_k), V (m×d_v), with RoPE Q_rot (n×d_k),
 //                          K_rot (m×d_k), scores_raw, scores, with soft-capping scores_capped,
 //                          weights (n×m), Z (n×d_v), where
@@ -45,6 +46,8 @@ enum class MatrixId {
     b_V,
     W_O,
     b_O,
+    q_norm,
+    k_norm,
     Q,
     K,
     V,
@@ -64,7 +67,8 @@ inline constexpr std::size_t matrix_count = static_cast<std::size_t>(MatrixId::c
 
 // A size of the config, the unit a matrix's shape is given in.
 // n counts the queries (X's tokens), n_kv the keys and values (kv_len(): Y's tokens, or X's).
-enum class Dim { one, n, n_kv, d_model, d_k, d_v, concat_width, output_width };
+// q_width is every head's Q side by side (h·d_k), k_width every K/V group's K (g·d_k).
+enum class Dim { one, n, n_kv, d_model, d_k, d_v, concat_width, output_width, q_width, k_width };
 int extent(Dim dim, const Config& config);
 
 // How a matrix is coloured by default: around 0 (blue–white–red, symmetric range from its largest
@@ -84,6 +88,7 @@ enum class Operation {
     rotation,       // RoPE: each pair of columns of row p rotated by p·θ_i
     count
 };
+// (Q and K under q/k norms stay products: explain() adds the norm's step after the sum.)
 
 // A text in both notations.
 struct Text {
@@ -108,7 +113,8 @@ enum Need : unsigned {
     needs_rope = 4,          // config.rope.on
     needs_cross = 8,         // cross-attention (config.n_kv > 0)
     needs_custom_mask = 16,  // config.mask == Mask::custom
-    needs_softcap = 32       // config.softcap > 0
+    needs_softcap = 32,      // config.softcap > 0
+    needs_qk_norm = 64       // config.qk_norm.on
 };
 
 struct MatrixInfo {
@@ -131,13 +137,15 @@ struct MatrixInfo {
 const MatrixInfo& info(MatrixId id);
 
 // Every id, in pipeline order.
-inline constexpr MatrixId all_matrix_ids[] = {
-    MatrixId::X,          MatrixId::Y,      MatrixId::mask,          MatrixId::W_Q,
-    MatrixId::W_K,        MatrixId::W_V,    MatrixId::b_Q,           MatrixId::b_K,
-    MatrixId::b_V,        MatrixId::W_O,    MatrixId::b_O,           MatrixId::Q,
-    MatrixId::K,          MatrixId::V,      MatrixId::Q_rot,         MatrixId::K_rot,
-    MatrixId::scores_raw, MatrixId::scores, MatrixId::scores_capped, MatrixId::weights,
-    MatrixId::Z,          MatrixId::concat, MatrixId::output};
+inline constexpr MatrixId all_matrix_ids[] = {MatrixId::X,          MatrixId::Y,      MatrixId::mask,
+                                              MatrixId::W_Q,        MatrixId::W_K,    MatrixId::W_V,
+                                              MatrixId::b_Q,        MatrixId::b_K,    MatrixId::b_V,
+                                              MatrixId::W_O,        MatrixId::b_O,    MatrixId::q_norm,
+                                              MatrixId::k_norm,     MatrixId::Q,      MatrixId::K,
+                                              MatrixId::V,          MatrixId::Q_rot,  MatrixId::K_rot,
+                                              MatrixId::scores_raw, MatrixId::scores, MatrixId::scores_capped,
+                                              MatrixId::weights,    MatrixId::Z,      MatrixId::concat,
+                                              MatrixId::output};
 static_assert(std::size(all_matrix_ids) == matrix_count, "all_matrix_ids lists every MatrixId once");
 
 inline const char* name(MatrixId id) { return info(id).name; }

@@ -17,12 +17,12 @@ inline constexpr const char* session_format = "attnviz-session";
 inline constexpr const char* trace_format = "attnviz-trace";
 // Version 2 adds biases, K/V groups (kv_heads) and RoPE; version 3 cross-attention (n_kv, Y,
 // kv_tokens) and a custom mask; version 4 the softmax (softmax₁, "plus_one"); version 5 a sliding
-// window, soft-capping and RoPE's scaling. A file is written with the lowest version
-// that holds what it uses (a session of the seeds' layer is version 1, which older readers know); all are read.
+// window, soft-capping, q/k norms (qk_norm_eps, q_norm, k_norm) and RoPE's scaling. A file is written with the lowest
+// version that holds what it uses (a session of the seeds' layer is version 1, which older readers know); all are read.
 inline constexpr int session_version = 5;
 inline constexpr int trace_version = 5;
 inline int file_version(const Config& config) {
-    if (config.window > 0 || config.softcap > 0 ||
+    if (config.window > 0 || config.softcap > 0 || config.qk_norm.on ||
         (config.rope.on && config.rope.scaling.kind != RopeScaling::Kind::none))
         return 5;
     if (config.softmax != Softmax::standard) return 4;

@@ -44,22 +44,23 @@ struct MatrixBuild {
     std::vector<double> data;                     // row-major
 };
 
-constexpr const char* config_keys[] = {"n",       "d_model", "heads",  "d_k",      "d_v",  "output_projection",
-                                       "mask",    "scale",   "biases", "kv_heads", "rope", "n_kv",
-                                       "softmax", "window",  "softcap"};
-// n … scale; biases, kv_heads and rope (version 2), n_kv (version 3), softmax (version 4), window
-// and softcap (version 5) are optional
+constexpr const char* config_keys[] = {"n",       "d_model", "heads",   "d_k",        "d_v",  "output_projection",
+                                       "mask",    "scale",   "biases",  "kv_heads",   "rope", "n_kv",
+                                       "softmax", "window",  "softcap", "qk_norm_eps"};
+// n … scale; biases, kv_heads and rope (version 2), n_kv (version 3), softmax (version 4), window,
+// softcap and qk_norm_eps (version 5) are optional
 constexpr int config_required = 8;
 constexpr int rope_key = 10;
 constexpr int n_kv_key = 11;
 constexpr int softmax_key = 12;
 constexpr int window_key = 13;
 constexpr int softcap_key = 14;
+constexpr int qk_norm_key = 15;
 // base, style, dims (version 2); scaling and its fields (version 5)
 constexpr const char* rope_keys[] = {
     "base", "style", "dims", "scaling", "factor", "low_freq_factor", "high_freq_factor", "original_max_positions"};
-constexpr const char* root_keys[] = {"format", "version", "config", "tokens",    "X",    "heads",
-                                     "W_O",    "b_O",     "Y",      "kv_tokens", "mask", "pin"};
+constexpr const char* root_keys[] = {"format", "version", "config",    "tokens", "X",   "heads",  "W_O",
+                                     "b_O",    "Y",       "kv_tokens", "mask",   "pin", "q_norm", "k_norm"};
 
 // A list of labels being read (tokens, kv_tokens).
 struct LabelsBuild {
@@ -115,6 +116,7 @@ std::string unused_message(MatrixId id, const Config& c) {
         case needs_custom_mask:
             return std::string("given, but config.mask is \"") + to_string(c.mask) +
                    "\" (a mask is read only with \"custom\")";
+        case needs_qk_norm: return "given, but config.qk_norm_eps is not set (the q/k norms are off)";
         default: return "given, but this layer does not use it";
     }
 }
@@ -173,7 +175,7 @@ public:
                     pin_seen_ = true;
                     in_.skip_value(pin_text_);  // read whole at the end, as a session of its own
                     break;
-                default:  // X, W_O, b_O, Y, mask
+                default:  // X, W_O, b_O, Y, mask, q_norm, k_norm
                     if (const std::optional<MatrixId> id = layer_field(key))
                         read_layer_field(*id);
                     else
@@ -371,6 +373,15 @@ private:
                 c.softcap = v->get<double>();
             else
                 config_problems_.add("config.softcap", "expected a number, got " + describe_json(*v));
+        }
+        // present: the q/k norms are on, with this eps (validate(config) checks its range)
+        if (const json* v = config_field(qk_norm_key)) {
+            if (v->is_number()) {
+                c.qk_norm.on = true;
+                c.qk_norm.eps = v->get<double>();
+            } else {
+                config_problems_.add("config.qk_norm_eps", "expected a number, got " + describe_json(*v));
+            }
         }
         return c;
     }
@@ -716,7 +727,7 @@ private:
         else if (!config_object_)
             config_problems_.add("config", "expected an object, got " + config_desc_);
         if (const int need = file_version(config_); config_problems_.empty() && version_->value.get<int>() < need) {
-            const char* what = need == 5   ? "a sliding window, soft-capping and scaled RoPE need"
+            const char* what = need == 5   ? "a sliding window, soft-capping, q/k norms and scaled RoPE need"
                                : need == 4 ? "the softmax \"plus_one\" needs"
                                : need == 3 ? "cross-attention (n_kv) and a custom mask need"
                                            : "biases, kv_heads and rope need";

@@ -106,6 +106,10 @@ public:
             out += ", \"softcap\": ";
             number(c.softcap);
         }
+        if (c.qk_norm.on) {
+            out += ", \"qk_norm_eps\": ";
+            number(c.qk_norm.eps);
+        }
         out += "}";
     }
 

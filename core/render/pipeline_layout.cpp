@@ -85,6 +85,15 @@ struct Builder {
     std::string bias_note(MatrixId bias, int head) const {
         return exists(bias, trace.config) ? "+ " + label(MatrixRef{bias, head}, o.notation) : "";
     }
+    // The note on the edge into Q, K or V (product j): its bias, then, under q/k norms, the norm
+    // over every head and its weights (Q and K).
+    std::string product_note(int j, MatrixId product, int head) const {
+        std::string note = bias_note(info(product).bias, head);
+        if (j < 2 && trace.config.qk_norm.on)
+            note += (note.empty() ? "" : ", ") + std::string("norm") + symbols(o.notation).dot +
+                    (j == 0 ? "q_norm" : "k_norm");
+        return note;
+    }
 
     // One head's nodes and edges, fed by X (and Y, the keys' and values' input, under cross-attention).
     int head(int slot, int x, int y) {
@@ -99,7 +108,7 @@ struct Builder {
             for (int j = 0; j < 3; ++j) products[j] = node(product_ids[j], slot, pipeline_row::qkv, j, 1);
             for (int j = 0; j < 3; ++j) {
                 edge(j == 0 ? x : y, weights[j], PipelineRoute::bus);
-                edge(weights[j], products[j], PipelineRoute::down, bias_note(info(product_ids[j]).bias, h));
+                edge(weights[j], products[j], PipelineRoute::down, product_note(j, product_ids[j], h));
             }
         } else {
             for (int j = 0; j < 3; ++j) products[j] = node(product_ids[j], slot, pipeline_row::qkv, j, 1);

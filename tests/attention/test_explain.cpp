@@ -42,6 +42,8 @@ const Matrix& matrix_of(const Params& p, const Trace& t, MatrixId id, int h) {
         case MatrixId::b_V: return p.heads[p.kv_owner(h)].b_V;
         case MatrixId::W_O: return p.W_O;
         case MatrixId::b_O: return p.b_O;
+        case MatrixId::q_norm: return p.q_norm;
+        case MatrixId::k_norm: return p.k_norm;
         case MatrixId::Q: return t.heads[h].Q;
         case MatrixId::K: return t.heads[h].K;
         case MatrixId::V: return t.heads[h].V;
@@ -107,6 +109,8 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
         case MatrixId::b_V:
         case MatrixId::W_O:
         case MatrixId::b_O:
+        case MatrixId::q_norm:
+        case MatrixId::k_norm:
             EXPECT_TRUE(e.as<InputTerms>());
             EXPECT_TRUE(is_input(id));
             EXPECT_EQ(e.value, value);
@@ -132,12 +136,33 @@ void check_cell(const Session& s, const Trace& t, MatrixId id, int h, int i, int
                                    : id == MatrixId::K ? MatrixId::b_K
                                                        : MatrixId::b_V;
                 EXPECT_EQ(sum->bias, matrix_of(p, t, b, h)(0, j));
-                ASSERT_EQ(e.operands.size(), 3u);
                 EXPECT_EQ(e.operands[2], (CellRef{{b, h}, 0, j}));
-            } else {
-                ASSERT_EQ(e.operands.size(), 2u);
             }
-            EXPECT_TRUE(near_rel(sum_products() + sum->bias, value, 1e-12));
+            // Under q/k norms, Q and K are the sum divided by the row's RMS over every head (or K/V
+            // group), times the norm's weight of the column: the last operand.
+            const bool normed = c.qk_norm.on && id != MatrixId::V;
+            ASSERT_EQ(e.operands.size(), 2u + (c.biases ? 1u : 0u) + (normed ? 1u : 0u));
+            EXPECT_EQ(sum->normed, normed);
+            if (normed) {
+                const int column = (id == MatrixId::Q ? h : c.kv_group(h)) * c.d_k + j;
+                const MatrixId weights = id == MatrixId::Q ? MatrixId::q_norm : MatrixId::k_norm;
+                EXPECT_EQ(e.operands.back(), (CellRef{{weights, 0}, 0, column}));
+                EXPECT_EQ(sum->weight, matrix_of(p, t, weights, h)(0, column));
+                // The RMS by hand: every head's (or group's) projection of row i, squared and averaged.
+                double squares = 0;
+                const int parts = id == MatrixId::Q ? c.heads : c.kv_count();
+                for (int g = 0; g < parts; ++g) {
+                    const int owner = id == MatrixId::Q ? g : g * c.group_size();
+                    const HeadParams& hp = p.heads[owner];
+                    Eigen::RowVectorXd r = p.X.row(i) * (id == MatrixId::Q ? hp.W_Q : hp.W_K);
+                    if (c.biases) r += id == MatrixId::Q ? hp.b_Q : hp.b_K;
+                    squares += r.squaredNorm();
+                }
+                EXPECT_TRUE(near_rel(sum->rms, std::sqrt(squares / (parts * c.d_k) + c.qk_norm.eps), 1e-13));
+                EXPECT_TRUE(near_rel((sum_products() + sum->bias) / sum->rms * sum->weight, value, 1e-12));
+            } else {
+                EXPECT_TRUE(near_rel(sum_products() + sum->bias, value, 1e-12));
+            }
             EXPECT_EQ(e.operands[0], (CellRef{{input, 0}, i, -1}));
             EXPECT_EQ(e.operands[1], (CellRef{{w, h}, -1, j}));
             break;
@@ -357,6 +382,17 @@ TEST(Explain, EveryCellOfCrossAttentionAndCustomMasks) {
     // A custom mask on self-attention.
     Config self = make_config(4, 4, 2, 2, 2, true, Mask::custom);
     check_every_cell(random_session(self, 43));
+}
+
+TEST(Explain, EveryCellUnderQkNorms) {
+    Config c = make_config(3, 4, 4, 2, 2, true, Mask::causal);
+    c.qk_norm = {true, 1e-6};
+    check_every_cell(random_session(c, 44));
+    c.kv_heads = 2;
+    c.biases = true;
+    c.rope.on = true;
+    c.qk_norm.eps = 0.25;
+    check_every_cell(random_session(c, 45));
 }
 
 TEST(Explain, ARotatedCellNamesItsAngleAndPair) {

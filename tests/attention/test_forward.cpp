@@ -116,6 +116,43 @@ struct RefTrace {
     Grid concat, output;
 };
 
+// The q/k norms by loops (OLMo 2's Olmo2RMSNorm over every head's columns): each row of `parts`
+// (head or group k's rows, d_k columns each) divided by √(mean of the row's squares over every
+// part + eps), times w[k·d_k + j].
+void qk_norm_loop(std::vector<Grid*>& parts, const Matrix& w, double eps) {
+    const size_t rows = parts[0]->size();
+    for (size_t i = 0; i < rows; ++i) {
+        double squares = 0, count = 0;
+        for (const Grid* g : parts)
+            for (double v : (*g)[i]) squares += v * v, count += 1;
+        const double rms = std::sqrt(squares / count + eps);
+        for (size_t k = 0; k < parts.size(); ++k)
+            for (size_t j = 0; j < (*parts[k])[i].size(); ++j)
+                (*parts[k])[i][j] = (*parts[k])[i][j] / rms *
+                                    w(0, static_cast<Eigen::Index>(k * (*parts[k])[i].size() + j));
+    }
+}
+
+// Every head's Q and every K/V group's K as the heads use them: X·W (+ b), then the q/k norms.
+void projections_loop(const Config& c, const Params& p, const Grid& X, const Grid& Y, std::vector<Grid>& Q,
+                      std::vector<Grid>& K) {
+    const int group = c.heads / c.kv_count();
+    for (int h = 0; h < c.heads; ++h) {
+        Q.push_back(mul(X, p.heads[h].W_Q));
+        if (c.biases) add_bias(Q.back(), p.heads[h].b_Q);
+    }
+    for (int g = 0; g < c.kv_count(); ++g) {
+        K.push_back(mul(Y, p.heads[g * group].W_K));
+        if (c.biases) add_bias(K.back(), p.heads[g * group].b_K);
+    }
+    if (!c.qk_norm.on) return;
+    std::vector<Grid*> qs, ks;
+    for (Grid& q : Q) qs.push_back(&q);
+    for (Grid& k : K) ks.push_back(&k);
+    qk_norm_loop(qs, p.q_norm, c.qk_norm.eps);
+    qk_norm_loop(ks, p.k_norm, c.qk_norm.eps);
+}
+
 RefTrace reference_forward(const Config& c, const Params& p) {
     RefTrace t;
     const Grid X = to_grid(p.X);
@@ -125,18 +162,16 @@ RefTrace reference_forward(const Config& c, const Params& p) {
     if (c.scale.kind == Scale::Kind::sqrt_dk) s = std::sqrt(static_cast<double>(c.d_k));
     if (c.scale.kind == Scale::Kind::divisor) s = c.scale.divisor;
     t.concat = grid(c.n, c.heads * c.d_v);
+    std::vector<Grid> Qs, Ks;
+    projections_loop(c, p, X, Y, Qs, Ks);
     for (int h = 0; h < c.heads; ++h) {
         RefHead r;
         const int g = h / (c.heads / c.kv_count());  // the head's K/V group, kept in its first head
         const HeadParams& kv = p.heads[g * (c.heads / c.kv_count())];
-        r.Q = mul(X, p.heads[h].W_Q);
-        r.K = mul(Y, kv.W_K);
+        r.Q = Qs[h];
+        r.K = Ks[g];
         r.V = mul(Y, kv.W_V);
-        if (c.biases) {
-            add_bias(r.Q, p.heads[h].b_Q);
-            add_bias(r.K, kv.b_K);
-            add_bias(r.V, kv.b_V);
-        }
+        if (c.biases) add_bias(r.V, kv.b_V);
         const int positions = std::max(c.n, m);
         r.Q_rot = c.rope.on ? rope_loop(r.Q, c.rope, c.d_k, positions) : r.Q;
         r.K_rot = c.rope.on ? rope_loop(r.K, c.rope, c.d_k, positions) : r.K;
@@ -237,6 +272,15 @@ std::vector<Config> extended_configs() {
     out.push_back(c);  // heads in parallel; dynamic NTK for 64 positions beyond 16
     c.rope.scaling.original_max_positions = 128;
     out.push_back(c);  // dynamic NTK within the trained length: the plain frequencies
+    c = make_config(6, 8, 4, 4, 4, true, Mask::causal);
+    c.kv_heads = 2;
+    c.biases = true;
+    c.qk_norm = {true, 1e-6};
+    c.rope = {true, 500000, Rope::Style::half, 0, {}};
+    out.push_back(c);  // OLMo 2's q/k norms over every head, with biases, K/V groups and RoPE
+    c = make_config(40, 32, 4, 16, 16, true, Mask::none);
+    c.qk_norm = {true, 0.5};
+    out.push_back(c);  // q/k norms with heads in parallel and a large eps
     return out;
 }
 
@@ -366,7 +410,7 @@ TEST(ForwardProperties, MatchesDirectLoopReference) {
 std::string describe_extended(const Config& c) {
     return describe(c, 0) + " biases=" + std::to_string(c.biases) + " kv_heads=" + std::to_string(c.kv_count()) +
            " rope=" + (c.rope.on ? std::string(to_string(c.rope.style)) + "/" + std::to_string(c.rope.dims) : "off") +
-           " n_kv=" + std::to_string(c.n_kv);
+           " n_kv=" + std::to_string(c.n_kv) + " qk_norm=" + std::to_string(c.qk_norm.on);
 }
 
 TEST(ForwardExtended, MatchesDirectLoopReference) {
@@ -428,7 +472,9 @@ TEST(ForwardExtended, GroupsEqualHeadsWithCopiedKeysAndValues) {
     // A grouped layer equals the plain multi-head layer in which each head holds a copy of its
     // group's W_K, W_V (what resize() gives when the groups are split).
     for (const Config& c : extended_configs()) {
-        if (!c.grouped()) continue;
+        // (Under q/k norms the split layer's k_norm has h·d_k weights where the grouped one has g·d_k:
+        // resize keeps the first g·d_k and starts the others at 1, not at copies of the groups'.)
+        if (!c.grouped() || c.qk_norm.on) continue;
         SCOPED_TRACE(describe_extended(c));
         const Session s = random_session(c, 8);
         Config plain = c;

@@ -30,6 +30,10 @@ std::vector<Slot> slots(const Config& c, Params& p, const Params& d) {
     if (c.cross()) out.push_back({"Y", &p.Y, &d.Y});
     if (c.output_projection) out.push_back({"W_O", &p.W_O, &d.W_O});
     if (c.output_projection && c.biases) out.push_back({"b_O", &p.b_O, &d.b_O});
+    if (c.qk_norm.on) {
+        out.push_back({"q_norm", &p.q_norm, &d.q_norm});
+        out.push_back({"k_norm", &p.k_norm, &d.k_norm});
+    }
     for (int h = 0; h < c.heads; ++h) {
         HeadParams& hp = p.heads[static_cast<size_t>(h)];
         const HeadParams& dh = d.heads[static_cast<size_t>(h)];
@@ -98,6 +102,22 @@ TEST(Gradient, MatchesFiniteDifferencesWithBiasesRopeAndKvGroups) {
     c.kv_heads = 1;   // multi-query
     c.mask = Mask::causal;
     check_against_finite_differences(c, 16, 3, 1);
+}
+
+// OLMo 2's q/k norms couple the heads: a head's W_Q moves every other head's queries through the
+// shared RMS, and the gradient reaches q_norm and k_norm.
+TEST(Gradient, MatchesFiniteDifferencesWithQkNorms) {
+    Config c = make_config(5, 8, 4, 2, 2, true, Mask::causal);
+    c.qk_norm = {true, 1e-6};
+    check_against_finite_differences(c, 17, 4, 5);
+    c.biases = true;
+    c.kv_heads = 2;
+    c.rope.on = true;
+    c.qk_norm.eps = 0.3;
+    check_against_finite_differences(c, 18, 2, 0);
+    c.kv_heads = 1;
+    c.softcap = 0.8;
+    check_against_finite_differences(c, 19, 3, 7);
 }
 
 TEST(Gradient, MatchesFiniteDifferencesWithACustomMask) {

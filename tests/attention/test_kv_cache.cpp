@@ -44,6 +44,13 @@ TEST(KvCache, DecodingGivesTheCausalLayersOutputRowByRow) {
              c.rope.on = true;
              c.rope.scaling = {RopeScaling::Kind::llama3, 8, 1, 4, 2};
          }},
+        {"OLMo 2's q/k norms, 2 K/V groups, biases, RoPE",
+         [](Config& c) {
+             c.qk_norm = {true, 1e-6};
+             c.kv_heads = 2;
+             c.biases = true;
+             c.rope.on = true;
+         }},
     };
     for (const auto& [name, change] : variants) {
         const Session s = session_with(change);

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "core/attention/gemm.hpp"
 #include "core/attention/presets.hpp"
@@ -426,23 +427,33 @@ TEST_F(Headless, TextCutToItsRoomEndsInAnEllipsis) {
 }
 
 TEST_F(Headless, EveryCellOfEveryMatrixHasAnExplanation) {
-    // Biases, one K/V group for both heads, RoPE, a custom mask and cross-attention from Y's 4
-    // tokens: every matrix of the registry exists.
+    // Biases, one K/V group for both heads, RoPE, a custom mask, cross-attention from Y's 4 tokens and
+    // soft-capping; then q/k norms (which go with self-attention only): every matrix of the registry
+    // exists in one of the two.
     const core::Rope rope{true, 10000, core::Rope::Style::half, 0, {}};
     core::Config all{3, 4, 2, 2, 2, true, core::Mask::custom, {}, true, 1, rope, 4};
     all.softcap = 0.5;  // scores_capped too
-    AppState state(core::random_session(all, 9));
-    for (MatrixId id : core::all_matrix_ids)
-        for (int h = 0; h < 2; ++h) {
-            const core::Matrix* m = state.matrix({id, h});
-            ASSERT_NE(m, nullptr) << core::name(id);
-            for (int i = 0; i < m->rows(); ++i)
-                for (int j = 0; j < m->cols(); ++j) {
-                    const auto e = state.explain({{id, h}, i, j});
-                    ASSERT_TRUE(e) << core::name(id) << " " << i << " " << j;
-                    EXPECT_FALSE(e.value->lines.empty());
-                }
+    core::Config normed{3, 4, 2, 2, 2, true, core::Mask::causal, {}, true, 1, rope};
+    normed.qk_norm.on = true;
+    std::set<MatrixId> seen;
+    for (const core::Config& c : {all, normed}) {
+        AppState state(core::random_session(c, 9));
+        for (MatrixId id : core::all_matrix_ids) {
+            if (!core::exists(id, c)) continue;
+            seen.insert(id);
+            for (int h = 0; h < 2; ++h) {
+                const core::Matrix* m = state.matrix({id, h});
+                ASSERT_NE(m, nullptr) << core::name(id);
+                for (int i = 0; i < m->rows(); ++i)
+                    for (int j = 0; j < m->cols(); ++j) {
+                        const auto e = state.explain({{id, h}, i, j});
+                        ASSERT_TRUE(e) << core::name(id) << " " << i << " " << j;
+                        EXPECT_FALSE(e.value->lines.empty());
+                    }
+            }
         }
+    }
+    EXPECT_EQ(seen.size(), core::matrix_count);
 }
 
 TEST(Colormap, TextColourFollowsLuminance) {
@@ -768,6 +779,58 @@ TEST_F(DimensionSteps, TheSoftCapIsTypedAndUndone) {
     ASSERT_TRUE(state.undo());
     EXPECT_EQ(state.config().softcap, 0.0);
     EXPECT_EQ(state.session(), core::worked_example());
+}
+
+// "q/k norms" in the Dimensions panel: a click turns on OLMo 2's norms over every head with weights 1
+// (each token's queries of both heads divided by one RMS), the status bar names them, and the
+// change undoes as one step.
+TEST_F(DimensionSteps, TheQkNormsAreTurnedOnAndUndone) {
+    AppState state(core::worked_example());
+    panels.maximize_at_start = app::PanelId::dimensions;
+    frames(state, 2);
+    ASSERT_NE(item("dimensions: q/k norms"), nullptr);
+    const app::DrawReport::Item box = *item("dimensions: q/k norms");
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = {box.min.x + 6, (box.min.y + box.max.y) / 2};
+    frames(state, 1);
+    io.MouseDown[0] = true;
+    frames(state, 1);
+    io.MouseDown[0] = false;
+    frames(state, 2);
+    ASSERT_TRUE(state.config().qk_norm.on) << state.message().text;
+    const core::Params& p = state.session().params;
+    ASSERT_EQ(p.q_norm.cols(), 4);  // h·d_k = 2·2
+    EXPECT_EQ(p.q_norm, core::Matrix::Ones(1, 4));
+    // Row 0's queries: X·W_Q of both heads, divided by the RMS of the four.
+    core::Matrix q(1, 4);
+    q << p.X.row(0) * p.heads[0].W_Q, p.X.row(0) * p.heads[1].W_Q;
+    const double rms = std::sqrt(q.squaredNorm() / 4 + 1e-6);
+    EXPECT_NEAR(state.trace().heads[1].Q(0, 1), q(0, 3) / rms, 1e-15);
+    EXPECT_NE(app::status_text(state, -1).find("| q/k norms |"), std::string::npos) << app::status_text(state, -1);
+    ASSERT_TRUE(state.undo());
+    EXPECT_FALSE(state.config().qk_norm.on);
+    EXPECT_EQ(state.session(), core::worked_example());
+}
+
+// The Inputs panel's "q/k norms" tab (only with them on) edits q_norm and k_norm: a typed weight of 0
+// for head 2's first column zeroes that column of its queries.
+TEST_F(DimensionSteps, TheQkNormsTabEditsTheirWeights) {
+    core::Config c{4, 4, 2, 2, 2, true, core::Mask::causal, {}, false, 0, {}};
+    AppState plain(core::random_session(c, 3));
+    panels.maximize_at_start = app::PanelId::inputs;
+    frames(plain, 2);
+    EXPECT_EQ(item("inputs: q/k norms"), nullptr);  // no tab without them
+    c.qk_norm.on = true;
+    AppState state(core::random_session(c, 3));
+    frames(state, 2);
+    click(state, "inputs: q/k norms");
+    frames(state, 2);
+    ASSERT_NE(item("q_norm[0][2]"), nullptr);
+    ASSERT_NE(item("k_norm[0][1]"), nullptr);
+    ASSERT_TRUE(state.set_cell({{MatrixId::q_norm, 0}, 0, 2}, 0.0));
+    state.wait_for_trace();
+    for (int i = 0; i < c.n; ++i) EXPECT_EQ(state.trace().heads[1].Q(i, 0), 0.0) << i;
+    EXPECT_NE(state.trace().heads[1].Q(0, 1), 0.0);
 }
 
 // "softmax: standard | plus one" beside the scale: plus one makes the weights softmax₁ (rows summing

@@ -46,7 +46,12 @@ std::vector<Session> sessions() {
     capped.window = 2;
     capped.rope.on = true;
     capped.rope.scaling = {RopeScaling::Kind::llama3, 8, 1, 4, 2};
-    return {with_everything, random_session(no_projection, 22), random_session(capped, 23)};
+    // OLMo 2's q/k norms: Q and K explained as the projection, then the norm over every head.
+    Config normed = make_config(3, 4, 2, 2, 2, true, Mask::causal);
+    normed.qk_norm = {true, 1e-6};
+    normed.kv_heads = 1;
+    normed.biases = true;
+    return {with_everything, random_session(no_projection, 22), random_session(capped, 23), random_session(normed, 24)};
 }
 
 // The cell each matrix is checked at: its last one.
@@ -81,6 +86,8 @@ void check_matrix(const Session& saved, const Session& loaded, const Trace& t, c
     if (const SumTerms* sum = e.value->as<SumTerms>()) {
         double total = sum->has_bias ? sum->bias : 0;
         for (const Product& p : sum->products) total += p.a * p.b;
+        EXPECT_EQ(sum->normed, c.qk_norm.on && (ref.id == MatrixId::Q || ref.id == MatrixId::K));
+        if (sum->normed) total = total / sum->rms * sum->weight;  // the q/k norm after the projection
         EXPECT_TRUE(near_rel(total, value, 1e-12));
     }
     if (const SoftcapTerms* cap = e.value->as<SoftcapTerms>()) {

@@ -1065,6 +1065,50 @@ TEST(SessionVersion5, WindowSoftcapAndRopeScalingReadBackAndAreChecked) {
     EXPECT_FALSE(validate(custom).empty());
 }
 
+// Version 5's q/k norms: the eps and both weights read back; refused in an older version, without
+// the eps, at a wrong shape, with an impossible eps, under cross-attention.
+TEST(SessionVersion5, QkNormsReadBackAndAreChecked) {
+    Config c = make_config(3, 4, 4, 2, 2, true, Mask::causal);
+    c.kv_heads = 2;
+    c.qk_norm = {true, 1e-6};
+    const Session s = random_session(c, 32);
+    const std::string text = write_session(s);
+    const Result<Session> r = parse_no_throw(text);
+    ASSERT_TRUE(r.value) << r.problems[0].message;
+    EXPECT_EQ(r.value->config, c);
+    EXPECT_EQ(r.value->params.q_norm, s.params.q_norm);
+    EXPECT_EQ(r.value->params.k_norm.cols(), 4);  // 2 groups × d_k 2
+    EXPECT_EQ(write_session(*r.value), text);
+    json doc = json::parse(text);
+    EXPECT_EQ(doc["version"], 5);
+    EXPECT_EQ(doc["config"]["qk_norm_eps"], 1e-6);
+    EXPECT_EQ(doc["q_norm"][0].size(), 8u);
+    json older = doc;
+    older["version"] = 4;
+    expect_rejected_at(older, "version", "q/k norms");
+    const std::vector<std::tuple<std::string, std::function<void(json&)>, std::string>> cases = {
+        {"config.qk_norm.eps", [](json& d) { d["config"]["qk_norm_eps"] = 0; }, "above 0"},
+        {"config.qk_norm_eps", [](json& d) { d["config"]["qk_norm_eps"] = "1e-6"; }, "expected a number"},
+        {"q_norm",
+         [](json& d) {
+             d["q_norm"] = json::array({json::array({1, 1})});
+         },
+         "1×8"},
+        {"k_norm", [](json& d) { d.erase("k_norm"); }, "missing"},
+        {"q_norm", [](json& d) { d["config"].erase("qk_norm_eps"); }, "qk_norm_eps is not set"},
+    };
+    for (const auto& [path, edit, part] : cases) {
+        json bad = doc;
+        edit(bad);
+        SCOPED_TRACE(path);
+        expect_rejected_at(bad, path, part);
+    }
+    Config cross = make_config(3, 4, 2, 2, 2, true, Mask::none);
+    cross.n_kv = 2;
+    cross.qk_norm.on = true;
+    EXPECT_FALSE(validate(cross).empty());
+}
+
 TEST(SessionVersion3, TracesOfCrossAttentionHaveTheirShapes) {
     const Session s = random_session(cross_config(), 10);
     const Trace t = forward<double>(s.config, s.params);

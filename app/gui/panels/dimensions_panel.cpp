@@ -207,6 +207,18 @@ void draw_softmax_options(AppState& state, UiContext& ui) {
             "Gemma 2's soft-capping: scores_capped = c%stanh(scores / c) goes into the softmax, every\n"
             "score squeezed into (-c, c). 0: none.",
             ui.symbols().dot);
+    // OLMo 2's norms of Q and K over every head (their weights start at 1, edited in the Inputs panel).
+    bool qk_norm = now.qk_norm.on;
+    if (ImGui::Checkbox("q/k norms", &qk_norm)) {
+        now.qk_norm.on = qk_norm;
+        state.set_config(now);
+    }
+    ui.report_item("dimensions: q/k norms");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "OLMo 2's q_norm and k_norm: before RoPE each token's queries of every head together are\n"
+            "divided by their RMS and multiplied by q_norm (its keys by k_norm), so one number per\n"
+            "token scales all its heads. The weights are in the Inputs panel's q/k norms tab.");
 }
 
 // The mask (none, causal, or the session's own grid, edited in the Mask panel) and

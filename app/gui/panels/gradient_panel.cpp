@@ -604,6 +604,8 @@ void draw_gradient_panel(AppState& state, UiContext& ui, GradientPanel& p) {
     draw_head_tiles(t);
     t.new_line();
     t.tile({MatrixId::W_O, 0}, MatrixId::b_O, gap);
+    t.tile({MatrixId::q_norm, 0}, MatrixId::count, gap);  // OLMo 2's q/k norms (absent: skipped)
+    t.tile({MatrixId::k_norm, 0}, MatrixId::count, gap);
     ImGui::EndChild();
 
     // One range for all, or each matrix's own (its title gives it): then the legend is in units of it.

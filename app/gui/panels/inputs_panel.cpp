@@ -294,6 +294,19 @@ void draw_inputs_panel(AppState& state, UiContext& ui, InputsPanel& panel) {
             matrix_editor(state, ui, panel, {core::MatrixId::b_O, 0}, false);
         ImGui::EndTabItem();
     }
+    if (state.config().qk_norm.on) {
+        const bool open = ImGui::BeginTabItem("q/k norms");
+        ui.report_item("inputs: q/k norms");
+        if (open) {
+            ImGui::TextWrapped(
+                "Before RoPE, each token's queries of every head together are divided by their RMS "
+                "(eps %s) and multiplied by q_norm; its keys of every K/V group by k_norm.",
+                core::format_number(state.config().qk_norm.eps).c_str());
+            matrix_editor(state, ui, panel, {core::MatrixId::q_norm, 0}, false);
+            matrix_editor(state, ui, panel, {core::MatrixId::k_norm, 0}, false);
+            ImGui::EndTabItem();
+        }
+    }
     ImGui::EndTabBar();
 }
 

@@ -52,6 +52,7 @@ std::vector<StatusItem> status_items(const AppState& state, float frame_ms, cons
         if (c.rope.on) items.push_back({rope_text(c)});
         if (c.window > 0) items.push_back({"sliding window " + std::to_string(c.window)});
         if (c.softcap > 0) items.push_back({"soft-cap " + core::format_number(c.softcap)});
+        if (c.qk_norm.on) items.push_back({"q/k norms"});
         if (c.cross()) items.push_back({"cross-attention, n_kv=" + std::to_string(c.n_kv)});
         items.push_back({std::string("tokens as ") + (state.column_vectors() ? "columns" : "rows"), 4});
         items.push_back({"trace " + core::format_duration(state.compute_ms()), 5});
