@@ -6,7 +6,7 @@
 // Llama's input_layernorm); the embeddings' LayerNorm in post-norm ones (BERT, RoBERTa: layer 0's
 // own input; for a later layer the direct path's first norm). W_E's rows as the layer sees them.
 //   QK   x_a·W_QK⁽ʰ⁾·x_bᵀ = (x_a·W_Q⁽ʰ⁾)·(x_b·W_K)ᵀ: the bilinear part of scores_raw of query token a
-//        and key token b, unscaled as scores_raw is (b_Q, b_K and RoPE's rotation left out)
+//        and key token b, unscaled as scores_raw is (b_Q, b_K, RoPE's rotation and OLMo 2's q/k norms left out)
 //   OV   x_t·W_OV⁽ʰ⁾·W_Uᵀ = x_t·W_V·W_O⁽ʰ⁾·W_Uᵀ (1×vocab): the logits head h adds through the direct
 //        path per unit of weight on key token t (b_V and the final norm left out); W_U the LM head,
 //        or the token embeddings for a model without one (BERT's MLM head is tied to them)

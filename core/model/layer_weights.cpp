@@ -289,6 +289,7 @@ core::Result<core::Config> attention_config(const ModelFolder& model, int layer,
     if (c.windowed_layer(layer) && c.sliding_window < n) cf.window = c.sliding_window;
     if (c.query_pre_attn_scalar > 0) cf.scale = {core::Scale::Kind::divisor, std::sqrt(c.query_pre_attn_scalar)};
     cf.softcap = c.attn_softcap;
+    if (c.qk_norm) cf.qk_norm = {true, c.norm_eps};
     if (core::Problems problems = core::validate(cf); !problems.empty())
         return core::Result<core::Config>::fail(std::move(problems));
     return core::Result<core::Config>::ok(cf);
@@ -328,6 +329,8 @@ core::Result<AttentionWeights<Scalar>> read_attention(const ModelFolder& model, 
     w.W_O = r.multiplier<Scalar>(b.o);
     w.o_transposed = !model.conv1d();
     w.b_O = r.weights<Scalar>(b.o_b);
+    w.q_norm = r.weights<Scalar>(b.q_norm);
+    w.k_norm = r.weights<Scalar>(b.k_norm);
     if (!r.ok()) return R::fail(r.take());
     return R::ok(std::move(w));
 }
@@ -373,6 +376,11 @@ core::Result<core::Session> attention_session(const ModelFolder& model, int laye
     s.params.heads.resize(static_cast<size_t>(cf.heads));
     s.params.X = std::move(X);
     core::set_projections(s.params, cf, p);
+    if (cf.qk_norm.on) {  // stored as vectors: one row each
+        s.params.q_norm = r.matrix(b.q_norm);
+        s.params.k_norm = r.matrix(b.k_norm);
+        if (!r.ok()) return R::fail(r.take());
+    }
     if (core::Problems problems = core::validate(s); !problems.empty()) return R::fail(std::move(problems));
     return R::ok(std::move(s));
 }

@@ -69,7 +69,7 @@ core::Result<BlockWeights<Scalar>> read_block(const ModelFolder& model, int laye
 // mask for the causal LMs, biases when the layer has any (the missing ones zero), kv_heads for
 // grouped-query attention, RoPE (rotate_half pairs, base rope_theta, the rotated columns and the
 // scaling of the config) for the RoPE families; the model's sliding window where this layer has
-// it, Gemma 2's scale √query_pre_attn_scalar and soft-cap.
+// it, Gemma 2's scale √query_pre_attn_scalar and soft-cap, OLMo 2's q/k norms.
 core::Result<core::Config> attention_config(const ModelFolder& model, int layer, int n);
 
 // Layer `layer`'s attention weights as the core's forward takes them (core::LayerWeightsT), in the
@@ -84,11 +84,13 @@ struct AttentionWeights {
     Weights<Scalar> W_qkv, b_qkv, W_O, b_O;
     std::array<Weights<Scalar>, 3> W_qkv_parts;  // nn.Linear's query, key and value weights (W_qkv empty)
     bool qkv_transposed = false, o_transposed = false;
+    Weights<Scalar> q_norm, k_norm;  // OLMo 2's q/k norms' weights (1 × h·d_k, 1 × kv·d_k), else empty
     core::LayerWeightsT<Scalar> layer() const {
         return {W_qkv.view(),        {W_qkv_parts[0].view(), W_qkv_parts[1].view(), W_qkv_parts[2].view()},
                 b_qkv.view().values, W_O.view(),
                 b_O.view().values,   qkv_transposed,
-                o_transposed};
+                o_transposed,        q_norm.view().values,
+                k_norm.view().values};
     }
     // W_O as h·d_v × d_model in Scalar, whatever its layout and dtype.
     MatrixT<Scalar> output_weights() const;

@@ -21,6 +21,7 @@ const char* to_string(Architecture a) {
         case Architecture::gemma: return "gemma";
         case Architecture::gemma2: return "gemma2";
         case Architecture::phi3: return "phi3";
+        case Architecture::olmo2: return "olmo2";
     }
     return "gpt2";
 }
@@ -138,9 +139,9 @@ private:
 };
 
 std::optional<Architecture> architecture_named(const std::string& name) {
-    for (Architecture a :
-         {Architecture::gpt2, Architecture::bert, Architecture::roberta, Architecture::llama, Architecture::mistral,
-          Architecture::qwen2, Architecture::gpt_neox, Architecture::gemma, Architecture::gemma2, Architecture::phi3})
+    for (Architecture a : {Architecture::gpt2, Architecture::bert, Architecture::roberta, Architecture::llama,
+                           Architecture::mistral, Architecture::qwen2, Architecture::gpt_neox, Architecture::gemma,
+                           Architecture::gemma2, Architecture::phi3, Architecture::olmo2})
         if (name == to_string(a)) return a;
     return std::nullopt;
 }
@@ -322,6 +323,12 @@ void read_llama(Fields& f, ModelConfig& c) {
             if (f.find({"sliding_window"}))
                 c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions);
             break;
+        case Architecture::olmo2:  // no input norms: the outputs' (sandwich_norms without the inner ones)
+            c.qkv_bias = c.o_bias = f.boolean("attention_bias", false);
+            c.qk_norm = true;
+            c.input_norms = false;
+            c.sandwich_norms = true;
+            break;
         default:  // mistral: absent, MistralConfig's 4096; null, none
             if (!f.present("sliding_window") || f.find({"sliding_window"}))
                 c.sliding_window = f.integer({"sliding_window"}, 1, ModelLimits::max_positions, 4096);
@@ -344,7 +351,7 @@ core::Result<ModelConfig> read_model_config(std::string_view text, const std::st
     if (!architecture) {
         f.refuse("model_type",
                  (type.empty() ? std::string("missing") : core::describe_text(type) + " is not a model attnviz runs") +
-                     " (gpt2, bert, roberta, llama, mistral, qwen2, gpt_neox, gemma, gemma2 or phi3)");
+                     " (gpt2, bert, roberta, llama, mistral, qwen2, gpt_neox, gemma, gemma2, phi3 or olmo2)");
         return R::fail(std::move(f).take());
     }
     c.architecture = *architecture;

@@ -24,6 +24,10 @@
 //                          1/√query_pre_attn_scalar, soft-capped attention and final logits, a sliding
 //                          window on the even layers
 //   phi3                   fused qkv_proj and gate_up_proj, partial_rotary_factor
+//   olmo2                  Llama's, with RMSNorms of Q and K over all heads (q_norm, k_norm) before
+//                          RoPE, and no norms before the attention and the MLP: norms of their outputs
+//                          before the residual sums instead (post_attention_layernorm,
+//                          post_feedforward_layernorm)
 #pragma once
 
 #include <optional>
@@ -35,7 +39,7 @@
 
 namespace attnviz::model {
 
-enum class Architecture { gpt2, bert, roberta, llama, mistral, qwen2, gpt_neox, gemma, gemma2, phi3 };
+enum class Architecture { gpt2, bert, roberta, llama, mistral, qwen2, gpt_neox, gemma, gemma2, phi3, olmo2 };
 // The model_type of config.json ("gpt2", "bert", …).
 const char* to_string(Architecture a);
 
@@ -81,6 +85,10 @@ struct ModelConfig {
     double query_pre_attn_scalar = 0;  // Gemma 2: scores = Q·Kᵀ / √query_pre_attn_scalar; 0: √d_k
     double attn_softcap = 0;           // Gemma 2: c·tanh(scores / c) before the mask; 0: none
     double final_softcap = 0;          // Gemma 2: c·tanh(logits / c); 0: none
+    bool qk_norm = false;              // OLMo 2: RMSNorms of Q and K over all heads (eps: norm_eps)
+    // Whether a pre-norm block norms the attention's and the MLP's inputs (OLMo 2 does not: it norms
+    // their outputs, before the residual sums, with the sandwich's outer norms only).
+    bool input_norms = true;
 
     // Which steps the architecture has.
     bool causal() const { return !encoder(); }  // a causal mask, and an LM head

@@ -119,11 +119,13 @@ ModelNames llama_names(const ModelConfig& c, const WeightFiles& w) {
         k.norm_mlp_w = b + "post_attention_layernorm.weight";
         k.gate = b + "mlp.gate_proj.weight", k.up = b + "mlp.up_proj.weight", k.down = b + "mlp.down_proj.weight";
         k.gate_b = bias(c.mlp_bias, k.gate), k.up_b = bias(c.mlp_bias, k.up), k.down_b = bias(c.mlp_bias, k.down);
-        if (c.sandwich_norms) {  // Gemma 2
+        if (c.sandwich_norms) {  // Gemma 2 (OLMo 2: the outer norms only)
             k.post_attention_w = k.norm_mlp_w;
-            k.norm_mlp_w = b + "pre_feedforward_layernorm.weight";
+            k.norm_mlp_w = c.input_norms ? b + "pre_feedforward_layernorm.weight" : "";
             k.post_mlp_w = b + "post_feedforward_layernorm.weight";
         }
+        if (!c.input_norms) k.norm_attention_w = "";
+        if (c.qk_norm) k.q_norm = a + "q_norm.weight", k.k_norm = a + "k_norm.weight";  // OLMo 2
         if (c.architecture == Architecture::phi3) {
             k.q = k.k = k.v = k.q_b = k.k_b = k.v_b = k.gate = k.gate_b = k.up_b = "";
             k.qkv = a + "qkv_proj.weight";
@@ -185,6 +187,8 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c, const ModelNa
         weight(b.k, d, kv, "d_model", "kv_heads·d_k");
         weight(b.v, d, kv, "d_model", "kv_heads·d_k");
         vector(b.q_b, q, "heads·d_k");
+        vector(b.q_norm, q, "heads·d_k");
+        vector(b.k_norm, kv, "kv_heads·d_k");
         vector(b.k_b, kv, "kv_heads·d_k");
         vector(b.v_b, kv, "kv_heads·d_k");
         weight(b.o, q, d, "heads·d_k", "d_model");

@@ -14,6 +14,8 @@
 //   gemma    Llama's names; gemma2 adds pre_feedforward_layernorm (the MLP's norm) and
 //   gemma2   post_feedforward_layernorm, its post_attention_layernorm acting on the attention's output
 //   phi3     Llama's, with self_attn.qkv_proj (rows Q, K, V) and mlp.gate_up_proj (rows gate, up)
+//   olmo2    Llama's without input_layernorm, with self_attn.{q,k}_norm, post_attention_layernorm
+//            (on the attention's output) and post_feedforward_layernorm
 //   gpt_neox embed_in; layers.L.{input_layernorm, attention.query_key_value (rows q, k, v of head
 //            0, then of head 1, …), attention.dense, post_attention_layernorm, mlp.dense_h_to_4h,
 //            mlp.dense_4h_to_h}; final_layer_norm; embed_out (unless tied)
@@ -38,6 +40,7 @@ struct BlockNames {
     std::string qkv, qkv_b;              // Q, K and V in one tensor (ModelFolder::qkv_layout)
     std::string q, k, v, q_b, k_b, v_b;  // separate projections (nn.Linear)
     std::string o, o_b;                  // the output projection
+    std::string q_norm, k_norm;          // OLMo 2's norms of Q and K over all heads (h·d_k, kv·d_k)
     // A norm of the attention's output before its residual sum (Gemma 2's post_attention_layernorm).
     std::string post_attention_w, post_attention_b;
     // The MLP sublayer's norm: GPT-2's ln_2, Llama's post_attention_layernorm (before the MLP), BERT's

@@ -91,9 +91,9 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
     if (keep_x && run.edited) {
         run.input = run.edited->params.X.template cast<Scalar>();
     } else if (!keep_x) {
-        if (c.pre_norm())
+        if (c.pre_norm() && c.input_norms)
             w.norm_attention.apply(x, run.input);
-        else
+        else  // post-norm blocks, OLMo 2
             run.input = x;
         if (!allowed(run.input))  // what a session takes
             return fail("block " + std::to_string(layer) + ": the attention's input overflows (a value beyond " +
@@ -114,14 +114,17 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
         w.mlp.apply(m, run.output, hidden);
         run.output += x + run.trace.output;
     } else if (c.pre_norm()) {
-        if (w.post_attention.w.size()) {  // Gemma 2: the attention's output normed before the sum
+        if (w.post_attention.w.size()) {  // Gemma 2, OLMo 2: the attention's output normed before the sum
             w.post_attention.apply(run.trace.output, m);
             x1 = x + m;
         } else {
             x1 = x + run.trace.output;
         }
-        w.norm_mlp.apply(x1, m);
-        if (w.post_mlp.w.size()) {  // Gemma 2: the MLP's output normed before the sum
+        if (c.input_norms)
+            w.norm_mlp.apply(x1, m);
+        else  // OLMo 2
+            m = x1;
+        if (w.post_mlp.w.size()) {  // Gemma 2, OLMo 2: the MLP's output normed before the sum
             MatrixT<Scalar> f;
             w.mlp.apply(m, f, hidden);
             w.post_mlp.apply(f, run.output);

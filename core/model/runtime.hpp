@@ -8,6 +8,8 @@
 //   2. attention     the session's forward (core/attention/forward.hpp): trace.output, n×d_model
 //   3. residual      x₁ = x + trace.output
 //   4. MLP           x' = x₁ + mlp(norm_mlp(x₁))
+//   (Gemma 2 norms the attention's and the MLP's outputs too: x₁ = x + post_attention(trace.output),
+//   x' = x₁ + post_mlp(mlp(norm_mlp(x₁))); OLMo 2 has only those: a = x, x' = x₁ + post_mlp(mlp(x₁)))
 //   per block L, post-norm (BERT, RoBERTa):
 //   1. attention in  a = x
 //   2. attention     as above

@@ -39,7 +39,7 @@ run() {  # run NAME ARGS...: a screenshot and its report
     "$attnviz" "$@" --screenshot "$out/$name.png" --frames 4 --report "$out/$name.json"
 }
 
-for model in gpt2 bert gemma2 pythia; do
+for model in gpt2 bert gemma2 pythia olmo2; do
     for size in 1024x640 1920x1080; do
         name="$model-$size"
         run "$name" --model "$models/$model" --text "Hello world" --size "$size"

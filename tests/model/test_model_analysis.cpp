@@ -22,8 +22,8 @@ using attnviz::test::open_model;
 using attnviz::test::run_expected;
 using nlohmann::json;
 
-const std::vector<std::string> models = {"gpt2",    "bert",   "roberta", "llama",           "qwen2",  "llama3",
-                                         "mistral", "pythia", "gemma",   "neox-sequential", "gemma2", "phi3"};
+const std::vector<std::string> models = {"gpt2",   "bert",  "roberta",         "llama",  "qwen2", "llama3", "mistral",
+                                         "pythia", "gemma", "neox-sequential", "gemma2", "phi3",  "olmo2"};
 
 TEST(ModelAnalysis, ResidualNormsAndRolloutAgreeWithTheDefinitions) {
     for (const std::string& name : models) {

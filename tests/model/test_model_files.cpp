@@ -136,7 +136,7 @@ TEST(ModelConfig, SizesThatAreZeroNegativeOrAbsurdAreRefused) {
              {"tie_word_embeddings", 1, "tie_word_embeddings: expected true or false, got 1"},
              {"model_type", "t5",
               "model_type: the text \"t5\" is not a model attnviz runs (gpt2, bert, roberta, "
-              "llama, mistral, qwen2, gpt_neox, gemma, gemma2 or phi3)"}}) {
+              "llama, mistral, qwen2, gpt_neox, gemma, gemma2, phi3 or olmo2)"}}) {
         json c = llama_config();
         c[field] = value;
         EXPECT_TRUE(has(config_refusal(c), part)) << field;
@@ -331,6 +331,24 @@ TEST(ModelFolder, ShapesThatDisagreeWithTheConfigAreRefused) {
     EXPECT_TRUE(has(text, "model-00002-of-00002.safetensors: lm_head.weight: expected [500, 16]"));
 }
 
+// OLMo 2's q/k norms are weights of the family: missing, or of the wrong size, the folder is refused.
+TEST(ModelFolder, OlmoTwosQkNormsMissingOrMisshapenAreRefused) {
+    ScratchFolder s;
+    const fs::path dir = s.copy_of("olmo2");
+    json h = header_of(dir / "model.safetensors");
+    h["unused.k_norm"] = h["model.layers.1.self_attn.k_norm.weight"];
+    h.erase("model.layers.1.self_attn.k_norm.weight");
+    h["model.layers.0.self_attn.q_norm.weight"]["shape"] = {8, 2};  // the same 16 values as a matrix
+    rewrite_header(dir / "model.safetensors", h);
+    const std::string text = refusal(dir);
+    EXPECT_TRUE(has(text, "model.layers.1.self_attn.k_norm.weight: missing (a olmo2 model of 2 layers needs it)"))
+        << text;
+    EXPECT_TRUE(has(text,
+                    "model.layers.0.self_attn.q_norm.weight: expected [16] (heads·d_k from config.json), got "
+                    "[8, 2]"))
+        << text;
+}
+
 TEST(ModelFolder, ADtypeThatIsNotAFloatIsRefused) {
     ScratchFolder s;
     const fs::path dir = s.copy_of("qwen2");
@@ -447,6 +465,17 @@ TEST(ModelConfig, TheNewFamiliesImpossibleValuesAreRefused) {
     EXPECT_TRUE(g.value->windowed_layer(0) && !g.value->windowed_layer(1) && g.value->windowed_layer(2));
     EXPECT_TRUE(g.value->norm_plus_one && g.value->sandwich_norms && g.value->rms_norm());
     EXPECT_EQ(g.value->activation, attnviz::model::Activation::gelu_new);
+    // OLMo 2: q/k norms with the config's eps, no input norms, the sandwich's outer norms.
+    const json olmo2 = {{"model_type", "olmo2"},   {"vocab_size", 100},        {"hidden_size", 32},
+                        {"num_hidden_layers", 2},  {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                        {"intermediate_size", 64}, {"rms_norm_eps", 1e-6},     {"rope_theta", 500000.0}};
+    const Result<ModelConfig> o = read_model_config(olmo2.dump(), "config.json");
+    ASSERT_TRUE(o);
+    EXPECT_TRUE(o.value->qk_norm && !o.value->input_norms && o.value->sandwich_norms && o.value->rms_norm());
+    EXPECT_EQ(o.value->norm_eps, 1e-6);
+    json no_eps = olmo2;
+    no_eps["rms_norm_eps"] = 0;
+    EXPECT_TRUE(has(config_refusal(no_eps), "rms_norm_eps: expected a number above 0")) << config_refusal(no_eps);
     const Result<ModelConfig> n = read_model_config(neox.dump(), "config.json");
     ASSERT_TRUE(n);
     EXPECT_TRUE(n.value->parallel_residual && n.value->rope() && !n.value->rms_norm() && !n.value->gated_mlp());

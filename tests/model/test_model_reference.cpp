@@ -25,8 +25,8 @@ using attnviz::test::open_model;
 using attnviz::test::run_expected;
 using nlohmann::json;
 
-const std::vector<std::string> models = {"gpt2",    "bert",   "roberta", "llama",           "qwen2",  "llama3",
-                                         "mistral", "pythia", "gemma",   "neox-sequential", "gemma2", "phi3"};
+const std::vector<std::string> models = {"gpt2",   "bert",  "roberta",         "llama",  "qwen2", "llama3", "mistral",
+                                         "pythia", "gemma", "neox-sequential", "gemma2", "phi3",  "olmo2"};
 
 // Every compared matrix of one model within `tolerance` (relative above 1, absolute below).
 template <class Scalar>
@@ -145,7 +145,8 @@ TEST(ModelReference, TheSessionsCarryTheModelsOptions) {
 // The families' mechanisms as the run applies them, and each block's session recomputing its
 // trace: the editor gets the block exactly as the model runs it.
 TEST(ModelReference, TheNewFamiliesBlocksAreTheirSessions) {
-    for (const std::string name : {"llama3", "mistral", "pythia", "neox-sequential", "gemma", "gemma2", "phi3"}) {
+    for (const std::string name :
+         {"llama3", "mistral", "pythia", "neox-sequential", "gemma", "gemma2", "phi3", "olmo2"}) {
         SCOPED_TRACE(name);
         const ModelFolder m = open_model(name);
         const RunState<double> s = run_expected<double>(m, expected_of(name));
@@ -197,4 +198,14 @@ TEST(ModelReference, TheNewFamiliesMechanismsAreWhereTheirConfigsSay) {
     EXPECT_EQ(phi3.layers[0].config.rope.dims, 2);
     EXPECT_EQ(phi3.layers[0].config.window, 6);
     EXPECT_EQ(phi3.layers[0].config.kv_heads, 2);
+    // OLMo 2: q/k norms on every layer, with the config's eps; the attention's input is the stream
+    // itself (no input norm): block 1's is block 0's output.
+    const RunState<double> olmo2 = run("olmo2");
+    for (const auto& layer : olmo2.layers) {
+        EXPECT_TRUE(layer.config.qk_norm.on);
+        EXPECT_EQ(layer.config.qk_norm.eps, 1e-6);
+        ASSERT_EQ(layer.trace.q_rms.rows(), static_cast<Eigen::Index>(olmo2.token_ids.size()));
+        EXPECT_GT(layer.trace.q_rms.maxCoeff(), 1.5);  // far from 1: the norm changes Q
+    }
+    EXPECT_EQ((olmo2.layers[1].input - olmo2.layers[0].output).cwiseAbs().maxCoeff(), 0.0);
 }

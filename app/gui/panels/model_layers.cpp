@@ -49,6 +49,7 @@ std::string row_mechanisms(const core::Config& c) {
     std::string out;
     if (c.window > 0) out = "window " + std::to_string(c.window);
     if (c.softcap > 0) out += (out.empty() ? "" : ", ") + std::string("soft-cap ") + core::format_number(c.softcap);
+    if (c.qk_norm.on) out += (out.empty() ? "" : ", ") + std::string("q/k norms");
     return out;
 }
 

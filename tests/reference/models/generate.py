@@ -28,6 +28,9 @@ the model's definition, with PyTorch's tensors in float64:
            attention soft-capping at 0.5 and final soft-capping at 2 (both bite), a sliding window of
            4 on the even layers; F32
   phi3     fused qkv_proj and gate_up_proj, partial_rotary_factor 0.5, a sliding window of 6; F32
+  olmo2    Llama's projections with RMSNorms of Q and K over all heads (q_norm, k_norm) before RoPE,
+           no input norms, post_attention_layernorm and post_feedforward_layernorm on the sublayers'
+           outputs before the residual sums (modeling_olmo2.py), 2 K/V groups; F32
 
 Each folder holds config.json, the weights, tokenizer.json (a link to a tokenizer of
 tests/model/data) and expected.json: the token ids (Hugging Face's ids for the text, from the
@@ -195,6 +198,16 @@ def attention_full(q, k, v, scale, window=0, softcap=0.0):
     return w, w @ v
 
 
+def rms_norm_untied_head(w, p, x, vocab, d, eps):
+    """The final RMSNorm (p + "norm.weight") and an untied lm_head: the hidden state and the last
+    position's logits; w.lens set for the logit lens."""
+    norm = w.near_one(p + "norm.weight", d)
+    hidden = rms_norm(x, norm, eps)
+    head = w.normal("lm_head.weight", (vocab, d), 0.3)
+    w.lens = lambda stream: rms_norm(stream, norm, eps) @ head.T
+    return hidden, hidden[-1] @ head.T
+
+
 def top(logits, k=10):
     p = torch.softmax(logits, dim=-1)
     order = sorted(range(len(p)), key=lambda i: (-float(p[i]), i))[:k]
@@ -351,11 +364,8 @@ def llama_windowed(kind, ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, theta=100
         g = silu(linear(m, b + "mlp.gate_proj", d, ff, 0.3)) * linear(m, b + "mlp.up_proj", d, ff, 0.3)
         x = x + linear(g, b + "mlp.down_proj", ff, d, 0.3)
         out.append({"attention_input": a, "weights": weights, "output": x})
-    norm = w.near_one(p + "norm.weight", d)
-    hidden = rms_norm(x, norm, eps)
-    head = w.normal("lm_head.weight", (vocab, d), 0.3)
-    w.lens = lambda stream: rms_norm(stream, norm, eps) @ head.T
-    return c, w, out, hidden, hidden[-1] @ head.T
+    hidden, logits = rms_norm_untied_head(w, p, x, vocab, d, eps)
+    return c, w, out, hidden, logits
 
 
 def gpt_neox(ids, vocab, dtype, d=16, layers=2, h=4, ff=48, rotary_pct=0.5, parallel=True, eps=1e-5, base=10000.0):
@@ -484,11 +494,41 @@ def phi3(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-5, theta=10000.0, 
         gu = w.linear(m, b + "mlp.gate_up_proj", d, 2 * ff, 0.3)
         x = x + w.linear(silu(gu[:, :ff]) * gu[:, ff:], b + "mlp.down_proj", ff, d, 0.3)
         out.append({"attention_input": a, "weights": weights, "output": x})
-    norm = w.near_one(p + "norm.weight", d)
-    hidden = rms_norm(x, norm, eps)
-    head = w.normal("lm_head.weight", (vocab, d), 0.3)
-    w.lens = lambda stream: rms_norm(stream, norm, eps) @ head.T
-    return c, w, out, hidden, hidden[-1] @ head.T
+    hidden, logits = rms_norm_untied_head(w, p, x, vocab, d, eps)
+    return c, w, out, hidden, logits
+
+
+def olmo2(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-6, theta=500000.0):
+    """OLMo 2: q_norm(q_proj(x)) and k_norm(k_proj(x)) over every head's columns, then RoPE; the
+    attention's and the MLP's outputs normed before their residual sums; no norm before them."""
+    dh = d // h
+    c = {"model_type": "olmo2", "architectures": ["Olmo2ForCausalLM"], "vocab_size": vocab, "hidden_size": d,
+         "num_hidden_layers": layers, "num_attention_heads": h, "num_key_value_heads": kv, "intermediate_size": ff,
+         "hidden_act": "silu", "max_position_embeddings": 128, "rms_norm_eps": eps, "rope_theta": theta,
+         "rope_scaling": None, "attention_bias": False, "attention_dropout": 0.0, "tie_word_embeddings": False,
+         "bos_token_id": 1}
+    w, p = Weights(torch.float32), "model."
+    x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
+    w.embeddings = x
+    out = []
+    for L in range(layers):
+        b = p + "layers.%d." % L
+        s = b + "self_attn."
+        a = x  # the attention's input: the stream itself
+        # Q's rows far from RMS 1 (std 0.8), so that the norm changes them
+        q = rms_norm(w.linear(a, s + "q_proj", d, h * dh, 0.8), w.near_one(s + "q_norm.weight", h * dh), eps)
+        k = rms_norm(w.linear(a, s + "k_proj", d, kv * dh, 0.25), w.near_one(s + "k_norm.weight", kv * dh), eps)
+        v = heads(w.linear(a, s + "v_proj", d, kv * dh, 0.4), kv)
+        q, k = rope_half(heads(q, h), theta), rope_half(heads(k, kv), theta)
+        weights, z = attention(q, k.repeat_interleave(h // kv, dim=0), v.repeat_interleave(h // kv, dim=0), True)
+        attended = w.linear(merge(z), s + "o_proj", h * dh, d, 0.3)
+        x = x + rms_norm(attended, w.near_one(b + "post_attention_layernorm.weight", d), eps)
+        g = silu(w.linear(x, b + "mlp.gate_proj", d, ff, 0.3)) * w.linear(x, b + "mlp.up_proj", d, ff, 0.3)
+        x = x + rms_norm(w.linear(g, b + "mlp.down_proj", ff, d, 0.3),
+                         w.near_one(b + "post_feedforward_layernorm.weight", d), eps)
+        out.append({"attention_input": a, "weights": weights, "output": x})
+    hidden, logits = rms_norm_untied_head(w, p, x, vocab, d, eps)
+    return c, w, out, hidden, logits
 
 
 # ---------------------------------------------------------------------------------------------
@@ -605,6 +645,7 @@ def write_new_families(text, only):
                                                      query_pre_attn_scalar=12, attn_cap=0.5, final_cap=2.0,
                                                      window=4), None),
         "phi3": lambda: ("llama2-tiny", phi3(*ll), None),
+        "olmo2": lambda: ("llama2-tiny", olmo2(*ll), None),
     }
     for seed, name in enumerate(made):
         if name not in only:
