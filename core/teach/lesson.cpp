@@ -205,6 +205,7 @@ constexpr Condition conditions[] = {
      [](const LessonContext& c) { return c.session->config.grouped(); }},
     {"window", "a sliding window", [](const LessonContext& c) { return c.session->config.window > 0; }},
     {"softcap", "soft-capped scores", [](const LessonContext& c) { return c.session->config.softcap > 0; }},
+    {"qk_norm", "q/k norms over all heads", [](const LessonContext& c) { return c.session->config.qk_norm.on; }},
     {"exercise", "an exercise in progress", [](const LessonContext& c) { return c.hidden.has_value(); }},
     {"columns", "the column-vector view", [](const LessonContext& c) { return c.column_vectors; }},
 };
@@ -307,6 +308,7 @@ std::optional<std::string> size_value(const std::string& name, const LessonConte
     if (name == "s") return format_number(ctx.trace->scale);
     if (name == "rope_base") return format_number(c.rope.base);
     if (name == "softcap") return format_number(c.softcap);
+    if (name == "qk_norm_eps") return format_number(c.qk_norm.on ? c.qk_norm.eps : 0);
     return std::nullopt;
 }
 

@@ -62,6 +62,7 @@ struct LessonContext {
 //   {n_kv} {kv_heads} {group}              keys (n, or Y's rows), K/V heads, heads per K/V group
 //   {rope_base} {rope_dims}                RoPE's θ and rotated columns (0 without RoPE)
 //   {window} {softcap}                     the sliding window (keys) and the scores' soft-cap c (0: none)
+//   {qk_norm_eps}                          the q/k norms' eps (0 without them)
 //   {kv_bytes} {kv_bytes_ungrouped}        the KV cache's bytes per token of this layer in double,
 //                                          with the K/V groups and with one K and V per head
 //   {weights:1:0:1}                        a cell: NAME:HEAD:ROW:COL (head from 1, rows and columns
@@ -76,6 +77,7 @@ struct LessonContext {
 //                                          conditions: worked, heads>1, projection, causal,
 //                                          masked (a custom mask), cross, rope, grouped,
 //                                          window (a sliding window), softcap (soft-capped scores),
+//                                          qk_norm (q/k norms over all heads),
 //                                          exercise (one is on), columns (the column-vector
 //                                          view), each negated by "!"; blocks nest
 // A cell the session lacks (a second head when h = 1, a row past n) reads "–"; a cell of the

@@ -295,7 +295,7 @@ LessonSession lesson_session(const LessonEntry& entry, const Lesson& lesson) {
 
 }  // namespace
 
-// The library the picker lists: the worked example and the eight lessons of the course, in its
+// The library the picker lists: the worked example and the nine lessons of the course, in its
 // order; each parses, starts from a session that meets what it requires, names only matrices its
 // session has, and fills every number of its text from that session (no "–", no "{…}" left).
 TEST(LessonLibrary, EveryShippedLessonRunsOnItsOwnSession) {
@@ -303,7 +303,8 @@ TEST(LessonLibrary, EveryShippedLessonRunsOnItsOwnSession) {
     std::vector<std::string> names;
     for (const LessonEntry& e : entries) names.push_back(e.name);
     EXPECT_EQ(names, (std::vector<std::string>{"worked-example", "causal-mask", "multi-head", "scaling", "rope",
-                                               "sliding-window", "kv-cache", "flash-attention", "cross-attention"}));
+                                               "sliding-window", "qk-norms", "kv-cache", "flash-attention",
+                                               "cross-attention"}));
     for (const LessonEntry& entry : entries) {
         SCOPED_TRACE(entry.name);
         ASSERT_TRUE(entry.problem.empty()) << entry.problem;
