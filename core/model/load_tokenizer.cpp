@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 
 #include "core/base/file_io.hpp"
@@ -127,7 +128,17 @@ core::Result<Tokenizer> load_file(const fs::path& file, bool& unreadable) {
     if (ext == ".json") {
         const core::Result<std::string> text = read(file, unreadable);
         if (!text) return core::Result<Tokenizer>::fail(text.problems);
-        return read_tokenizer_json(*text.value, file.string());
+        // The BOS/EOS rules of the tokenizer_config.json beside it (transformers' class).
+        std::optional<SpecialTokenRules> rules;
+        if (const fs::path config = file.parent_path() / "tokenizer_config.json";
+            name == "tokenizer.json" && is_file(config)) {
+            const core::Result<std::string> config_text = read(config, unreadable);
+            if (!config_text) return core::Result<Tokenizer>::fail(config_text.problems);
+            core::Result<SpecialTokenRules> read = read_special_token_rules(*config_text.value, config.string());
+            if (!read) return core::Result<Tokenizer>::fail(read.problems);
+            rules = std::move(*read.value);
+        }
+        return read_tokenizer_json(*text.value, file.string(), rules ? &*rules : nullptr);
     }
     if (ext == ".txt") return load_bert_vocab(file, unreadable);
     if (ext == ".model") return load_sentencepiece(file, unreadable);

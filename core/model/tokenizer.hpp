@@ -4,7 +4,8 @@
 // load_tokenizer reads a model folder or a single tokenizer file:
 //  - tokenizer.json, the tokenizers library's format (BPE, WordPiece or WordLevel with their
 //    normalizers, pre-tokenizers, post-processors, decoders and added tokens: GPT-2, RoBERTa,
-//    BERT, Llama 3, Qwen2, …);
+//    BERT, Llama 3, Qwen2, Pythia, Gemma, Phi-3, OLMo 2, …), with the BOS/EOS rules of the
+//    tokenizer_config.json beside it (SpecialTokenRules);
 //  - GPT-2's vocab.json + merges.txt (byte-level BPE);
 //  - BERT's vocab.txt (WordPiece, with tokenizer_config.json's do_lower_case beside it);
 //  - SentencePiece's tokenizer.model (Llama 2, Mistral).
@@ -75,9 +76,27 @@ private:
 // one that was read and refused.
 core::Result<Tokenizer> load_tokenizer(const std::string& path, bool* unreadable = nullptr);
 
+// The special tokens transformers puts around a sequence for a tokenizer.json, from the
+// tokenizer_config.json beside it. The fast tokenizers of Llama (and Code Llama, Phi-3, which say
+// "LlamaTokenizer"), Gemma and GPT-NeoX rebuild tokenizer.json's post-processor when they load
+// (update_post_processor): [bos_token if add_bos_token] $A [eos_token if add_eos_token], with their
+// defaults (Llama and Gemma add the BOS only, GPT-NeoX neither; bos_token and eos_token "<s>" and
+// "</s>", "<bos>" and "<eos>", "<|endoftext|>"). Every other class keeps tokenizer.json's own.
+struct SpecialTokenRules {
+    bool rebuild = false;  // whether the post-processor is replaced (the classes above)
+    bool add_bos = false, add_eos = false;
+    std::string bos, eos;         // the tokens' text
+    std::string tokenizer_class;  // as the config names it ("" when it names none)
+};
+// The rules of a tokenizer_config.json's text; refused: not a JSON object, add_bos_token or
+// add_eos_token not true or false, bos_token or eos_token not a text (or {"content": …}) or null.
+core::Result<SpecialTokenRules> read_special_token_rules(std::string_view text, const std::string& name);
+
 // The readers behind load_tokenizer, on texts in memory (the fuzz targets call these); `name` is
-// the file name problems start with.
-core::Result<Tokenizer> read_tokenizer_json(std::string_view text, const std::string& name);
+// the file name problems start with. `rules` (from tokenizer_config.json) may replace the
+// post-processor; a token they add that the vocabulary lacks is refused.
+core::Result<Tokenizer> read_tokenizer_json(std::string_view text, const std::string& name,
+                                            const SpecialTokenRules* rules = nullptr);
 core::Result<Tokenizer> read_gpt2_vocab(std::string_view vocab_json, const std::string& vocab_name,
                                         std::string_view merges_txt, const std::string& merges_name);
 struct BertVocabOptions {

@@ -1,7 +1,10 @@
 // tokenizer.json, the Hugging Face tokenizers library's format, read into a Pipeline.
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
 #include <utility>
 
+#include "core/base/format.hpp"
 #include "core/io/json_read.hpp"
 #include "core/model/engines.hpp"
 
@@ -529,9 +532,74 @@ void read_truncation_padding(Reader& r, const json& doc, Pipeline& p) {
     }
 }
 
+// The id of a token the rules add: an added token's, else the vocabulary's; nullopt when neither has it.
+std::optional<std::int32_t> special_id(const Pipeline& p, const std::string& token) {
+    for (const AddedToken& a : p.added_tokens)
+        if (a.content == token) return a.id;
+    return p.model ? p.model->vocab().id(token) : std::nullopt;
+}
+
+// transformers' update_post_processor: [bos] $A [eos] as the rules say.
+std::string rebuild_post_processor(Pipeline& p, const SpecialTokenRules& rules) {
+    std::vector<Token> before, after;
+    for (auto [add, token, field, out] : {std::tuple{rules.add_bos, &rules.bos, "bos_token", &before},
+                                          std::tuple{rules.add_eos, &rules.eos, "eos_token", &after}}) {
+        if (!add) continue;
+        if (token->empty())
+            return std::string("tokenizer_config.json: ") + field + " is null, and " +
+                   (out == &before ? "add_bos_token" : "add_eos_token") + " asks for it";
+        const std::optional<std::int32_t> id = special_id(p, *token);
+        if (!id)
+            return std::string("tokenizer_config.json: ") + field + " \"" + core::printable(*token) +
+                   "\" is not in the vocabulary, and " + (out == &before ? "add_bos_token" : "add_eos_token") +
+                   " asks for it";
+        out->push_back({*id, *token});
+    }
+    p.post_processor = surround_processor(std::move(before), std::move(after));
+    return "";
+}
+
 }  // namespace
 
-core::Result<Tokenizer> read_tokenizer_json(std::string_view text, const std::string& name) {
+core::Result<SpecialTokenRules> read_special_token_rules(std::string_view text, const std::string& name) {
+    using R = core::Result<SpecialTokenRules>;
+    const core::Result<json> doc = core::read_json(text);
+    if (!doc) return R::fail({{name, doc.problems.front().str()}});
+    const json& j = *doc.value;
+    if (!j.is_object()) return R::fail({{name, "expected a JSON object (a tokenizer_config.json)"}});
+    SpecialTokenRules r;
+    if (const auto c = j.find("tokenizer_class"); c != j.end() && c->is_string())
+        r.tokenizer_class = c->get<std::string>();
+    std::string family = r.tokenizer_class;
+    if (family.size() > 4 && family.compare(family.size() - 4, 4, "Fast") == 0) family.resize(family.size() - 4);
+    const bool llama = family == "LlamaTokenizer" || family == "CodeLlamaTokenizer";
+    const bool gemma = family == "GemmaTokenizer", neox = family == "GPTNeoXTokenizer";
+    r.rebuild = llama || gemma || neox;
+    r.add_bos = llama || gemma;
+    r.bos = llama ? "<s>" : gemma ? "<bos>" : "<|endoftext|>";
+    r.eos = llama ? "</s>" : gemma ? "<eos>" : "<|endoftext|>";
+    for (auto [key, flag] : {std::pair{"add_bos_token", &r.add_bos}, std::pair{"add_eos_token", &r.add_eos}}) {
+        const auto v = j.find(key);
+        if (v == j.end() || v->is_null()) continue;
+        if (!v->is_boolean()) return R::fail({{name, std::string(key) + ": expected true or false"}});
+        *flag = v->get<bool>();
+    }
+    for (auto [key, token] : {std::pair{"bos_token", &r.bos}, std::pair{"eos_token", &r.eos}}) {
+        const auto v = j.find(key);
+        if (v == j.end()) continue;
+        if (v->is_null()) {  // none: asking to add it is refused when the post-processor is rebuilt
+            token->clear();
+            continue;
+        }
+        const json* content = v->is_object() && v->contains("content") ? &(*v)["content"] : &*v;
+        if (!content->is_string()) return R::fail({{name, std::string(key) + ": expected a text or {\"content\": …}"}});
+        *token = content->get<std::string>();
+    }
+    return R::ok(std::move(r));
+}
+
+core::Result<Tokenizer> read_tokenizer_json(std::string_view text, const std::string& name,
+                                            const SpecialTokenRules* rules) {
     const auto refuse = [&name](const std::string& message) {
         return core::Result<Tokenizer>::fail({{name, message}});
     };
@@ -558,6 +626,9 @@ core::Result<Tokenizer> read_tokenizer_json(std::string_view text, const std::st
     if (const json* n = Reader::member(j, "decoder"); n && r.ok()) pipeline->decoder = read_decoder(r, *n, "decoder");
     if (r.ok()) read_truncation_padding(r, j, *pipeline);
     if (!r.ok()) return refuse(r.message());
+    if (rules && rules->rebuild)
+        if (const std::string problem = rebuild_post_processor(*pipeline, *rules); !problem.empty())
+            return refuse(problem);
     pipeline->prepare();
     return core::Result<Tokenizer>::ok(pipeline_tokenizer(std::move(pipeline), name + " (" + kind + ")"));
 }

@@ -148,6 +148,45 @@ TEST_F(TokenizerFiles, MalformedTokenizerJsonIsRefusedWithItsField) {
     EXPECT_TRUE(has(refused(tokenizer_json(tiny_bpe, R"("normalizer": )" + deep + ", ")), "nested more than 16"));
 }
 
+// tokenizer_config.json beside a tokenizer.json: the BOS/EOS rules of transformers' class, and every
+// malformed field refused naming the config file.
+TEST_F(TokenizerFiles, TokenizerConfigRulesAreAppliedAndCheckedNamingTheFile) {
+    const std::string bpe =
+        R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "<s>": 3, "</s>": 4}, "merges": ["a b"]})";
+    const std::string added = R"("added_tokens": [{"id": 3, "content": "<s>", "special": true},
+                                                   {"id": 4, "content": "</s>", "special": true}], )";
+    write("t/tokenizer.json", tokenizer_json(bpe, added));
+    const auto ids = [&](const std::string& config) {
+        write("t/tokenizer_config.json", config);
+        const Result<Tokenizer> t = attnviz::model::load_tokenizer((dir / "t").string());
+        EXPECT_TRUE(t) << (t ? "" : t.problems.front().str());
+        return t ? t.value->encode("ab").value->ids : std::vector<std::int32_t>{};
+    };
+    using V = std::vector<std::int32_t>;
+    EXPECT_EQ(ids(R"({"tokenizer_class": "LlamaTokenizerFast"})"), (V{3, 2}));  // Llama's default: the BOS
+    EXPECT_EQ(ids(R"({"tokenizer_class": "LlamaTokenizer", "add_bos_token": false, "add_eos_token": true})"),
+              (V{2, 4}));
+    EXPECT_EQ(ids(R"({"tokenizer_class": "GPTNeoXTokenizer", "bos_token": "<s>"})"), (V{2}));  // NeoX: neither
+    EXPECT_EQ(
+        ids(R"({"tokenizer_class": "GPTNeoXTokenizerFast", "add_bos_token": true, "bos_token": {"content": "<s>"}})"),
+        (V{3, 2}));
+    EXPECT_EQ(ids(R"({"tokenizer_class": "GPT2Tokenizer", "add_bos_token": true, "bos_token": "<s>"})"),
+              (V{2}));  // GPT2TokenizerFast keeps tokenizer.json's post-processor (none here)
+    for (const auto& [text, part] : std::vector<std::pair<std::string, std::string>>{
+             {"[1, 2]", "expected a JSON object"},
+             {R"({"tokenizer_class": "LlamaTokenizer", "add_bos_token": "yes"})",
+              "add_bos_token: expected true or false"},
+             {R"({"tokenizer_class": "GemmaTokenizer", "eos_token": 7})", "eos_token: expected a text"},
+             {R"({"tokenizer_class": "GemmaTokenizer"})", "bos_token \"<bos>\" is not in the vocabulary"},
+             {R"({"tokenizer_class": "LlamaTokenizer", "bos_token": null})", "bos_token is null"},
+             {"{not json", "tokenizer_config.json"}}) {
+        write("t/tokenizer_config.json", text);
+        const std::string r = refusal(dir / "t");
+        EXPECT_TRUE(has(r, part)) << text;
+        EXPECT_TRUE(has(r, "tokenizer_config.json")) << r;
+    }
+}
+
 TEST_F(TokenizerFiles, TruncationAndPaddingAreApplied) {
     const std::string model =
         R"({"type": "WordLevel", "vocab": {"<pad>": 0, "a": 1, "b": 2, "c": 3}, "unk_token": "<pad>"})";

