@@ -114,9 +114,7 @@ void load_layout(const std::string& path, AppState& state) {
     static_assert(layout_max_columns == IMGUI_TABLE_MAX_COLUMNS);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) return;
-    const std::uintmax_t size = std::filesystem::file_size(path, ec);
-    const core::Result<std::string> saved =
-        ec || size > layout_max_bytes ? core::Result<std::string>::fail({{path, "too large"}}) : core::read_file(path);
+    const core::Result<std::string> saved = core::read_file(path, layout_max_bytes, "a window layout");
     const FilteredLayout layout = saved ? filter_layout(*saved.value) : FilteredLayout{"", 1};
     if (!layout.text.empty()) ImGui::LoadIniSettingsFromMemory(layout.text.data(), layout.text.size());
     if (layout.dropped == 0) return;

@@ -273,8 +273,22 @@ int create_exclusive(const std::string& path, mode_t mode) {
     return fd;
 }
 
+namespace {
+constexpr std::string_view over_limit_words = " bytes, over the limit of ";
+}
+
+bool is_over_limit(const Problems& problems) {
+    return problems.size() == 1 && problems.front().message.rfind("is ", 0) == 0 &&
+           problems.front().message.find(over_limit_words) != std::string::npos;
+}
+
 Result<std::string> read_file(const std::string& path) {
+    return read_file(path, max_read_bytes, "a file attnviz reads");
+}
+
+Result<std::string> read_file(const std::string& path, std::uintmax_t limit, std::string_view what) {
     using R = Result<std::string>;
+    limit = std::min(limit, max_read_bytes);
     if (path.empty()) return R::fail({{path, "no file name given"}});
     // Check the type before opening, since opening a device or FIFO can block or have effects.
     struct stat st {};
@@ -288,11 +302,11 @@ Result<std::string> read_file(const std::string& path) {
     if (S_ISDIR(st.st_mode)) return R::fail({{path, "is a directory, not a file"}});
     if (!S_ISREG(st.st_mode)) return R::fail({{path, "is not a regular file"}});
     const auto too_big = [&](std::uintmax_t size) {
-        return R::fail({{path, "is " + std::to_string(size) + " bytes, over the limit of " +
-                                   std::to_string(max_read_bytes) + " for a file attnviz reads"}});
+        return R::fail({{path, "is " + std::to_string(size) + std::string(over_limit_words) + std::to_string(limit) +
+                                   " for " + std::string(what)}});
     };
     const auto size = static_cast<std::uintmax_t>(st.st_size);
-    if (size > max_read_bytes) return too_big(size);
+    if (size > limit) return too_big(size);
     try {
         // Read to the end rather than trusting the size: the file may change meanwhile, and some
         // (in /proc, say) report 0. One byte past the limit is enough to know it is over.
@@ -301,8 +315,8 @@ Result<std::string> read_file(const std::string& path) {
         std::size_t got = 0;
         for (;;) {
             if (got == text.size()) {
-                if (text.size() > max_read_bytes) return too_big(text.size());
-                text.resize(std::min<std::size_t>(text.size() * 2 + 4096, max_read_bytes + 1));
+                if (text.size() > limit) return too_big(text.size());
+                text.resize(std::min<std::size_t>(text.size() * 2 + 4096, limit + 1));
             }
             const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
             if (n < 0) {
@@ -312,7 +326,7 @@ Result<std::string> read_file(const std::string& path) {
             if (n == 0) break;
             got += static_cast<std::size_t>(n);
         }
-        if (got > max_read_bytes) return too_big(got);
+        if (got > limit) return too_big(got);
         text.resize(got);
         return R::ok(std::move(text));
     } catch (const std::bad_alloc&) {

@@ -20,6 +20,14 @@ inline constexpr std::uintmax_t max_read_bytes = std::uintmax_t{1} << 30;  // 1 
 // swapped in between the check and the read).
 Result<std::string> read_file(const std::string& path);
 
+// read_file with a reader's own limit: a file over `limit` bytes is refused by its size before any
+// of it is read ("is N bytes, over the limit of L for <what>"), so a huge file costs no memory.
+Result<std::string> read_file(const std::string& path, std::uintmax_t limit, std::string_view what);
+
+// Whether read_file's problems are its refusal of a file over the limit: the file is there and could
+// be read, it is only too large (a reader may report that as malformed input, not as unreadable).
+bool is_over_limit(const Problems& problems);
+
 // Who may read a written file: `usual`, a new file gets 0666 & ~umask and a replaced one keeps its
 // mode (and owner); `owner_only`, it is 0600 whatever was there (autosaves: unsaved work is private).
 enum class FileMode { usual, owner_only };

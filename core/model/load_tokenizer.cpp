@@ -60,8 +60,9 @@ private:
 
 // The file's bytes; a file that cannot be read sets `unreadable`.
 core::Result<std::string> read(const fs::path& file, bool& unreadable) {
-    core::Result<std::string> text = core::read_file(file.string());
-    if (!text) unreadable = true;
+    core::Result<std::string> text = core::read_file(file.string(), max_tokenizer_bytes, "a tokenizer file");
+    // A file over the limit is refused like a malformed one, not unreadable.
+    if (!text && !core::is_over_limit(text.problems)) unreadable = true;
     return text;
 }
 

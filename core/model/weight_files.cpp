@@ -129,14 +129,11 @@ core::Result<WeightFiles> WeightFiles::open(const std::string& folder, bool* unr
                          "shards) is in the folder"}});
     }
     w.label_ = index_path.string();
-    const core::Result<std::string> text = core::read_file(index_path.string());
+    const core::Result<std::string> text = core::read_file(index_path.string(), max_index_bytes, "a weight index");
     if (!text) {
-        io = true;
+        io = !core::is_over_limit(text.problems);
         return R::fail(text.problems);
     }
-    if (text.value->size() > max_index_bytes)
-        return R::fail({{w.label_, "the index is " + std::to_string(text.value->size()) + " bytes, over the limit of " +
-                                       std::to_string(max_index_bytes)}});
     const core::Result<WeightIndex> index = read_weight_index(*text.value, w.label_);
     if (!index) return R::fail(index.problems);
     // Each shard once, then each tensor of the index in the shard it names.

@@ -413,7 +413,7 @@ LessonEntry lesson_entry(const std::filesystem::path& file) {
     LessonEntry e;
     e.name = file.stem().string();
     e.path = file.string();
-    const Result<std::string> text = read_file(e.path);
+    const Result<std::string> text = read_file(e.path, max_lesson_bytes, "a lesson");
     const Result<Lesson> lesson = text ? parse_lesson(*text.value) : Result<Lesson>::fail(text.problems);
     if (lesson) {
         e.title = lesson.value->title;

@@ -125,6 +125,44 @@ TEST_F(FileIo, LargeFile) {
     EXPECT_EQ(*r.value, text);
 }
 
+// A reader's own limit: a file of exactly the limit is read, one byte more is refused by its size,
+// and a sparse 900 MB file is refused before any of it is read (its size from the file system).
+TEST_F(FileIo, AFileOverAReadersLimitIsRefusedByItsSizeUnread) {
+    const fs::path at = dir / "at.txt";
+    write_plain(at, std::string(1000, 'a'));
+    const Result<std::string> read_at = read_file(at.string(), 1000, "a test file");
+    ASSERT_TRUE(read_at) << all_text(read_at.problems);
+    EXPECT_EQ(read_at.value->size(), 1000u);
+    EXPECT_FALSE(is_over_limit(read_at.problems));
+
+    const Result<std::string> over = read_file(at.string(), 999, "a test file");
+    ASSERT_FALSE(over);
+    EXPECT_TRUE(one_problem(over.problems, at.string(), "is 1000 bytes, over the limit of 999 for a test file"));
+    EXPECT_TRUE(is_over_limit(over.problems));
+
+    const fs::path huge = dir / "huge.json";
+    {
+        std::ofstream out(huge, std::ios::binary);
+        out << "{";
+    }
+    fs::resize_file(huge, 900'000'000);  // sparse: no disk, and no memory unless read
+    const Result<std::string> refused = read_file(huge.string(), 4u << 20, "a lesson");
+    ASSERT_FALSE(refused);
+    EXPECT_TRUE(
+        one_problem(refused.problems, huge.string(), "is 900000000 bytes, over the limit of 4194304 for a lesson"));
+    EXPECT_TRUE(is_over_limit(refused.problems));
+
+    // Other failures are not the limit's.
+    const Result<std::string> missing = read_file((dir / "missing").string(), 10, "a test file");
+    ASSERT_FALSE(missing);
+    EXPECT_FALSE(is_over_limit(missing.problems));
+    // A limit above the general one (1 GiB) is held to the general one.
+    fs::resize_file(huge, 2'000'000'000);
+    const Result<std::string> general = read_file(huge.string(), std::uintmax_t{1} << 40, "a big file");
+    EXPECT_TRUE(one_problem(general.problems, huge.string(),
+                            "is 2000000000 bytes, over the limit of 1073741824 for a big file"));
+}
+
 TEST_F(FileIo, ProducedPiecesAreWrittenInOrder) {
     const fs::path p = dir / "pieces.txt";
     write_plain(p, "old");

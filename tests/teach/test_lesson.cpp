@@ -431,6 +431,21 @@ TEST(LessonLibrary, TheListFollowsTheOrderAndKeepsBrokenFilesWithTheirProblem) {
     std::filesystem::remove_all(dir);
 }
 
+// A lesson file far over the limit is listed with the limit's problem, refused by its size: a
+// sparse 900 MB file would otherwise be read whole before being refused.
+TEST(LessonLibrary, AHugeLessonFileIsRefusedByItsSize) {
+    const auto dir = std::filesystem::temp_directory_path() / "attnviz_lesson_huge";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "huge.json") << R"({"format": "attnviz-lesson", "version": 1, "title": "H", )";
+    std::filesystem::resize_file(dir / "huge.json", 900'000'000);
+    const std::vector<LessonEntry> entries = list_lessons({dir.string()});
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_TRUE(contains(entries[0].problem, "is 900000000 bytes, over the limit of 4194304 for a lesson"))
+        << entries[0].problem;
+    std::filesystem::remove_all(dir);
+}
+
 // Every lesson on sessions other than its own (one head, several heads with a causal mask and K/V
 // groups, cross-attention, RoPE): every field is filled (a cell the session lacks reads "–"), and no
 // exercise's text depends on the result it hides.

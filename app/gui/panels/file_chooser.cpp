@@ -519,8 +519,8 @@ std::string config_dir() {
 
 RecentFiles::RecentFiles(std::string file) : file_(std::move(file)) {
     if (file_.empty()) return;
-    const core::Result<std::string> text = core::read_file(file_);
-    if (!text || text.value->size() > (1 << 20)) return;
+    const core::Result<std::string> text = core::read_file(file_, std::uintmax_t{1} << 20, "the list of recent files");
+    if (!text) return;
     const nlohmann::json doc = nlohmann::json::parse(*text.value, nullptr, false);
     if (!doc.is_object() || !doc.contains("recent") || !doc["recent"].is_array()) return;
     // Only absolute paths: a relative one would name another file from every working directory.

@@ -440,7 +440,7 @@ bool load_lesson(TeachPanel& p, const std::string& path) {
     p.lesson_path = path.empty() ? default_lesson_path() : path;
     p.lesson.reset();
     p.error.clear();
-    const core::Result<std::string> text = core::read_file(p.lesson_path);
+    const core::Result<std::string> text = core::read_file(p.lesson_path, core::max_lesson_bytes, "a lesson");
     if (!text) {
         p.error = "The lesson could not be read: " + text.problems.front().str();
         return false;
