@@ -139,7 +139,7 @@ layerSelect.onchange = () => { state.layer = +layerSelect.value; update(); };
 special.onclick = () => { state.hideSpecial = !state.hideSpecial; state.select = []; update(); };
 
 // -- the head view
-const ROW = 22, PAD = 10;
+const ROW = 22, PAD = 10, LABEL_MAX = 220, DETAIL_LABEL_MAX = 140;
 function fitCanvas(canvas, w, h) {
   const r = window.devicePixelRatio || 1;
   canvas.width = Math.round(w * r); canvas.height = Math.round(h * r);
@@ -152,9 +152,21 @@ function headLayout(rows, cols) {
   const g = headCanvas.getContext("2d");
   g.font = "14px system-ui, sans-serif";
   const widest = (list, tokens) => Math.max(40, ...list.map(i => g.measureText(tokens[i]).width));
-  const left = Math.min(220, widest(rows, data.queries)) + PAD, gap = Math.max(160, Math.min(420, window.innerWidth * 0.3));
-  return { left, right: left + gap, width: left + gap + Math.min(220, widest(cols, data.keys)) + 2 * PAD,
+  const queryRoom = Math.min(LABEL_MAX, widest(rows, data.queries)), keyRoom = Math.min(LABEL_MAX, widest(cols, data.keys));
+  const left = queryRoom + PAD, gap = Math.max(160, Math.min(420, window.innerWidth * 0.3));
+  return { left, right: left + gap, width: left + gap + keyRoom + 2 * PAD, queryRoom, keyRoom,
     height: (Math.max(rows.length, cols.length) + 1) * ROW };
+}
+// `text` as drawn in `room` px with g's font: whole, or cut after whole characters with "…".
+function fitLabel(g, text, room) {
+  if (g.measureText(text).width <= room) return text;
+  const chars = Array.from(text);
+  let lo = 0, hi = chars.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (g.measureText(chars.slice(0, mid).join("") + "…").width <= room) lo = mid; else hi = mid - 1;
+  }
+  return chars.slice(0, lo).join("") + "…";
 }
 function drawHeadView() {
   const rows = shown("queries"), cols = shown("keys"), lay = headLayout(rows, cols);
@@ -177,13 +189,18 @@ function drawHeadView() {
   if (state.mean) drawLines(meanMatrix(state.layer, heads, rows, cols), "#f5f5f5", 1);
   else for (const h of heads) drawLines(matrix(state.layer, h, rows, cols), data.head_colors[h], focus ? 1 : 0.6);
   g.globalAlpha = 1;
+  // Long labels are cut with "…" to their room; the whole label is the canvas's tooltip (headLabelAt).
+  const drawn = { queries: rows.map(qi => fitLabel(g, data.queries[qi], lay.queryRoom)),
+    keys: cols.map(ki => fitLabel(g, data.keys[ki], lay.keyRoom)) };
   rows.forEach((qi, r) => {
     const on = state.select.includes(qi), hov = qi === state.hover;
     if (on || hov) { g.fillStyle = on ? "#426eaa" : "#464e5f"; g.fillRect(0, y(r) - ROW / 2 + 1, lay.left - 4, ROW - 2); }
-    g.fillStyle = "#e6e6e6"; g.textAlign = "right"; g.fillText(data.queries[qi], lay.left - PAD, y(r));
+    g.fillStyle = "#e6e6e6"; g.textAlign = "right"; g.fillText(drawn.queries[r], lay.left - PAD, y(r));
   });
   g.textAlign = "left";
-  cols.forEach((ki, c) => { g.fillStyle = "#e6e6e6"; g.fillText(data.keys[ki], lay.right + PAD, y(c)); });
+  cols.forEach((ki, c) => { g.fillStyle = "#e6e6e6"; g.fillText(drawn.keys[c], lay.right + PAD, y(c)); });
+  headCanvas.dataset.labels = JSON.stringify(drawn);
+  headCanvas.dataset.cols = cols.join(",");
   headCanvas.dataset.rows = rows.join(",");
   headCanvas.dataset.lay = JSON.stringify(lay);
   drawTop(rows, cols, heads, focus);
@@ -210,7 +227,20 @@ function headRowAt(ev) {
   const rect = headCanvas.getBoundingClientRect(), x = ev.clientX - rect.left, r = Math.round((ev.clientY - rect.top) / ROW) - 1;
   return x < lay.left && r >= 0 && r < rows.length ? rows[r] : -1;
 }
-headCanvas.onmousemove = ev => { const i = headRowAt(ev); if (i !== state.hover) { state.hover = i; drawHeadView(); } };
+// The whole label under the pointer (a query on the left, a key on the right), or "".
+function headLabelAt(ev) {
+  const lay = JSON.parse(headCanvas.dataset.lay || "{}"), rect = headCanvas.getBoundingClientRect();
+  const x = ev.clientX - rect.left, r = Math.round((ev.clientY - rect.top) / ROW) - 1;
+  const rows = (headCanvas.dataset.rows || "").split(",").map(Number), cols = (headCanvas.dataset.cols || "").split(",").map(Number);
+  if (x < lay.left && r >= 0 && r < rows.length) return data.queries[rows[r]];
+  if (x > lay.right && r >= 0 && r < cols.length) return data.keys[cols[r]];
+  return "";
+}
+headCanvas.onmousemove = ev => {
+  headCanvas.title = headLabelAt(ev);
+  const i = headRowAt(ev);
+  if (i !== state.hover) { state.hover = i; drawHeadView(); }
+};
 headCanvas.onmouseleave = () => { state.hover = -1; drawHeadView(); };
 headCanvas.onclick = ev => {
   const i = headRowAt(ev);
@@ -261,23 +291,25 @@ function drawDetail(rows, cols) {
   const canvas = el("canvas", { id: "detail-canvas" }, detail);
   const labels = cell >= 10, g0 = canvas.getContext("2d");
   g0.font = "12px system-ui, sans-serif";
-  const width = list => Math.min(140, Math.max(0, ...list.map(t => g0.measureText(t).width)));
+  const width = list => Math.min(DETAIL_LABEL_MAX, Math.max(0, ...list.map(t => g0.measureText(t).width)));
   const margin = labels ? { left: width(rows.map(i => data.queries[i])) + 8, top: width(cols.map(j => data.keys[j])) + 8 }
     : { left: 0, top: 0 };
   const g = paint(canvas, m, cell, margin);
-  if (labels) {  // queries on the left, keys above (turned)
+  if (labels) {  // queries on the left, keys above (turned), long ones cut with "…"
     g.font = "12px system-ui, sans-serif"; g.fillStyle = "#e6e6e6"; g.textBaseline = "middle"; g.textAlign = "right";
-    rows.forEach((qi, i) => g.fillText(data.queries[qi], margin.left - 4, margin.top + (i + 0.5) * cell));
+    rows.forEach((qi, i) => g.fillText(fitLabel(g, data.queries[qi], margin.left - 8), margin.left - 4, margin.top + (i + 0.5) * cell));
     cols.forEach((ki, j) => {
       g.save(); g.translate(margin.left + (j + 0.5) * cell, margin.top - 4); g.rotate(-Math.PI / 2);
-      g.textAlign = "left"; g.fillText(data.keys[ki], 0, 0); g.restore();
+      g.textAlign = "left"; g.fillText(fitLabel(g, data.keys[ki], margin.top - 8), 0, 0); g.restore();
     });
   }
   canvas.onmousemove = ev => {
     const rect = canvas.getBoundingClientRect();
     const i = Math.floor((ev.clientY - rect.top - margin.top) / cell), j = Math.floor((ev.clientX - rect.left - margin.left) / cell);
-    if (i >= 0 && i < rows.length && j >= 0 && j < cols.length)
-      hover.textContent = data.queries[rows[i]] + " → " + data.keys[cols[j]] + ": " + m[i][j].toFixed(4);
+    const inRows = i >= 0 && i < rows.length, inCols = j >= 0 && j < cols.length;
+    // Over a label: its whole text as the tooltip.
+    canvas.title = labels && inRows && j < 0 ? data.queries[rows[i]] : labels && inCols && i < 0 ? data.keys[cols[j]] : "";
+    if (inRows && inCols) hover.textContent = data.queries[rows[i]] + " → " + data.keys[cols[j]] + ": " + m[i][j].toFixed(4);
   };
 }
 

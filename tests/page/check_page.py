@@ -8,6 +8,7 @@ session and the model view of a tensor file both work.
 
 Exits 77 (skipped) with a message when no Chromium is installed.
 """
+import html
 import json
 import os
 import re
@@ -116,6 +117,29 @@ def check(ok, message):
         sys.exit("FAIL: " + message)
 
 
+def check_long_labels(attnviz, browser, workdir):
+    """A token label far wider than the head view's label room is drawn cut with "…" (whole
+    characters, the start kept), never past the canvas's edge; short labels are drawn whole."""
+    npy, tokens, page = (os.path.join(workdir, f) for f in ("long.npy", "long.json", "long.html"))
+    write_npy(npy, 1, 2, 4)
+    long_label = "Ünïcode" + "x" * 300 + "end"
+    json.dump(["a", long_label, "c", "d"], open(tokens, "w"))
+    subprocess.run([attnviz, "export", "--attentions", npy, "--tokens-file", tokens, "--view", "head", "--format",
+                    "html", "-o", page], check=True)
+    dom, console = run_browser(browser, workdir, "file://" + os.path.abspath(page), "dom")
+    check(not console, "console: " + "\n".join(console))
+    match = re.search(r'data-labels="([^"]*)"', dom)
+    check(match is not None, "the head view's canvas does not list its drawn labels")
+    drawn = json.loads(html.unescape(match.group(1)))
+    for side in ("queries", "keys"):
+        labels = drawn[side]
+        check(labels[0] == "a" and labels[2] == "c" and labels[3] == "d", "short %s labels changed: %r" % (side, labels))
+        cut = labels[1]
+        check(cut.endswith("…") and cut.startswith("Ünïcode") and len(cut) < 60,
+              "the long %s label is not cut with an ellipsis: %r" % (side, cut[:80]))
+        check(long_label.startswith(cut[:-1]), "the cut %s label is not the label's start: %r" % (side, cut))
+
+
 def main():
     attnviz, workdir = sys.argv[1], sys.argv[2]
     browser = chromium()
@@ -132,8 +156,8 @@ def main():
     subprocess.run([attnviz, "export", "--attentions", npy, "--tokens-file", tokens, "--view", "model", "--format",
                     "html", "-o", model_page], check=True)
 
-    html = open(head_page, encoding="utf-8").read()
-    check(not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", html, re.I), "the page links another file")
+    page_html = open(head_page, encoding="utf-8").read()
+    check(not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", page_html, re.I), "the page links another file")
 
     url = "file://" + os.path.abspath(head_page)
     dom, console = run_browser(browser, workdir, url + "#select=2", "dom")
@@ -160,7 +184,8 @@ def main():
     run_browser(browser, workdir, url + "#view=model&pick=0,1", "shot", shot)
     colours, share = drawn(shot)
     check(colours > 50 and share > 0.05, "the model view looks blank: %d colours, %.3f drawn" % (colours, share))
-    print("ok: head view and model view drawn in %s" % browser)
+    check_long_labels(attnviz, browser, workdir)
+    print("ok: head view and model view drawn in %s, long labels cut with an ellipsis" % browser)
     return 0
 
 
