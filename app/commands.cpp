@@ -656,7 +656,7 @@ int export_unguarded(const ExportOptions& o) {
     if (!o.colors.empty()) {
         const std::optional<core::Scaling> scaling = core::scaling_from_name(o.colors);
         if (!scaling) return fail("--colors: expected fixed, auto, percentile or log, got \"" + o.colors + "\"");
-        // fixed 0..1 and log are scalings of the weights only (README, "Heatmaps"); another matrix
+        // fixed 0..1 and log are scalings of the weights only (docs/guide/window.md, "Colour scales"); another matrix
         // would silently be drawn auto.
         if (ref && !core::offers(core::info(ref->id).colors, *scaling))
             return fail("--colors " + o.colors + ": fixed and log are for weights only; " + core::name(ref->id) +

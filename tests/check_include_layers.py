@@ -27,8 +27,12 @@ LAYERS = [
     ("core/model/", "core/model"),
     ("app/gui/widgets/", "app/gui/widgets"),
     ("app/gui/panels/", "app/gui/panels"),
-    # The frame driver (frame, frame_layout, frame_commands) and the window: they lay the panels out.
+    # The frame driver (frame, frame_layout, frame_commands), the workspaces, their bar, the command
+    # palette, the layout file and the window: they lay the panels out.
     ("app/gui/frame", "app/gui/frame"),
+    ("app/gui/workspace", "app/gui/frame"),
+    ("app/gui/command_palette.", "app/gui/frame"),
+    ("app/gui/layout_file.", "app/gui/frame"),
     ("app/gui/gui.", "app/gui/frame"),
     # The rest of app/gui (the UI context, app state, workers, fonts, palette …): what widgets and
     # panels are built on.

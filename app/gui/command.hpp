@@ -32,8 +32,12 @@ enum class PanelId {
     kv_cache,
     flash,
     lab,
+    lesson,
     count
 };
+
+// The workspaces (workspaces.hpp), in the order of the bar and of Ctrl+1, Ctrl+2, …
+enum class Workspace { layer, model, lab, teach, count };
 
 // What an export is of: one matrix (numbers or heatmap), a view as a figure, the whole window as
 // PNG, or the whole trace as JSON.
@@ -128,6 +132,13 @@ struct ToggleFullScreen {  // the window over the whole monitor, or back to its 
 struct ToggleFocus {  // teach mode with only the step's text and matrices, large, or back
     static constexpr bool opens_dialog = false;
 };
+struct SwitchWorkspace {  // another workspace, with the layout it had
+    Workspace workspace;
+    static constexpr bool opens_dialog = false;
+};
+struct OpenPalette {  // the command palette (Ctrl+K): any panel, workspace, lesson, export or action by name
+    static constexpr bool opens_dialog = true;
+};
 
 }  // namespace command
 
@@ -136,7 +147,8 @@ using Command =
                  command::OpenModelFolder, command::ImportAllLayers, command::OpenAttentions, command::CloseAttentions,
                  command::Save, command::SaveAs, command::Export, command::Quit, command::Undo, command::Redo,
                  command::ToggleTeach, command::OpenLesson, command::ResetLayout, command::ShowPanel, command::Compare,
-                 command::ViewHead, command::SetAppearance, command::ToggleFullScreen, command::ToggleFocus>;
+                 command::ViewHead, command::SetAppearance, command::ToggleFullScreen, command::ToggleFocus,
+                 command::SwitchWorkspace, command::OpenPalette>;
 
 // Whether a command opens a dialog (its type's opens_dialog).
 inline bool opens_dialog(const Command& c) {

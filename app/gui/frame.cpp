@@ -3,6 +3,7 @@
 #include <imgui_internal.h>
 
 #include "panels/presentation_menu.hpp"
+#include "workspaces.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -14,42 +15,51 @@ namespace attnviz::app {
 namespace {
 
 constexpr PanelRow panel_table[] = {
-    {PanelId::dimensions, "Dimensions", Place::left_top, Stage::edits,
+    {PanelId::dimensions, "Dimensions", Stage::edits,
      [](AppState& s, UiContext& ui, Panels& p) { draw_dimensions_panel(s, ui, p.dimensions); }},
-    {PanelId::inputs, "Inputs: X and weights", Place::upper_left, Stage::edits,
+    {PanelId::inputs, "Inputs: X and weights", Stage::edits,
      [](AppState& s, UiContext& ui, Panels& p) { draw_inputs_panel(s, ui, p.inputs); }},
-    {PanelId::mask, "Mask", Place::upper_left, Stage::edits,
+    {PanelId::mask, "Mask", Stage::edits,
      [](AppState& s, UiContext& ui, Panels& p) { draw_mask_panel(s, ui, p.mask); }},
-    {PanelId::pipeline, "Pipeline", Place::left_bottom, Stage::views,
+    {PanelId::pipeline, "Pipeline", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_pipeline_panel(s, ui, p.pipeline); }},
-    {PanelId::heads, "Attention per head", Place::upper_right, Stage::views,
+    {PanelId::heads, "Attention per head", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_heads_panel(s, ui, p.heads); }},
-    {PanelId::head_view, "Head view", Place::upper_right, Stage::views,
+    {PanelId::head_view, "Head view", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) {
          draw_head_view_panel(s, ui, p.head_view, &p.attentions, &p.model.run);
      }},
-    {PanelId::model, "Model view", Place::upper_right, Stage::views,
+    {PanelId::model, "Model view", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_model_panel(s, ui, p.model, &p.attentions); }},
-    {PanelId::trace, "Every intermediate", Place::lower_left, Stage::views,
+    {PanelId::trace, "Every intermediate", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_trace_panel(s, ui, p.trace); }},
-    {PanelId::saturation, "Saturation lab", Place::lower_left, Stage::views,
+    {PanelId::saturation, "Saturation lab", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_saturation_panel(s, ui, p.saturation); }},
-    {PanelId::compare, "Compare", Place::lower_left, Stage::views,
+    {PanelId::compare, "Compare", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_compare_panel(s, ui, p.compare); }},
-    {PanelId::viewer, "Matrix viewer", Place::lower_right, Stage::views,
+    {PanelId::viewer, "Matrix viewer", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_viewer_panel(s, ui, p.viewer); }},
-    {PanelId::gradients, "Gradients", Place::lower_right, Stage::views,
+    {PanelId::gradients, "Gradients", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_gradient_panel(s, ui, p.gradients); }},
-    {PanelId::next_token, "Next token", Place::lower_right, Stage::views,
+    {PanelId::next_token, "Next token", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_next_token_panel(s, ui, p.next_token, p.model.run); }},
-    {PanelId::model_analysis, "Model analysis", Place::lower_left, Stage::views,
+    {PanelId::model_analysis, "Model analysis", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_model_analysis_panel(s, ui, p.model_analysis, p.model.run); }},
-    {PanelId::kv_cache, "KV cache stepper", Place::lower_left, Stage::views,
+    {PanelId::kv_cache, "KV cache stepper", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_kv_cache_panel(s, ui, p.kv_cache); }},
-    {PanelId::flash, "FlashAttention stepper", Place::lower_left, Stage::views,
+    {PanelId::flash, "FlashAttention stepper", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_flash_panel(s, ui, p.flash); }},
-    {PanelId::lab, "Attention lab", Place::lower_left, Stage::views,
+    {PanelId::lab, "Attention lab", Stage::views,
      [](AppState& s, UiContext& ui, Panels& p) { draw_lab_panel(s, ui, p.lab, p.compare.a.get(), &p.model.run); }},
+    // The lesson edits the session (a step may set its cells): drawn with the edits.
+    {PanelId::lesson, "Lesson", Stage::edits,
+     [](AppState& s, UiContext& ui, Panels& p) {
+         if (!p.teach.lesson && p.teach.error.empty()) {  // shown first: the lesson as teach mode starts it
+             load_lesson(p.teach, p.teach.lesson_path);
+             if (p.teach.lesson) teach_go_to(s, p.teach, p.teach.step);
+         }
+         draw_teach_panel(s, ui, p.teach, ImGui::GetIO().DeltaTime);
+     }},
 };
 
 // Row k is PanelId k, and every PanelId has its row.
@@ -66,20 +76,17 @@ void record_window(UiContext& ui, const char* title) {
 
 // The tabs of a place holding several panels, at the top of the panel shown. Returns false when
 // another tab was chosen (that panel is drawn from the next frame on; this one draws nothing more).
-int panels_in_place(Place place) {
-    int count = 0;
-    for (const PanelRow& row : panel_table) count += row.place == place;
-    return count;
-}
-
 bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
-    if (panels_in_place(row.place) < 2) return true;
+    const std::optional<Place> in = place_in(p.workspace, row.id);
+    if (!in || panels_in_place(p.workspace, *in) < 2) return true;
+    const Place place = *in;
     bool keep = true;
     const std::string id = std::string("##tabs ") + row.title;
     if (ImGui::BeginTabBar(id.c_str(), ImGuiTabBarFlags_FittingPolicyScroll)) {
         const bool appearing = ImGui::IsWindowAppearing();
-        for (size_t k = 0; k < std::size(panel_table); ++k) {
-            if (panel_table[k].place != row.place) continue;
+        for (const Placement& tab : placements(p.workspace)) {
+            if (tab.place != place) continue;
+            const auto k = static_cast<size_t>(tab.panel);
             const bool self = static_cast<int>(k) == index;
             // The tab of this panel is chosen when its window appears (ImGui selects it from the next
             // frame on; in this one a new tab bar shows its first tab, which is no choice of the
@@ -89,7 +96,7 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
                 // A tab bar's first frame shows its first tab whatever is asked (ImGui's way of
                 // avoiding a blank frame): only afterwards does another tab mean the user chose it.
                 if (!self && !ImGui::IsWindowAppearing()) {
-                    p.active[static_cast<size_t>(row.place)] = static_cast<int>(k);
+                    p.active[static_cast<size_t>(place)] = static_cast<int>(k);
                     if (p.maximized == index) p.maximized = static_cast<int>(k);
                     ImGui::MarkIniSettingsDirty();
                     keep = false;
@@ -109,12 +116,13 @@ bool draw_tabs(int index, const PanelRow& row, UiContext& ui, Panels& p) {
 // `alone`: the panel has that room to itself (the attentions mode), with its title bar, no tabs.
 void draw_panel(int index, const PanelRow& row, AppState& state, UiContext& ui, Panels& p, const Layout& l,
                 const Rect& work, const Rect* alone = nullptr) {
-    const Rect& r = alone ? *alone : p.maximized == index ? work : l[static_cast<size_t>(row.place)];
+    const std::optional<Place> place = place_in(p.workspace, row.id);
+    const Rect& r = alone ? *alone : p.maximized == index || !place ? work : l[static_cast<size_t>(*place)];
     ImGui::SetNextWindowPos(r.pos);
     ImGui::SetNextWindowSize(r.size);
     // In a place holding several panels the tabs name them: the title bar would only repeat the
     // chosen tab, so the tab bar takes its room (and its double-click).
-    const bool tabbed = !alone && panels_in_place(row.place) > 1;
+    const bool tabbed = !alone && place && panels_in_place(p.workspace, *place) > 1;
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    (tabbed ? ImGuiWindowFlags_NoTitleBar : 0);
     ImGui::SetNextWindowBgAlpha(0);  // no background of its own: the places tile the window (theme.hpp)
@@ -178,6 +186,7 @@ void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, 
 
 void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu_h, float status_h) {
     const ImVec2 display = ImGui::GetIO().DisplaySize;
+    hide_empty_places(p.workspace, p.shares);
     const Layout l = tiled_layout(display, menu_h, status_h, p.shares);
     const Rect work{{0, menu_h}, {display.x, std::max(0.0f, display.y - menu_h - status_h)}};
     if (p.attentions.on()) {
@@ -229,6 +238,17 @@ void draw_view_menu(Panels& p, UiContext& ui) {
         ui.report_item(p.teach_mode ? "view: teach mode (checked)" : "view: teach mode");
         draw_presentation_items(ui, {p.appearance, p.full_screen, p.teach_mode && p.teach.focus});
         ImGui::Separator();
+        for (size_t k = 0; k < workspace_count; ++k) {
+            const auto w = static_cast<Workspace>(k);
+            const std::string label = std::string("Workspace: ") + workspace_name(w);
+            const std::string keys = "Ctrl+" + std::to_string(k + 1);
+            if (ImGui::MenuItem(label.c_str(), keys.c_str(), p.workspace == w, !p.attentions.on()))
+                ui.request(command::SwitchWorkspace{w});
+            ui.report_item("view: workspace " + std::string(workspace_name(w)));
+        }
+        if (ImGui::MenuItem("Find anything...", "Ctrl+K")) ui.request(command::OpenPalette{});
+        ui.report_item("view: find anything");
+        ImGui::Separator();
         if (ImGui::MenuItem("Reset layout")) ui.request(command::ResetLayout{});
         ImGui::Separator();
         const bool attentions = p.attentions.on();
@@ -244,7 +264,7 @@ void draw_view_menu(Panels& p, UiContext& ui) {
             const bool enabled = attentions ? shows_attentions(row.id) && !on : !on || shown > 1;
             if (ImGui::MenuItem(row.title, nullptr, on, enabled)) {
                 if (on)
-                    p.shares.hidden[static_cast<size_t>(row.place)] = true;
+                    p.shares.hidden[static_cast<size_t>(*place_in(p.workspace, row.id))] = true;
                 else
                     show_panel(p, row.id);
                 p.teach_mode = false;
@@ -265,17 +285,17 @@ bool panel_on_screen(const Panels& p, PanelId panel) { return panel_on_screen(p,
 int active_panel(const Panels& p, Place place) {
     const int chosen = p.active[static_cast<size_t>(place)];
     if (chosen >= 0 && static_cast<size_t>(chosen) < std::size(panel_table) &&
-        panel_table[static_cast<size_t>(chosen)].place == place)
+        place_in(p.workspace, panel_table[static_cast<size_t>(chosen)].id) == place)
         return chosen;
-    for (size_t k = 0; k < std::size(panel_table); ++k)
-        if (panel_table[k].place == place) return static_cast<int>(k);
+    for (const Placement& each : placements(p.workspace))
+        if (each.place == place) return static_cast<int>(each.panel);
     return -1;
 }
 
 bool panel_shown(const Panels& p, int index) {
     if (index < 0 || static_cast<size_t>(index) >= std::size(panel_table)) return false;
-    const Place place = panel_table[static_cast<size_t>(index)].place;
-    return !p.shares.hidden[static_cast<size_t>(place)] && active_panel(p, place) == index;
+    const std::optional<Place> place = place_in(p.workspace, panel_table[static_cast<size_t>(index)].id);
+    return place && !p.shares.hidden[static_cast<size_t>(*place)] && active_panel(p, *place) == index;
 }
 
 std::optional<PanelId> panel_titled(std::string_view title) {
@@ -285,8 +305,9 @@ std::optional<PanelId> panel_titled(std::string_view title) {
 }
 
 void show_panel(Panels& p, PanelId panel) {
+    if (!place_in(p.workspace, panel)) switch_workspace(p, home_of(panel));
     const auto index = static_cast<size_t>(panel);
-    const auto place = static_cast<size_t>(panel_table[index].place);
+    const auto place = static_cast<size_t>(*place_in(p.workspace, panel));
     p.active[place] = static_cast<int>(index);
     p.shares.hidden[place] = false;
 }
@@ -295,6 +316,19 @@ bool show_panel(Panels& p, std::string_view title) {
     const std::optional<PanelId> panel = panel_titled(title);
     if (panel) show_panel(p, *panel);
     return panel.has_value();
+}
+
+void switch_workspace(Panels& p, Workspace w) {
+    if (w == p.workspace || static_cast<size_t>(w) >= workspace_count) return;
+    WorkspaceLayout& was = p.layouts[static_cast<size_t>(p.workspace)];
+    was = {p.shares, p.shares_set, p.active, p.maximized};
+    const WorkspaceLayout& now = p.layouts[static_cast<size_t>(w)];
+    p.shares = now.shares;
+    p.shares_set = now.shares_set;
+    p.active = now.active;
+    p.maximized = now.maximized;
+    p.workspace = w;
+    if (w != Workspace::teach) p.teach_mode = false;  // teach mode is the Teach workspace's lesson alone
 }
 
 namespace {
@@ -316,6 +350,7 @@ bool animating(const Panels& p, const AppState& state) {
 
 void enter_teach_mode(AppState& state, Panels& p, int step) {
     if (!p.teach.lesson) load_lesson(p.teach, p.teach.lesson_path);
+    switch_workspace(p, Workspace::teach);
     p.teach_mode = true;
     teach_go_to(state, p.teach, step);
 }
@@ -341,55 +376,84 @@ namespace {
 
 // The chosen tab of each place, as titles ("tabs=Head view|Gradients|…", one per place, empty for
 // the default): titles survive a new version's panel table, indices would not.
-std::string tabs_text(const Panels& p) {
+std::string tabs_text(const WorkspaceLayout& layout) {
     std::string text = "tabs=";
-    for (size_t place = 0; place < p.active.size(); ++place) {
+    for (size_t place = 0; place < layout.active.size(); ++place) {
         if (place > 0) text += '|';
-        if (p.active[place] >= 0) text += explorer_panels()[static_cast<size_t>(p.active[place])].title;
+        if (layout.active[place] >= 0) text += explorer_panels()[static_cast<size_t>(layout.active[place])].title;
     }
     return text;
 }
 
-// A title that is no panel, or a panel of another place, leaves that place's tab as it was.
-void read_tabs(const char* line, Panels& p) {
+// A title that is no panel, or a panel of another place of the workspace, leaves that place's tab
+// as it was.
+void read_tabs(const char* line, Workspace w, WorkspaceLayout& layout) {
     std::string rest = line + 5;
-    for (size_t place = 0; place < p.active.size(); ++place) {
+    for (size_t place = 0; place < layout.active.size(); ++place) {
         const size_t bar = rest.find('|');
         const std::string title = rest.substr(0, bar);
-        const std::span<const PanelRow> rows = explorer_panels();
-        for (size_t k = 0; k < rows.size(); ++k)
-            if (title == rows[k].title && static_cast<size_t>(rows[k].place) == place)
-                p.active[place] = static_cast<int>(k);
+        if (const std::optional<PanelId> panel = panel_titled(title);
+            panel && place_in(w, *panel) == static_cast<Place>(place))
+            layout.active[place] = static_cast<int>(*panel);
         if (bar == std::string::npos) break;
         rest = rest.substr(bar + 1);
     }
 }
 
+// The layout of the current workspace is Panels' own fields; the others' are kept in `layouts`.
+WorkspaceLayout current_layout(const Panels& p) { return {p.shares, p.shares_set, p.active, p.maximized}; }
+
 }  // namespace
 
+// [attnviz][Layout]: the look, then for each workspace a line "workspace=NAME" followed by its
+// shares and its tabs. Lines before the first "workspace=" (a layout of a version without
+// workspaces) are the Layer workspace's.
 void install_layout_settings(Panels& panels) {
     ImGuiSettingsHandler h;
     h.TypeName = "attnviz";
     h.TypeHash = ImHashStr("attnviz");
     h.UserData = &panels;
-    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler*, const char* name) -> void* {
-        return std::strcmp(name, "Layout") == 0 ? reinterpret_cast<void*>(1) : nullptr;
+    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, const char* name) -> void* {
+        if (std::strcmp(name, "Layout") != 0) return nullptr;
+        Panels& p = *static_cast<Panels*>(handler->UserData);
+        p.layout_section = Workspace::layer;
+        return &p.layout_section;
     };
     h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, void*, const char* line) {
         Panels& p = *static_cast<Panels*>(handler->UserData);
-        if (std::strncmp(line, "tabs=", 5) == 0) {
-            read_tabs(line, p);
+        if (std::strncmp(line, "workspace=", 10) == 0) {
+            if (const std::optional<Workspace> w = workspace_named(line + 10)) p.layout_section = *w;
             return;
         }
         if (read_appearance_line(line, p.appearance)) return;
-        const LayoutShares before = p.shares;
-        read_shares(line, p.shares);
-        if (!(p.shares == before)) p.shares_set = true;
+        // The current workspace's layout is read into the live fields, the others' into `layouts`.
+        const bool live = p.layout_section == p.workspace;
+        WorkspaceLayout layout = live ? current_layout(p) : p.layouts[static_cast<size_t>(p.layout_section)];
+        if (std::strncmp(line, "tabs=", 5) == 0) {
+            read_tabs(line, p.layout_section, layout);
+        } else {
+            const LayoutShares before = layout.shares;
+            read_shares(line, layout.shares);
+            if (!(layout.shares == before)) layout.shares_set = true;
+        }
+        if (!live) {
+            p.layouts[static_cast<size_t>(p.layout_section)] = layout;
+            return;
+        }
+        p.shares = layout.shares;
+        p.shares_set = layout.shares_set;
+        p.active = layout.active;
     };
     h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
         const Panels& p = *static_cast<const Panels*>(handler->UserData);
-        out->appendf("[attnviz][Layout]\n%s\n%s\n%s\n", shares_text(p.shares).c_str(), tabs_text(p).c_str(),
-                     appearance_lines(p.appearance).c_str());
+        out->appendf("[attnviz][Layout]\n%s", appearance_lines(p.appearance).c_str());
+        for (size_t k = 0; k < workspace_count; ++k) {
+            const auto w = static_cast<Workspace>(k);
+            const WorkspaceLayout layout = w == p.workspace ? current_layout(p) : p.layouts[k];
+            out->appendf("workspace=%s\n", workspace_name(w));
+            if (layout.shares_set) out->appendf("%s\n", shares_text(layout.shares).c_str());
+            out->appendf("%s\n", tabs_text(layout).c_str());
+        }
     };
     ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
 }

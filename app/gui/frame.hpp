@@ -1,11 +1,12 @@
 // One frame of the explorer: every panel in its window, laid out for the display size, then the
 // commands the frame's panels requested. Shared by the real window (gui.cpp) and the headless tests.
 //
-// The explorer's panels are the rows of one table (frame.cpp): {id, title, default place, stage,
-// draw}. A new view is one panel file (a state struct and a draw function), one PanelId
-// (command.hpp) and one row there. Several rows may share a place: the place then shows one of them
-// at a time, with a tab for each (in place of the window's title bar). The places and how they
-// share the window are frame_layout.hpp's; the commands and dialogs frame_commands.hpp's.
+// The explorer's panels are the rows of one table (frame.cpp): {id, title, stage, draw}. A new view
+// is one panel file (a state struct and a draw function), one PanelId (command.hpp), one row there
+// and its place in one or more workspaces (workspaces.cpp). Several panels of a workspace may share
+// a place: the place then shows one of them at a time, with a tab for each (in place of the
+// window's title bar). The places and how they share the window are frame_layout.hpp's; the
+// commands and dialogs frame_commands.hpp's.
 #pragma once
 
 #include <array>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "app_state.hpp"
+#include "command_palette.hpp"
 #include "frame_layout.hpp"
 #include "panels/attentions_mode.hpp"
 #include "panels/compare_panel.hpp"
@@ -43,6 +45,7 @@
 #include "panels/trace_panel.hpp"
 #include "panels/viewer_panel.hpp"
 #include "ui_context.hpp"
+#include "workspaces.hpp"
 
 namespace attnviz::app {
 
@@ -71,18 +74,25 @@ struct Panels {
     RecoveryWindow recovery;
     ExportDialog export_dialog;
     SentenceDialog sentence;
+    CommandPalette palette;
     AttentionsMode attentions;  // any model's weights opened: the head view and the model view alone
-    bool teach_mode = false;    // the lesson fills the window instead of the explorer's panels
+    bool teach_mode = false;    // the lesson fills the window (the Teach workspace's lesson alone)
     bool reset_layout = false;  // the shares go back to the default in the next frame
+    // The workspace shown. Its layout is the four fields below; the others' are kept in `layouts`
+    // (switch_workspace swaps them).
+    Workspace workspace = Workspace::layer;
+    std::array<WorkspaceLayout, workspace_count> layouts;
+    Workspace layout_section = Workspace::layer;  // the workspace whose lines the layout file gives now
     LayoutShares shares;
-    bool shares_set = false;  // false: default_shares() for the display at the first frame
+    bool shares_set = false;  // false: workspace_default_shares() for the display at the first frame
     Splitters splitters;
     int maximized = -1;  // a panel (index in explorer_panels()) filling the work area; -1: none
     // The panel each place shows (index in explorer_panels()), for places holding several; -1:
     // the place's first panel. Kept with the layout.
     std::array<int, static_cast<size_t>(Place::count)> active;
-    std::vector<PanelId> show_at_start;        // shown in the first frame, over the saved layout
-    std::optional<PanelId> maximize_at_start;  // maximised in the first frame
+    std::optional<Workspace> workspace_at_start;  // --workspace: shown from the first frame
+    std::vector<PanelId> show_at_start;           // shown in the first frame, over the saved layout
+    std::optional<PanelId> maximize_at_start;     // maximised in the first frame
     Panels() { active.fill(-1); }
     bool quit = false;  // the app ends after this frame
     // The look asked for (View menu, command line, the layout file, where it is kept): the window
@@ -98,7 +108,6 @@ enum class Stage { edits, views };
 struct PanelRow {
     PanelId id;         // its index in the table
     const char* title;  // the window's title, also its ImGui ID (fixed text, never user data)
-    Place place;
     Stage stage;
     void (*draw)(AppState& state, UiContext& ui, Panels& panels);
 };
@@ -115,8 +124,12 @@ bool panel_shown(const Panels& panels, int index);
 // Whether a panel is on screen: drawn in its place (its tab the chosen one), maximised, or in the
 // attentions mode the view of them shown; none is in teach mode.
 bool panel_on_screen(const Panels& panels, PanelId panel);
-// Shows a panel in its place (its tab chosen, its place unhidden).
+// Shows a panel in its place (its tab chosen, its place unhidden), in the workspace shown when it
+// is there, else in its home workspace (workspaces.hpp).
 void show_panel(Panels& panels, PanelId panel);
+// Shows another workspace with the layout it had (its shares, tabs and maximised panel); teach
+// mode ends unless it is Teach.
+void switch_workspace(Panels& panels, Workspace workspace);
 // The same by the panel's title; returns whether a panel has that title.
 bool show_panel(Panels& panels, std::string_view title);
 

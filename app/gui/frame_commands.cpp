@@ -40,6 +40,7 @@ void draw_dialogs(AppState& state, UiContext& ui, Panels& p) {
         state, ui, p.export_dialog, [&](ExportTarget::Kind kind) { return attention_export(state, p, kind); },
         p.attentions.on());
     draw_sentence_dialog(state, ui, p.sentence);
+    draw_command_palette(p.palette, ui);
 }
 
 namespace {
@@ -146,6 +147,15 @@ struct Dispatch {
         ImGui::MarkIniSettingsDirty();  // kept with the layout
     }
     void operator()(command::ToggleFullScreen) { p.full_screen = !p.full_screen; }
+    void operator()(const command::SwitchWorkspace& c) {
+        switch_workspace(p, c.workspace);
+        ImGui::MarkIniSettingsDirty();
+    }
+    void operator()(command::OpenPalette) {
+        std::vector<PalettePanel> titled;
+        for (const PanelRow& row : explorer_panels()) titled.push_back({row.id, row.title});
+        open_command_palette(p.palette, palette_entries(titled, core::list_lessons(lesson_folders()), p.appearance));
+    }
     // Focus shows the step's result whole (no play, no exercise): it starts at the step as it is.
     void operator()(command::ToggleFocus) {
         p.teach.focus = !(p.teach_mode && p.teach.focus);

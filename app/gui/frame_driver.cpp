@@ -4,6 +4,7 @@
 
 #include "frame_commands.hpp"
 #include "panels/teach_menu.hpp"
+#include "workspace_bar.hpp"
 
 namespace attnviz::app {
 
@@ -18,17 +19,27 @@ void draw_frame(AppState& state, UiContext& ui, Panels& p, float frame_ms) {
     end_attentions_if_replaced(state, p);  // another session or model opened since they were
     draw_view_menu(p, ui);
     draw_teach_menu(p.teach, p.teach_mode, ui);
-    const float menu_h = ImGui::GetFrameHeight();
+    for (PanelId panel : p.show_at_start) show_panel(p, panel);
+    p.show_at_start.clear();
+    if (p.workspace_at_start) switch_workspace(p, *p.workspace_at_start);  // --workspace, over the model's
+    p.workspace_at_start.reset();
+    // Below the menu, the workspace bar; the windows below that.
+    const float menu_h = ImGui::GetFrameHeight() + draw_workspace_bar(p, ui, ImGui::GetFrameHeight());
     // The status bar is a line, or two where the message does not fit beside the status line.
     const StatusLayout status_lines = status_bar_layout(state, frame_ms, attentions_summary(p.attentions));
     const float status_h = status_bar_height(status_lines);
-    for (PanelId panel : p.show_at_start) show_panel(p, panel);
-    p.show_at_start.clear();
-    if (p.reset_layout || !p.shares_set) {
-        p.shares = default_shares(io.DisplaySize);
+    if (p.reset_layout) {  // every workspace's shares, at their defaults from their next frame
+        for (WorkspaceLayout& layout : p.layouts) {
+            layout.shares_set = false;
+            layout.maximized = -1;
+        }
+        p.shares_set = false;
+        p.reset_layout = false;
+    }
+    if (!p.shares_set) {
+        p.shares = workspace_default_shares(p.workspace, io.DisplaySize);
         p.shares_set = true;
         p.maximized = -1;
-        p.reset_layout = false;
     }
     if (p.maximize_at_start) p.maximized = static_cast<int>(*p.maximize_at_start);
     p.maximize_at_start.reset();

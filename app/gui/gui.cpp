@@ -141,6 +141,7 @@ void save_layout(const std::string& path) {
 bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) {
     nlohmann::json doc;
     doc["display"] = {display.x, display.y};
+    doc["workspace"] = r.workspace;
     for (const DrawReport::Window& w : r.windows)
         doc["windows"].push_back({{"title", w.title}, {"pos", {w.pos.x, w.pos.y}}, {"size", {w.size.x, w.size.y}}});
     for (const DrawReport::Number& n : r.numbers)
@@ -465,6 +466,23 @@ void open_start_attentions(const GuiOptions& o, AppState& state, Panels& panels)
         std::cerr << "warning: --layer: the session is one layer (--layer is for --attentions or a model)\n";
 }
 
+// --workspace: shown from the first frame, after the panels a model shows. A --panel the workspace
+// lacks wins: it is shown in its own workspace, and the warning says so.
+void start_workspace(const GuiOptions& o, Panels& panels) {
+    if (o.workspace.empty()) return;
+    const std::optional<Workspace> w = workspace_named(o.workspace);
+    if (!w) return;  // the command line checked the name
+    for (const std::string& title : o.panels) {
+        const std::optional<PanelId> panel = panel_titled(title);
+        if (panel && !place_in(*w, *panel)) {
+            std::cerr << "warning: --workspace: the panel '" << title << "' is not in " << workspace_name(*w)
+                      << "; it is shown in " << workspace_name(home_of(*panel)) << "\n";
+            return;
+        }
+    }
+    panels.workspace_at_start = *w;
+}
+
 // What the command line asks of the window at start: panels, the head view's tokens, the model
 // view, the attentions, a dialog, edits, the lesson and the selected cell.
 void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRef, double>>& edits,
@@ -480,6 +498,7 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
         }
     }
     if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
+    start_workspace(o, panels);
     const std::vector<std::string> lab_views = {"norm-weighted", "circuits", "ablation", "rope", "sinks"};
     if (const auto view = std::find(lab_views.begin(), lab_views.end(), o.lab_view); view != lab_views.end())
         panels.lab.show_view = static_cast<int>(view - lab_views.begin());

@@ -30,6 +30,7 @@ struct GuiOptions {
     std::string dialog;
     std::vector<std::string> panels;  // panels to show at start by title, e.g. "Head view" (their tab chosen)
     bool maximize = false;            // the last of `panels` fills the window at start
+    std::string workspace;            // the workspace at start by name ("lab"); "" for the default
     std::string head_select;          // tokens selected in the head view at start: "0,2,k5" (queries, k: keys)
     std::vector<std::string> beside;  // sessions (or checkpoints: all their layers) shown beside in the model view
     std::string model;  // a folder of sessions (layer-00.json …) or a checkpoint: every layer in the model view;

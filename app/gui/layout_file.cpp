@@ -1,5 +1,7 @@
 #include "layout_file.hpp"
 
+#include "workspace_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -72,7 +74,8 @@ bool printable(std::string_view text) {
 // A line of [attnviz][Layout]: the shares, the chosen tabs, or the look (appearance.hpp).
 bool layout_line(std::string_view line) {
     Appearance look;
-    return line.substr(0, 5) == "left=" || line.substr(0, 5) == "tabs=" || read_appearance_line(line, look);
+    return line.substr(0, 5) == "left=" || line.substr(0, 5) == "tabs=" || read_appearance_line(line, look) ||
+           (line.substr(0, 10) == "workspace=" && workspace_named(line.substr(10)));
 }
 
 bool window_line(std::string_view line) {

@@ -61,7 +61,9 @@ struct DrawReport {
     std::vector<Heatmap> heatmaps;
     std::vector<Value> values;
     std::vector<Label> labels;
+    std::string workspace;  // the workspace shown ("Layer", "Model", …)
     void clear() {
+        workspace.clear();
         values.clear();
         labels.clear();
         windows.clear();

@@ -76,7 +76,7 @@ void saturate_rows(const ScoresRef& scores_raw, double s, std::vector<RowSaturat
 // Every row at every divisor: entropy and max as n×P matrices (column p: divisors[p]), and each
 // divisor's summary. Each row's allowed keys are gathered once and evaluated at every divisor
 // while in cache; the scratch space (two rows) is allocated once. About 1.5 ns per row, key and
-// divisor (n = 512, 49 divisors: 19 ms per head on one core of the machine in README).
+// divisor (n = 512, 49 divisors: 19 ms per head on one core of the machine of docs/benchmarks.md).
 struct SaturationCurves {
     Matrix entropy;                            // n×P
     Matrix max;                                // n×P

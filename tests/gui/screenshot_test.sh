@@ -272,9 +272,17 @@ PY
         # ∂/∂X is in view (not a sliver under the list of the largest), as at the larger sizes.
         session="$out/worked-example.json"
         "$attnviz" example worked-example -o "$session"
-        extra=(--panel Gradients --select output:1:2)
+        # The gradients are in the Lab workspace, the rest in Layer.
+        for size in 1024x640 1280x800 1920x1080; do
+            png="$out/$case-gradients-$size.png"
+            XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --panel Gradients --select output:1:2 \
+                --screenshot "$png" --frames 3 --size "$size" --report "$png.json"
+            "$png_check" "$png" "${size%x*}" "${size#*x}"
+            "$ui_check" "$png.json" "$png" layout workspace=Lab "inside=d/dX@Gradients"
+        done
+        extra=(--select output:1:2)
         checks+=("inside=X[1][3]@Inputs: X and weights" "inside=heads: summary 2@Attention per head" "item=heads: summary 2"
-                 "inside=d/dX@Gradients" "readable=Attention per head" "readable=Every intermediate")
+                 "readable=Attention per head" "readable=Every intermediate")
         sizes="1024x640 1280x800 1920x1080" ;;
     lessons)
         # The lesson library: each lesson opens with its own session (--lesson NAME) at 1024×640, named
@@ -419,6 +427,30 @@ PY
             "$ui_check" "$png.json" "$png" uncut layout "readable=$teach:40" "within=$teach" "item=teach: text" \
                 "item=status: line" "item=status: message"
         done
+        sizes="" ;;
+    workspaces)
+        # Every workspace at 1024×640, 1280×800 and 1920×1080 (--workspace): its windows tile the
+        # window, every tab inside its window (no tab strip overflowing), the bar names it, and a
+        # panel of it is readable; at n = 512 in Layer too (the large session's heatmaps).
+        session="$out/random-512.json"
+        "$attnviz" example random --seed 3 -n 512 --d-model 64 --heads 4 -o "$session"
+        for workspace in "layer:Layer:readable=Attention per head" "model:Model:window=Model view" \
+            "lab:Lab:readable=Attention lab" "teach:Teach:window=Lesson"; do
+            name=${workspace%%:*} rest=${workspace#*:}
+            for size in 1024x640 1280x800 1920x1080; do
+                png="$out/$case-$name-$size.png"
+                XDG_CONFIG_HOME="$out/config" "$attnviz" --workspace "$name" --screenshot "$png" --frames 3 \
+                    --size "$size" --report "$png.json"
+                "$png_check" "$png" "${size%x*}" "${size#*x}"
+                "$ui_check" "$png.json" "$png" layout tabs "workspace=${rest%%:*}" "${rest#*:}" \
+                    "item=workspace: ${rest%%:*} (current)"
+            done
+        done
+        png="$out/$case-layer-512.png"
+        XDG_CONFIG_HOME="$out/config" "$attnviz" "$session" --workspace layer --screenshot "$png" --frames 3 \
+            --size 1280x800 --report "$png.json"
+        "$png_check" "$png" 1280 800
+        "$ui_check" "$png.json" "$png" layout tabs workspace=Layer "within=Attention per head"
         sizes="" ;;
     themes)
         # The explorer in each theme (and cividis) at 1024×640: the layout, the worked example's

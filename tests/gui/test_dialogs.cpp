@@ -94,7 +94,12 @@ TEST_P(EveryMenuDialog, OpensWhateverIsShownAndEscClosesIt) {
     frames(state, 3);
     EXPECT_EQ(count(menu.item), 1) << "the dialog is open, once";
     EXPECT_TRUE(app::dialog_open(panels));
-    EXPECT_EQ(panels.teach_mode, teach);
+    // Open beside and Import all layers show the Model view: its workspace, out of teach mode.
+    const bool to_model = std::string(menu.name) == "OpenBeside" || std::string(menu.name) == "ImportAllLayers";
+    EXPECT_EQ(panels.teach_mode, teach && !to_model);
+    if (to_model) {
+        EXPECT_EQ(panels.workspace, app::Workspace::model);
+    }
     press(state, escape_key);
     EXPECT_EQ(item(menu.item), nullptr) << "Esc closed it";
     EXPECT_FALSE(any_popup());
@@ -442,17 +447,18 @@ TEST_F(Dialogs, TwoShowPanelRequestsInOneFrameShowBothPanels) {
     AppState state(core::worked_example());
     frames(state, 2);
     ASSERT_FALSE(window("Mask"));
-    ASSERT_FALSE(window("Compare"));
+    ASSERT_FALSE(window("Head view"));
     imgui_.ui.request(app::command::ShowPanel{app::PanelId::mask});
-    imgui_.ui.request(app::command::ShowPanel{app::PanelId::compare});
+    imgui_.ui.request(app::command::ShowPanel{app::PanelId::head_view});
     frames(state, 2);
     EXPECT_TRUE(window("Mask"));
-    EXPECT_TRUE(window("Compare"));
-    // In order: of two panels of one place, the later is in front.
+    EXPECT_TRUE(window("Head view"));
+    // In order: of two panels of one place, the later is in front; one of another workspace goes there.
     imgui_.ui.request(app::command::ShowPanel{app::PanelId::saturation});
-    imgui_.ui.request(app::command::ShowPanel{app::PanelId::trace});
+    imgui_.ui.request(app::command::ShowPanel{app::PanelId::compare});
     frames(state, 2);
-    EXPECT_TRUE(window("Every intermediate"));
+    EXPECT_EQ(panels.workspace, app::Workspace::lab);
+    EXPECT_TRUE(window("Compare"));
     EXPECT_FALSE(window("Saturation lab"));
-    EXPECT_FALSE(window("Compare"));
+    EXPECT_FALSE(window("Mask"));
 }

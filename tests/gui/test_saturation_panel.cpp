@@ -46,20 +46,21 @@ std::pair<int, int> one_hot_rows(const core::Trace& t) {
 
 }  // namespace
 
-TEST_F(SaturationLab, ItIsATabBesideEveryIntermediateAndStaysChosen) {
+TEST_F(SaturationLab, ItIsATabBesideCompareInLabAndStaysChosen) {
     AppState state(core::worked_example());
     frames(state, 3);
+    EXPECT_EQ(report.workspace, "Lab");
     EXPECT_TRUE(window("Saturation lab"));
-    EXPECT_FALSE(window("Every intermediate"));  // one place, one panel shown
-    EXPECT_TRUE(window("Matrix viewer"));        // the place beside it
-    EXPECT_NE(item("tab: Every intermediate"), nullptr);
+    EXPECT_FALSE(window("Compare"));   // one place, one panel shown
+    EXPECT_TRUE(window("Gradients"));  // the place beside it
+    EXPECT_NE(item("tab: Compare"), nullptr);
     EXPECT_NE(item("saturation: divisor"), nullptr);
     EXPECT_NE(item("saturation: entropy plot"), nullptr);
     EXPECT_NE(item("saturation: max plot"), nullptr);
 
     // A click on another tab of its place shows that panel, and one on this tab brings the lab back.
     ImGuiIO& io = ImGui::GetIO();
-    for (const char* title : {"Every intermediate", "Saturation lab", "Every intermediate"}) {
+    for (const char* title : {"Compare", "Saturation lab", "Compare"}) {
         const app::DrawReport::Item* tab = item(std::string("tab: ") + title);
         ASSERT_NE(tab, nullptr) << title;
         io.MousePos = {(tab->min.x + tab->max.x) / 2, (tab->min.y + tab->max.y) / 2};

@@ -111,6 +111,46 @@ int check_layout(const json& report) {
     return failures;
 }
 
+// "tabs": every tab ("tab: TITLE" items) lies inside a window, none scrolled past or cut at its
+// right edge (a tab strip wider than its place); and the workspace bar's tabs inside the display.
+int check_tabs(const json& report) {
+    std::vector<Box> windows;
+    for (const json& win : report.value("windows", json::array())) {
+        const double x = win["pos"][0], y = win["pos"][1], ww = win["size"][0], wh = win["size"][1];
+        windows.push_back({x, y, x + ww, y + wh});
+    }
+    const double display_w = report["display"][0];
+    int failures = 0, tabs = 0;
+    for (const json& item : report.value("items", json::array())) {
+        const std::string name = item.value("name", "");
+        const Box b{item["min"][0], item["min"][1], item["max"][0], item["max"][1]};
+        if (name.rfind("workspace: ", 0) == 0 && b.x1 > display_w + 0.5) {
+            std::printf("tabs: \"%s\" ends at %.0f, past the %g px display\n", name.c_str(), b.x1, display_w);
+            ++failures;
+        }
+        if (name.rfind("tab: ", 0) != 0) continue;
+        ++tabs;
+        const bool inside = std::any_of(windows.begin(), windows.end(), [&](const Box& w) {
+            return b.x0 >= w.x0 - 0.5 && b.x1 <= w.x1 + 0.5 && b.y0 >= w.y0 - 0.5 && b.y1 <= w.y1 + 0.5;
+        });
+        if (!inside) {
+            std::printf("tabs: \"%s\" (%.0f,%.0f)-(%.0f,%.0f) is not inside its window\n", name.c_str(), b.x0, b.y0,
+                        b.x1, b.y1);
+            ++failures;
+        }
+    }
+    std::printf("tabs: %d tabs, %d outside their window\n", tabs, failures);
+    return failures;
+}
+
+// "workspace=NAME": the report's workspace.
+int check_workspace(const json& report, const std::string& name) {
+    const std::string shown = report.value("workspace", "");
+    if (shown == name) return 0;
+    std::printf("workspace: \"%s\" shown, \"%s\" expected\n", shown.c_str(), name.c_str());
+    return 1;
+}
+
 // Whether the middle of a cell shows text: a few pixels there differ clearly from the cell's
 // colour (the edges, `margin` of each side, are left out: selection outlines are drawn there).
 bool has_ink(const unsigned char* pixels, int w, int h, const Box& cell, double margin = 0.2) {
@@ -584,6 +624,10 @@ int main(int argc, char** argv) {
             failures += check_value(report, check.substr(6));
         else if (check == "uncut")
             failures += check_uncut(report);
+        else if (check == "tabs")
+            failures += check_tabs(report);
+        else if (check.rfind("workspace=", 0) == 0)
+            failures += check_workspace(report, check.substr(10));
         else
             failures += check == "layout"   ? check_layout(report)
                         : check == "varied" ? check_varied(report, pixels, w, h)

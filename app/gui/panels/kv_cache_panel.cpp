@@ -111,32 +111,36 @@ void draw_step(const Snapshot& shown, UiContext& ui, const KvCachePanel& p) {
 // The cache's bytes: this layer after the step, and a model of this shape.
 void draw_bytes(const core::Config& c, UiContext& ui, KvCachePanel& p) {
     const core::KvCacheStep& step = p.run->steps[static_cast<size_t>(p.step)];
-    ImGui::Text(
+    ImGui::TextWrapped(
         "This layer's cache after the step: %s in double (%d K/V heads \xc3\x97 (d_k + d_v) \xc3\x97 %d tokens "
         "\xc3\x97 8 bytes).",
         core::format_bytes(step.cache_bytes).c_str(), c.kv_count(), step.token + 1);
     ui.report_value("kv cache: layer bytes", static_cast<double>(step.cache_bytes));
     const float font = ImGui::GetFontSize();
+    // Each field beside the last where the panel has room for it, else on the next line.
+    const auto next_to = [](float field, const char* label) {
+        ImGui::SameLine();
+        const float width = field + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+        if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+        ImGui::SetNextItemWidth(field);
+    };
     ImGui::TextUnformatted("A model of this layer's shape:");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(font * 6);
+    next_to(font * 6, "layers");
     ImGui::InputInt("layers", &p.layers, 0);
     p.layers = std::clamp(p.layers, 1, 1000);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(font * 7);
+    next_to(font * 7, "tokens");
     ImGui::InputInt("tokens", &p.tokens, 0);
     p.tokens = std::clamp(p.tokens, 1, 10'000'000);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(font * 8);
+    next_to(font * 8, "bytes per value");
     const int sizes[] = {2, 4, 8};
     const char* names[] = {"2 (16-bit)", "4 (float)", "8 (double)"};
     int chosen = p.bytes_per_value == 8 ? 2 : p.bytes_per_value == 4 ? 1 : 0;
     if (ImGui::Combo("bytes per value", &chosen, names, 3)) p.bytes_per_value = sizes[chosen];
     const std::int64_t grouped = core::kv_cache_bytes(c, p.layers, p.tokens, p.bytes_per_value, true);
     const std::int64_t per_head = core::kv_cache_bytes(c, p.layers, p.tokens, p.bytes_per_value, false);
-    ImGui::Text("KV cache: %s with %d K/V heads%s; %s with one K and V per head (%d).",
-                core::format_bytes(grouped).c_str(), c.kv_count(), c.grouped() ? " (grouped-query attention)" : "",
-                core::format_bytes(per_head).c_str(), c.heads);
+    ImGui::TextWrapped("KV cache: %s with %d K/V heads%s; %s with one K and V per head (%d).",
+                       core::format_bytes(grouped).c_str(), c.kv_count(),
+                       c.grouped() ? " (grouped-query attention)" : "", core::format_bytes(per_head).c_str(), c.heads);
     ui.report_value("kv cache: model bytes", static_cast<double>(grouped));
     ui.report_value("kv cache: model bytes without groups", static_cast<double>(per_head));
 }

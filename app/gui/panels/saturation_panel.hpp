@@ -23,7 +23,7 @@
 namespace attnviz::app {
 
 // Divisors a curve samples (odd: √d_k is one of them), row·key·divisor evaluations per frame
-// (about 1.5 ns each: some 4.5 ms on the machine in README), and the √d_k experiment's samples
+// (about 1.5 ns each: some 4.5 ms on the machine of docs/benchmarks.md), and the √d_k experiment's samples
 // per d_k and seed.
 inline constexpr int saturation_points = 49;
 inline constexpr double saturation_budget = 3e6;
