@@ -17,7 +17,7 @@
 #include "core/model/hub_cache.hpp"
 #include "flash_command.hpp"
 #include "forward_command.hpp"
-#include "gui/gui.hpp"
+#include "shell/gui.hpp"
 #include "tokenize_command.hpp"
 
 namespace attnviz::app {

@@ -1,65 +1,40 @@
 #!/usr/bin/env python3
 """Checks that the include graph of core/ and app/ is layered (ctest include_layers).
 
-Every file of core/ and app/ belongs to one layer (LAYERS, first matching path wins); a layer may
-include only the layers ALLOWED lists for it (and itself). Reported, each as file:line:
+Every file of core/ and app/ belongs to one layer (the rules' "layers", first matching path wins); a
+layer may include only the layers "allowed" lists for it (and itself). The rules are data, in
+tests/include_layers.json. Reported, each as file:line:
   - an #include of a layer not allowed (a lower layer including a higher one, a sibling, core
     including app);
   - an #include in core/ of ImGui, OpenGL or GLFW (FORBIDDEN_IN_CORE);
   - a cycle between layers (also checked on its own, so that a rules table that allowed one would
     not hide it);
-  - a cycle between the files of one layer of FILES_ACYCLIC, a .cpp and its .hpp counted as one
+  - a cycle between the files of one layer of "files_acyclic", a .cpp and its .hpp counted as one
     unit (registry.cpp including params.hpp while params.cpp includes registry.hpp is one).
 Usage: check_include_layers.py [REPOSITORY_ROOT]   (default: the parent of this script's folder)
 Exit 0 when layered, 1 with the problems listed otherwise.
 """
+import json
 import os
 import re
 import sys
 
-# Path prefixes (relative to the repository root) and their layer; the first match wins.
-LAYERS = [
-    ("core/base/", "core/base"),
-    ("core/attention/", "core/attention"),
-    ("core/io/", "core/io"),
-    ("core/render/", "core/render"),
-    ("core/teach/", "core/teach"),
-    ("core/model/", "core/model"),
-    ("app/gui/widgets/", "app/gui/widgets"),
-    ("app/gui/panels/", "app/gui/panels"),
-    # The frame driver (frame, frame_layout, frame_commands), the workspaces, their bar, the command
-    # palette, the layout file and the window: they lay the panels out.
-    ("app/gui/frame", "app/gui/frame"),
-    ("app/gui/workspace", "app/gui/frame"),
-    ("app/gui/command_palette.", "app/gui/frame"),
-    ("app/gui/layout_file.", "app/gui/frame"),
-    ("app/gui/gui.", "app/gui/frame"),
-    # The rest of app/gui (the UI context, app state, workers, fonts, palette …): what widgets and
-    # panels are built on.
-    ("app/gui/", "app/gui/context"),
-    ("app/", "app"),
-]
+# The rules are data: tests/include_layers.json (layers, allowed, files_acyclic); "core/*" in a list
+# of allowed layers stands for every layer of core/.
+RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include_layers.json")
 
-CORE = ["core/base", "core/attention", "core/io", "core/render", "core/teach", "core/model"]
 
-# The layers each layer may include besides itself.
-ALLOWED = {
-    "core/base": [],
-    "core/attention": ["core/base"],
-    "core/io": ["core/base", "core/attention"],
-    "core/render": ["core/base", "core/attention", "core/io"],
-    "core/teach": ["core/base", "core/attention", "core/io"],
-    "core/model": ["core/base", "core/attention", "core/io"],
-    "app/gui/context": CORE,
-    "app/gui/widgets": CORE + ["app/gui/context"],
-    "app/gui/panels": CORE + ["app/gui/context", "app/gui/widgets"],
-    "app/gui/frame": CORE + ["app/gui/context", "app/gui/widgets", "app/gui/panels"],
-    "app": CORE + ["app/gui/frame"],
-}
+def load_rules(path=RULES):
+    with open(path, encoding="utf-8") as f:
+        rules = json.load(f)
+    layers = [tuple(pair) for pair in rules["layers"]]
+    core = [layer for _, layer in layers if layer.startswith("core/")]
+    allowed = {layer: [x for name in names for x in (core if name == "core/*" else [name])]
+               for layer, names in rules["allowed"].items()}
+    return layers, allowed, rules["files_acyclic"]
 
-# The layers whose files include each other one way too (no cycle between two of their files).
-FILES_ACYCLIC = ["core/base", "core/attention", "core/io", "core/render", "core/teach", "core/model", "app/gui/context",
-                 "app/gui/widgets", "app/gui/panels", "app/gui/frame", "app"]
+
+LAYERS, ALLOWED, FILES_ACYCLIC = load_rules()
 
 # Headers core/ never includes, quoted or angled: the window and the GPU belong to app/.
 FORBIDDEN_IN_CORE = re.compile(r"^(imgui|implot|GL/|GLFW/|glad|backends/imgui)")

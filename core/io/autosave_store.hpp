@@ -55,7 +55,7 @@ public:
     const std::string& id() const { return id_; }
     const std::string& dir() const { return dir_; }
 
-    // Writes the session (the app runs this on its Worker: app/gui/autosave.hpp). `file` is
+    // Writes the session (the app runs this on its Worker: app/gui/state/autosave.hpp). `file` is
     // recorded as an absolute path (relative to the current folder when it is not one). May run on
     // another thread than the other functions, one write at a time.
     Problems save(const Session& session, const std::string& file);

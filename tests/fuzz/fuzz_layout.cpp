@@ -1,11 +1,11 @@
-// libFuzzer target for the window layout's filter (app/gui/layout_file.hpp): whatever the file
+// libFuzzer target for the window layout's filter (app/gui/shell/layout_file.hpp): whatever the file
 // holds, what ImGui is handed is within the bounds, and filtering it again keeps all of it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "gui/layout_file.hpp"
+#include "shell/layout_file.hpp"
 
 using attnviz::fuzz::check;
 

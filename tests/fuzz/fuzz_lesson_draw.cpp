@@ -11,13 +11,13 @@
 #include <string>
 #include <string_view>
 
-#include "app_state.hpp"
 #include "core/attention/presets.hpp"
 #include "core/teach/lesson.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "fuzz_check.hpp"
 #include "headless.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "state/app_state.hpp"
 
 namespace core = attnviz::core;
 namespace app = attnviz::app;

@@ -10,11 +10,11 @@
 #include <optional>
 #include <string>
 
-#include "app_state.hpp"
-#include "fonts.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
-#include "ui_context.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "state/app_state.hpp"
+#include "ui/fonts.hpp"
+#include "ui/ui_context.hpp"
 
 namespace attnviz::test {
 

@@ -10,14 +10,14 @@
 #include <iostream>
 #include <limits>
 
-#include "app_state.hpp"
 #include "core/attention/presets.hpp"
 #include "core/attention/stiefel.hpp"
 #include "core/base/format.hpp"
 #include "core/io/autosave_store.hpp"
 #include "core/teach/sentence.hpp"
-#include "frame.hpp"
-#include "panels/inputs_panel.hpp"
+#include "panels/layer/inputs_panel.hpp"
+#include "shell/frame.hpp"
+#include "state/app_state.hpp"
 
 using namespace attnviz;
 using app::AppState;

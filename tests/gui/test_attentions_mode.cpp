@@ -20,9 +20,9 @@
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/io/session_file.hpp"
-#include "frame_commands.hpp"
-#include "frame_exports.hpp"
-#include "panels/model_run.hpp"
+#include "shell/frame_commands.hpp"
+#include "shell/frame_exports.hpp"
+#include "state/model_run.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

@@ -14,7 +14,7 @@
 
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
-#include "panels/compare_panel.hpp"
+#include "panels/lab/compare_panel.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

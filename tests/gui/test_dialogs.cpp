@@ -14,7 +14,7 @@
 #include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/io/session_file.hpp"
-#include "frame_commands.hpp"
+#include "shell/frame_commands.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

@@ -12,10 +12,10 @@
 
 #include "core/attention/presets.hpp"
 #include "core/base/format.hpp"
-#include "frame.hpp"
+#include "dialogs/export_dialog.hpp"
+#include "dialogs/file_chooser.hpp"
 #include "headless.hpp"
-#include "panels/export_dialog.hpp"
-#include "panels/file_chooser.hpp"
+#include "shell/frame.hpp"
 
 using namespace attnviz;
 using app::AppState;

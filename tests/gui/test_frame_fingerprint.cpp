@@ -1,7 +1,7 @@
 // A frame that draws what the window shows already is not drawn again (frame_fingerprint.hpp): the
 // same frame has the same fingerprint, and any change the renderer would show (a number, a
 // colour, the framebuffer's size, a texture's pixels) gives another.
-#include "frame_fingerprint.hpp"
+#include "shell/frame_fingerprint.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 
 #include "core/attention/gradient.hpp"
 #include "core/attention/presets.hpp"
-#include "panels/gradient_panel.hpp"
+#include "panels/lab/gradient_panel.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "core/attention/presets.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
-#include "palette.hpp"
-#include "panels/head_view_panel.hpp"
+#include "panels/model/head_view_panel.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "ui/palette.hpp"
 
 using namespace attnviz;
 using app::AppState;

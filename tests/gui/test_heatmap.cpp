@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "headless.hpp"
-#include "ui_context.hpp"
+#include "ui/ui_context.hpp"
 #include "widgets/heatmap.hpp"
 #include "widgets/wrapped_text.hpp"
 

@@ -7,7 +7,7 @@
 #include <imgui_internal.h>
 
 #include "core/attention/presets.hpp"
-#include "input_queue.hpp"
+#include "state/input_queue.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

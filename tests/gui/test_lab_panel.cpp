@@ -11,9 +11,9 @@
 #include "core/attention/presets.hpp"
 #include "core/model/circuits.hpp"
 #include "core/model/head_effect.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
 #include "tests/test_support.hpp"
 
 using namespace attnviz;

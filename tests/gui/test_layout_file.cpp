@@ -9,7 +9,7 @@
 
 #include "core/base/file_io.hpp"
 #include "headless.hpp"
-#include "layout_file.hpp"
+#include "shell/layout_file.hpp"
 
 using namespace attnviz;
 

@@ -10,10 +10,10 @@
 
 #include "core/attention/masks.hpp"
 #include "core/attention/presets.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
-#include "panels/mask_panel.hpp"
+#include "panels/layer/mask_panel.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -19,11 +19,11 @@
 #include "core/io/session_file.hpp"
 #include "core/model/hub_cache.hpp"
 #include "core/model/tokenizer.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
-#include "panels/model_layers.hpp"
-#include "panels/model_panel.hpp"
+#include "panels/model/model_panel.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "state/model_layers.hpp"
 
 using namespace attnviz;
 using app::AppState;

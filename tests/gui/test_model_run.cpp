@@ -1,4 +1,4 @@
-// The model mode's run (panels/model_run.hpp) on the tiny test models of tests/reference/models,
+// The model mode's run (state/model_run.hpp) on the tiny test models of tests/reference/models,
 // without a window: opening a folder (and refusing one that is no model, or over the memory budget,
 // keeping the session), the sentence box's text (empty, too long: a message, the previous run
 // stays), and an edit of the block being edited running through the later blocks only.
@@ -14,12 +14,12 @@
 #include "core/attention/head_analysis.hpp"
 #include "core/attention/layer_summary.hpp"
 #include "core/attention/presets.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
-#include "panels/model_layers.hpp"
-#include "panels/model_run.hpp"
-#include "panels/next_token_panel.hpp"
+#include "panels/model/next_token_panel.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "state/model_layers.hpp"
+#include "state/model_run.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -12,12 +12,12 @@
 #include "../test_support.hpp"
 #include "core/attention/head_analysis.hpp"
 #include "core/attention/presets.hpp"
-#include "frame.hpp"
-#include "frame_exports.hpp"
 #include "headless.hpp"
-#include "panels/head_view_panel.hpp"
-#include "panels/heads_panel.hpp"
-#include "panels/model_panel.hpp"
+#include "panels/layer/heads_panel.hpp"
+#include "panels/model/head_view_panel.hpp"
+#include "panels/model/model_panel.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_exports.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "core/attention/presets.hpp"
-#include "frame_commands.hpp"
-#include "layout_file.hpp"
-#include "theme.hpp"
+#include "shell/frame_commands.hpp"
+#include "shell/layout_file.hpp"
+#include "ui/theme.hpp"
 #include "widgets/colormap.hpp"
 #include "widgets/matrix_view.hpp"
 #include "window_test.hpp"

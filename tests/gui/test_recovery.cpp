@@ -7,12 +7,12 @@
 #include <chrono>
 #include <filesystem>
 
-#include "autosave.hpp"
 #include "core/attention/presets.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
+#include "dialogs/recovery_window.hpp"
 #include "headless.hpp"
-#include "panels/recovery_window.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "state/autosave.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -9,7 +9,7 @@
 
 #include "core/attention/presets.hpp"
 #include "core/attention/saturation.hpp"
-#include "panels/saturation_panel.hpp"
+#include "panels/lab/saturation_panel.hpp"
 #include "widgets/line_plot.hpp"
 #include "window_test.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "core/attention/presets.hpp"
 #include "core/teach/sentence.hpp"
-#include "panels/sentence_dialog.hpp"
+#include "dialogs/sentence_dialog.hpp"
 #include "window_test.hpp"
 
 using namespace attnviz;

@@ -9,9 +9,9 @@
 
 #include "core/attention/forward.hpp"
 #include "core/attention/presets.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
 #include "tests/test_support.hpp"
 
 using namespace attnviz;

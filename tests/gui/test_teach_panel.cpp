@@ -10,9 +10,9 @@
 
 #include "core/attention/presets.hpp"
 #include "core/base/text.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -9,8 +9,8 @@
 
 #include "core/attention/presets.hpp"
 #include "headless.hpp"
-#include "panels/heads_panel.hpp"
-#include "panels/viewer_panel.hpp"
+#include "panels/layer/heads_panel.hpp"
+#include "panels/layer/viewer_panel.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "worker.hpp"
+#include "state/worker.hpp"
 
 using attnviz::app::Worker;
 using namespace std::chrono_literals;

@@ -9,10 +9,10 @@
 
 #include <string>
 
-#include "command_palette.hpp"
 #include "core/attention/presets.hpp"
+#include "shell/command_palette.hpp"
+#include "shell/workspaces.hpp"
 #include "window_test.hpp"
-#include "workspaces.hpp"
 
 using namespace attnviz;
 using app::AppState;

@@ -9,10 +9,10 @@
 #include <cfloat>
 #include <string>
 
-#include "app_state.hpp"
-#include "frame.hpp"
-#include "frame_driver.hpp"
 #include "headless.hpp"
+#include "shell/frame.hpp"
+#include "shell/frame_driver.hpp"
+#include "state/app_state.hpp"
 
 namespace attnviz::test {
 

@@ -10,7 +10,7 @@
 
 #include "core/base/format.hpp"
 #include "fitted_text.hpp"
-#include "ui_context.hpp"
+#include "ui/ui_context.hpp"
 
 namespace attnviz::app {
 

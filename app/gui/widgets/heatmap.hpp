@@ -17,7 +17,7 @@
 #include "colormap.hpp"
 #include "core/attention/matrix_types.hpp"
 #include "core/render/color_scale.hpp"
-#include "heatmap_cache.hpp"
+#include "ui/heatmap_cache.hpp"
 
 namespace attnviz::app {
 

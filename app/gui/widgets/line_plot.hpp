@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../ui_context.hpp"
+#include "ui/ui_context.hpp"
 
 namespace attnviz::app {
 

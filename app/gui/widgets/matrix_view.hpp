@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "../app_state.hpp"
-#include "../ui_context.hpp"
 #include "colormap.hpp"
 #include "heatmap.hpp"
+#include "state/app_state.hpp"
+#include "ui/ui_context.hpp"
 
 namespace attnviz::app {
 
