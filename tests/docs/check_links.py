@@ -32,13 +32,11 @@ HTML_ANCHOR = re.compile(r"<a\s+[^>]*\b(?:id|name)\s*=\s*[\"']([^\"']+)[\"']", r
 EXTERNAL = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
 
 
-def blank_code(text):
-    """The text with fenced code blocks and code spans replaced by spaces (newlines kept), so that
-    nothing in code is taken for a link or a heading and line numbers stay right."""
-    lines = text.split("\n")
+def blank_fences(text):
+    """The text with fenced code blocks replaced by empty lines (line numbers kept)."""
     out = []
     fence = None
-    for line in lines:
+    for line in text.split("\n"):
         m = FENCE.match(line)
         if fence is None and m:
             fence = m.group(1)[0] * len(m.group(1))
@@ -49,13 +47,18 @@ def blank_code(text):
             out.append("")
         else:
             out.append(line)
-    text = "\n".join(out)
+    return "\n".join(out)
+
+
+def blank_code(text):
+    """The text with fenced code blocks and code spans replaced by spaces (newlines kept), so that
+    nothing in code is taken for a link or a heading and line numbers stay right."""
 
     def spaces(m):
         return re.sub(r"[^\n]", " ", m.group(0))
 
     # A code span: a run of backticks, then anything up to the same run (it may span lines).
-    return re.sub(r"(`+)(?:(?!\1).|\n)+?\1", spaces, text)
+    return re.sub(r"(`+)(?:(?!\1).|\n)+?\1", spaces, blank_fences(text))
 
 
 def slug(heading):
@@ -74,21 +77,7 @@ def slug(heading):
 def headings_source(text):
     """The text with code blocks blanked but code spans kept: headings such as "## `compute`"
     take their anchor from the code's text."""
-    lines = text.split("\n")
-    out = []
-    fence = None
-    for line in lines:
-        m = FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)[0] * len(m.group(1))
-            out.append("")
-        elif fence is not None:
-            if m and m.group(1).startswith(fence) and line.strip() == m.group(1):
-                fence = None
-            out.append("")
-        else:
-            out.append(line)
-    return "\n".join(out)
+    return blank_fences(text)
 
 
 def page_anchors(text):

@@ -117,15 +117,6 @@ protected:
             if (v.name == name) return true;
         return false;
     }
-    void press(AppState& state, int key, bool ctrl) {
-        ImGuiIO& io = ImGui::GetIO();
-        io.KeyCtrl = ctrl;
-        io.KeysDown[key] = true;
-        frames(state);
-        io.KeysDown[key] = false;
-        io.KeyCtrl = false;
-        frames(state, 2);
-    }
     Dir dir;
     fs::path npy = dir.path / "att.npy", tokens = dir.path / "tokens.json";
 };

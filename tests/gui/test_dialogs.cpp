@@ -57,16 +57,6 @@ protected:
         io.KeyMap[ImGuiKey_Backspace] = backspace_key;
     }
     void TearDown() override { unsetenv("ATTNVIZ_NATIVE_DIALOGS"); }
-    // A key pressed for a frame, then released (with Ctrl held when `ctrl`).
-    void press(AppState& state, int key, bool ctrl = false) {
-        ImGuiIO& io = ImGui::GetIO();
-        io.KeyCtrl = ctrl;
-        io.KeysDown[key] = true;
-        frames(state);
-        io.KeysDown[key] = false;
-        io.KeyCtrl = false;
-        frames(state, 2);
-    }
     int count(const std::string& name) const {
         int n = 0;
         for (const auto& i : report.items) n += i.name == name;

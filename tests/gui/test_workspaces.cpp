@@ -32,15 +32,6 @@ protected:
         io.KeyMap[ImGuiKey_Enter] = enter_key;
         io.KeyMap[ImGuiKey_DownArrow] = down_key;
     }
-    void press(AppState& state, int key, bool ctrl = false) {
-        ImGuiIO& io = ImGui::GetIO();
-        io.KeyCtrl = ctrl;
-        io.KeysDown[key] = true;
-        frames(state);
-        io.KeysDown[key] = false;
-        io.KeyCtrl = false;
-        frames(state, 2);
-    }
     void type(AppState& state, const std::string& text) {
         for (char c : text) {
             ImGui::GetIO().AddInputCharacter(static_cast<unsigned>(c));

@@ -46,6 +46,16 @@ protected:
             if (w.title == title) return true;
         return false;
     }
+    // A key pressed for a frame (with Ctrl held when `ctrl`), then released, then two frames.
+    void press(app::AppState& state, int key, bool ctrl = false) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.KeyCtrl = ctrl;
+        io.KeysDown[key] = true;
+        frames(state);
+        io.KeysDown[key] = false;
+        io.KeyCtrl = false;
+        frames(state, 2);
+    }
     // A click at the middle of the item named `name`: the pointer there for a frame, the button down
     // for one and up, then `after` frames; the pointer then leaves the window.
     void click(app::AppState& state, const std::string& name, int after = 1) {
