@@ -12,8 +12,6 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,14 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "core/attention/presets.hpp"
 #include "core/base/file_io.hpp"
 #include "core/base/format.hpp"
 #include "shell/frame.hpp"
 #include "shell/frame_driver.hpp"
 #include "shell/frame_fingerprint.hpp"
+#include "shell/gui_detail.hpp"
 #include "shell/layout_file.hpp"
 #include "state/autosave.hpp"
 #include "state/input_queue.hpp"
@@ -39,15 +35,9 @@
 
 namespace attnviz::app {
 
-namespace {
+using namespace gui_detail;
 
-bool parse_size(const std::string& text, int& w, int& h) {
-    if (text.empty()) return true;
-    char x = 0;
-    char rest = 0;
-    return std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &rest) == 3 && (x == 'x' || x == 'X') && w >= 320 &&
-           h >= 240 && w <= 16384 && h <= 16384;
-}
+namespace {
 
 // Where the window layout is kept: $XDG_CONFIG_HOME/attnviz or ~/.config/attnviz.
 std::string layout_file() {
@@ -136,80 +126,6 @@ void save_layout(const std::string& path) {
     if (!problems.empty()) std::cerr << "warning: the layout was not saved: " << problems.front().str() << "\n";
 }
 
-// The draw report as JSON: the display size, each window's rectangle, each printed number, each
-// editor field, each label (and whether it was cut).
-bool write_report(const DrawReport& r, ImVec2 display, const std::string& path) {
-    nlohmann::json doc;
-    doc["display"] = {display.x, display.y};
-    doc["workspace"] = r.workspace;
-    for (const DrawReport::Window& w : r.windows)
-        doc["windows"].push_back({{"title", w.title}, {"pos", {w.pos.x, w.pos.y}}, {"size", {w.size.x, w.size.y}}});
-    for (const DrawReport::Number& n : r.numbers)
-        doc["numbers"].push_back({{"matrix", n.matrix},
-                                  {"row", n.row},
-                                  {"col", n.col},
-                                  {"text", n.text},
-                                  {"min", {n.min.x, n.min.y}},
-                                  {"max", {n.max.x, n.max.y}}});
-    for (const DrawReport::Item& i : r.items)
-        doc["items"].push_back({{"name", i.name}, {"min", {i.min.x, i.min.y}}, {"max", {i.max.x, i.max.y}}});
-    for (const DrawReport::Heatmap& h : r.heatmaps)
-        doc["heatmaps"].push_back({{"matrix", h.matrix}, {"min", {h.min.x, h.min.y}}, {"max", {h.max.x, h.max.y}}});
-    for (const DrawReport::Label& l : r.labels)
-        doc["labels"].push_back({{"name", l.name},
-                                 {"text", l.text},
-                                 {"shown", l.shown},
-                                 {"cut", l.cut},
-                                 {"min", {l.min.x, l.min.y}},
-                                 {"max", {l.max.x, l.max.y}}});
-    doc["values"] = nlohmann::json::object();
-    for (const DrawReport::Value& v : r.values) doc["values"][v.name] = v.value;
-    const core::Problems problems = core::write_file_atomic(path, doc.dump(1) + "\n");
-    if (!problems.empty()) std::cerr << "error: " << problems.front().str() << "\n";
-    return problems.empty();
-}
-
-// The frame times of --bench-frames / --bench-edits.
-struct FrameTimes {
-    std::vector<double> ms;
-    int drawn = 0;      // of those frames, the ones drawn (the others were the frame on screen already)
-    double base_x = 0;  // X[0][0] before the edits
-    std::chrono::steady_clock::time_point last_edit;
-    double last_edit_to_trace_ms = -1;
-    std::vector<double> trace_ms;  // the compute time of each trace shown while editing
-    bool model = false;            // the session edited is a model's block
-    std::vector<double> model_ms;  // the compute time of each of the model's reruns shown while editing
-};
-
-// The median of some times (0 for none).
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-// One JSON object on stdout: median_ms, p95_ms, max_ms, frames, frames_drawn (and for edits last_edit_to_trace_ms,
-// traces_shown, trace_median_ms; for a model's block model_runs_shown, model_run_median_ms).
-void print_frame_times(FrameTimes t, bool edits) {
-    std::sort(t.ms.begin(), t.ms.end());
-    nlohmann::json out;
-    const size_t n = t.ms.size();
-    out["frames"] = n;
-    out["frames_drawn"] = t.drawn;
-    out["median_ms"] = n ? t.ms[n / 2] : 0.0;
-    out["p95_ms"] = n ? t.ms[std::min(n - 1, static_cast<size_t>(0.95 * n))] : 0.0;
-    out["max_ms"] = n ? t.ms.back() : 0.0;
-    if (edits) {
-        out["last_edit_to_trace_ms"] = t.last_edit_to_trace_ms;
-        out["traces_shown"] = t.trace_ms.size();
-        out["trace_median_ms"] = median(t.trace_ms);
-        if (t.model) {
-            out["model_runs_shown"] = t.model_ms.size();
-            out["model_run_median_ms"] = median(t.model_ms);
-        }
-    }
-    std::cout << out.dump() << "\n";
-}
-
 // What the window's callbacks reach through its user pointer: the UI context (for dropped files,
 // once it exists), the input waiting for ImGui, and how many more frames to draw before the loop
 // may sleep again.
@@ -279,102 +195,8 @@ void install_input_callbacks(GLFWwindow* window) {
     });
 }
 
-// The worked example, or the session file given on the command line; `opened` is false when that
-// file could not be opened (the state then holds the example and says why, as File > Open does).
-AppState initial_state(const GuiOptions& o, bool& opened) {
-    AppState state(core::worked_example());
-    state.set_memory_budget(o.memory_budget);
-    state.set_message("The worked example. Edit any number, or load a preset.", false);
-    opened = o.session_path.empty() || state.open_file(o.session_path);
-    // --select and --teach refer to the session opened here: its trace is shown before they apply,
-    // also when it is large enough to be computed on the worker.
-    state.wait_for_trace();
-    return state;
-}
-
-// --model DIR on a Hugging Face model folder: its forward pass on --text, run on the model view's
-// worker (waited for, with what failed said on stderr, by a run of a fixed number of frames). Without
-// a session, its first block is the session edited.
-void open_model_folder(const GuiOptions& o, AppState& state, Panels& panels, bool wait) {
-    ModelRun& run = panels.model.run;
-    if (o.model_text && o.model_text->empty()) std::cerr << "warning: --text: the sentence is empty\n";
-    run.open(o.model, o.model_text.value_or(default_model_text), state.memory_budget(),
-             o.session_path.empty() ? o.model_layer : -1);
-    panels.show_at_start.push_back(PanelId::next_token);
-    panels.show_at_start.push_back(PanelId::model_analysis);
-    if (!wait) return;
-    const size_t logged = state.message_log().size();
-    run.wait();
-    run.update(state, panels.model.layers, 0);
-    state.wait_for_trace();
-    const std::vector<Message>& log = state.message_log();
-    for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
-        if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
-}
-
-// --beside and --model: the layers are read on the model view's worker, the model's first. A run
-// of a fixed number of frames (a screenshot, a benchmark) waits for them before its first frame,
-// and reports on stderr too what cannot be read; otherwise the window opens at once and the rows
-// come in as they are read.
-void open_model(const GuiOptions& o, AppState& state, Panels& panels, bool wait) {
-    namespace fs = std::filesystem;
-    Layers& layers = panels.model.layers;
-    std::vector<std::string> model;
-    std::error_code ec;
-    if (!o.model.empty() && fs::is_regular_file(fs::path(o.model) / "config.json", ec)) {
-        open_model_folder(o, state, panels, wait);
-    } else if (!o.model.empty() && fs::is_directory(o.model, ec)) {
-        for (const fs::directory_entry& e : fs::directory_iterator(o.model, ec))
-            if (e.path().extension() == ".json" && e.is_regular_file(ec)) model.push_back(e.path().string());
-        std::sort(model.begin(), model.end());  // layer-00.json, layer-01.json, …
-        if (model.empty()) std::cerr << "warning: --model: no session files (*.json) in " << o.model << "\n";
-    } else if (!o.model.empty()) {
-        model.push_back(o.model);  // a checkpoint brings all its layers; a session is one row
-    }
-    if (o.session_path.empty() && !model.empty()) layers.open_first = true;  // the model's first layer
-    layers.open_files(model);
-    layers.open_files(o.beside);
-    show_panel(panels, PanelId::model);
-    if (wait) {
-        const size_t logged = state.message_log().size();
-        layers.wait();
-        layers.poll(state);
-        state.wait_for_trace();
-        const std::vector<Message>& log = state.message_log();
-        for (size_t k = std::min(logged, log.size()); k < log.size(); ++k)
-            if (log[k].error) std::cerr << "warning: " << log[k].text << "\n";
-    }
-    panels.show_at_start.push_back(PanelId::model);  // again after the saved layout is read
-}
-
 // The GUI benchmarks draw a few frames to settle, then the measured ones.
 constexpr int bench_warmup = 5;
-
-// --set edits and --select, checked before any window opens: 0, or 2 with the problem on stderr.
-int read_cells(const GuiOptions& o, std::vector<std::pair<CellRef, double>>& edits, std::optional<CellRef>& selected) {
-    for (const std::string& edit : o.edits) {
-        const size_t eq = edit.find('=');
-        core::Result<CellRef> cell = core::parse_cell_ref(edit.substr(0, eq));
-        char* end = nullptr;
-        const std::string value = eq == std::string::npos ? "" : edit.substr(eq + 1);
-        const double v = std::strtod(value.c_str(), &end);
-        if (!cell || value.empty() || *end != '\0') {
-            std::cerr << "error: --set " << edit << ": "
-                      << (cell ? "expected CELL=VALUE, e.g. X:0:1=2.5" : cell.problems.front().message) << "\n";
-            return 2;
-        }
-        edits.emplace_back(*cell.value, v);
-    }
-    if (!o.select.empty()) {
-        core::Result<CellRef> cell = core::parse_cell_ref(o.select);
-        if (!cell) {
-            std::cerr << "error: --select: " << cell.problems.front().message << "\n";
-            return 2;
-        }
-        selected = *cell.value;
-    }
-    return 0;
-}
 
 // The window with an OpenGL 3.3 context, or null (said on stderr, GLFW ended).
 GLFWwindow* open_window(int width, int height, bool screenshot, bool benchmark) {
@@ -424,126 +246,6 @@ std::string set_up_imgui(GLFWwindow* window, WindowLink& link, Panels& panels, A
     install_input_callbacks(window);
     ImGui_ImplOpenGL3_Init("#version 330 core");
     return ini;
-}
-
-// --attentions, --tokens-file, --layer, --hide-special and --mean-heads that do not fit together,
-// checked before any window opens: 0, or 2 with the problem on stderr.
-int check_attention_options(const GuiOptions& o) {
-    const auto fail = [](const char* message) {
-        std::cerr << "error: " << message << "\n";
-        return 2;
-    };
-    if (!o.tokens_file.empty() && o.attentions.empty()) return fail("--tokens-file applies to --attentions");
-    if (!o.attentions.empty() && (!o.model.empty() || !o.beside.empty()))
-        return fail(
-            "--attentions shows weights alone, in place of the session's layers: leave out --model and --beside "
-            "(File > Close attentions goes back to the session)");
-    return 0;
-}
-
-// --attentions: the weights shown at start, with the head view's options. A file the reader
-// refuses is said on stderr and in the window (its layer, head and row), which opens on the session.
-void open_start_attentions(const GuiOptions& o, AppState& state, Panels& panels) {
-    HeadViewPanel& view = panels.head_view;
-    if (!o.attentions.empty()) {
-        if (open_attentions(state, panels.attentions, o.attentions, o.tokens_file))
-            attentions_opened(state, panels);
-        else
-            std::cerr << "warning: " << state.message().text << "\n";
-    }
-    view.layer = o.layer;
-    view.hide_special = o.hide_special;
-    view.heads_mean = o.mean_heads;
-    view.norm_weighted = o.norm_weighted;
-    if (o.norm_weighted) panels.heads.shown = HeadsShown::norm_weighted;
-    panels.model.norm_weighted = o.norm_weighted;
-    const int layers = panels.attentions.on()       ? static_cast<int>(panels.attentions.weights->layers.size())
-                       : panels.model.run.results() ? static_cast<int>(panels.model.run.results()->run->layers.size())
-                                                    : -1;  // a model still opening: its layers are not known yet
-    if (o.layer && layers >= 0 && *o.layer >= layers)
-        std::cerr << "warning: --layer: layer " << *o.layer << " does not exist: there are " << layers << "\n";
-    if (o.layer && layers < 0 && o.model.empty())
-        std::cerr << "warning: --layer: the session is one layer (--layer is for --attentions or a model)\n";
-}
-
-// --workspace: shown from the first frame, after the panels a model shows. A --panel the workspace
-// lacks wins: it is shown in its own workspace, and the warning says so.
-void start_workspace(const GuiOptions& o, Panels& panels) {
-    if (o.workspace.empty()) return;
-    const std::optional<Workspace> w = workspace_named(o.workspace);
-    if (!w) return;  // the command line checked the name
-    for (const std::string& title : o.panels) {
-        const std::optional<PanelId> panel = panel_titled(title);
-        if (panel && !place_in(*w, *panel)) {
-            std::cerr << "warning: --workspace: the panel '" << title << "' is not in " << workspace_name(*w)
-                      << "; it is shown in " << workspace_name(home_of(*panel)) << "\n";
-            return;
-        }
-    }
-    panels.workspace_at_start = *w;
-}
-
-// What the command line asks of the window at start: panels, the head view's tokens, the model
-// view, the attentions, a dialog, edits, the lesson and the selected cell.
-void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRef, double>>& edits,
-                         const std::optional<CellRef>& selected, bool opened, int frames, AppState& state,
-                         UiContext& ui, Panels& panels) {
-    for (const std::string& title : o.panels) {
-        if (const std::optional<PanelId> panel = panel_titled(title)) {
-            show_panel(panels, *panel);
-            panels.show_at_start.push_back(*panel);  // again after the saved layout is read
-            if (o.maximize) panels.maximize_at_start = *panel;
-        } else {
-            std::cerr << "warning: --panel: no panel is called '" << title << "'\n";
-        }
-    }
-    if (o.maximize && o.panels.empty()) std::cerr << "warning: --maximize: no --panel to maximise\n";
-    start_workspace(o, panels);
-    const std::vector<std::string> lab_views = {"norm-weighted", "circuits", "ablation", "rope", "sinks"};
-    if (const auto view = std::find(lab_views.begin(), lab_views.end(), o.lab_view); view != lab_views.end())
-        panels.lab.show_view = static_cast<int>(view - lab_views.begin());
-    if (opened && AppState::is_checkpoint(o.session_path) && checkpoint_x_is_random(o.session_path))
-        panels.menu.random_x = o.session_path;  // said in the window, as File > Open says it
-    if (!o.beside.empty() || !o.model.empty()) {
-        open_model(o, state, panels, frames > 0);
-        // The panels asked for by name come after the model's (its view, next token, analysis).
-        for (const std::string& title : o.panels)
-            if (const std::optional<PanelId> panel = panel_titled(title)) panels.show_at_start.push_back(*panel);
-    }
-    open_start_attentions(o, state, panels);
-    if (!o.head_select.empty()) {
-        const auto [n, n_keys] = head_view_tokens(state, panels.head_view, &panels.attentions);
-        const std::string problem = select_tokens(panels.head_view, o.head_select, n, n_keys);
-        if (!problem.empty()) std::cerr << "warning: --head-select: " << problem << "\n";
-    }
-    if (const std::optional<core::HeadKey> key = head_key_from_name(o.sort_heads)) panels.model.sort = *key;
-    if (o.dialog == "open") ui.request(command::Open{});
-    if (o.dialog == "save") ui.request(command::SaveAs{});
-    if (o.dialog == "import") ui.request(command::ImportLayer{});
-    if (o.dialog == "beside") ui.request(command::OpenBeside{});
-    if (o.dialog == "import-all") ui.request(command::ImportAllLayers{});
-    if (o.dialog == "model") ui.request(command::OpenModel{});
-    if (o.dialog == "attentions") ui.request(command::OpenAttentions{});
-    if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
-    if (o.dialog == "sentence") ui.request(command::NewSentence{});
-    for (const auto& [cell, value] : edits)
-        if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
-    if (!o.lesson.empty()) {
-        std::string problem;
-        if (const std::optional<core::LessonEntry> lesson = find_lesson(o.lesson, problem))
-            open_lesson(state, panels.teach, lesson->path, o.session_path.empty());
-        state.wait_for_trace();
-        enter_teach_mode(state, panels, std::max(o.teach_step, 1) - 1);
-    } else if (o.teach_step > 0) {
-        enter_teach_mode(state, panels, o.teach_step - 1);
-    }
-    if (o.focus) {
-        panels.teach.focus = true;
-        if (!panels.teach_mode) enter_teach_mode(state, panels, 0);
-    }
-    // A cell that does not exist is reported in the app, and on stderr for scripts.
-    if (selected && !state.select_checked(*selected))
-        std::cerr << "warning: --select: " << state.message().text << "\n";
 }
 
 // A run of a fixed number of frames (screenshots, --frames, the frame benchmark) shows the trace of
@@ -709,21 +411,6 @@ struct FrameLoop {
     int frames = 0;  // a fixed number of frames to draw, or 0
     bool screenshot = false, benchmark = false;
 };
-
-// --bench-edits: one edit of X[0][0] in measured frame `measured` (of `edits`), as a drag would make
-// (of a model's block: its attention's input, each edit run through the model from that block on).
-void bench_edit(int edits, int measured, AppState& state, const ModelRun& model, FrameTimes& bench,
-                std::uint64_t& model_serial) {
-    if (measured == 0) {
-        bench.base_x = state.session().params.X(0, 0);
-        bench.model = model.editing_layer() >= 0;
-        if (const ModelResults* r = model.results()) model_serial = r->serial;
-    }
-    if (measured < edits) {
-        state.set_cell({{core::MatrixId::X, 0}, 0, 0}, bench.base_x + 0.01 * (measured + 1));
-        bench.last_edit = std::chrono::steady_clock::now();
-    }
-}
 
 // The frames, until the user quits or the fixed number is drawn. Returns the exit code.
 int run_frames(const GuiOptions& o, const FrameLoop& loop, AppState& state, UiContext& ui, Panels& panels) {
