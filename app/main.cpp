@@ -60,10 +60,10 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                    "Autosave unsaved work this often (default 5, off for --screenshot; 0 turns it off)")
         ->check(CLI::Range(0.0, 86400.0));
     cli.add_option("--dialog", gui.dialog,
-                   "Open a dialog at start: open, save, import, beside, import-all, model, attentions, export or "
-                   "sentence")
-        ->check(CLI::IsMember(
-            {"open", "save", "import", "beside", "import-all", "model", "attentions", "export", "sentence"}));
+                   "Open a dialog at start: open, save, import, beside, import-all, model, attentions, export, "
+                   "sentence or palette (Find anything)")
+        ->check(CLI::IsMember({"open", "save", "import", "beside", "import-all", "model", "attentions", "export",
+                               "sentence", "palette"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_option("--workspace", gui.workspace,

@@ -51,7 +51,8 @@ case "$case" in
         "$attnviz" example worked-example -o "$session"
         export ATTNVIZ_NATIVE_DIALOGS=0
         for dialog in open:"files: Open" save:"files: Save" import:"import: import" beside:"files: Open" \
-            import-all:"import: import" export:"export: save as" sentence:"sentence: create"; do
+            import-all:"import: import" export:"export: save as" sentence:"sentence: create" \
+            palette:"palette: Workspace: Lab"; do
             for mode in default teach; do
                 png="$out/$case-${dialog%%:*}-$mode.png"
                 teach=()

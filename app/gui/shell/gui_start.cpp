@@ -214,6 +214,7 @@ void apply_start_options(const GuiOptions& o, const std::vector<std::pair<CellRe
     if (o.dialog == "attentions") ui.request(command::OpenAttentions{});
     if (o.dialog == "export") ui.request_export({ExportTarget::Kind::matrix, state.viewed()});
     if (o.dialog == "sentence") ui.request(command::NewSentence{});
+    if (o.dialog == "palette") ui.request(command::OpenPalette{});
     for (const auto& [cell, value] : edits)
         if (!state.set_cell(cell, value)) std::cerr << "warning: --set: " << state.message().text << "\n";
     if (!o.lesson.empty()) {
