@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -129,7 +128,7 @@ namespace {
 constexpr const char* palette_title = "Find anything##palette";
 
 // The query field: typing matches afresh; the arrows move the choice. Returns whether Enter was pressed.
-bool draw_query(CommandPalette& p) {
+bool draw_query(CommandPalette& p, UiContext& ui) {
     char buffer[256];
     const size_t n = std::min(p.query.size(), sizeof buffer - 1);
     std::copy_n(p.query.data(), n, buffer);
@@ -138,6 +137,7 @@ bool draw_query(CommandPalette& p) {
     ImGui::SetNextItemWidth(-1);
     const bool enter = ImGui::InputTextWithHint("##query", "a panel, workspace, lesson, export or action", buffer,
                                                 sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+    ui.report_item("palette: query");
     if (p.query != buffer) {
         p.query = buffer;
         p.matches = palette_matches(p.entries, p.query);
@@ -163,8 +163,7 @@ void draw_command_palette(CommandPalette& p, UiContext& ui) {
     ImGui::SetNextWindowSize({width, std::min(display.y * 0.7f, 26 * ImGui::GetTextLineHeightWithSpacing())},
                              ImGuiCond_Appearing);
     if (!ImGui::BeginPopupModal(palette_title, nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
-    ui.report_item("palette: query");
-    const bool enter = draw_query(p);
+    const bool enter = draw_query(p, ui);
     std::optional<int> run;
     if (enter && !p.matches.empty())
         run = p.matches[static_cast<size_t>(std::clamp(p.chosen, 0, static_cast<int>(p.matches.size()) - 1))];

@@ -24,7 +24,7 @@ float draw_workspace_bar(const Panels& p, UiContext& ui, float top) {
     if (ui.report) ui.report->workspace = workspace_name(p.workspace);
     if (p.teach_mode) return 0;  // the lesson alone fills the window (F2 or Ctrl+1…4 leave it)
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float height = ImGui::GetFrameHeight() + 2 * style.WindowPadding.y / 2;
+    const float height = ImGui::GetFrameHeight() + style.WindowPadding.y;  // half the padding above, half below
     ImGui::SetNextWindowPos({0, top});
     ImGui::SetNextWindowSize({ImGui::GetIO().DisplaySize.x, height});
     ImGui::SetNextWindowBgAlpha(0);  // the colour behind the windows (theme.hpp)
