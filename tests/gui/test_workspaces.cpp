@@ -299,6 +299,21 @@ TEST_F(Workspaces, TheLayoutFileKeepsEveryWorkspace) {
         "hidden=000000\ntabs=||Mask|||\n";
     ImGui::LoadIniSettingsFromMemory(before.c_str(), before.size());
     EXPECT_FLOAT_EQ(old.shares.left, 0.25f);
+    g.SettingsHandlers.pop_back();
+    // Places Teach leaves empty stay hidden when a file shows them; its lesson and steppers do not.
+    app::Panels shown;
+    app::install_layout_settings(shown);
+    const std::string all_shown =
+        "[attnviz][Layout]\nworkspace=Teach\nleft=0.4000 left_top=0.5000 upper=0.4700 upper_left=0.4600 "
+        "lower_left=0.6300 hidden=000000\n";
+    ImGui::LoadIniSettingsFromMemory(all_shown.c_str(), all_shown.size());
+    const app::WorkspaceLayout& teach = shown.layouts[static_cast<size_t>(Workspace::teach)];
+    EXPECT_TRUE(teach.shares_set);
+    EXPECT_FLOAT_EQ(teach.shares.left, 0.4f);
+    for (size_t place = 0; place < teach.shares.hidden.size(); ++place)
+        EXPECT_EQ(teach.shares.hidden[place],
+                  app::panels_in_place(Workspace::teach, static_cast<app::Place>(place)) == 0)
+            << "place " << place;
     EXPECT_EQ(old.active[static_cast<size_t>(app::Place::upper_left)], static_cast<int>(PanelId::mask));
     g.SettingsHandlers.pop_back();
 }

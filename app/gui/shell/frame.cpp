@@ -186,7 +186,6 @@ void draw_teach_window(AppState& state, UiContext& ui, Panels& p, float menu_h, 
 
 void draw_explorer_windows(AppState& state, UiContext& ui, Panels& p, float menu_h, float status_h) {
     const ImVec2 display = ImGui::GetIO().DisplaySize;
-    hide_empty_places(p.workspace, p.shares);
     const Layout l = tiled_layout(display, menu_h, status_h, p.shares);
     const Rect work{{0, menu_h}, {display.x, std::max(0.0f, display.y - menu_h - status_h)}};
     if (p.attentions.on()) {
@@ -318,15 +317,23 @@ bool show_panel(Panels& p, std::string_view title) {
     return panel.has_value();
 }
 
+namespace {
+
+// The layout of the current workspace is Panels' own fields; the others' are kept in `layouts`.
+WorkspaceLayout current_layout(const Panels& p) { return {p.shares, p.shares_set, p.active, p.maximized}; }
+void use_layout(Panels& p, const WorkspaceLayout& layout) {
+    p.shares = layout.shares;
+    p.shares_set = layout.shares_set;
+    p.active = layout.active;
+    p.maximized = layout.maximized;
+}
+
+}  // namespace
+
 void switch_workspace(Panels& p, Workspace w) {
     if (w == p.workspace || static_cast<size_t>(w) >= workspace_count) return;
-    WorkspaceLayout& was = p.layouts[static_cast<size_t>(p.workspace)];
-    was = {p.shares, p.shares_set, p.active, p.maximized};
-    const WorkspaceLayout& now = p.layouts[static_cast<size_t>(w)];
-    p.shares = now.shares;
-    p.shares_set = now.shares_set;
-    p.active = now.active;
-    p.maximized = now.maximized;
+    p.layouts[static_cast<size_t>(p.workspace)] = current_layout(p);
+    use_layout(p, p.layouts[static_cast<size_t>(w)]);
     p.workspace = w;
     if (w != Workspace::teach) p.teach_mode = false;  // teach mode is the Teach workspace's lesson alone
 }
@@ -400,9 +407,6 @@ void read_tabs(const char* line, Workspace w, WorkspaceLayout& layout) {
     }
 }
 
-// The layout of the current workspace is Panels' own fields; the others' are kept in `layouts`.
-WorkspaceLayout current_layout(const Panels& p) { return {p.shares, p.shares_set, p.active, p.maximized}; }
-
 }  // namespace
 
 // [attnviz][Layout]: the look, then for each workspace a line "workspace=NAME" followed by its
@@ -434,15 +438,15 @@ void install_layout_settings(Panels& panels) {
         } else {
             const LayoutShares before = layout.shares;
             read_shares(line, layout.shares);
-            if (!(layout.shares == before)) layout.shares_set = true;
+            if (!(layout.shares == before)) {
+                layout.shares_set = true;
+                hide_empty_places(p.layout_section, layout.shares);  // a file may show them: they stay hidden
+            }
         }
-        if (!live) {
+        if (live)
+            use_layout(p, layout);
+        else
             p.layouts[static_cast<size_t>(p.layout_section)] = layout;
-            return;
-        }
-        p.shares = layout.shares;
-        p.shares_set = layout.shares_set;
-        p.active = layout.active;
     };
     h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* out) {
         const Panels& p = *static_cast<const Panels*>(handler->UserData);
