@@ -60,66 +60,6 @@ ATTNVIZ_GEMM_TARGET inline void widen_row(const float16* __restrict from, double
     for (; j < count; ++j) to[j] = _cvtsh_ss(from[j].bits);
 }
 
-// A stored value as float.
-ATTNVIZ_GEMM_TARGET inline float to_value(float f) { return f; }
-ATTNVIZ_GEMM_TARGET inline float to_value(bfloat16 b) { return to_float(b); }
-
-// Eight floats of a stored row, widened.
-ATTNVIZ_GEMM_TARGET inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-ATTNVIZ_GEMM_TARGET inline __m256 load8(const bfloat16* p) {
-    const __m256i halves = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(halves, 16));
-}
-
-// Rows r[0 … 7] (eight floats each) as columns: out[k] holds r[0][k] … r[7][k].
-ATTNVIZ_GEMM_TARGET inline void transpose8(__m256 r[8]) {
-    __m256 t[8], s[8];
-    for (int i = 0; i < 4; ++i) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 2; ++i) {
-        s[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        s[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
-        s[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        s[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
-    }
-    for (int k = 0; k < 4; ++k) {
-        r[k] = _mm256_permute2f128_ps(s[k], s[k + 4], 0x20);
-        r[k + 4] = _mm256_permute2f128_ps(s[k], s[k + 4], 0x31);
-    }
-}
-
-// A float panel from W stored transposed as float or bfloat16 (blocked.inc): 8 rows × 8 k at a
-// time through a transpose in registers, where the panel has all its rows.
-template <class Weight>
-ATTNVIZ_GEMM_TARGET void transpose_rows(const Weight* from, std::ptrdiff_t ld, int n, int kc, float* to) {
-    constexpr int cols = 16;
-    if (n < cols) {  // the slab's last panel, cut by W's edge: a row at a time
-        for (int k = 0; k < kc; ++k)
-            for (int j = 0; j < cols; ++j) to[k * cols + j] = 0;
-        for (int j = 0; j < n; ++j)
-            for (int k = 0; k < kc; ++k) to[k * cols + j] = static_cast<float>(to_value(from[j * ld + k]));
-        return;
-    }
-    int k0 = 0;
-    for (; k0 + 8 <= kc; k0 += 8)
-        for (int j0 = 0; j0 < cols; j0 += 8) {
-            __m256 r[8];
-            for (int j = 0; j < 8; ++j) r[j] = load8(from + (j0 + j) * ld + k0);
-            transpose8(r);
-            for (int k = 0; k < 8; ++k) _mm256_storeu_ps(to + (k0 + k) * cols + j0, r[k]);
-        }
-    for (; k0 < kc; ++k0)
-        for (int j = 0; j < cols; ++j) to[k0 * cols + j] = static_cast<float>(to_value(from[j * ld + k0]));
-}
-ATTNVIZ_GEMM_TARGET inline void transpose_panel(const float* from, std::ptrdiff_t ld, int n, int kc, float* to) {
-    transpose_rows(from, ld, n, kc, to);
-}
-ATTNVIZ_GEMM_TARGET inline void transpose_panel(const bfloat16* from, std::ptrdiff_t ld, int n, int kc, float* to) {
-    transpose_rows(from, ld, n, kc, to);
-}
-
 template <class Scalar>
 struct Tile {
     static constexpr int rows = 6, cols = 2 * Vector<Scalar>::lanes;
@@ -130,9 +70,8 @@ struct Tile {
                                            bool add);
 };
 
+#include "core/attention/gemm/transpose.inc"
 #include "core/attention/gemm/blocked.inc"
-
-static_assert(Tile<float>::cols == 16, "transpose_rows fills panels of 16 floats");
 
 template <class Scalar>
 ATTNVIZ_GEMM_TARGET void Tile<Scalar>::kernel(int kc, const Scalar* a, const Scalar* b, Scalar* out, std::ptrdiff_t ld,

@@ -42,7 +42,8 @@ struct Vector<double> {
 };
 
 // F16 weights widened 16 at a time; the other stored types are widened by loops the compiler
-// vectorizes (blocked.inc).
+// vectorizes (blocked.inc). W stored transposed as float or bfloat16 is packed through transposes
+// in registers (transpose.inc).
 ATTNVIZ_GEMM_TARGET inline void widen_row(const float16* __restrict from, float* __restrict to, int count) {
     int j = 0;
     for (; j + 16 <= count; j += 16)
@@ -67,6 +68,7 @@ struct Tile {
                                            bool add);
 };
 
+#include "core/attention/gemm/transpose.inc"
 #include "core/attention/gemm/blocked.inc"
 
 template <class Scalar>
