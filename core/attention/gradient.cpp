@@ -5,29 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/backward.hpp"
 #include "core/base/format.hpp"
 
 namespace attnviz::core {
 
 namespace {
-
-// RoPE backwards: the gradient of a rotated matrix turned back, pair by pair (the transpose of
-// each rotation); columns RoPE leaves alone pass through.
-Matrix unrotate(const Matrix& d_rot, const Rope& rope, int d_k, int positions) {
-    Matrix d = d_rot;
-    const int pairs = rope.rotated(d_k) / 2;
-    for (int j = 0; j < pairs; ++j) {
-        const RopePair p = rope_pair(rope, d_k, j);
-        for (Eigen::Index pos = 0; pos < d_rot.rows(); ++pos) {
-            const double angle = rope_angle(rope, d_k, static_cast<int>(pos), j, positions);
-            const double c = std::cos(angle), s = std::sin(angle);
-            const double a = d_rot(pos, p.first), b = d_rot(pos, p.second);
-            d(pos, p.first) = a * c + b * s;
-            d(pos, p.second) = -a * s + b * c;
-        }
-    }
-    return d;
-}
 
 // Accumulates `add` into `into` (sized on first use).
 void accumulate(Matrix& into, const Matrix& add) {
@@ -35,19 +18,6 @@ void accumulate(Matrix& into, const Matrix& add) {
         into = add;
     else
         into += add;
-}
-
-// The RMS norm y = x / r ⊙ w of each row backwards (r = √(mean(x²) + eps), D columns):
-//   dx = (w ⊙ dy) / r − x · Σ_j (w_j·dy_j·x_j) / (D·r³),   dw = Σ_rows dy ⊙ x / r
-// for the block of columns x (n×D) given its gradient dy, in place; dw into `d_weights`.
-void unnorm_block(const Matrix& x, const Eigen::VectorXd& r, const Matrix& w, Matrix& dy, Matrix& d_weights) {
-    const auto D = static_cast<double>(x.cols());
-    d_weights = Matrix::Zero(1, x.cols());
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-        const Eigen::RowVectorXd wdy = w.row(0).cwiseProduct(dy.row(i));
-        d_weights.row(0) += dy.row(i).cwiseProduct(x.row(i)) / r(i);
-        dy.row(i) = wdy / r(i) - x.row(i) * (wdy.dot(x.row(i)) / (D * r(i) * r(i) * r(i)));
-    }
 }
 
 // The q/k norms backwards: every head's d_Q (of the normed Q) side by side becomes that of X·W_Q +
@@ -71,8 +41,8 @@ void unnorm(const Config& c, const Params& p, const Trace& t, std::vector<Matrix
         if (c.biases) k.rowwise() += own.b_K.row(0);
         x_k.middleCols(g * d_k, d_k) = k;
     }
-    unnorm_block(x_q, t.q_rms.col(0), p.q_norm, dy_q, d.q_norm);
-    unnorm_block(x_k, t.k_rms.col(0), p.k_norm, dy_k, d.k_norm);
+    rms_norm_backward<double>(x_q, t.q_rms, p.q_norm, dy_q, d.q_norm);
+    rms_norm_backward<double>(x_k, t.k_rms, p.k_norm, dy_k, d.k_norm);
     for (int h = 0; h < c.heads; ++h) {
         d_Q[static_cast<size_t>(h)] = dy_q.middleCols(h * d_k, d_k);
         d_K[static_cast<size_t>(h)] = p.kv_owner(h) == h ? Matrix(dy_k.middleCols(c.kv_group(h) * d_k, d_k)) : Matrix();
@@ -137,8 +107,8 @@ Result<Gradients> output_gradient(const Config& c, const Params& p, const Trace&
         dk = d_raw.transpose() * Qr;  // m×d_k
         if (c.rope.on) {
             const int positions = std::max(c.n, c.kv_len());
-            dq = unrotate(dq, c.rope, c.d_k, positions);
-            dk = unrotate(dk, c.rope, c.d_k, positions);
+            unrotate<double>(dq, c.rope, c.d_k, positions);
+            unrotate<double>(dk, c.rope, c.d_k, positions);
         }
     }
     if (c.qk_norm.on) unnorm(c, p, t, d_Q, d_K, g.d);

@@ -72,7 +72,9 @@ def safetensors_bytes(tensors):
 
 
 class Weights:
-    """Random weights made in the stored dtype; get() gives a tensor's stored values in float64."""
+    """Random weights made in the stored dtype; get() gives a tensor's stored values in float64. The
+    models below make theirs with make_weights(dtype), this class unless a caller sets another
+    (gradients.py: the stored weights read back, as leaves of autograd)."""
 
     def __init__(self, dtype):
         self.dtype, self.stored = dtype, {}
@@ -98,6 +100,9 @@ class Weights:
     def layer_norm(self, x, name, d, eps, scale="weight", shift="bias"):
         """The nn.LayerNorm `name` (its scale near 1, then its shift) applied to x."""
         return layer_norm(x, self.near_one(name + "." + scale, d), self.normal(name + "." + shift, (d,), 0.1), eps)
+
+
+make_weights = Weights
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,7 +227,7 @@ def gpt2(ids, vocab, d=16, layers=2, h=4, positions=32, eps=1e-5):
          "n_layer": layers, "n_head": h, "n_positions": positions, "n_ctx": positions, "n_inner": None,
          "activation_function": "gelu_new", "layer_norm_epsilon": eps, "bos_token_id": vocab - 1,
          "eos_token_id": vocab - 1}
-    w, p = Weights(torch.float32), "transformer."
+    w, p = make_weights(torch.float32), "transformer."
     n = len(ids)
     x = w.normal(p + "wte.weight", (vocab, d), 1.0)[ids] + w.normal(p + "wpe.weight", (positions, d), 0.5)[:n]
     w.embeddings = x
@@ -253,7 +258,7 @@ def bert_like(kind, ids, vocab, dtype, d=16, layers=2, h=2, ff=32, positions=24,
          "intermediate_size": ff, "hidden_act": "gelu", "max_position_embeddings": positions,
          "type_vocab_size": types, "layer_norm_eps": eps, "pad_token_id": pad,
          "position_embedding_type": "absolute"}
-    w, p = Weights(dtype), kind + "."
+    w, p = make_weights(dtype), kind + "."
     scale, shift = ("gamma", "beta") if gamma_beta else ("weight", "bias")
 
     def ln(x, name):
@@ -300,7 +305,7 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
         c.update({"attention_bias": False, "mlp_bias": False})
     else:
         c.update({"use_sliding_window": False, "sliding_window": 4096})
-    w, p = Weights(dtype), "model."
+    w, p = make_weights(dtype), "model."
 
     def linear(x, name, d_in, d_out, std, bias=False):
         return w.linear(x, name, d_in, d_out, std, 0.2 if bias else None)
@@ -342,7 +347,7 @@ def llama_windowed(kind, ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, theta=100
     if rope_scaling:
         inv = llama3_inv_freq(theta, dh, rope_scaling["factor"], rope_scaling["low_freq_factor"],
                               rope_scaling["high_freq_factor"], rope_scaling["original_max_position_embeddings"])
-    w, p = Weights(torch.float32), "model."
+    w, p = make_weights(torch.float32), "model."
 
     def linear(x, name, d_in, d_out, std):
         return w.linear(x, name, d_in, d_out, std)
@@ -377,7 +382,7 @@ def gpt_neox(ids, vocab, dtype, d=16, layers=2, h=4, ff=48, rotary_pct=0.5, para
          "num_hidden_layers": layers, "num_attention_heads": h, "intermediate_size": ff, "hidden_act": "gelu",
          "rotary_pct": rotary_pct, "rotary_emb_base": base, "max_position_embeddings": 64, "layer_norm_eps": eps,
          "use_parallel_residual": parallel, "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 0}
-    w, p = Weights(dtype), "gpt_neox."
+    w, p = make_weights(dtype), "gpt_neox."
 
     def linear(x, name, d_in, d_out, std):
         return w.linear(x, name, d_in, d_out, std, 0.1)
@@ -427,7 +432,7 @@ def gemma_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=1, dh=8, ff=32, 
     if g2:
         c.update({"query_pre_attn_scalar": query_pre_attn_scalar, "attn_logit_softcapping": attn_cap,
                   "final_logit_softcapping": final_cap, "sliding_window": window})
-    w, p = Weights(dtype), "model."
+    w, p = make_weights(dtype), "model."
 
     def norm(x, name):
         return rms_norm(x, 1 + w.normal(name, (d,), 0.2), eps)
@@ -475,7 +480,7 @@ def phi3(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-5, theta=10000.0, 
          "hidden_act": "silu", "max_position_embeddings": 128, "original_max_position_embeddings": 128,
          "rms_norm_eps": eps, "rope_theta": theta, "rope_scaling": None, "partial_rotary_factor": partial,
          "sliding_window": window, "tie_word_embeddings": False, "bos_token_id": 1}
-    w, p = Weights(torch.float32), "model."
+    w, p = make_weights(torch.float32), "model."
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
     w.embeddings = x
     out = []
@@ -507,7 +512,7 @@ def olmo2(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-6, theta=500000.0
          "hidden_act": "silu", "max_position_embeddings": 128, "rms_norm_eps": eps, "rope_theta": theta,
          "rope_scaling": None, "attention_bias": False, "attention_dropout": 0.0, "tie_word_embeddings": False,
          "bos_token_id": 1}
-    w, p = Weights(torch.float32), "model."
+    w, p = make_weights(torch.float32), "model."
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
     w.embeddings = x
     out = []
@@ -609,50 +614,50 @@ def write(name, tokenizer, text, made, shards=None):
     print("wrote", folder)
 
 
-def main(only=None):
-    text = "Hello world"
-    if only:  # the families added later, each from a seed of its own (the folders above stay as they are)
-        write_new_families(text, only)
-        return
-    write("gpt2", "gpt2-tiny", text, gpt2(fixture_ids("gpt2-tiny", text), vocab_size("gpt2-tiny")))
-    write("bert", "bert-tiny", text,
-          bert_like("bert", fixture_ids("bert-tiny", text), vocab_size("bert-tiny"), torch.float32, gamma_beta=True))
-    write("roberta", "roberta-tiny", text,
-          bert_like("roberta", fixture_ids("roberta-tiny", text), vocab_size("roberta-tiny"), torch.float16, h=4,
-                    types=1, pad=1, eps=1e-5))
+# The call that makes each folder: name → (tokenizer, make(ids, vocab), shards). The first five are
+# made one after another from the seed set above; each later family from a seed of its own.
+MODELS = {
+    "gpt2": ("gpt2-tiny", lambda ids, v: gpt2(ids, v), None),
+    "bert": ("bert-tiny", lambda ids, v: bert_like("bert", ids, v, torch.float32, gamma_beta=True), None),
+    "roberta": ("roberta-tiny", lambda ids, v: bert_like("roberta", ids, v, torch.float16, h=4, types=1, pad=1,
+                                                         eps=1e-5), None),
     # Shard 1: the embeddings, layer 0, layer 1's norm and q_proj; shard 2 the rest.
-    write("llama", "llama2-tiny", text,
-          llama_like("llama", fixture_ids("llama2-tiny", text), vocab_size("llama2-tiny"), torch.bfloat16,
-                     layers=3), [12, None])
-    write("qwen2", "qwen2-tiny", text,
-          llama_like("qwen2", fixture_ids("qwen2-tiny", text), vocab_size("qwen2-tiny"), torch.float32, kv=1,
-                     theta=1e6, eps=1e-6, qkv_bias=True, tied=True))
+    "llama": ("llama2-tiny", lambda ids, v: llama_like("llama", ids, v, torch.bfloat16, layers=3), [12, None]),
+    "qwen2": ("qwen2-tiny", lambda ids, v: llama_like("qwen2", ids, v, torch.float32, kv=1, theta=1e6, eps=1e-6,
+                                                      qkv_bias=True, tied=True), None),
+    "llama3": ("llama2-tiny", lambda ids, v: llama_windowed(
+        "llama", ids, v, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 4}), None),
+    "mistral": ("llama2-tiny", lambda ids, v: llama_windowed("mistral", ids, v, window=4), None),
+    "pythia": ("gpt2-tiny", lambda ids, v: gpt_neox(ids, v, torch.float16), [9, None]),
+    "neox-sequential": ("gpt2-tiny", lambda ids, v: gpt_neox(ids, v, torch.float32, d=32, rotary_pct=0.25,
+                                                             parallel=False), None),
+    "gemma": ("llama2-tiny", lambda ids, v: gemma_like("gemma", ids, v, torch.bfloat16), None),
+    "gemma2": ("llama2-tiny", lambda ids, v: gemma_like("gemma2", ids, v, torch.float32, layers=3,
+                                                        query_pre_attn_scalar=12, attn_cap=0.5, final_cap=2.0,
+                                                        window=4), None),
+    "phi3": ("llama2-tiny", lambda ids, v: phi3(ids, v), None),
+    "olmo2": ("llama2-tiny", lambda ids, v: olmo2(ids, v), None),
+}
+FIRST = ["gpt2", "bert", "roberta", "llama", "qwen2"]
+TEXT = "Hello world"
 
 
-def write_new_families(text, only):
-    ll = fixture_ids("llama2-tiny", text), vocab_size("llama2-tiny")
-    g2 = fixture_ids("gpt2-tiny", text), vocab_size("gpt2-tiny")
-    made = {
-        "llama3": lambda: ("llama2-tiny", llama_windowed(
-            "llama", *ll, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 4}), None),
-        "mistral": lambda: ("llama2-tiny", llama_windowed("mistral", *ll, window=4), None),
-        "pythia": lambda: ("gpt2-tiny", gpt_neox(*g2, torch.float16), [9, None]),
-        "neox-sequential": lambda: ("gpt2-tiny", gpt_neox(*g2, torch.float32, d=32, rotary_pct=0.25, parallel=False),
-                                    None),
-        "gemma": lambda: ("llama2-tiny", gemma_like("gemma", *ll, torch.bfloat16), None),
-        "gemma2": lambda: ("llama2-tiny", gemma_like("gemma2", *ll, torch.float32, layers=3,
-                                                     query_pre_attn_scalar=12, attn_cap=0.5, final_cap=2.0,
-                                                     window=4), None),
-        "phi3": lambda: ("llama2-tiny", phi3(*ll), None),
-        "olmo2": lambda: ("llama2-tiny", olmo2(*ll), None),
-    }
-    for seed, name in enumerate(made):
-        if name not in only:
-            continue
-        torch.manual_seed(20261129 + seed)
-        tokenizer, model, shards = made[name]()
-        write(name, tokenizer, text, model, shards)
+def make(name):
+    """The folder's model made: (config, weights, layers, hidden, logits)."""
+    tokenizer, call, _ = MODELS[name]
+    return call(fixture_ids(tokenizer, TEXT), vocab_size(tokenizer))
+
+
+def main(only=None):
+    if only:  # the families added later, each from a seed of its own (the folders above stay as they are)
+        for seed, name in enumerate(n for n in MODELS if n not in FIRST):
+            if name in only:
+                torch.manual_seed(20261129 + seed)
+                write(name, MODELS[name][0], TEXT, make(name), MODELS[name][2])
+        return
+    for name in FIRST:
+        write(name, MODELS[name][0], TEXT, make(name), MODELS[name][2])
 
 
 if __name__ == "__main__":
