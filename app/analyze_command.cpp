@@ -108,8 +108,9 @@ Json position_split_json(const model::PositionSplit& s) {
 }  // namespace
 
 int analyze_model_command(const ForwardOptions& options, const std::string& out_path) {
-    return with_model_run(options, [&](const model::ModelFolder& m, model::RunState<double>& state,
-                                       const std::function<std::string(std::int32_t)>& token_text) {
+    return with_model_run<double>(options, [&](const model::ModelFolder& m, model::RunState<double>& state,
+                                               const std::function<std::string(std::int32_t)>& token_text,
+                                               const model::Tokenizer*) {
         Json out;
         out["format"] = "attnviz-analysis";
         out["model_type"] = model::to_string(m.config().architecture);

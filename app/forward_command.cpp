@@ -236,17 +236,20 @@ int forward_command(const ForwardOptions& o) {
     return o.dtype == "float" ? run<float>(o, m, std::move(input)) : run<double>(o, m, std::move(input));
 }
 
-int with_model_run(const ForwardOptions& o, const ModelRunUse& use) {
+template <class Scalar>
+int with_model_run(const ForwardOptions& o, const ModelRunUse<Scalar>& use) {
     auto opened = open_and_read(o);
     if (const int* code = std::get_if<int>(&opened)) return *code;
     auto& [m, input] = std::get<0>(opened);
-    std::optional<model::RunState<double>> state = run_or_report<double>(o, m, input);
+    std::optional<model::RunState<Scalar>> state = run_or_report<Scalar>(o, m, input);
     if (!state) return exit_invalid;
     const auto token_text = [&input](std::int32_t id) {
         return input.tokenizer ? input.tokenizer->token_text(id) : "#" + std::to_string(id);
     };
-    return use(m, *state, token_text);
+    return use(m, *state, token_text, input.tokenizer ? &*input.tokenizer : nullptr);
 }
+template int with_model_run<float>(const ForwardOptions&, const ModelRunUse<float>&);
+template int with_model_run<double>(const ForwardOptions&, const ModelRunUse<double>&);
 
 int model_sessions(const ForwardOptions& o, const std::string& layer_spec, std::vector<int>& layers,
                    std::vector<core::Session>& sessions) {

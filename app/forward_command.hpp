@@ -10,6 +10,7 @@
 
 #include "core/attention/session.hpp"
 #include "core/model/runtime.hpp"
+#include "core/model/tokenizer.hpp"
 
 namespace attnviz::app {
 
@@ -39,11 +40,17 @@ int forward_command(const ForwardOptions& options);
 int model_sessions(const ForwardOptions& options, const std::string& layer_spec, std::vector<int>& layers,
                    std::vector<core::Session>& sessions);
 
-// The whole forward pass (in double) of the options' model on their text or token ids, handed to
-// `use` with each token id's text (the tokenizer's piece, or "#id" without one); the exit code:
-// forward_command's for a failure (reported), else what `use` returns.
-using ModelRunUse = std::function<int(const model::ModelFolder& model, model::RunState<double>& state,
-                                      const std::function<std::string(std::int32_t)>& token_text)>;
-int with_model_run(const ForwardOptions& options, const ModelRunUse& use);
+// The whole forward pass (in Scalar: double, or float) of the options' model on their text or token
+// ids, handed to `use` with each token id's text (the tokenizer's piece, or "#id" without one) and
+// the tokenizer (null without one); the exit code: forward_command's for a failure (reported), else
+// what `use` returns.
+template <class Scalar = double>
+using ModelRunUse = std::function<int(const model::ModelFolder& model, model::RunState<Scalar>& state,
+                                      const std::function<std::string(std::int32_t)>& token_text,
+                                      const model::Tokenizer* tokenizer)>;
+template <class Scalar = double>
+int with_model_run(const ForwardOptions& options, const ModelRunUse<Scalar>& use);
+extern template int with_model_run<float>(const ForwardOptions&, const ModelRunUse<float>&);
+extern template int with_model_run<double>(const ForwardOptions&, const ModelRunUse<double>&);
 
 }  // namespace attnviz::app

@@ -17,6 +17,7 @@
 #include "core/model/hub_cache.hpp"
 #include "flash_command.hpp"
 #include "forward_command.hpp"
+#include "grad_command.hpp"
 #include "shell/gui.hpp"
 #include "tokenize_command.hpp"
 
@@ -351,6 +352,31 @@ CLI::App* add_forward(CLI::App& cli, ForwardOptions& forward, const CLI::Validat
     return fwd;
 }
 
+CLI::App* add_grad(CLI::App& cli, GradOptions& grad, const CLI::Validator& not_empty, std::string& memory_budget) {
+    CLI::App* g = cli.add_subcommand("grad",
+                                     "The gradient of a causal model's logit, logit difference or mean next-token "
+                                     "loss with respect to every weight, as a safetensors file");
+    g->add_option("model", grad.run.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
+        ->required()
+        ->check(not_empty);
+    CLI::Option* text = g->add_option("--text", grad.run.text, "The text (UTF-8), tokenized by the model's tokenizer");
+    g->add_option("--token-ids", grad.run.token_ids, "The token ids instead of a text, e.g. 1,2,3")
+        ->check(not_empty)
+        ->excludes(text);
+    g->add_option("--target", grad.target,
+                  "ID or TOKEN: the objective is its logit at the last position (without: the mean next-token "
+                  "loss)")
+        ->check(not_empty);
+    g->add_option("--versus", grad.versus, "ID or TOKEN: the objective is logit[target] minus its logit")
+        ->check(not_empty);
+    g->add_option("--dtype", grad.run.dtype, "float or double (default float)");
+    g->add_option("-o,--output", grad.run.out_path, "Where to write the gradients (.safetensors, atomically)")
+        ->required()
+        ->check(not_empty);
+    add_memory_budget(memory_budget, g);
+    return g;
+}
+
 // A model named as on the hub (gpt2, EleutherAI/pythia-160m) that is no path here: its folder in
 // the local Hugging Face hub cache. False, the problem written, when it is not there.
 bool find_in_hub_cache(std::string* argument) {
@@ -413,6 +439,8 @@ int main(int argc, char** argv) {
     CLI::App* fwd = add_forward(cli, forward, not_empty, memory_budget);
     FlashOptions flash;
     CLI::App* fl = add_flash(cli, flash, not_empty, memory_budget);
+    GradOptions grad;
+    CLI::App* gr = add_grad(cli, grad, not_empty, memory_budget);
 
     try {
         cli.parse(argc, argv);
@@ -441,8 +469,9 @@ int main(int argc, char** argv) {
         budget = *parsed.value;
     }
     gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
-        flash.memory_budget = budget;
+        flash.memory_budget = grad.run.memory_budget = budget;
     std::string* const model_argument = fwd->parsed()                   ? &forward.model
+                                        : gr->parsed()                  ? &grad.run.model
                                         : tok->parsed()                 ? &tokenize.model
                                         : analyze->parsed()             ? &analyze_args.session
                                         : be->parsed()                  ? &bench.model
@@ -461,6 +490,7 @@ int main(int argc, char** argv) {
         if (be->parsed()) return bench_command(bench);
         if (tok->parsed()) return tokenize_command(tokenize);
         if (fwd->parsed()) return forward_command(forward);
+        if (gr->parsed()) return grad_command(grad);
         if (fl->parsed()) return flash_command(flash);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);

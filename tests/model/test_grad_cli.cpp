@@ -1,0 +1,121 @@
+// `attnviz grad`, run as a process: the safetensors file it writes for a reference model against
+// PyTorch's autograd (tests/reference/gradients, written by tests/reference/models/gradients.py),
+// read back by attnviz's own reader; its errors and exit codes (nothing written then).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/io/tensors.hpp"
+#include "model_test_support.hpp"
+#include "process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using attnviz::core::TensorFile;
+using attnviz::test::expected_of;
+using attnviz::test::models_dir;
+using attnviz::test::Outcome;
+using attnviz::test::run_attnviz;
+using attnviz::test::ScratchFolder;
+using nlohmann::json;
+
+class GradCli : public ::testing::Test {
+protected:
+    Outcome run(std::vector<std::string> args) {
+        args.insert(args.begin(), "grad");
+        args.insert(args.end(), {"-o", out.string()});
+        return run_attnviz(args);
+    }
+    static std::string ids_of(const std::string& name) {
+        const json expected = expected_of(name);
+        std::string ids;
+        for (const json& id : expected.at("token_ids")) ids += (ids.empty() ? "" : ",") + id.dump();
+        return ids;
+    }
+
+    ScratchFolder scratch;
+    fs::path out = scratch.path / "grads.safetensors";
+};
+
+// Every tensor of the written file against the reference's "difference" objective: the same names
+// and shapes as the folder's weights, values to 1e-9 of each tensor's largest entry.
+TEST_F(GradCli, WritesEveryWeightsGradientAsAutogradHasIt) {
+    for (const std::string name : {"gpt2", "llama", "qwen2"}) {
+        SCOPED_TRACE(name);
+        const auto ref = TensorFile::open((models_dir.parent_path() / "gradients" / (name + ".safetensors")).string());
+        ASSERT_TRUE(ref);
+        const json difference = json::parse(ref.value->metadata().at("objectives")).at(0);
+        ASSERT_EQ(difference.at("name"), "difference");
+        const Outcome o = run({(models_dir / name).string(), "--token-ids", ids_of(name), "--target",
+                               difference.at("target").dump(), "--versus", difference.at("versus").dump(), "--dtype",
+                               "double"});
+        ASSERT_EQ(o.code, 0) << o.err;
+        const auto got = TensorFile::open(out.string());
+        ASSERT_TRUE(got) << got.problems.front().str();
+        const auto& meta = got.value->metadata();
+        EXPECT_EQ(meta.at("objective_kind"), "difference");
+        EXPECT_EQ(meta.at("target"), difference.at("target").dump());
+        const double value = ref.value->read("difference.value").value->values[0];
+        EXPECT_NEAR(std::stod(meta.at("objective")), value, 1e-9 * std::max(1.0, std::abs(value)));
+        const auto weights = TensorFile::open((models_dir / name / "model.safetensors").string());
+        size_t compared = 0;
+        for (const attnviz::core::TensorInfo& info : got.value->tensors()) {
+            SCOPED_TRACE(info.name);
+            EXPECT_EQ(info.dtype, "F64");
+            const auto want = ref.value->read("difference.weight." + info.name);
+            ASSERT_TRUE(want);
+            std::vector<double> whole = want.value->values;
+            if (ref.value->find("difference.rows." + info.name)) {  // the reference keeps the rows that are not zero
+                whole.assign(info.shape[0] * info.shape[1], 0.0);
+                const std::vector<double> rows = ref.value->read("difference.rows." + info.name).value->values;
+                for (size_t r = 0; r < rows.size(); ++r)
+                    std::copy_n(want.value->values.begin() + static_cast<std::ptrdiff_t>(r * info.shape[1]), info.shape[1],
+                                whole.begin() + static_cast<std::ptrdiff_t>(rows[r] * static_cast<double>(info.shape[1])));
+            }
+            const std::vector<double> values = got.value->read(info.name).value->values;
+            ASSERT_EQ(values.size(), whole.size());
+            double scale = 1e-300, error = 0;
+            for (size_t k = 0; k < values.size(); ++k) {
+                scale = std::max(scale, std::abs(whole[k]));
+                error = std::max(error, std::abs(values[k] - whole[k]));
+            }
+            EXPECT_LE(error / scale, 1e-9);
+            ++compared;
+        }
+        if (weights) EXPECT_EQ(compared, weights.value->tensors().size());
+    }
+}
+
+TEST_F(GradCli, FloatAndTheMeanLossByDefault) {
+    const Outcome o = run({(models_dir / "gpt2").string(), "--text", "Hello world"});
+    ASSERT_EQ(o.code, 0) << o.err;
+    const auto got = TensorFile::open(out.string());
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got.value->metadata().at("objective_kind"), "mean_loss");
+    EXPECT_EQ(got.value->metadata().at("dtype"), "float");
+    const auto ref = TensorFile::open((models_dir.parent_path() / "gradients" / "gpt2.safetensors").string());
+    const double loss = ref.value->read("loss.value").value->values[0];
+    EXPECT_NEAR(std::stod(got.value->metadata().at("objective")), loss, 1e-5 * loss);
+    for (const attnviz::core::TensorInfo& info : got.value->tensors()) EXPECT_EQ(info.dtype, "F32") << info.name;
+}
+
+TEST_F(GradCli, RefusesWhatHasNoGradientAndWritesNothing) {
+    const std::string gpt2 = (models_dir / "gpt2").string();
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{(models_dir / "bert").string(), "--text", "Hello world"}, "encoder without an LM head"},
+        {{gpt2, "--text", "Hello world", "--versus", "3"}, "--versus needs --target"},
+        {{gpt2, "--text", "Hello world", "--target", "or d"}, "--target \"or d\" is 2 tokens, not one"},
+        {{gpt2, "--text", "Hello world", "--target", "99999"}, "the target token id 99999 is outside the vocabulary"},
+        {{gpt2, "--text", "Hello world", "--target", "3", "--dtype", "half"}, "--dtype: expected float or double"},
+    };
+    for (const auto& [args, message] : cases) {
+        const Outcome o = run(args);
+        EXPECT_EQ(o.code, 2) << message;
+        EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
+        EXPECT_FALSE(fs::exists(out)) << message;
+    }
+}
+
+}  // namespace
