@@ -14,31 +14,6 @@ namespace attnviz::app {
 
 namespace {
 
-// A token given as its id or its text: digits are an id; else a piece of the vocabulary as it is
-// ("Ġworld"), else a text the tokenizer makes one token of (" world"). The problem says which.
-core::Result<std::int32_t> token_of(const std::string& given, const char* option, const model::Tokenizer* tokenizer,
-                                    int vocab_size) {
-    using R = core::Result<std::int32_t>;
-    std::int32_t id = 0;
-    const auto [end, ec] = std::from_chars(given.data(), given.data() + given.size(), id);
-    if (!given.empty() && ec == std::errc{} && end == given.data() + given.size()) return R::ok(id);
-    const std::string where = std::string(option) + " \"" + core::printable(given) + "\"";
-    if (!tokenizer) return R::fail({{"", where + ": without a tokenizer a token is given by its id"}});
-    for (std::int32_t v = 0; v < vocab_size; ++v)
-        if (tokenizer->token_text(v) == given) return R::ok(v);
-    const core::Result<model::Encoding> e = tokenizer->encode(given, false);
-    if (e && e.value->ids.size() == 1) return R::ok(e.value->ids[0]);
-    const std::size_t count = e ? e.value->ids.size() : 0;
-    return R::fail({{"", where + " is " + std::to_string(count) +
-                             " tokens, not one: give a single token (its vocabulary piece or its id)"}});
-}
-
-// Each problem as "error: problem"; exit_invalid.
-int refuse(const core::Problems& problems) {
-    for (const core::Problem& p : problems) std::cerr << "error: " << core::printable(p.str()) << "\n";
-    return exit_invalid;
-}
-
 // A number in its shortest exact form.
 std::string shortest(double value) {
     char text[32];
@@ -49,20 +24,9 @@ std::string shortest(double value) {
 template <class Scalar>
 int write_gradients(const GradOptions& o, const model::ModelFolder& m, const model::RunState<Scalar>& state,
                     const model::Tokenizer* tokenizer) {
-    model::Objective objective;
-    objective.kind = model::Objective::Kind::mean_loss;
-    if (!o.target.empty()) {
-        const core::Result<std::int32_t> target = token_of(o.target, "--target", tokenizer, m.config().vocab_size);
-        if (!target) return refuse(target.problems);
-        objective.kind = model::Objective::Kind::logit;
-        objective.target = *target.value;
-        if (!o.versus.empty()) {
-            const core::Result<std::int32_t> versus = token_of(o.versus, "--versus", tokenizer, m.config().vocab_size);
-            if (!versus) return refuse(versus.problems);
-            objective.kind = model::Objective::Kind::difference;
-            objective.versus = *versus.value;
-        }
-    }
+    const core::Result<model::Objective> chosen = objective_of(o.target, o.versus, tokenizer);
+    if (!chosen) return refuse(chosen.problems);
+    const model::Objective& objective = *chosen.value;
     const core::Result<model::ModelGradients<Scalar>> g = model::model_gradients<Scalar>(m, state, objective);
     if (!g) return refuse(g.problems);
     std::vector<core::TensorToWrite> tensors;
@@ -89,6 +53,29 @@ int write_gradients(const GradOptions& o, const model::ModelFolder& m, const mod
 }
 
 }  // namespace
+
+core::Result<model::Objective> objective_of(const std::string& target, const std::string& versus,
+                                            const model::Tokenizer* tokenizer) {
+    using R = core::Result<model::Objective>;
+    model::Objective objective;
+    objective.kind = model::Objective::Kind::mean_loss;
+    if (target.empty()) return R::ok(objective);
+    const core::Result<std::int32_t> t = model::find_token(tokenizer, target, "--target");
+    if (!t) return R::fail(t.problems);
+    objective.kind = model::Objective::Kind::logit;
+    objective.target = *t.value;
+    if (versus.empty()) return R::ok(objective);
+    const core::Result<std::int32_t> v = model::find_token(tokenizer, versus, "--versus");
+    if (!v) return R::fail(v.problems);
+    objective.kind = model::Objective::Kind::difference;
+    objective.versus = *v.value;
+    return R::ok(objective);
+}
+
+int refuse(const core::Problems& problems) {
+    for (const core::Problem& p : problems) std::cerr << "error: " << core::printable(p.str()) << "\n";
+    return exit_invalid;
+}
 
 int grad_command(const GradOptions& o) {
     if (o.run.dtype != "float" && o.run.dtype != "double") {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/model/backward.hpp"
 #include "forward_command.hpp"
 
 namespace attnviz::app {
@@ -20,5 +21,13 @@ struct GradOptions {
 // "error: …" for what forward refuses, a target or versus that is no single token, --versus
 // without --target, an encoder; 1 for a file that cannot be read or written. Nothing is written then.
 int grad_command(const GradOptions& options);
+
+// The objective of --target and --versus (attribute and grad): a logit difference, a logit, or
+// without a target the mean next-token loss; tokens as model::find_token takes them.
+core::Result<model::Objective> objective_of(const std::string& target, const std::string& versus,
+                                            const model::Tokenizer* tokenizer);
+
+// Each problem as "error: problem" on stderr; exit_invalid.
+int refuse(const core::Problems& problems);
 
 }  // namespace attnviz::app

@@ -17,6 +17,7 @@
 #include "core/model/hub_cache.hpp"
 #include "flash_command.hpp"
 #include "forward_command.hpp"
+#include "attribute_command.hpp"
 #include "grad_command.hpp"
 #include "shell/gui.hpp"
 #include "tokenize_command.hpp"
@@ -377,6 +378,31 @@ CLI::App* add_grad(CLI::App& cli, GradOptions& grad, const CLI::Validator& not_e
     return g;
 }
 
+CLI::App* add_attribute(CLI::App& cli, AttributeOptions& attribute, const CLI::Validator& not_empty,
+                        std::string& memory_budget) {
+    GradOptions& g = attribute.objective;
+    CLI::App* a = cli.add_subcommand("attribute",
+                                     "Why a causal model predicts a token: grad x input, integrated gradients, "
+                                     "attention x gradient and direct logit attribution, as JSON");
+    a->add_option("model", g.run.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
+        ->required()
+        ->check(not_empty);
+    CLI::Option* text = a->add_option("--text", g.run.text, "The text (UTF-8), tokenized by the model's tokenizer");
+    a->add_option("--token-ids", g.run.token_ids, "The token ids instead of a text, e.g. 1,2,3")
+        ->check(not_empty)
+        ->excludes(text);
+    a->add_option("--target", g.target, "ID or TOKEN: the objective is its logit at the last position")
+        ->required()
+        ->check(not_empty);
+    a->add_option("--versus", g.versus, "ID or TOKEN: the objective is logit[target] minus its logit")
+        ->check(not_empty);
+    a->add_option("--steps", attribute.steps, "Integrated gradients' points (default 64)")->check(CLI::Range(1, 4096));
+    a->add_option("--dtype", g.run.dtype, "float or double (default float)");
+    a->add_option("-o,--output", g.run.out_path, "Where to write the JSON (atomically)")->required()->check(not_empty);
+    add_memory_budget(memory_budget, a);
+    return a;
+}
+
 // A model named as on the hub (gpt2, EleutherAI/pythia-160m) that is no path here: its folder in
 // the local Hugging Face hub cache. False, the problem written, when it is not there.
 bool find_in_hub_cache(std::string* argument) {
@@ -441,6 +467,8 @@ int main(int argc, char** argv) {
     CLI::App* fl = add_flash(cli, flash, not_empty, memory_budget);
     GradOptions grad;
     CLI::App* gr = add_grad(cli, grad, not_empty, memory_budget);
+    AttributeOptions attribute;
+    CLI::App* at = add_attribute(cli, attribute, not_empty, memory_budget);
 
     try {
         cli.parse(argc, argv);
@@ -469,9 +497,11 @@ int main(int argc, char** argv) {
         budget = *parsed.value;
     }
     gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
-        flash.memory_budget = grad.run.memory_budget = budget;
+        flash.memory_budget = grad.run.memory_budget =
+        attribute.objective.run.memory_budget = budget;
     std::string* const model_argument = fwd->parsed()                   ? &forward.model
                                         : gr->parsed()                  ? &grad.run.model
+                                        : at->parsed()                  ? &attribute.objective.run.model
                                         : tok->parsed()                 ? &tokenize.model
                                         : analyze->parsed()             ? &analyze_args.session
                                         : be->parsed()                  ? &bench.model
@@ -491,6 +521,7 @@ int main(int argc, char** argv) {
         if (tok->parsed()) return tokenize_command(tokenize);
         if (fwd->parsed()) return forward_command(forward);
         if (gr->parsed()) return grad_command(grad);
+        if (at->parsed()) return attribute_command(attribute);
         if (fl->parsed()) return flash_command(flash);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);

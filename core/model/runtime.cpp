@@ -323,6 +323,17 @@ Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer, co
 }
 
 template <class Scalar>
+Problems run_from_embeddings(const ModelFolder& model, RunState<Scalar>& s) {
+    const ModelConfig& c = model.config();
+    if (static_cast<int>(s.layers.size()) != c.layers || s.embeddings.rows() != static_cast<Eigen::Index>(s.token_ids.size()) ||
+        s.embeddings.cols() != c.d_model)
+        return fail("the embeddings must be n × d_model of a whole run");
+    for (int block = 0; block < c.layers; ++block)
+        if (Problems p = run_block(model, s, block, false); !p.empty()) return p;
+    return finish(model, s);
+}
+
+template <class Scalar>
 RunState<Scalar> copy_for_rerun(const RunState<Scalar>& s, int layer) {
     RunState<Scalar> out;
     out.token_ids = s.token_ids;
@@ -357,6 +368,8 @@ template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, 
                                          std::vector<std::string>, std::int64_t, int, const AfterBlock<double>&);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int, const std::function<bool()>&);
 template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
+template Problems run_from_embeddings<float>(const ModelFolder&, RunState<float>&);
+template Problems run_from_embeddings<double>(const ModelFolder&, RunState<double>&);
 template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
 template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int, const std::function<bool()>&);
 

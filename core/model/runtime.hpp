@@ -125,6 +125,13 @@ template <class Scalar>
 core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer,
                           const std::function<bool()>& stopped = {});
 
+// Every block again from `state.embeddings` as the caller set them (n × d_model, the run's n), then
+// the final norm and the logits: what run_model gives for that residual stream entering block 0 (the
+// path of integrated gradients). The blocks' edits are kept, their X the new attention inputs. On a
+// problem the state is left partly run.
+template <class Scalar>
+core::Problems run_from_embeddings(const ModelFolder& model, RunState<Scalar>& state);
+
 // A copy of `state` to rerun from block `layer` (rerun_from): the token ids and labels, the
 // embeddings and every block before `layer` whole; of block `layer` its config, edited session and
 // input (used when it has no edited session); of each later block its config and edited session.
@@ -150,6 +157,8 @@ extern template core::Problems run_model_into<double>(RunState<double>&, const M
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int,
                                                  const std::function<bool()>&);
 extern template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
+extern template core::Problems run_from_embeddings<float>(const ModelFolder&, RunState<float>&);
+extern template core::Problems run_from_embeddings<double>(const ModelFolder&, RunState<double>&);
 extern template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
 extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int,
                                                   const std::function<bool()>&);

@@ -76,6 +76,13 @@ private:
 // one that was read and refused.
 core::Result<Tokenizer> load_tokenizer(const std::string& path, bool* unreadable = nullptr);
 
+// A token as a person names it: its id (digits; whether the model has it is the model's to say),
+// its vocabulary piece as the tokenizer writes it ("Ġworld"), else a text the tokenizer makes one
+// token of without special tokens (" world"). Refused, the problem starting with `what` and the
+// text ("--target \"x y\""): a text of another number of tokens (saying how many), a name other
+// than an id without a tokenizer (null).
+core::Result<std::int32_t> find_token(const Tokenizer* tokenizer, const std::string& given, const std::string& what);
+
 // The special tokens transformers puts around a sequence for a tokenizer.json, from the
 // tokenizer_config.json beside it. The fast tokenizers of Llama (and Code Llama, Phi-3, which say
 // "LlamaTokenizer"), Gemma and GPT-NeoX rebuild tokenizer.json's post-processor when they load

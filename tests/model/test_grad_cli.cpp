@@ -1,6 +1,7 @@
-// `attnviz grad`, run as a process: the safetensors file it writes for a reference model against
-// PyTorch's autograd (tests/reference/gradients, written by tests/reference/models/gradients.py),
-// read back by attnviz's own reader; its errors and exit codes (nothing written then).
+// `attnviz grad` and `attnviz attribute`, run as processes: the safetensors file grad writes for a
+// reference model against PyTorch's autograd (tests/reference/gradients, written by
+// tests/reference/models/gradients.py), read back by attnviz's own reader, and attribute's JSON
+// against the same file's attribution; their errors and exit codes (nothing written then).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -115,6 +116,52 @@ TEST_F(GradCli, RefusesWhatHasNoGradientAndWritesNothing) {
         EXPECT_EQ(o.code, 2) << message;
         EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
         EXPECT_FALSE(fs::exists(out)) << message;
+    }
+}
+
+TEST_F(GradCli, AttributeWritesWhatAutogradAndTheDefinitionsGive) {
+    const auto ref = TensorFile::open((models_dir.parent_path() / "gradients" / "llama.safetensors").string());
+    ASSERT_TRUE(ref);
+    const json difference = json::parse(ref.value->metadata().at("objectives")).at(0);
+    const fs::path out_json = scratch.path / "attribution.json";
+    const Outcome o = run_attnviz({"attribute", (models_dir / "llama").string(), "--token-ids", ids_of("llama"),
+                                   "--target", difference.at("target").dump(), "--versus",
+                                   difference.at("versus").dump(), "--steps", "16", "--dtype", "double", "-o",
+                                   out_json.string()});
+    ASSERT_EQ(o.code, 0) << o.err;
+    const json a = json::parse(attnviz::test::slurp(out_json));
+    EXPECT_EQ(a.at("format"), "attnviz-attribution");
+    EXPECT_EQ(a.at("target").at("id"), difference.at("target"));
+    const auto near = [&](const json& got, const std::string& name) {
+        const std::vector<double> want = ref.value->read(name).value->values;
+        std::vector<double> flat;
+        if (got.is_array())
+            for (const json& v : got) flat.push_back(v.get<double>());
+        else
+            flat.push_back(got.get<double>());
+        ASSERT_EQ(flat.size(), want.size()) << name;
+        for (size_t i = 0; i < flat.size(); ++i) EXPECT_NEAR(flat[i], want[i], 1e-9 * std::max(1.0, std::abs(want[i]))) << name;
+    };
+    near(a.at("grad_x_input"), "attribution.grad_x_input");
+    near(a.at("integrated_gradients"), "attribution.integrated_gradients");
+    near(a.at("dla_mlps"), "attribution.dla_mlps");
+    near(a.at("dla_embeddings"), "attribution.dla_embeddings");
+    near(a.at("objective"), "attribution.objective");
+    EXPECT_LE(a.at("dla_residual").get<double>(), 1e-9);
+    EXPECT_EQ(a.at("attention_x_gradient").size(), 3u);
+}
+
+TEST_F(GradCli, AttributeRefusesWithoutATargetOrWithBadSteps) {
+    const std::string gpt2 = (models_dir / "gpt2").string(), out_json = (scratch.path / "a.json").string();
+    for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"attribute", gpt2, "--text", "Hello world", "-o", out_json}, "--target is required"},
+             {{"attribute", gpt2, "--text", "Hello world", "--target", "3", "--steps", "0", "-o", out_json}, "--steps"},
+             {{"attribute", (models_dir / "bert").string(), "--text", "Hello world", "--target", "3", "-o", out_json},
+              "encoder"}}) {
+        const Outcome o = run_attnviz(args);
+        EXPECT_EQ(o.code, 2) << message;
+        EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
+        EXPECT_FALSE(fs::exists(out_json));
     }
 }
 

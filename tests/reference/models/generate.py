@@ -92,6 +92,11 @@ class Weights:
     def get(self, name):
         return self.stored[name].to(DT)
 
+    def enter(self, x):
+        """The residual stream entering block 0, kept as w.embeddings (gradients.py scales it)."""
+        self.embeddings = x
+        return x
+
     def linear(self, x, name, d_in, d_out, std, bias_std=None):
         """x·Wᵀ (+ b) of the nn.Linear `name`: its weight drawn first, then its bias (when bias_std is given)."""
         y = x @ self.normal(name + ".weight", (d_out, d_in), std).T
@@ -230,7 +235,7 @@ def gpt2(ids, vocab, d=16, layers=2, h=4, positions=32, eps=1e-5):
     w, p = make_weights(torch.float32), "transformer."
     n = len(ids)
     x = w.normal(p + "wte.weight", (vocab, d), 1.0)[ids] + w.normal(p + "wpe.weight", (positions, d), 0.5)[:n]
-    w.embeddings = x
+    x = w.enter(x)
     out = []
     for L in range(layers):
         b = p + "h.%d." % L
@@ -278,7 +283,7 @@ def bert_like(kind, ids, vocab, dtype, d=16, layers=2, h=2, ff=32, positions=24,
          w.normal(e + "position_embeddings.weight", (positions, d), 0.5)[pos] +
          w.normal(e + "token_type_embeddings.weight", (types, d), 0.5)[0])
     x = ln(x, e + "LayerNorm")
-    w.embeddings = x
+    x = w.enter(x)
     out = []
     for L in range(layers):
         b = p + "encoder.layer.%d." % L
@@ -311,7 +316,7 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
         return w.linear(x, name, d_in, d_out, std, 0.2 if bias else None)
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
-    w.embeddings = x
+    x = w.enter(x)
     out = []
     for L in range(layers):
         b = p + "layers.%d." % L
@@ -353,7 +358,7 @@ def llama_windowed(kind, ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, theta=100
         return w.linear(x, name, d_in, d_out, std)
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
-    w.embeddings = x
+    x = w.enter(x)
     out = []
     for L in range(layers):
         b = p + "layers.%d." % L
@@ -391,7 +396,7 @@ def gpt_neox(ids, vocab, dtype, d=16, layers=2, h=4, ff=48, rotary_pct=0.5, para
         return w.layer_norm(x, name, d, eps)
 
     x = w.normal(p + "embed_in.weight", (vocab, d), 1.0)[ids]
-    w.embeddings = x
+    x = w.enter(x)
     n = len(ids)
     out = []
     for L in range(layers):
@@ -441,7 +446,7 @@ def gemma_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=1, dh=8, ff=32, 
         return w.linear(x, name, d_in, d_out, std)
 
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids] * math.sqrt(d)
-    w.embeddings = x
+    x = w.enter(x)
     scale = (query_pre_attn_scalar if g2 else dh) ** -0.5
     out = []
     for L in range(layers):
@@ -482,7 +487,7 @@ def phi3(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-5, theta=10000.0, 
          "sliding_window": window, "tie_word_embeddings": False, "bos_token_id": 1}
     w, p = make_weights(torch.float32), "model."
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
-    w.embeddings = x
+    x = w.enter(x)
     out = []
     rot = int(dh * partial)
     for L in range(layers):
@@ -514,7 +519,7 @@ def olmo2(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-6, theta=500000.0
          "bos_token_id": 1}
     w, p = make_weights(torch.float32), "model."
     x = w.normal(p + "embed_tokens.weight", (vocab, d), 1.0)[ids]
-    w.embeddings = x
+    x = w.enter(x)
     out = []
     for L in range(layers):
         b = p + "layers.%d." % L

@@ -19,6 +19,10 @@ Each file holds, in F64, per objective O:
   O.weight.NAME           a tensor's gradient, shaped as stored; for a table whose rows are mostly
   O.rows.NAME             zero, only its rows O.rows.NAME (their indices, as F64) are stored
 and the metadata "objectives": a JSON list of {"name", "kind", "target", "versus", "weights"}.
+For gpt2 (LayerNorm) and llama (RMSNorm), the attribution of the difference (attribution()):
+  attribution.grad_x_input, .integrated_gradients   [n] (IG_STEPS points)
+  attribution.dla_heads [layers × heads], .dla_mlps [layers], .dla_embeddings [1], .dla_bias [1],
+  attribution.objective [1]
 """
 import json
 import os
@@ -58,11 +62,17 @@ def read_tensors(folder):
 
 
 class Loaded(generate.Weights):
-    """The folder's stored weights in place of random ones, each a float64 leaf of autograd."""
+    """The folder's stored weights in place of random ones, each a float64 leaf of autograd; the
+    residual stream entering block 0 times `scale` (integrated gradients' path)."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors, scale=1.0):
         super().__init__(torch.float64)
-        self.tensors, self.leaves = tensors, {}
+        self.tensors, self.leaves, self.scale = tensors, {}, scale
+
+    def enter(self, x):
+        self.unscaled = x
+        self.embeddings = x * self.scale
+        return self.embeddings
 
     def add(self, name, t):
         leaf = self.tensors[name].to(torch.float64).clone().requires_grad_(True)
@@ -84,8 +94,7 @@ def store_weight_gradient(out, key, name, g):
 
 def gradients(name):
     tensors = read_tensors(os.path.join(HERE, name))
-    generate.make_weights = lambda dtype: Loaded(tensors)
-    _, w, layers, _, logits = generate.make(name)
+    (_, w, layers, _, logits), _ = run(name, tensors)
     order = torch.argsort(logits, descending=True)
     target, versus = int(order[0]), int(order[1])
     ids = torch.tensor(generate.fixture_ids(generate.MODELS[name][0], generate.TEXT))
@@ -111,7 +120,90 @@ def gradients(name):
                 store_weight_gradient(out, key, n, torch.zeros_like(w.leaves[n]) if g is None else g)
         listed.append({"name": key, "kind": "mean_loss" if key == "loss" else key, "target": target,
                        "versus": versus, "weights": with_weights})
+    if name in ATTRIBUTION:
+        out.update(attribution(name, tensors, target, versus))
     return out, listed
+
+
+# Attribution (core/model/attribution.hpp) of the logit difference, for a model of each final norm:
+# the names of W_O (and b_O) per layer, the final norm's weight (and bias), the LM head, and eps.
+ATTRIBUTION = {
+    "gpt2": {"W_O": "transformer.h.%d.attn.c_proj.weight", "b_O": "transformer.h.%d.attn.c_proj.bias",
+             "conv1d": True, "norm_w": "transformer.ln_f.weight", "norm_b": "transformer.ln_f.bias",
+             "head": "transformer.wte.weight", "eps": 1e-5},
+    "llama": {"W_O": "model.layers.%d.self_attn.o_proj.weight", "b_O": None, "conv1d": False,
+              "norm_w": "model.norm.weight", "norm_b": None, "head": "lm_head.weight", "eps": 1e-5},
+}
+IG_STEPS = 16
+
+
+def run(name, tensors, scale=1.0):
+    """The model on the stored weights with the stream entering block 0 scaled; every head's Z kept."""
+    zs = []
+    plain = generate.attention
+
+    def attention(q, k, v, causal):
+        w, z = plain(q, k, v, causal)
+        zs.append(z)
+        return w, z
+
+    generate.make_weights = lambda dtype: Loaded(tensors, scale)
+    generate.attention = attention
+    try:
+        made = generate.make(name)
+    finally:
+        generate.attention = plain
+    return made, zs
+
+
+def attribution(name, tensors, target, versus):
+    """grad × input, integrated gradients (zero baseline, IG_STEPS right-Riemann points) and the
+    direct logit attribution of logit[target] − logit[versus] at the last position, from the
+    definitions: each head's write z_h·W_O,h, each MLP's the rest of its block's change to the
+    stream, all through the final norm with its scale (σ or RMS) from the whole last row, frozen."""
+    out = {}
+    total = None
+    for k in range(1, IG_STEPS + 1):
+        (_, w, _, _, logits), _ = run(name, tensors, k / IG_STEPS)
+        g = torch.autograd.grad(logits[target] - logits[versus], [w.embeddings])[0]
+        total = g if total is None else total + g
+    x0 = w.unscaled.detach()
+    out["attribution.grad_x_input"] = (x0 * g).sum(-1)
+    out["attribution.integrated_gradients"] = (x0 * total / IG_STEPS).sum(-1)
+    a = ATTRIBUTION[name]
+    (config, w, layers, _, logits), zs = run(name, tensors)
+    with torch.no_grad():
+        u = w.get(a["head"])[target] - w.get(a["head"])[versus]
+        x_final = layers[-1]["output"][-1]
+        if a["norm_b"]:  # LayerNorm: centred, divided by σ, times γ
+            sigma = torch.sqrt(((x_final - x_final.mean()) ** 2).mean() + a["eps"])
+            part = lambda v: ((v - v.mean()) / sigma * w.get(a["norm_w"])) @ u  # noqa: E731
+            bias = w.get(a["norm_b"]) @ u
+        else:  # RMSNorm: divided by the RMS, times γ
+            rms = torch.sqrt((x_final ** 2).mean() + a["eps"])
+            part = lambda v: (v / rms * w.get(a["norm_w"])) @ u  # noqa: E731
+            bias = torch.zeros((), dtype=torch.float64)
+        heads, mlps, embeddings = [], [], w.embeddings[-1].detach().clone()
+        stream = w.embeddings[-1]
+        for L, layer in enumerate(layers):
+            W_O = w.get(a["W_O"] % L)
+            W_O = W_O if a["conv1d"] else W_O.T  # h·d_v × d_model
+            z = zs[L][:, -1, :]  # heads × d_v at the last position
+            dv = z.shape[1]
+            writes = [z[h] @ W_O[h * dv:(h + 1) * dv] for h in range(z.shape[0])]
+            attended = sum(writes)
+            if a["b_O"]:
+                attended = attended + w.get(a["b_O"] % L)
+                embeddings += w.get(a["b_O"] % L)
+            heads.append([float(part(v)) for v in writes])
+            mlps.append(float(part(layer["output"][-1] - stream - attended)))
+            stream = layer["output"][-1]
+        out["attribution.dla_heads"] = torch.tensor(heads, dtype=torch.float64)
+        out["attribution.dla_mlps"] = torch.tensor(mlps, dtype=torch.float64)
+        out["attribution.dla_embeddings"] = part(embeddings).reshape(1)
+        out["attribution.dla_bias"] = bias.reshape(1)
+        out["attribution.objective"] = (logits[target] - logits[versus]).detach().reshape(1)
+    return out
 
 
 def write(name, tensors, listed):
