@@ -28,7 +28,8 @@ void report_under(const core::Problems& problems, const std::string& what) {
         std::cerr << "error: " << core::printable((what.empty() ? "" : what + ": ") + p.str()) << "\n";
 }
 
-// "1,2,3" (spaces around each id allowed) as token ids.
+}  // namespace
+
 core::Result<std::vector<std::int32_t>> parse_ids(const std::string& text) {
     using R = core::Result<std::vector<std::int32_t>>;
     std::vector<std::int32_t> ids;
@@ -48,6 +49,8 @@ core::Result<std::vector<std::int32_t>> parse_ids(const std::string& text) {
     }
     return R::ok(std::move(ids));
 }
+
+namespace {
 
 // The tokens to run: ids and their labels, and the tokenizer when there is one.
 struct Input {

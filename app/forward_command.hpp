@@ -24,6 +24,9 @@ struct ForwardOptions {
     std::int64_t memory_budget = 0;
 };
 
+// "1,2,3" (spaces around each id allowed) as token ids; refused: an item that is not an id.
+core::Result<std::vector<std::int32_t>> parse_ids(const std::string& text);
+
 // Writes {"format": "attnviz-forward", "model_type", "dtype", "token_ids", "tokens", "layers":
 // [{"weights": heads × n × n}, …], "hidden": n × d_model, and for causal LMs "logits_last":
 // [vocab_size] and "top": [{"id", "token", "p"}, …]} to out_path. Exit 2 with "error: …" for a

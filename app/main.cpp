@@ -19,6 +19,7 @@
 #include "forward_command.hpp"
 #include "attribute_command.hpp"
 #include "grad_command.hpp"
+#include "patch_command.hpp"
 #include "shell/gui.hpp"
 #include "tokenize_command.hpp"
 
@@ -403,6 +404,32 @@ CLI::App* add_attribute(CLI::App& cli, AttributeOptions& attribute, const CLI::V
     return a;
 }
 
+CLI::App* add_patch(CLI::App& cli, PatchOptions& patch, const CLI::Validator& not_empty, std::string& memory_budget) {
+    GradOptions& g = patch.objective;
+    CLI::App* p = cli.add_subcommand("patch",
+                                     "Activation patching between a clean and a corrupted sentence: which heads, "
+                                     "weights and positions restore the clean prediction, as JSON");
+    p->add_option("model", g.run.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
+        ->required()
+        ->check(not_empty);
+    CLI::Option* clean = p->add_option("--clean", g.run.text, "The clean text (UTF-8)");
+    p->add_option("--clean-token-ids", g.run.token_ids, "The clean token ids instead, e.g. 1,2,3")
+        ->check(not_empty)
+        ->excludes(clean);
+    CLI::Option* corrupt = p->add_option("--corrupt", patch.corrupt, "The corrupted text, as many tokens as the clean");
+    p->add_option("--corrupt-token-ids", patch.corrupt_token_ids, "The corrupted token ids instead")
+        ->check(not_empty)
+        ->excludes(corrupt);
+    p->add_option("--target", g.target, "ID or TOKEN: diff = logit[target] - logit[versus] at the last position")
+        ->required()
+        ->check(not_empty);
+    p->add_option("--versus", g.versus, "ID or TOKEN (without: diff = logit[target])")->check(not_empty);
+    p->add_option("--dtype", g.run.dtype, "float or double (default float)");
+    p->add_option("-o,--output", g.run.out_path, "Where to write the JSON (atomically)")->required()->check(not_empty);
+    add_memory_budget(memory_budget, p);
+    return p;
+}
+
 // A model named as on the hub (gpt2, EleutherAI/pythia-160m) that is no path here: its folder in
 // the local Hugging Face hub cache. False, the problem written, when it is not there.
 bool find_in_hub_cache(std::string* argument) {
@@ -469,6 +496,8 @@ int main(int argc, char** argv) {
     CLI::App* gr = add_grad(cli, grad, not_empty, memory_budget);
     AttributeOptions attribute;
     CLI::App* at = add_attribute(cli, attribute, not_empty, memory_budget);
+    PatchOptions patch;
+    CLI::App* pa = add_patch(cli, patch, not_empty, memory_budget);
 
     try {
         cli.parse(argc, argv);
@@ -498,10 +527,11 @@ int main(int argc, char** argv) {
     }
     gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
         flash.memory_budget = grad.run.memory_budget =
-        attribute.objective.run.memory_budget = budget;
+        attribute.objective.run.memory_budget = patch.objective.run.memory_budget = budget;
     std::string* const model_argument = fwd->parsed()                   ? &forward.model
                                         : gr->parsed()                  ? &grad.run.model
                                         : at->parsed()                  ? &attribute.objective.run.model
+                                        : pa->parsed()                  ? &patch.objective.run.model
                                         : tok->parsed()                 ? &tokenize.model
                                         : analyze->parsed()             ? &analyze_args.session
                                         : be->parsed()                  ? &bench.model
@@ -522,6 +552,7 @@ int main(int argc, char** argv) {
         if (fwd->parsed()) return forward_command(forward);
         if (gr->parsed()) return grad_command(grad);
         if (at->parsed()) return attribute_command(attribute);
+        if (pa->parsed()) return patch_command(patch);
         if (fl->parsed()) return flash_command(flash);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);

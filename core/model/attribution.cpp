@@ -26,13 +26,6 @@ Row frozen_norm(const Norm<Scalar>& norm, const Row& whole, const Row& u) {
     return (u.array() - u.mean()).matrix().cwiseProduct(gamma) / sigma;
 }
 
-// The objective of a run's last-position logits.
-template <class Scalar>
-double objective_value(const RunState<Scalar>& s, const Objective& o) {
-    const double target = static_cast<double>(s.logits_last(o.target));
-    return o.kind == Objective::Kind::difference ? target - static_cast<double>(s.logits_last(o.versus)) : target;
-}
-
 // Direct logit attribution at the last position (see attribution.hpp).
 template <class Scalar>
 Problems direct_logit_attribution(const ModelFolder& model, const RunState<Scalar>& s, const Objective& o,
@@ -102,14 +95,14 @@ Problems integrated_gradients(const ModelFolder& model, const RunState<Scalar>& 
     MatrixT<Scalar> summed = MatrixT<Scalar>::Zero(s.embeddings.rows(), s.embeddings.cols());
     for (int k = 1; k <= steps; ++k) {
         path.embeddings = s.embeddings * static_cast<Scalar>(static_cast<double>(k) / steps);
-        if (Problems p = run_from_embeddings(model, path); !p.empty()) return p;
+        if (Problems p = run_blocks_from(model, path, 0); !p.empty()) return p;
         const core::Result<ModelGradients<Scalar>> g = model_gradients(model, path, o, false);
         if (!g) return g.problems;
         summed += g.value->d_embeddings;
         if (progress && !progress(k + 1, steps + 2)) return fail("stopped at step " + std::to_string(k));
     }
     path.embeddings.setZero();
-    if (Problems p = run_from_embeddings(model, path); !p.empty()) return p;
+    if (Problems p = run_blocks_from(model, path, 0); !p.empty()) return p;
     a.baseline_value = objective_value(path, o);
     const Eigen::VectorXd per_token =
         (s.embeddings.template cast<double>().cwiseProduct(summed.template cast<double>()) / steps).rowwise().sum();

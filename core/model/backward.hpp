@@ -38,6 +38,17 @@ struct Objective {
 // next-token loss".
 std::string describe(const Objective& objective);
 
+// A logit or logit-difference objective of a run's last-position logits (the mean loss is not
+// one: 0).
+template <class Scalar>
+double objective_value(const RunState<Scalar>& state, const Objective& objective) {
+    if (objective.kind == Objective::Kind::mean_loss || state.logits_last.size() == 0) return 0;
+    const auto target = static_cast<double>(state.logits_last(objective.target));
+    return objective.kind == Objective::Kind::difference
+               ? target - static_cast<double>(state.logits_last(objective.versus))
+               : target;
+}
+
 template <class Scalar>
 struct BlockGradients {
     MatrixT<Scalar> d_attention_input;       // n×d: ∂L/∂ the attention's input X

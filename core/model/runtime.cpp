@@ -76,6 +76,43 @@ Problems attend(const ModelFolder& model, LayerRun<Scalar>& run, int layer) {
     return {};
 }
 
+// Steps 3–4 of a block: its output `out` from x (the stream entering it) and its attention's output.
+template <class Scalar>
+void finish_block(const ModelConfig& c, const BlockWeights<Scalar>& w, const MatrixT<Scalar>& x,
+                  const MatrixT<Scalar>& attended, MatrixT<Scalar>& out) {
+    MatrixT<Scalar> x1, m, hidden;
+    if (c.parallel_residual) {  // GPT-NeoX: x + attn(ln₁x) + mlp(ln₂x)
+        w.norm_mlp.apply(x, m);
+        w.mlp.apply(m, out, hidden);
+        out += x + attended;
+    } else if (c.pre_norm()) {
+        if (w.post_attention.w.size()) {  // Gemma 2, OLMo 2: the attention's output normed before the sum
+            w.post_attention.apply(attended, m);
+            x1 = x + m;
+        } else {
+            x1 = x + attended;
+        }
+        if (c.input_norms)
+            w.norm_mlp.apply(x1, m);
+        else  // OLMo 2
+            m = x1;
+        if (w.post_mlp.w.size()) {  // Gemma 2, OLMo 2: the MLP's output normed before the sum
+            MatrixT<Scalar> f;
+            w.mlp.apply(m, f, hidden);
+            w.post_mlp.apply(f, out);
+        } else {
+            w.mlp.apply(m, out, hidden);
+        }
+        out += x1;
+    } else {
+        const MatrixT<Scalar> summed = x + attended;
+        w.norm_attention.apply(summed, x1);
+        w.mlp.apply(x1, m, hidden);
+        m += x1;
+        w.norm_mlp.apply(m, out);
+    }
+}
+
 // One block, steps 1–4 (see runtime.hpp). With keep_x an edited block's X is used as it is (the
 // block the edit was made in); otherwise X is the new attention input (an edited session's X too).
 template <class Scalar>
@@ -108,37 +145,7 @@ Problems run_block(const ModelFolder& model, RunState<Scalar>& s, int layer, boo
     if (Problems p = attend(model, run, layer); !p.empty()) return p;
 
     // 3. residual, 4. MLP
-    MatrixT<Scalar> x1, m, hidden;
-    if (c.parallel_residual) {  // GPT-NeoX: x + attn(ln₁x) + mlp(ln₂x)
-        w.norm_mlp.apply(x, m);
-        w.mlp.apply(m, run.output, hidden);
-        run.output += x + run.trace.output;
-    } else if (c.pre_norm()) {
-        if (w.post_attention.w.size()) {  // Gemma 2, OLMo 2: the attention's output normed before the sum
-            w.post_attention.apply(run.trace.output, m);
-            x1 = x + m;
-        } else {
-            x1 = x + run.trace.output;
-        }
-        if (c.input_norms)
-            w.norm_mlp.apply(x1, m);
-        else  // OLMo 2
-            m = x1;
-        if (w.post_mlp.w.size()) {  // Gemma 2, OLMo 2: the MLP's output normed before the sum
-            MatrixT<Scalar> f;
-            w.mlp.apply(m, f, hidden);
-            w.post_mlp.apply(f, run.output);
-        } else {
-            w.mlp.apply(m, run.output, hidden);
-        }
-        run.output += x1;
-    } else {
-        const MatrixT<Scalar> summed = x + run.trace.output;
-        w.norm_attention.apply(summed, x1);
-        w.mlp.apply(x1, m, hidden);
-        m += x1;
-        w.norm_mlp.apply(m, run.output);
-    }
+    finish_block(c, w, x, run.trace.output, run.output);
     return {};
 }
 
@@ -323,14 +330,23 @@ Problems rerun_from(const ModelFolder& model, RunState<Scalar>& s, int layer, co
 }
 
 template <class Scalar>
-Problems run_from_embeddings(const ModelFolder& model, RunState<Scalar>& s) {
+Problems run_blocks_from(const ModelFolder& model, RunState<Scalar>& s, int first) {
     const ModelConfig& c = model.config();
-    if (static_cast<int>(s.layers.size()) != c.layers || s.embeddings.rows() != static_cast<Eigen::Index>(s.token_ids.size()) ||
-        s.embeddings.cols() != c.d_model)
-        return fail("the embeddings must be n × d_model of a whole run");
-    for (int block = 0; block < c.layers; ++block)
+    if (static_cast<int>(s.layers.size()) != c.layers || first < 0 || first > c.layers ||
+        s.embeddings.rows() != static_cast<Eigen::Index>(s.token_ids.size()) || s.embeddings.cols() != c.d_model)
+        return fail("blocks " + std::to_string(first) + " on of a whole run of " + std::to_string(c.layers));
+    for (int block = first; block < c.layers; ++block)
         if (Problems p = run_block(model, s, block, false); !p.empty()) return p;
     return finish(model, s);
+}
+
+template <class Scalar>
+Problems block_output(const ModelFolder& model, int layer, const MatrixT<Scalar>& x, const MatrixT<Scalar>& attended,
+                      MatrixT<Scalar>& out) {
+    core::Result<BlockWeights<Scalar>> w = read_block<Scalar>(model, layer);
+    if (!w) return w.problems;
+    finish_block(model.config(), *w.value, x, attended, out);
+    return {};
 }
 
 template <class Scalar>
@@ -368,8 +384,12 @@ template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, 
                                          std::vector<std::string>, std::int64_t, int, const AfterBlock<double>&);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int, const std::function<bool()>&);
 template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
-template Problems run_from_embeddings<float>(const ModelFolder&, RunState<float>&);
-template Problems run_from_embeddings<double>(const ModelFolder&, RunState<double>&);
+template Problems run_blocks_from<float>(const ModelFolder&, RunState<float>&, int);
+template Problems run_blocks_from<double>(const ModelFolder&, RunState<double>&, int);
+template Problems block_output<float>(const ModelFolder&, int, const MatrixT<float>&, const MatrixT<float>&,
+                                      MatrixT<float>&);
+template Problems block_output<double>(const ModelFolder&, int, const MatrixT<double>&, const MatrixT<double>&,
+                                       MatrixT<double>&);
 template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
 template Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int, const std::function<bool()>&);
 

@@ -125,12 +125,19 @@ template <class Scalar>
 core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int layer,
                           const std::function<bool()>& stopped = {});
 
-// Every block again from `state.embeddings` as the caller set them (n × d_model, the run's n), then
-// the final norm and the logits: what run_model gives for that residual stream entering block 0 (the
-// path of integrated gradients). The blocks' edits are kept, their X the new attention inputs. On a
-// problem the state is left partly run.
+// Blocks `first` to the last again from the stream entering block `first` as the caller set it
+// (state.embeddings, or block first − 1's output; n × d_model, the run's n), then the final norm
+// and the logits (only those for `first` = layers): what run_model gives for that stream
+// (integrated gradients' path, activation patching). The blocks' edits are kept, their X the new attention inputs. On a problem the state
+// is left partly run.
 template <class Scalar>
-core::Problems run_from_embeddings(const ModelFolder& model, RunState<Scalar>& state);
+core::Problems run_blocks_from(const ModelFolder& model, RunState<Scalar>& state, int first);
+
+// Steps 3–4 of block `layer` on their own: its output (n × d_model) from x, the stream entering
+// it, and `attended`, its attention's output (patching puts a head's work from another run there).
+template <class Scalar>
+core::Problems block_output(const ModelFolder& model, int layer, const MatrixT<Scalar>& x,
+                            const MatrixT<Scalar>& attended, MatrixT<Scalar>& out);
 
 // A copy of `state` to rerun from block `layer` (rerun_from): the token ids and labels, the
 // embeddings and every block before `layer` whole; of block `layer` its config, edited session and
@@ -157,8 +164,12 @@ extern template core::Problems run_model_into<double>(RunState<double>&, const M
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int,
                                                  const std::function<bool()>&);
 extern template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
-extern template core::Problems run_from_embeddings<float>(const ModelFolder&, RunState<float>&);
-extern template core::Problems run_from_embeddings<double>(const ModelFolder&, RunState<double>&);
+extern template core::Problems run_blocks_from<float>(const ModelFolder&, RunState<float>&, int);
+extern template core::Problems run_blocks_from<double>(const ModelFolder&, RunState<double>&, int);
+extern template core::Problems block_output<float>(const ModelFolder&, int, const MatrixT<float>&,
+                                                   const MatrixT<float>&, MatrixT<float>&);
+extern template core::Problems block_output<double>(const ModelFolder&, int, const MatrixT<double>&,
+                                                    const MatrixT<double>&, MatrixT<double>&);
 extern template RunState<double> copy_for_rerun<double>(const RunState<double>&, int);
 extern template core::Problems rerun_from<double>(const ModelFolder&, RunState<double>&, int,
                                                   const std::function<bool()>&);

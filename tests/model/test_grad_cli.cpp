@@ -1,7 +1,8 @@
-// `attnviz grad` and `attnviz attribute`, run as processes: the safetensors file grad writes for a
+// `attnviz grad`, `attribute` and `patch`, run as processes: the safetensors file grad writes for a
 // reference model against PyTorch's autograd (tests/reference/gradients, written by
-// tests/reference/models/gradients.py), read back by attnviz's own reader, and attribute's JSON
-// against the same file's attribution; their errors and exit codes (nothing written then).
+// tests/reference/models/gradients.py), read back by attnviz's own reader, and attribute's and
+// patch's JSON against the same file's attribution and patching; their errors and exit codes
+// (nothing written then).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -149,6 +150,51 @@ TEST_F(GradCli, AttributeWritesWhatAutogradAndTheDefinitionsGive) {
     near(a.at("objective"), "attribution.objective");
     EXPECT_LE(a.at("dla_residual").get<double>(), 1e-9);
     EXPECT_EQ(a.at("attention_x_gradient").size(), 3u);
+}
+
+TEST_F(GradCli, PatchWritesWhatPatchedRunsOfTheDefinitionsGive) {
+    const auto ref = TensorFile::open((models_dir.parent_path() / "gradients" / "gpt2.safetensors").string());
+    ASSERT_TRUE(ref);
+    const json meta = json::parse(ref.value->metadata().at("patching"));
+    const auto ids = [](const json& list) {
+        std::string text;
+        for (const json& id : list) text += (text.empty() ? "" : ",") + id.dump();
+        return text;
+    };
+    const fs::path out_json = scratch.path / "patching.json";
+    const Outcome o = run_attnviz({"patch", (models_dir / "gpt2").string(), "--clean-token-ids",
+                                   ids(meta.at("clean_ids")), "--corrupt-token-ids", ids(meta.at("corrupt_ids")),
+                                   "--target", meta.at("target").dump(), "--versus", meta.at("versus").dump(),
+                                   "--dtype", "double", "-o", out_json.string()});
+    ASSERT_EQ(o.code, 0) << o.err;
+    const json p = json::parse(attnviz::test::slurp(out_json));
+    EXPECT_EQ(p.at("format"), "attnviz-patching");
+    EXPECT_EQ(p.at("corrupt_token_ids"), meta.at("corrupt_ids"));
+    for (const std::string field : {"heads", "residual", "attention"}) {
+        const std::vector<double> want = ref.value->read("patching." + field).value->values;
+        std::vector<double> got;
+        for (const json& row : p.at(field))
+            for (const json& v : row) got.push_back(v.get<double>());
+        ASSERT_EQ(got.size(), want.size()) << field;
+        for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9) << field << " " << i;
+    }
+    EXPECT_NEAR(p.at("clean_diff").get<double>(), ref.value->read("patching.clean_diff").value->values[0], 1e-12);
+}
+
+TEST_F(GradCli, PatchRefusesSentencesOfDifferentLengths) {
+    const std::string gpt2 = (models_dir / "gpt2").string(), out_json = (scratch.path / "p.json").string();
+    for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"patch", gpt2, "--clean", "Hello world", "--corrupt", "Hello", "--target", "3", "--versus", "4", "-o",
+               out_json},
+              "the clean sentence is 8 tokens and the corrupted one 4"},
+             {{"patch", gpt2, "--clean", "Hello world", "--target", "3", "-o", out_json}, "--corrupt TEXT"},
+             {{"patch", gpt2, "--clean", "Hello world", "--corrupt-token-ids", "1,x", "--target", "3", "-o", out_json},
+              "--corrupt-token-ids: \"x\" is not a token id"}}) {
+        const Outcome o = run_attnviz(args);
+        EXPECT_EQ(o.code, 2) << message;
+        EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
+        EXPECT_FALSE(fs::exists(out_json));
+    }
 }
 
 TEST_F(GradCli, AttributeRefusesWithoutATargetOrWithBadSteps) {

@@ -97,6 +97,10 @@ class Weights:
         self.embeddings = x
         return x
 
+    def block_input(self, layer, x):
+        """The residual stream entering block `layer` (gradients.py patches it)."""
+        return x
+
     def linear(self, x, name, d_in, d_out, std, bias_std=None):
         """x·Wᵀ (+ b) of the nn.Linear `name`: its weight drawn first, then its bias (when bias_std is given)."""
         y = x @ self.normal(name + ".weight", (d_out, d_in), std).T
@@ -238,6 +242,7 @@ def gpt2(ids, vocab, d=16, layers=2, h=4, positions=32, eps=1e-5):
     x = w.enter(x)
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "h.%d." % L
         a = layer_norm(x, w.near_one(b + "ln_1.weight", d), w.normal(b + "ln_1.bias", (d,), 0.1), eps)
         qkv = a @ w.normal(b + "attn.c_attn.weight", (d, 3 * d), 0.25) + w.normal(b + "attn.c_attn.bias", (3 * d,), 0.1)
@@ -286,6 +291,7 @@ def bert_like(kind, ids, vocab, dtype, d=16, layers=2, h=2, ff=32, positions=24,
     x = w.enter(x)
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "encoder.layer.%d." % L
         q, k, v = (heads(linear(x, b + "attention.self." + s, d, d, 0.3), h) for s in ("query", "key", "value"))
         weights, z = attention(q, k, v, causal=False)
@@ -319,6 +325,7 @@ def llama_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=2, ff=32, theta=
     x = w.enter(x)
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "layers.%d." % L
         a = rms_norm(x, w.near_one(b + "input_layernorm.weight", d), eps)
         s = b + "self_attn."
@@ -361,6 +368,7 @@ def llama_windowed(kind, ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, theta=100
     x = w.enter(x)
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "layers.%d." % L
         a = rms_norm(x, w.near_one(b + "input_layernorm.weight", d), eps)
         s = b + "self_attn."
@@ -400,6 +408,7 @@ def gpt_neox(ids, vocab, dtype, d=16, layers=2, h=4, ff=48, rotary_pct=0.5, para
     n = len(ids)
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "layers.%d." % L
         a = ln(x, b + "input_layernorm")
         qkv = linear(a, b + "attention.query_key_value", d, 3 * d, 0.3).view(n, h, 3 * dh).transpose(0, 1)
@@ -450,6 +459,7 @@ def gemma_like(kind, ids, vocab, dtype, d=16, layers=2, h=4, kv=1, dh=8, ff=32, 
     scale = (query_pre_attn_scalar if g2 else dh) ** -0.5
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "layers.%d." % L
         a = norm(x, b + "input_layernorm.weight")
         s = b + "self_attn."
@@ -491,6 +501,7 @@ def phi3(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-5, theta=10000.0, 
     out = []
     rot = int(dh * partial)
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "layers.%d." % L
         a = rms_norm(x, w.near_one(b + "input_layernorm.weight", d), eps)
         s = b + "self_attn."
@@ -522,6 +533,7 @@ def olmo2(ids, vocab, d=16, layers=2, h=4, kv=2, ff=32, eps=1e-6, theta=500000.0
     x = w.enter(x)
     out = []
     for L in range(layers):
+        x = w.block_input(L, x)
         b = p + "layers.%d." % L
         s = b + "self_attn."
         a = x  # the attention's input: the stream itself

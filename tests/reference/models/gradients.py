@@ -19,6 +19,9 @@ Each file holds, in F64, per objective O:
   O.weight.NAME           a tensor's gradient, shaped as stored; for a table whose rows are mostly
   O.rows.NAME             zero, only its rows O.rows.NAME (their indices, as F64) are stored
 and the metadata "objectives": a JSON list of {"name", "kind", "target", "versus", "weights"}.
+For gpt2 and llama, activation patching (patching()): patching.clean_diff, .corrupt_diff [1],
+patching.heads and .attention [layers × heads], patching.residual [layers × n], and the metadata
+"patching": {"clean_ids", "corrupt_ids", "target", "versus"}.
 For gpt2 (LayerNorm) and llama (RMSNorm), the attribution of the difference (attribution()):
   attribution.grad_x_input, .integrated_gradients   [n] (IG_STEPS points)
   attribution.dla_heads [layers × heads], .dla_mlps [layers], .dla_embeddings [1], .dla_bias [1],
@@ -120,9 +123,12 @@ def gradients(name):
                 store_weight_gradient(out, key, n, torch.zeros_like(w.leaves[n]) if g is None else g)
         listed.append({"name": key, "kind": "mean_loss" if key == "loss" else key, "target": target,
                        "versus": versus, "weights": with_weights})
+    patched = None
     if name in ATTRIBUTION:
         out.update(attribution(name, tensors, target, versus))
-    return out, listed
+        values, patched = patching(name, tensors)
+        out.update(values)
+    return out, listed, patched
 
 
 # Attribution (core/model/attribution.hpp) of the logit difference, for a model of each final norm:
@@ -137,23 +143,48 @@ ATTRIBUTION = {
 IG_STEPS = 16
 
 
-def run(name, tensors, scale=1.0):
-    """The model on the stored weights with the stream entering block 0 scaled; every head's Z kept."""
-    zs = []
+def run(name, tensors, scale=1.0, ids=None, patch=None):
+    """The model on the stored weights (on `ids`, else the text's) with the stream entering block 0
+    scaled; every head's weights and Z and every block's input stream kept. `patch`, when given,
+    is (kind, layer, index, clean) with clean another run's record: kind "z" puts its head `index`'s
+    Z in block `layer`, "weights" its attention weights (Z = A_clean·V), "stream" its stream
+    entering the block at position `index`."""
+    record = {"weights": [], "z": [], "stream": []}
     plain = generate.attention
 
     def attention(q, k, v, causal):
         w, z = plain(q, k, v, causal)
-        zs.append(z)
+        layer = len(record["z"])
+        if patch and patch[1] == layer and patch[0] == "z":
+            z = z.clone()
+            z[patch[2]] = patch[3]["z"][layer][patch[2]]
+        if patch and patch[1] == layer and patch[0] == "weights":
+            w = w.clone()
+            w[patch[2]] = patch[3]["weights"][layer][patch[2]]
+            z = w @ v
+        record["weights"].append(w)
+        record["z"].append(z)
         return w, z
 
-    generate.make_weights = lambda dtype: Loaded(tensors, scale)
+    class Patched(Loaded):
+        def block_input(self, layer, x):
+            if patch and patch[0] == "stream" and patch[1] == layer:
+                x = x.clone()
+                x[patch[2]] = patch[3]["stream"][layer][patch[2]]
+            record["stream"].append(x)
+            return x
+
+    generate.make_weights = lambda dtype: Patched(tensors, scale)
     generate.attention = attention
     try:
-        made = generate.make(name)
+        if ids is None:
+            made = generate.make(name)
+        else:
+            tokenizer, call, _ = generate.MODELS[name]
+            made = call(ids, generate.vocab_size(tokenizer))
     finally:
         generate.attention = plain
-    return made, zs
+    return made, record
 
 
 def attribution(name, tensors, target, versus):
@@ -171,7 +202,8 @@ def attribution(name, tensors, target, versus):
     out["attribution.grad_x_input"] = (x0 * g).sum(-1)
     out["attribution.integrated_gradients"] = (x0 * total / IG_STEPS).sum(-1)
     a = ATTRIBUTION[name]
-    (config, w, layers, _, logits), zs = run(name, tensors)
+    (config, w, layers, _, logits), record = run(name, tensors)
+    zs = record["z"]
     with torch.no_grad():
         u = w.get(a["head"])[target] - w.get(a["head"])[versus]
         x_final = layers[-1]["output"][-1]
@@ -206,10 +238,44 @@ def attribution(name, tensors, target, versus):
     return out
 
 
-def write(name, tensors, listed):
-    header, blobs, offset = {"__metadata__": {"objectives": json.dumps(listed),
-                                              "generator": "tests/reference/models/gradients.py",
-                                              "torch": torch.__version__}}, [], 0
+def patching(name, tensors):
+    """Activation patching (core/model/patching.hpp) of the text against it with its second token
+    changed, for logit[target] − logit[versus]: target the clean run's most likely next token,
+    versus the corrupted run's (or the clean run's second)."""
+    clean_ids = generate.fixture_ids(generate.MODELS[name][0], generate.TEXT)
+    corrupt_ids = list(clean_ids)
+    corrupt_ids[1] = (corrupt_ids[1] + 1) % generate.vocab_size(generate.MODELS[name][0])
+    (_, _, layers, _, clean_logits), clean = run(name, tensors, ids=clean_ids)
+    (_, _, _, _, corrupt_logits), _ = run(name, tensors, ids=corrupt_ids)
+    target = int(torch.argmax(clean_logits))
+    versus = int(torch.argmax(corrupt_logits))
+    if versus == target:
+        versus = int(torch.argsort(clean_logits, descending=True)[1])
+
+    def diff(logits):
+        return float(logits[target] - logits[versus])
+
+    clean_diff, corrupt_diff = diff(clean_logits), diff(corrupt_logits)
+
+    def patched(kind, layer, index):
+        (_, _, _, _, logits), _ = run(name, tensors, ids=corrupt_ids, patch=(kind, layer, index, clean))
+        return (diff(logits) - corrupt_diff) / (clean_diff - corrupt_diff)
+
+    L, h, n = len(layers), clean["z"][0].shape[0], len(clean_ids)
+    out = {"patching.clean_diff": torch.tensor([clean_diff], dtype=torch.float64),
+           "patching.corrupt_diff": torch.tensor([corrupt_diff], dtype=torch.float64)}
+    for key, kind, count in (("heads", "z", h), ("attention", "weights", h), ("residual", "stream", n)):
+        out["patching." + key] = torch.tensor([[patched(kind, layer, i) for i in range(count)] for layer in range(L)],
+                                              dtype=torch.float64)
+    return out, {"clean_ids": clean_ids, "corrupt_ids": corrupt_ids, "target": target, "versus": versus}
+
+
+def write(name, tensors, listed, patched=None):
+    meta = {"objectives": json.dumps(listed), "generator": "tests/reference/models/gradients.py",
+            "torch": torch.__version__}
+    if patched:
+        meta["patching"] = json.dumps(patched)
+    header, blobs, offset = {"__metadata__": meta}, [], 0
     for key, t in tensors.items():
         blob = t.detach().to(torch.float64).contiguous().numpy().tobytes()
         header[key] = {"dtype": "F64", "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
