@@ -19,6 +19,7 @@
 #include "forward_command.hpp"
 #include "attribute_command.hpp"
 #include "grad_command.hpp"
+#include "heads_command.hpp"
 #include "patch_command.hpp"
 #include "shell/gui.hpp"
 #include "tokenize_command.hpp"
@@ -430,6 +431,19 @@ CLI::App* add_patch(CLI::App& cli, PatchOptions& patch, const CLI::Validator& no
     return p;
 }
 
+CLI::App* add_heads(CLI::App& cli, HeadsOptions& heads, const CLI::Validator& not_empty, std::string& memory_budget) {
+    CLI::App* h = cli.add_subcommand("heads",
+                                     "Head detectors over a whole model: previous-token, induction, duplicate-token, "
+                                     "sink, diagonal and copying scores of every head, ranked, as JSON");
+    h->add_option("model", heads.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
+        ->required()
+        ->check(not_empty);
+    h->add_option("--seed", heads.seed, "The probe's seed: 2 x 50 random tokens, repeated (default 1)");
+    h->add_option("-o,--output", heads.out_path, "Where to write the JSON (atomically)")->required()->check(not_empty);
+    add_memory_budget(memory_budget, h);
+    return h;
+}
+
 // A model named as on the hub (gpt2, EleutherAI/pythia-160m) that is no path here: its folder in
 // the local Hugging Face hub cache. False, the problem written, when it is not there.
 bool find_in_hub_cache(std::string* argument) {
@@ -498,6 +512,8 @@ int main(int argc, char** argv) {
     CLI::App* at = add_attribute(cli, attribute, not_empty, memory_budget);
     PatchOptions patch;
     CLI::App* pa = add_patch(cli, patch, not_empty, memory_budget);
+    HeadsOptions heads;
+    CLI::App* hd = add_heads(cli, heads, not_empty, memory_budget);
 
     try {
         cli.parse(argc, argv);
@@ -527,11 +543,13 @@ int main(int argc, char** argv) {
     }
     gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
         flash.memory_budget = grad.run.memory_budget =
-        attribute.objective.run.memory_budget = patch.objective.run.memory_budget = budget;
+        attribute.objective.run.memory_budget = patch.objective.run.memory_budget =
+        heads.memory_budget = budget;
     std::string* const model_argument = fwd->parsed()                   ? &forward.model
                                         : gr->parsed()                  ? &grad.run.model
                                         : at->parsed()                  ? &attribute.objective.run.model
                                         : pa->parsed()                  ? &patch.objective.run.model
+                                        : hd->parsed()                  ? &heads.model
                                         : tok->parsed()                 ? &tokenize.model
                                         : analyze->parsed()             ? &analyze_args.session
                                         : be->parsed()                  ? &bench.model
@@ -553,6 +571,7 @@ int main(int argc, char** argv) {
         if (gr->parsed()) return grad_command(grad);
         if (at->parsed()) return attribute_command(attribute);
         if (pa->parsed()) return patch_command(patch);
+        if (hd->parsed()) return heads_command(heads);
         if (fl->parsed()) return flash_command(flash);
         if (recover->parsed()) return recover_command(recover_options);
         if (exp->parsed()) return export_command(export_options);

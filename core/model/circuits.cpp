@@ -1,5 +1,6 @@
 #include "core/model/circuits.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <functional>
 #include <mutex>
@@ -268,6 +269,52 @@ core::Result<std::vector<PositionSplit>> position_split(const ModelFolder& model
         const Eigen::RowVectorXd by_key = B_Q * (KC + KP).transpose();  // n: the same for every query
         s.bias = (by_query.replicate(1, n).rowwise() + by_key).array() + B_Q.dot(B_K);
         out.push_back(std::move(s));
+    }
+    return R::ok(std::move(out));
+}
+
+core::Result<std::vector<double>> copying_scores(const ModelFolder& model, int layer,
+                                                 const std::function<bool()>& stopped) {
+    using R = core::Result<std::vector<double>>;
+    const ModelConfig& c = model.config();
+    if (layer < 0 || layer >= c.layers) return R::fail({{"", "no layer " + std::to_string(layer) + " in the model"}});
+    core::Result<std::optional<Norm<double>>> norm = input_norm(model, layer);
+    if (!norm) return R::fail(std::move(norm.problems));
+    const std::string& E = model.names().token_embeddings;
+    const std::string& W_U = model.names().lm_head.empty() ? E : model.names().lm_head;
+    Matrix G = Matrix::Zero(c.d_model, c.d_model);  // W_Uᵀ·X
+    core::Problems problems;
+    const core::Problems read = for_each_vocab_block<double>(
+        model, E, [&](Eigen::Index first, const Eigen::Ref<const Matrix>& rows) {
+            if (!problems.empty() || (stopped && stopped())) return;
+            const Matrix X = normed(*norm.value, rows, c.embedding_scale);
+            if (W_U == E) {
+                G.noalias() += rows.transpose() * X;
+                return;
+            }
+            std::vector<int> at(static_cast<size_t>(rows.rows()));
+            for (size_t i = 0; i < at.size(); ++i) at[i] = static_cast<int>(first) + static_cast<int>(i);
+            core::Result<Matrix> unembed = read_table_rows<double>(model, W_U, at, c.d_model);
+            if (!unembed) {
+                problems = std::move(unembed.problems);
+                return;
+            }
+            G.noalias() += unembed.value->transpose() * X;
+        });
+    if (!read.empty()) return R::fail(read);
+    if (!problems.empty()) return R::fail(std::move(problems));
+    if (stopped && stopped()) return R::fail({{"", "stopped"}});
+    core::Result<core::Session> session = session_on(model, layer, Matrix::Zero(1, c.d_model), {0});
+    if (!session) return R::fail(std::move(session.problems));
+    const core::Params& p = session.value->params;
+    const int d_v = session.value->config.d_v;
+    std::vector<double> out;
+    for (int h = 0; h < session.value->config.heads; ++h) {
+        const Matrix M = p.W_O.middleRows(static_cast<Eigen::Index>(h) * d_v, d_v) * G *
+                         p.heads[static_cast<size_t>(p.kv_owner(h))].W_V;  // d_v × d_v
+        const Eigen::VectorXcd lambda = Eigen::EigenSolver<Matrix>(M, false).eigenvalues();
+        const double magnitude = lambda.cwiseAbs().sum();
+        out.push_back(magnitude > 0 ? lambda.real().sum() / magnitude : 0.0);
     }
     return R::ok(std::move(out));
 }

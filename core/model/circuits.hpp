@@ -82,6 +82,15 @@ struct TokenCircuitOptions {
 core::Result<TokenCircuits> token_circuits(const ModelFolder& model, int layer, const std::vector<std::int32_t>& ids,
                                            int top, const TokenCircuitOptions& options = {});
 
+// The copying score of every head of layer `layer` in token space: the eigenvalues λ of the OV
+// circuit W_E·W_OV⁽ʰ⁾·W_Uᵀ (vocab × vocab, W_E's rows the token rows x_t above) are, but for zeros,
+// those of the d_v × d_v W_O⁽ʰ⁾·(W_Uᵀ·X)·W_V, where W_Uᵀ·X = Σ_t W_U[t]ᵀ·x_t (d_model × d_model) is
+// summed over the vocabulary a block at a time; copying = Σ Re λ / Σ |λ| in [−1, 1] (0 when every λ
+// is 0): 1 for a head whose every eigenvalue is positive (what it attends to, it raises). Refused: a
+// layer the model lacks, a tensor that cannot be read, a stop asked for by `stopped`.
+core::Result<std::vector<double>> copying_scores(const ModelFolder& model, int layer,
+                                                 const std::function<bool()>& stopped = {});
+
 // Layer 0's scores_raw of one head split as above (n×n each).
 struct PositionSplit {
     core::Matrix content_content, content_position, position_content, position_position, bias;

@@ -197,6 +197,32 @@ TEST_F(GradCli, PatchRefusesSentencesOfDifferentLengths) {
     }
 }
 
+TEST_F(GradCli, HeadsWritesEveryScoreAndItsRanking) {
+    const auto ref = TensorFile::open((models_dir.parent_path() / "gradients" / "gpt2.safetensors").string());
+    ASSERT_TRUE(ref);
+    const fs::path out_json = scratch.path / "heads.json";
+    const Outcome o = run_attnviz({"heads", (models_dir / "gpt2").string(), "--seed", "1", "-o", out_json.string()});
+    ASSERT_EQ(o.code, 0) << o.err;
+    const json h = json::parse(attnviz::test::slurp(out_json));
+    EXPECT_EQ(h.at("probe_token_ids"), json::parse(ref.value->metadata().at("heads")).at("probe"));
+    EXPECT_EQ(h.at("probe_tokens").size(), h.at("probe_token_ids").size());
+    for (const std::string key : {"previous_token", "induction", "duplicate_token", "sink", "diagonal", "copying"}) {
+        const std::vector<double> want = ref.value->read("heads." + key).value->values;
+        std::vector<double> got;
+        for (const json& row : h.at("scores").at(key))
+            for (const json& v : row) got.push_back(v.get<double>());
+        ASSERT_EQ(got.size(), want.size()) << key;
+        for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9) << key << " " << i;
+        const json& ranked = h.at("ranked").at(key);
+        ASSERT_EQ(ranked.size(), got.size());
+        for (size_t i = 1; i < ranked.size(); ++i)
+            EXPECT_GE(ranked[i - 1].at("score").get<double>(), ranked[i].at("score").get<double>()) << key;
+    }
+    const Outcome missing = run_attnviz({"heads", (scratch.path / "none").string(), "-o", out_json.string() + "2"});
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_NE(missing.err.find("no such folder"), std::string::npos) << missing.err;
+}
+
 TEST_F(GradCli, AttributeRefusesWithoutATargetOrWithBadSteps) {
     const std::string gpt2 = (models_dir / "gpt2").string(), out_json = (scratch.path / "a.json").string();
     for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{

@@ -21,7 +21,9 @@ Each file holds, in F64, per objective O:
 and the metadata "objectives": a JSON list of {"name", "kind", "target", "versus", "weights"}.
 For gpt2 and llama, activation patching (patching()): patching.clean_diff, .corrupt_diff [1],
 patching.heads and .attention [layers × heads], patching.residual [layers × n], and the metadata
-"patching": {"clean_ids", "corrupt_ids", "target", "versus"}.
+"patching": {"clean_ids", "corrupt_ids", "target", "versus"}; the head detectors' scores
+heads.previous_token, .induction, .duplicate_token, .sink, .diagonal, .copying [layers × heads] on
+the probe of seed 1, and the metadata "heads": {"seed", "probe"}.
 For gpt2 (LayerNorm) and llama (RMSNorm), the attribution of the difference (attribution()):
   attribution.grad_x_input, .integrated_gradients   [n] (IG_STEPS points)
   attribution.dla_heads [layers × heads], .dla_mlps [layers], .dla_embeddings [1], .dla_bias [1],
@@ -123,12 +125,14 @@ def gradients(name):
                 store_weight_gradient(out, key, n, torch.zeros_like(w.leaves[n]) if g is None else g)
         listed.append({"name": key, "kind": "mean_loss" if key == "loss" else key, "target": target,
                        "versus": versus, "weights": with_weights})
-    patched = None
+    patched = detected = None
     if name in ATTRIBUTION:
         out.update(attribution(name, tensors, target, versus))
         values, patched = patching(name, tensors)
         out.update(values)
-    return out, listed, patched
+        values, detected = detectors(name, tensors)
+        out.update(values)
+    return out, listed, patched, detected
 
 
 # Attribution (core/model/attribution.hpp) of the logit difference, for a model of each final norm:
@@ -270,11 +274,83 @@ def patching(name, tensors):
     return out, {"clean_ids": clean_ids, "corrupt_ids": corrupt_ids, "target": target, "versus": versus}
 
 
-def write(name, tensors, listed, patched=None):
+def probe(vocab, seed, half):
+    """core/model/head_detectors.hpp's probe: `half` ids by splitmix64 from the seed, then again."""
+    mask, ids = (1 << 64) - 1, []
+    for k in range(half):
+        z = (seed + k * 0x9E3779B97F4A7C15) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        ids.append(z % vocab)
+    return ids + ids
+
+
+# Where each model keeps a head's W_V and W_O, its attention's norm and its LM head (detectors()).
+DETECTORS = {
+    "gpt2": {"half": 16, "eps": 1e-5, "norm": "transformer.h.%d.ln_1", "head": "transformer.wte.weight",
+             "embed": "transformer.wte.weight"},
+    "llama": {"half": 50, "eps": 1e-5, "norm": "model.layers.%d.input_layernorm", "head": "lm_head.weight",
+              "embed": "model.embed_tokens.weight"},
+}
+
+
+def detectors(name, tensors, seed=1):
+    """The head detectors' scores from the definitions on the probe (core/model/head_detectors.hpp)."""
+    a = DETECTORS[name]
+    vocab = generate.vocab_size(generate.MODELS[name][0])
+    ids = probe(vocab, seed, a["half"])
+    (config, w, layers, _, _), record = run(name, tensors, ids=ids)
+    n, half = len(ids), a["half"]
+    first = {}
+    for i, t in enumerate(ids):
+        first.setdefault(t, i)
+    keys = ("previous_token", "induction", "duplicate_token", "sink", "diagonal", "copying")
+    scores = {k: [] for k in keys}
+    with torch.no_grad():
+        E = w.get(a["embed"])
+        for L, A in enumerate(record["weights"]):
+            rows = {k: [] for k in keys}
+            if name == "gpt2":
+                X = generate.layer_norm(E, w.get(a["norm"] % L + ".weight"), w.get(a["norm"] % L + ".bias"), a["eps"])
+            else:
+                X = generate.rms_norm(E, w.get(a["norm"] % L + ".weight"), a["eps"])
+            G = w.get(a["head"]).T @ X  # W_Uᵀ·X, d_model × d_model
+            for h in range(A.shape[0]):
+                P = A[h]
+                rows["previous_token"].append(float(sum(P[i, i - 1] for i in range(1, n)) / (n - 1)))
+                rows["induction"].append(float(sum(P[i, first[ids[i]] + 1] for i in range(half, n)) / (n - half)))
+                dup = [float(sum(P[i, j] for j in range(i) if ids[j] == ids[i])) for i in range(n)
+                       if ids[i] in ids[:i]]
+                rows["duplicate_token"].append(sum(dup) / len(dup))
+                rows["sink"].append(float(P[:, 0].mean()))
+                rows["diagonal"].append(float(torch.diagonal(P).mean()))
+                if name == "gpt2":
+                    d = E.shape[1]
+                    dh = d // A.shape[0]
+                    W_V = w.get("transformer.h.%d.attn.c_attn.weight" % L)[:, 2 * d + h * dh:2 * d + (h + 1) * dh]
+                    W_O = w.get("transformer.h.%d.attn.c_proj.weight" % L)[h * dh:(h + 1) * dh]
+                else:
+                    v = w.get("model.layers.%d.self_attn.v_proj.weight" % L)
+                    o = w.get("model.layers.%d.self_attn.o_proj.weight" % L)
+                    dh = o.shape[1] // A.shape[0]
+                    g = h // (A.shape[0] // (v.shape[0] // dh))
+                    W_V, W_O = v[g * dh:(g + 1) * dh].T, o[:, h * dh:(h + 1) * dh].T
+                lam = torch.linalg.eigvals(W_O @ G @ W_V)
+                rows["copying"].append(float(lam.real.sum() / lam.abs().sum()))
+            for k in keys:
+                scores[k].append(rows[k])
+    out = {"heads." + k: torch.tensor(v, dtype=torch.float64) for k, v in scores.items()}
+    return out, {"seed": seed, "probe": ids}
+
+
+def write(name, tensors, listed, patched=None, detected=None):
     meta = {"objectives": json.dumps(listed), "generator": "tests/reference/models/gradients.py",
             "torch": torch.__version__}
     if patched:
         meta["patching"] = json.dumps(patched)
+    if detected:
+        meta["heads"] = json.dumps(detected)
     header, blobs, offset = {"__metadata__": meta}, [], 0
     for key, t in tensors.items():
         blob = t.detach().to(torch.float64).contiguous().numpy().tobytes()
