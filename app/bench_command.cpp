@@ -17,6 +17,7 @@
 #include "core/attention/presets.hpp"
 #include "core/base/format.hpp"
 #include "core/base/splitmix.hpp"
+#include "core/model/backward.hpp"
 #include "core/model/runtime.hpp"
 
 namespace attnviz::app {
@@ -101,8 +102,24 @@ int run_model(const BenchOptions& o, const model::ModelFolder& m, const std::vec
         return exit_invalid;
     }
     const model::ModelConfig& c = m.config();
+    // The backward pass of the logit difference of tokens 0 and 1 at the last position, with
+    // every weight's gradient, from the last forward's state.
+    Timing backward;
+    if (o.backward) {
+        const model::Objective objective{model::Objective::Kind::difference, 0, 1};
+        model::ModelGradients<Scalar> gradients;  // reused from one run to the next, as the run state is
+        backward = time_runs(o.reps, [&] {
+            if (!failure.empty()) return;
+            const core::Problems p = model::model_gradients_into<Scalar>(gradients, m, state, objective, true);
+            if (!p.empty()) failure = p.front().str();
+        });
+        if (!failure.empty()) {
+            std::cerr << "error: " << failure << "\n";
+            return exit_invalid;
+        }
+    }
     if (o.json) {
-        const nlohmann::ordered_json out = {{"median_ms", full.median_ms},
+        nlohmann::ordered_json out = {{"median_ms", full.median_ms},
                                             {"min_ms", full.min_ms},
                                             {"model_type", model::to_string(c.architecture)},
                                             {"n", ids.size()},
@@ -113,12 +130,19 @@ int run_model(const BenchOptions& o, const model::ModelFolder& m, const std::vec
                                             {"dtype", o.dtype},
                                             {"threads", threads},
                                             {"reps", o.reps}};
+        if (o.backward) {
+            out["backward_median_ms"] = backward.median_ms;
+            out["backward_min_ms"] = backward.min_ms;
+        }
         std::cout << out.dump() << "\n";
     } else {
         std::printf("attnviz bench: %s, %d layers, d_model=%d heads=%d vocab=%d, n=%zu, %s, %d thread%s, %d runs\n",
                     model::to_string(c.architecture), c.layers, c.d_model, c.heads, c.vocab_size, ids.size(),
                     o.dtype.c_str(), threads, threads == 1 ? "" : "s", o.reps);
         std::printf("  forward pass  median %9.3f ms  min %9.3f ms\n", full.median_ms, full.min_ms);
+        if (o.backward)
+            std::printf("  backward pass median %9.3f ms  min %9.3f ms  (%.2f x the forward)\n", backward.median_ms,
+                        backward.min_ms, backward.min_ms / full.min_ms);
     }
     return std::cout ? exit_ok : exit_io;
 }

@@ -30,7 +30,7 @@ int write_gradients(const GradOptions& o, const model::ModelFolder& m, const mod
     const core::Result<model::ModelGradients<Scalar>> g = model::model_gradients<Scalar>(m, state, objective);
     if (!g) return refuse(g.problems);
     std::vector<core::TensorToWrite> tensors;
-    for (const auto& [name, d] : g.value->weights) {
+    for (const auto& [name, d] : g.value->weights.values()) {
         core::TensorToWrite t{name, m.weights().find(name)->shape};
         if constexpr (sizeof(Scalar) == 4) t.floats = d.data(); else t.doubles = d.data();
         tensors.push_back(std::move(t));

@@ -313,6 +313,8 @@ CLI::App* add_bench(CLI::App& cli, BenchOptions& bench, std::string& memory_budg
     be->add_option("--model", bench.model,
                    "A model folder: time its whole forward pass on --n random token ids instead (with the "
                    "last position's logits)");
+    be->add_flag("--backward", bench.backward,
+                 "With --model: time the whole backward pass too (a logit difference, every weight's gradient)");
     be->add_flag("--gemm", bench.gemm,
                  "Time the matrix products alone at a layer's shapes, float and double, in GFLOP/s, with the "
                  "kernel used");

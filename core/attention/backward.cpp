@@ -121,9 +121,9 @@ void attention_backward(const Config& c, const Eigen::Ref<const MatrixT<Scalar>>
     out.d_b_O.resize(0, 0);
     if (weights_too) {
         if (w.o_transposed)
-            out.d_W_O.noalias() = G.transpose() * t.concat;  // d_model × h·d_v
+            product_of_transpose<Scalar>(G, t.concat, out.d_W_O);  // d_model × h·d_v
         else
-            out.d_W_O.noalias() = t.concat.transpose() * G;  // h·d_v × d_model
+            product_of_transpose<Scalar>(t.concat, G, out.d_W_O);  // h·d_v × d_model
         if (!w.b_O.empty()) out.d_b_O = G.colwise().sum();
     }
     heads_backward(c, t, d_concat, out.d_projections, out.d_weights);
@@ -149,9 +149,9 @@ void attention_backward(const Config& c, const Eigen::Ref<const MatrixT<Scalar>>
     out.d_b_qkv.resize(0, 0);
     if (!weights_too) return;
     if (w.qkv_transposed)
-        out.d_W_qkv.noalias() = d_P.transpose() * X;  // qkv_columns × d_model
+        product_of_transpose<Scalar>(d_P, X, out.d_W_qkv);  // qkv_columns × d_model
     else
-        out.d_W_qkv.noalias() = X.transpose() * d_P;  // d_model × qkv_columns
+        product_of_transpose<Scalar>(X, d_P, out.d_W_qkv);  // d_model × qkv_columns
     if (!w.b_qkv.empty()) out.d_b_qkv = d_P.leftCols(w.b_qkv.cols).colwise().sum();
 }
 

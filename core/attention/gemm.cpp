@@ -228,6 +228,20 @@ MatrixT<Scalar> widened(const WeightsView<Scalar>& W) {
     return m;
 }
 
+template <class Scalar>
+void product_of_transpose(RowsInT<Scalar> a, RowsInT<Scalar> b, MatrixT<Scalar>& y) {
+    const MatrixT<Scalar> a_t = a.transpose();  // p × n
+    y.resize(a.cols(), b.cols());
+    if (b.outerStride() == b.cols()) {  // rows one after another, as a view takes them
+        product<Scalar, Scalar>(a_t, MatrixView<Scalar>{b.data(), b.rows(), b.cols()}, false, y);
+        return;
+    }
+    const MatrixT<Scalar> b_rows = b;
+    product<Scalar, Scalar>(a_t, view_of(b_rows), false, y);
+}
+
+template void product_of_transpose<double>(RowsInT<double>, RowsInT<double>, MatrixT<double>&);
+template void product_of_transpose<float>(RowsInT<float>, RowsInT<float>, MatrixT<float>&);
 template void project<double>(RowsInT<double>, const WeightsView<double>&, bool, MatrixT<double>&);
 template void project<float>(RowsInT<float>, const WeightsView<float>&, bool, MatrixT<float>&);
 template void project_into<double>(RowsInT<double>, const WeightsView<double>&, bool, RowsOutT<double>);

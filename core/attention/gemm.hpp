@@ -86,10 +86,17 @@ void project(RowsInT<Scalar> x, const MatrixView<Scalar>& W, bool transposed, Ma
     project<Scalar>(x, WeightsView<Scalar>(W), transposed, y);
 }
 
+// y = aᵀ·b (a: n×p, b: n×q; y: p×q, resized): the product above with a transposed once (a
+// weight's gradient from a layer's input and its output's gradient).
+template <class Scalar>
+void product_of_transpose(RowsInT<Scalar> a, RowsInT<Scalar> b, MatrixT<Scalar>& y);
+
 // The weights' values in the compute type (a copy: for the few places that need them whole).
 template <class Scalar>
 MatrixT<Scalar> widened(const WeightsView<Scalar>& W);
 
+extern template void product_of_transpose<double>(RowsInT<double>, RowsInT<double>, MatrixT<double>&);
+extern template void product_of_transpose<float>(RowsInT<float>, RowsInT<float>, MatrixT<float>&);
 extern template void project<double>(RowsInT<double>, const WeightsView<double>&, bool, MatrixT<double>&);
 extern template void project<float>(RowsInT<float>, const WeightsView<float>&, bool, MatrixT<float>&);
 extern template void project_into<double>(RowsInT<double>, const WeightsView<double>&, bool, RowsOutT<double>);

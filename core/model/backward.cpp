@@ -13,14 +13,15 @@ using core::Problems;
 
 Problems fail(std::string message) { return {{"", std::move(message)}}; }
 
-// A tensor of the model as zeros, shaped as stored (a 1-D tensor as one row).
+// A tensor's entry in `grads` as zeros of its stored shape (a 1-D tensor as one row) on the
+// pass's first use, for rows to be added into.
 template <class Scalar>
-MatrixT<Scalar> zeros_like(const ModelFolder& model, const std::string& name) {
+MatrixT<Scalar>& zeros_of(NamedGradients<Scalar>& grads, const ModelFolder& model, const std::string& name) {
     const core::TensorInfo* info = model.weights().find(name);
-    if (!info || info->shape.empty()) return {};
-    const auto rows = static_cast<Eigen::Index>(info->shape.size() == 1 ? 1 : info->shape[0]);
-    const auto cols = static_cast<Eigen::Index>(info->shape.back());
-    return MatrixT<Scalar>::Zero(rows, cols);
+    const bool known = info && !info->shape.empty();
+    const auto rows = static_cast<Eigen::Index>(!known ? 0 : info->shape.size() == 1 ? 1 : info->shape[0]);
+    const auto cols = static_cast<Eigen::Index>(known ? info->shape.back() : 0);
+    return grads.zeros(name, rows, cols);
 }
 
 // What keeps the objective from being taken on this run.
@@ -69,8 +70,7 @@ Problems logit_backward(const ModelFolder& model, const RunState<Scalar>& s, con
     if (!rows) return rows.problems;
     g.value = 0;
     g.d_hidden = MatrixT<Scalar>::Zero(n, c.d_model);
-    MatrixT<Scalar> head;
-    if (grads) head = zeros_like<Scalar>(model, model.names().lm_head);
+    MatrixT<Scalar>* head = grads ? &zeros_of(*grads, model, model.names().lm_head) : nullptr;
     for (size_t k = 0; k < ids.size(); ++k) {
         const Scalar logit = s.logits_last(ids[k]);
         g.value += static_cast<double>(signs[k] * logit);
@@ -80,9 +80,8 @@ Problems logit_backward(const ModelFolder& model, const RunState<Scalar>& s, con
             d *= static_cast<Scalar>(1 / std::pow(std::cosh(z / c.final_softcap), 2));
         }
         g.d_hidden.row(last) += d * rows.value->row(static_cast<Eigen::Index>(k));
-        if (grads) head.row(ids[k]) += d * s.hidden.row(last);
+        if (head) head->row(ids[k]) += d * s.hidden.row(last);
     }
-    add_gradient(grads, model.names().lm_head, head);
     return {};
 }
 
@@ -122,14 +121,13 @@ Problems loss_backward(const ModelFolder& model, const RunState<Scalar>& s, Mode
     g.value = loss / static_cast<double>(n - 1);
     if (cap_derivative.size()) d_logits.array() *= cap_derivative.array();
     g.d_hidden = MatrixT<Scalar>::Zero(n, c.d_model);
-    MatrixT<Scalar> head;
-    if (grads) head = zeros_like<Scalar>(model, model.names().lm_head);
+    MatrixT<Scalar>* head = grads ? &zeros_of(*grads, model, model.names().lm_head) : nullptr;
     p = for_each_lm_head_block<Scalar>(model, [&](Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& W_U) {
         g.d_hidden.noalias() += d_logits.middleCols(first, W_U.rows()) * W_U;
-        if (grads) head.middleRows(first, W_U.rows()).noalias() = d_logits.middleCols(first, W_U.rows()).transpose() * s.hidden;
+        if (head)
+            head->middleRows(first, W_U.rows()).noalias() += d_logits.middleCols(first, W_U.rows()).transpose() * s.hidden;
     });
     if (!p.empty()) return p;
-    add_gradient(grads, model.names().lm_head, head);
     return {};
 }
 
@@ -138,7 +136,7 @@ Problems loss_backward(const ModelFolder& model, const RunState<Scalar>& s, Mode
 // head after head, nn.Linear's query, key and value rows split.
 template <class Scalar>
 void add_attention_gradients(const ModelFolder& model, int layer, const core::AttentionGradientsT<Scalar>& a,
-                             NamedGradients<Scalar>* grads) {
+                             NamedGradients<Scalar>& grads) {
     const ModelConfig& c = model.config();
     const BlockNames& b = model.names().blocks[static_cast<size_t>(layer)];
     const Eigen::Index q = Eigen::Index{c.heads} * c.d_k, kv = Eigen::Index{c.kv_heads} * c.d_k;
@@ -152,25 +150,25 @@ void add_attention_gradients(const ModelFolder& model, int layer, const core::At
                         qkv_rows.middleRows((Eigen::Index{part} * c.heads + h) * c.d_k, c.d_k);
             return stored;
         };
-        add_gradient(grads, b.qkv, per_head(a.d_W_qkv));
-        if (a.d_b_qkv.size()) add_gradient<Scalar>(grads, b.qkv_b, per_head(a.d_b_qkv.transpose()).transpose());
+        grads.add(b.qkv, per_head(a.d_W_qkv));
+        if (a.d_b_qkv.size()) grads.add(b.qkv_b, per_head(a.d_b_qkv.transpose()).transpose());
     } else if (!b.qkv.empty()) {
-        add_gradient(grads, b.qkv, a.d_W_qkv);
-        if (a.d_b_qkv.size()) add_gradient(grads, b.qkv_b, a.d_b_qkv);
+        grads.add(b.qkv, a.d_W_qkv);
+        if (a.d_b_qkv.size()) grads.add(b.qkv_b, a.d_b_qkv);
     } else {
-        add_gradient<Scalar>(grads, b.q, a.d_W_qkv.topRows(q));
-        add_gradient<Scalar>(grads, b.k, a.d_W_qkv.middleRows(q, kv));
-        add_gradient<Scalar>(grads, b.v, a.d_W_qkv.middleRows(q + kv, kv));
+        grads.add(b.q, a.d_W_qkv.topRows(q));
+        grads.add(b.k, a.d_W_qkv.middleRows(q, kv));
+        grads.add(b.v, a.d_W_qkv.middleRows(q + kv, kv));
         if (a.d_b_qkv.size()) {
-            add_gradient<Scalar>(grads, b.q_b, a.d_b_qkv.leftCols(q));
-            add_gradient<Scalar>(grads, b.k_b, a.d_b_qkv.middleCols(q, kv));
-            add_gradient<Scalar>(grads, b.v_b, a.d_b_qkv.middleCols(q + kv, kv));
+            grads.add(b.q_b, a.d_b_qkv.leftCols(q));
+            grads.add(b.k_b, a.d_b_qkv.middleCols(q, kv));
+            grads.add(b.v_b, a.d_b_qkv.middleCols(q + kv, kv));
         }
     }
-    add_gradient(grads, b.o, a.d_W_O);
-    if (a.d_b_O.size()) add_gradient(grads, b.o_b, a.d_b_O);
-    if (a.d_q_norm.size()) add_gradient(grads, b.q_norm, a.d_q_norm);
-    if (a.d_k_norm.size()) add_gradient(grads, b.k_norm, a.d_k_norm);
+    grads.add(b.o, a.d_W_O);
+    if (a.d_b_O.size()) grads.add(b.o_b, a.d_b_O);
+    if (a.d_q_norm.size()) grads.add(b.q_norm, a.d_q_norm);
+    if (a.d_k_norm.size()) grads.add(b.k_norm, a.d_k_norm);
 }
 
 // Steps 4–3 of a block backwards: from d_out (the stream after it) to d_x (the stream entering it)
@@ -247,7 +245,7 @@ Problems block_backward(const ModelFolder& model, const RunState<Scalar>& s, int
     core::AttentionGradientsT<Scalar> a;
     core::attention_backward<Scalar>(run.config, run.input, aw.value->layer(), run.trace, bg.d_attention_output, a,
                                      grads != nullptr);
-    add_attention_gradients(model, layer, a, grads);
+    if (grads) add_attention_gradients(model, layer, a, *grads);
     bg.d_weights = std::move(a.d_weights);
     bg.d_attention_input = std::move(a.d_X);
     if (c.pre_norm() && c.input_norms) {  // a = norm_attention(x)
@@ -268,21 +266,15 @@ void embeddings_backward(const ModelFolder& model, const RunState<Scalar>& s, co
                          NamedGradients<Scalar>& grads) {
     const ModelConfig& c = model.config();
     const ModelNames& names = model.names();
-    MatrixT<Scalar> tokens = zeros_like<Scalar>(model, names.token_embeddings);
+    MatrixT<Scalar>& tokens = zeros_of(grads, model, names.token_embeddings);
     for (size_t i = 0; i < s.token_ids.size(); ++i)
         tokens.row(s.token_ids[i]) += static_cast<Scalar>(c.embedding_scale) * d_x0.row(static_cast<Eigen::Index>(i));
-    add_gradient(&grads, names.token_embeddings, tokens);
     if (c.learned_positions() && !names.position_embeddings.empty()) {
-        MatrixT<Scalar> positions = zeros_like<Scalar>(model, names.position_embeddings);
+        MatrixT<Scalar>& positions = zeros_of(grads, model, names.position_embeddings);
         const std::vector<int> at = position_ids(c, s.token_ids);
         for (size_t i = 0; i < at.size(); ++i) positions.row(at[i]) += d_x0.row(static_cast<Eigen::Index>(i));
-        add_gradient(&grads, names.position_embeddings, positions);
     }
-    if (!names.type_embeddings.empty()) {
-        MatrixT<Scalar> types = zeros_like<Scalar>(model, names.type_embeddings);
-        types.row(0) = d_x0.colwise().sum();
-        add_gradient(&grads, names.type_embeddings, types);
-    }
+    if (!names.type_embeddings.empty()) zeros_of(grads, model, names.type_embeddings).row(0) += d_x0.colwise().sum();
 }
 
 }  // namespace
@@ -299,25 +291,24 @@ std::string describe(const Objective& o) {
 }
 
 template <class Scalar>
-core::Result<ModelGradients<Scalar>> model_gradients(const ModelFolder& model, const RunState<Scalar>& s,
-                                                     const Objective& objective, bool weights) {
-    using R = core::Result<ModelGradients<Scalar>>;
-    if (Problems p = objective_problems(model, s, objective); !p.empty()) return R::fail(std::move(p));
+Problems model_gradients_into(ModelGradients<Scalar>& g, const ModelFolder& model, const RunState<Scalar>& s,
+                              const Objective& objective, bool weights) {
+    if (Problems p = objective_problems(model, s, objective); !p.empty()) return p;
     const ModelConfig& c = model.config();
     const ModelNames& names = model.names();
-    ModelGradients<Scalar> g;
     g.objective = objective;
+    g.weights.begin();
     NamedGradients<Scalar>* grads = weights ? &g.weights : nullptr;
     // 6. LM head
     Problems p = objective.kind == Objective::Kind::mean_loss ? loss_backward(model, s, g, grads)
                                                               : logit_backward(model, s, objective, g, grads);
-    if (!p.empty()) return R::fail(std::move(p));
+    if (!p.empty()) return p;
     // 5. final norm
     MatrixT<Scalar> d_x;
     const MatrixT<Scalar>& x_last = s.stream_into(c.layers);
     if (c.final_norm()) {
         const core::Result<Norm<Scalar>> norm = read_norm<Scalar>(model, names.final_norm_w, names.final_norm_b);
-        if (!norm) return R::fail(norm.problems);
+        if (!norm) return norm.problems;
         norm_backward(*norm.value, x_last, g.d_hidden, d_x, grads, names.final_norm_w, names.final_norm_b);
     } else {
         d_x = g.d_hidden;
@@ -327,14 +318,28 @@ core::Result<ModelGradients<Scalar>> model_gradients(const ModelFolder& model, c
     for (int layer = c.layers - 1; layer >= 0; --layer) {
         BlockGradients<Scalar>& bg = g.blocks[static_cast<size_t>(layer)];
         bg.d_output = std::move(d_x);
-        if (Problems q = block_backward(model, s, layer, bg, d_x, grads); !q.empty()) return R::fail(std::move(q));
+        if (Problems q = block_backward(model, s, layer, bg, d_x, grads); !q.empty()) return q;
     }
     // 0. embeddings
     g.d_embeddings = std::move(d_x);
     if (weights) embeddings_backward(model, s, g.d_embeddings, g.weights);
+    g.weights.drop_unwritten();
+    return {};
+}
+
+template <class Scalar>
+core::Result<ModelGradients<Scalar>> model_gradients(const ModelFolder& model, const RunState<Scalar>& s,
+                                                     const Objective& objective, bool weights) {
+    using R = core::Result<ModelGradients<Scalar>>;
+    ModelGradients<Scalar> g;
+    if (Problems p = model_gradients_into(g, model, s, objective, weights); !p.empty()) return R::fail(std::move(p));
     return R::ok(std::move(g));
 }
 
+template Problems model_gradients_into<float>(ModelGradients<float>&, const ModelFolder&, const RunState<float>&,
+                                              const Objective&, bool);
+template Problems model_gradients_into<double>(ModelGradients<double>&, const ModelFolder&, const RunState<double>&,
+                                               const Objective&, bool);
 template core::Result<ModelGradients<float>> model_gradients<float>(const ModelFolder&, const RunState<float>&,
                                                                     const Objective&, bool);
 template core::Result<ModelGradients<double>> model_gradients<double>(const ModelFolder&, const RunState<double>&,

@@ -74,7 +74,17 @@ struct ModelGradients {
 template <class Scalar>
 core::Result<ModelGradients<Scalar>> model_gradients(const ModelFolder& model, const RunState<Scalar>& state,
                                                      const Objective& objective, bool weights = true);
+// The same into `gradients`, whose matrices are reused where their shapes match (a second pass of
+// the same model and n allocates nothing new): what model_gradients gives, or the problems (the
+// gradients are then partly computed).
+template <class Scalar>
+core::Problems model_gradients_into(ModelGradients<Scalar>& gradients, const ModelFolder& model,
+                                    const RunState<Scalar>& state, const Objective& objective, bool weights = true);
 
+extern template core::Problems model_gradients_into<float>(ModelGradients<float>&, const ModelFolder&,
+                                                          const RunState<float>&, const Objective&, bool);
+extern template core::Problems model_gradients_into<double>(ModelGradients<double>&, const ModelFolder&,
+                                                           const RunState<double>&, const Objective&, bool);
 extern template core::Result<ModelGradients<float>> model_gradients<float>(const ModelFolder&, const RunState<float>&,
                                                                            const Objective&, bool);
 extern template core::Result<ModelGradients<double>> model_gradients<double>(const ModelFolder&,

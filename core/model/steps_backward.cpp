@@ -8,10 +8,29 @@
 namespace attnviz::model {
 
 template <class Scalar>
-void add_gradient(NamedGradients<Scalar>* into, const std::string& name, const MatrixT<Scalar>& d) {
-    if (!into || name.empty()) return;
-    auto [at, added] = into->try_emplace(name, d);
-    if (!added) at->second += d;
+void NamedGradients<Scalar>::add_product(const std::string& name, const MatrixT<Scalar>& a, const MatrixT<Scalar>& b) {
+    if (name.empty()) return;
+    MatrixT<Scalar>& m = values_[name];
+    if (written_.insert(name).second) {
+        core::product_of_transpose<Scalar>(a, b, m);
+        return;
+    }
+    MatrixT<Scalar> sum;
+    core::product_of_transpose<Scalar>(a, b, sum);
+    m += sum;
+}
+
+template <class Scalar>
+MatrixT<Scalar>& NamedGradients<Scalar>::zeros(const std::string& name, Eigen::Index rows, Eigen::Index cols) {
+    MatrixT<Scalar>& m = values_[name];
+    if (written_.insert(name).second) m.setZero(rows, cols);
+    return m;
+}
+
+template <class Scalar>
+void NamedGradients<Scalar>::drop_unwritten() {
+    for (auto it = values_.begin(); it != values_.end();)
+        it = written_.count(it->first) ? std::next(it) : values_.erase(it);
 }
 
 template <class Scalar>
@@ -56,7 +75,7 @@ void norm_backward(const Norm<Scalar>& norm, const MatrixT<Scalar>& x, const Mat
         const MatrixT<Scalar> g = d_y.array().rowwise() * scale.array();
         const Column g_dot_x = (g.array() * x.array()).rowwise().sum() / d;
         d_x = (g.array().colwise() * rho) - (x.array().colwise() * (rho.cube() * g_dot_x));
-        if (grads) add_gradient<Scalar>(grads, w_name, (d_y.array() * (x.array().colwise() * rho)).colwise().sum());
+        if (grads) grads->add(w_name, (d_y.array() * (x.array().colwise() * rho)).colwise().sum().matrix());
         return;
     }
     const Column mean = x.array().rowwise().mean();
@@ -67,8 +86,8 @@ void norm_backward(const Norm<Scalar>& norm, const MatrixT<Scalar>& x, const Mat
     const Column g_mean = g.array().rowwise().mean(), g_x_mean = (g.array() * x_hat.array()).rowwise().sum() / d;
     d_x = ((g.array().colwise() - g_mean) - x_hat.array().colwise() * g_x_mean).colwise() / sigma;
     if (grads) {
-        add_gradient<Scalar>(grads, w_name, (d_y.array() * x_hat.array()).colwise().sum());
-        add_gradient<Scalar>(grads, b_name, d_y.colwise().sum());
+        grads->add(w_name, (d_y.array() * x_hat.array()).colwise().sum().matrix());
+        grads->add(b_name, d_y.colwise().sum());
     }
 }
 
@@ -79,10 +98,10 @@ void projection_backward(const Projection<Scalar>& p, const MatrixT<Scalar>& x, 
     if (d_x) core::project<Scalar>(d_y, p.W.view(), !p.transposed, *d_x);
     if (!grads) return;
     if (p.transposed)
-        add_gradient<Scalar>(grads, w_name, d_y.transpose() * x);  // d_out × d_in
+        grads->add_product(w_name, d_y, x);  // d_out × d_in
     else
-        add_gradient<Scalar>(grads, w_name, x.transpose() * d_y);  // d_in × d_out
-    if (p.b.size()) add_gradient<Scalar>(grads, b_name, d_y.colwise().sum());
+        grads->add_product(w_name, x, d_y);  // d_in × d_out
+    if (p.b.size()) grads->add(b_name, d_y.colwise().sum());
 }
 
 template <class Scalar>
@@ -128,7 +147,7 @@ void mlp_backward(const Mlp<Scalar>& mlp, const MatrixT<Scalar>& x, const Matrix
 }
 
 #define ATTNVIZ_STEPS_BACKWARD(Scalar)                                                                                \
-    template void add_gradient<Scalar>(NamedGradients<Scalar>*, const std::string&, const MatrixT<Scalar>&);          \
+    template class NamedGradients<Scalar>;                                                                            \
     template MatrixT<Scalar> activation_derivative<Scalar>(Activation, const MatrixT<Scalar>&);                       \
     template void norm_backward<Scalar>(const Norm<Scalar>&, const MatrixT<Scalar>&, const MatrixT<Scalar>&,          \
                                         MatrixT<Scalar>&, NamedGradients<Scalar>*, const std::string&,                \

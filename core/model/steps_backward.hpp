@@ -13,11 +13,12 @@
 //              (g = gate(x), v = up(x); Phi-3's fused gate_up: [g v] = gate_up(x))
 //
 // The weights' gradients go into a NamedGradients under the tensors' names (model_folder.hpp),
-// shaped as each tensor is stored (a 1-D tensor as one row), summed where a name comes twice (tied
-// embeddings). Without one (null) only the inputs' gradients are computed.
+// summed where a name comes twice (tied embeddings). Without one (null) only the inputs' gradients
+// are computed.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/model/model_folder.hpp"
@@ -25,12 +26,40 @@
 
 namespace attnviz::model {
 
+// The gradients of a model's tensors by name, each shaped as the tensor is stored (a 1-D tensor as
+// one row). A pass (begin()) writes each entry anew: its first write sets it, later ones add to it
+// (a tied table's two uses); an entry of the same shape as the last pass's keeps its storage, so
+// a pass after the first allocates (and page-faults) nothing new.
 template <class Scalar>
-using NamedGradients = std::map<std::string, MatrixT<Scalar>>;
+class NamedGradients {
+public:
+    using Map = std::map<std::string, MatrixT<Scalar>>;
 
-// `into[name]` += d (set on first use); nothing for an empty name or a null `into`.
-template <class Scalar>
-void add_gradient(NamedGradients<Scalar>* into, const std::string& name, const MatrixT<Scalar>& d);
+    void begin() { written_.clear(); }
+    // [name] = d, or += d after the pass's first write; nothing for an empty name.
+    template <class Expression>
+    void add(const std::string& name, const Expression& d) {
+        if (name.empty()) return;
+        MatrixT<Scalar>& m = values_[name];
+        if (written_.insert(name).second)
+            m.noalias() = d;
+        else
+            m.noalias() += d;
+    }
+    // [name] = or += aᵀ·b (a n×p, b n×q: a weight's gradient from its input and output gradient), by
+    // the blocked product (gemm.hpp), a transposed once.
+    void add_product(const std::string& name, const MatrixT<Scalar>& a, const MatrixT<Scalar>& b);
+    // The entry as zeros of rows × cols on its pass's first use (rows then added into it), else as it is.
+    MatrixT<Scalar>& zeros(const std::string& name, Eigen::Index rows, Eigen::Index cols);
+
+    const Map& values() const { return values_; }
+    // The entries not written by this pass dropped (after a pass: a model's whole set).
+    void drop_unwritten();
+
+private:
+    Map values_;
+    std::set<std::string> written_;
+};
 
 // act′(u) for every entry of u.
 template <class Scalar>

@@ -253,6 +253,31 @@ TEST_P(GemmKernel, InFloatEveryEntryIsTheSumOfItsProductsAndLiesAnywhere) {
     }
 }
 
+// aᵀ·b (a weight's gradient): every entry the sum of its products, as the direct loops give it; a
+// block of rows of a larger matrix (rows apart by more than their length) the same.
+TEST_P(GemmKernel, TheProductOfATransposeIsTheSumOfItsProducts) {
+    const Matrix a = random_matrix(70, 33, 50), b = random_matrix(70, 260, 51);
+    Matrix y;
+    product_of_transpose<double>(a, b, y);
+    ASSERT_EQ(y.rows(), 33);
+    ASSERT_EQ(y.cols(), 260);
+    for (Index i = 0; i < 33; ++i)
+        for (Index j = 0; j < 260; ++j) {
+            double sum = 0, size = 0;
+            for (Index k = 0; k < 70; ++k) {
+                sum += a(k, i) * b(k, j);
+                size += std::abs(a(k, i) * b(k, j));
+            }
+            ASSERT_NEAR(y(i, j), sum, size * 1e-14) << i << " " << j;
+        }
+    const Matrix wide = random_matrix(70, 300, 52);
+    Matrix y_block;
+    product_of_transpose<double>(a, wide.leftCols(260), y_block);
+    Matrix y_wide;
+    product_of_transpose<double>(a, Matrix(wide.leftCols(260)), y_wide);
+    EXPECT_EQ(y_block, y_wide);
+}
+
 // Every half's value, by its definition: (−1)^sign · 2^(exponent − 15) · (1 + mantissa/1024), or
 // 2^−14 · mantissa/1024 for exponent 0; exponent 31 infinity (mantissa 0) or NaN.
 double half_by_definition(std::uint16_t bits) {

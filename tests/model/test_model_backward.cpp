@@ -93,7 +93,7 @@ void compare_objective(const ModelFolder& m, const RunState<Scalar>& s, const Te
                 << "head " << h;
     }
     if (!weights) {
-        EXPECT_TRUE(got.weights.empty());
+        EXPECT_TRUE(got.weights.values().empty());
         return;
     }
     // Every tensor of the folder has its gradient, of its stored shape.
@@ -101,8 +101,8 @@ void compare_objective(const ModelFolder& m, const RunState<Scalar>& s, const Te
     size_t compared = 0;
     for (const std::string& name : m.weights().names()) {
         SCOPED_TRACE(name);
-        const auto at = got.weights.find(name);
-        ASSERT_NE(at, got.weights.end());
+        const auto at = got.weights.values().find(name);
+        ASSERT_NE(at, got.weights.values().end());
         Matrix want = matrix_of(f, prefix + name);
         if (f.find(key + ".rows." + name)) {  // only the rows that are not zero
             const Matrix rows = matrix_of(f, key + ".rows." + name);
@@ -113,7 +113,7 @@ void compare_objective(const ModelFolder& m, const RunState<Scalar>& s, const Te
         EXPECT_LE(relative_error(at->second, want), tolerance);
         ++compared;
     }
-    EXPECT_EQ(compared, got.weights.size());
+    EXPECT_EQ(compared, got.weights.values().size());
 }
 
 template <class Scalar>
