@@ -71,8 +71,8 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
     cli.add_option("--workspace", gui.workspace,
-                   "The workspace at start: layer, model, lab or teach (default layer; a model opens in model)")
-        ->check(CLI::IsMember({"layer", "model", "lab", "teach"}, CLI::ignore_case));
+                   "The workspace at start: layer, model, lab, teach or attribution (default layer; a model opens in model)")
+        ->check(CLI::IsMember({"layer", "model", "lab", "teach", "attribution"}, CLI::ignore_case));
     cli.add_flag("--maximize", gui.maximize,
                  "With --panel: the (last) panel fills the window at start, as a double-click on its title does");
     cli.add_option("--head-select", gui.head_select,

@@ -225,6 +225,13 @@ PY
         session=""  # no session: the model's first layer is the one edited
         extra=(--model "$model" --beside "$out/random-beside.json" --sort-heads diagonal)
         checks+=("!item=model 0:2" "item=model 1:2" "item=model 2:2") ;;
+    attribution)
+        # The Attribution workspace on the tiny reference GPT-2: the token strips of both methods and
+        # the heads' and MLPs' direct logit attribution drawn, in the panel's window.
+        model="$(cd "$(dirname "$0")/../.." && pwd)/tests/reference/models/gpt2"
+        session=""
+        extra=(--model "$model" --text "Hello world" --workspace attribution)
+        checks+=("item=tokens: grad x input" "item=tokens: integrated gradients" "item=dla bars") ;;
     random-8x3)
         session="$out/random-8x3.json"
         "$attnviz" example random --seed 7 -n 8 --heads 3 --d-model 12 -o "$session" ;;
@@ -436,12 +443,15 @@ PY
         session="$out/random-512.json"
         "$attnviz" example random --seed 3 -n 512 --d-model 64 --heads 4 -o "$session"
         for workspace in "layer:Layer:readable=Attention per head" "model:Model:window=Model view" \
-            "lab:Lab:readable=Attention lab" "teach:Teach:window=Lesson"; do
+            "lab:Lab:readable=Attention lab" "teach:Teach:window=Lesson" "attribution:Attribution:window=Attribution"; do
             name=${workspace%%:*} rest=${workspace#*:}
+            model=()  # Attribution on the tiny reference GPT-2 (without a model it is one line of text)
+            [ "$name" = attribution ] && model=(--model "$(cd "$(dirname "$0")/../.." && pwd)/tests/reference/models/gpt2" \
+                --text "Hello world")
             for size in 1024x640 1280x800 1920x1080; do
                 png="$out/$case-$name-$size.png"
-                XDG_CONFIG_HOME="$out/config" "$attnviz" --workspace "$name" --screenshot "$png" --frames 3 \
-                    --size "$size" --report "$png.json"
+                XDG_CONFIG_HOME="$out/config" "$attnviz" "${model[@]}" --workspace "$name" --screenshot "$png" \
+                    --frames 3 --size "$size" --report "$png.json"
                 "$png_check" "$png" "${size%x*}" "${size#*x}"
                 "$ui_check" "$png.json" "$png" layout tabs "workspace=${rest%%:*}" "${rest#*:}" \
                     "item=workspace: ${rest%%:*} (current)"

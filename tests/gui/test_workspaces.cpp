@@ -1,6 +1,6 @@
 // The workspaces and the command palette, headless through the whole window: each workspace shows
 // its panels with no tab strip wider than its window at 1024×640, 1280×800 and 1920×1080; each
-// keeps its own layout; Ctrl+1…4 switch and Ctrl+K opens the palette, which reaches every panel by
+// keeps its own layout; Ctrl+1…5 switch and Ctrl+K opens the palette, which reaches every panel by
 // name; a lesson goes to Teach and a model to Model; the layout file keeps every workspace's layout.
 #include <gtest/gtest.h>
 

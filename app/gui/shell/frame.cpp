@@ -60,6 +60,8 @@ constexpr PanelRow panel_table[] = {
          }
          draw_teach_panel(s, ui, p.teach, ImGui::GetIO().DeltaTime);
      }},
+    {PanelId::attribution, "Attribution", Stage::views,
+     [](AppState& s, UiContext& ui, Panels& p) { draw_attribution_panel(s, ui, p.attribution, p.model.run); }},
 };
 
 // Row k is PanelId k, and every PanelId has its row.
@@ -351,7 +353,7 @@ bool saturation_drawing(const Panels& p) { return saturation_busy(p.saturation) 
 
 bool animating(const Panels& p, const AppState& state) {
     return (p.teach_mode && p.teach.playing) || state.computing() || saturation_drawing(p) || p.model.layers.busy() ||
-           p.model.run.busy() || gradient_busy(p.gradients) || lab_busy(p.lab) ||
+           p.model.run.busy() || gradient_busy(p.gradients) || lab_busy(p.lab) || attribution_busy(p.attribution) ||
            (compare_busy(p.compare) && on_screen(p, PanelId::compare));
 }
 

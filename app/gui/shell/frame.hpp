@@ -32,6 +32,7 @@
 #include "panels/layer/pipeline_panel.hpp"
 #include "panels/layer/trace_panel.hpp"
 #include "panels/layer/viewer_panel.hpp"
+#include "panels/model/attribution_panel.hpp"
 #include "panels/model/head_view_panel.hpp"
 #include "panels/model/model_analysis_panel.hpp"
 #include "panels/model/model_panel.hpp"
@@ -69,6 +70,7 @@ struct Panels {
     KvCachePanel kv_cache;
     FlashPanel flash;
     LabPanel lab;
+    AttributionPanel attribution;
     StatusBar status;
     TeachPanel teach;
     RecoveryWindow recovery;

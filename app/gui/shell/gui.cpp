@@ -258,6 +258,7 @@ void wait_for_work(AppState& state, Panels& panels) {
     wait_for_compare(panels.compare);           // and the pinned session's trace
     wait_for_model_ablation(panels.lab.model);  // and the lab's ablation through the model
     wait_for_lab_tokens(panels.lab.tokens);     // and its token circuits and position split
+    wait_for_attribution(panels.attribution);   // and the model's attribution
 }
 
 // The font atlas sampled nearest, as the heatmaps' textures are. Fonts are made at the size they are

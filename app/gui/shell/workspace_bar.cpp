@@ -22,7 +22,7 @@ void workspace_keys(const Panels& p, UiContext& ui) {
 float draw_workspace_bar(const Panels& p, UiContext& ui, float top) {
     workspace_keys(p, ui);
     if (ui.report) ui.report->workspace = workspace_name(p.workspace);
-    if (p.teach_mode) return 0;  // the lesson alone fills the window (F2 or Ctrl+1…4 leave it)
+    if (p.teach_mode) return 0;  // the lesson alone fills the window (F2 or Ctrl+1…5 leave it)
     const ImGuiStyle& style = ImGui::GetStyle();
     const float height = ImGui::GetFrameHeight() + style.WindowPadding.y;  // half the padding above, half below
     ImGui::SetNextWindowPos({0, top});

@@ -12,8 +12,8 @@ namespace attnviz::app {
 
 inline constexpr std::size_t workspace_count = static_cast<std::size_t>(Workspace::count);
 
-// In Workspace order: "Layer", "Model", "Lab", "Teach".
-inline constexpr const char* workspace_names[workspace_count] = {"Layer", "Model", "Lab", "Teach"};
+// In Workspace order: "Layer", "Model", "Lab", "Teach", "Attribution".
+inline constexpr const char* workspace_names[workspace_count] = {"Layer", "Model", "Lab", "Teach", "Attribution"};
 
 inline const char* workspace_name(Workspace w) {
     const auto k = static_cast<std::size_t>(w);

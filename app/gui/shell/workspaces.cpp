@@ -34,6 +34,13 @@ constexpr Placement teach_panels[] = {
     {P::flash, L::upper_left},
 };
 
+// Why the model predicts its next token over the whole width, the head view and the next token below.
+constexpr Placement attribution_panels[] = {
+    {P::attribution, L::upper_left},
+    {P::head_view, L::lower_left},
+    {P::next_token, L::lower_right},
+};
+
 struct WorkspaceRow {
     Workspace id;
     const char* summary;
@@ -46,6 +53,8 @@ constexpr WorkspaceRow workspace_table[] = {
     {Workspace::model, "a model on a sentence: its layers, head view, logit lens, rollout, next token", model_panels},
     {Workspace::lab, "the analyses: attention lab, saturation, Compare, gradients", lab_panels},
     {Workspace::teach, "the lesson and the KV-cache and FlashAttention steppers", teach_panels},
+    {Workspace::attribution, "why a model predicts its next token: tokens, heads and MLPs that raise or lower it",
+     attribution_panels},
 };
 
 constexpr bool rows_in_order() {
@@ -106,6 +115,7 @@ LayoutShares workspace_default_shares(Workspace w, ImVec2 display) {
     if (w == Workspace::model) s.upper = 0.5f;  // the model view above the head view and the analysis
     if (w == Workspace::lab) s.upper = 0.55f;   // the lab's heatmaps above the experiments
     if (w == Workspace::teach) s.left = 0.42f;  // the lesson's text and matrices beside the steppers
+    if (w == Workspace::attribution) s.upper = 0.62f;  // the tokens and the heads' attribution above
     hide_empty_places(w, s);
     return s;
 }

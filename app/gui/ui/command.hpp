@@ -34,11 +34,12 @@ enum class PanelId {
     flash,
     lab,
     lesson,
+    attribution,
     count
 };
 
 // The workspaces (workspaces.hpp), in the order of the bar and of Ctrl+1, Ctrl+2, …
-enum class Workspace { layer, model, lab, teach, count };
+enum class Workspace { layer, model, lab, teach, attribution, count };
 
 // What an export is of: one matrix (numbers or heatmap), a view as a figure, the whole window as
 // PNG, or the whole trace as JSON.
