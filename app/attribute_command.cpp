@@ -77,8 +77,8 @@ int attribute_command(const AttributeOptions& o) {
         if (!objective) return refuse(objective.problems);
         const core::Result<model::Attribution> a = model::attribute(m, state, *objective.value, o.steps);
         if (!a) return refuse(a.problems);
-        const std::string text_out = attribution_json(m, state, *a.value, text).dump(-1, ' ', false,
-                                                                                       Json::error_handler_t::replace);
+        const std::string text_out =
+            attribution_json(m, state, *a.value, text).dump(-1, ' ', false, Json::error_handler_t::replace);
         const core::Problems written = core::write_file_atomic(g.run.out_path, text_out + "\n");
         if (!written.empty()) return refuse(written), exit_io;
         return exit_ok;

@@ -120,16 +120,16 @@ int run_model(const BenchOptions& o, const model::ModelFolder& m, const std::vec
     }
     if (o.json) {
         nlohmann::ordered_json out = {{"median_ms", full.median_ms},
-                                            {"min_ms", full.min_ms},
-                                            {"model_type", model::to_string(c.architecture)},
-                                            {"n", ids.size()},
-                                            {"layers", c.layers},
-                                            {"d_model", c.d_model},
-                                            {"heads", c.heads},
-                                            {"vocab_size", c.vocab_size},
-                                            {"dtype", o.dtype},
-                                            {"threads", threads},
-                                            {"reps", o.reps}};
+                                      {"min_ms", full.min_ms},
+                                      {"model_type", model::to_string(c.architecture)},
+                                      {"n", ids.size()},
+                                      {"layers", c.layers},
+                                      {"d_model", c.d_model},
+                                      {"heads", c.heads},
+                                      {"vocab_size", c.vocab_size},
+                                      {"dtype", o.dtype},
+                                      {"threads", threads},
+                                      {"reps", o.reps}};
         if (o.backward) {
             out["backward_median_ms"] = backward.median_ms;
             out["backward_min_ms"] = backward.min_ms;

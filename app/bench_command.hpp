@@ -21,8 +21,8 @@ struct BenchOptions {
     int threads = 0;  // 0: every core
     bool json = false;
     std::int64_t memory_budget = core::default_memory_budget;
-    std::string model;  // a model folder: time its forward pass instead (n, dtype, reps, threads, json apply)
-    bool gemm = false;  // time the products alone at a layer's shapes instead (reps, threads, json apply)
+    std::string model;      // a model folder: time its forward pass instead (n, dtype, reps, threads, json apply)
+    bool gemm = false;      // time the products alone at a layer's shapes instead (reps, threads, json apply)
     bool backward = false;  // with a model: time its whole backward pass too
 };
 

@@ -48,9 +48,9 @@ int model_sessions(const ForwardOptions& options, const std::string& layer_spec,
 // the tokenizer (null without one); the exit code: forward_command's for a failure (reported), else
 // what `use` returns.
 template <class Scalar = double>
-using ModelRunUse = std::function<int(const model::ModelFolder& model, model::RunState<Scalar>& state,
-                                      const std::function<std::string(std::int32_t)>& token_text,
-                                      const model::Tokenizer* tokenizer)>;
+using ModelRunUse =
+    std::function<int(const model::ModelFolder& model, model::RunState<Scalar>& state,
+                      const std::function<std::string(std::int32_t)>& token_text, const model::Tokenizer* tokenizer)>;
 template <class Scalar = double>
 int with_model_run(const ForwardOptions& options, const ModelRunUse<Scalar>& use);
 extern template int with_model_run<float>(const ForwardOptions&, const ModelRunUse<float>&);

@@ -32,7 +32,10 @@ int write_gradients(const GradOptions& o, const model::ModelFolder& m, const mod
     std::vector<core::TensorToWrite> tensors;
     for (const auto& [name, d] : g.value->weights.values()) {
         core::TensorToWrite t{name, m.weights().find(name)->shape};
-        if constexpr (sizeof(Scalar) == 4) t.floats = d.data(); else t.doubles = d.data();
+        if constexpr (sizeof(Scalar) == 4)
+            t.floats = d.data();
+        else
+            t.doubles = d.data();
         tensors.push_back(std::move(t));
     }
     std::string ids;

@@ -57,9 +57,12 @@ int heads_command(const HeadsOptions& o) {
         tokens.push_back(tokenizer ? tokenizer.value->token_text(id) : "#" + std::to_string(id));
     out["probe_tokens"] = std::move(tokens);
     const std::vector<std::pair<const char*, const core::Matrix*>> scores = {
-        {"previous_token", &d.value->previous_token}, {"induction", &d.value->induction},
-        {"duplicate_token", &d.value->duplicate_token}, {"sink", &d.value->sink},
-        {"diagonal", &d.value->diagonal}, {"copying", &d.value->copying}};
+        {"previous_token", &d.value->previous_token},
+        {"induction", &d.value->induction},
+        {"duplicate_token", &d.value->duplicate_token},
+        {"sink", &d.value->sink},
+        {"diagonal", &d.value->diagonal},
+        {"copying", &d.value->copying}};
     for (const auto& [key, m_] : scores) {
         out["scores"][key] = rows_of(*m_);
         out["ranked"][key] = ranked(*m_);

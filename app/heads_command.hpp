@@ -8,7 +8,7 @@
 namespace attnviz::app {
 
 struct HeadsOptions {
-    std::string model;     // a model folder
+    std::string model;  // a model folder
     std::uint64_t seed = 1;
     std::string out_path;  // -o
     std::int64_t memory_budget = 0;

@@ -11,13 +11,13 @@
 #include <string>
 
 #include "analyze_command.hpp"
+#include "attribute_command.hpp"
 #include "bench_command.hpp"
 #include "commands.hpp"
 #include "core/attention/gemm.hpp"
 #include "core/model/hub_cache.hpp"
 #include "flash_command.hpp"
 #include "forward_command.hpp"
-#include "attribute_command.hpp"
 #include "grad_command.hpp"
 #include "heads_command.hpp"
 #include "patch_command.hpp"
@@ -70,8 +70,9 @@ void add_gui_options(CLI::App& cli, GuiOptions& gui) {
                                "sentence", "palette"}));
     cli.add_option("--panel", gui.panels,
                    "Show a panel at start by its title, e.g. \"Head view\" (its tab chosen; repeatable)");
-    cli.add_option("--workspace", gui.workspace,
-                   "The workspace at start: layer, model, lab, teach or attribution (default layer; a model opens in model)")
+    cli.add_option(
+           "--workspace", gui.workspace,
+           "The workspace at start: layer, model, lab, teach or attribution (default layer; a model opens in model)")
         ->check(CLI::IsMember({"layer", "model", "lab", "teach", "attribution"}, CLI::ignore_case));
     cli.add_flag("--maximize", gui.maximize,
                  "With --panel: the (last) panel fills the window at start, as a double-click on its title does");
@@ -544,9 +545,8 @@ int main(int argc, char** argv) {
         budget = *parsed.value;
     }
     gui.memory_budget = bench.memory_budget = export_options.memory_budget = forward.memory_budget =
-        flash.memory_budget = grad.run.memory_budget =
-        attribute.objective.run.memory_budget = patch.objective.run.memory_budget =
-        heads.memory_budget = budget;
+        flash.memory_budget = grad.run.memory_budget = attribute.objective.run.memory_budget =
+            patch.objective.run.memory_budget = heads.memory_budget = budget;
     std::string* const model_argument = fwd->parsed()                   ? &forward.model
                                         : gr->parsed()                  ? &grad.run.model
                                         : at->parsed()                  ? &attribute.objective.run.model

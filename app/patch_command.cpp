@@ -50,8 +50,8 @@ int patch_runs(const PatchOptions& o, const model::ModelFolder& m, const model::
     if (!tokens) return refuse(tokens.problems);
     if (core::Problems p = model::token_problems(m.config(), tokens.value->ids); !p.empty()) return refuse(p);
     const std::int64_t budget = g.run.memory_budget > 0 ? g.run.memory_budget : core::default_memory_budget;
-    const core::Result<model::RunState<Scalar>> corrupt =
-        model::run_model<Scalar>(m, tokens.value->ids, tokens.value->tokens, budget);
+    const core::Result<model::RunState<Scalar>> corrupt = model::run_model<Scalar>(m, tokens.value->ids,
+                                                                                   tokens.value->tokens, budget);
     if (!corrupt) return refuse(corrupt.problems);
     const core::Result<model::Patching> p = model::patch(m, clean, *corrupt.value, *objective.value);
     if (!p) return refuse(p.problems);

@@ -51,7 +51,7 @@ void heads_backward(const Config& c, const TraceT<Scalar>& t, const MatrixT<Scal
         const auto k = static_cast<size_t>(h);
         const HeadTraceT<Scalar>& ht = t.heads[k];
         const MatrixT<Scalar> d_Z = d_concat.middleCols(Eigen::Index{h} * c.d_v, c.d_v);  // n×d_v
-        const MatrixT<Scalar>& A = ht.weights;                                              // n×n
+        const MatrixT<Scalar>& A = ht.weights;                                            // n×n
         MatrixT<Scalar>& d_A = d_weights[k];
         d_A.noalias() = d_Z * ht.V.transpose();
         d_V[k].noalias() = A.transpose() * d_Z;

@@ -27,13 +27,13 @@ namespace attnviz::core {
 
 template <class Scalar>
 struct AttentionGradientsT {
-    MatrixT<Scalar> d_X;                   // n×d_model
-    MatrixT<Scalar> d_projections;         // n×qkv_columns: ∂L/∂P, P = X·W_qkv + b_qkv (after no norm)
-    MatrixT<Scalar> d_W_qkv;               // as LayerWeightsT lays W_qkv out (its parts one under the other)
-    MatrixT<Scalar> d_b_qkv;               // 1×qkv_columns (empty without biases)
-    MatrixT<Scalar> d_W_O;                 // as W_O is stored
-    MatrixT<Scalar> d_b_O;                 // 1×d_model (empty without biases)
-    MatrixT<Scalar> d_q_norm, d_k_norm;    // 1×h·d_k, 1×g·d_k (empty without q/k norms)
+    MatrixT<Scalar> d_X;                     // n×d_model
+    MatrixT<Scalar> d_projections;           // n×qkv_columns: ∂L/∂P, P = X·W_qkv + b_qkv (after no norm)
+    MatrixT<Scalar> d_W_qkv;                 // as LayerWeightsT lays W_qkv out (its parts one under the other)
+    MatrixT<Scalar> d_b_qkv;                 // 1×qkv_columns (empty without biases)
+    MatrixT<Scalar> d_W_O;                   // as W_O is stored
+    MatrixT<Scalar> d_b_O;                   // 1×d_model (empty without biases)
+    MatrixT<Scalar> d_q_norm, d_k_norm;      // 1×h·d_k, 1×g·d_k (empty without q/k norms)
     std::vector<MatrixT<Scalar>> d_weights;  // per head, n×n: ∂L/∂A
 };
 
@@ -60,8 +60,8 @@ void rms_norm_backward(const MatrixT<Scalar>& x, const MatrixT<Scalar>& r, const
                        MatrixT<Scalar>& d_y, MatrixT<Scalar>& d_w);
 
 extern template void attention_backward<float>(const Config&, const Eigen::Ref<const MatrixT<float>>&,
-                                               const LayerWeightsT<float>&, const TraceT<float>&,
-                                               const MatrixT<float>&, AttentionGradientsT<float>&, bool);
+                                               const LayerWeightsT<float>&, const TraceT<float>&, const MatrixT<float>&,
+                                               AttentionGradientsT<float>&, bool);
 extern template void attention_backward<double>(const Config&, const Eigen::Ref<const MatrixT<double>>&,
                                                 const LayerWeightsT<double>&, const TraceT<double>&,
                                                 const MatrixT<double>&, AttentionGradientsT<double>&, bool);
@@ -69,7 +69,7 @@ extern template void unrotate<float>(MatrixT<float>&, const Rope&, int, int);
 extern template void unrotate<double>(MatrixT<double>&, const Rope&, int, int);
 extern template void rms_norm_backward<float>(const MatrixT<float>&, const MatrixT<float>&, const MatrixT<float>&,
                                               MatrixT<float>&, MatrixT<float>&);
-extern template void rms_norm_backward<double>(const MatrixT<double>&, const MatrixT<double>&,
-                                               const MatrixT<double>&, MatrixT<double>&, MatrixT<double>&);
+extern template void rms_norm_backward<double>(const MatrixT<double>&, const MatrixT<double>&, const MatrixT<double>&,
+                                               MatrixT<double>&, MatrixT<double>&);
 
 }  // namespace attnviz::core

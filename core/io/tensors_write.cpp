@@ -32,7 +32,9 @@ Problems write_safetensors(const std::string& path, const std::vector<TensorToWr
             return {{path, "the tensor name \"" + t.name + "\" is reserved or given twice"}};
         if (!t.floats && !t.doubles) return {{path, "the tensor \"" + t.name + "\" has no values"}};
         const std::uint64_t bytes = count_of(t.shape) * (t.floats ? 4 : 8);
-        header[t.name] = {{"dtype", t.floats ? "F32" : "F64"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+        header[t.name] = {{"dtype", t.floats ? "F32" : "F64"},
+                          {"shape", t.shape},
+                          {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
     std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -44,7 +46,8 @@ Problems write_safetensors(const std::string& path, const std::vector<TensorToWr
         if (!sink(std::string_view(length, 8)) || !sink(text)) return;
         for (const TensorToWrite& t : tensors) {
             const std::uint64_t bytes = count_of(t.shape) * (t.floats ? 4 : 8);
-            const char* data = t.floats ? reinterpret_cast<const char*>(t.floats) : reinterpret_cast<const char*>(t.doubles);
+            const char* data = t.floats ? reinterpret_cast<const char*>(t.floats)
+                                        : reinterpret_cast<const char*>(t.doubles);
             if (!sink(std::string_view(data, bytes))) return;
         }
     });

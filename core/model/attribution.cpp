@@ -20,7 +20,8 @@ template <class Scalar>
 Row frozen_norm(const Norm<Scalar>& norm, const Row& whole, const Row& u) {
     if (norm.w.size() == 0) return u;
     const Row gamma = norm.w.template cast<double>().array() + (norm.plus_one ? 1.0 : 0.0);
-    if (norm.rms) return u.cwiseProduct(gamma) / std::sqrt(whole.squaredNorm() / static_cast<double>(whole.size()) + norm.eps);
+    if (norm.rms)
+        return u.cwiseProduct(gamma) / std::sqrt(whole.squaredNorm() / static_cast<double>(whole.size()) + norm.eps);
     const double mean = whole.mean();
     const double sigma = std::sqrt((whole.array() - mean).square().mean() + norm.eps);
     return (u.array() - u.mean()).matrix().cwiseProduct(gamma) / sigma;
@@ -127,8 +128,10 @@ core::Result<Attribution> attribute(const ModelFolder& model, const RunState<Sca
     a.objective = o;
     a.value = g.value->value;
     a.steps = steps;
-    const Eigen::VectorXd gxi =
-        s.embeddings.template cast<double>().cwiseProduct(g.value->d_embeddings.template cast<double>()).rowwise().sum();
+    const Eigen::VectorXd gxi = s.embeddings.template cast<double>()
+                                    .cwiseProduct(g.value->d_embeddings.template cast<double>())
+                                    .rowwise()
+                                    .sum();
     a.grad_x_input.assign(gxi.data(), gxi.data() + gxi.size());
     for (size_t L = 0; L < s.layers.size(); ++L) {
         std::vector<core::Matrix>& heads = a.attention_x_gradient.emplace_back();
@@ -144,7 +147,7 @@ core::Result<Attribution> attribute(const ModelFolder& model, const RunState<Sca
 
 template core::Result<Attribution> attribute<float>(const ModelFolder&, const RunState<float>&, const Objective&, int,
                                                     const AttributionProgress&);
-template core::Result<Attribution> attribute<double>(const ModelFolder&, const RunState<double>&, const Objective&,
-                                                     int, const AttributionProgress&);
+template core::Result<Attribution> attribute<double>(const ModelFolder&, const RunState<double>&, const Objective&, int,
+                                                     const AttributionProgress&);
 
 }  // namespace attnviz::model

@@ -30,19 +30,19 @@ namespace attnviz::model {
 
 struct Attribution {
     Objective objective;
-    double value = 0;                           // L, of the run's logits
-    std::vector<double> grad_x_input;           // n
-    int steps = 0;                              // S
-    std::vector<double> integrated_gradients;   // n
-    double integrated_sum = 0;                  // Σ_i integrated_gradients[i]
-    double baseline_value = 0;                  // L at x₀ = 0
+    double value = 0;                                             // L, of the run's logits
+    std::vector<double> grad_x_input;                             // n
+    int steps = 0;                                                // S
+    std::vector<double> integrated_gradients;                     // n
+    double integrated_sum = 0;                                    // Σ_i integrated_gradients[i]
+    double baseline_value = 0;                                    // L at x₀ = 0
     std::vector<std::vector<core::Matrix>> attention_x_gradient;  // [layer][head], n×n
-    core::Matrix dla_heads;                     // layers × heads
-    std::vector<double> dla_mlps;               // layers
-    double dla_embeddings = 0, dla_bias = 0;    // the embeddings' part, the final norm's bias term
-    double dla_sum = 0;                         // Σ heads + Σ MLPs + embeddings + bias
-    double dla_objective = 0;                   // what they add up to: L before a final soft-cap
-    double dla_residual = 0;                    // |dla_sum − dla_objective|
+    core::Matrix dla_heads;                                       // layers × heads
+    std::vector<double> dla_mlps;                                 // layers
+    double dla_embeddings = 0, dla_bias = 0;                      // the embeddings' part, the final norm's bias term
+    double dla_sum = 0;                                           // Σ heads + Σ MLPs + embeddings + bias
+    double dla_objective = 0;                                     // what they add up to: L before a final soft-cap
+    double dla_residual = 0;                                      // |dla_sum − dla_objective|
 };
 
 // Called after each of the steps + 2 runs integrated gradients takes with how many are done and

@@ -38,10 +38,10 @@ Problems objective_problems(const ModelFolder& model, const RunState<Scalar>& s,
             return fail("block " + std::to_string(l) +
                         " was edited: the gradient is taken of the folder's weights only (reset the block)");
     const auto check = [&](std::int32_t id, const char* what) {
-        return id < 0 || id >= c.vocab_size ? what + std::string(" token id ") + std::to_string(id) +
-                                                  " is outside the vocabulary of " + std::to_string(c.vocab_size) +
-                                                  " ids"
-                                            : std::string();
+        return id < 0 || id >= c.vocab_size
+                   ? what + std::string(" token id ") + std::to_string(id) + " is outside the vocabulary of " +
+                         std::to_string(c.vocab_size) + " ids"
+                   : std::string();
     };
     core::ProblemList problems;
     if (o.kind != Objective::Kind::mean_loss)
@@ -125,7 +125,8 @@ Problems loss_backward(const ModelFolder& model, const RunState<Scalar>& s, Mode
     p = for_each_lm_head_block<Scalar>(model, [&](Eigen::Index first, const Eigen::Ref<const MatrixT<Scalar>>& W_U) {
         g.d_hidden.noalias() += d_logits.middleCols(first, W_U.rows()) * W_U;
         if (head)
-            head->middleRows(first, W_U.rows()).noalias() += d_logits.middleCols(first, W_U.rows()).transpose() * s.hidden;
+            head->middleRows(first, W_U.rows()).noalias() += d_logits.middleCols(first, W_U.rows()).transpose() *
+                                                             s.hidden;
     });
     if (!p.empty()) return p;
     return {};
@@ -146,8 +147,8 @@ void add_attention_gradients(const ModelFolder& model, int layer, const core::At
             MatrixT<Scalar> stored(qkv_rows.rows(), qkv_rows.cols());
             for (int h = 0; h < c.heads; ++h)
                 for (int part = 0; part < 3; ++part)
-                    stored.middleRows((Eigen::Index{h} * 3 + part) * c.d_k, c.d_k) =
-                        qkv_rows.middleRows((Eigen::Index{part} * c.heads + h) * c.d_k, c.d_k);
+                    stored.middleRows((Eigen::Index{h} * 3 + part) * c.d_k,
+                                      c.d_k) = qkv_rows.middleRows((Eigen::Index{part} * c.heads + h) * c.d_k, c.d_k);
             return stored;
         };
         grads.add(b.qkv, per_head(a.d_W_qkv));
@@ -250,8 +251,8 @@ Problems block_backward(const ModelFolder& model, const RunState<Scalar>& s, int
     bg.d_attention_input = std::move(a.d_X);
     if (c.pre_norm() && c.input_norms) {  // a = norm_attention(x)
         MatrixT<Scalar> d_from_attention;
-        norm_backward(w.value->norm_attention, x, bg.d_attention_input, d_from_attention, grads,
-                      names.norm_attention_w, names.norm_attention_b);
+        norm_backward(w.value->norm_attention, x, bg.d_attention_input, d_from_attention, grads, names.norm_attention_w,
+                      names.norm_attention_b);
         d_x += d_from_attention;
     } else {  // a = x
         d_x += bg.d_attention_input;

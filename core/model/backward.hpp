@@ -82,13 +82,13 @@ core::Problems model_gradients_into(ModelGradients<Scalar>& gradients, const Mod
                                     const RunState<Scalar>& state, const Objective& objective, bool weights = true);
 
 extern template core::Problems model_gradients_into<float>(ModelGradients<float>&, const ModelFolder&,
-                                                          const RunState<float>&, const Objective&, bool);
+                                                           const RunState<float>&, const Objective&, bool);
 extern template core::Problems model_gradients_into<double>(ModelGradients<double>&, const ModelFolder&,
-                                                           const RunState<double>&, const Objective&, bool);
+                                                            const RunState<double>&, const Objective&, bool);
 extern template core::Result<ModelGradients<float>> model_gradients<float>(const ModelFolder&, const RunState<float>&,
                                                                            const Objective&, bool);
 extern template core::Result<ModelGradients<double>> model_gradients<double>(const ModelFolder&,
-                                                                             const RunState<double>&,
-                                                                             const Objective&, bool);
+                                                                             const RunState<double>&, const Objective&,
+                                                                             bool);
 
 }  // namespace attnviz::model

@@ -284,8 +284,8 @@ core::Result<std::vector<double>> copying_scores(const ModelFolder& model, int l
     const std::string& W_U = model.names().lm_head.empty() ? E : model.names().lm_head;
     Matrix G = Matrix::Zero(c.d_model, c.d_model);  // W_Uᵀ·X
     core::Problems problems;
-    const core::Problems read = for_each_vocab_block<double>(
-        model, E, [&](Eigen::Index first, const Eigen::Ref<const Matrix>& rows) {
+    const core::Problems read =
+        for_each_vocab_block<double>(model, E, [&](Eigen::Index first, const Eigen::Ref<const Matrix>& rows) {
             if (!problems.empty() || (stopped && stopped())) return;
             const Matrix X = normed(*norm.value, rows, c.embedding_scale);
             if (W_U == E) {

@@ -60,8 +60,9 @@ core::Result<HeadDetection> detect_heads(const ModelFolder& model, std::uint64_t
     const ModelConfig& c = model.config();
     HeadDetection d;
     d.probe = induction_probe(c.vocab_size, seed, probe_half(c));
-    core::Result<RunState<double>> run = run_model<double>(model, d.probe, {}, core::default_memory_budget, -1,
-                                                           [&](const RunState<double>&, int) { return !stopped || !stopped(); });
+    core::Result<RunState<double>> run =
+        run_model<double>(model, d.probe, {}, core::default_memory_budget, -1,
+                          [&](const RunState<double>&, int) { return !stopped || !stopped(); });
     if (!run) return R::fail(std::move(run.problems));
     for (core::Matrix* m : {&d.previous_token, &d.induction, &d.duplicate_token, &d.sink, &d.diagonal, &d.copying})
         *m = core::Matrix::Zero(c.layers, c.heads);

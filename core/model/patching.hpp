@@ -36,9 +36,8 @@ template <class Scalar>
 core::Result<Patching> patch(const ModelFolder& model, const RunState<Scalar>& clean, const RunState<Scalar>& corrupt,
                              const Objective& objective, const PatchingProgress& progress = {});
 
-extern template core::Result<Patching> patch<float>(const ModelFolder&, const RunState<float>&,
-                                                    const RunState<float>&, const Objective&,
-                                                    const PatchingProgress&);
+extern template core::Result<Patching> patch<float>(const ModelFolder&, const RunState<float>&, const RunState<float>&,
+                                                    const Objective&, const PatchingProgress&);
 extern template core::Result<Patching> patch<double>(const ModelFolder&, const RunState<double>&,
                                                      const RunState<double>&, const Objective&,
                                                      const PatchingProgress&);

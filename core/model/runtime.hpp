@@ -128,8 +128,8 @@ core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int
 // Blocks `first` to the last again from the stream entering block `first` as the caller set it
 // (state.embeddings, or block first − 1's output; n × d_model, the run's n), then the final norm
 // and the logits (only those for `first` = layers): what run_model gives for that stream
-// (integrated gradients' path, activation patching). The blocks' edits are kept, their X the new attention inputs. On a problem the state
-// is left partly run.
+// (integrated gradients' path, activation patching). The blocks' edits are kept, their X the new attention inputs. On a
+// problem the state is left partly run.
 template <class Scalar>
 core::Problems run_blocks_from(const ModelFolder& model, RunState<Scalar>& state, int first);
 

@@ -45,7 +45,8 @@ MatrixT<Scalar> activation_derivative(Activation activation, const MatrixT<Scala
         }
         case Activation::gelu_new: {  // ½(1 + t) + ½·u·(1 − t²)·k·(1 + 3·0.044715·u²), t = tanh(k(u + 0.044715u³))
             const auto k = static_cast<Scalar>(std::sqrt(2 / M_PI));
-            const Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic> t = (k * (a + Scalar(0.044715) * a.cube())).tanh();
+            const Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic> t =
+                (k * (a + Scalar(0.044715) * a.cube())).tanh();
             return (Scalar(0.5) * (Scalar(1) + t) +
                     Scalar(0.5) * a * (Scalar(1) - t.square()) * k * (Scalar(1) + Scalar(3 * 0.044715) * a.square()))
                 .matrix();
@@ -146,16 +147,16 @@ void mlp_backward(const Mlp<Scalar>& mlp, const MatrixT<Scalar>& x, const Matrix
     d_x += d_x_up;
 }
 
-#define ATTNVIZ_STEPS_BACKWARD(Scalar)                                                                                \
-    template class NamedGradients<Scalar>;                                                                            \
-    template MatrixT<Scalar> activation_derivative<Scalar>(Activation, const MatrixT<Scalar>&);                       \
-    template void norm_backward<Scalar>(const Norm<Scalar>&, const MatrixT<Scalar>&, const MatrixT<Scalar>&,          \
-                                        MatrixT<Scalar>&, NamedGradients<Scalar>*, const std::string&,                \
-                                        const std::string&);                                                          \
-    template void projection_backward<Scalar>(const Projection<Scalar>&, const MatrixT<Scalar>&,                      \
-                                              const MatrixT<Scalar>&, MatrixT<Scalar>*, NamedGradients<Scalar>*,      \
-                                              const std::string&, const std::string&);                                \
-    template void mlp_backward<Scalar>(const Mlp<Scalar>&, const MatrixT<Scalar>&, const MatrixT<Scalar>&,            \
+#define ATTNVIZ_STEPS_BACKWARD(Scalar)                                                                           \
+    template class NamedGradients<Scalar>;                                                                       \
+    template MatrixT<Scalar> activation_derivative<Scalar>(Activation, const MatrixT<Scalar>&);                  \
+    template void norm_backward<Scalar>(const Norm<Scalar>&, const MatrixT<Scalar>&, const MatrixT<Scalar>&,     \
+                                        MatrixT<Scalar>&, NamedGradients<Scalar>*, const std::string&,           \
+                                        const std::string&);                                                     \
+    template void projection_backward<Scalar>(const Projection<Scalar>&, const MatrixT<Scalar>&,                 \
+                                              const MatrixT<Scalar>&, MatrixT<Scalar>*, NamedGradients<Scalar>*, \
+                                              const std::string&, const std::string&);                           \
+    template void mlp_backward<Scalar>(const Mlp<Scalar>&, const MatrixT<Scalar>&, const MatrixT<Scalar>&,       \
                                        MatrixT<Scalar>&, NamedGradients<Scalar>*, const BlockNames&);
 ATTNVIZ_STEPS_BACKWARD(float)
 ATTNVIZ_STEPS_BACKWARD(double)

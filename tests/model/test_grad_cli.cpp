@@ -50,9 +50,9 @@ TEST_F(GradCli, WritesEveryWeightsGradientAsAutogradHasIt) {
         ASSERT_TRUE(ref);
         const json difference = json::parse(ref.value->metadata().at("objectives")).at(0);
         ASSERT_EQ(difference.at("name"), "difference");
-        const Outcome o = run({(models_dir / name).string(), "--token-ids", ids_of(name), "--target",
-                               difference.at("target").dump(), "--versus", difference.at("versus").dump(), "--dtype",
-                               "double"});
+        const Outcome o =
+            run({(models_dir / name).string(), "--token-ids", ids_of(name), "--target", difference.at("target").dump(),
+                 "--versus", difference.at("versus").dump(), "--dtype", "double"});
         ASSERT_EQ(o.code, 0) << o.err;
         const auto got = TensorFile::open(out.string());
         ASSERT_TRUE(got) << got.problems.front().str();
@@ -73,8 +73,10 @@ TEST_F(GradCli, WritesEveryWeightsGradientAsAutogradHasIt) {
                 whole.assign(info.shape[0] * info.shape[1], 0.0);
                 const std::vector<double> rows = ref.value->read("difference.rows." + info.name).value->values;
                 for (size_t r = 0; r < rows.size(); ++r)
-                    std::copy_n(want.value->values.begin() + static_cast<std::ptrdiff_t>(r * info.shape[1]), info.shape[1],
-                                whole.begin() + static_cast<std::ptrdiff_t>(rows[r] * static_cast<double>(info.shape[1])));
+                    std::copy_n(want.value->values.begin() + static_cast<std::ptrdiff_t>(r * info.shape[1]),
+                                info.shape[1],
+                                whole.begin() +
+                                    static_cast<std::ptrdiff_t>(rows[r] * static_cast<double>(info.shape[1])));
             }
             const std::vector<double> values = got.value->read(info.name).value->values;
             ASSERT_EQ(values.size(), whole.size());
@@ -125,10 +127,10 @@ TEST_F(GradCli, AttributeWritesWhatAutogradAndTheDefinitionsGive) {
     ASSERT_TRUE(ref);
     const json difference = json::parse(ref.value->metadata().at("objectives")).at(0);
     const fs::path out_json = scratch.path / "attribution.json";
-    const Outcome o = run_attnviz({"attribute", (models_dir / "llama").string(), "--token-ids", ids_of("llama"),
-                                   "--target", difference.at("target").dump(), "--versus",
-                                   difference.at("versus").dump(), "--steps", "16", "--dtype", "double", "-o",
-                                   out_json.string()});
+    const Outcome o =
+        run_attnviz({"attribute", (models_dir / "llama").string(), "--token-ids", ids_of("llama"), "--target",
+                     difference.at("target").dump(), "--versus", difference.at("versus").dump(), "--steps", "16",
+                     "--dtype", "double", "-o", out_json.string()});
     ASSERT_EQ(o.code, 0) << o.err;
     const json a = json::parse(attnviz::test::slurp(out_json));
     EXPECT_EQ(a.at("format"), "attnviz-attribution");
@@ -141,7 +143,8 @@ TEST_F(GradCli, AttributeWritesWhatAutogradAndTheDefinitionsGive) {
         else
             flat.push_back(got.get<double>());
         ASSERT_EQ(flat.size(), want.size()) << name;
-        for (size_t i = 0; i < flat.size(); ++i) EXPECT_NEAR(flat[i], want[i], 1e-9 * std::max(1.0, std::abs(want[i]))) << name;
+        for (size_t i = 0; i < flat.size(); ++i)
+            EXPECT_NEAR(flat[i], want[i], 1e-9 * std::max(1.0, std::abs(want[i]))) << name;
     };
     near(a.at("grad_x_input"), "attribution.grad_x_input");
     near(a.at("integrated_gradients"), "attribution.integrated_gradients");
@@ -162,10 +165,10 @@ TEST_F(GradCli, PatchWritesWhatPatchedRunsOfTheDefinitionsGive) {
         return text;
     };
     const fs::path out_json = scratch.path / "patching.json";
-    const Outcome o = run_attnviz({"patch", (models_dir / "gpt2").string(), "--clean-token-ids",
-                                   ids(meta.at("clean_ids")), "--corrupt-token-ids", ids(meta.at("corrupt_ids")),
-                                   "--target", meta.at("target").dump(), "--versus", meta.at("versus").dump(),
-                                   "--dtype", "double", "-o", out_json.string()});
+    const Outcome o =
+        run_attnviz({"patch", (models_dir / "gpt2").string(), "--clean-token-ids", ids(meta.at("clean_ids")),
+                     "--corrupt-token-ids", ids(meta.at("corrupt_ids")), "--target", meta.at("target").dump(),
+                     "--versus", meta.at("versus").dump(), "--dtype", "double", "-o", out_json.string()});
     ASSERT_EQ(o.code, 0) << o.err;
     const json p = json::parse(attnviz::test::slurp(out_json));
     EXPECT_EQ(p.at("format"), "attnviz-patching");

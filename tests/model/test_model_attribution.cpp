@@ -69,9 +69,11 @@ TEST(ModelAttribution, AgreesWithAutogradAndTheDefinitions) {
         expect_close(a.grad_x_input, values_of(f, "attribution.grad_x_input"), 1e-9);
         expect_close(a.integrated_gradients, values_of(f, "attribution.integrated_gradients"), 1e-9);
         const std::vector<double> heads(a.dla_heads.data(), a.dla_heads.data() + a.dla_heads.size());
-        Eigen::MatrixXd want_heads = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-            values_of(f, "attribution.dla_heads").data(), a.dla_heads.rows(), a.dla_heads.cols());
-        EXPECT_LE((a.dla_heads - want_heads).cwiseAbs().maxCoeff(), 1e-9 * std::max(1.0, want_heads.cwiseAbs().maxCoeff()));
+        Eigen::MatrixXd want_heads =
+            Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                values_of(f, "attribution.dla_heads").data(), a.dla_heads.rows(), a.dla_heads.cols());
+        EXPECT_LE((a.dla_heads - want_heads).cwiseAbs().maxCoeff(),
+                  1e-9 * std::max(1.0, want_heads.cwiseAbs().maxCoeff()));
         expect_close(a.dla_mlps, values_of(f, "attribution.dla_mlps"), 1e-9);
         EXPECT_NEAR(a.dla_embeddings, values_of(f, "attribution.dla_embeddings")[0], 1e-9);
         EXPECT_NEAR(a.dla_bias, values_of(f, "attribution.dla_bias")[0], 1e-9);
@@ -82,8 +84,10 @@ TEST(ModelAttribution, AgreesWithAutogradAndTheDefinitions) {
             for (size_t h = 0; h < a.attention_x_gradient[L].size(); ++h)
                 for (size_t i = 0; i < n; ++i)
                     for (size_t j = 0; j < n; ++j)
-                        EXPECT_NEAR(a.attention_x_gradient[L][h](static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)),
-                                    s.layers[L].trace.heads[h].weights(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) *
+                        EXPECT_NEAR(a.attention_x_gradient[L][h](static_cast<Eigen::Index>(i),
+                                                                 static_cast<Eigen::Index>(j)),
+                                    s.layers[L].trace.heads[h].weights(static_cast<Eigen::Index>(i),
+                                                                       static_cast<Eigen::Index>(j)) *
                                         d_A[(h * n + i) * n + j],
                                     1e-9);
         }
@@ -98,7 +102,8 @@ TEST(ModelAttribution, TheDirectLogitAttributionAddsUpToTheObjective) {
         const RunState<double> s = run_expected<double>(m, expected_of(name));
         const Attribution a = attribution_of(m, s, difference_of(reference(name)), 1);
         EXPECT_LE(a.dla_residual, 1e-9 * std::max(1.0, std::abs(a.dla_objective)));
-        if (m.config().final_softcap == 0) EXPECT_NEAR(a.dla_objective, a.value, 1e-9 * std::max(1.0, std::abs(a.value)));
+        if (m.config().final_softcap == 0)
+            EXPECT_NEAR(a.dla_objective, a.value, 1e-9 * std::max(1.0, std::abs(a.value)));
         // Not every part is zero: heads and MLPs write.
         EXPECT_GT(a.dla_heads.cwiseAbs().maxCoeff(), 1e-6);
     }

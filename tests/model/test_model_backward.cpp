@@ -28,8 +28,8 @@ using attnviz::test::open_model;
 using attnviz::test::run_expected;
 using Matrix = Eigen::MatrixXd;
 
-const std::vector<std::string> models = {"gpt2",   "llama", "qwen2",  "llama3", "mistral", "pythia",
-                                         "gemma",  "gemma2", "phi3", "olmo2",  "neox-sequential"};
+const std::vector<std::string> models = {"gpt2",  "llama",  "qwen2", "llama3", "mistral",        "pythia",
+                                         "gemma", "gemma2", "phi3",  "olmo2",  "neox-sequential"};
 
 // A tensor of the reference file as a matrix (a 1-D tensor as one row; 3-D as its first index's
 // matrices one under the other).
@@ -107,7 +107,8 @@ void compare_objective(const ModelFolder& m, const RunState<Scalar>& s, const Te
         if (f.find(key + ".rows." + name)) {  // only the rows that are not zero
             const Matrix rows = matrix_of(f, key + ".rows." + name);
             Matrix whole = Matrix::Zero(at->second.rows(), want.cols());
-            for (Eigen::Index r = 0; r < rows.cols(); ++r) whole.row(static_cast<Eigen::Index>(rows(0, r))) = want.row(r);
+            for (Eigen::Index r = 0; r < rows.cols(); ++r)
+                whole.row(static_cast<Eigen::Index>(rows(0, r))) = want.row(r);
             want = whole;
         }
         EXPECT_LE(relative_error(at->second, want), tolerance);

@@ -30,10 +30,13 @@ TEST(HeadDetectors, AgreeWithTheDefinitionsOnTheSameProbe) {
         const auto d = attnviz::model::detect_heads(m, meta.at("seed").get<std::uint64_t>());
         ASSERT_TRUE(d) << d.problems.front().str();
         EXPECT_EQ(d.value->probe, meta.at("probe").get<std::vector<std::int32_t>>());
-        const std::vector<std::pair<std::string, const Matrix*>> scores = {
-            {"previous_token", &d.value->previous_token}, {"induction", &d.value->induction},
-            {"duplicate_token", &d.value->duplicate_token}, {"sink", &d.value->sink},
-            {"diagonal", &d.value->diagonal}, {"copying", &d.value->copying}};
+        const std::vector<std::pair<std::string, const Matrix*>> scores = {{"previous_token", &d.value->previous_token},
+                                                                           {"induction", &d.value->induction},
+                                                                           {"duplicate_token",
+                                                                            &d.value->duplicate_token},
+                                                                           {"sink", &d.value->sink},
+                                                                           {"diagonal", &d.value->diagonal},
+                                                                           {"copying", &d.value->copying}};
         for (const auto& [key, got] : scores) {
             const std::vector<double> want = f.value->read("heads." + key).value->values;
             ASSERT_EQ(static_cast<size_t>(got->size()), want.size()) << key;
@@ -76,7 +79,7 @@ TEST(HeadDetectors, EachScoreOfAHeadThatIsExactlyThatKind) {
 }
 
 TEST(HeadDetectors, TheProbeFitsThePositionTable) {
-    EXPECT_EQ(attnviz::model::probe_half(open_model("gpt2").config()), 16);  // 32 positions
+    EXPECT_EQ(attnviz::model::probe_half(open_model("gpt2").config()), 16);   // 32 positions
     EXPECT_EQ(attnviz::model::probe_half(open_model("llama").config()), 50);  // RoPE
 }
 

@@ -45,8 +45,9 @@ TEST(ModelPatching, AgreesWithPatchedRunsOfTheDefinitions) {
         ASSERT_TRUE(p) << p.problems.front().str();
         EXPECT_NEAR(p.value->clean_diff, f.value->read("patching.clean_diff").value->values[0], 1e-12);
         EXPECT_NEAR(p.value->corrupt_diff, f.value->read("patching.corrupt_diff").value->values[0], 1e-12);
-        for (const auto& [field, got] : {std::pair{"heads", &p.value->heads}, std::pair{"attention", &p.value->attention},
-                                         std::pair{"residual", &p.value->residual}}) {
+        for (const auto& [field, got] :
+             {std::pair{"heads", &p.value->heads}, std::pair{"attention", &p.value->attention},
+              std::pair{"residual", &p.value->residual}}) {
             const auto want = f.value->read(std::string("patching.") + field);
             ASSERT_TRUE(want);
             ASSERT_EQ(static_cast<size_t>(got->size()), want.value->values.size()) << field;

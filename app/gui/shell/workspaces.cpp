@@ -112,9 +112,9 @@ void hide_empty_places(Workspace w, LayoutShares& shares) {
 
 LayoutShares workspace_default_shares(Workspace w, ImVec2 display) {
     LayoutShares s = default_shares(display);
-    if (w == Workspace::model) s.upper = 0.5f;  // the model view above the head view and the analysis
-    if (w == Workspace::lab) s.upper = 0.55f;   // the lab's heatmaps above the experiments
-    if (w == Workspace::teach) s.left = 0.42f;  // the lesson's text and matrices beside the steppers
+    if (w == Workspace::model) s.upper = 0.5f;         // the model view above the head view and the analysis
+    if (w == Workspace::lab) s.upper = 0.55f;          // the lab's heatmaps above the experiments
+    if (w == Workspace::teach) s.left = 0.42f;         // the lesson's text and matrices beside the steppers
     if (w == Workspace::attribution) s.upper = 0.62f;  // the tokens and the heads' attribution above
     hide_empty_places(w, s);
     return s;

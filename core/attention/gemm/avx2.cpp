@@ -70,8 +70,8 @@ struct Tile {
                                            bool add);
 };
 
-#include "core/attention/gemm/transpose.inc"
 #include "core/attention/gemm/blocked.inc"
+#include "core/attention/gemm/transpose.inc"
 
 template <class Scalar>
 ATTNVIZ_GEMM_TARGET void Tile<Scalar>::kernel(int kc, const Scalar* a, const Scalar* b, Scalar* out, std::ptrdiff_t ld,

@@ -51,9 +51,9 @@ void update(AttributionPanel& p, ModelRun& run) {
     objective.versus = std::max(want.versus, 0);
     p.done->store(0);
     p.total->store(want.steps + 2);
-    p.job = run.on_results([objective, steps = want.steps, done = p.done, total = p.total](
-                               const model::ModelFolder& folder, const model::RunState<float>& state,
-                               const std::function<bool()>& stopped) {
+    p.job = run.on_results([objective, steps = want.steps, done = p.done,
+                            total = p.total](const model::ModelFolder& folder, const model::RunState<float>& state,
+                                             const std::function<bool()>& stopped) {
         return model::attribute<float>(folder, state, objective, steps, [&](int d, int t) {
             done->store(d);
             total->store(t);
@@ -92,20 +92,24 @@ void draw_controls(AttributionPanel& p, const ModelResults& r, const ModelRun& r
     ImGui::TextUnformatted("versus");
     ImGui::SameLine();
     token_combo("##versus", "none", p.versus, r, run);
-    if (ImGui::IsItemHovered()) tooltip_text("With a token: the objective is logit[target] − logit[versus], what makes the model "
-                          "prefer the target to it");
+    if (ImGui::IsItemHovered())
+        tooltip_text(
+            "With a token: the objective is logit[target] − logit[versus], what makes the model "
+            "prefer the target to it");
     same_line_if_fits(ImGui::GetFontSize() * 11);
     ImGui::TextUnformatted("IG steps");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     ImGui::SliderInt("##steps", &p.steps, 4, 256, "%d", ImGuiSliderFlags_Logarithmic);
     p.steps = std::clamp(p.steps, 4, 256);
-    if (ImGui::IsItemHovered()) tooltip_text("Integrated gradients' points: each is a forward and a backward pass of the model");
+    if (ImGui::IsItemHovered())
+        tooltip_text("Integrated gradients' points: each is a forward and a backward pass of the model");
 }
 
 // The tokens as chips shaded by their values on the diverging colormap (red raises the objective,
 // blue lowers it), wrapped.
-void token_strip(UiContext& ui, const char* id, const std::vector<double>& values, const std::vector<std::string>& texts) {
+void token_strip(UiContext& ui, const char* id, const std::vector<double>& values,
+                 const std::vector<std::string>& texts) {
     double scale = 1e-300;
     for (const double v : values) scale = std::max(scale, std::abs(v));
     ImGui::PushID(id);
@@ -114,8 +118,10 @@ void token_strip(UiContext& ui, const char* id, const std::vector<double>& value
     for (size_t i = 0; i < values.size() && i < texts.size(); ++i) {
         const std::string text = fitted_text(visible_token(texts[i]), ImGui::GetFontSize() * 8);
         const float w = ImGui::CalcTextSize(text.c_str()).x + 2 * pad;
-        if (i > 0 && used + w < right) ImGui::SameLine(0, 2);
-        else if (i > 0) used = 0;
+        if (i > 0 && used + w < right)
+            ImGui::SameLine(0, 2);
+        else if (i > 0)
+            used = 0;
         const ImVec2 at = ImGui::GetCursorScreenPos();
         const ImVec2 size(w, ImGui::GetFrameHeight());
         const ImU32 fill = colormap_color(core::Colormap::diverging, static_cast<float>(0.5 + 0.5 * values[i] / scale));
@@ -150,7 +156,8 @@ void signed_bar(const char* label, double value, double scale, float label_w, fl
 
 void draw_dla(UiContext& ui, const model::Attribution& a, bool soft_capped) {
     const auto layers = static_cast<int>(a.dla_mlps.size());
-    double scale = std::max({a.dla_heads.cwiseAbs().maxCoeff(), std::abs(a.dla_embeddings), std::abs(a.dla_bias), 1e-300});
+    double scale =
+        std::max({a.dla_heads.cwiseAbs().maxCoeff(), std::abs(a.dla_embeddings), std::abs(a.dla_bias), 1e-300});
     for (const double v : a.dla_mlps) scale = std::max(scale, std::abs(v));
     ImGui::TextUnformatted("Direct logit attribution: each head's write through the final norm, at the last position");
     std::vector<std::string> rows, cols;
@@ -166,7 +173,8 @@ void draw_dla(UiContext& ui, const model::Attribution& a, bool soft_capped) {
     o.max_cell = ImGui::GetFontSize() * 2.6f;
     const HeatmapHit hit = heatmap(ui, "##dla heads", a.dla_heads, o, "dla heads");
     if (hit.hovered && hit.row >= 0 && hit.col >= 0)
-        ImGui::SetTooltip("layer %d head %d: %s", hit.row, hit.col, core::format_number(a.dla_heads(hit.row, hit.col)).c_str());
+        ImGui::SetTooltip("layer %d head %d: %s", hit.row, hit.col,
+                          core::format_number(a.dla_heads(hit.row, hit.col)).c_str());
     same_line_if_fits(ImGui::GetFontSize() * 22);
     ImGui::BeginGroup();
     const float label_w = ImGui::CalcTextSize("final norm's bias ").x, bar_w = ImGui::GetFontSize() * 8;
@@ -176,19 +184,18 @@ void draw_dla(UiContext& ui, const model::Attribution& a, bool soft_capped) {
     signed_bar("final norm's bias", a.dla_bias, scale, label_w, bar_w);
     ImGui::EndGroup();
     ui.report_item("dla bars");
-    ImGui::TextWrapped("sum of the parts %s = %s (the objective%s; residual %s)", core::format_number(a.dla_sum).c_str(),
-                       core::format_number(a.dla_objective).c_str(),
-                       soft_capped ? " before the final soft-cap" : "",
-                       core::format_number(a.dla_residual).c_str());
+    ImGui::TextWrapped("sum of the parts %s = %s (the objective%s; residual %s)",
+                       core::format_number(a.dla_sum).c_str(), core::format_number(a.dla_objective).c_str(),
+                       soft_capped ? " before the final soft-cap" : "", core::format_number(a.dla_residual).c_str());
 }
 
 void draw_results(UiContext& ui, const AttributionPanel& p, const ModelResults& r, const ModelRun& run) {
     const model::Attribution& a = *p.shown;
     const std::string target = "'" + visible_token(run.token_text(a.objective.target)) + "'";
-    const std::string objective =
-        a.objective.kind == model::Objective::Kind::difference
-            ? "logit[" + target + "] − logit['" + visible_token(run.token_text(a.objective.versus)) + "']"
-            : "logit[" + target + "]";
+    const std::string objective = a.objective.kind == model::Objective::Kind::difference
+                                      ? "logit[" + target + "] − logit['" +
+                                            visible_token(run.token_text(a.objective.versus)) + "']"
+                                      : "logit[" + target + "]";
     ImGui::TextWrapped("L = %s at the last position = %s", objective.c_str(), core::format_number(a.value).c_str());
     ImGui::Separator();
     ImGui::TextUnformatted("grad × input: Σ_d ∂L/∂x₀ ⊙ x₀ per token (red raises L, blue lowers it)");
@@ -206,8 +213,9 @@ void draw_results(UiContext& ui, const AttributionPanel& p, const ModelResults& 
 
 void draw_attribution_panel(AppState&, UiContext& ui, AttributionPanel& p, ModelRun& run) {
     if (!run.is_open() || !run.results()) {
-        ImGui::TextWrapped("Open a model (File > Open model…) to see why it predicts its next token: which tokens, "
-                           "heads and MLPs raise or lower it.");
+        ImGui::TextWrapped(
+            "Open a model (File > Open model…) to see why it predicts its next token: which tokens, "
+            "heads and MLPs raise or lower it.");
         return;
     }
     const ModelResults& r = *run.results();
