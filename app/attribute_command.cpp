@@ -13,16 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json rows_of(const core::Matrix& m) {
-    Json rows = Json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        Json row = Json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-        rows.push_back(std::move(row));
-    }
-    return rows;
-}
-
 template <class Scalar>
 Json attribution_json(const model::ModelFolder& m, const model::RunState<Scalar>& s, const model::Attribution& a,
                       const std::function<std::string(std::int32_t)>& token_text) {
@@ -45,11 +35,11 @@ Json attribution_json(const model::ModelFolder& m, const model::RunState<Scalar>
     Json layers = Json::array();
     for (const std::vector<core::Matrix>& heads : a.attention_x_gradient) {
         Json layer = Json::array();
-        for (const core::Matrix& h : heads) layer.push_back(rows_of(h));
+        for (const core::Matrix& h : heads) layer.push_back(matrix_rows(h));
         layers.push_back(std::move(layer));
     }
     out["attention_x_gradient"] = std::move(layers);
-    out["dla_heads"] = rows_of(a.dla_heads);
+    out["dla_heads"] = matrix_rows(a.dla_heads);
     out["dla_mlps"] = a.dla_mlps;
     out["dla_embeddings"] = a.dla_embeddings;
     out["dla_bias"] = a.dla_bias;

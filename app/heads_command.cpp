@@ -15,16 +15,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json rows_of(const core::Matrix& m) {
-    Json rows = Json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        Json row = Json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-        rows.push_back(std::move(row));
-    }
-    return rows;
-}
-
 // Every head by its score, highest first (equal scores: the earlier layer, then head).
 Json ranked(const core::Matrix& m) {
     std::vector<std::pair<Eigen::Index, Eigen::Index>> heads;
@@ -64,7 +54,7 @@ int heads_command(const HeadsOptions& o) {
         {"diagonal", &d.value->diagonal},
         {"copying", &d.value->copying}};
     for (const auto& [key, m_] : scores) {
-        out["scores"][key] = rows_of(*m_);
+        out["scores"][key] = matrix_rows(*m_);
         out["ranked"][key] = ranked(*m_);
     }
     const core::Problems written =

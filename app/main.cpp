@@ -335,19 +335,23 @@ CLI::App* add_tokenize(CLI::App& cli, TokenizeOptions& tokenize, const CLI::Vali
     return tok;
 }
 
+// A model folder and its tokens: the folder (positional), --text or --token-ids.
+void add_model_and_tokens(CLI::App* app, ForwardOptions& run, const CLI::Validator& not_empty) {
+    app->add_option("model", run.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
+        ->required()
+        ->check(not_empty);
+    CLI::Option* text = app->add_option("--text", run.text, "The text (UTF-8), tokenized by the model's tokenizer");
+    app->add_option("--token-ids", run.token_ids, "The token ids instead of a text, e.g. 1,2,3")
+        ->check(not_empty)
+        ->excludes(text);
+}
+
 CLI::App* add_forward(CLI::App& cli, ForwardOptions& forward, const CLI::Validator& not_empty,
                       std::string& memory_budget) {
     CLI::App* fwd = cli.add_subcommand("forward",
                                        "A model folder's whole forward pass on a text: every layer's "
                                        "attention, the hidden state and the next token, as JSON");
-    fwd->add_option("model", forward.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
-        ->required()
-        ->check(not_empty);
-    CLI::Option* fwd_text = fwd->add_option("--text", forward.text,
-                                            "The text (UTF-8), tokenized by the model's tokenizer");
-    fwd->add_option("--token-ids", forward.token_ids, "The token ids instead of a text, e.g. 1,2,3")
-        ->check(not_empty)
-        ->excludes(fwd_text);
+    add_model_and_tokens(fwd, forward, not_empty);
     fwd->add_option("--dtype", forward.dtype, "float or double (default float)");
     fwd->add_option("--top", forward.top, "How many of the most likely next tokens (default 10)")
         ->check(CLI::Range(0, 1000000));
@@ -362,13 +366,7 @@ CLI::App* add_grad(CLI::App& cli, GradOptions& grad, const CLI::Validator& not_e
     CLI::App* g = cli.add_subcommand("grad",
                                      "The gradient of a causal model's logit, logit difference or mean next-token "
                                      "loss with respect to every weight, as a safetensors file");
-    g->add_option("model", grad.run.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
-        ->required()
-        ->check(not_empty);
-    CLI::Option* text = g->add_option("--text", grad.run.text, "The text (UTF-8), tokenized by the model's tokenizer");
-    g->add_option("--token-ids", grad.run.token_ids, "The token ids instead of a text, e.g. 1,2,3")
-        ->check(not_empty)
-        ->excludes(text);
+    add_model_and_tokens(g, grad.run, not_empty);
     g->add_option("--target", grad.target,
                   "ID or TOKEN: the objective is its logit at the last position (without: the mean next-token "
                   "loss)")
@@ -389,13 +387,7 @@ CLI::App* add_attribute(CLI::App& cli, AttributeOptions& attribute, const CLI::V
     CLI::App* a = cli.add_subcommand("attribute",
                                      "Why a causal model predicts a token: grad x input, integrated gradients, "
                                      "attention x gradient and direct logit attribution, as JSON");
-    a->add_option("model", g.run.model, "A model folder (config.json, model.safetensors or shards, a tokenizer)")
-        ->required()
-        ->check(not_empty);
-    CLI::Option* text = a->add_option("--text", g.run.text, "The text (UTF-8), tokenized by the model's tokenizer");
-    a->add_option("--token-ids", g.run.token_ids, "The token ids instead of a text, e.g. 1,2,3")
-        ->check(not_empty)
-        ->excludes(text);
+    add_model_and_tokens(a, g.run, not_empty);
     a->add_option("--target", g.target, "ID or TOKEN: the objective is its logit at the last position")
         ->required()
         ->check(not_empty);

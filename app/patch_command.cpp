@@ -13,16 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json rows_of(const core::Matrix& m) {
-    Json rows = Json::array();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        Json row = Json::array();
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-        rows.push_back(std::move(row));
-    }
-    return rows;
-}
-
 // The corrupted sentence's ids and labels, or the problems.
 core::Result<model::Encoding> corrupt_tokens(const PatchOptions& o, const model::Tokenizer* tokenizer) {
     using R = core::Result<model::Encoding>;
@@ -70,9 +60,9 @@ int patch_runs(const PatchOptions& o, const model::ModelFolder& m, const model::
                         : Json(nullptr);
     out["clean_diff"] = p.value->clean_diff;
     out["corrupt_diff"] = p.value->corrupt_diff;
-    out["heads"] = rows_of(p.value->heads);
-    out["residual"] = rows_of(p.value->residual);
-    out["attention"] = rows_of(p.value->attention);
+    out["heads"] = matrix_rows(p.value->heads);
+    out["residual"] = matrix_rows(p.value->residual);
+    out["attention"] = matrix_rows(p.value->attention);
     const core::Problems written =
         core::write_file_atomic(g.run.out_path, out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
     if (!written.empty()) return refuse(written), exit_io;

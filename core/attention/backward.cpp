@@ -87,18 +87,7 @@ template <class Scalar>
 void norms_backward(const Config& c, const Eigen::Ref<const MatrixT<Scalar>>& X, const LayerWeightsT<Scalar>& w,
                     const TraceT<Scalar>& t, MatrixT<Scalar>& d_P, AttentionGradientsT<Scalar>& out) {
     MatrixT<Scalar> P;
-    if (w.W_qkv_parts[0].empty()) {
-        project<Scalar>(X, w.W_qkv, w.qkv_transposed, P);
-    } else {
-        P.resize(X.rows(), qkv_columns(c));
-        Eigen::Index at = 0;
-        for (const WeightsView<Scalar>& part : w.W_qkv_parts) {
-            if (part.empty()) continue;
-            project_into<Scalar>(X, part, true, P.middleCols(at, part.rows()));
-            at += part.rows();
-        }
-    }
-    if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
+    project_qkv<Scalar>(X, w, P);
     const Eigen::Index q_width = Eigen::Index{c.heads} * c.d_k, k_width = Eigen::Index{c.kv_count()} * c.d_k;
     const MatrixT<Scalar> q = P.leftCols(q_width), k = P.middleCols(q_width, k_width);
     MatrixT<Scalar> d_q = d_P.leftCols(q_width), d_k = d_P.middleCols(q_width, k_width);

@@ -312,19 +312,8 @@ void output_of(TraceT<Scalar>& t, const Config& config, const LayerWeightsT<Scal
 
 }  // namespace
 
-// The layer (shapes: X n×d_model; W_qkv as LayerWeightsT lays it out; W_O h·d_v×d_model):
-//   1. projections of every head in one product: X·W_qkv (+ b_qkv on every row), n×qkv_columns; each
-//      head's Q, K, V are its columns of it (a K/V group's serve each of its heads); with q/k norms
-//      the Q columns (h·d_k) and the K columns (g·d_k) of each row normed, each block as one
-//   2–5. each head's attention (attend_heads), heads in parallel
-//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
 template <class Scalar>
-void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<const MatrixT<Scalar>>& X,
-                  const LayerWeightsT<Scalar>& w, const Matrix& mask) {
-    t.config = config;
-    t.scale = config.scale.value(config.d_k);
-    // 1.
-    MatrixT<Scalar>& P = t.scratch.projections;
+void project_qkv(const Eigen::Ref<const MatrixT<Scalar>>& X, const LayerWeightsT<Scalar>& w, MatrixT<Scalar>& P) {
     if (w.W_qkv_parts[0].empty()) {
         project<Scalar>(X, w.W_qkv, w.qkv_transposed, P);
     } else {
@@ -339,6 +328,22 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<cons
         }
     }
     if (!w.b_qkv.empty()) P.leftCols(w.b_qkv.cols).rowwise() += w.b_qkv.map().row(0);
+}
+
+// The layer (shapes: X n×d_model; W_qkv as LayerWeightsT lays it out; W_O h·d_v×d_model):
+//   1. projections of every head in one product: X·W_qkv (+ b_qkv on every row), n×qkv_columns; each
+//      head's Q, K, V are its columns of it (a K/V group's serve each of its heads); with q/k norms
+//      the Q columns (h·d_k) and the K columns (g·d_k) of each row normed, each block as one
+//   2–5. each head's attention (attend_heads), heads in parallel
+//   6. concat = [Z⁽¹⁾ … Z⁽ʰ⁾]; output = concat·W_O (+ b_O), or concat
+template <class Scalar>
+void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<const MatrixT<Scalar>>& X,
+                  const LayerWeightsT<Scalar>& w, const Matrix& mask) {
+    t.config = config;
+    t.scale = config.scale.value(config.d_k);
+    // 1.
+    MatrixT<Scalar>& P = t.scratch.projections;
+    project_qkv<Scalar>(X, w, P);
     if (config.qk_norm.on) {
         const Eigen::Index q_width = Eigen::Index{config.heads} * config.d_k,
                            k_width = Eigen::Index{config.kv_count()} * config.d_k;
@@ -393,6 +398,9 @@ TraceT<Scalar> forward(const Config& config, const Params& params) {
     return t;
 }
 
+template void project_qkv<double>(const Eigen::Ref<const MatrixT<double>>&, const LayerWeightsT<double>&,
+                                  MatrixT<double>&);
+template void project_qkv<float>(const Eigen::Ref<const MatrixT<float>>&, const LayerWeightsT<float>&, MatrixT<float>&);
 template void softmax_rows<double>(MatrixT<double>&, Softmax);
 template void softmax_rows<float>(MatrixT<float>&, Softmax);
 template TraceT<double> forward<double>(const Config&, const Params&);

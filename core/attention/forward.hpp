@@ -114,6 +114,11 @@ inline int v_column(const Config& c, int head) {
     return c.heads * c.d_k + c.kv_count() * c.d_k + c.kv_group(head) * c.d_v;
 }
 
+// P = X·W_qkv (+ b_qkv on every row), n × qkv_columns: every head's Q, every group's K and V side by
+// side before the q/k norms (W_qkv whole, or its parts each into its columns); P is resized.
+template <class Scalar>
+void project_qkv(const Eigen::Ref<const MatrixT<Scalar>>& X, const LayerWeightsT<Scalar>& weights, MatrixT<Scalar>& P);
+
 // RoPE, one pair of columns at a time. Pair j (0 ≤ j < dims/2) of a d_k-column row: its two
 // columns, its frequency θ_j = base^(−2j/dims) as rope.scaling stretches it for a layer of n
 // positions (config.hpp: RopeScaling), and the angle it turns by at position p: p·θ_j.
@@ -189,6 +194,10 @@ void forward_into(TraceT<Scalar>& trace, const Config& config, const Eigen::Ref<
 // exponentials are not counted): projections, Q·Kᵀ, weights·V and W_O.
 double forward_flops(const Config& config);
 
+extern template void project_qkv<double>(const Eigen::Ref<const MatrixT<double>>&, const LayerWeightsT<double>&,
+                                         MatrixT<double>&);
+extern template void project_qkv<float>(const Eigen::Ref<const MatrixT<float>>&, const LayerWeightsT<float>&,
+                                        MatrixT<float>&);
 extern template void softmax_rows<double>(MatrixT<double>&, Softmax);
 extern template void softmax_rows<float>(MatrixT<float>&, Softmax);
 extern template TraceT<double> forward<double>(const Config&, const Params&);
