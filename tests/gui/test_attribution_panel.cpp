@@ -96,6 +96,39 @@ TEST_F(AttributionPanel, CancelStopsTheJobUntilTheChoiceChanges) {
     EXPECT_EQ(panels.attribution.shown->steps, 16);
 }
 
+// Patch runs the corrupted sentence and patches it on the worker: what core::patch gives for the
+// two runs; a sentence of another token count is refused, naming both counts.
+TEST_F(AttributionPanel, PatchingAgainstACorruptedSentence) {
+    AppState state(core::worked_example());
+    open(state, "gpt2");
+    panels.attribution.versus = 100;
+    settle(state);
+    panels.attribution.patching.corrupt = "Hfllo world";
+    click(state, "Patch", 1);
+    settle(state);
+    const app::PatchingSection& s = panels.attribution.patching;
+    ASSERT_NE(s.shown, nullptr) << s.problem;
+    const model::ModelFolder& folder = *panels.model.run.folder();
+    const auto tokens = panels.model.run.tokenizer()->encode("Hfllo world");
+    ASSERT_TRUE(tokens);
+    const auto corrupt = model::run_model<float>(folder, tokens.value->ids, tokens.value->tokens);
+    ASSERT_TRUE(corrupt);
+    const model::Objective o{model::Objective::Kind::difference, panels.attribution.shown->objective.target, 100};
+    const auto want = model::patch<float>(folder, *panels.model.run.results()->run, *corrupt.value, o);
+    ASSERT_TRUE(want) << want.problems.front().str();
+    EXPECT_EQ(s.shown->heads, want.value->heads);
+    EXPECT_EQ(s.shown->residual, want.value->residual);
+    EXPECT_EQ(s.shown->attention, want.value->attention);
+    EXPECT_EQ(s.corrupt_tokens.size(), tokens.value->ids.size());
+
+    panels.attribution.patching.corrupt = "Hello";
+    click(state, "Patch", 1);
+    settle(state);
+    EXPECT_NE(panels.attribution.patching.problem.find("the clean sentence is 8 tokens and the corrupted one"),
+              std::string::npos)
+        << panels.attribution.patching.problem;
+}
+
 TEST_F(AttributionPanel, SaysWhyThereIsNothingWithoutAModelOrOnAnEncoder) {
     AppState state(core::worked_example());
     app::switch_workspace(panels, Workspace::attribution);

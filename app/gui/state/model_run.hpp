@@ -130,6 +130,8 @@ public:
     const ModelResults* before_edit() const { return before_.get(); }
     // A vocabulary id as text (decoded: "Ġworld" shows as " world").
     std::string token_text(std::int32_t id) const;
+    // The model's tokenizer (null without one), for work of its own on the worker (a second sentence).
+    std::shared_ptr<const model::Tokenizer> tokenizer() const { return tokenizer_; }
     std::string token_piece(std::int32_t id) const;
 
     // Work on the results shown, queued on the model's worker behind the job running (the attention

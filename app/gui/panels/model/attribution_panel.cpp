@@ -241,10 +241,15 @@ void draw_attribution_panel(AppState&, UiContext& ui, AttributionPanel& p, Model
     if (!p.problem.empty() && p.shown_key == wanted(p, r)) ImGui::TextWrapped("%s", p.problem.c_str());
     if (p.cancelled) ImGui::TextWrapped("Stopped. Change the target, the versus token or the steps to start again.");
     if (p.shown) draw_results(ui, p, r, run);
+    ImGui::Separator();
+    draw_patching_section(ui, p.patching, run, wanted(p, r).target, p.versus);
 }
 
-bool attribution_busy(const AttributionPanel& p) { return p.job.valid(); }
+bool attribution_busy(const AttributionPanel& p) { return p.job.valid() || p.patching.job.valid(); }
 
-void wait_for_attribution(const AttributionPanel& p) { p.job.wait(); }
+void wait_for_attribution(const AttributionPanel& p) {
+    p.job.wait();
+    p.patching.job.wait();
+}
 
 }  // namespace attnviz::app

@@ -2,9 +2,10 @@
 // (core/model/attribution.hpp). A target (the top prediction until one is chosen) and a "versus"
 // token (none: the target's logit alone) make the objective; the panel shows the tokens shaded by
 // grad × input and by integrated gradients (with their completeness line), and every head's and
-// MLP's direct logit attribution, the embeddings' and the final norm's bias beside them with the sum.
-// Computed on the model's worker behind its run (ModelRun::on_results), with progress and Cancel;
-// a new run (a sentence, an edit) computes it again. An encoder has no next token: the panel says so.
+// MLP's direct logit attribution, the embeddings' and the final norm's bias beside them with the sum;
+// then activation patching against a corrupted sentence (patching_section.hpp). Computed on the
+// model's worker behind its run (ModelRun::on_results), with progress and Cancel; a new run (a
+// sentence, an edit) computes it again. An encoder has no next token: the panel says so.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "core/model/attribution.hpp"
+#include "panels/model/patching_section.hpp"
 #include "state/app_state.hpp"
 #include "state/model_run.hpp"
 #include "state/worker.hpp"
@@ -39,6 +41,7 @@ struct AttributionPanel {
     std::shared_ptr<std::atomic<int>> done = std::make_shared<std::atomic<int>>(0);
     std::shared_ptr<std::atomic<int>> total = std::make_shared<std::atomic<int>>(0);
     bool cancelled = false;  // the user stopped the job for the key it had: not started again for it
+    PatchingSection patching;
 };
 
 void draw_attribution_panel(AppState& state, UiContext& ui, AttributionPanel& panel, ModelRun& run);
