@@ -367,19 +367,26 @@ void forward_into(TraceT<Scalar>& t, const Config& config, const Eigen::Ref<cons
 // trace's scratch space where they are not), then the forward above; under cross-attention each
 // head projects X and Y itself.
 template <class Scalar>
-void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
-    typename TraceT<Scalar>::Scratch& s = t.scratch;
+LayerWeightsT<Scalar> layer_weights(const Config& config, const Params& params, typename TraceT<Scalar>::Scratch& s) {
     LayerWeightsT<Scalar> w;
     if (config.output_projection) w.W_O = in_scalar(params.W_O, s.W_O);
     if (config.output_projection && config.biases) w.b_O = in_scalar(params.b_O, s.b_O);
+    if (config.cross()) return w;
+    gather_projections(config, params, s.W_qkv, s.b_qkv);
+    w.W_qkv = view_of(s.W_qkv);
+    if (config.biases) w.b_qkv = view_of(s.b_qkv);
+    if (config.qk_norm.on) {
+        w.q_norm = in_scalar(params.q_norm, s.q_norm);
+        w.k_norm = in_scalar(params.k_norm, s.k_norm);
+    }
+    return w;
+}
+
+template <class Scalar>
+void forward_into(TraceT<Scalar>& t, const Config& config, const Params& params) {
+    typename TraceT<Scalar>::Scratch& s = t.scratch;
+    const LayerWeightsT<Scalar> w = layer_weights<Scalar>(config, params, s);
     if (!config.cross()) {
-        gather_projections(config, params, s.W_qkv, s.b_qkv);
-        w.W_qkv = view_of(s.W_qkv);
-        if (config.biases) w.b_qkv = view_of(s.b_qkv);
-        if (config.qk_norm.on) {
-            w.q_norm = in_scalar(params.q_norm, s.q_norm);
-            w.k_norm = in_scalar(params.k_norm, s.k_norm);
-        }
         const MatrixView<Scalar> X = in_scalar(params.X, s.X);
         forward_into<Scalar>(t, config, X.map(), w, params.mask);
         return;
@@ -398,6 +405,8 @@ TraceT<Scalar> forward(const Config& config, const Params& params) {
     return t;
 }
 
+template LayerWeightsT<double> layer_weights<double>(const Config&, const Params&, TraceT<double>::Scratch&);
+template LayerWeightsT<float> layer_weights<float>(const Config&, const Params&, TraceT<float>::Scratch&);
 template void project_qkv<double>(const Eigen::Ref<const MatrixT<double>>&, const LayerWeightsT<double>&,
                                   MatrixT<double>&);
 template void project_qkv<float>(const Eigen::Ref<const MatrixT<float>>&, const LayerWeightsT<float>&, MatrixT<float>&);

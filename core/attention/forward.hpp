@@ -114,6 +114,13 @@ inline int v_column(const Config& c, int head) {
     return c.heads * c.d_k + c.kv_count() * c.d_k + c.kv_group(head) * c.d_v;
 }
 
+// A session's weights in the compute type as LayerWeightsT lays them out, converted into `scratch`
+// (the trace's scratch space, or one of the caller's) where they are not; only W_O and b_O under
+// cross-attention (each head projects X and Y itself).
+template <class Scalar>
+LayerWeightsT<Scalar> layer_weights(const Config& config, const Params& params,
+                                    typename TraceT<Scalar>::Scratch& scratch);
+
 // P = X·W_qkv (+ b_qkv on every row), n × qkv_columns: every head's Q, every group's K and V side by
 // side before the q/k norms (W_qkv whole, or its parts each into its columns); P is resized.
 template <class Scalar>
@@ -194,6 +201,8 @@ void forward_into(TraceT<Scalar>& trace, const Config& config, const Eigen::Ref<
 // exponentials are not counted): projections, Q·Kᵀ, weights·V and W_O.
 double forward_flops(const Config& config);
 
+extern template LayerWeightsT<double> layer_weights<double>(const Config&, const Params&, TraceT<double>::Scratch&);
+extern template LayerWeightsT<float> layer_weights<float>(const Config&, const Params&, TraceT<float>::Scratch&);
 extern template void project_qkv<double>(const Eigen::Ref<const MatrixT<double>>&, const LayerWeightsT<double>&,
                                          MatrixT<double>&);
 extern template void project_qkv<float>(const Eigen::Ref<const MatrixT<float>>&, const LayerWeightsT<float>&,

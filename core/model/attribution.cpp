@@ -56,9 +56,9 @@ Problems direct_logit_attribution(const ModelFolder& model, const RunState<Scala
         const LayerRun<Scalar>& run = s.layers[static_cast<size_t>(L)];
         const core::Result<BlockWeights<Scalar>> block = read_block<Scalar>(model, L);
         if (!block) return block.problems;
-        const core::Result<AttentionWeights<Scalar>> attention = read_attention<Scalar>(model, L);
+        const core::Result<MatrixT<Scalar>> attention = output_weights_of(model, s, L);
         if (!attention) return attention.problems;
-        const core::Matrix W_O = attention.value->output_weights().template cast<double>();  // h·d_v × d_model
+        const core::Matrix W_O = attention.value->template cast<double>();  // h·d_v × d_model
         const Norm<Scalar>& post = block.value->post_attention;
         const Row attended = run.trace.output.row(last).template cast<double>();
         Row written = attended;  // the attention's write to the stream

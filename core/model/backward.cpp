@@ -26,17 +26,17 @@ MatrixT<Scalar>& zeros_of(NamedGradients<Scalar>& grads, const ModelFolder& mode
 
 // What keeps the objective from being taken on this run.
 template <class Scalar>
-Problems objective_problems(const ModelFolder& model, const RunState<Scalar>& s, const Objective& o) {
+Problems objective_problems(const ModelFolder& model, const RunState<Scalar>& s, const Objective& o, bool weights) {
     const ModelConfig& c = model.config();
     if (!c.causal())
         return fail(std::string("a ") + to_string(c.architecture) +
                     " model is an encoder without an LM head: there are no logits to take the gradient of");
     if (static_cast<int>(s.layers.size()) != c.layers || s.logits_last.size() != c.vocab_size)
         return fail("the gradient needs a whole run of the model, to its logits");
-    for (size_t l = 0; l < s.layers.size(); ++l)
+    for (size_t l = 0; l < s.layers.size() && weights; ++l)
         if (s.layers[l].edited)
             return fail("block " + std::to_string(l) +
-                        " was edited: the gradient is taken of the folder's weights only (reset the block)");
+                        " was edited: the weights' gradients are of the folder's tensors only (reset the block)");
     const auto check = [&](std::int32_t id, const char* what) {
         return id < 0 || id >= c.vocab_size
                    ? what + std::string(" token id ") + std::to_string(id) + " is outside the vocabulary of " +
@@ -241,12 +241,19 @@ Problems block_backward(const ModelFolder& model, const RunState<Scalar>& s, int
     core::Result<BlockWeights<Scalar>> w = read_block<Scalar>(model, layer);
     if (!w) return w.problems;
     residual_backward(c, *w.value, names, x, run.trace.output, bg.d_output, d_x, bg.d_attention_output, grads);
-    core::Result<AttentionWeights<Scalar>> aw = read_attention<Scalar>(model, layer);
-    if (!aw) return aw.problems;
     core::AttentionGradientsT<Scalar> a;
-    core::attention_backward<Scalar>(run.config, run.input, aw.value->layer(), run.trace, bg.d_attention_output, a,
-                                     grads != nullptr);
-    if (grads) add_attention_gradients(model, layer, a, *grads);
+    if (run.edited) {  // its session's weights (no weight's gradient is asked for: objective_problems)
+        typename core::TraceT<Scalar>::Scratch scratch;
+        const core::LayerWeightsT<Scalar> w = core::layer_weights<Scalar>(run.edited->config, run.edited->params,
+                                                                          scratch);
+        core::attention_backward<Scalar>(run.config, run.input, w, run.trace, bg.d_attention_output, a, false);
+    } else {
+        core::Result<AttentionWeights<Scalar>> aw = read_attention<Scalar>(model, layer);
+        if (!aw) return aw.problems;
+        core::attention_backward<Scalar>(run.config, run.input, aw.value->layer(), run.trace, bg.d_attention_output, a,
+                                         grads != nullptr);
+        if (grads) add_attention_gradients(model, layer, a, *grads);
+    }
     bg.d_weights = std::move(a.d_weights);
     bg.d_attention_input = std::move(a.d_X);
     if (c.pre_norm() && c.input_norms) {  // a = norm_attention(x)
@@ -294,7 +301,7 @@ std::string describe(const Objective& o) {
 template <class Scalar>
 Problems model_gradients_into(ModelGradients<Scalar>& g, const ModelFolder& model, const RunState<Scalar>& s,
                               const Objective& objective, bool weights) {
-    if (Problems p = objective_problems(model, s, objective); !p.empty()) return p;
+    if (Problems p = objective_problems(model, s, objective, weights); !p.empty()) return p;
     const ModelConfig& c = model.config();
     const ModelNames& names = model.names();
     g.objective = objective;

@@ -68,9 +68,11 @@ struct ModelGradients {
 };
 
 // The gradients of `objective` for a whole run of `model` (run_model, every block, unedited).
-// Refused: an encoder (no LM head: no logits to take), a target or versus id outside the
-// vocabulary, a mean loss of fewer than 2 tokens, a partial run or one with an edited block, a
-// tensor that cannot be read. With `weights` false the tensors' gradients are not computed.
+// A block with an edited session goes back through its session's weights. Refused: an encoder (no
+// LM head: no logits to take), a target or versus id outside the vocabulary, a mean loss of fewer
+// than 2 tokens, a partial run, the weights' gradients of a run with an edited block (they are the
+// folder's tensors'), a tensor that cannot be read. With `weights` false the tensors' gradients are
+// not computed.
 template <class Scalar>
 core::Result<ModelGradients<Scalar>> model_gradients(const ModelFolder& model, const RunState<Scalar>& state,
                                                      const Objective& objective, bool weights = true);

@@ -119,9 +119,9 @@ core::Result<Patching> patch(const ModelFolder& model, const RunState<Scalar>& c
     // Last block first: a block's patches rerun only the blocks after it, so every earlier block of
     // `work` is still the corrupted run's.
     for (int layer = c.layers - 1; layer >= 0; --layer) {
-        const core::Result<AttentionWeights<Scalar>> attention = read_attention<Scalar>(model, layer);
-        if (!attention) return R::fail(attention.problems);
-        if (Problems p = patcher.heads(layer, attention.value->output_weights(), done, progress, total); !p.empty())
+        const core::Result<MatrixT<Scalar>> W_O = output_weights_of(model, corrupt, layer);
+        if (!W_O) return R::fail(W_O.problems);
+        if (Problems p = patcher.heads(layer, *W_O.value, done, progress, total); !p.empty())
             return R::fail(std::move(p));
         if (Problems p = patcher.residual(layer, done, progress, total); !p.empty()) return R::fail(std::move(p));
     }

@@ -341,6 +341,16 @@ Problems run_blocks_from(const ModelFolder& model, RunState<Scalar>& s, int firs
 }
 
 template <class Scalar>
+core::Result<MatrixT<Scalar>> output_weights_of(const ModelFolder& model, const RunState<Scalar>& s, int layer) {
+    using R = core::Result<MatrixT<Scalar>>;
+    const std::shared_ptr<const core::Session>& edited = s.layers[static_cast<size_t>(layer)].edited;
+    if (edited) return R::ok(edited->params.W_O.template cast<Scalar>());
+    core::Result<AttentionWeights<Scalar>> w = read_attention<Scalar>(model, layer);
+    if (!w) return R::fail(std::move(w.problems));
+    return R::ok(w.value->output_weights());
+}
+
+template <class Scalar>
 Problems block_output(const ModelFolder& model, int layer, const MatrixT<Scalar>& x, const MatrixT<Scalar>& attended,
                       MatrixT<Scalar>& out) {
     core::Result<BlockWeights<Scalar>> w = read_block<Scalar>(model, layer);
@@ -384,6 +394,8 @@ template Problems run_model_into<double>(RunState<double>&, const ModelFolder&, 
                                          std::vector<std::string>, std::int64_t, int, const AfterBlock<double>&);
 template Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int, const std::function<bool()>&);
 template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
+template core::Result<MatrixT<float>> output_weights_of<float>(const ModelFolder&, const RunState<float>&, int);
+template core::Result<MatrixT<double>> output_weights_of<double>(const ModelFolder&, const RunState<double>&, int);
 template Problems run_blocks_from<float>(const ModelFolder&, RunState<float>&, int);
 template Problems run_blocks_from<double>(const ModelFolder&, RunState<double>&, int);
 template Problems block_output<float>(const ModelFolder&, int, const MatrixT<float>&, const MatrixT<float>&,

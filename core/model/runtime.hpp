@@ -133,6 +133,10 @@ core::Problems rerun_from(const ModelFolder& model, RunState<Scalar>& state, int
 template <class Scalar>
 core::Problems run_blocks_from(const ModelFolder& model, RunState<Scalar>& state, int first);
 
+// Block `layer`'s W_O as it runs, h·d_v × d_model: its edited session's, else the folder's.
+template <class Scalar>
+core::Result<MatrixT<Scalar>> output_weights_of(const ModelFolder& model, const RunState<Scalar>& state, int layer);
+
 // Steps 3–4 of block `layer` on their own: its output (n × d_model) from x, the stream entering
 // it, and `attended`, its attention's output (patching puts a head's work from another run there).
 template <class Scalar>
@@ -164,6 +168,9 @@ extern template core::Problems run_model_into<double>(RunState<double>&, const M
 extern template core::Problems rerun_from<float>(const ModelFolder&, RunState<float>&, int,
                                                  const std::function<bool()>&);
 extern template RunState<float> copy_for_rerun<float>(const RunState<float>&, int);
+extern template core::Result<MatrixT<float>> output_weights_of<float>(const ModelFolder&, const RunState<float>&, int);
+extern template core::Result<MatrixT<double>> output_weights_of<double>(const ModelFolder&, const RunState<double>&,
+                                                                        int);
 extern template core::Problems run_blocks_from<float>(const ModelFolder&, RunState<float>&, int);
 extern template core::Problems run_blocks_from<double>(const ModelFolder&, RunState<double>&, int);
 extern template core::Problems block_output<float>(const ModelFolder&, int, const MatrixT<float>&,

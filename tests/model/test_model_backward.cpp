@@ -159,4 +159,38 @@ TEST(ModelBackward, RefusesWhatHasNoGradient) {
     EXPECT_NE(edited.problems.front().message.find("block 1 was edited"), std::string::npos);
 }
 
+// A block whose session was edited goes back through its session's weights: unchanged, the same
+// gradients as the folder's; with its W_O doubled, ∂L/∂x₀ along a direction is the objective's
+// central difference there (the run rerun from the embeddings moved by ±ε).
+TEST(ModelBackward, AnEditedBlockGoesBackThroughItsSessionsWeights) {
+    const ModelFolder m = open_model("gpt2");
+    RunState<double> s = run_expected<double>(m, expected_of("gpt2"));
+    const Objective o{Objective::Kind::difference, 5, 9};
+    const auto plain = attnviz::model::model_gradients<double>(m, s, o, false);
+    ASSERT_TRUE(plain);
+    auto session = std::make_shared<attnviz::core::Session>(attnviz::test::session_of(m, s, 1));
+    s.layers[1].edited = session;
+    ASSERT_TRUE(attnviz::model::rerun_from(m, s, 1).empty());
+    const auto same = attnviz::model::model_gradients<double>(m, s, o, false);
+    ASSERT_TRUE(same) << same.problems.front().str();
+    EXPECT_LE(relative_error(same.value->d_embeddings, plain.value->d_embeddings), 1e-12);
+
+    session->params.W_O *= 2;
+    ASSERT_TRUE(attnviz::model::rerun_from(m, s, 1).empty());
+    const auto g = attnviz::model::model_gradients<double>(m, s, o, false);
+    ASSERT_TRUE(g);
+    EXPECT_GT(relative_error(g.value->d_embeddings, plain.value->d_embeddings), 1e-3);  // the edit tells
+    const Matrix direction = Matrix::Random(s.embeddings.rows(), s.embeddings.cols());
+    const double eps = 1e-5;
+    RunState<double> moved = s;
+    const auto objective_at = [&](double t) {
+        moved.embeddings = s.embeddings + t * direction;
+        EXPECT_TRUE(attnviz::model::run_blocks_from(m, moved, 0).empty());
+        return attnviz::model::objective_value(moved, o);
+    };
+    const double difference = (objective_at(eps) - objective_at(-eps)) / (2 * eps);
+    const double along = (g.value->d_embeddings.array() * direction.array()).sum();
+    EXPECT_NEAR(along, difference, 1e-6 * std::max(1.0, std::abs(along)));
+}
+
 }  // namespace
