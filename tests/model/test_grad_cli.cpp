@@ -88,7 +88,9 @@ TEST_F(GradCli, WritesEveryWeightsGradientAsAutogradHasIt) {
             EXPECT_LE(error / scale, 1e-9);
             ++compared;
         }
-        if (weights) EXPECT_EQ(compared, weights.value->tensors().size());
+        if (weights) {
+            EXPECT_EQ(compared, weights.value->tensors().size());
+        }
     }
 }
 

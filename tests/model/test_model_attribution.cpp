@@ -102,8 +102,9 @@ TEST(ModelAttribution, TheDirectLogitAttributionAddsUpToTheObjective) {
         const RunState<double> s = run_expected<double>(m, expected_of(name));
         const Attribution a = attribution_of(m, s, difference_of(reference(name)), 1);
         EXPECT_LE(a.dla_residual, 1e-9 * std::max(1.0, std::abs(a.dla_objective)));
-        if (m.config().final_softcap == 0)
+        if (m.config().final_softcap == 0) {
             EXPECT_NEAR(a.dla_objective, a.value, 1e-9 * std::max(1.0, std::abs(a.value)));
+        }
         // Not every part is zero: heads and MLPs write.
         EXPECT_GT(a.dla_heads.cwiseAbs().maxCoeff(), 1e-6);
     }
