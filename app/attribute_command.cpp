@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_output.hpp"
-#include "core/base/file_io.hpp"
 #include "core/model/attribution.hpp"
 
 namespace attnviz::app {
@@ -53,10 +52,7 @@ Json attribution_json(const model::ModelFolder& m, const model::RunState<Scalar>
 
 int attribute_command(const AttributeOptions& o) {
     const GradOptions& g = o.objective;
-    if (g.run.dtype != "float" && g.run.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << g.run.dtype << "\"\n";
-        return exit_invalid;
-    }
+    if (!dtype_valid(g.run.dtype)) return exit_invalid;
     if (g.target.empty()) {
         std::cerr << "error: --target is required: attribution is of a token's logit at the last position\n";
         return exit_invalid;
@@ -69,9 +65,7 @@ int attribute_command(const AttributeOptions& o) {
         if (!a) return refuse(a.problems);
         const std::string text_out =
             attribution_json(m, state, *a.value, text).dump(-1, ' ', false, Json::error_handler_t::replace);
-        const core::Problems written = core::write_file_atomic(g.run.out_path, text_out + "\n");
-        if (!written.empty()) return refuse(written), exit_io;
-        return exit_ok;
+        return write_output(text_out + "\n", g.run.out_path);
     };
     if (g.run.dtype == "float") return with_model_run<float>(g.run, use);
     return with_model_run<double>(g.run, use);

@@ -187,10 +187,7 @@ int bench_model(const BenchOptions& o) {
 }  // namespace
 
 int bench_command(const BenchOptions& o) {
-    if (o.dtype != "float" && o.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
-        return exit_invalid;
-    }
+    if (!dtype_valid(o.dtype)) return exit_invalid;
     if (o.reps < 1) {
         std::cerr << "error: --reps must be at least 1\n";
         return exit_invalid;

@@ -52,6 +52,12 @@ int write_output(const std::string& text, const std::string& out_path) {
     return write_output([&text](const core::TextSink& sink) { sink(text); }, out_path);
 }
 
+bool dtype_valid(const std::string& dtype) {
+    if (dtype == "float" || dtype == "double") return true;
+    std::cerr << "error: --dtype: expected float or double, got \"" << dtype << "\"\n";
+    return false;
+}
+
 int read_session(const std::string& path, std::int64_t memory_budget, core::Session& session) {
     if (path.empty()) {
         std::cerr << "error: no session file given (the path is empty)\n";

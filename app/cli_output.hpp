@@ -31,6 +31,9 @@ void note(const std::string& text);
 int write_output(const core::TextProducer& produce, const std::string& out_path);
 int write_output(const std::string& text, const std::string& out_path);
 
+// Whether --dtype names a compute type (float or double); else reported ("error: --dtype: …").
+bool dtype_valid(const std::string& dtype);
+
 // A matrix as JSON: an array of its rows, each an array of numbers.
 nlohmann::ordered_json matrix_rows(const core::Matrix& m);
 

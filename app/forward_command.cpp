@@ -229,10 +229,7 @@ std::variant<std::pair<model::ModelFolder, Input>, int> open_and_read(const Forw
 }  // namespace
 
 int forward_command(const ForwardOptions& o) {
-    if (o.dtype != "float" && o.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << o.dtype << "\"\n";
-        return exit_invalid;
-    }
+    if (!dtype_valid(o.dtype)) return exit_invalid;
     auto opened = open_and_read(o);
     if (const int* code = std::get_if<int>(&opened)) return *code;
     auto& [m, input] = std::get<0>(opened);

@@ -81,10 +81,7 @@ int refuse(const core::Problems& problems) {
 }
 
 int grad_command(const GradOptions& o) {
-    if (o.run.dtype != "float" && o.run.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << o.run.dtype << "\"\n";
-        return exit_invalid;
-    }
+    if (!dtype_valid(o.run.dtype)) return exit_invalid;
     if (!o.versus.empty() && o.target.empty()) {
         std::cerr << "error: --versus needs --target (the objective is logit[target] − logit[versus])\n";
         return exit_invalid;

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_output.hpp"
-#include "core/base/file_io.hpp"
 #include "core/model/head_detectors.hpp"
 #include "core/model/tokenizer.hpp"
 #include "grad_command.hpp"
@@ -57,10 +56,7 @@ int heads_command(const HeadsOptions& o) {
         out["scores"][key] = matrix_rows(*m_);
         out["ranked"][key] = ranked(*m_);
     }
-    const core::Problems written =
-        core::write_file_atomic(o.out_path, out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
-    if (!written.empty()) return refuse(written), exit_io;
-    return exit_ok;
+    return write_output(out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", o.out_path);
 }
 
 }  // namespace attnviz::app

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_output.hpp"
-#include "core/base/file_io.hpp"
 #include "core/model/patching.hpp"
 
 namespace attnviz::app {
@@ -63,20 +62,14 @@ int patch_runs(const PatchOptions& o, const model::ModelFolder& m, const model::
     out["heads"] = matrix_rows(p.value->heads);
     out["residual"] = matrix_rows(p.value->residual);
     out["attention"] = matrix_rows(p.value->attention);
-    const core::Problems written =
-        core::write_file_atomic(g.run.out_path, out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
-    if (!written.empty()) return refuse(written), exit_io;
-    return exit_ok;
+    return write_output(out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", g.run.out_path);
 }
 
 }  // namespace
 
 int patch_command(const PatchOptions& o) {
     const GradOptions& g = o.objective;
-    if (g.run.dtype != "float" && g.run.dtype != "double") {
-        std::cerr << "error: --dtype: expected float or double, got \"" << g.run.dtype << "\"\n";
-        return exit_invalid;
-    }
+    if (!dtype_valid(g.run.dtype)) return exit_invalid;
     if (g.run.text.has_value() == !g.run.token_ids.empty() || o.corrupt.has_value() == !o.corrupt_token_ids.empty()) {
         std::cerr << "error: give the clean sentence as --clean TEXT or --clean-token-ids 1,2,3 and the corrupted one "
                      "as --corrupt TEXT or --corrupt-token-ids 1,2,3\n";
